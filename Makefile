@@ -1,0 +1,44 @@
+# decido — one command for everything a fresh clone needs.
+#   make test     : venv + build + install + ruff + sanitizer C tests + pytest
+#   make bench    : asv benchmarks and the comparison script
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+SAN_BUILD := build/sanitize
+
+.PHONY: test venv install lint ctest-sanitize pytest bench compare clean
+
+test: install lint ctest-sanitize pytest
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+venv: $(PY)
+
+install: venv
+	$(PIP) install --quiet ".[test]"
+
+lint: venv
+	$(PY) -m ruff check core tests benchmarks
+
+ctest-sanitize:
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DDECIDO_PYTHON=OFF -DDECIDO_C_TESTS=ON -DDECIDO_SANITIZE=ON -DDECIDO_WERROR=ON
+	cmake --build $(SAN_BUILD)
+	cd $(SAN_BUILD) && ctest --output-on-failure
+
+pytest: venv
+	cd tests && ../$(PY) -m pytest -q -p no:cacheprovider
+
+bench: install
+	$(PIP) install --quiet ".[bench]"
+	cd benchmarks && ../$(PY) -m asv run --python=same --quick --show-stderr
+
+compare: install
+	$(PIP) install --quiet ".[bench]"
+	$(PY) benchmarks/compare_eval.py
+
+clean:
+	rm -rf build $(VENV) .asv

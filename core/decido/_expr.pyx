@@ -1,0 +1,210 @@
+# cython: language_level=3, freethreading_compatible=True
+"""Thin binding over the C program and workspace (csrc/include/decido.h).
+
+The compiled program is immutable and shared; each call borrows a workspace
+from a small pool (one per concurrent caller) and runs with the GIL released.
+"""
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
+
+cimport decido._capi as c
+
+import numpy as np
+
+from decido.errors import DecidoError, ExpressionError
+
+_POOL_LIMIT = 8
+
+
+cdef class _Workspace:
+    cdef c.dc_workspace *ws
+
+    def __dealloc__(self):
+        if self.ws is not NULL:
+            c.dc_workspace_free(self.ws)
+            self.ws = NULL
+
+
+cdef _raise_status(c.dc_status st):
+    code = c.dc_status_code(st).decode()
+    if st == c.DC_ERR_NOMEM:
+        raise MemoryError("decido: out of memory")
+    if st == c.DC_ERR_NOT_SEPARABLE:
+        raise ExpressionError(code, "the expression is not separable", 0, 0, None)
+    raise DecidoError(f"decido: {code}")
+
+
+cdef class Program:
+    """A compiled expression (see decido.Expression for the public API)."""
+    cdef c.dc_program *prog
+    cdef list _pool
+    cdef readonly size_t n_inputs
+
+    def __cinit__(self, bytes text, int64_t n, list variables, size_t max_length,
+                  size_t max_depth, size_t max_instructions, str source):
+        cdef c.dc_options opt
+        cdef c.dc_error err
+        cdef c.dc_status st
+        cdef const char **names = NULL
+        cdef Py_ssize_t k
+        cdef const char *ptext = text
+        cdef size_t tlen = len(text)
+        encoded = [v.encode("utf-8") for v in variables]
+        self._pool = []
+        c.dc_options_init(&opt)
+        opt.n = n
+        opt.max_length = max_length
+        opt.max_depth = max_depth
+        opt.max_instructions = max_instructions
+        if encoded:
+            names = <const char **>malloc(len(encoded) * sizeof(char *))
+            if names is NULL:
+                raise MemoryError()
+            for k in range(len(encoded)):
+                names[k] = <const char *>encoded[k]
+            opt.variables = names
+            opt.n_variables = len(encoded)
+        try:
+            with nogil:
+                st = c.dc_compile(ptext, tlen, &opt, &self.prog, &err)
+        finally:
+            free(names)
+        if st != c.DC_OK:
+            if st == c.DC_ERR_NOMEM:
+                raise MemoryError("decido: out of memory while compiling")
+            raise ExpressionError.from_c(
+                c.dc_status_code(st).decode(), err.message.decode("utf-8", "replace"),
+                source, text, err.position, err.length)
+        self.n_inputs = c.dc_program_n_inputs(self.prog)
+
+    def __dealloc__(self):
+        self._pool = None
+        if self.prog is not NULL:
+            c.dc_program_free(self.prog)
+            self.prog = NULL
+
+    cdef _Workspace _borrow(self):
+        cdef _Workspace w
+        try:
+            return self._pool.pop()
+        except IndexError:
+            w = _Workspace()
+            w.ws = c.dc_workspace_new(self.prog, NULL)
+            if w.ws is NULL:
+                raise MemoryError()
+            return w
+
+    cdef void _give_back(self, _Workspace w):
+        if len(self._pool) < _POOL_LIMIT:
+            self._pool.append(w)
+
+    @property
+    def n_instructions(self):
+        return c.dc_program_n_instructions(self.prog)
+
+    @property
+    def n_registers(self):
+        return c.dc_program_n_registers(self.prog)
+
+    def evaluate(self, const double[::1] x):
+        cdef double value = 0.0
+        cdef c.dc_status st
+        cdef const double *px = &x[0] if x.shape[0] else NULL
+        cdef _Workspace w = self._borrow()
+        with nogil:
+            st = c.dc_eval(self.prog, w.ws, px, &value)
+        self._give_back(w)
+        if st != c.DC_OK:
+            _raise_status(st)
+        return value
+
+    def evaluate_many(self, const double[:, ::1] X):
+        cdef Py_ssize_t rows = X.shape[0]
+        out = np.empty(rows, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef c.dc_status st = c.DC_OK
+        cdef const double *px = &X[0, 0] if (rows and X.shape[1]) else NULL
+        cdef size_t stride = X.shape[1]
+        cdef _Workspace w
+        if rows == 0:
+            return out
+        w = self._borrow()
+        with nogil:
+            st = c.dc_eval_many(self.prog, w.ws, px, rows, stride, &o[0])
+        self._give_back(w)
+        if st != c.DC_OK:
+            _raise_status(st)
+        return out
+
+    def gradient(self, const double[::1] x):
+        cdef Py_ssize_t n = x.shape[0]
+        grad = np.zeros(n, dtype=np.float64)
+        cdef double[::1] g = grad
+        cdef double value = 0.0
+        cdef c.dc_status st
+        cdef const double *px = &x[0] if n else NULL
+        cdef double *pg = &g[0] if n else NULL
+        cdef _Workspace w = self._borrow()
+        with nogil:
+            st = c.dc_gradient(self.prog, w.ws, px, &value, pg)
+        self._give_back(w)
+        if st != c.DC_OK:
+            _raise_status(st)
+        return value, grad
+
+    def separable_terms(self, const double[:, ::1] T):
+        cdef Py_ssize_t rows = T.shape[0], n = self.n_inputs
+        out = np.zeros((rows, n), dtype=np.float64)
+        cdef double[:, ::1] G = out
+        cdef c.dc_status st = c.DC_OK
+        cdef _Workspace w
+        if c.dc_structure_kind_of(self.prog) > 1:  # not constant or separable
+            _raise_status(c.DC_ERR_NOT_SEPARABLE)
+        if rows == 0 or n == 0:
+            return out
+        w = self._borrow()
+        with nogil:
+            st = c.dc_separable_terms(self.prog, w.ws, &T[0, 0], rows, n, &G[0, 0])
+        self._give_back(w)
+        if st != c.DC_OK:
+            _raise_status(st)
+        return out
+
+    def disassemble(self):
+        cdef size_t need = c.dc_program_disassemble(self.prog, NULL, 0)
+        cdef char *buf = <char *>malloc(need + 1)
+        if buf is NULL:
+            raise MemoryError()
+        try:
+            c.dc_program_disassemble(self.prog, buf, need + 1)
+            return buf[:need].decode("utf-8", "replace")
+        finally:
+            free(buf)
+
+    def structure(self):
+        """(kind, identical_terms, group ids, used flags, edges or None)."""
+        cdef size_t n = self.n_inputs
+        cdef size_t count = 0
+        cdef c.dc_status st
+        group = np.full(n, -1, dtype=np.int64)
+        used = np.zeros(n, dtype=np.uint8)
+        cdef int64_t[::1] gv = group
+        cdef unsigned char[::1] uv = used
+        if n:
+            c.dc_structure_groups(self.prog, &gv[0])
+            c.dc_structure_used(self.prog, &uv[0])
+        kind = c.dc_structure_kind_name(c.dc_structure_kind_of(self.prog)).decode()
+        identical = bool(c.dc_structure_identical_terms(self.prog))
+        st = c.dc_structure_edges(self.prog, NULL, 0, &count)
+        edges = None
+        cdef int64_t[:, ::1] ev
+        if st == c.DC_OK:
+            edges = np.zeros((count, 2), dtype=np.int64)
+            if count:
+                ev = edges
+                c.dc_structure_edges(self.prog, &ev[0, 0], count, &count)
+        return kind, identical, group, used.astype(bool), edges
+
+
+def c_version():
+    return c.dc_version().decode()

@@ -1,0 +1,86 @@
+"""The exception tree of decido.
+
+``DecidoError`` is the root; ``ExpressionError`` (also a ``ValueError``) is
+raised for any text that is not a valid expression in its context, with a
+stable machine ``code``, the 0-based character ``position`` and ``length`` of
+the fault, and a message that shows the text with a caret under the fault.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DecidoError", "ExpressionError"]
+
+_WINDOW = 72
+
+
+class DecidoError(Exception):
+    """Base class of every error raised by decido."""
+
+
+class ExpressionError(DecidoError, ValueError):
+    """An expression that cannot be compiled (or used as asked).
+
+    Attributes:
+        code: stable machine code, e.g. ``"unknown_name"`` or ``"syntax_error"``.
+        position: 0-based character offset of the fault in ``text``.
+        length: number of characters the fault spans (at least 0).
+        reason: the one-line explanation, without the caret drawing.
+        text: the expression text (None when not applicable).
+    """
+
+    def __init__(
+        self, code: str, reason: str, position: int = 0, length: int = 0, text: str | None = None
+    ) -> None:
+        self.code = code
+        self.reason = reason
+        self.position = position
+        self.length = length
+        self.text = text
+        super().__init__(_render(reason, text, position, length))
+
+    @classmethod
+    def from_c(
+        cls, code: str, reason: str, text: str, encoded: bytes, byte_pos: int, byte_len: int
+    ) -> ExpressionError:
+        """Build from the C library's error (byte offsets into UTF-8 ``encoded``)."""
+        byte_pos = min(byte_pos, len(encoded))
+        end = min(byte_pos + byte_len, len(encoded))
+        position = len(encoded[:byte_pos].decode("utf-8", "surrogatepass"))
+        length = len(encoded[byte_pos:end].decode("utf-8", "replace"))
+        if code == "unexpected_character" and byte_pos < len(encoded) and position < len(text):
+            ch = text[position]
+            if ord(ch) >= 0x80 or ch == "\x00":
+                reason = f"unexpected character {ch!r} (U+{ord(ch):04X})"
+            length = 1
+        return cls(code, reason, position, length, text)
+
+    def __reduce__(self):  # keep pickling (multiprocessing) working
+        return (type(self), (self.code, self.reason, self.position, self.length, self.text))
+
+
+def _render(reason: str, text: str | None, position: int, length: int) -> str:
+    """The reason, then the offending line with a caret under the fault."""
+    if text is None:
+        return reason
+    line_start = text.rfind("\n", 0, position) + 1
+    line_end = text.find("\n", position)
+    if line_end < 0:
+        line_end = len(text)
+    line = text[line_start:line_end]
+    col = position - line_start
+    width = max(1, min(length, len(line) - col if col < len(line) else 1))
+    start = 0
+    if len(line) > _WINDOW:
+        start = max(0, min(col - _WINDOW // 2, len(line) - _WINDOW))
+    shown = line[start : start + _WINDOW]
+    prefix = "..." if start > 0 else ""
+    suffix = "..." if start + _WINDOW < len(line) else ""
+    shown = "".join(ch if ch.isprintable() else "?" for ch in shown)
+    caret_col = len(prefix) + col - start
+    width = max(1, min(width, len(shown) - (col - start))) if col - start < len(shown) else 1
+    where = f" (line {text.count(chr(10), 0, line_start) + 1})" if "\n" in text else ""
+    return (
+        f"{reason} at position {position}{where}\n"
+        f"    {prefix}{shown}{suffix}\n"
+        f"    {' ' * caret_col}{'^' * width}"
+    )

@@ -1,0 +1,238 @@
+"""``decido.Expression``: text compiled once to bytecode, run by the C VM."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from decido import _expr
+from decido.errors import ExpressionError
+
+__all__ = ["Expression", "Structure", "DEFAULT_LIMITS"]
+
+#: Default limits; each can be changed per Expression.
+DEFAULT_LIMITS = {"max_length": 10_000, "max_depth": 256, "max_instructions": 65_536}
+
+
+@dataclass(frozen=True)
+class Structure:
+    """Which input coordinates interact in an expression.
+
+    Attributes:
+        kind: ``"constant"``, ``"separable"`` (f = c + sum_j g_j(x_j)), ``"chained"``
+            (additive terms couple only x_j and x_{j+1}), ``"grouped"`` (independent
+            groups) or ``"general"``.
+        identical_terms: separable with the same g for every coordinate.
+        groups: connected components of the interaction graph (coordinates the
+            expression uses), each a sorted list of coordinate indices.
+        used: boolean mask of the coordinates the expression depends on.
+    """
+
+    kind: str
+    identical_terms: bool
+    groups: list[list[int]]
+    used: NDArray[np.bool_]
+    _edges: NDArray[np.int64] | None = field(repr=False, default=None)
+
+    def edges(self) -> NDArray[np.int64]:
+        """Interacting pairs (u, v), u < v, sorted, as an (E, 2) int64 array.
+
+        Raises ``ExpressionError`` (code ``"program_too_large"``) when the graph is
+        too large to list (a term coupling thousands of coordinates).
+        """
+        if self._edges is None:
+            raise ExpressionError(
+                "program_too_large", "the interaction graph is too large to list edges"
+            )
+        return self._edges.copy()
+
+
+class Expression:
+    """An expression of the decido language, compiled to bytecode.
+
+    Exactly one context applies:
+
+    * ``Expression(text, n=50)`` -- optimization: ``x`` is a vector of length ``n``,
+      with ``n``, ``i`` (1..n), ``pi`` and ``e``.
+    * ``Expression(text, variables=["quality", "price"])`` -- decision: each
+      variable is a scalar; inputs are given in the order of ``variables``.
+    * ``Expression(text)`` -- a constant expression.
+
+    The compiled program is immutable and may be shared between threads;
+    evaluation releases the GIL.  Invalid text raises ``ExpressionError``.
+    """
+
+    __slots__ = ("_text", "_program", "_n", "_variables", "_structure", "_lock")
+
+    def __init__(
+        self,
+        text: str,
+        n: int | None = None,
+        variables: Sequence[str] | None = None,
+        *,
+        max_length: int = DEFAULT_LIMITS["max_length"],
+        max_depth: int = DEFAULT_LIMITS["max_depth"],
+        max_instructions: int = DEFAULT_LIMITS["max_instructions"],
+    ) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"expression text must be a str, not {type(text).__name__}")
+        if n is not None and variables is not None:
+            raise ValueError("give either n (optimization) or variables (decision), not both")
+        if n is not None:
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+                raise TypeError(f"n must be an int, not {type(n).__name__}")
+            if not 1 <= int(n) <= 1 << 24:
+                raise ValueError(f"n must be between 1 and {1 << 24}, got {n}")
+        names: list[str] = []
+        if variables is not None:
+            if isinstance(variables, (str, bytes)):
+                raise TypeError("variables must be a sequence of names, not a single string")
+            names = list(variables)
+            for name in names:
+                if not isinstance(name, str):
+                    raise TypeError(f"variable names must be str, not {type(name).__name__}")
+        for limit, value in (
+            ("max_length", max_length),
+            ("max_depth", max_depth),
+            ("max_instructions", max_instructions),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{limit} must be a positive int, got {value!r}")
+        if len(text) > max_length:
+            raise ExpressionError(
+                "too_long",
+                f"expression too long: {len(text)} characters (limit {max_length})",
+                max_length,
+                len(text) - max_length,
+                text,
+            )
+        encoded = text.encode("utf-8", "surrogatepass")
+        self._text = text
+        self._n = int(n) if n is not None else None
+        self._variables = tuple(names) if variables is not None else None
+        self._structure: Structure | None = None
+        self._lock = threading.Lock()
+        self._program = _expr.Program(
+            encoded,
+            self._n or 0,
+            names,
+            max(max_length, len(encoded)),
+            max_depth,
+            max_instructions,
+            text,
+        )
+
+    # ---- description ----
+    @property
+    def text(self) -> str:
+        """The source text."""
+        return self._text
+
+    @property
+    def n(self) -> int | None:
+        """The dimension in the optimization context, else None."""
+        return self._n
+
+    @property
+    def variables(self) -> tuple[str, ...] | None:
+        """The variable names in the decision context, else None."""
+        return self._variables
+
+    @property
+    def n_inputs(self) -> int:
+        """Length of one input row: n, the number of variables, or 0."""
+        return int(self._program.n_inputs)
+
+    @property
+    def n_instructions(self) -> int:
+        """Instructions in the compiled program (after folding and sharing)."""
+        return int(self._program.n_instructions)
+
+    def __repr__(self) -> str:
+        ctx = (
+            f"n={self._n}"
+            if self._n is not None
+            else f"variables={list(self._variables)!r}"
+            if self._variables is not None
+            else "constant"
+        )
+        return f"Expression({self._text!r}, {ctx})"
+
+    def disassemble(self) -> str:
+        """The bytecode as text, one instruction a line."""
+        return str(self._program.disassemble())
+
+    # ---- evaluation ----
+    def _row(self, x: ArrayLike | Mapping[str, float] | None) -> NDArray[np.float64]:
+        k = self.n_inputs
+        if x is None:
+            if k:
+                raise ValueError(f"this expression needs an input of length {k}")
+            return np.zeros(0)
+        if isinstance(x, Mapping):
+            if self._variables is None:
+                raise TypeError("a mapping of values needs an expression with variables")
+            missing = [v for v in self._variables if v not in x]
+            if missing:
+                raise ValueError(f"missing values for variables: {', '.join(missing)}")
+            x = [x[v] for v in self._variables]
+        row = np.ascontiguousarray(x, dtype=np.float64)
+        if row.ndim != 1 or row.shape[0] != k:
+            raise ValueError(f"expected a vector of length {k}, got shape {row.shape}")
+        return row
+
+    def evaluate(self, x: ArrayLike | Mapping[str, float] | None = None) -> float:
+        """The value at one point ``x`` (length ``n_inputs``; a mapping by name for
+        variables)."""
+        return float(self._program.evaluate(self._row(x)))
+
+    def __call__(self, x: ArrayLike | Mapping[str, float] | None = None) -> float:
+        return self.evaluate(x)
+
+    def evaluate_many(self, X: ArrayLike) -> NDArray[np.float64]:
+        """One value per row of ``X`` (shape ``(P, n_inputs)``)."""
+        rows = np.ascontiguousarray(X, dtype=np.float64)
+        k = self.n_inputs
+        if rows.ndim != 2 or rows.shape[1] != k:
+            raise ValueError(f"expected an array of shape (P, {k}), got shape {rows.shape}")
+        return self._program.evaluate_many(rows)
+
+    def gradient(self, x: ArrayLike | Mapping[str, float]) -> tuple[float, NDArray[np.float64]]:
+        """``(value, grad)`` at ``x`` by reverse-mode AD over the bytecode."""
+        value, grad = self._program.gradient(self._row(x))
+        return float(value), grad
+
+    # ---- structure ----
+    @property
+    def structure(self) -> Structure:
+        """Separability: which coordinates interact (computed at compile time)."""
+        if self._structure is None:
+            with self._lock:
+                if self._structure is None:
+                    kind, identical, group, used, edges = self._program.structure()
+                    groups: dict[int, list[int]] = {}
+                    for j, g in enumerate(group.tolist()):
+                        if g >= 0:
+                            groups.setdefault(g, []).append(j)
+                    self._structure = Structure(
+                        kind, identical, [groups[g] for g in sorted(groups)], used, edges
+                    )
+        return self._structure
+
+    def separable_terms(self, T: ArrayLike) -> NDArray[np.float64]:
+        """Per-coordinate terms of a separable expression.
+
+        For ``f(x) = c + sum_j g_j(x_j)``, returns ``G`` with ``G[k, j] = g_j(T[k, j])``
+        (``T`` of shape ``(K, n)``), at the cost of about one evaluation per row:
+        K candidate values for every coordinate at once.  Raises
+        ``ExpressionError`` (code ``"not_separable"``) for coupled expressions.
+        """
+        rows = np.ascontiguousarray(T, dtype=np.float64)
+        k = self.n_inputs
+        if rows.ndim != 2 or rows.shape[1] != k:
+            raise ValueError(f"expected an array of shape (K, {k}), got shape {rows.shape}")
+        return self._program.separable_terms(rows)

@@ -1,0 +1,20 @@
+/* alloc.h -- every allocation of the library goes through a dc_allocator. */
+#ifndef DC_ALLOC_H
+#define DC_ALLOC_H
+
+#include "decido.h"
+
+/* The allocator used when the caller passes NULL (wraps realloc/free). */
+const dc_allocator *dc_mem_default(void);
+
+void *dc_mem_alloc(const dc_allocator *a, size_t size);
+void *dc_mem_calloc(const dc_allocator *a, size_t count, size_t size);
+void dc_mem_free(const dc_allocator *a, void *ptr, size_t size);
+/* Grow *ptr (holding *cap elements of elem bytes) to hold at least need
+ * elements; doubles the capacity.  Overflow-checked; 0 on failure (the old
+ * block is untouched). */
+int dc_mem_grow(const dc_allocator *a, void **ptr, size_t *cap, size_t need, size_t elem);
+/* a * b without overflow: 0 on overflow, else 1 and *out = a * b. */
+int dc_mul_size(size_t a, size_t b, size_t *out);
+
+#endif

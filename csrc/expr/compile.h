@@ -1,0 +1,37 @@
+/* compile.h -- the IR builder shared by compile.c and resolve.c. */
+#ifndef DC_COMPILE_H
+#define DC_COMPILE_H
+
+#include "expr/expr.h"
+
+/* A lowered subexpression: a view of a value and its shape. */
+typedef struct dc_ref {
+    dc_operand v;
+    int32_t len; /* elements (1 for a scalar) */
+    uint8_t vec; /* vector (else scalar) */
+} dc_ref;
+
+struct dc_builder {
+    dc_program *p;
+    const dc_allocator *a;
+    dc_error *err;
+    size_t max_instructions;
+    size_t pos, len;       /* source span of what is being emitted (errors, spans) */
+    int32_t *ctab;         /* CSE: instruction indices, open addressing */
+    size_t ccap, ccount;
+    int32_t *ktab;         /* scalar constants by bit pattern */
+    size_t kcap, kcount;
+};
+
+dc_status dc_build_scalar(dc_builder *b, double x, dc_ref *out);
+dc_status dc_build_vector_const(dc_builder *b, int32_t len, double **data, dc_ref *out);
+dc_status dc_build_ew(dc_builder *b, int op, const dc_ref *args, int nin, dc_ref *out);
+dc_status dc_build_pow(dc_builder *b, dc_ref base, dc_ref exponent, dc_ref *out);
+dc_status dc_build_reduce(dc_builder *b, int op, dc_ref arg, dc_ref *out);
+const dc_value *dc_build_value(const dc_builder *b, dc_ref r);
+int dc_build_const_scalar(const dc_builder *b, dc_ref r, double *x);
+
+/* resolve.c: keywords and built-in function names cannot be variables. */
+int dc_reserved_name(const char *s);
+
+#endif

@@ -1,0 +1,40 @@
+/* scalar.h -- the scalar meaning of each elementwise opcode.  The VM's
+ * kernels and the constant folder both use these, so a folded constant and
+ * the same expression evaluated at run time agree (sin/cos/exp/log in the VM
+ * go through vmath kernels, within 4 ulp of these). */
+#ifndef DC_SCALAR_H
+#define DC_SCALAR_H
+
+#include <math.h>
+
+static inline double dc_mod(double a, double b)
+{
+    /* Python / numpy remainder: the result takes the sign of b. */
+    double r = fmod(a, b);
+    if (b == 0.0)
+        return r; /* NaN */
+    if (r != 0.0) {
+        if ((b < 0.0) != (r < 0.0))
+            r += b;
+    } else {
+        r = copysign(0.0, b);
+    }
+    return r;
+}
+
+static inline double dc_min2(double a, double b) { return (a <= b || a != a) ? a : b; }
+static inline double dc_max2(double a, double b) { return (a >= b || a != a) ? a : b; }
+static inline double dc_truth(double a) { return a != 0.0 ? 1.0 : 0.0; }
+static inline double dc_sqrtpow(double a)
+{
+    /* pow(a, 0.5): sqrt, but pow(-0, .5) = +0 and pow(-inf, .5) = +inf */
+    return a == -INFINITY ? INFINITY : sqrt(a) + 0.0;
+}
+static inline double dc_sign(double a)
+{
+    return a > 0.0 ? 1.0 : a < 0.0 ? -1.0 : a == 0.0 ? 0.0 : a;
+}
+static inline double dc_where(double c, double a, double b) { return c != 0.0 ? a : b; }
+static inline double dc_clip(double v, double lo, double hi) { return dc_min2(dc_max2(v, lo), hi); }
+
+#endif

@@ -1,0 +1,500 @@
+/*
+ * vm.c -- the register machine.
+ *
+ * Rows (population members) are run in tiles of R rows; every instruction
+ * is dispatched once per tile and loops over R rows x m elements.  Operands
+ * are views (pointer, row stride, element stride): the input row needs no
+ * copy, slices and indices cost nothing, and step 0 broadcasts.  Registers
+ * live in the caller's workspace; the program is never written.
+ *
+ * Reductions sum with four interleaved accumulators (the same order for
+ * every stride, for constants folded at compile time and for fused
+ * sum(A op B)), so a value never depends on how it was reached.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "common/vmath.h"
+#include "expr/expr.h"
+#include "expr/scalar.h"
+#include "expr/vm.h"
+
+#define TILE_ELEMENTS 1024u /* doubles per register per tile (8 KiB) */
+
+/* ---- reductions (one row) ---- */
+
+double dc_vm_reduce_row(int op, const double *a, ptrdiff_t es, int64_t m)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, acc;
+    int64_t j = 0;
+    switch (op) {
+    case OP_SUM:
+    case OP_MEAN:
+    case OP_NORM:
+        if (op == OP_NORM) {
+            for (; j + 4 <= m; j += 4) {
+                double v0 = a[j * es], v1 = a[(j + 1) * es], v2 = a[(j + 2) * es],
+                       v3 = a[(j + 3) * es];
+                s0 += v0 * v0;
+                s1 += v1 * v1;
+                s2 += v2 * v2;
+                s3 += v3 * v3;
+            }
+            for (; j < m; j++)
+                s0 += a[j * es] * a[j * es];
+            return sqrt((s0 + s1) + (s2 + s3));
+        }
+        if (es == 1) {
+            for (; j + 4 <= m; j += 4) {
+                s0 += a[j];
+                s1 += a[j + 1];
+                s2 += a[j + 2];
+                s3 += a[j + 3];
+            }
+        } else {
+            for (; j + 4 <= m; j += 4) {
+                s0 += a[j * es];
+                s1 += a[(j + 1) * es];
+                s2 += a[(j + 2) * es];
+                s3 += a[(j + 3) * es];
+            }
+        }
+        for (; j < m; j++)
+            s0 += a[j * es];
+        acc = (s0 + s1) + (s2 + s3);
+        return op == OP_MEAN ? acc / (double)m : acc;
+    case OP_PROD:
+        acc = 1.0;
+        for (; j < m; j++)
+            acc *= a[j * es];
+        return acc;
+    case OP_MINV:
+        acc = a[0];
+        for (j = 1; j < m; j++)
+            acc = dc_min2(acc, a[j * es]);
+        return acc;
+    case OP_MAXV:
+        acc = a[0];
+        for (j = 1; j < m; j++)
+            acc = dc_max2(acc, a[j * es]);
+        return acc;
+    default:
+        return NAN;
+    }
+}
+
+double dc_vm_reduce_const(int op, const double *a, int64_t step, int64_t m)
+{
+    return dc_vm_reduce_row(op, a, (ptrdiff_t)step, m);
+}
+
+/* sum_j (a[j] op b[j]) with the accumulation order of OP_SUM */
+#define FUSED_SUM(EXPR)                                                                    \
+    do {                                                                                   \
+        for (; j + 4 <= m; j += 4) {                                                       \
+            ptrdiff_t j0 = j, j1 = j + 1, j2 = j + 2, j3 = j + 3;                          \
+            s0 += EXPR(a[j0 * ea], b[j0 * eb]);                                            \
+            s1 += EXPR(a[j1 * ea], b[j1 * eb]);                                            \
+            s2 += EXPR(a[j2 * ea], b[j2 * eb]);                                            \
+            s3 += EXPR(a[j3 * ea], b[j3 * eb]);                                            \
+        }                                                                                  \
+        for (; j < m; j++)                                                                 \
+            s0 += EXPR(a[j * ea], b[j * eb]);                                              \
+    } while (0)
+#define F_ADD(u, v) ((u) + (v))
+#define F_SUB(u, v) ((u) - (v))
+#define F_MUL(u, v) ((u) * (v))
+
+static double fused_row(int op, const double *a, ptrdiff_t ea, const double *b, ptrdiff_t eb,
+                        ptrdiff_t m)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    ptrdiff_t j = 0;
+    if (ea == 1 && eb == 1) {
+        if (op == OP_SUMADD) {
+            for (; j + 4 <= m; j += 4) {
+                s0 += a[j] + b[j];
+                s1 += a[j + 1] + b[j + 1];
+                s2 += a[j + 2] + b[j + 2];
+                s3 += a[j + 3] + b[j + 3];
+            }
+        } else if (op == OP_SUMSUB) {
+            for (; j + 4 <= m; j += 4) {
+                s0 += a[j] - b[j];
+                s1 += a[j + 1] - b[j + 1];
+                s2 += a[j + 2] - b[j + 2];
+                s3 += a[j + 3] - b[j + 3];
+            }
+        } else {
+            for (; j + 4 <= m; j += 4) {
+                s0 += a[j] * b[j];
+                s1 += a[j + 1] * b[j + 1];
+                s2 += a[j + 2] * b[j + 2];
+                s3 += a[j + 3] * b[j + 3];
+            }
+        }
+    }
+    if (op == OP_SUMADD)
+        FUSED_SUM(F_ADD);
+    else if (op == OP_SUMSUB)
+        FUSED_SUM(F_SUB);
+    else
+        FUSED_SUM(F_MUL);
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* ---- elementwise kernels ---- */
+
+/* Apply F over R rows x m elements.  Operands broadcast with element stride
+ * 0; rows packed with stride m in the destination. */
+#define EW2(F)                                                                             \
+    do {                                                                                   \
+        for (r = 0; r < R; r++) {                                                          \
+            const double *a = A->p + r * A->rs, *b = B->p + r * B->rs;                     \
+            double *d = D + r * m;                                                         \
+            ptrdiff_t ea = A->es, eb = B->es, j;                                           \
+            if (ea == 1 && eb == 1)                                                        \
+                for (j = 0; j < m; j++) d[j] = F(a[j], b[j]);                              \
+            else if (ea == 1 && eb == 0) {                                                 \
+                const double bv = b[0];                                                    \
+                for (j = 0; j < m; j++) d[j] = F(a[j], bv);                                \
+            } else if (ea == 0 && eb == 1) {                                               \
+                const double av = a[0];                                                    \
+                for (j = 0; j < m; j++) d[j] = F(av, b[j]);                                \
+            } else                                                                         \
+                for (j = 0; j < m; j++) d[j] = F(a[j * ea], b[j * eb]);                    \
+        }                                                                                  \
+    } while (0)
+
+#define EW1(F)                                                                             \
+    do {                                                                                   \
+        for (r = 0; r < R; r++) {                                                          \
+            const double *a = A->p + r * A->rs;                                            \
+            double *d = D + r * m;                                                         \
+            ptrdiff_t ea = A->es, j;                                                       \
+            if (ea == 1)                                                                   \
+                for (j = 0; j < m; j++) d[j] = F(a[j]);                                    \
+            else                                                                           \
+                for (j = 0; j < m; j++) d[j] = F(a[j * ea]);                               \
+        }                                                                                  \
+    } while (0)
+
+#define EW3(F)                                                                             \
+    do {                                                                                   \
+        for (r = 0; r < R; r++) {                                                          \
+            const double *a = A->p + r * A->rs, *b = B->p + r * B->rs, *c = C->p + r * C->rs; \
+            double *d = D + r * m;                                                         \
+            ptrdiff_t j;                                                                   \
+            for (j = 0; j < m; j++) d[j] = F(a[j * A->es], b[j * B->es], c[j * C->es]);    \
+        }                                                                                  \
+    } while (0)
+
+#define K_ADD(u, v) ((u) + (v))
+#define K_SUB(u, v) ((u) - (v))
+#define K_MUL(u, v) ((u) * (v))
+#define K_DIV(u, v) ((u) / (v))
+#define K_LT(u, v) ((u) < (v) ? 1.0 : 0.0)
+#define K_LE(u, v) ((u) <= (v) ? 1.0 : 0.0)
+#define K_GT(u, v) ((u) > (v) ? 1.0 : 0.0)
+#define K_GE(u, v) ((u) >= (v) ? 1.0 : 0.0)
+#define K_EQ(u, v) ((u) == (v) ? 1.0 : 0.0)
+#define K_NE(u, v) ((u) != (v) ? 1.0 : 0.0)
+#define K_AND(u, v) (((u) != 0.0) & ((v) != 0.0) ? 1.0 : 0.0)
+#define K_OR(u, v) (((u) != 0.0) | ((v) != 0.0) ? 1.0 : 0.0)
+#define K_NOT(u) ((u) == 0.0 ? 1.0 : 0.0)
+#define K_NEG(u) (-(u))
+
+typedef double (*fn1)(double);
+
+static void vector_math(int op, double *D, ptrdiff_t m, ptrdiff_t R, const dc_view *A)
+{
+    ptrdiff_t r, j;
+    for (r = 0; r < R; r++) {
+        const double *a = A->p + r * A->rs;
+        double *d = D + r * m;
+        if (A->es != 1) {
+            for (j = 0; j < m; j++)
+                d[j] = a[j * A->es];
+            a = d;
+        }
+        switch (op) {
+        case OP_SIN: dc_vmath_sin(a, d, (size_t)m); break;
+        case OP_COS: dc_vmath_cos(a, d, (size_t)m); break;
+        case OP_EXP: dc_vmath_exp(a, d, (size_t)m); break;
+        default: dc_vmath_log(a, d, (size_t)m); break;
+        }
+    }
+}
+
+static fn1 libm_of(int op)
+{
+    switch (op) {
+    case OP_ABS: return fabs;
+    case OP_SQRT: return sqrt;
+    case OP_LOG2: return log2;
+    case OP_LOG10: return log10;
+    case OP_LOG1P: return log1p;
+    case OP_EXPM1: return expm1;
+    case OP_TAN: return tan;
+    case OP_ASIN: return asin;
+    case OP_ACOS: return acos;
+    case OP_ATAN: return atan;
+    case OP_SINH: return sinh;
+    case OP_COSH: return cosh;
+    case OP_TANH: return tanh;
+    case OP_FLOOR: return floor;
+    case OP_CEIL: return ceil;
+    case OP_ROUND: return round;
+    default: return NULL;
+    }
+}
+
+/* Run one instruction over a tile.  D: destination rows (stride m). */
+void dc_vm_exec(const dc_instr *in, double *D, ptrdiff_t R, const dc_view *ops)
+{
+    const dc_view *A = &ops[0], *B = &ops[1], *C = &ops[2];
+    ptrdiff_t m = in->m, r;
+    dc_view flat[3];
+    int cls = dc_op_info(in->op)->cls, k;
+
+    if (cls == EW && R > 1) {
+        /* rows packed back to back: run the tile as one long row */
+        int ok = 1;
+        for (k = 0; k < in->nin; k++) {
+            if (m == 1) {
+                flat[k].p = ops[k].p;
+                flat[k].es = ops[k].rs;
+                flat[k].rs = 0;
+            } else if ((ops[k].es == 1 && ops[k].rs == m) || (ops[k].es == 0 && ops[k].rs == 0)) {
+                flat[k] = ops[k];
+            } else {
+                ok = 0;
+            }
+        }
+        if (ok) {
+            A = &flat[0];
+            B = &flat[1];
+            C = &flat[2];
+            m *= R;
+            R = 1;
+        }
+    }
+    switch (in->op) {
+    case OP_ADD: EW2(K_ADD); break;
+    case OP_SUB: EW2(K_SUB); break;
+    case OP_MUL: EW2(K_MUL); break;
+    case OP_DIV: EW2(K_DIV); break;
+    case OP_MOD: EW2(dc_mod); break;
+    case OP_POW: EW2(pow); break;
+    case OP_LT: EW2(K_LT); break;
+    case OP_LE: EW2(K_LE); break;
+    case OP_GT: EW2(K_GT); break;
+    case OP_GE: EW2(K_GE); break;
+    case OP_EQ: EW2(K_EQ); break;
+    case OP_NE: EW2(K_NE); break;
+    case OP_AND: EW2(K_AND); break;
+    case OP_OR: EW2(K_OR); break;
+    case OP_ATAN2: EW2(atan2); break;
+    case OP_HYPOT: EW2(hypot); break;
+    case OP_MIN2: EW2(dc_min2); break;
+    case OP_MAX2: EW2(dc_max2); break;
+    case OP_NOT: EW1(K_NOT); break;
+    case OP_NEG: EW1(K_NEG); break;
+    case OP_SQRTPOW: EW1(dc_sqrtpow); break;
+    case OP_SIGN: EW1(dc_sign); break;
+    case OP_ABS: EW1(fabs); break;
+    case OP_SQRT: EW1(sqrt); break;
+    case OP_FLOOR: EW1(floor); break;
+    case OP_CEIL: EW1(ceil); break;
+    case OP_SIN:
+    case OP_COS:
+    case OP_EXP:
+    case OP_LOG:
+        vector_math(in->op, D, m, R, A);
+        break;
+    case OP_WHERE: EW3(dc_where); break;
+    case OP_CLIP: EW3(dc_clip); break;
+    case OP_SUM:
+    case OP_PROD:
+    case OP_MEAN:
+    case OP_NORM:
+    case OP_MINV:
+    case OP_MAXV:
+        for (r = 0; r < R; r++)
+            D[r] = dc_vm_reduce_row(in->op, A->p + r * A->rs, A->es, m);
+        break;
+    case OP_SUMADD:
+    case OP_SUMSUB:
+    case OP_SUMMUL:
+        for (r = 0; r < R; r++)
+            D[r] = fused_row(in->op, A->p + r * A->rs, A->es, B->p + r * B->rs, B->es, m);
+        break;
+    case OP_CUMSUM:
+        for (r = 0; r < R; r++) {
+            const double *a = A->p + r * A->rs;
+            double *d = D + r * m, acc = 0.0;
+            ptrdiff_t j;
+            for (j = 0; j < m; j++)
+                d[j] = acc += a[j * A->es];
+        }
+        break;
+    default: {
+        fn1 f = libm_of(in->op);
+        if (f)
+            EW1(f);
+        break;
+    }
+    }
+}
+
+/* ---- drivers ---- */
+
+int dc_ws_reserve(dc_workspace *ws, double **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 1;
+    {
+        size_t bytes;
+        double *nb;
+        if (!dc_mul_size(need, sizeof(double), &bytes))
+            return 0;
+        nb = dc_mem_alloc(&ws->alloc, bytes);
+        if (!nb)
+            return 0;
+        dc_mem_free(&ws->alloc, *buf, *cap * sizeof(double));
+        *buf = nb;
+        *cap = need;
+    }
+    return 1;
+}
+
+dc_workspace *dc_workspace_new(const dc_program *program, const dc_allocator *allocator)
+{
+    const dc_allocator *a = allocator ? allocator : dc_mem_default();
+    dc_workspace *ws;
+    if (!program)
+        return NULL;
+    ws = dc_mem_calloc(a, 1, sizeof *ws);
+    if (!ws)
+        return NULL;
+    ws->alloc = *a;
+    ws->program = program;
+    return ws;
+}
+
+void dc_workspace_free(dc_workspace *ws)
+{
+    dc_allocator a;
+    if (!ws)
+        return;
+    a = ws->alloc;
+    dc_mem_free(&a, ws->regs, ws->regs_cap * sizeof(double));
+    dc_mem_free(&a, ws->slots, ws->slots_cap * sizeof(double));
+    dc_mem_free(&a, ws->adj, ws->adj_cap * sizeof(double));
+    dc_mem_free(&a, ws->scratch, ws->scratch_cap * sizeof(double));
+    dc_mem_free(&a, ws, sizeof *ws);
+}
+
+/* Resolve an operand to a view.  temps/reg_size: eval registers (rows of
+ * stride value.len) or, when reg_size == 0, the one-row slot area. */
+void dc_vm_view(const dc_program *p, const double *x, ptrdiff_t x_rs, const double *temps,
+                size_t reg_size, dc_operand o, dc_view *v)
+{
+    const dc_value *val = &p->values[o.val];
+    const double *base;
+    switch (val->kind) {
+    case VK_INPUT:
+        base = x;
+        v->rs = x_rs;
+        break;
+    case VK_CONST:
+        base = p->consts + val->index;
+        v->rs = 0;
+        break;
+    default:
+        base = reg_size ? temps + (size_t)val->index * reg_size : temps + val->slot;
+        v->rs = val->len;
+        break;
+    }
+    v->p = base + o.off;
+    v->es = o.step;
+}
+
+static dc_status check_call(const dc_program *p, dc_workspace *ws)
+{
+    if (!p || !ws || ws->program != p)
+        return DC_ERR_ARGUMENT;
+    return DC_OK;
+}
+
+dc_status dc_eval_many(const dc_program *p, dc_workspace *ws, const double *X, size_t rows,
+                       size_t row_stride, double *out)
+{
+    size_t tile, reg_size, r0, i;
+    dc_status st = check_call(p, ws);
+    if (st)
+        return st;
+    if (rows == 0)
+        return DC_OK;
+    if (!out || (p->n_inputs && !X) || (rows > 1 && row_stride < p->n_inputs))
+        return DC_ERR_ARGUMENT;
+    tile = TILE_ELEMENTS / p->max_len;
+    if (tile < 1)
+        tile = 1;
+    if (tile > rows)
+        tile = rows;
+    reg_size = tile * p->max_len;
+    {
+        size_t need;
+        if (!dc_mul_size(reg_size, p->n_regs ? p->n_regs : 1, &need) ||
+            !dc_ws_reserve(ws, &ws->regs, &ws->regs_cap, need))
+            return DC_ERR_NOMEM;
+    }
+    for (r0 = 0; r0 < rows; r0 += tile) {
+        size_t R = rows - r0 < tile ? rows - r0 : tile;
+        const double *x = X ? X + r0 * row_stride : NULL;
+        dc_view res;
+        for (i = 0; i < p->n_code; i++) {
+            const dc_instr *in = &p->code[i];
+            dc_view ops[3];
+            int k;
+            for (k = 0; k < in->nin; k++)
+                dc_vm_view(p, x, (ptrdiff_t)row_stride, ws->regs, reg_size, in->in[k], &ops[k]);
+            dc_vm_exec(in, ws->regs + (size_t)p->values[in->dst].index * reg_size, (ptrdiff_t)R,
+                       ops);
+        }
+        dc_vm_view(p, x, (ptrdiff_t)row_stride, ws->regs, reg_size, p->result, &res);
+        for (i = 0; i < R; i++)
+            out[r0 + i] = res.p[(ptrdiff_t)i * res.rs];
+    }
+    return DC_OK;
+}
+
+dc_status dc_eval(const dc_program *p, dc_workspace *ws, const double *x, double *value)
+{
+    return dc_eval_many(p, ws, x, 1, p ? p->n_inputs : 0, value);
+}
+
+dc_status dc_vm_run_slots(const dc_program *p, dc_workspace *ws, const double *x)
+{
+    size_t i;
+    if (!dc_ws_reserve(ws, &ws->slots, &ws->slots_cap, p->slot_total ? p->slot_total : 1))
+        return DC_ERR_NOMEM;
+    for (i = 0; i < p->n_code; i++) {
+        const dc_instr *in = &p->code[i];
+        dc_view ops[3];
+        int k;
+        for (k = 0; k < in->nin; k++)
+            dc_vm_view(p, x, 0, ws->slots, 0, in->in[k], &ops[k]);
+        dc_vm_exec(in, ws->slots + p->values[in->dst].slot, 1, ops);
+    }
+    return DC_OK;
+}
+
+double dc_vm_slot_elem(const dc_program *p, const dc_workspace *ws, const double *x,
+                       dc_operand o, int64_t j)
+{
+    dc_view v;
+    dc_vm_view(p, x, 0, ws->slots, 0, o, &v);
+    return v.p[j * v.es];
+}

@@ -1,0 +1,21 @@
+/* vm.h -- operand views and single-instruction execution (vm.c), shared
+ * with the reverse sweep (ad.c) and the structure queries. */
+#ifndef DC_VM_H
+#define DC_VM_H
+
+#include <stddef.h>
+
+#include "expr/expr.h"
+
+typedef struct dc_view {
+    const double *p;
+    ptrdiff_t rs; /* row stride */
+    ptrdiff_t es; /* element stride (0 broadcasts) */
+} dc_view;
+
+void dc_vm_view(const dc_program *p, const double *x, ptrdiff_t x_rs, const double *temps,
+                size_t reg_size, dc_operand o, dc_view *v);
+void dc_vm_exec(const dc_instr *in, double *D, ptrdiff_t R, const dc_view *ops);
+double dc_vm_reduce_row(int op, const double *a, ptrdiff_t es, int64_t m);
+
+#endif

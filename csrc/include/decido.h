@@ -1,0 +1,176 @@
+/*
+ * decido.h -- the one public header of the decido C library.
+ *
+ * The library compiles expressions of the decido language (DESIGN.md §2) into
+ * an immutable bytecode program and evaluates it with a register VM, computes
+ * gradients by reverse-mode AD over the bytecode, and reports the program's
+ * separability structure.
+ *
+ * Ownership: every dc_X_new / dc_compile has a matching dc_X_free.  A program
+ * is immutable once built and may be shared by any number of threads; a
+ * workspace holds the scratch registers of one evaluation and belongs to one
+ * thread at a time.  The library has no global mutable state.
+ *
+ * Errors are data: entry points return a dc_status and, where a dc_error is
+ * passed, fill it with a stable code, a byte offset into the source text and
+ * a message.  Nothing is printed.
+ */
+#ifndef DECIDO_H
+#define DECIDO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DC_VERSION "0.1.0"
+
+/* Status codes.  The order is ABI; the code strings (dc_status_code) are the
+ * stable machine names surfaced to users. */
+typedef enum dc_status {
+    DC_OK = 0,
+    DC_ERR_NOMEM,            /* out_of_memory */
+    DC_ERR_ARGUMENT,         /* invalid_argument: API misuse (NULL, lengths) */
+    DC_ERR_TOO_LONG,         /* too_long: text over max_length */
+    DC_ERR_TOO_DEEP,         /* too_deep: nesting over max_depth */
+    DC_ERR_TOO_LARGE,        /* program_too_large: over max_instructions */
+    DC_ERR_CHARACTER,        /* unexpected_character (NUL, non-ASCII, '$') */
+    DC_ERR_NUMBER,           /* invalid_number: malformed literal */
+    DC_ERR_SYNTAX,           /* syntax_error: unexpected token */
+    DC_ERR_BITWISE,          /* bitwise_operator: '&' or '|' (hint and/or) */
+    DC_ERR_EMPTY,            /* empty_expression */
+    DC_ERR_UNKNOWN_NAME,     /* unknown_name */
+    DC_ERR_UNKNOWN_FUNCTION, /* unknown_function */
+    DC_ERR_NOT_CALLABLE,     /* not_callable: name(...) of a non-function */
+    DC_ERR_FUNCTION_VALUE,   /* function_as_value: 'sin' without a call */
+    DC_ERR_ARITY,            /* wrong_arguments: argument count */
+    DC_ERR_SHAPE,            /* shape_mismatch: vectors of unequal length */
+    DC_ERR_NOT_INDEXABLE,    /* not_indexable: indexing a scalar */
+    DC_ERR_INDEX,            /* invalid_index: non-constant, non-integer, out of range */
+    DC_ERR_SLICE,            /* invalid_slice: zero step, empty, non-constant */
+    DC_ERR_NOT_SCALAR,       /* not_scalar: the expression is vector-valued */
+    DC_ERR_VARIABLE,         /* invalid_variable: bad or duplicate variable name */
+    DC_ERR_NOT_SEPARABLE,    /* not_separable: separable terms asked of a coupled program */
+    DC_ERR_INTERNAL,         /* internal_error: a verifier check failed */
+    DC_STATUS_COUNT
+} dc_status;
+
+/* Stable machine code ("syntax_error") and a short title for a status. */
+const char *dc_status_code(dc_status status);
+const char *dc_status_title(dc_status status);
+
+/* An error: what, where (byte offset and length in the source), and a
+ * one-line message without the source text (callers draw the caret). */
+typedef struct dc_error {
+    dc_status status;
+    size_t position;
+    size_t length;
+    char message[320];
+} dc_error;
+
+/* Allocator hook: realloc semantics with sizes; new_size == 0 frees.
+ * Must return NULL on failure (never abort). */
+typedef void *(*dc_realloc_fn)(void *userdata, void *ptr, size_t old_size, size_t new_size);
+typedef struct dc_allocator {
+    dc_realloc_fn realloc;
+    void *userdata;
+} dc_allocator;
+
+#define DC_DEFAULT_MAX_LENGTH 10000u
+#define DC_DEFAULT_MAX_DEPTH 256u
+#define DC_DEFAULT_MAX_INSTRUCTIONS 65536u
+#define DC_MAX_DIMENSION ((int64_t)1 << 24)
+
+/* Compile options.  Contexts:
+ *  - optimization: n >= 1 and no variables.  Names x (vector of length n),
+ *    n, i (1..n); the program's input row is x.
+ *  - decision: n == 0 and n_variables >= 1.  Each variable is a scalar; the
+ *    input row holds the variables' values in order.
+ *  - constant: n == 0 and no variables; the input row is empty.
+ * pi and e are always defined (a variable of the same name shadows them).
+ * Zero limits mean the defaults above. */
+typedef struct dc_options {
+    int64_t n;
+    const char *const *variables;
+    size_t n_variables;
+    size_t max_length;
+    size_t max_depth;
+    size_t max_instructions;
+    const dc_allocator *allocator; /* NULL: the C library's malloc */
+} dc_options;
+
+void dc_options_init(dc_options *options);
+
+typedef struct dc_program dc_program;
+typedef struct dc_workspace dc_workspace;
+
+/* Compile text[0..length) (not NUL-terminated; NUL bytes are errors). */
+dc_status dc_compile(const char *text, size_t length, const dc_options *options,
+                     dc_program **out, dc_error *error);
+void dc_program_free(dc_program *program);
+
+/* Length of one input row (n, or the number of variables, or 0). */
+size_t dc_program_n_inputs(const dc_program *program);
+/* Number of instructions, registers and constants (for reports and tests). */
+size_t dc_program_n_instructions(const dc_program *program);
+size_t dc_program_n_registers(const dc_program *program);
+
+/* Human-readable listing; snprintf semantics: writes at most capacity bytes
+ * (NUL-terminated when capacity > 0) and returns the full length needed. */
+size_t dc_program_disassemble(const dc_program *program, char *buffer, size_t capacity);
+
+/* A workspace for one thread's evaluations of one program.  It grows on
+ * demand (first gradient, first large batch) and is reused afterwards. */
+dc_workspace *dc_workspace_new(const dc_program *program, const dc_allocator *allocator);
+void dc_workspace_free(dc_workspace *workspace);
+
+/* value = f(x), x of length n_inputs. */
+dc_status dc_eval(const dc_program *program, dc_workspace *workspace,
+                  const double *x, double *value);
+/* out[r] = f(X[r*row_stride .. +n_inputs)) for r < rows (row_stride in doubles). */
+dc_status dc_eval_many(const dc_program *program, dc_workspace *workspace,
+                       const double *X, size_t rows, size_t row_stride, double *out);
+/* value = f(x) and grad[0..n_inputs) = df/dx by reverse-mode AD. */
+dc_status dc_gradient(const dc_program *program, dc_workspace *workspace,
+                      const double *x, double *value, double *grad);
+
+/* Structure: which input coordinates interact. */
+typedef enum dc_structure_kind {
+    DC_STRUCT_CONSTANT = 0,  /* depends on no input */
+    DC_STRUCT_SEPARABLE,     /* f = c + sum_j g_j(x_j) */
+    DC_STRUCT_CHAINED,       /* additive terms couple only x_j and x_{j+1} */
+    DC_STRUCT_GROUPED,       /* additive terms within disjoint groups */
+    DC_STRUCT_GENERAL        /* anything else */
+} dc_structure_kind;
+
+dc_structure_kind dc_structure_kind_of(const dc_program *program);
+const char *dc_structure_kind_name(dc_structure_kind kind);
+/* 1 when the program is separable and every coordinate has the same term
+ * function g (no dependence on i, constant vectors or per-coordinate terms). */
+int dc_structure_identical_terms(const dc_program *program);
+/* group[j] = id of the connected component of coordinate j in the
+ * interaction graph (ids 0.. in order of first coordinate); coordinates the
+ * function does not depend on get -1.  Returns the number of groups. */
+size_t dc_structure_groups(const dc_program *program, int64_t *group);
+/* Interaction edges (u < v), sorted; *count gets the total.  Writes at most
+ * capacity pairs (2*capacity int64).  DC_ERR_TOO_LARGE when the graph was too
+ * large to list (the kind is still right). */
+dc_status dc_structure_edges(const dc_program *program, int64_t *pairs, size_t capacity,
+                             size_t *count);
+/* Which inputs the function depends on at all: used[j] = 0/1. */
+void dc_structure_used(const dc_program *program, unsigned char *used);
+
+/* For a separable program: G[k*n + j] = g_j(T[k*row_stride + j]) for all
+ * k < rows, j < n, where f(x) = c + sum_j g_j(x_j) with a constant c.
+ * Cost: about one evaluation per row.  DC_ERR_NOT_SEPARABLE otherwise. */
+dc_status dc_separable_terms(const dc_program *program, dc_workspace *workspace,
+                             const double *T, size_t rows, size_t row_stride, double *G);
+
+const char *dc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DECIDO_H */
