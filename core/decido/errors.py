@@ -24,23 +24,23 @@ class ExpressionError(DecidoError, ValueError):
         code: stable machine code, e.g. ``"unknown_name"`` or ``"syntax_error"``.
         position: 0-based character offset of the fault in ``text``.
         length: number of characters the fault spans (at least 0).
-        reason: the one-line explanation, without the caret drawing.
+        message: the one-line explanation, without the caret drawing.
         text: the expression text (None when not applicable).
     """
 
     def __init__(
-        self, code: str, reason: str, position: int = 0, length: int = 0, text: str | None = None
+        self, code: str, message: str, position: int = 0, length: int = 0, text: str | None = None
     ) -> None:
         self.code = code
-        self.reason = reason
+        self.message = message
         self.position = position
         self.length = length
         self.text = text
-        super().__init__(_render(reason, text, position, length))
+        super().__init__(_render(message, text, position, length))
 
     @classmethod
     def from_c(
-        cls, code: str, reason: str, text: str, encoded: bytes, byte_pos: int, byte_len: int
+        cls, code: str, message: str, text: str, encoded: bytes, byte_pos: int, byte_len: int
     ) -> ExpressionError:
         """Build from the C library's error (byte offsets into UTF-8 ``encoded``)."""
         byte_pos = min(byte_pos, len(encoded))
@@ -50,18 +50,18 @@ class ExpressionError(DecidoError, ValueError):
         if code == "unexpected_character" and byte_pos < len(encoded) and position < len(text):
             ch = text[position]
             if ord(ch) >= 0x80 or ch == "\x00":
-                reason = f"unexpected character {ch!r} (U+{ord(ch):04X})"
+                message = f"unexpected character {ch!r} (U+{ord(ch):04X})"
             length = 1
-        return cls(code, reason, position, length, text)
+        return cls(code, message, position, length, text)
 
     def __reduce__(self):  # keep pickling (multiprocessing) working
-        return (type(self), (self.code, self.reason, self.position, self.length, self.text))
+        return (type(self), (self.code, self.message, self.position, self.length, self.text))
 
 
-def _render(reason: str, text: str | None, position: int, length: int) -> str:
-    """The reason, then the offending line with a caret under the fault."""
+def _render(message: str, text: str | None, position: int, length: int) -> str:
+    """The message, then the offending line with a caret under the fault."""
     if text is None:
-        return reason
+        return message
     line_start = text.rfind("\n", 0, position) + 1
     line_end = text.find("\n", position)
     if line_end < 0:
@@ -80,7 +80,7 @@ def _render(reason: str, text: str | None, position: int, length: int) -> str:
     width = max(1, min(width, len(shown) - (col - start))) if col - start < len(shown) else 1
     where = f" (line {text.count(chr(10), 0, line_start) + 1})" if "\n" in text else ""
     return (
-        f"{reason} at position {position}{where}\n"
+        f"{message} at position {position}{where}\n"
         f"    {prefix}{shown}{suffix}\n"
         f"    {' ' * caret_col}{'^' * width}"
     )

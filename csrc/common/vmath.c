@@ -3,49 +3,52 @@
  * Method.  The arrays are processed in blocks of BLOCK elements.  For each
  * block a straight-line loop (no calls, no branches, no table look-ups, only
  * double and 64-bit integer arithmetic, so -O3 vectorizes it with plain SSE2
- * and IEEE semantics) computes every lane into a local buffer together with
- * a flag per lane that says "the fast path does not cover this input".  A
- * second, scalar pass recomputes just the flagged lanes with libm, then the
- * buffer is copied out (which is what makes y == x safe).
+ * and IEEE semantics) computes every lane and a lane mask that says "the
+ * fast path does not cover this input"; masked lanes keep x in y.  When a
+ * block has any, a scalar pass replaces just those with libm's value.  Each
+ * lane reads x[i] before writing y[i], so y == x is fine.
  *
- *   sin, cos  n = nearest integer to x * 2/pi (by the 1.5 * 2^52 shift
- *             trick, whose low mantissa bits are n mod 4), then the
- *             Cody-Waite reduction r = x - n * pi/2 with pi/2 = P1 + P2 + P3:
- *             P1 and P2 have 33 significant bits, so for |n| < 2^20 the
- *             products n*P1 and n*P2 are exact, x - n*P1 is exact (Sterbenz)
- *             and the subtraction of n*P2 is made exact with TwoSum.  The
- *             result is a double-double rh + rl with an absolute error below
- *             2^-96.  sin and cos of r in [-pi/4, pi/4] are odd and even
- *             polynomials (Chebyshev fits made for this file with mpmath) plus
- *             first-order corrections in rl; n mod 4 picks one and its sign
- *             with bit masks.  Fast path: |x| <= 2^20 and |r| >= 2^-40 (or
- *             |x| < 0.5); flagged: larger or non-finite x and the rare x very
- *             close to a nonzero multiple of pi/2, whose r would need more
+ *   sin, cos  On |x| (sin is odd, cos even; the sign of x goes back on at
+ *             the end, which also keeps sin(-0) = -0).  n = nearest integer
+ *             to |x| * 2/pi by the 1.5 * 2^52 shift trick, whose low mantissa
+ *             bits are n mod 4, then the Cody-Waite reduction r = |x| - n pi/2
+ *             with pi/2 = P1 + P2 + P3: P1 and P2 have 33 significant bits,
+ *             so for |x| <= 2^19 (n < 2^19) n*P1 and n*P2 are exact, so is
+ *             |x| - n*P1 (Sterbenz), and a fast two-sum keeps the rounding
+ *             error of the next subtraction: r = rh + rl to within 2^-101.
+ *             sin and cos of r in [-pi/4, pi/4] are odd and even polynomials
+ *             (minimax, fitted for this file with mpmath) with first-order
+ *             corrections for rl; n mod 4 picks one and its sign with bit
+ *             masks.  Flagged: |x| > 2^19, inf, NaN, and the rare x so close
+ *             to a multiple of pi/2 (|r| < 2^-40 |x|) that r would need more
  *             bits of pi.
- *   exp       k = nearest integer to x / ln2 (shift trick), r = x - k*ln2
+ *   exp       k = nearest integer to x / ln2 (shift trick), r = x - k ln2
  *             with ln2 split in a 32-bit head (k*head exact) and a tail,
- *             e^r = 1 + r + r^2 * P(r) of degree 12, then 2^k is added to
- *             the exponent field with 64-bit integer arithmetic.  Fast path:
- *             -708 <= x <= 709 (normal results); flagged: overflow, the
- *             subnormal range, infinities and NaN.
- *   log       x = 2^k * m with m in [sqrt(1/2), sqrt(2)) by integer
- *             arithmetic on the representation, f = m - 1, s = f / (2 + f),
- *             log(m) = f - f^2/2 + s * (f^2/2 + R(s^2)) (the atanh series,
- *             minimax R), plus k * ln2 in two parts.  Fast path: normal
- *             positive finite x; flagged: zero, negative, subnormal, inf, NaN.
+ *             e^r = 1 + r + r^2/2 + r^3 P(r) with P of degree 8, then 2^k is
+ *             added to the exponent field with 64-bit integer arithmetic.
+ *             Flagged: |x| > 708 (overflow, subnormal results, inf) and NaN.
+ *   log       x = 2^k m with m in [sqrt(1/2), sqrt(2)) by integer arithmetic
+ *             on the representation, f = m - 1, s = f / (2 + f),
+ *             log(m) = f - f^2/2 + s (f^2/2 + R(s^2)) (the atanh series with
+ *             a minimax R), plus k ln2 in two parts.  Flagged: all but
+ *             positive normal finite x.
  *
- * Accuracy.  Polynomial errors are below 2^-57 relative and the evaluation
- * orders keep the rounding errors of the small terms small, so each fast
- * path is about 1 ulp (0.5 ulp for the last addition, the rest for the
- * rounding of the reduced argument and of the small terms); flagged lanes are
- * libm (glibc: < 1 ulp).  The contract is 4 ulp; test_vmath.c measures it
- * against long double references and prints the observed maxima.
+ * Accuracy.  The polynomials are within 2^-56 relative; the evaluation
+ * orders keep the rounding errors of the small terms small, so the fast
+ * paths are within about 0.9 ulp (0.5 for the last addition, the rest for
+ * the rounding of the reduced argument and of the small terms; measured
+ * maxima 0.87 sin, 0.81 cos, 0.86 exp, 0.79 log) and flagged lanes are
+ * glibc's (< 1 ulp).  The contract is 4 ulp; test_vmath.c measures against
+ * long double references and prints the maxima per function and range.
  *
- * Speed.  Without -march, GCC targets SSE2 (2 doubles per vector); on
- * x86-64 Linux with GCC the block loops are also compiled for x86-64-v3
- * (AVX2, 4 doubles) and chosen at load time.  ISO C mode keeps GCC from
- * contracting a*b + c into fused multiply-adds, so both variants give
- * bit-identical results. */
+ * Speed.  The polynomials are in Estrin's form: with Horner's long
+ * dependency chains the loops were latency-bound.  Without -march, GCC
+ * targets SSE2 (2 doubles per vector); with GCC on x86-64 Linux the block
+ * loops are also compiled for x86-64-v3 (AVX2, 4 doubles), chosen at load
+ * time.  In ISO C mode (-std=c11) GCC does not contract a*b + c into fused
+ * multiply-adds, so every variant (and the scalar epilogues) gives
+ * bit-identical results; contraction (-std=gnu11 on an FMA target) changes
+ * some last bits but none of the exactness arguments above. */
 #include "common/vmath.h"
 
 #include <math.h>
@@ -85,34 +88,51 @@ static const double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
 static const double PIO2_1 = 0x1.921fb544p+0;          /* 33 bits */
 static const double PIO2_2 = 0x1.0b4611a6p-34;         /* 33 bits */
 static const double PIO2_3 = 0x1.3198a2e037073p-69;    /* rest, 2^-123 off */
-static const double TRIG_MAX = 0x1p19;  /* |n| < 2^19: n*PIO2_1, n*PIO2_2 exact */
+static const uint64_t TRIG_MAX_BITS = 0x4120000000000000u; /* 2^19: |n| < 2^19, so
+                                                              n*PIO2_1, n*PIO2_2 are exact */
 static const double TRIG_TINY_R = 0x1p-40;
 
 /* (sin(r) - r) / r^3 and (cos(r) - 1 + r^2/2) / r^4 as polynomials in
- * z = r^2 on [0, (1.0001 pi/4)^2]; relative errors 2^-57.1 and 2^-59.5. */
-static const double S0 = -0x1.5555555555555p-3, S1 = 0x1.1111111111110p-7,
-                    S2 = -0x1.a01a01a019936p-13, S3 = 0x1.71de3a54605eep-19,
-                    S4 = -0x1.ae64541266378p-26, S5 = 0x1.61217ec01749dp-33,
-                    S6 = -0x1.ab17a79237a19p-41;
+ * z = r^2 on [0, (1.0001 pi/4)^2]; relative errors of sin and cos 2^-56.3
+ * and 2^-59.5 (with the coefficients rounded to double). */
+static const double S0 = -0x1.5555555555548p-3, S1 = 0x1.111111110f7cap-7,
+                    S2 = -0x1.a01a019bfd156p-13, S3 = 0x1.71de356710621p-19,
+                    S4 = -0x1.ae5e59f437f9fp-26, S5 = 0x1.5d8fa2c3fe00bp-33;
 static const double C0 = 0x1.5555555555555p-5, C1 = -0x1.6c16c16c16966p-10,
                     C2 = 0x1.a01a019f4e867p-16, C3 = -0x1.27e4fa17a41b4p-22,
                     C4 = 0x1.1eeb68b109173p-29, C5 = -0x1.907d7aebd5e3dp-37;
 
-/* 0 when c holds, else the bits of 1.0.  The select is on doubles, which
- * SSE2 can vectorize (it has no 64-bit integer compares). */
-static inline uint64_t flag_unless(int c)
+/* Lane masks are all ones for "needs libm", else 0.  They are made from
+ * sign bits with integer arithmetic only: SSE2 has no 64-bit compares, and
+ * GCC neither vectorizes a double compare turned into a 64-bit integer for
+ * SSE2 nor if-converts selects of computed values (-ftrapping-math). */
+static inline uint64_t sign_mask(uint64_t u)
 {
-    return bits(c ? 0.0 : 1.0);
+    return 0 - (u >> 63);
+}
+
+static const uint64_t SIGN_BIT = (uint64_t)1 << 63;
+
+/* All ones iff |x| > the double whose bits are limit, or x is NaN: on the
+ * representations, |x| and limit are below 2^63 and ordered like |x|. */
+static inline uint64_t above_mask(double x, uint64_t limit)
+{
+    return sign_mask(limit - (bits(x) & ~SIGN_BIT));
+}
+
+/* m ? x : v, bitwise */
+static inline double keep_x(uint64_t m, double v, double x)
+{
+    return from_bits((bits(v) & ~m) | (bits(x) & m));
 }
 
 /* One lane of the reduction of ax = |x| (sin is odd and cos even, so the
- * kernels work on |x|, which also gives sin(-0) = -0): ax = n*pi/2 + rh + rl
- * with |rl| <= ulp(rh)/2 and q = n mod 4 (in the low bits).  The lane
- * needs libm unless in_range (false for NaN) and r_ok. */
+ * kernels work on |x|, which also gives sin(-0) = -0): ax = n*pi/2 + r with
+ * r = rh + rl, |rl| < 2^-50, and q = n mod 4 (in the low bits); bad is the
+ * lane mask. */
 typedef struct reduced {
     double rh, rl;
-    uint64_t q;
-    int in_range, r_ok;
+    uint64_t q, bad;
 } reduced;
 
 static inline reduced reduce(double ax)
@@ -122,30 +142,25 @@ static inline reduced reduce(double ax)
     double n = kd - SHIFT;
     double a = ax - n * PIO2_1; /* exact */
     double w = n * PIO2_2;     /* exact */
-    double t = n * PIO2_3;
-    /* s + e == a - w exactly: a fast two-sum, valid because either
+    /* rh + e == a - w exactly: a fast two-sum, valid because either
      * |a| >= |w|, or |a - w| < 2|w| < 2^-13 and both are multiples of
      * 2^-66 (n != 0 means |x| >= 0.5), so that a - w is exact and e = 0. */
-    double s = a - w;
-    double e = (a - s) - w;
-    double l = e - t;
-    o.rh = s + l; /* renormalize */
-    o.rl = l - (o.rh - s);
+    o.rh = a - w;
+    o.rl = ((a - o.rh) - w) - n * PIO2_3;
     o.q = bits(kd);
     /* |rh| < 2^-40 |x| only for n != 0 and x close to n pi/2, where r
      * would need more bits of pi than PIO2_1..3 give. */
-    o.in_range = ax <= TRIG_MAX;
-    o.r_ok = fabs(o.rh) >= TRIG_TINY_R * ax;
+    o.bad = above_mask(ax, TRIG_MAX_BITS) | sign_mask(bits(fabs(o.rh) - TRIG_TINY_R * ax));
     return o;
 }
 
-/* sin(rh + rl) for |rh + rl| <= pi/4 (a bit more), |rl| <= ulp(rh)/2.
+/* sin(rh + rl) for |rh + rl| <= pi/4 (a bit more), |rl| < 2^-50.
  * Polynomials in Estrin's form: short dependency chains, so that the
  * iterations of a loop overlap. */
 static inline double sin_poly(double rh, double rl)
 {
     double z = rh * rh, z2 = z * z;
-    double p = (S0 + S1 * z) + z2 * (S2 + S3 * z) + (z2 * z2) * ((S4 + S5 * z) + z2 * S6);
+    double p = (S0 + S1 * z) + z2 * (S2 + S3 * z) + (z2 * z2) * (S4 + S5 * z);
     /* sin(rh + rl) ~ rh + rh^3 p + rl (1 - rh^2/2) */
     return rh + (rl + ((z * rh) * p - (0.5 * z) * rl));
 }
@@ -158,8 +173,9 @@ static inline double cos_poly(double rh, double rl)
     double w = 1.0 - hz;
     double p = (C0 + C1 * z) + z2 * ((C2 + C3 * z) + z2 * (C4 + C5 * z));
     /* (1 - w) - hz is the rounding error of w, exactly; the correction for
-     * rl is -rl sin(rh) ~ -rl rh */
-    return w + (((1.0 - w) - hz) + (z2 * p - rh * rl));
+     * rl is -rl sin(rh) ~ -rl (rh - rh^3/6) */
+    double sr = rh - (z * rh) * (1.0 / 6.0);
+    return w + (((1.0 - w) - hz) + (z2 * p - rl * sr));
 }
 
 /* The quadrant q picks sin or cos of r (odd q: the other one) and the sign
@@ -171,21 +187,6 @@ static inline double quadrant(double sr, double cr, uint64_t q, uint64_t sign)
     return from_bits(u ^ ((q & 2) << 62) ^ sign);
 }
 
-static const uint64_t SIGN_BIT = (uint64_t)1 << 63;
-
-/* Flagged lanes keep x in y (and get nonzero bad[i]) for the libm pass.
- * Two single-compare selects, not one on c1 & c2: SSE2 vectorizes these. */
-#define TRIG_STORE(dst, val, r, xi)                                                     \
-    do {                                                                                \
-        double v_ = (r).r_ok ? (val) : (xi);                                            \
-        (dst) = (r).in_range ? v_ : (xi);                                               \
-    } while (0)
-
-static inline uint64_t trig_flag(reduced r)
-{
-    return flag_unless(r.in_range) | flag_unless(r.r_ok);
-}
-
 CLONES static uint64_t sin_block(const double *x, double *y, uint64_t *restrict bad, size_t n)
 {
     uint64_t any = 0;
@@ -194,9 +195,10 @@ CLONES static uint64_t sin_block(const double *x, double *y, uint64_t *restrict 
         reduced r = reduce(fabs(xi));
         double s = sin_poly(r.rh, r.rl);
         double c = cos_poly(r.rh, r.rl);
-        TRIG_STORE(y[i], quadrant(s, c, r.q, bits(xi) & SIGN_BIT), r, xi);
-        bad[i] = trig_flag(r);
-        any |= bad[i];
+        uint64_t m = r.bad;
+        y[i] = keep_x(m, quadrant(s, c, r.q, bits(xi) & SIGN_BIT), xi);
+        bad[i] = m;
+        any |= m;
     }
     return any;
 }
@@ -209,10 +211,10 @@ CLONES static uint64_t cos_block(const double *x, double *y, uint64_t *restrict 
         reduced r = reduce(fabs(xi));
         double s = sin_poly(r.rh, r.rl);
         double c = cos_poly(r.rh, r.rl);
-        /* cos(x) = sin(x + pi/2) */
-        TRIG_STORE(y[i], quadrant(s, c, r.q + 1, 0), r, xi);
-        bad[i] = trig_flag(r);
-        any |= bad[i];
+        uint64_t m = r.bad;
+        y[i] = keep_x(m, quadrant(s, c, r.q + 1, 0), xi); /* cos(x) = sin(x + pi/2) */
+        bad[i] = m;
+        any |= m;
     }
     return any;
 }
@@ -226,10 +228,11 @@ CLONES static uint64_t sincos_block(const double *x, double *ys, double *yc,
         reduced r = reduce(fabs(xi));
         double s = sin_poly(r.rh, r.rl);
         double c = cos_poly(r.rh, r.rl);
-        TRIG_STORE(ys[i], quadrant(s, c, r.q, bits(xi) & SIGN_BIT), r, xi);
-        TRIG_STORE(yc[i], quadrant(s, c, r.q + 1, 0), r, xi);
-        bad[i] = trig_flag(r);
-        any |= bad[i];
+        uint64_t m = r.bad;
+        ys[i] = keep_x(m, quadrant(s, c, r.q, bits(xi) & SIGN_BIT), xi);
+        yc[i] = keep_x(m, quadrant(s, c, r.q + 1, 0), xi);
+        bad[i] = m;
+        any |= m;
     }
     return any;
 }
@@ -239,16 +242,16 @@ CLONES static uint64_t sincos_block(const double *x, double *ys, double *yc,
 static const double INV_LN2 = 0x1.71547652b82fep+0;
 static const double LN2_HI = 0x1.62e42ffp-1;           /* 32 bits: k*LN2_HI exact */
 static const double LN2_LO = -0x1.718432a1b0e26p-35;   /* ln2 - LN2_HI, 2^-89 off */
-/* fast path: -708 <= x <= 709, where 2^k e^r is normal and finite */
-static const double EXP_MID = 0.5, EXP_HALF = 708.5;
+/* fast path: |x| <= 708, where 2^k e^r is normal and finite */
+static const uint64_t EXP_MAX_BITS = 0x4086200000000000u; /* 708.0 */
 
 /* (e^r - 1 - r - r^2/2) / r^3 on [-1.0002 ln2/2, 1.0002 ln2/2]: relative
- * error of e^r below 2^-59.8. */
-static const double E0 = 0x1.5555555555556p-3, E1 = 0x1.5555555555555p-5,
-                    E2 = 0x1.11111111109b2p-7, E3 = 0x1.6c16c16c167e0p-10,
-                    E4 = 0x1.a01a01a7c54aep-13, E5 = 0x1.a01a01a47bb19p-16,
-                    E6 = 0x1.71de0da9d06acp-19, E7 = 0x1.27e4e1f1e809dp-22,
-                    E8 = 0x1.af38b4925be09p-26, E9 = 0x1.1f66e5b718f3ep-29;
+ * error of e^r below 2^-57.3. */
+static const double E0 = 0x1.5555555555501p-3, E1 = 0x1.55555555531ffp-5,
+                    E2 = 0x1.11111111288c9p-7, E3 = 0x1.6c16c17cc5ecbp-10,
+                    E4 = 0x1.a01a011c0e4edp-13, E5 = 0x1.a019ab23d0174p-16,
+                    E6 = 0x1.71df555eaff6ap-19, E7 = 0x1.289f94f27cb50p-22,
+                    E8 = 0x1.ad20073f6531bp-26;
 
 CLONES static uint64_t exp_block(const double *x, double *y, uint64_t *restrict bad, size_t n)
 {
@@ -266,18 +269,18 @@ CLONES static uint64_t exp_block(const double *x, double *y, uint64_t *restrict 
         /* Estrin: short dependency chains, so that neighbouring iterations
          * overlap (Horner's chain made this loop latency-bound) */
         double p01 = E0 + E1 * r, p23 = E2 + E3 * r, p45 = E4 + E5 * r;
-        double p67 = E6 + E7 * r, p89 = E8 + E9 * r;
-        double p03 = p01 + z * p23, p47 = p45 + z * p67;
-        double p = p03 + z2 * (p47 + z2 * p89);
-        /* e^(r+rc) ~ 1 + r + rc (1 + r) + r^2/2 + r^3 p */
-        double tail = (0.5 * z + (z * r) * p) + (rc + rc * r);
+        double p67 = E6 + E7 * r;
+        double p = (p01 + z * p23) + z2 * ((p45 + z * p67) + z2 * E8);
+        /* e^(r+rc) ~ 1 + r + r^2 (1/2 + r p) + rc; the dropped rc r is
+         * below 2^-56.5 */
+        double tail = (0.5 * z + (z * r) * p) + rc;
         double er = 1.0 + (r + tail);
         /* times 2^k: k's low bits sit at the bottom of kd's mantissa, the
          * shift moves them into the exponent field (mod 2^64). */
-        int ok = fabs(xi - EXP_MID) <= EXP_HALF;
-        y[i] = ok ? from_bits(bits(er) + (bits(kd) << 52)) : xi;
-        bad[i] = flag_unless(ok);
-        any |= bad[i];
+        uint64_t m = above_mask(xi, EXP_MAX_BITS);
+        y[i] = keep_x(m, from_bits(bits(er) + (bits(kd) << 52)), xi);
+        bad[i] = m;
+        any |= m;
     }
     return any;
 }
@@ -308,8 +311,8 @@ CLONES static uint64_t log_block(const double *x, double *y, uint64_t *restrict 
         uint64_t t = ix - SQRT_HALF_BITS + EXP_BIAS_1024;
         uint64_t kb = t >> 52;
         double k = from_bits(TWO52_BITS | kb) - TWO52_PLUS_1024;
-        double m = from_bits(ix - (kb << 52) + EXP_BIAS_1024);
-        double f = m - 1.0;  /* exact */
+        double mant = from_bits(ix - (kb << 52) + EXP_BIAS_1024);
+        double f = mant - 1.0; /* exact */
         double hfsq = 0.5 * f * f;
         double s = f / (2.0 + f);
         double z = s * s;
@@ -318,11 +321,12 @@ CLONES static uint64_t log_block(const double *x, double *y, uint64_t *restrict 
         double rz = z * p;
         /* k ln2 + f - hfsq + s (hfsq + R), small terms first */
         double v = k * LN2_HI - ((hfsq - (s * (hfsq + rz) + k * LN2_LO)) - f);
-        int ok_lo = xi >= 0x1p-1022, ok_hi = xi <= 0x1.fffffffffffffp+1023;
-        v = ok_lo ? v : xi;
-        y[i] = ok_hi ? v : xi;
-        bad[i] = flag_unless(ok_lo) | flag_unless(ok_hi);
-        any |= bad[i];
+        /* not positive normal finite: ix - 2^52 >= 0x7fe0000000000000 */
+        uint64_t u = ix - ((uint64_t)1 << 52);
+        uint64_t m = sign_mask(u | (u + ((uint64_t)1 << 53)));
+        y[i] = keep_x(m, v, xi);
+        bad[i] = m;
+        any |= m;
     }
     return any;
 }

@@ -12,7 +12,7 @@
  *   return, ties to the first; where() to the branch it returns; clip(v,lo,hi)
  *   to v when lo <= v <= hi; floor, ceil, round, sign, comparisons, and, or,
  *   not have gradient 0; d/db a**b at a == 0 is 0; atan2 and hypot at (0, 0)
- *   and norm at 0 give 0.
+ *   and norm at 0 give 0; a zero adjoint contributes exactly 0 (no 0 * NaN).
  */
 #include <math.h>
 #include <string.h>
@@ -83,9 +83,12 @@ static void reverse(const sweep *s, const dc_instr *in, const double *g, const d
         dc_ = adjoint_of(s, in->in[2]);
     }
 #define GJ (red ? g0 : g[j])
-#define FOR_A(EXPR) do { if (da) { for (j = 0; j < m; j++) c[j] = (EXPR); scatter(da, A.es, c, m); } } while (0)
-#define FOR_B(EXPR) do { if (db) { for (j = 0; j < m; j++) c[j] = (EXPR); scatter(db, B.es, c, m); } } while (0)
-#define FOR_C(EXPR) do { if (dc_) { for (j = 0; j < m; j++) c[j] = (EXPR); scatter(dc_, C.es, c, m); } } while (0)
+    /* A zero adjoint contributes exactly zero, so a branch that where()
+     * does not take (sqrt of a negative, say) cannot poison the gradient. */
+#define FOR_X(D, V, EXPR) do { if (D) { for (j = 0; j < m; j++) c[j] = GJ == 0.0 ? 0.0 : (EXPR); scatter(D, V.es, c, m); } } while (0)
+#define FOR_A(EXPR) FOR_X(da, A, EXPR)
+#define FOR_B(EXPR) FOR_X(db, B, EXPR)
+#define FOR_C(EXPR) FOR_X(dc_, C, EXPR)
 
     switch (in->op) { /* ORDER OP */
     case OP_ADD: case OP_SUMADD:
@@ -148,11 +151,11 @@ static void reverse(const sweep *s, const dc_instr *in, const double *g, const d
             if (in->op == OP_SIN) {
                 dc_vmath_cos(c, c, (size_t)m);
                 for (j = 0; j < m; j++)
-                    c[j] *= g[j];
+                    c[j] = g[j] == 0.0 ? 0.0 : c[j] * g[j];
             } else {
                 dc_vmath_sin(c, c, (size_t)m);
                 for (j = 0; j < m; j++)
-                    c[j] *= -g[j];
+                    c[j] = g[j] == 0.0 ? 0.0 : c[j] * -g[j];
             }
             scatter(da, A.es, c, m);
         }
@@ -182,7 +185,7 @@ static void reverse(const sweep *s, const dc_instr *in, const double *g, const d
     case OP_MEAN: FOR_A(g0 / (double)m); break;
     case OP_NORM: FOR_A(y[0] == 0.0 ? 0.0 : g0 * A_(j) / y[0]); break;
     case OP_PROD:
-        if (da) {
+        if (da && g0 != 0.0) {
             /* product of the others, without dividing (zeros are fine) */
             double run = 1.0;
             for (j = 0; j < m; j++) {

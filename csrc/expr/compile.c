@@ -525,8 +525,11 @@ static dc_status allocate(dc_builder *b)
         d->index = nfree ? freelist[--nfree] : (int64_t)nregs++;
         d->slot = slot;
         slot += d->len;
+        /* max_len bounds every row an instruction touches (AD scratch too) */
         if ((size_t)d->len > p->max_len)
             p->max_len = (size_t)d->len;
+        if ((size_t)in->m > p->max_len)
+            p->max_len = (size_t)in->m;
         for (k = 0; k < in->nin; k++) {
             dc_value *s = &p->values[in->in[k].val];
             if (s->kind == VK_TEMP && last[in->in[k].val] == (int32_t)i && s->index >= 0) {

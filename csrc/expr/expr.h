@@ -113,8 +113,10 @@ typedef struct dc_value {
 
 /* A term of the additive decomposition used by separable_terms. */
 typedef struct dc_term {
-    dc_operand view; /* the vector (or scalar) whose elements are summed */
-    int32_t m;       /* elements (1 for a scalar term) */
+    dc_operand view;  /* the vector (or scalar) whose elements are summed */
+    dc_operand view2; /* times this one, when has2 (fused sum(A*B)) */
+    int has2;
+    int32_t m;        /* elements (1 for a scalar term) */
     int64_t a, c;    /* element j touches coordinate a*j + c */
     double coef;
 } dc_term;
@@ -127,9 +129,9 @@ typedef struct dc_structure {
     size_t n_groups;
     unsigned char *used;   /* n_inputs */
     int64_t *edges;        /* 2 * n_edges */
-    size_t n_edges;
+    size_t n_edges, cap_edges;
     dc_term *terms;        /* separable programs only */
-    size_t n_terms;
+    size_t n_terms, cap_terms;
 } dc_structure;
 
 struct dc_program {
@@ -143,7 +145,7 @@ struct dc_program {
     size_t n_consts, cap_consts;
     dc_operand result;
     size_t n_regs;     /* eval registers */
-    size_t max_len;    /* longest temp row */
+    size_t max_len;    /* longest row any instruction reads or writes */
     size_t slot_total; /* doubles of one row of all temps */
     char **names;      /* variable names (decision context) or NULL */
     size_t n_names;

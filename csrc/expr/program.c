@@ -64,7 +64,7 @@ dc_status dc_program_verify(const dc_program *p, dc_error *err)
         d = &p->values[in->dst];
         if (m < 1 || (info->cls == RED || info->cls == RED2 ? d->len != 1 : d->len != m) ||
             d->index < 0 || (size_t)d->index >= p->n_regs || d->slot < 0 ||
-            (size_t)(d->slot + d->len) > p->slot_total || (size_t)d->len > p->max_len) {
+            (size_t)(d->slot + d->len) > p->slot_total || (size_t)m > p->max_len) {
             st = bad(err, i, "shape or register");
             break;
         }

@@ -33,6 +33,7 @@ typedef struct dep {
     int nd;
     int64_t d[MAXD];
     uint64_t *S;    /* NULL when empty */
+    int owned;      /* S belongs to this (temporary) map */
 } dep;
 
 typedef struct an {
@@ -100,6 +101,7 @@ static void view_dep(an *s, dc_operand o, int64_t m, dep *out)
     if (v->kind == DEP_SET) {
         out->kind = DEP_SET;
         out->S = v->S; /* borrowed */
+        out->owned = 0;
         return;
     }
     if (o.step == 0) {
@@ -110,19 +112,22 @@ static void view_dep(an *s, dc_operand o, int64_t m, dep *out)
         for (k = 0; k < v->nd; k++)
             set_add(s, &out->S, v->a * o.off + v->c + v->d[k]);
         set_union(s, &out->S, v->S);
-        out->nd = -1; /* S owned */
+        out->owned = 1;
         return;
     }
     (void)m;
     *out = *v;
+    out->owned = 0;
     out->a = v->a * o.step;
     out->c = v->a * o.off + v->c;
 }
 
 static void drop_view(an *s, dep *e)
 {
-    if (e->nd == -1 && e->S)
+    if (e->owned && e->S)
         dc_mem_free(s->al, e->S, s->words * 8);
+    e->S = NULL;
+    e->owned = 0;
 }
 
 static void add_d(dep *r, int64_t d, int *overflow)
@@ -138,51 +143,58 @@ static void add_d(dep *r, int64_t d, int *overflow)
     r->d[r->nd++] = d;
 }
 
+/* Elementwise combination of operand maps over m elements (vector result). */
+static void combine(an *s, const dep *ops, int nops, int64_t m, dep *r)
+{
+    int have_affine = 0, overflow = 0, k;
+    memset(r, 0, sizeof *r);
+    for (k = 0; k < nops; k++) {
+        const dep *e = &ops[k];
+        if (e->kind == DEP_CONST)
+            continue;
+        set_union(s, &r->S, e->S);
+        if (e->kind != DEP_AFFINE)
+            continue;
+        if (!have_affine) {
+            int q;
+            have_affine = 1;
+            r->a = e->a;
+            r->c = e->c;
+            for (q = 0; q < e->nd; q++)
+                add_d(r, e->d[q], &overflow);
+        } else if (e->a == r->a) {
+            int q;
+            for (q = 0; q < e->nd; q++)
+                add_d(r, e->c - r->c + e->d[q], &overflow);
+        } else {
+            overflow = 1;
+        }
+    }
+    if (overflow) {
+        /* no simple element map: every element may depend on all of it */
+        for (k = 0; k < nops; k++)
+            if (ops[k].kind == DEP_AFFINE)
+                add_family(s, &r->S, &ops[k], m);
+        r->kind = DEP_SET;
+        r->nd = 0;
+    } else {
+        r->kind = have_affine ? DEP_AFFINE : (r->S ? DEP_SET : DEP_CONST);
+    }
+}
+
 static void analyze_instr(an *s, const dc_instr *in)
 {
     dep *r = &s->deps[in->dst];
     const dc_value *dv = &s->p->values[in->dst];
-    int cls = dc_op_info(in->op)->cls, k, overflow = 0;
+    int cls = dc_op_info(in->op)->cls, k;
     dep ops[3];
-    memset(r, 0, sizeof *r);
     for (k = 0; k < in->nin; k++)
         view_dep(s, in->in[k], in->m, &ops[k]);
     if (cls == EW && dv->vec) {
-        int have_affine = 0;
-        for (k = 0; k < in->nin; k++) {
-            const dep *e = &ops[k];
-            if (e->kind == DEP_CONST)
-                continue;
-            set_union(s, &r->S, e->S);
-            if (e->kind != DEP_AFFINE)
-                continue;
-            if (!have_affine) {
-                int q;
-                have_affine = 1;
-                r->a = e->a;
-                r->c = e->c;
-                for (q = 0; q < e->nd; q++)
-                    add_d(r, e->d[q], &overflow);
-            } else if (e->a == r->a) {
-                int q;
-                for (q = 0; q < e->nd; q++)
-                    add_d(r, e->c - r->c + e->d[q], &overflow);
-            } else {
-                overflow = 1;
-            }
-        }
-        if (overflow) {
-            /* no simple element map: every element may depend on all of it */
-            for (k = 0; k < in->nin; k++)
-                if (ops[k].kind == DEP_AFFINE)
-                    add_family(s, &r->S, &ops[k], in->m);
-            r->kind = DEP_SET;
-            r->nd = 0;
-        } else {
-            r->kind = have_affine ? DEP_AFFINE : (r->S ? DEP_SET : DEP_CONST);
-        }
+        combine(s, ops, in->nin, in->m, r);
     } else {
         /* scalars, reductions, cumsum: a set */
+        memset(r, 0, sizeof *r);
         for (k = 0; k < in->nin; k++) {
             const dep *e = &ops[k];
             set_union(s, &r->S, e->S);
@@ -198,7 +210,7 @@ static void analyze_instr(an *s, const dc_instr *in)
 /* ---- additive terms ---- */
 
 typedef struct term {
-    dc_operand view;
+    dc_operand view, view2; /* view2.val < 0: none */
     int64_t m;
     double coef;
 } term;
@@ -224,17 +236,24 @@ static int const_scalar(const dc_program *p, dc_operand o, double *x)
     return 1;
 }
 
-static int push(an *s, termlist *L, dc_operand o, int64_t m, double coef)
+static int push2(an *s, termlist *L, dc_operand o, dc_operand o2, int64_t m, double coef)
 {
     if (!dc_mem_grow(s->al, (void **)&L->t, &L->cap, L->n + 1, sizeof(term))) {
         s->failed = 1;
         return 0;
     }
     L->t[L->n].view = o;
+    L->t[L->n].view2 = o2;
     L->t[L->n].m = m;
     L->t[L->n].coef = coef;
     L->n++;
     return 1;
+}
+
+static int push(an *s, termlist *L, dc_operand o, int64_t m, double coef)
+{
+    dc_operand none = {-1, 0, 0};
+    return push2(s, L, o, none, m, coef);
 }
 
 /* Split the result into terms; work list instead of recursion. */
@@ -249,10 +268,11 @@ static void decompose(an *s, const int32_t *def, termlist *out)
         term t = work.t[--work.n];
         const dc_instr *in;
         double k;
-        if (p->values[t.view.val].kind == VK_CONST)
+        if (p->values[t.view.val].kind == VK_CONST &&
+            (t.view2.val < 0 || p->values[t.view2.val].kind == VK_CONST))
             continue;
-        if (t.m > 1) { /* a vector family */
-            push(s, out, t.view, t.m, t.coef);
+        if (t.m > 1 || t.view2.val >= 0) { /* a vector family */
+            push2(s, out, t.view, t.view2, t.m, t.coef);
             continue;
         }
         in = (t.view.step == 0 && t.view.off == 0) ? def_of(p, def, t.view) : NULL;
@@ -309,12 +329,32 @@ static void decompose(an *s, const int32_t *def, termlist *out)
             }
             break;
         }
+        case OP_SUMMUL:
+            /* sum_j A[j]*B[j]: one family whose element j is the product */
+            push2(s, &work, in->in[0], in->in[1], in->m, t.coef);
+            break;
         default:
             push(s, out, t.view, 1, t.coef);
             break;
         }
     }
     dc_mem_free(s->al, work.t, work.cap * sizeof(term));
+}
+
+/* The map of a term: its view, or both views combined elementwise. */
+static void term_dep(an *s, const term *t, dep *out)
+{
+    dep two[2];
+    if (t->view2.val < 0) {
+        view_dep(s, t->view, t->m, out);
+        return;
+    }
+    view_dep(s, t->view, t->m, &two[0]);
+    view_dep(s, t->view2, t->m, &two[1]);
+    combine(s, two, 2, t->m, out);
+    out->owned = 1;
+    drop_view(s, &two[0]);
+    drop_view(s, &two[1]);
 }
 
 /* ---- union-find and edges ---- */
@@ -478,7 +518,7 @@ dc_status dc_structure_analyze(dc_program *p)
     for (i = 0; i < terms.n && !s.failed; i++) {
         const term *t = &terms.t[i];
         dep e;
-        view_dep(&s, t->view, t->m, &e);
+        term_dep(&s, t, &e);
         if (e.kind == DEP_AFFINE && !e.S) {
             int64_t j;
             int k;
@@ -538,6 +578,7 @@ dc_status dc_structure_analyze(dc_program *p)
     }
     st->edges = E.e;
     st->n_edges = E.n;
+    st->cap_edges = E.cap;
     st->edges_too_large = E.overflow;
     E.e = NULL;
     {
@@ -574,7 +615,8 @@ dc_status dc_structure_analyze(dc_program *p)
     if (st->kind == DC_STRUCT_SEPARABLE) {
         /* keep the terms for dc_separable_terms; decide identical g_j */
         int identical = 1;
-        st->terms = dc_mem_alloc(s.al, terms.n * sizeof(dc_term));
+        st->cap_terms = terms.n ? terms.n : 1;
+        st->terms = dc_mem_alloc(s.al, st->cap_terms * sizeof(dc_term));
         if (!st->terms) {
             s.failed = 1;
             goto cleanup;
@@ -583,19 +625,22 @@ dc_status dc_structure_analyze(dc_program *p)
             const term *t = &terms.t[i];
             dc_term *o = &st->terms[st->n_terms];
             dep e;
-            view_dep(&s, t->view, t->m, &e);
+            term_dep(&s, t, &e);
             if (e.kind == DEP_CONST) {
                 drop_view(&s, &e);
                 continue;
             }
             o->view = t->view;
+            o->view2 = t->view2;
+            o->has2 = t->view2.val >= 0;
             o->m = (int32_t)t->m;
             o->coef = t->coef;
             if (e.kind == DEP_AFFINE) {
                 o->a = e.a;
                 o->c = e.c + e.d[0];
                 if (!((e.a == 1 && o->c == 0) || (e.a == -1 && o->c == (int64_t)n - 1)) ||
-                    t->m != (int64_t)n || !p->values[t->view.val].uniform)
+                    t->m != (int64_t)n || !p->values[t->view.val].uniform ||
+                    (o->has2 && !p->values[t->view2.val].uniform))
                     identical = 0;
             } else {
                 /* a scalar term on one coordinate */
@@ -633,8 +678,8 @@ void dc_structure_release(dc_program *p)
     size_t n = p->n_inputs ? p->n_inputs : 1;
     dc_mem_free(&p->alloc, st->used, n);
     dc_mem_free(&p->alloc, st->group, n * sizeof(int64_t));
-    dc_mem_free(&p->alloc, st->edges, st->n_edges ? 2 * st->n_edges * sizeof(int64_t) : 0);
-    dc_mem_free(&p->alloc, st->terms, st->n_terms * sizeof(dc_term));
+    dc_mem_free(&p->alloc, st->edges, st->cap_edges * sizeof(int64_t));
+    dc_mem_free(&p->alloc, st->terms, st->cap_terms * sizeof(dc_term));
     memset(st, 0, sizeof *st);
 }
 
@@ -712,8 +757,12 @@ dc_status dc_separable_terms(const dc_program *p, dc_workspace *ws, const double
         for (t = 0; t < p->st.n_terms; t++) {
             const dc_term *tm = &p->st.terms[t];
             int64_t j;
-            for (j = 0; j < tm->m; j++)
-                g[tm->a * j + tm->c] += tm->coef * dc_vm_slot_elem(p, ws, x, tm->view, j);
+            for (j = 0; j < tm->m; j++) {
+                double v = dc_vm_slot_elem(p, ws, x, tm->view, j);
+                if (tm->has2)
+                    v *= dc_vm_slot_elem(p, ws, x, tm->view2, j);
+                g[tm->a * j + tm->c] += tm->coef * v;
+            }
         }
     }
     return DC_OK;

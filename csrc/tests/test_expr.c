@@ -1,0 +1,415 @@
+/*
+ * test_expr.c -- C unit tests of the expression library through decido.h.
+ * Run under AddressSanitizer + UBSan in CI (make ctest-sanitize).
+ *
+ * The test allocator stores each block's size in a header and checks that
+ * every free and realloc passes the size the block was allocated with, and
+ * can be told to fail after k allocations: every out-of-memory path must
+ * return DC_ERR_NOMEM and leak nothing (LeakSanitizer checks at exit).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decido.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (cond) {                                                                        \
+            passed++;                                                                      \
+        } else {                                                                           \
+            failed++;                                                                      \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
+            printf(__VA_ARGS__);                                                           \
+            printf("\n");                                                                  \
+        }                                                                                  \
+    } while (0)
+
+/* ---- checking allocator ---- */
+typedef struct counting {
+    long allocations, fail_after, live_blocks, size_errors;
+} counting;
+
+typedef struct header {
+    size_t size;
+    size_t pad;
+} header;
+
+static void *test_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
+{
+    counting *c = ud;
+    header *h = ptr ? (header *)ptr - 1 : NULL;
+    if (h && h->size != old_size)
+        c->size_errors++;
+    if (new_size == 0) {
+        if (h) {
+            c->live_blocks--;
+            free(h);
+        }
+        return NULL;
+    }
+    if (c->fail_after >= 0 && c->allocations >= c->fail_after)
+        return NULL;
+    c->allocations++;
+    {
+        header *nh = realloc(h, sizeof(header) + new_size);
+        if (!nh)
+            return NULL;
+        if (!h)
+            c->live_blocks++;
+        nh->size = new_size;
+        return nh + 1;
+    }
+}
+
+static dc_program *compile_n(const char *text, int64_t n, dc_error *err)
+{
+    dc_options o;
+    dc_program *p = NULL;
+    dc_options_init(&o);
+    o.n = n;
+    dc_compile(text, strlen(text), &o, &p, err);
+    return p;
+}
+
+static double eval_at(const char *text, int64_t n, const double *x)
+{
+    dc_error err;
+    dc_program *p = compile_n(text, n, &err);
+    dc_workspace *ws;
+    double v = NAN;
+    if (!p) {
+        printf("  compile failed: %s: %s\n", text, err.message);
+        return NAN;
+    }
+    ws = dc_workspace_new(p, NULL);
+    if (dc_eval(p, ws, x, &v) != DC_OK)
+        v = NAN;
+    dc_workspace_free(ws);
+    dc_program_free(p);
+    return v;
+}
+
+static void test_values(void)
+{
+    const double x3[3] = {1.0, 2.0, 3.0};
+    const double z1[1] = {0.0};
+    struct {
+        const char *text;
+        double expect;
+    } cases[] = {
+        {"1 + 2 * 3", 7.0},
+        {"-2**2", -4.0},
+        {"2**-1", 0.5},
+        {"2**3**2", 512.0},
+        {"(-7) % 3", 2.0},
+        {"7 % -3", -2.0},
+        {"1 < 2 < 3", 1.0},
+        {"3 > 2 > 2", 0.0},
+        {"not 0 and 1", 1.0},
+        {"0 or 0", 0.0},
+        {"sum(x)", 6.0},
+        {"sum(i*x)", 14.0},
+        {"x[-1] - x[0]", 2.0},
+        {"sum(x[::2])", 4.0},
+        {"sum(x[1::2])", 2.0},
+        {"sum(x[::-1] * i)", 10.0},
+        {"prod(x)", 6.0},
+        {"mean(x)", 2.0},
+        {"norm(x[:2])", sqrt(5.0)},
+        {"min(x) + max(x)", 4.0},
+        {"min(1, 2, -3)", -3.0},
+        {"sum(cumsum(x))", 10.0},
+        {"sum(where(x > 1, x, 0))", 5.0},
+        {"sum(clip(x, 1.5, 2.5))", 6.0},
+        {"n", 3.0},
+        {"sum(x**2)", 14.0},
+        {"sum(x**3)", 36.0},
+        {"sum(x**0.5)", 1.0 + sqrt(2.0) + sqrt(3.0)},
+        {"sum(x**-1)", 1.0 + 0.5 + 1.0 / 3.0},
+        {"atan2(1, 1) * 4", 3.141592653589793},
+        {"hypot(x[0], x[1]) ** 2", 5.0},
+        {"sum(x[1:] - x[:-1])", 2.0},
+        {"x[n-1]", 3.0},
+        {"sum(x == 2)", 1.0},
+        {"sum(sign(x - 2))", 0.0},
+        {"round(2.5) + round(-2.5)", 0.0},
+    };
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        double v = eval_at(cases[k].text, 3, x3);
+        CHECK(fabs(v - cases[k].expect) <= 1e-12 * (1.0 + fabs(cases[k].expect)),
+              "%s = %.17g, expected %.17g", cases[k].text, v, cases[k].expect);
+    }
+    CHECK(eval_at("0 % 0", 1, z1) != eval_at("0 % 0", 1, z1), "0 %% 0 is NaN");
+    CHECK(signbit(eval_at("x[0] * -1", 1, z1)), "-0.0 kept");
+    CHECK(signbit(eval_at("(x[0] * -1) ** 0.5", 1, z1)) == 0, "pow(-0, .5) is +0");
+    CHECK(signbit(eval_at("-0.0 ** 0.5", 1, z1)), "-0.0 ** 0.5 is -(0.0 ** 0.5)");
+    CHECK(eval_at("(-1/0) ** 0.5", 1, z1) == INFINITY, "pow(-inf, .5) is +inf");
+}
+
+static void test_errors(void)
+{
+    struct {
+        const char *text;
+        dc_status status;
+        size_t position;
+    } cases[] = {
+        {"", DC_ERR_EMPTY, 0},
+        {"   ", DC_ERR_EMPTY, 0},
+        {"1 +", DC_ERR_SYNTAX, 3},
+        {"(1", DC_ERR_SYNTAX, 2},
+        {"1)", DC_ERR_SYNTAX, 1},
+        {"x & 1", DC_ERR_BITWISE, 2},
+        {"x | 1", DC_ERR_BITWISE, 2},
+        {"1 = 1", DC_ERR_SYNTAX, 2},
+        {"2 ^ 3", DC_ERR_SYNTAX, 2},
+        {"1.2.3", DC_ERR_NUMBER, 0},
+        {"1e", DC_ERR_NUMBER, 0},
+        {"2x", DC_ERR_NUMBER, 0},
+        {"sum(y)", DC_ERR_UNKNOWN_NAME, 4},
+        {"foo(x)", DC_ERR_UNKNOWN_FUNCTION, 0},
+        {"x(1)", DC_ERR_NOT_CALLABLE, 0},
+        {"sin + 1", DC_ERR_FUNCTION_VALUE, 0},
+        {"atan2(1)", DC_ERR_ARITY, 0},
+        {"sum(x[1:] + x)", DC_ERR_SHAPE, 10},
+        {"n[0]", DC_ERR_NOT_INDEXABLE, 1},
+        {"x[3]", DC_ERR_INDEX, 2},
+        {"x[-4]", DC_ERR_INDEX, 2},
+        {"x[0.5]", DC_ERR_INDEX, 2},
+        {"x[x[0]]", DC_ERR_INDEX, 2},
+        {"x[1e300]", DC_ERR_INDEX, 2},
+        {"sum(x[::0])", DC_ERR_SLICE, 8},
+        {"sum(x[2:1])", DC_ERR_SLICE, 5},
+        {"x * 2", DC_ERR_NOT_SCALAR, 0},
+        {"x[]", DC_ERR_SYNTAX, 1},
+        {"1 $ 2", DC_ERR_CHARACTER, 2},
+    };
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dc_error err;
+        dc_program *p = compile_n(cases[k].text, 3, &err);
+        CHECK(p == NULL && err.status == cases[k].status && err.position == cases[k].position,
+              "'%s': status %s at %zu (%s), expected %s at %zu", cases[k].text,
+              dc_status_code(err.status), err.position, err.message,
+              dc_status_code(cases[k].status), cases[k].position);
+        dc_program_free(p);
+    }
+    {
+        /* NUL bytes and non-ASCII are characters errors, not string ends */
+        const char text[] = {'x', '[', '0', ']', '\0', '+', '1'};
+        dc_options o;
+        dc_program *p = NULL;
+        dc_error err;
+        dc_options_init(&o);
+        o.n = 2;
+        CHECK(dc_compile(text, sizeof text, &o, &p, &err) == DC_ERR_CHARACTER &&
+                  err.position == 4,
+              "NUL byte: %s at %zu", dc_status_code(err.status), err.position);
+        dc_program_free(p);
+    }
+}
+
+static char *repeat(const char *head, const char *unit, size_t count, const char *tail)
+{
+    size_t hu = strlen(head), uu = strlen(unit), tu = strlen(tail), k;
+    char *s = malloc(hu + uu * count + tu + 1), *w = s;
+    if (!s)
+        return NULL;
+    memcpy(w, head, hu);
+    w += hu;
+    for (k = 0; k < count; k++, w += uu)
+        memcpy(w, unit, uu);
+    memcpy(w, tail, tu + 1);
+    return s;
+}
+
+static void test_limits(void)
+{
+    struct {
+        const char *head, *unit;
+        size_t count;
+        const char *tail;
+        dc_status status;
+    } cases[] = {
+        {"", "(", 100000, "1", DC_ERR_TOO_DEEP},
+        {"", "-", 100000, "1", DC_ERR_TOO_DEEP},
+        {"", "not ", 100000, "1", DC_ERR_TOO_DEEP},
+        {"1", "**1", 100000, "", DC_ERR_TOO_DEEP},
+        {"1", "+x[0]", 70000, "", DC_ERR_TOO_LARGE},
+    };
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *text = repeat(cases[k].head, cases[k].unit, cases[k].count, cases[k].tail);
+        dc_options o;
+        dc_program *p = NULL;
+        dc_error err;
+        dc_status st;
+        dc_options_init(&o);
+        o.n = 3;
+        o.max_length = 10000000;
+        st = dc_compile(text, strlen(text), &o, &p, &err);
+        CHECK(st == cases[k].status, "pathological %s x%zu: got %s (%s)", cases[k].unit,
+              cases[k].count, dc_status_code(st), err.message);
+        dc_program_free(p);
+        /* and with the default length limit */
+        st = dc_compile(text, strlen(text), NULL, &p, &err);
+        CHECK(st == DC_ERR_TOO_LONG, "default length limit: %s", dc_status_code(st));
+        free(text);
+    }
+    {
+        /* a long left-deep sum within limits compiles and evaluates (no recursion) */
+        char *text = repeat("x[0]", "+x[1]", 3000, "");
+        dc_options o;
+        dc_program *p = NULL;
+        dc_error err;
+        double x[2] = {1.0, 2.0}, v = 0;
+        dc_options_init(&o);
+        o.n = 2;
+        o.max_length = 100000;
+        CHECK(dc_compile(text, strlen(text), &o, &p, &err) == DC_OK, "long sum: %s",
+              err.message);
+        if (p) {
+            dc_workspace *ws = dc_workspace_new(p, NULL);
+            dc_eval(p, ws, x, &v);
+            CHECK(v == 6001.0, "long sum = %g", v);
+            dc_workspace_free(ws);
+        }
+        dc_program_free(p);
+        free(text);
+    }
+}
+
+static void test_out_of_memory(void)
+{
+    const char *texts[] = {
+        "10*n + sum(x**2 - 10*cos(2*pi*x))",
+        "sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)",
+        "sum((x[::2]-x[1::2])**2) + prod(cos(x/sqrt(i))) + sum(cumsum(x)) + norm(x)**2",
+        "y + foo",
+    };
+    size_t t;
+    for (t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+        long k;
+        int reached_ok = 0;
+        for (k = 0; k < 400 && !reached_ok; k++) {
+            counting c = {0, k, 0, 0};
+            dc_allocator a = {test_realloc, &c};
+            dc_options o;
+            dc_program *p = NULL;
+            dc_error err;
+            dc_status st;
+            dc_options_init(&o);
+            o.n = 6;
+            o.allocator = &a;
+            st = dc_compile(texts[t], strlen(texts[t]), &o, &p, &err);
+            CHECK(st == DC_OK || st == DC_ERR_NOMEM || st == DC_ERR_UNKNOWN_NAME,
+                  "%s with %ld allocations: %s", texts[t], k, dc_status_code(st));
+            if (st == DC_OK) {
+                double x[6] = {1, 2, 3, 4, 5, 6}, g[6], v;
+                long j;
+                reached_ok = 1;
+                /* workspaces: fail at each allocation too */
+                for (j = 0; j < 8; j++) {
+                    dc_workspace *ws;
+                    c.fail_after = c.allocations + j;
+                    ws = dc_workspace_new(p, &a);
+                    if (ws) {
+                        dc_status s1 = dc_eval(p, ws, x, &v);
+                        dc_status s2 = dc_gradient(p, ws, x, &v, g);
+                        CHECK((s1 == DC_OK || s1 == DC_ERR_NOMEM) &&
+                                  (s2 == DC_OK || s2 == DC_ERR_NOMEM),
+                              "eval/gradient under OOM: %s %s", dc_status_code(s1),
+                              dc_status_code(s2));
+                    }
+                    dc_workspace_free(ws);
+                }
+                dc_program_free(p);
+            } else if (st == DC_ERR_UNKNOWN_NAME) {
+                reached_ok = 1;
+            }
+            CHECK(c.live_blocks == 0 && c.size_errors == 0,
+                  "%s (fail after %ld): %ld blocks leaked, %ld size errors", texts[t], k,
+                  c.live_blocks, c.size_errors);
+        }
+        CHECK(reached_ok, "%s never compiled within 400 allocations", texts[t]);
+    }
+}
+
+static void test_gradient_and_structure(void)
+{
+    dc_error err;
+    dc_program *p = compile_n("sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)", 4, &err);
+    dc_workspace *ws = dc_workspace_new(p, NULL);
+    double x[4] = {0.5, -1.0, 2.0, 0.25}, g[4], v, h = 1e-6;
+    int64_t pairs[8];
+    size_t count = 0, j;
+    CHECK(dc_structure_kind_of(p) == DC_STRUCT_CHAINED, "rosenbrock is chained");
+    CHECK(dc_structure_edges(p, pairs, 4, &count) == DC_OK && count == 3 && pairs[0] == 0 &&
+              pairs[1] == 1 && pairs[5] == 3,
+          "rosenbrock edges");
+    dc_gradient(p, ws, x, &v, g);
+    for (j = 0; j < 4; j++) {
+        double xp[4], xm[4], fp, fm;
+        memcpy(xp, x, sizeof x);
+        memcpy(xm, x, sizeof x);
+        xp[j] += h;
+        xm[j] -= h;
+        dc_eval(p, ws, xp, &fp);
+        dc_eval(p, ws, xm, &fm);
+        CHECK(fabs((fp - fm) / (2 * h) - g[j]) < 1e-4 * (1 + fabs(g[j])),
+              "rosenbrock d/dx%zu: AD %.10g vs FD %.10g", j, g[j], (fp - fm) / (2 * h));
+    }
+    dc_workspace_free(ws);
+    dc_program_free(p);
+
+    p = compile_n("10*n + sum(x**2 - 10*cos(2*pi*x))", 5, &err);
+    CHECK(dc_structure_kind_of(p) == DC_STRUCT_SEPARABLE && dc_structure_identical_terms(p),
+          "rastrigin separable with identical terms");
+    dc_program_free(p);
+    p = compile_n("sum(i*x**2)", 5, &err);
+    CHECK(dc_structure_kind_of(p) == DC_STRUCT_SEPARABLE && !dc_structure_identical_terms(p),
+          "sum(i*x**2) separable, not identical");
+    dc_program_free(p);
+    p = compile_n("sum(x)**2", 5, &err);
+    CHECK(dc_structure_kind_of(p) == DC_STRUCT_GENERAL, "sum(x)**2 general");
+    dc_program_free(p);
+    p = compile_n("sum((x[::2]-x[1::2])**2)", 6, &err);
+    CHECK(dc_structure_kind_of(p) == DC_STRUCT_GROUPED, "pairs grouped");
+    dc_program_free(p);
+}
+
+/* Reductions over the input row read n elements with no temporary of that
+ * length: the reverse sweep's scratch must still hold them. */
+static void test_gradient_of_input_reductions(void)
+{
+    const char *texts[] = {"sum(x)", "prod(x)", "norm(x)", "min(x)", "max(x)", "mean(x)",
+                           "sum(x*x)", "x[0] * sum(x[::-1])"};
+    size_t t, j;
+    double x[40], g[40], v;
+    for (j = 0; j < 40; j++)
+        x[j] = 1.0 + 0.01 * (double)j;
+    for (t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+        dc_error err;
+        dc_program *p = compile_n(texts[t], 40, &err);
+        dc_workspace *ws = dc_workspace_new(p, NULL);
+        CHECK(p && dc_gradient(p, ws, x, &v, g) == DC_OK, "gradient of %s", texts[t]);
+        dc_workspace_free(ws);
+        dc_program_free(p);
+    }
+}
+
+int main(void)
+{
+    test_gradient_of_input_reductions();
+    test_values();
+    test_errors();
+    test_limits();
+    test_out_of_memory();
+    test_gradient_and_structure();
+    printf("test_expr: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
