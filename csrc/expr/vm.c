@@ -21,8 +21,19 @@
 
 #define TILE_ELEMENTS 1024u /* doubles per register per tile (8 KiB) */
 
+/* The kernels are also compiled for x86-64-v3 (AVX2) and picked at load
+ * time.  Results are bit-identical: ISO C mode contracts no a*b+c into FMA
+ * and nothing is reassociated. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(DECIDO_NO_CLONES) && !defined(__SANITIZE_ADDRESS__)
+#define DC_KERNEL_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define DC_KERNEL_CLONES
+#endif
+
 /* ---- reductions (one row) ---- */
 
+DC_KERNEL_CLONES
 double dc_vm_reduce_row(int op, const double *a, ptrdiff_t es, int64_t m)
 {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, acc;
@@ -105,6 +116,7 @@ double dc_vm_reduce_const(int op, const double *a, int64_t step, int64_t m)
 #define F_SUB(u, v) ((u) - (v))
 #define F_MUL(u, v) ((u) * (v))
 
+DC_KERNEL_CLONES
 static double fused_row(int op, const double *a, ptrdiff_t ea, const double *b, ptrdiff_t eb,
                         ptrdiff_t m)
 {
@@ -250,6 +262,7 @@ static fn1 libm_of(int op)
 }
 
 /* Run one instruction over a tile.  D: destination rows (stride m). */
+DC_KERNEL_CLONES
 void dc_vm_exec(const dc_instr *in, double *D, ptrdiff_t R, const dc_view *ops)
 {
     const dc_view *A = &ops[0], *B = &ops[1], *C = &ops[2];
