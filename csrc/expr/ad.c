@@ -19,7 +19,6 @@
 
 #include "common/vmath.h"
 #include "expr/expr.h"
-#include "expr/scalar.h"
 #include "expr/vm.h"
 
 typedef struct sweep {
@@ -40,12 +39,14 @@ static double *adjoint_of(const sweep *s, dc_operand o)
     return s->ws->adj + v->slot + o.off;
 }
 
+DC_KERNEL_CLONES
 static void scatter(double *adj, ptrdiff_t es, const double *c, ptrdiff_t m)
 {
     ptrdiff_t j;
-    if (!adj)
-        return;
-    if (es == 0) {
+    if (es == 1) {
+        for (j = 0; j < m; j++)
+            adj[j] += c[j];
+    } else if (es == 0) {
         double t = 0.0;
         for (j = 0; j < m; j++)
             t += c[j];
@@ -56,178 +57,209 @@ static void scatter(double *adj, ptrdiff_t es, const double *c, ptrdiff_t m)
     }
 }
 
-#define A_(j) (A.p[(j) * A.es])
-#define B_(j) (B.p[(j) * B.es])
-#define C_(j) (C.p[(j) * C.es])
+/* The operand as a contiguous array of m values (gathered or broadcast
+ * into buf when its view is strided), so the loops below vectorize. */
+static const double *dense(const dc_view *v, ptrdiff_t m, double *buf)
+{
+    ptrdiff_t j;
+    if (v->es == 1)
+        return v->p;
+    if (v->es == 0) {
+        const double s0 = v->p[0];
+        for (j = 0; j < m; j++)
+            buf[j] = s0;
+    } else {
+        for (j = 0; j < m; j++)
+            buf[j] = v->p[j * v->es];
+    }
+    return buf;
+}
+
+/* c holds contributions; a zero adjoint contributes exactly zero, so a
+ * branch that where() does not take (sqrt of a negative, say) cannot poison
+ * the gradient with 0 * NaN. */
+static void deliver(double *adj, ptrdiff_t es, double *c, const double *g, int red, ptrdiff_t m)
+{
+    ptrdiff_t j;
+    if (!adj)
+        return;
+    if (!red)
+        for (j = 0; j < m; j++)
+            c[j] = g[j] == 0.0 ? 0.0 : c[j];
+    scatter(adj, es, c, m);
+}
 
 /* Contributions of one instruction.  g: adjoint of the result (m values,
- * or one for a reduction); y: the result; c: scratch of m doubles. */
+ * or one for a reduction); y: the result; scratch: 4 * m doubles. */
+DC_KERNEL_CLONES
 static void reverse(const sweep *s, const dc_instr *in, const double *g, const double *y,
-                    double *c)
+                    double *scratch)
 {
     const dc_program *p = s->p;
-    dc_view A, B, C;
-    double *da = NULL, *db = NULL, *dc_ = NULL;
+    dc_view V[3];
+    double *adj[3] = {NULL, NULL, NULL};
+    const double *a = NULL, *b = NULL, *cc = NULL;
+    double *c = scratch;
     ptrdiff_t m = in->m, j;
-    int red = dc_op_info(in->op)->cls == RED || dc_op_info(in->op)->cls == RED2;
-    double g0 = g[0];
+    int cls = dc_op_info(in->op)->cls, red = cls == RED || cls == RED2, k;
+    const double g0 = g[0];
 
-    dc_vm_view(p, s->x, 0, s->ws->slots, 0, in->in[0], &A);
-    da = adjoint_of(s, in->in[0]);
-    if (in->nin > 1) {
-        dc_vm_view(p, s->x, 0, s->ws->slots, 0, in->in[1], &B);
-        db = adjoint_of(s, in->in[1]);
+    if (red && g0 == 0.0)
+        return;
+    for (k = 0; k < in->nin; k++) {
+        dc_vm_view(p, s->x, 0, s->ws->slots, 0, in->in[k], &V[k]);
+        adj[k] = adjoint_of(s, in->in[k]);
     }
-    if (in->nin > 2) {
-        dc_vm_view(p, s->x, 0, s->ws->slots, 0, in->in[2], &C);
-        dc_ = adjoint_of(s, in->in[2]);
-    }
+    a = dense(&V[0], m, scratch + m);
+    if (in->nin > 1)
+        b = dense(&V[1], m, scratch + 2 * m);
+    if (in->nin > 2)
+        cc = dense(&V[2], m, scratch + 3 * m);
+
 #define GJ (red ? g0 : g[j])
-    /* A zero adjoint contributes exactly zero, so a branch that where()
-     * does not take (sqrt of a negative, say) cannot poison the gradient. */
-#define FOR_X(D, V, EXPR) do { if (D) { for (j = 0; j < m; j++) c[j] = GJ == 0.0 ? 0.0 : (EXPR); scatter(D, V.es, c, m); } } while (0)
-#define FOR_A(EXPR) FOR_X(da, A, EXPR)
-#define FOR_B(EXPR) FOR_X(db, B, EXPR)
-#define FOR_C(EXPR) FOR_X(dc_, C, EXPR)
+#define FOR(K, EXPR)                                                                       \
+    do {                                                                                   \
+        if (adj[K]) {                                                                      \
+            for (j = 0; j < m; j++)                                                        \
+                c[j] = (EXPR);                                                             \
+            deliver(adj[K], V[K].es, c, g, red, m);                                        \
+        }                                                                                  \
+    } while (0)
 
     switch (in->op) { /* ORDER OP */
     case OP_ADD: case OP_SUMADD:
-        FOR_A(GJ);
-        FOR_B(GJ);
+        FOR(0, GJ);
+        FOR(1, GJ);
         break;
     case OP_SUB: case OP_SUMSUB:
-        FOR_A(GJ);
-        FOR_B(-GJ);
+        FOR(0, GJ);
+        FOR(1, -GJ);
         break;
     case OP_MUL: case OP_SUMMUL:
-        FOR_A(GJ * B_(j));
-        FOR_B(GJ * A_(j));
+        FOR(0, GJ * b[j]);
+        FOR(1, GJ * a[j]);
         break;
     case OP_DIV:
-        FOR_A(g[j] / B_(j));
-        FOR_B(-g[j] * y[j] / B_(j));
+        FOR(0, g[j] / b[j]);
+        FOR(1, -g[j] * y[j] / b[j]);
         break;
     case OP_MOD:
-        FOR_A(g[j]);
-        FOR_B(-g[j] * floor(A_(j) / B_(j)));
+        FOR(0, g[j]);
+        FOR(1, -g[j] * floor(a[j] / b[j]));
         break;
     case OP_POW:
-        FOR_A(g[j] * B_(j) * pow(A_(j), B_(j) - 1.0));
-        FOR_B(A_(j) == 0.0 ? 0.0 : g[j] * y[j] * log(A_(j)));
+        FOR(0, g[j] * b[j] * pow(a[j], b[j] - 1.0));
+        FOR(1, a[j] == 0.0 ? 0.0 : g[j] * y[j] * log(a[j]));
         break;
     case OP_ATAN2:
-        FOR_A((A_(j) == 0.0 && B_(j) == 0.0) ? 0.0
-              : g[j] * B_(j) / (A_(j) * A_(j) + B_(j) * B_(j)));
-        FOR_B((A_(j) == 0.0 && B_(j) == 0.0) ? 0.0
-              : -g[j] * A_(j) / (A_(j) * A_(j) + B_(j) * B_(j)));
+        FOR(0, (a[j] == 0.0 && b[j] == 0.0) ? 0.0 : g[j] * b[j] / (a[j] * a[j] + b[j] * b[j]));
+        FOR(1, (a[j] == 0.0 && b[j] == 0.0) ? 0.0 : -g[j] * a[j] / (a[j] * a[j] + b[j] * b[j]));
         break;
     case OP_HYPOT:
-        FOR_A(y[j] == 0.0 ? 0.0 : g[j] * A_(j) / y[j]);
-        FOR_B(y[j] == 0.0 ? 0.0 : g[j] * B_(j) / y[j]);
+        FOR(0, y[j] == 0.0 ? 0.0 : g[j] * a[j] / y[j]);
+        FOR(1, y[j] == 0.0 ? 0.0 : g[j] * b[j] / y[j]);
         break;
     case OP_MIN2:
-        FOR_A((A_(j) <= B_(j) || A_(j) != A_(j)) ? g[j] : 0.0);
-        FOR_B((A_(j) <= B_(j) || A_(j) != A_(j)) ? 0.0 : g[j]);
+        FOR(0, (a[j] <= b[j] || a[j] != a[j]) ? g[j] : 0.0);
+        FOR(1, (a[j] <= b[j] || a[j] != a[j]) ? 0.0 : g[j]);
         break;
     case OP_MAX2:
-        FOR_A((A_(j) >= B_(j) || A_(j) != A_(j)) ? g[j] : 0.0);
-        FOR_B((A_(j) >= B_(j) || A_(j) != A_(j)) ? 0.0 : g[j]);
+        FOR(0, (a[j] >= b[j] || a[j] != a[j]) ? g[j] : 0.0);
+        FOR(1, (a[j] >= b[j] || a[j] != a[j]) ? 0.0 : g[j]);
         break;
-    case OP_NEG: FOR_A(-g[j]); break;
+    case OP_NEG: FOR(0, -g[j]); break;
     case OP_SQRTPOW:
-    case OP_SQRT: FOR_A(g[j] * 0.5 / y[j]); break;
-    case OP_ABS: FOR_A(g[j] * dc_sign(A_(j))); break;
-    case OP_EXP: FOR_A(g[j] * y[j]); break;
-    case OP_LOG: FOR_A(g[j] / A_(j)); break;
-    case OP_LOG2: FOR_A(g[j] / (A_(j) * 0.69314718055994530942)); break;
-    case OP_LOG10: FOR_A(g[j] / (A_(j) * 2.30258509299404568402)); break;
-    case OP_LOG1P: FOR_A(g[j] / (1.0 + A_(j))); break;
-    case OP_EXPM1: FOR_A(g[j] * (y[j] + 1.0)); break;
+    case OP_SQRT: FOR(0, g[j] * 0.5 / y[j]); break;
+    case OP_ABS: FOR(0, g[j] * (a[j] > 0.0 ? 1.0 : a[j] < 0.0 ? -1.0 : a[j] == 0.0 ? 0.0 : a[j])); break;
+    case OP_EXP: FOR(0, g[j] * y[j]); break;
+    case OP_LOG: FOR(0, g[j] / a[j]); break;
+    case OP_LOG2: FOR(0, g[j] / (a[j] * 0.69314718055994530942)); break;
+    case OP_LOG10: FOR(0, g[j] / (a[j] * 2.30258509299404568402)); break;
+    case OP_LOG1P: FOR(0, g[j] / (1.0 + a[j])); break;
+    case OP_EXPM1: FOR(0, g[j] * (y[j] + 1.0)); break;
     case OP_SIN:
     case OP_COS:
-        if (da) {
-            for (j = 0; j < m; j++)
-                c[j] = A_(j);
+        if (adj[0]) {
             if (in->op == OP_SIN) {
-                dc_vmath_cos(c, c, (size_t)m);
+                dc_vmath_cos(a, c, (size_t)m);
                 for (j = 0; j < m; j++)
-                    c[j] = g[j] == 0.0 ? 0.0 : c[j] * g[j];
+                    c[j] *= g[j];
             } else {
-                dc_vmath_sin(c, c, (size_t)m);
+                dc_vmath_sin(a, c, (size_t)m);
                 for (j = 0; j < m; j++)
-                    c[j] = g[j] == 0.0 ? 0.0 : c[j] * -g[j];
+                    c[j] *= -g[j];
             }
-            scatter(da, A.es, c, m);
+            deliver(adj[0], V[0].es, c, g, 0, m);
         }
         break;
-    case OP_TAN: FOR_A(g[j] * (1.0 + y[j] * y[j])); break;
-    case OP_ASIN: FOR_A(g[j] / sqrt(1.0 - A_(j) * A_(j))); break;
-    case OP_ACOS: FOR_A(-g[j] / sqrt(1.0 - A_(j) * A_(j))); break;
-    case OP_ATAN: FOR_A(g[j] / (1.0 + A_(j) * A_(j))); break;
-    case OP_SINH: FOR_A(g[j] * cosh(A_(j))); break;
-    case OP_COSH: FOR_A(g[j] * sinh(A_(j))); break;
-    case OP_TANH: FOR_A(g[j] * (1.0 - y[j] * y[j])); break;
+    case OP_TAN: FOR(0, g[j] * (1.0 + y[j] * y[j])); break;
+    case OP_ASIN: FOR(0, g[j] / sqrt(1.0 - a[j] * a[j])); break;
+    case OP_ACOS: FOR(0, -g[j] / sqrt(1.0 - a[j] * a[j])); break;
+    case OP_ATAN: FOR(0, g[j] / (1.0 + a[j] * a[j])); break;
+    case OP_SINH: FOR(0, g[j] * cosh(a[j])); break;
+    case OP_COSH: FOR(0, g[j] * sinh(a[j])); break;
+    case OP_TANH: FOR(0, g[j] * (1.0 - y[j] * y[j])); break;
     case OP_WHERE:
-        FOR_B(A_(j) != 0.0 ? g[j] : 0.0);
-        FOR_C(A_(j) != 0.0 ? 0.0 : g[j]);
+        FOR(1, a[j] != 0.0 ? g[j] : 0.0);
+        FOR(2, a[j] != 0.0 ? 0.0 : g[j]);
         break;
     case OP_CLIP: {
         /* t = max2(v, lo) picks v when v >= lo (or v is NaN); then min2(t, hi) */
-#define PICK_V(j) (A_(j) >= B_(j) || A_(j) != A_(j))
-#define T_(j) (PICK_V(j) ? A_(j) : B_(j))
-#define PICK_T(j) (T_(j) <= C_(j) || T_(j) != T_(j))
-        FOR_A(PICK_V(j) && PICK_T(j) ? g[j] : 0.0);
-        FOR_B(!PICK_V(j) && PICK_T(j) ? g[j] : 0.0);
-        FOR_C(PICK_T(j) ? 0.0 : g[j]);
+#define PICK_V (a[j] >= b[j] || a[j] != a[j])
+#define T_ (PICK_V ? a[j] : b[j])
+#define PICK_T (T_ <= cc[j] || T_ != T_)
+        FOR(0, PICK_V && PICK_T ? g[j] : 0.0);
+        FOR(1, !PICK_V && PICK_T ? g[j] : 0.0);
+        FOR(2, PICK_T ? 0.0 : g[j]);
         break;
     }
-    case OP_SUM: FOR_A(g0); break;
-    case OP_MEAN: FOR_A(g0 / (double)m); break;
-    case OP_NORM: FOR_A(y[0] == 0.0 ? 0.0 : g0 * A_(j) / y[0]); break;
+    case OP_SUM: FOR(0, g0); break;
+    case OP_MEAN: FOR(0, g0 / (double)m); break;
+    case OP_NORM: FOR(0, y[0] == 0.0 ? 0.0 : g0 * a[j] / y[0]); break;
     case OP_PROD:
-        if (da && g0 != 0.0) {
+        if (adj[0]) {
             /* product of the others, without dividing (zeros are fine) */
             double run = 1.0;
             for (j = 0; j < m; j++) {
                 c[j] = run;
-                run *= A_(j);
+                run *= a[j];
             }
             run = g0;
             for (j = m; j-- > 0;) {
                 c[j] *= run;
-                run *= A_(j);
+                run *= a[j];
             }
-            scatter(da, A.es, c, m);
+            scatter(adj[0], V[0].es, c, m);
         }
         break;
     case OP_MINV:
     case OP_MAXV:
-        if (da) {
+        if (adj[0]) {
             ptrdiff_t best = 0;
-            double acc = A_(0);
+            double acc = a[0];
             for (j = 1; j < m; j++) {
-                double v = A_(j);
                 /* the fold keeps acc on ties and once acc is NaN */
-                int keep = in->op == OP_MINV ? (acc <= v || acc != acc) : (acc >= v || acc != acc);
+                int keep = in->op == OP_MINV ? (acc <= a[j] || acc != acc)
+                                             : (acc >= a[j] || acc != acc);
                 if (!keep) {
-                    acc = v;
+                    acc = a[j];
                     best = j;
                 }
             }
             for (j = 0; j < m; j++)
                 c[j] = 0.0;
             c[best] = g0;
-            scatter(da, A.es, c, m);
+            scatter(adj[0], V[0].es, c, m);
         }
         break;
     case OP_CUMSUM:
-        if (da) {
+        if (adj[0]) {
             double run = 0.0;
             for (j = m; j-- > 0;) {
                 run += g[j];
                 c[j] = run;
             }
-            scatter(da, A.es, c, m);
+            scatter(adj[0], V[0].es, c, m);
         }
         break;
     default:
@@ -247,7 +279,7 @@ dc_status dc_gradient(const dc_program *p, dc_workspace *ws, const double *x, do
     if ((st = dc_vm_run_slots(p, ws, x)))
         return st;
     if (!dc_ws_reserve(ws, &ws->adj, &ws->adj_cap, p->slot_total ? p->slot_total : 1) ||
-        !dc_ws_reserve(ws, &ws->scratch, &ws->scratch_cap, p->max_len))
+        !dc_ws_reserve(ws, &ws->scratch, &ws->scratch_cap, 4 * p->max_len))
         return DC_ERR_NOMEM;
     *value = dc_vm_slot_elem(p, ws, x, p->result, 0);
     if (p->n_inputs)

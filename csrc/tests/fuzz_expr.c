@@ -522,6 +522,42 @@ static void check_disassembly(run_ctx *rc, const dc_program *prog)
     }
 }
 
+/* f(x) - sum_j G[j] must be the same constant c on every row (up to
+ * rounding) where everything is finite; unused inputs have zero terms. */
+static void check_separable(run_ctx *rc, const dc_program *prog, dc_workspace *ws,
+                            const double *X, size_t rows, size_t stride, size_t n_in,
+                            const unsigned char *used, const double *G)
+{
+    size_t k, j;
+    int have_c = 0;
+    double c0 = 0.0, scale0 = 0.0;
+    for (k = 0; k < rows; k++) {
+        double f, sum = 0.0, mag = 0.0, c;
+        int finite = 1;
+        for (j = 0; j < n_in; j++) {
+            double gj = G[k * n_in + j];
+            if (!used[j] && gj != 0.0)
+                fail(rc, "separable term G[%zu][%zu] = %.17g for an unused input", k, j, gj);
+            if (!isfinite(X[k * stride + j]) || !isfinite(gj))
+                finite = 0;
+            sum += gj;
+            mag += fabs(gj);
+        }
+        if (!finite || dc_eval(prog, ws, X + k * stride, &f) != DC_OK || !isfinite(f))
+            continue;
+        c = f - sum;
+        mag += fabs(f);
+        if (!have_c) {
+            have_c = 1;
+            c0 = c;
+            scale0 = mag;
+        } else if (fabs(c - c0) > 1e-9 * (scale0 + mag) + 1e-300) {
+            fail(rc, "separable terms: f - sum(G) is %.17g on row 0 but %.17g on row %zu", c0, c,
+                 k);
+        }
+    }
+}
+
 /* Evaluate, differentiate and query a compiled program.  ws_alloc is NULL
  * (library malloc) or a counting allocator; nomem_ok says whether
  * DC_ERR_NOMEM is an acceptable answer (the workspace allocator fails). */
@@ -532,19 +568,28 @@ static void exercise(run_ctx *rc, stats *S, const dc_program *prog, size_t n_in,
     size_t stride = n_in + rng_below(r, 3);
     size_t width = n_in ? n_in : 1, j, k;
     double *X, *row, *grad, *out, *G = NULL;
-    double v0, v1, gv;
+    double v0, v1, gv, sentinel;
+    const uint64_t sentinel_bits = 0x7ff4dead5eed1234ull; /* a NaN nobody computes */
+    unsigned char *used;
+    size_t n_unused = 0;
     dc_workspace *ws;
     dc_status st;
     dc_structure_kind kind = dc_structure_kind_of(prog);
 
+    memcpy(&sentinel, &sentinel_bits, sizeof sentinel);
     if (n_in == 0 && rng_pct(r, 50))
         stride = 0;
     X = (double *)malloc((rows * (stride ? stride : 1) + 1) * sizeof *X);
     row = (double *)malloc(width * sizeof *row);
     grad = (double *)malloc(width * sizeof *grad);
     out = (double *)malloc(rows * sizeof *out);
-    if (!X || !row || !grad || !out)
+    used = (unsigned char *)malloc(width);
+    if (!X || !row || !grad || !out || !used)
         abort();
+    memset(used, 1, width);
+    dc_structure_used(prog, used);
+    for (j = 0; j < n_in; j++)
+        n_unused += used[j] == 0;
     for (k = 0; k < rows; k++)
         for (j = 0; j < stride; j++) {
             double v;
@@ -581,6 +626,21 @@ static void exercise(run_ctx *rc, stats *S, const dc_program *prog, size_t n_in,
         fail(rc, "dc_eval (repeat) returned %s", dc_status_code(st));
     else if (st == DC_OK && !same_bits(v0, v1))
         fail(rc, "dc_eval not deterministic: %.17g then %.17g", v0, v1);
+    /* Inputs the structure calls unused must not change the value. */
+    if (n_unused) {
+        for (j = 0; j < n_in; j++)
+            if (!used[j])
+                row[j] = (j & 1) ? NAN : -INFINITY;
+        st = dc_eval(prog, ws, row, &v1);
+        if (st == DC_OK && !same_bits(v0, v1))
+            fail(rc, "value changed from %.17g to %.17g when unused inputs were set to "
+                     "NaN/-inf", v0, v1);
+        memcpy(row, X, n_in * sizeof *row);
+    }
+    /* One row with a zero stride. */
+    st = dc_eval_many(prog, ws, n_in ? row : NULL, 1, 0, &v1);
+    if (st == DC_OK && !same_bits(v0, v1))
+        fail(rc, "dc_eval_many(1 row, stride 0) %.17g but dc_eval %.17g", v1, v0);
 
     /* All rows at once, then each row alone. */
     for (k = 0; k < rows; k++)
@@ -602,7 +662,7 @@ static void exercise(run_ctx *rc, stats *S, const dc_program *prog, size_t n_in,
                 fail(rc, "row %zu: dc_eval %.17g but dc_eval_many %.17g", k, vk, out[k]);
             /* Gradient on the same row: its value must match. */
             for (j = 0; j < width; j++)
-                grad[j] = -777.0;
+                grad[j] = sentinel;
             st = dc_gradient(prog, ws, n_in ? row : NULL, &gv, n_in ? grad : NULL);
             if (st != DC_OK) {
                 if (!(st == DC_ERR_NOMEM && nomem_ok))
@@ -612,9 +672,12 @@ static void exercise(run_ctx *rc, stats *S, const dc_program *prog, size_t n_in,
             S->gradients++;
             if (!same_value(gv, vk))
                 fail(rc, "row %zu: dc_gradient value %.17g but dc_eval %.17g", k, gv, vk);
-            for (j = 0; j < n_in; j++)
-                if (grad[j] == -777.0)
+            for (j = 0; j < n_in; j++) {
+                if (memcmp(&grad[j], &sentinel, sizeof sentinel) == 0)
                     fail(rc, "row %zu: grad[%zu] not written", k, j);
+                else if (!used[j] && grad[j] != 0.0)
+                    fail(rc, "row %zu: grad[%zu] = %.17g for an unused input", k, j, grad[j]);
+            }
         }
     }
     if (dc_eval_many(prog, ws, X, 0, stride, out) != DC_OK)
@@ -632,6 +695,8 @@ static void exercise(run_ctx *rc, stats *S, const dc_program *prog, size_t n_in,
         if (st != DC_OK && !(st == DC_ERR_NOMEM && nomem_ok))
             fail(rc, "dc_separable_terms on a %s program returned %s",
                  dc_structure_kind_name(kind), dc_status_code(st));
+        if (st == DC_OK && n_in)
+            check_separable(rc, prog, ws, X, rows, stride, n_in, used, G);
     } else if (st != DC_ERR_NOT_SEPARABLE) {
         fail(rc, "dc_separable_terms on a %s program returned %s", dc_structure_kind_name(kind),
              dc_status_code(st));
@@ -641,6 +706,7 @@ static void exercise(run_ctx *rc, stats *S, const dc_program *prog, size_t n_in,
 free_ws:
     dc_workspace_free(ws);
 done:
+    free(used);
     free(X);
     free(row);
     free(grad);
@@ -1077,8 +1143,15 @@ static void g_expr(gen *g, int depth)
     switch (rng_below(g->r, 16)) {
     case 0: { /* unary */
         static const char *const un[] = {"-", "+", "not ", "- ", "--", "-+", "not not "};
-        sb_put(g->b, un[rng_below(g->r, COUNT(un))]);
+        const char *op = un[rng_below(g->r, COUNT(un))];
+        /* 'not' binds looser than comparisons: usually parenthesize it */
+        int paren = op[0] == 'n' && rng_pct(g->r, 80);
+        if (paren)
+            sb_putc(g->b, '(');
+        sb_put(g->b, op);
         g_expr(g, depth - 1);
+        if (paren)
+            sb_putc(g->b, ')');
         break;
     }
     case 1: case 2: case 3: /* binary */
