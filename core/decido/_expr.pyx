@@ -4,8 +4,16 @@
 The compiled program is immutable and shared; each call borrows a workspace
 from a small pool (one per concurrent caller) and runs with the GIL released.
 """
+from cpython.buffer cimport (
+    PyBUF_C_CONTIGUOUS,
+    PyBUF_FORMAT,
+    PyBUF_WRITABLE,
+    PyBuffer_Release,
+    PyObject_GetBuffer,
+)
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport strcmp
 
 cimport decido._capi as c
 
@@ -23,6 +31,20 @@ cdef class _Workspace:
         if self.ws is not NULL:
             c.dc_workspace_free(self.ws)
             self.ws = NULL
+
+
+cdef int _doubles(object obj, Py_buffer *view, int writable) except -1:
+    """A C-contiguous float64 buffer of obj (released by the caller)."""
+    cdef int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT
+    if writable:
+        flags |= PyBUF_WRITABLE
+    PyObject_GetBuffer(obj, view, flags)
+    if view.itemsize != 8 or view.format is NULL or not (
+            strcmp(view.format, b"d") == 0 or strcmp(view.format, b"<d") == 0
+            or strcmp(view.format, b"=d") == 0 or strcmp(view.format, b"@d") == 0):
+        PyBuffer_Release(view)
+        raise TypeError("expected a C-contiguous float64 array")
+    return 0
 
 
 cdef _raise_status(c.dc_status st):
@@ -106,48 +128,74 @@ cdef class Program:
     def n_registers(self):
         return c.dc_program_n_registers(self.prog)
 
-    def evaluate(self, const double[::1] x):
+    def evaluate(self, object x):
+        """f(x) for one C-contiguous float64 row of length n_inputs."""
+        cdef Py_buffer bx
         cdef double value = 0.0
         cdef c.dc_status st
-        cdef const double *px = &x[0] if x.shape[0] else NULL
-        cdef _Workspace w = self._borrow()
-        with nogil:
-            st = c.dc_eval(self.prog, w.ws, px, &value)
-        self._give_back(w)
+        cdef _Workspace w
+        _doubles(x, &bx, 0)
+        try:
+            if <size_t>(bx.len // 8) != self.n_inputs:
+                raise ValueError(f"expected {self.n_inputs} values, got {bx.len // 8}")
+            w = self._borrow()
+            with nogil:
+                st = c.dc_eval(self.prog, w.ws, <const double *>bx.buf, &value)
+            self._give_back(w)
+        finally:
+            PyBuffer_Release(&bx)
         if st != c.DC_OK:
             _raise_status(st)
         return value
 
-    def evaluate_many(self, const double[:, ::1] X):
-        cdef Py_ssize_t rows = X.shape[0]
-        out = np.empty(rows, dtype=np.float64)
-        cdef double[::1] o = out
+    def evaluate_many(self, object X):
+        """One value per row of a C-contiguous float64 (rows, n_inputs) array."""
+        cdef Py_buffer bx
         cdef c.dc_status st = c.DC_OK
-        cdef const double *px = &X[0, 0] if (rows and X.shape[1]) else NULL
-        cdef size_t stride = X.shape[1]
+        cdef size_t rows, stride = self.n_inputs
         cdef _Workspace w
-        if rows == 0:
-            return out
-        w = self._borrow()
-        with nogil:
-            st = c.dc_eval_many(self.prog, w.ws, px, rows, stride, &o[0])
-        self._give_back(w)
+        cdef double[::1] o
+        _doubles(X, &bx, 0)
+        try:
+            if bx.ndim != 2 or <size_t>bx.shape[1] != self.n_inputs:
+                raise ValueError(f"expected an array of shape (P, {self.n_inputs})")
+            rows = bx.shape[0]
+            out = np.empty(rows, dtype=np.float64)
+            if rows == 0:
+                return out
+            o = out
+            w = self._borrow()
+            with nogil:
+                st = c.dc_eval_many(self.prog, w.ws, <const double *>bx.buf, rows, stride, &o[0])
+            self._give_back(w)
+        finally:
+            PyBuffer_Release(&bx)
         if st != c.DC_OK:
             _raise_status(st)
         return out
 
-    def gradient(self, const double[::1] x):
-        cdef Py_ssize_t n = x.shape[0]
-        grad = np.zeros(n, dtype=np.float64)
-        cdef double[::1] g = grad
+    def gradient(self, object x):
+        """(f(x), grad f(x)) for one C-contiguous float64 row."""
+        cdef Py_buffer bx, bg
         cdef double value = 0.0
         cdef c.dc_status st
-        cdef const double *px = &x[0] if n else NULL
-        cdef double *pg = &g[0] if n else NULL
-        cdef _Workspace w = self._borrow()
-        with nogil:
-            st = c.dc_gradient(self.prog, w.ws, px, &value, pg)
-        self._give_back(w)
+        cdef _Workspace w
+        grad = np.empty(self.n_inputs, dtype=np.float64)
+        _doubles(x, &bx, 0)
+        try:
+            if <size_t>(bx.len // 8) != self.n_inputs:
+                raise ValueError(f"expected {self.n_inputs} values, got {bx.len // 8}")
+            _doubles(grad, &bg, 1)
+            try:
+                w = self._borrow()
+                with nogil:
+                    st = c.dc_gradient(self.prog, w.ws, <const double *>bx.buf, &value,
+                                       <double *>bg.buf)
+                self._give_back(w)
+            finally:
+                PyBuffer_Release(&bg)
+        finally:
+            PyBuffer_Release(&bx)
         if st != c.DC_OK:
             _raise_status(st)
         return value, grad

@@ -14,6 +14,8 @@ from decido.errors import ExpressionError
 
 __all__ = ["Expression", "Structure", "DEFAULT_LIMITS"]
 
+_F64 = np.dtype(np.float64)
+
 #: Default limits; each can be changed per Expression.
 DEFAULT_LIMITS = {"max_length": 10_000, "max_depth": 256, "max_instructions": 65_536}
 
@@ -168,7 +170,9 @@ class Expression:
 
     # ---- evaluation ----
     def _row(self, x: ArrayLike | Mapping[str, float] | None) -> NDArray[np.float64]:
-        k = self.n_inputs
+        k = self._program.n_inputs
+        if type(x) is np.ndarray and x.dtype == _F64 and x.shape == (k,):
+            return x  # the binding checks contiguity
         if x is None:
             if k:
                 raise ValueError(f"this expression needs an input of length {k}")
@@ -188,7 +192,10 @@ class Expression:
     def evaluate(self, x: ArrayLike | Mapping[str, float] | None = None) -> float:
         """The value at one point ``x`` (length ``n_inputs``; a mapping by name for
         variables)."""
-        return float(self._program.evaluate(self._row(x)))
+        row = self._row(x)
+        if not row.flags.c_contiguous:
+            row = np.ascontiguousarray(row)
+        return self._program.evaluate(row)
 
     def __call__(self, x: ArrayLike | Mapping[str, float] | None = None) -> float:
         return self.evaluate(x)
@@ -203,8 +210,10 @@ class Expression:
 
     def gradient(self, x: ArrayLike | Mapping[str, float]) -> tuple[float, NDArray[np.float64]]:
         """``(value, grad)`` at ``x`` by reverse-mode AD over the bytecode."""
-        value, grad = self._program.gradient(self._row(x))
-        return float(value), grad
+        row = self._row(x)
+        if not row.flags.c_contiguous:
+            row = np.ascontiguousarray(row)
+        return self._program.gradient(row)
 
     # ---- structure ----
     @property

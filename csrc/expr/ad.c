@@ -19,6 +19,7 @@
 
 #include "common/vmath.h"
 #include "expr/expr.h"
+#include "expr/scalar.h"
 #include "expr/vm.h"
 
 typedef struct sweep {
@@ -160,12 +161,12 @@ static void reverse(const sweep *s, const dc_instr *in, const double *g, const d
         FOR(1, y[j] == 0.0 ? 0.0 : g[j] * b[j] / y[j]);
         break;
     case OP_MIN2:
-        FOR(0, (a[j] <= b[j] || a[j] != a[j]) ? g[j] : 0.0);
-        FOR(1, (a[j] <= b[j] || a[j] != a[j]) ? 0.0 : g[j]);
+        FOR(0, dc_min_first(a[j], b[j]) ? g[j] : 0.0);
+        FOR(1, dc_min_first(a[j], b[j]) ? 0.0 : g[j]);
         break;
     case OP_MAX2:
-        FOR(0, (a[j] >= b[j] || a[j] != a[j]) ? g[j] : 0.0);
-        FOR(1, (a[j] >= b[j] || a[j] != a[j]) ? 0.0 : g[j]);
+        FOR(0, dc_max_first(a[j], b[j]) ? g[j] : 0.0);
+        FOR(1, dc_max_first(a[j], b[j]) ? 0.0 : g[j]);
         break;
     case OP_NEG: FOR(0, -g[j]); break;
     case OP_SQRTPOW:
@@ -205,9 +206,9 @@ static void reverse(const sweep *s, const dc_instr *in, const double *g, const d
         break;
     case OP_CLIP: {
         /* t = max2(v, lo) picks v when v >= lo (or v is NaN); then min2(t, hi) */
-#define PICK_V (a[j] >= b[j] || a[j] != a[j])
+#define PICK_V dc_max_first(a[j], b[j])
 #define T_ (PICK_V ? a[j] : b[j])
-#define PICK_T (T_ <= cc[j] || T_ != T_)
+#define PICK_T dc_min_first(T_, cc[j])
         FOR(0, PICK_V && PICK_T ? g[j] : 0.0);
         FOR(1, !PICK_V && PICK_T ? g[j] : 0.0);
         FOR(2, PICK_T ? 0.0 : g[j]);
@@ -239,8 +240,7 @@ static void reverse(const sweep *s, const dc_instr *in, const double *g, const d
             double acc = a[0];
             for (j = 1; j < m; j++) {
                 /* the fold keeps acc on ties and once acc is NaN */
-                int keep = in->op == OP_MINV ? (acc <= a[j] || acc != acc)
-                                             : (acc >= a[j] || acc != acc);
+                int keep = in->op == OP_MINV ? dc_min_first(acc, a[j]) : dc_max_first(acc, a[j]);
                 if (!keep) {
                     acc = a[j];
                     best = j;

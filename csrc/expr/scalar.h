@@ -22,8 +22,18 @@ static inline double dc_mod(double a, double b)
     return r;
 }
 
-static inline double dc_min2(double a, double b) { return (a <= b || a != a) ? a : b; }
-static inline double dc_max2(double a, double b) { return (a >= b || a != a) ? a : b; }
+/* IEEE 754-2019 minimum / maximum: NaN propagates (the first NaN wins),
+ * -0 < +0, and on other ties the first argument is the one returned. */
+static inline int dc_min_first(double a, double b)
+{
+    return a < b || a != a || (a == b && (signbit(a) || !signbit(b)));
+}
+static inline int dc_max_first(double a, double b)
+{
+    return a > b || a != a || (a == b && (!signbit(a) || signbit(b)));
+}
+static inline double dc_min2(double a, double b) { return dc_min_first(a, b) ? a : b; }
+static inline double dc_max2(double a, double b) { return dc_max_first(a, b) ? a : b; }
 static inline double dc_truth(double a) { return a != 0.0 ? 1.0 : 0.0; }
 static inline double dc_sqrtpow(double a)
 {
