@@ -1,5 +1,5 @@
 # decido.h as Cython sees it (keep in step with csrc/include/decido.h).
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 
 
 cdef extern from "decido.h" nogil:
@@ -69,3 +69,84 @@ cdef extern from "decido.h" nogil:
     dc_status dc_separable_terms(const dc_program *program, dc_workspace *workspace,
                                  const double *T, size_t rows, size_t row_stride, double *G)
     const char *dc_version()
+
+    ctypedef enum dc_stop:
+        DC_STOP_NONE
+        DC_STOP_ERROR
+
+    const char *dc_stop_name(dc_stop stop)
+
+    ctypedef int (*dc_objective_fn)(void *userdata, const double *X, size_t rows, size_t n,
+                                    double *f) noexcept nogil
+
+    ctypedef struct dc_progress:
+        int64_t evaluations
+        int64_t iterations
+        double best
+        const double *best_x
+        double elapsed
+
+    ctypedef int (*dc_callback_fn)(void *userdata, const dc_progress *progress) noexcept nogil
+
+    ctypedef struct dc_run:
+        size_t n
+        const double *lower
+        const double *upper
+        const dc_program *program
+        dc_objective_fn objective
+        void *objective_data
+        int maximize
+        int64_t max_evaluations
+        double time_limit
+        int has_target
+        double target
+        uint64_t seed
+        const char *const *option_names
+        const double *option_values
+        size_t n_options
+        dc_callback_fn callback
+        void *callback_data
+        size_t history_capacity
+        const dc_allocator *allocator
+
+    ctypedef struct dc_history_entry:
+        int64_t evaluations
+        double best
+
+    ctypedef struct dc_result:
+        double *x
+        double fun
+        int64_t evaluations
+        int64_t iterations
+        int64_t gradients
+        dc_stop stop
+        char message[256]
+        double elapsed
+        dc_history_entry *history
+        size_t n_history
+
+    void dc_run_init(dc_run *run)
+    dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *result,
+                          dc_error *error)
+    void dc_result_free(dc_result *result)
+
+    ctypedef struct dc_option_info:
+        const char *name
+        double default_value
+        double min_value
+        double max_value
+        int integer
+        const char *description
+
+    ctypedef struct dc_engine_info:
+        const char *id
+        const char *name
+        const char *summary
+        const char *kind
+        size_t max_dims
+        const dc_option_info *options
+        size_t n_options
+
+    size_t dc_engine_count()
+    const dc_engine_info *dc_engine_at(size_t index)
+    const char *dc_engine_default()

@@ -25,8 +25,6 @@ _POOL_LIMIT = 8
 
 
 cdef class _Workspace:
-    cdef c.dc_workspace *ws
-
     def __dealloc__(self):
         if self.ws is not NULL:
             c.dc_workspace_free(self.ws)
@@ -58,9 +56,6 @@ cdef _raise_status(c.dc_status st):
 
 cdef class Program:
     """A compiled expression (see decido.Expression for the public API)."""
-    cdef c.dc_program *prog
-    cdef list _pool
-    cdef readonly size_t n_inputs
 
     def __cinit__(self, bytes text, int64_t n, list variables, size_t max_length,
                   size_t max_depth, size_t max_instructions, str source):

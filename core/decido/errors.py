@@ -8,7 +8,7 @@ the fault, and a message that shows the text with a caret under the fault.
 
 from __future__ import annotations
 
-__all__ = ["DecidoError", "ExpressionError"]
+__all__ = ["DecidoError", "EngineError", "ExpressionError"]
 
 _WINDOW = 72
 
@@ -56,6 +56,26 @@ class ExpressionError(DecidoError, ValueError):
 
     def __reduce__(self):  # keep pickling (multiprocessing) working
         return (type(self), (self.code, self.message, self.position, self.length, self.text))
+
+
+class EngineError(DecidoError, ValueError):
+    """An optimization request that cannot run: bad bounds, an unknown engine or
+    option, a budget or limit out of range, an objective of the wrong shape.
+
+    Attributes:
+        code: stable machine code: ``"invalid_bounds"``, ``"unknown_engine"``,
+            ``"invalid_option"``, ``"invalid_argument"`` or ``"engine_failure"``.
+        field: the argument at fault (``"bounds[3]"``, ``"options.popsize"``), or None.
+    """
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.field = field
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.code, self.message, self.field))
 
 
 def _render(message: str, text: str | None, position: int, length: int) -> str:

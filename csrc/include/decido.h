@@ -168,6 +168,105 @@ void dc_structure_used(const dc_program *program, unsigned char *used);
 dc_status dc_separable_terms(const dc_program *program, dc_workspace *workspace,
                              const double *T, size_t rows, size_t row_stride, double *G);
 
+/* ------------------------------------------------------------------ */
+/* Optimization: engines behind one driver (engine/driver.c).          */
+/* ------------------------------------------------------------------ */
+
+/* Why a run stopped.  Names (dc_stop_name): "converged", "target_reached",
+ * "max_evaluations", "time_limit", "stopped" (callback), "error" (the
+ * objective or callback asked to abort, e.g. a Python exception). */
+typedef enum dc_stop {
+    DC_STOP_NONE = 0,
+    DC_STOP_CONVERGED,
+    DC_STOP_TARGET,
+    DC_STOP_MAX_EVALUATIONS,
+    DC_STOP_TIME_LIMIT,
+    DC_STOP_CALLBACK,
+    DC_STOP_ERROR
+} dc_stop;
+
+const char *dc_stop_name(dc_stop stop);
+
+/* Objective for callers without a compiled program: f[r] = f(X[r*n..]) for
+ * r < rows (points inside the bounds).  NaN means "worse than any number".
+ * Return 0 to go on, nonzero to abort the run (DC_STOP_ERROR). */
+typedef int (*dc_objective_fn)(void *userdata, const double *X, size_t rows, size_t n, double *f);
+
+typedef struct dc_progress {
+    int64_t evaluations, iterations;
+    double best;          /* in the caller's sense (maximize: the maximum) */
+    const double *best_x; /* n values */
+    double elapsed;       /* seconds */
+} dc_progress;
+
+/* Called after every iteration; nonzero stops the run (DC_STOP_CALLBACK),
+ * negative marks it as an error (DC_STOP_ERROR). */
+typedef int (*dc_callback_fn)(void *userdata, const dc_progress *progress);
+
+typedef struct dc_run {
+    size_t n;
+    const double *lower, *upper; /* n each; lower == upper fixes a coordinate */
+    const dc_program *program;   /* the objective as a program (exact gradients,
+                                    structure), or NULL to use objective */
+    dc_objective_fn objective;
+    void *objective_data;
+    int maximize;
+    int64_t max_evaluations;     /* > 0; never exceeded */
+    double time_limit;           /* seconds; <= 0: none */
+    int has_target;
+    double target;               /* in the caller's sense */
+    uint64_t seed;
+    const char *const *option_names; /* engine options by name */
+    const double *option_values;
+    size_t n_options;
+    dc_callback_fn callback;
+    void *callback_data;
+    size_t history_capacity;     /* 0: 512 */
+    const dc_allocator *allocator;
+} dc_run;
+
+typedef struct dc_history_entry {
+    int64_t evaluations;
+    double best;
+} dc_history_entry;
+
+typedef struct dc_result {
+    double *x;                   /* n values; free with dc_result_free */
+    double fun;
+    int64_t evaluations, iterations, gradients;
+    dc_stop stop;
+    char message[256];
+    double elapsed;
+    dc_history_entry *history;
+    size_t n_history;
+    /* owned by the library */
+    dc_allocator alloc;
+    size_t n, history_cap;
+} dc_result;
+
+void dc_run_init(dc_run *run);
+dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *result, dc_error *error);
+void dc_result_free(dc_result *result);
+
+/* The engine registry. */
+typedef struct dc_option_info {
+    const char *name;
+    double default_value, min_value, max_value;
+    int integer;             /* the value must be an integer */
+    const char *description; /* "0 = automatic" and such are stated here */
+} dc_option_info;
+
+typedef struct dc_engine_info {
+    const char *id, *name, *summary, *kind;
+    size_t max_dims;         /* 0: no limit of its own */
+    const dc_option_info *options;
+    size_t n_options;
+} dc_engine_info;
+
+size_t dc_engine_count(void);
+const dc_engine_info *dc_engine_at(size_t index);
+const char *dc_engine_default(void);
+
 const char *dc_version(void);
 
 #ifdef __cplusplus

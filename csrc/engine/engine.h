@@ -1,0 +1,78 @@
+/*
+ * engine.h -- the interface every optimization engine implements.
+ *
+ * An engine is a struct behind a vtable: init / ask / tell / stop / release.
+ * It sees the dimension, points in the unit cube [0,1]^n, and the values the
+ * driver computed for them -- never the bounds' scaling, the expression, the
+ * clock, the budget or Python.  The driver (driver.c) owns evaluation,
+ * budget, time limit, target, callback, history and the best point; an
+ * engine adds only its own convergence tests (stop).
+ *
+ * A batch asks for one of three things:
+ *   DC_ASK_POINTS    f at rows points                       (rows evaluations)
+ *   DC_ASK_GRADIENT  f and df/du at rows points (unit cube)  (rows evaluations;
+ *                    exact by AD for programs, central differences for
+ *                    callables, which the driver counts as 2n+1 each)
+ *   DC_ASK_TERMS     for separable programs: G[k*n + j] = g_j at coordinate j
+ *                    of row k, with f = c + sum_j g_j    (rows evaluations:
+ *                    n term evaluations count as one evaluation)
+ * Buffers in a batch belong to the engine.  The driver fills f (and grad or
+ * terms), then calls tell with the same batch.  If the budget or the time
+ * runs out mid-batch, the driver stops without calling tell.
+ */
+#ifndef DC_ENGINE_H
+#define DC_ENGINE_H
+
+#include "common/alloc.h"
+#include "common/rng.h"
+#include "decido.h"
+
+enum { DC_ASK_POINTS, DC_ASK_GRADIENT, DC_ASK_TERMS };
+
+typedef struct dc_batch {
+    int kind;
+    const double *U; /* rows x n, in [0,1] (the driver projects anything outside) */
+    size_t rows;
+    double *f;       /* rows */
+    double *grad;    /* DC_ASK_GRADIENT: rows x n, df/du */
+    double *terms;   /* DC_ASK_TERMS: rows x n */
+} dc_batch;
+
+/* What an engine knows about the problem (all in the unit cube). */
+typedef struct dc_problem {
+    size_t n;
+    const dc_allocator *alloc;
+    dc_rng *rng;               /* the run's generator; use it, or split it */
+    int64_t budget;            /* max evaluations of the run */
+    int exact_gradient;        /* gradients come from AD (cheap) */
+    int separable;             /* DC_ASK_TERMS is available */
+    int identical_terms;       /* ... and every g_j is the same function of u
+                                  (identical terms and equal bounds) */
+    const unsigned char *fixed; /* fixed[j]: lower == upper (nothing to search) */
+    dc_structure_kind structure;
+    const int64_t *group;      /* structure groups (n), or NULL */
+    size_t n_groups;
+} dc_problem;
+
+typedef struct dc_engine_vt {
+    const dc_engine_info *info;
+    size_t state_size;
+    /* params: the engine's options in info->options order, validated */
+    dc_status (*init)(void *state, const dc_problem *pb, const double *params);
+    dc_status (*ask)(void *state, dc_batch *batch);
+    dc_status (*tell)(void *state, const dc_batch *batch);
+    /* DC_STOP_NONE to go on, DC_STOP_CONVERGED when the engine is done */
+    dc_stop (*stop)(const void *state);
+    void (*release)(void *state);
+} dc_engine_vt;
+
+/* NaN counts as worse than any number: compare with this. */
+static inline int dc_better(double a, double b)
+{
+    return a < b || (b != b && a == a);
+}
+
+/* The registry (registry.c; rows in engines.def). */
+const dc_engine_vt *dc_engine_find(const char *id);
+
+#endif
