@@ -500,12 +500,12 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     }
     d.t0 = now();
     d.deadline = run->time_limit > 0 ? d.t0 + run->time_limit : 0.0;
+    started = 1; /* release runs even after a failed init (the state is zeroed) */
     if ((st = vt->init(state, &pb, params))) {
         st = dc_set_error(err, st, 0, 0, "engine '%s' could not start (%s)", vt->info->id,
                           dc_status_code(st));
         goto cleanup;
     }
-    started = 1;
     while (!d.stop) {
         dc_batch b;
         memset(&b, 0, sizeof b);

@@ -57,7 +57,9 @@ typedef struct dc_problem {
 typedef struct dc_engine_vt {
     const dc_engine_info *info;
     size_t state_size;
-    /* params: the engine's options in info->options order, validated */
+    /* params: the engine's options in info->options order, validated.  The
+     * state arrives zeroed; release is called after init even when init
+     * fails, so release must cope with a partly built state. */
     dc_status (*init)(void *state, const dc_problem *pb, const double *params);
     dc_status (*ask)(void *state, dc_batch *batch);
     dc_status (*tell)(void *state, const dc_batch *batch);
