@@ -66,6 +66,10 @@ typedef struct dc_engine_vt {
     /* DC_STOP_NONE to go on, DC_STOP_CONVERGED when the engine is done */
     dc_stop (*stop)(const void *state);
     void (*release)(void *state);
+    /* Optional (may be NULL): start from, or take in, the point u (after
+     * init, before the next ask).  Local methods start there; population
+     * methods may put it in their population.  Used by composite engines. */
+    dc_status (*seed_point)(void *state, const double *u);
 } dc_engine_vt;
 
 /* NaN counts as worse than any number: compare with this. */

@@ -131,4 +131,4 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->primes, s->n * sizeof(uint32_t));
 }
 
-const dc_engine_vt dc_eng_random = {&info, sizeof(state), init, ask, tell, stop, release};
+const dc_engine_vt dc_eng_random = {&info, sizeof(state), init, ask, tell, stop, release, NULL};

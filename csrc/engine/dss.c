@@ -1,0 +1,585 @@
+/*
+ * dss.c -- Decompose-Sample-Search, the default engine.
+ *
+ * DSS reads the objective's structure instead of treating it as a black box.
+ *
+ * Separable objectives (f = c + sum_j g_j(x_j), reported by the compiler's
+ * structure analysis, never guessed from the text) are solved coordinate by
+ * coordinate, all coordinates at once, through DC_ASK_TERMS batches (n term
+ * evaluations count as one evaluation):
+ *   1. Sample: a dense grid of K points over each coordinate's interval.
+ *      When every g_j is the same function on the same interval (identical
+ *      terms), one batch row carries n different candidates, so the whole
+ *      grid costs ceil(K / n) evaluations and the 1-D problem is solved once
+ *      for every coordinate.  Otherwise row k puts the k-th grid point in
+ *      every coordinate (K evaluations).
+ *   2. Search: the B best local minima of each coordinate's grid are
+ *      bracketed by their grid neighbours and refined by golden-section
+ *      search, every bracket of every coordinate advancing by one point per
+ *      round (B rows a round, or ceil(B / n) for identical terms), until the
+ *      brackets are below 1e-15 of the interval.
+ *   3. The best refined value of each coordinate is assembled into x and
+ *      confirmed by one full evaluation; the run has converged.
+ * The plan is sized to the budget; too small a budget falls back to the
+ * hybrid below.
+ *
+ * Any other objective (chained, grouped, general, or a Python callable) gets
+ * a robust global hybrid: a population search (IPOP-CMA-ES, else L-SHADE,
+ * else random search, whichever the registry has) in rounds, with the best
+ * point polished by projected L-BFGS (exact AD gradients for expressions)
+ * from the centre first and after each global round, until the budget ends.
+ * The sub-engines run unchanged through this engine's ask/tell.
+ *
+ * Options: grid (K, 0 = automatic), basins (B), global_share (fraction of
+ * each round given to the population search).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+enum { OPT_GRID, OPT_BASINS, OPT_GLOBAL_SHARE, N_OPTIONS };
+
+static const dc_option_info options[N_OPTIONS] = {
+    {"grid", 0, 0, 1 << 20, 1,
+     "1-D grid points per coordinate for separable objectives (0 = automatic: 4096 for "
+     "identical terms, 512 otherwise, reduced to fit the budget)"},
+    {"basins", 3, 1, 64, 1, "best grid minima refined per coordinate"},
+    {"global_share", 0.8, 0.05, 0.99, 0,
+     "share of each hybrid round given to the population search (the rest polishes)"},
+};
+
+static const dc_engine_info info = {
+    "dss", "Decompose-Sample-Search",
+    "Reads the objective's structure: separable objectives are solved coordinate by "
+    "coordinate (dense 1-D sampling and golden-section refinement, identical coordinates "
+    "solved once); anything else gets a population search with restarts polished by "
+    "L-BFGS on exact gradients.",
+    "structure-aware hybrid", 0, options, N_OPTIONS};
+
+#define GOLD 0.6180339887498949
+#define BRACKET_TOL 1e-15
+#define MAX_ROUNDS 90
+
+enum { PH_GRID, PH_REFINE, PH_CONFIRM, PH_DONE, PH_POLISH, PH_GLOBAL };
+
+typedef struct bracket {
+    double a, b, c, d, fc, fd;
+    int stage; /* 0: evaluate c, 1: evaluate d, 2: iterate */
+    int active;
+} bracket;
+
+typedef struct sub {
+    const dc_engine_vt *vt;
+    void *state;
+    double *params;
+    int live;
+} sub;
+
+typedef struct state {
+    size_t n;
+    const dc_problem *pbp;
+    dc_problem pb;    /* copy handed to sub-engines (budget adjusted) */
+    const dc_allocator *alloc;
+    int phase;
+    /* separable */
+    int identical;
+    size_t K, B, cols; /* cols: coordinates solved (1 when identical) */
+    double *grid;      /* K x cols values */
+    bracket *br;       /* B x cols */
+    double *ubest, *gbest; /* per column */
+    size_t rows_cap;
+    double *U, *f, *G;
+    int rounds;
+    /* hybrid */
+    double share;
+    sub global, polish;
+    int64_t spent, round_budget, round_spent;
+    int polished_centre;
+    double best_f;
+    double *best_u;
+    int have_best;
+} state;
+
+/* ---- buffers ---- */
+
+static dc_status reserve_rows(state *s, size_t rows)
+{
+    size_t n = s->n;
+    if (rows <= s->rows_cap)
+        return DC_OK;
+    dc_mem_free(s->alloc, s->U, s->rows_cap * n * sizeof(double));
+    dc_mem_free(s->alloc, s->G, s->rows_cap * n * sizeof(double));
+    dc_mem_free(s->alloc, s->f, s->rows_cap * sizeof(double));
+    s->U = dc_mem_alloc(s->alloc, rows * n * sizeof(double));
+    s->G = dc_mem_alloc(s->alloc, rows * n * sizeof(double));
+    s->f = dc_mem_alloc(s->alloc, rows * sizeof(double));
+    s->rows_cap = rows;
+    if (!s->U || !s->G || !s->f) {
+        s->rows_cap = 0;
+        return DC_ERR_NOMEM;
+    }
+    return DC_OK;
+}
+
+static void release_rows(state *s)
+{
+    dc_mem_free(s->alloc, s->U, s->rows_cap * s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->G, s->rows_cap * s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->f, s->rows_cap * sizeof(double));
+    s->U = s->G = s->f = NULL;
+    s->rows_cap = 0;
+}
+
+/* ---- separable: plan ---- */
+
+static size_t grid_rows(const state *s)
+{
+    return s->identical ? (s->K + s->n - 1) / s->n : s->K;
+}
+
+static size_t round_rows(const state *s)
+{
+    return s->identical ? (s->B + s->n - 1) / s->n : s->B;
+}
+
+/* Fit K, B and the rounds into the budget; 0 when it cannot be done well. */
+static int plan_separable(state *s, double grid_option)
+{
+    int64_t budget = s->pbp->budget;
+    s->K = grid_option > 0 ? (size_t)grid_option : (s->identical ? 4096 : 512);
+    for (;;) {
+        int64_t need = (int64_t)grid_rows(s) + (int64_t)round_rows(s) * MAX_ROUNDS + 1;
+        if (need <= budget)
+            return 1;
+        if (s->K > 16)
+            s->K /= 2;
+        else if (s->B > 1)
+            s->B--;
+        else
+            return 0;
+    }
+}
+
+static double grid_point(const state *s, size_t k)
+{
+    return s->K == 1 ? 0.5 : (double)k / (double)(s->K - 1);
+}
+
+/* ---- separable: phases ---- */
+
+static void ask_grid(state *s, dc_batch *b)
+{
+    size_t rows = grid_rows(s), r, j, n = s->n;
+    for (r = 0; r < rows; r++)
+        for (j = 0; j < n; j++) {
+            size_t k = s->identical ? r * n + j : r;
+            s->U[r * n + j] = grid_point(s, k < s->K ? k : s->K - 1);
+        }
+    b->kind = DC_ASK_TERMS;
+    b->U = s->U;
+    b->rows = rows;
+    b->f = s->f;
+    b->terms = s->G;
+}
+
+static void tell_grid(state *s)
+{
+    size_t r, j, n = s->n, k;
+    size_t rows = grid_rows(s);
+    for (r = 0; r < rows; r++)
+        for (j = 0; j < n; j++) {
+            if (s->identical) {
+                k = r * n + j;
+                if (k < s->K)
+                    s->grid[k] = s->G[r * n + j];
+            } else {
+                s->grid[r * s->cols + j] = s->G[r * n + j];
+            }
+        }
+}
+
+static double gval(const state *s, size_t k, size_t col)
+{
+    return s->grid[k * s->cols + col];
+}
+
+/* The B best local minima of each column's grid, bracketed by their grid
+ * neighbours (kept sorted by value; NaN is worse than any number). */
+static void make_brackets(state *s)
+{
+    size_t col, k, q;
+    double h = s->K > 1 ? 1.0 / (double)(s->K - 1) : 0.5;
+    for (col = 0; col < s->cols; col++) {
+        bracket *br = s->br + col * s->B;
+        size_t found = 0, bestk = 0;
+        for (k = 0; k < s->K; k++) {
+            double v = gval(s, k, col);
+            int low_left = k == 0 || !dc_better(gval(s, k - 1, col), v);
+            int low_right = k + 1 == s->K || !dc_better(gval(s, k + 1, col), v);
+            if (dc_better(v, gval(s, bestk, col)))
+                bestk = k;
+            if (v != v || !low_left || !low_right)
+                continue;
+            if (found == s->B && !dc_better(v, br[found - 1].fc))
+                continue;
+            q = found < s->B ? found++ : found - 1;
+            while (q > 0 && dc_better(v, br[q - 1].fc)) {
+                br[q] = br[q - 1];
+                q--;
+            }
+            br[q].fc = v;
+            br[q].c = grid_point(s, k);
+        }
+        if (found == 0) { /* no finite minimum: search around the best grid point */
+            br[0].c = grid_point(s, bestk);
+            found = 1;
+        }
+        s->ubest[col] = grid_point(s, bestk);
+        s->gbest[col] = gval(s, bestk, col);
+        for (q = 0; q < s->B; q++) {
+            double centre = br[q].c;
+            br[q].active = q < found;
+            if (!br[q].active)
+                continue;
+            br[q].a = centre - h > 0.0 ? centre - h : 0.0;
+            br[q].b = centre + h < 1.0 ? centre + h : 1.0;
+            br[q].c = br[q].b - GOLD * (br[q].b - br[q].a);
+            br[q].d = br[q].a + GOLD * (br[q].b - br[q].a);
+            br[q].stage = 0;
+        }
+    }
+}
+
+static double trial_point(const bracket *br)
+{
+    return br->stage == 0 || br->stage == 2 ? br->c : br->d;
+}
+
+/* Row and column of bracket q of column col in a refine batch. */
+static void slot_of(const state *s, size_t col, size_t q, size_t *row, size_t *j)
+{
+    if (s->identical) {
+        *row = q / s->n;
+        *j = q % s->n;
+    } else {
+        *row = q;
+        *j = col;
+    }
+}
+
+static void ask_refine(state *s, dc_batch *b)
+{
+    size_t rows = round_rows(s), r, j, col, q, n = s->n;
+    for (r = 0; r < rows; r++)
+        for (j = 0; j < n; j++)
+            s->U[r * n + j] = s->ubest[s->identical ? 0 : j];
+    for (col = 0; col < s->cols; col++)
+        for (q = 0; q < s->B; q++) {
+            const bracket *br = s->br + col * s->B + q;
+            if (!br->active)
+                continue;
+            slot_of(s, col, q, &r, &j);
+            s->U[r * n + j] = trial_point(br);
+        }
+    b->kind = DC_ASK_TERMS;
+    b->U = s->U;
+    b->rows = rows;
+    b->f = s->f;
+    b->terms = s->G;
+}
+
+/* Golden section: stage 0 took c, stage 1 took d, then one point a round. */
+static int tell_refine(state *s)
+{
+    size_t col, q, r, j;
+    int open = 0;
+    for (col = 0; col < s->cols; col++)
+        for (q = 0; q < s->B; q++) {
+            bracket *br = s->br + col * s->B + q;
+            double v;
+            if (!br->active)
+                continue;
+            slot_of(s, col, q, &r, &j);
+            v = s->G[r * s->n + j];
+            /* the point just evaluated may be the column's best */
+            if (dc_better(v, s->gbest[col])) {
+                s->gbest[col] = v;
+                s->ubest[col] = trial_point(br);
+            }
+            if (br->stage == 0) {
+                br->fc = v;
+                br->stage = 1;
+            } else if (br->stage == 1) {
+                br->fd = v;
+                br->stage = 3;
+            } else if (br->stage == 2) {
+                br->fc = v; /* the new c */
+                br->stage = 3;
+            } else {
+                br->fd = v; /* the new d */
+                br->stage = 3;
+            }
+            open = 1;
+            if (br->stage != 3)
+                continue;
+            if (br->b - br->a < BRACKET_TOL) {
+                br->active = 0;
+                continue;
+            }
+            /* shrink and pick the next point to evaluate */
+            if (!dc_better(br->fd, br->fc)) { /* minimum in [a, d] */
+                br->b = br->d;
+                br->d = br->c;
+                br->fd = br->fc;
+                br->c = br->b - GOLD * (br->b - br->a);
+                br->stage = 2;
+            } else { /* minimum in [c, b] */
+                br->a = br->c;
+                br->c = br->d;
+                br->fc = br->fd;
+                br->d = br->a + GOLD * (br->b - br->a);
+                br->stage = 4;
+            }
+        }
+    return open;
+}
+
+static void ask_confirm(state *s, dc_batch *b)
+{
+    size_t j;
+    for (j = 0; j < s->n; j++)
+        s->U[j] = s->ubest[s->identical ? 0 : j];
+    b->kind = DC_ASK_POINTS;
+    b->U = s->U;
+    b->rows = 1;
+    b->f = s->f;
+}
+
+/* ---- hybrid: sub-engines ---- */
+
+static void sub_release(state *s, sub *e)
+{
+    if (e->live && e->vt->release)
+        e->vt->release(e->state);
+    if (e->vt) {
+        dc_mem_free(s->alloc, e->state, e->vt->state_size);
+        dc_mem_free(s->alloc, e->params, (e->vt->info->n_options + 1) * sizeof(double));
+    }
+    e->state = NULL;
+    e->params = NULL;
+    e->live = 0;
+}
+
+static dc_status sub_start(state *s, sub *e, const char *id, int64_t budget, const double *u0)
+{
+    size_t k;
+    dc_status st;
+    sub_release(s, e);
+    e->vt = dc_engine_find(id);
+    if (!e->vt)
+        return DC_OK;
+    e->state = dc_mem_calloc(s->alloc, 1, e->vt->state_size);
+    e->params = dc_mem_calloc(s->alloc, e->vt->info->n_options + 1, sizeof(double));
+    if (!e->state || !e->params)
+        return DC_ERR_NOMEM;
+    for (k = 0; k < e->vt->info->n_options; k++)
+        e->params[k] = e->vt->info->options[k].default_value;
+    s->pb.budget = budget > 1 ? budget : 1;
+    e->live = 1;
+    if ((st = e->vt->init(e->state, &s->pb, e->params)))
+        return st;
+    if (u0 && e->vt->seed_point)
+        return e->vt->seed_point(e->state, u0);
+    return DC_OK;
+}
+
+static int64_t batch_cost(const state *s, const dc_batch *b)
+{
+    if (b->kind == DC_ASK_GRADIENT && !s->pbp->exact_gradient)
+        return (int64_t)b->rows * (int64_t)(2 * s->n + 1);
+    return (int64_t)b->rows;
+}
+
+static void note_best(state *s, const dc_batch *b)
+{
+    size_t r;
+    if (b->kind == DC_ASK_TERMS)
+        return;
+    for (r = 0; r < b->rows; r++)
+        if (!s->have_best || dc_better(b->f[r], s->best_f)) {
+            s->best_f = b->f[r];
+            memcpy(s->best_u, b->U + r * s->n, s->n * sizeof(double));
+            s->have_best = 1;
+        }
+}
+
+static int can_polish(const state *s)
+{
+    return dc_engine_find("lbfgsb") != NULL && dc_engine_find("lbfgsb")->seed_point != NULL &&
+           (s->pbp->exact_gradient || s->n <= 30);
+}
+
+static const char *global_id(void)
+{
+    static const char *const order[] = {"cmaes", "de", "pso", "random"};
+    size_t k;
+    for (k = 0; k < sizeof order / sizeof order[0]; k++)
+        if (dc_engine_find(order[k]))
+            return order[k];
+    return "random";
+}
+
+/* Start the next hybrid round: polish after a global round (and first of
+ * all from the centre), a global round after a polish. */
+static dc_status next_round(state *s)
+{
+    int64_t left = s->pbp->budget - s->spent;
+    if (left < 1)
+        left = 1;
+    s->round_spent = 0;
+    if (s->phase != PH_POLISH && can_polish(s) && (s->have_best || !s->polished_centre)) {
+        if (!s->polished_centre) {
+            size_t j;
+            for (j = 0; j < s->n; j++)
+                s->best_u[j] = 0.5;
+            s->polished_centre = 1;
+        }
+        s->phase = PH_POLISH;
+        s->round_budget = left / 5 > 0 ? left / 5 : left;
+        return sub_start(s, &s->polish, "lbfgsb", s->round_budget, s->best_u);
+    }
+    sub_release(s, &s->polish);
+    s->phase = PH_GLOBAL;
+    s->round_budget = (int64_t)(s->share * (double)left);
+    if (s->round_budget < 1)
+        s->round_budget = left;
+    if (!s->global.live) /* the population engine keeps its state across rounds */
+        return sub_start(s, &s->global, global_id(),
+                         (int64_t)(s->share * (double)s->pbp->budget), NULL);
+    return DC_OK;
+}
+
+/* ---- vtable ---- */
+
+static dc_status init(void *sp, const dc_problem *pb, const double *params)
+{
+    state *s = sp;
+    s->n = pb->n;
+    s->pbp = pb;
+    s->pb = *pb;
+    s->alloc = pb->alloc;
+    s->B = (size_t)params[OPT_BASINS];
+    s->share = params[OPT_GLOBAL_SHARE];
+    s->best_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
+    if (!s->best_u)
+        return DC_ERR_NOMEM;
+    s->identical = pb->identical_terms && s->n > 1;
+    if (pb->separable && plan_separable(s, params[OPT_GRID])) {
+        size_t rows = grid_rows(s) > round_rows(s) ? grid_rows(s) : round_rows(s);
+        s->cols = s->identical ? 1 : s->n;
+        s->grid = dc_mem_alloc(s->alloc, s->K * s->cols * sizeof(double));
+        s->br = dc_mem_calloc(s->alloc, s->B * s->cols, sizeof(bracket));
+        s->ubest = dc_mem_alloc(s->alloc, s->cols * sizeof(double));
+        s->gbest = dc_mem_alloc(s->alloc, s->cols * sizeof(double));
+        if (!s->grid || !s->br || !s->ubest || !s->gbest)
+            return DC_ERR_NOMEM;
+        s->phase = PH_GRID;
+        return reserve_rows(s, rows);
+    }
+    s->phase = -1;
+    return next_round(s);
+}
+
+static dc_status ask(void *sp, dc_batch *b)
+{
+    state *s = sp;
+    dc_status st;
+    switch (s->phase) {
+    case PH_GRID:
+        ask_grid(s, b);
+        return DC_OK;
+    case PH_REFINE:
+        ask_refine(s, b);
+        return DC_OK;
+    case PH_CONFIRM:
+        ask_confirm(s, b);
+        return DC_OK;
+    case PH_DONE:
+        b->rows = 0;
+        return DC_OK;
+    default:
+        break;
+    }
+    /* hybrid: hand over to the current sub-engine; when its round's budget
+     * is spent or it has converged, start the next round */
+    {
+        int tries;
+        for (tries = 0; tries < 4; tries++) {
+            sub *e = s->phase == PH_POLISH ? &s->polish : &s->global;
+            if (e->live && s->round_spent < s->round_budget && !e->vt->stop(e->state)) {
+                if ((st = e->vt->ask(e->state, b)))
+                    return st;
+                if (b->rows)
+                    return DC_OK;
+            }
+            if (e == &s->global && e->live && e->vt->stop(e->state))
+                sub_release(s, e); /* done for good: a fresh one next round */
+            if ((st = next_round(s)))
+                return st;
+        }
+        b->rows = 0; /* nothing left to try */
+        return DC_OK;
+    }
+}
+
+static dc_status tell(void *sp, const dc_batch *b)
+{
+    state *s = sp;
+    switch (s->phase) {
+    case PH_GRID:
+        tell_grid(s);
+        make_brackets(s);
+        s->phase = PH_REFINE;
+        s->rounds = 0;
+        return DC_OK;
+    case PH_REFINE:
+        if (!tell_refine(s) || ++s->rounds >= MAX_ROUNDS)
+            s->phase = PH_CONFIRM;
+        return DC_OK;
+    case PH_CONFIRM:
+        s->phase = PH_DONE;
+        return DC_OK;
+    default:
+        break;
+    }
+    {
+        sub *e = s->phase == PH_POLISH ? &s->polish : &s->global;
+        int64_t cost = batch_cost(s, b);
+        s->spent += cost;
+        s->round_spent += cost;
+        note_best(s, b);
+        return e->live ? e->vt->tell(e->state, b) : DC_OK;
+    }
+}
+
+static dc_stop stop(const void *sp)
+{
+    const state *s = sp;
+    return s->phase == PH_DONE ? DC_STOP_CONVERGED : DC_STOP_NONE;
+}
+
+static void release(void *sp)
+{
+    state *s = sp;
+    sub_release(s, &s->global);
+    sub_release(s, &s->polish);
+    release_rows(s);
+    dc_mem_free(s->alloc, s->grid, s->K * s->cols * sizeof(double));
+    dc_mem_free(s->alloc, s->br, s->B * s->cols * sizeof(bracket));
+    dc_mem_free(s->alloc, s->ubest, s->cols * sizeof(double));
+    dc_mem_free(s->alloc, s->gbest, s->cols * sizeof(double));
+    dc_mem_free(s->alloc, s->best_u, s->n * sizeof(double));
+}
+
+const dc_engine_vt dc_eng_dss = {&info, sizeof(state), init, ask, tell, stop, release, NULL};
