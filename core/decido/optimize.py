@@ -98,7 +98,7 @@ def _bounds(bounds: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]
                 f"bounds[{j}]: the lower bound {lo} is above the upper bound {hi}",
                 f"bounds[{j}]",
             )
-        if not math.isfinite(hi - lo):
+        if not math.isfinite(float(hi) - float(lo)):
             raise EngineError(
                 "invalid_bounds", f"bounds[{j}]: the interval is too wide", f"bounds[{j}]"
             )

@@ -178,7 +178,7 @@ static dc_status eval_points(driver *d, dc_batch *b)
             d->stop = DC_STOP_MAX_EVALUATIONS;
             break;
         }
-        if (k > d->chunk)
+        if (d->deadline > 0 && k > d->chunk) /* with a clock: grow chunks adaptively */
             k = d->chunk;
         if ((int64_t)k > left)
             k = (size_t)left;
