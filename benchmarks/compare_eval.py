@@ -441,10 +441,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results: list[CaseResult] = []
     with tempfile.TemporaryDirectory(prefix="decido-compare-") as tmp:
-        refs = {
-            label: CReference(cc, flags, Path(tmp), f"v{k}")
-            for k, (label, flags) in enumerate(C_VARIANTS.items())
-        }
+        try:
+            refs = {
+                label: CReference(cc, flags, Path(tmp), f"v{k}")
+                for k, (label, flags) in enumerate(C_VARIANTS.items())
+            }
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print(f"error: cannot build {C_SOURCE} with {cc!r}: {exc}", file=sys.stderr)
+            return 2
         for problem, n, P in itertools.product(problems, dims, pops):
             res = run_case(problem, n, P, refs, decido, ne_funcs, samples, target_ns, args.seed)
             results.append(res)

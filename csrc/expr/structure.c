@@ -22,7 +22,8 @@
 #include "expr/vm.h"
 
 #define MAXD 8
-#define MAX_EDGES ((size_t)1 << 22)
+#define MAX_EDGES ((size_t)1 << 18)
+#define MAX_TERM_MEMBERS 64 /* a term coupling more is not listed pair by pair */
 #define MAX_BITSET_BYTES ((size_t)64 << 20)
 
 enum { DEP_CONST, DEP_AFFINE, DEP_SET };
@@ -427,7 +428,7 @@ static void couple_set(an *s, int64_t *parent, edges *E, const uint64_t *S, unsi
     for (w = 0; w < s->words; w++)
         members += (size_t)__builtin_popcountll(S[w]);
     *count = members;
-    if (members > 1 && members <= 4096)
+    if (members > 1 && members <= MAX_TERM_MEMBERS && !E->overflow)
         list = dc_mem_alloc(s->al, members * sizeof(int64_t));
     members = 0;
     for (w = 0; w < s->words; w++) {

@@ -66,10 +66,16 @@ double dc_vm_reduce_row(int op, const double *a, ptrdiff_t es, int64_t m)
         acc = (s0 + s1) + (s2 + s3);
         return op == OP_MEAN ? acc / (double)m : acc;
     case OP_PROD:
-        acc = 1.0;
+        s0 = s1 = s2 = s3 = 1.0;
+        for (; j + 4 <= m; j += 4) {
+            s0 *= a[j * es];
+            s1 *= a[(j + 1) * es];
+            s2 *= a[(j + 2) * es];
+            s3 *= a[(j + 3) * es];
+        }
         for (; j < m; j++)
-            acc *= a[j * es];
-        return acc;
+            s0 *= a[j * es];
+        return (s0 * s1) * (s2 * s3);
     case OP_MINV:
         acc = a[0];
         for (j = 1; j < m; j++)
@@ -136,6 +142,27 @@ static double fused_row(int op, const double *a, ptrdiff_t ea, const double *b, 
                 s3 += a[j + 3] * b[j + 3];
             }
         }
+    }
+    if (ea == 1 && eb == 0) { /* sum(v op scalar) */
+        const double bv = b[0];
+#define FUSED_B(EXPR)                                                                      \
+    for (; j + 4 <= m; j += 4) {                                                           \
+        s0 += EXPR(a[j], bv);                                                              \
+        s1 += EXPR(a[j + 1], bv);                                                          \
+        s2 += EXPR(a[j + 2], bv);                                                          \
+        s3 += EXPR(a[j + 3], bv);                                                          \
+    }
+        if (op == OP_SUMADD) { FUSED_B(F_ADD) } else if (op == OP_SUMSUB) { FUSED_B(F_SUB) } else { FUSED_B(F_MUL) }
+    } else if (ea == 0 && eb == 1) { /* sum(scalar op v) */
+        const double av = a[0];
+#define FUSED_A(EXPR)                                                                      \
+    for (; j + 4 <= m; j += 4) {                                                           \
+        s0 += EXPR(av, b[j]);                                                              \
+        s1 += EXPR(av, b[j + 1]);                                                          \
+        s2 += EXPR(av, b[j + 2]);                                                          \
+        s3 += EXPR(av, b[j + 3]);                                                          \
+    }
+        if (op == OP_SUMADD) { FUSED_A(F_ADD) } else if (op == OP_SUMSUB) { FUSED_A(F_SUB) } else { FUSED_A(F_MUL) }
     }
     if (op == OP_SUMADD)
         FUSED_SUM(F_ADD);
