@@ -237,9 +237,12 @@ static dc_status resolve_call(resolver *r, const dc_node *nd, dc_ref *out)
         dc_ref dummy;
         dc_error saved = *r->err;
         /* a known value called like a function */
-        if (resolve_name(r, nd, &dummy) == DC_OK)
+        dc_status st = resolve_name(r, nd, &dummy);
+        if (st == DC_OK)
             return dc_set_error(r->err, DC_ERR_NOT_CALLABLE, nd->opos, nd->olen,
                                 "'%.*s' is not a function", (int)nd->olen, r->text + nd->opos);
+        if (st == DC_ERR_NOMEM)
+            return st;
         *r->err = saved;
         return unknown(r, nd, 1);
     }

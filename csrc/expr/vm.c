@@ -229,8 +229,8 @@ static double fused_row(int op, const double *a, ptrdiff_t ea, const double *b, 
 #define K_GE(u, v) ((u) >= (v) ? 1.0 : 0.0)
 #define K_EQ(u, v) ((u) == (v) ? 1.0 : 0.0)
 #define K_NE(u, v) ((u) != (v) ? 1.0 : 0.0)
-#define K_AND(u, v) (((u) != 0.0) & ((v) != 0.0) ? 1.0 : 0.0)
-#define K_OR(u, v) (((u) != 0.0) | ((v) != 0.0) ? 1.0 : 0.0)
+#define K_AND(u, v) ((((u) != 0.0) & ((v) != 0.0)) ? 1.0 : 0.0)
+#define K_OR(u, v) ((((u) != 0.0) | ((v) != 0.0)) ? 1.0 : 0.0)
 #define K_NOT(u) ((u) == 0.0 ? 1.0 : 0.0)
 #define K_NEG(u) (-(u))
 

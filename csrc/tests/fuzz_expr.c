@@ -32,9 +32,15 @@
  *     - a failed compile sets error.status == the returned status, a
  *       non-empty NUL-terminated message, position + length <= text length,
  *       and leaves *out NULL; a successful one respects max_instructions;
+ *     - compiling is deterministic (same status, error, listing; sometimes
+ *       checked by compiling again, also with a NULL error record);
  *     - dc_eval is deterministic (same bits on repeat); dc_eval of a row
  *       equals dc_eval_many's value for that row bit for bit (or both NaN);
  *       dc_gradient's value equals dc_eval's (or both NaN);
+ *     - inputs the structure calls unused do not change the value (set to
+ *       NaN / -inf) and get a zero gradient and a zero separable term;
+ *     - for separable programs f(x) - sum_j G[j] is the same constant on
+ *       every row of modest inputs (loose tolerance);
  *     - evaluation calls return DC_OK (or DC_ERR_NOMEM when the workspace
  *       allocator was told to fail);
  *     - the disassembler keeps snprintf semantics;
@@ -48,15 +54,18 @@
  *   Crashes, leaks and undefined behaviour are caught by the sanitizers.
  *
  * MODE 1: libFuzzer (needs clang)
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DDECIDO_LIBFUZZER \
- *     -Icsrc/include -Icsrc csrc/common/[a-z]*.c csrc/expr/[a-z]*.c \
- *     csrc/tests/fuzz_expr.c -lm -o fuzz_expr_lf
+ *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+ *     -fno-sanitize-recover=all -DDECIDO_LIBFUZZER -Icsrc/include -Icsrc \
+ *     csrc/common/[a-z]*.c csrc/expr/[a-z]*.c csrc/tests/fuzz_expr.c -lm \
+ *     -o fuzz_expr_lf
  *   ./fuzz_expr_lf -max_len=4096 -max_total_time=300 NEWCORPUS csrc/tests/corpus
  *   An invariant violation calls abort(), so libFuzzer saves the input.
  *
  * MODE 2: standalone (any C11 compiler; this is the CI smoke test)
  *   cmake -S . -B build -DDECIDO_C_TESTS=ON -DDECIDO_SANITIZE=ON ...
- *   build/csrc/fuzz_expr --runs 100000 --seed 1 [input files...]
+ *   build/csrc/fuzz_expr --runs 100000 --seed 1 [--verbose] [--print] [files...]
+ *   (--verbose times each pathological input; --print shows every
+ *   generated input with its compile status.)
  *   Each named file is run first as one raw input (same format as above,
  *   e.g. a libFuzzer crash file or csrc/tests/corpus/NAME) and joins the
  *   mutation pool.  Then N generated inputs run: random expressions from the
@@ -757,6 +766,50 @@ static void oom_sweep(run_ctx *rc, stats *S, const char *text, size_t len, const
     }
 }
 
+/* Compiling the same text again (library malloc, with and without an error
+ * record) gives the same status, error and program listing. */
+static void check_recompile(run_ctx *rc, const char *text, size_t len, const dc_options *base,
+                            dc_status st0, const dc_error *err0, const dc_program *prog0)
+{
+    dc_options o = *base;
+    dc_program *prog = NULL;
+    dc_error err;
+    dc_status st;
+    o.allocator = NULL;
+    st = dc_compile(text, len, &o, &prog, NULL);
+    if (st != st0)
+        fail(rc, "recompile without an error record returned %s, first %s", dc_status_code(st),
+             dc_status_code(st0));
+    dc_program_free(prog);
+    prog = NULL;
+    st = dc_compile(text, len, &o, &prog, &err);
+    if (st != st0) {
+        fail(rc, "recompile returned %s, first %s", dc_status_code(st), dc_status_code(st0));
+    } else if (st != DC_OK) {
+        if (err.position != err0->position || err.length != err0->length ||
+            strcmp(err.message, err0->message) != 0)
+            fail(rc, "recompile error differs: @%zu+%zu '%s' vs @%zu+%zu '%s'", err.position,
+                 err.length, err.message, err0->position, err0->length, err0->message);
+    } else if (prog && prog0) {
+        size_t n1 = dc_program_disassemble(prog0, NULL, 0);
+        size_t n2 = dc_program_disassemble(prog, NULL, 0);
+        if (n1 != n2) {
+            fail(rc, "recompiled program's listing has %zu bytes, first %zu", n2, n1);
+        } else if (n1 < ((size_t)1 << 24)) {
+            char *a = (char *)malloc(n1 + 1), *b = (char *)malloc(n2 + 1);
+            if (!a || !b)
+                abort();
+            dc_program_disassemble(prog0, a, n1 + 1);
+            dc_program_disassemble(prog, b, n2 + 1);
+            if (strcmp(a, b) != 0)
+                fail(rc, "recompiled program differs");
+            free(a);
+            free(b);
+        }
+    }
+    dc_program_free(prog);
+}
+
 /* One input: option bytes + text.  Returns the number of failures. */
 static int run_one(const uint8_t *data, size_t size, stats *S, int abort_on_fail)
 {
@@ -838,6 +891,8 @@ static int run_one(const uint8_t *data, size_t size, stats *S, int abort_on_fail
         check_error(&rc, st, &err, prog, len, "compile");
         if (st == DC_ERR_ARGUMENT && ctx != 9)
             fail(&rc, "compile returned invalid_argument for a valid context: %s", err.message);
+        if ((hdr[3] & 0x40) && (mode >= 7 || mode == 0) && len <= 512)
+            check_recompile(&rc, text, len, &opt, st, &err, NULL);
     } else if (!prog) {
         fail(&rc, "compile returned ok but no program");
     } else {
@@ -854,6 +909,8 @@ static int run_one(const uint8_t *data, size_t size, stats *S, int abort_on_fail
         S->by_kind[dc_structure_kind_of(prog) % 5u]++;
         check_structure(&rc, prog, n_in);
         check_disassembly(&rc, prog);
+        if ((hdr[3] & 0x40) && mode >= 7 && len <= 512)
+            check_recompile(&rc, text, len, &opt, st, &err, prog);
         exercise(&rc, S, prog, n_in, (ws_fails || rng_pct(&r, 50)) ? &aw : NULL, ws_fails, &r,
                  (hdr[3] & 0x10) != 0 && n_in <= 64);
         dc_program_free(prog);
@@ -1258,6 +1315,15 @@ static const char *const seeds[] = {
     "norm(3)", "cumsum(2)", "mean(x, x)", "e", "pi", "pi(1)", "e[0]", "n[0]", "i[0]",
     "i[n-1]", "x[n]", "x[-n]", "x[-n-1]", "sum(x)*0", "0*x[0]", "x[0]-x[0]",
     "sum(x)-sum(x)", "a*0 + b", "(a+b)*(a-b)", "price*price", "sum(x+1e308)",
+    /* products of several shifted slices: triangles and > 8 offsets */
+    "sum(x[:-2]*x[1:-1]*x[2:])", "sum(x[:-3]*x[1:-2]*x[2:-1]*x[3:])",
+    "sum(x[:-9]*x[1:-8]*x[2:-7]*x[3:-6]*x[4:-5]*x[5:-4]*x[6:-3]*x[7:-2]*x[8:-1]*x[9:])",
+    "x[0]*x[1]*x[2]*x[3]*x[4]*x[5]*x[6]*x[7]*x[8]*x[9]", "sum(x[::2]) * sum(x[1::2])",
+    "sum(x[:32]*x[32:])", "sum(x[::-1]*x)", "sum(x[1:]*x[:-1]) + sum(x[2:]*x[:-2])",
+    "sum(sin(x[1:] + x[:-1]))", "sum(x[::3]**2) + prod(x[1::3])", "norm(x[:4]) + norm(x[4:])",
+    "sum(x*x[0])", "sum(cumsum(x))", "sum(where(x > x[0], x, i))", "sum(clip(x, x[0], x[1]))",
+    /* more than 32 distinct constants (constant table growth) */
+    "1.5*x[0]+2.25*x[-1]+3.125*x[0]+4.75*x[-1]+5.5*x[0]+6.0625*x[-1]+7.5*x[0]+8.25*x[-1]+9.875*x[0]+10.5*x[-1]+11.25*x[0]+12.125*x[-1]+13.5*x[0]+14.75*x[-1]+15.25*x[0]+16.5*x[-1]+17.125*x[0]+18.375*x[-1]+19.5*x[0]+20.25*x[-1]+21.75*x[0]+22.5*x[-1]+23.125*x[0]+24.875*x[-1]+25.5*x[0]+26.25*x[-1]+27.75*x[0]+28.5*x[-1]+29.125*x[0]+30.375*x[-1]+31.5*x[0]+32.25*x[-1]+33.75*x[0]+34.5*x[-1]+35.125*x[0]+36.625*x[-1]+37.5*x[0]+38.25*x[-1]+39.75*x[0]+40.5*x[-1]",
 };
 
 static const unsigned char interesting[] = {
@@ -1444,9 +1510,7 @@ static unsigned pathological(rng *r, sbuf *b, unsigned kind, unsigned occ)
         for (k = 0; k < big / 2; k++) {
             sb_put(b, "+");
             sb_int(b, (long long)k);
-            sb_put(b, "*x[");
-            sb_int(b, (long long)rng_below(r, 7));
-            sb_put(b, "]");
+            sb_put(b, rng_pct(r, 50) ? "*x[0]" : "*x[-1]");
         }
         break;
     }
