@@ -1,6 +1,8 @@
 """decido: decision and optimization engines over a compiled expression language."""
 
 from decido._expr import c_version as _c_version
+from decido.decide import LIMITS as DECISION_LIMITS
+from decido.decide import DecisionError, decide, decide_batch
 from decido.errors import DecidoError, EngineError, ExpressionError
 from decido.expression import DEFAULT_LIMITS, Expression, Structure
 from decido.optimize import (
@@ -14,14 +16,18 @@ from decido.optimize import (
 
 __version__ = "0.1.0"
 __all__ = [
+    "DECISION_LIMITS",
     "DEFAULT_LIMITS",
     "DecidoError",
+    "DecisionError",
     "EngineError",
     "Expression",
     "ExpressionError",
     "OptimizeResult",
     "Structure",
     "__version__",
+    "decide",
+    "decide_batch",
     "default_engine",
     "engines",
     "maximize",

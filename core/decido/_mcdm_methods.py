@@ -1,0 +1,340 @@
+"""Normalizations, automatic weights and the multi-criteria scoring methods.
+
+Pure NumPy over a feasible-options x criteria matrix ``X`` (m x k, float64, finite),
+with ``benefit`` (k bools: True = maximize), weights ``w`` (k, summing to 1) and
+``constant`` (k bools: the criterion has one value over the feasible options).
+Nothing here loops over options; requests, validation and output live in
+``decido.decide``.  Every method returns a ``Scored``: one score per option (NaN
+where the method cannot give one) and the named intermediate arrays that the
+explanations show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+Mask = NDArray[np.bool_]
+
+NORMALIZATIONS = ("minmax", "vector", "sum", "max", "linear")
+#: normalizations that divide by the values or by their maximum: values must be > 0
+POSITIVE_NORMALIZATIONS = frozenset({"sum", "max", "linear"})
+WEIGHTINGS = ("given", "equal", "entropy", "critic", "std")
+
+#: memory bound for PROMETHEE II blocks: elements of one (block x m x k) array
+PROMETHEE_BLOCK_ELEMENTS = 1 << 21
+
+
+@dataclass
+class Scored:
+    """A method's result over the feasible options.
+
+    ``per_criterion`` arrays are (m, k), ``per_option`` arrays are (m,); both keep
+    the order in which the explanation shows them.  ``compromise`` lists option
+    indices (VIKOR only).
+    """
+
+    score: Array
+    per_criterion: dict[str, Array] = field(default_factory=dict)
+    per_option: dict[str, Array] = field(default_factory=dict)
+    compromise: list[int] | None = None
+
+
+def _safe(div: Array) -> Array:
+    """A divisor with zeros replaced by 1 (the caller fixes those columns)."""
+    return np.where(div == 0, 1.0, div)
+
+
+# ---------------------------------------------------------------- normalizations
+def normalize(X: Array, benefit: Mask, name: str, constant: Mask) -> Array:
+    """Column-wise normalization; cost criteria use the usual cost variant so that
+    larger is better in every column.  Constant criteria are 1 (every option ideal).
+
+    ========  ====================  ======================
+    name      benefit               cost
+    ========  ====================  ======================
+    minmax    (x - min)/(max - min) (max - x)/(max - min)
+    vector    x/||x||               1 - x/||x||
+    sum       x/sum(x)              (1/x)/sum(1/x)
+    max       x/max                 1 - x/max
+    linear    x/max                 min/x
+    ========  ====================  ======================
+    """
+    # no division by zero: spans and norms are guarded, and the divisions by
+    # values or maxima only run on values > 0 (checked by the caller)
+    if name == "minmax":
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        span = _safe(hi - lo)
+        R = np.where(benefit, (X - lo) / span, (hi - X) / span)
+    elif name == "vector":
+        r = X / _safe(np.sqrt(np.einsum("ij,ij->j", X, X)))
+        R = np.where(benefit, r, 1.0 - r)
+    elif name == "sum":
+        inv = 1.0 / X
+        R = np.where(benefit, X / X.sum(axis=0), inv / inv.sum(axis=0))
+    elif name == "max":
+        r = X / X.max(axis=0)
+        R = np.where(benefit, r, 1.0 - r)
+    elif name == "linear":
+        R = np.where(benefit, X / X.max(axis=0), X.min(axis=0) / X)
+    else:  # pragma: no cover - validated before
+        raise ValueError(f"unknown normalization {name!r}")
+    if constant.any():
+        R[:, constant] = 1.0
+    return R
+
+
+def minmax_for_weights(X: Array, benefit: Mask) -> Array:
+    """Goal-aware min-max scaling for CRITIC and std weights (constant columns 0)."""
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = hi - lo
+    R = np.where(benefit, X - lo, hi - X) / _safe(span)
+    R[:, span == 0] = 0.0
+    return R
+
+
+# ---------------------------------------------------------------- weights
+def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
+    """Objective weights from the feasible options, or None when degenerate
+    (one option, or no criterion discriminates).
+
+    * ``entropy``: p = x/sum(x) (cost criteria: reciprocals, (1/x)/sum(1/x)),
+      E = -sum(p ln p)/ln m with 0 ln 0 = 0, w ~ 1 - E.
+    * ``critic``: goal-aware min-max scaling, w ~ sigma_j * sum_k (1 - r_jk);
+      correlation with a constant criterion counts as 0.
+    * ``std``: w ~ standard deviation of the min-max scaled criterion, so
+      that weights do not depend on the attributes' units.
+    """
+    m, k = X.shape
+    if m < 2:
+        return None
+    if how == "equal":
+        return np.full(k, 1.0 / k)
+    if how == "entropy":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            V = np.where(benefit, X, 1.0 / X)
+            total = V.sum(axis=0)
+            P = V / _safe(total)
+            plogp = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
+        E = -plogp.sum(axis=0) / np.log(m)
+        E[total == 0] = 1.0
+        d = np.clip(1.0 - E, 0.0, None)
+    elif how == "critic":
+        R = minmax_for_weights(X, benefit)
+        sigma = R.std(axis=0)
+        Z = (R - R.mean(axis=0)) / _safe(sigma)
+        Z[:, sigma == 0] = 0.0
+        corr = (Z.T @ Z) / m
+        d = sigma * (1.0 - corr).sum(axis=0)
+        d[sigma == 0] = 0.0
+    elif how == "std":
+        d = minmax_for_weights(X, benefit).std(axis=0, ddof=1)
+    else:  # pragma: no cover - validated before
+        raise ValueError(f"unknown weighting {how!r}")
+    total = d.sum()
+    if not total > 0:
+        return None
+    return d / total
+
+
+# ---------------------------------------------------------------- methods
+def wsm(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """Weighted sum of the normalized values (default normalization minmax)."""
+    R = normalize(X, benefit, p["normalization"], constant)
+    C = R * w
+    return Scored(C.sum(axis=1), {"normalized": R, "contribution": C})
+
+
+def wpm(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """Weighted product: prod_j r_ij ** w_j (the product, not its log)."""
+    R = normalize(X, benefit, p["normalization"], constant)
+    F = R**w
+    return Scored(F.prod(axis=1), {"normalized": R, "factor": F})
+
+
+def topsis(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """Closeness d- / (d+ + d-) to the ideal of the weighted normalized matrix.
+
+    Every normalization here makes larger better, so the ideal is the column
+    maximum.  When every option is ideal (d+ + d- = 0) the score is 1.
+    """
+    R = normalize(X, benefit, p["normalization"], constant)
+    V = R * w
+    dp, dm = V - V.max(axis=0), V - V.min(axis=0)
+    d_best = np.sqrt(np.einsum("ij,ij->i", dp, dp))
+    d_worst = np.sqrt(np.einsum("ij,ij->i", dm, dm))
+    denom = d_best + d_worst
+    score = np.where(denom > 0, d_worst / _safe(denom), 1.0)
+    return Scored(score, {"normalized": R, "weighted": V}, {"d_best": d_best, "d_worst": d_worst})
+
+
+def _spread(v: Array) -> Array:
+    """(v - min) / (max - min), 0 when the spread is zero."""
+    lo, span = v.min(), v.max() - v.min()
+    return (v - lo) / span if span > 0 else np.zeros_like(v)
+
+
+def vikor(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """VIKOR: regret w_j (f*_j - f_ij)/(f*_j - f-_j), S = sum, R = max,
+    Q = v S~ + (1 - v) R~ (ascending).  Zero-spread terms are 0."""
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    best = np.where(benefit, hi, lo)
+    span = hi - lo
+    T = w * np.abs(best - X) / _safe(span)
+    T[:, span == 0] = 0.0
+    S, Rr = T.sum(axis=1), T.max(axis=1)
+    v = p["v"]
+    Q = v * _spread(S) + (1.0 - v) * _spread(Rr)
+    return Scored(Q, {"regret": T}, {"S": S, "R": Rr}, _compromise(Q, S, Rr))
+
+
+def _compromise(Q: Array, S: Array, R: Array) -> list[int]:
+    """Opricovic's compromise set (option indices in order of Q).
+
+    C1 acceptable advantage: Q(a2) - Q(a1) >= 1/(m - 1);  C2 acceptable
+    stability: a1 is also best by S or by R.  Both: {a1}; only C1: {a1, a2};
+    no C1: every option with Q - Q(a1) < 1/(m - 1).
+    """
+    m = Q.shape[0]
+    order = np.argsort(Q, kind="stable")
+    if m == 1:
+        return [int(order[0])]
+    a1 = order[0]
+    dq = 1.0 / (m - 1)
+    advantage = Q[order[1]] - Q[a1] >= dq
+    stable = S[a1] <= S.min() or R[a1] <= R.min()
+    if advantage and stable:
+        return [int(a1)]
+    if advantage:
+        return [int(a1), int(order[1])]
+    return [int(i) for i in order if Q[i] - Q[a1] < dq]
+
+
+_PREFERENCES: dict[str, Callable[[Array, Array, Array], Array]] = {
+    "usual": lambda d, q, p: (d > 0).astype(np.float64),
+    "u_shape": lambda d, q, p: (d > q).astype(np.float64),
+    "v_shape": lambda d, q, p: np.clip(d / p, 0.0, 1.0),
+    "level": lambda d, q, p: np.where(d > p, 1.0, np.where(d > q, 0.5, 0.0)),
+    "linear": lambda d, q, p: np.clip((d - q) / (p - q), 0.0, 1.0),
+}
+PREFERENCES = tuple(_PREFERENCES)
+
+
+def promethee2(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """PROMETHEE II net flow phi+ - phi-, O(m^2 k) time, pairwise differences
+    built in row blocks of at most ``PROMETHEE_BLOCK_ELEMENTS`` elements."""
+    m, k = X.shape
+    if m < 2:
+        nan = np.full(m, np.nan)
+        return Scored(nan, {}, {"phi_plus": nan, "phi_minus": nan})
+    Y = np.where(benefit, X, -X)
+    pref = _PREFERENCES[p["preference"]]
+    q, pp = p["q"], p["p"]
+    plus, minus = np.empty(m), np.zeros(m)
+    step = max(1, PROMETHEE_BLOCK_ELEMENTS // (m * k))
+    for start in range(0, m, step):
+        block = Y[start : start + step]
+        d = block[:, None, :] - Y[None, :, :]  # (b, m, k): a in block over every b
+        pi = pref(d, q, pp) @ w  # (b, m): pi(a, b)
+        plus[start : start + step] = pi.sum(axis=1)
+        minus += pi.sum(axis=0)
+    plus /= m - 1
+    minus /= m - 1
+    return Scored(plus - minus, {}, {"phi_plus": plus, "phi_minus": minus})
+
+
+def waspas(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """lambda * WSM + (1 - lambda) * WPM on one normalized matrix (default linear)."""
+    R = normalize(X, benefit, p["normalization"], constant)
+    q_sum, q_prod = (R * w).sum(axis=1), (R**w).prod(axis=1)
+    lam = p["lambda"]
+    return Scored(
+        lam * q_sum + (1.0 - lam) * q_prod, {"normalized": R}, {"wsm": q_sum, "wpm": q_prod}
+    )
+
+
+def copras(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """Classical COPRAS (Zavadskas et al. 1994): d = w x/sum(x);
+    Q_i = S+_i + sum(S-) / (S-_i * sum(1/S-)); the score is the utility
+    degree Q_i / max Q (1 for the best).  Needs values > 0."""
+    V = X / X.sum(axis=0) * w
+    s_plus = V[:, benefit].sum(axis=1)
+    s_minus = V[:, ~benefit].sum(axis=1)
+    if s_minus.max() > 0:  # values > 0: S- is 0 only without (weighted) cost criteria
+        Q = s_plus + s_minus.sum() / (s_minus * (1.0 / s_minus).sum())
+    else:
+        Q = s_plus.copy()
+    return Scored(Q / Q.max(), {"weighted": V}, {"S_plus": s_plus, "S_minus": s_minus, "Q": Q})
+
+
+def moora(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """MOORA ratio system: sum of w x/||x|| over benefit criteria minus cost ones."""
+    norm = np.sqrt(np.einsum("ij,ij->j", X, X))
+    R = X / _safe(norm)
+    C = R * np.where(benefit, w, -w)
+    return Scored(C.sum(axis=1), {"normalized": R, "contribution": C})
+
+
+def edas(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """EDAS: distances from the average solution; score (NSP + NSN)/2.
+    Needs values > 0 (it divides by the average)."""
+    av = X.mean(axis=0)
+    dist = np.where(benefit, X - av, av - X) / av
+    pda, nda = np.maximum(dist, 0.0), np.maximum(-dist, 0.0)
+    sp, sn = pda @ w, nda @ w
+    nsp = sp / sp.max() if sp.max() > 0 else np.ones_like(sp)
+    nsn = 1.0 - sn / sn.max() if sn.max() > 0 else np.ones_like(sn)
+    return Scored((nsp + nsn) / 2.0, {"pda": pda, "nda": nda}, {"SP": sp, "SN": sn})
+
+
+def aras(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """ARAS: the ideal row (best value per criterion) joins the matrix before sum
+    normalization (cost criteria by reciprocals); the score is S_i / S_ideal."""
+    ideal = np.where(benefit, X.max(axis=0), X.min(axis=0))
+    E = np.vstack([ideal, X])
+    E = np.where(benefit, E, 1.0 / E)
+    N = E / E.sum(axis=0)
+    C = N * w
+    S = C.sum(axis=1)
+    return Scored(
+        S[1:] / S[0],
+        {"normalized": N[1:], "contribution": C[1:]},
+        {"S": S[1:], "S_ideal": np.full(X.shape[0], S[0])},
+    )
+
+
+def spotis(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+    """SPOTIS: weighted distance to the ideal point of the bounds (ascending).
+    ``p["bounds"]`` is (k, 2); a zero-width bound gives distance 0."""
+    lo, hi = p["bounds"][:, 0], p["bounds"][:, 1]
+    span = hi - lo
+    D = np.abs(X - np.where(benefit, hi, lo)) / _safe(span)
+    D[:, span == 0] = 0.0
+    C = D * w
+    return Scored(C.sum(axis=1), {"distance": D, "contribution": C})
+
+
+METHODS: dict[str, Callable[[Array, Mask, Array, Mask, dict[str, Any]], Scored]] = {
+    "wsm": wsm,
+    "wpm": wpm,
+    "topsis": topsis,
+    "vikor": vikor,
+    "promethee2": promethee2,
+    "waspas": waspas,
+    "copras": copras,
+    "moora": moora,
+    "edas": edas,
+    "aras": aras,
+    "spotis": spotis,
+}
+#: methods with a choice of normalization, and its default
+DEFAULT_NORMALIZATION = {"wsm": "minmax", "wpm": "linear", "topsis": "vector", "waspas": "linear"}
+#: methods whose score is better when lower
+ASCENDING = frozenset({"vikor", "spotis"})
+#: methods that need every criterion value > 0 on the feasible options
+POSITIVE_METHODS = frozenset({"copras", "edas", "aras"})

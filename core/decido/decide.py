@@ -1,0 +1,521 @@
+"""Decisions: choose among a finite set of options under constraints.
+
+``decide(request)`` takes the JSON body of ``POST /v1/decide`` as a mapping and
+returns the JSON-ready response; ``decide_batch`` does the same for ``POST
+/v1/batch``.  Constraints and the ``expression`` method are compiled once with
+the language of ``decido.Expression`` and evaluated over all options in one VM
+call each; the multi-criteria methods are vectorized NumPy over the feasible
+options (``decido._mcdm_methods``).  The request is validated before anything
+is computed (``decido._mcdm_request``); a bad request raises ``DecisionError``
+naming the field.  See ``docs/decisions.md`` for the fields and conventions.
+"""
+
+from __future__ import annotations
+
+import array
+import itertools
+import numbers
+import operator
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from decido._mcdm_methods import (
+    METHODS,
+    POSITIVE_METHODS,
+    POSITIVE_NORMALIZATIONS,
+    Scored,
+    auto_weights,
+)
+from decido._mcdm_request import (
+    LIMITS,
+    RESERVED,
+    DecisionError,
+    Plan,
+    _did_you_mean,
+    _kind,
+    attr_path,
+    attribute_names,
+    expression_error,
+    expression_names,
+    locate_attribute,
+    parse_options,
+    parse_plan,
+)
+from decido.errors import ExpressionError
+from decido.expression import Expression
+
+__all__ = ["LIMITS", "RANK_TOLERANCE", "DecisionError", "decide", "decide_batch"]
+
+#: scores within this fraction of the largest score magnitude share a rank
+RANK_TOLERANCE = 1e-12
+
+Array = NDArray[np.float64]
+
+
+def decide(request: Mapping[str, Any]) -> dict[str, Any]:
+    """Rank the options of one decision request.
+
+    ``request`` is the JSON body of ``POST /v1/decide`` (see
+    ``docs/decisions.md``): ``options``, ``method``, ``criteria``,
+    ``normalization``, ``weighting``, ``params``, ``constraints``, ``top_k``,
+    ``explain``, and for ``method="expression"`` an ``expression`` and a
+    ``goal``.  Returns a JSON-ready dict (``status`` ``"ok"`` or
+    ``"infeasible"``, ``ranking``, ``infeasible``, ``weights``, ``warnings``...).
+
+    Raises ``DecisionError`` (a ``ValueError``) with ``code`` and ``path`` for an
+    invalid request, before computing anything.
+    """
+    plan = parse_plan(request)
+    ids, attrs = parse_options(request.get("options"))
+    texts = plan.constraints + ([plan.expression] if plan.expression is not None else [])
+    variables = _expression_variables(texts, attrs)
+    programs = [
+        _compile(
+            text,
+            variables,
+            attrs,
+            f"constraints[{j}]" if j < len(plan.constraints) else "expression",
+        )
+        for j, text in enumerate(texts)
+    ]
+    criteria = [c.attribute for c in plan.criteria]
+    for j, name in enumerate(criteria):
+        if not locate_attribute(attrs, name):
+            raise DecisionError(
+                "unknown_attribute",
+                f"no option has attribute {name!r}{_did_you_mean(name, attribute_names(attrs))}",
+                f"criteria[{j}].attribute",
+            )
+    columns = list(dict.fromkeys(criteria + variables))
+    X = _matrix(attrs, columns)
+    col = {name: j for j, name in enumerate(columns)}
+    Xv = X[:, [col[v] for v in variables]] if variables else np.empty((len(ids), 0))
+
+    # constraints, then everything else on the feasible options only
+    holds = np.ones((len(plan.constraints), len(ids)), dtype=bool)
+    for j in range(len(plan.constraints)):
+        value = programs[j].evaluate_many(Xv)
+        holds[j] = (value != 0) & ~np.isnan(value)
+    feasible_mask = holds.all(axis=0)
+    feasible = np.flatnonzero(feasible_mask)
+    infeasible = _infeasible(plan.constraints, holds, feasible_mask, ids)
+    # the criteria are the first columns; column-major, since every method
+    # reduces over the options, down the columns
+    k = len(criteria)
+    Xc = np.asfortranarray(X[:, :k] if feasible.size == len(ids) else X[feasible_mask, :k])
+    out = _header(plan, len(ids), feasible.size)
+    if feasible.size == 0:
+        out["weights"] = _given_weights(plan)
+        out.update(status="infeasible", best=None, ranking=[], infeasible=infeasible)
+        out["warnings"] = plan.warnings
+        return out
+
+    if plan.method == "expression":
+        used = [j for j, v in enumerate(variables) if v in expression_names(plan.expression)]
+        scored = _score_expression(programs[-1], Xv[feasible], used, plan)
+        weights: dict[str, float] = {}
+    else:
+        _check_values(plan, Xc, feasible, criteria)
+        scored, w = _score_mcdm(plan, Xc, feasible)
+        weights = dict(zip(criteria, w.tolist(), strict=True))
+    out["weights"] = weights
+    ranking, best = _ranking(plan, scored, feasible, ids, criteria, variables)
+    out.update(status="ok", best=best, ranking=ranking)
+    if scored.compromise is not None:
+        out["compromise"] = [ids[feasible[i]] for i in scored.compromise]
+    out["infeasible"] = infeasible
+    out["warnings"] = plan.warnings
+    return out
+
+
+def decide_batch(request: Mapping[str, Any]) -> dict[str, Any]:
+    """Run many decisions; each item succeeds or fails on its own.
+
+    ``request`` is ``{"defaults": {...}, "decisions": [{"id": ..., ...}, ...]}``;
+    ``defaults`` are merged shallowly into each item (the item wins).  Returns
+    ``{"results": [...], "n_decisions", "n_ok", "n_error"}`` with one result per
+    item in input order: the ``decide`` response with the item's ``id`` first, or
+    ``{"id", "status": "error", "error": {"code", "message", "path", "position"?}}``
+    (paths are relative to the merged item).  Only a malformed envelope raises.
+    """
+    if not isinstance(request, Mapping):
+        raise DecisionError("invalid_request", f"a batch is an object, not {_kind(request)}", "")
+    for key in request:
+        if key not in ("defaults", "decisions"):
+            raise DecisionError("invalid_request", f"unknown field {key!r}", str(key))
+    defaults = request.get("defaults") or {}
+    if not isinstance(defaults, Mapping):
+        raise DecisionError(
+            "invalid_request", f"defaults is an object, not {_kind(defaults)}", "defaults"
+        )
+    items = request.get("decisions")
+    if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)):
+        raise DecisionError("invalid_request", "decisions must be a list", "decisions")
+    if len(items) > LIMITS["max_batch"]:
+        raise DecisionError(
+            "too_many", f"{len(items)} decisions (limit {LIMITS['max_batch']})", "decisions"
+        )
+    results = [_batch_item(defaults, item) for item in items]
+    n_error = sum(r["status"] == "error" for r in results)
+    return {
+        "results": results,
+        "n_decisions": len(results),
+        "n_ok": len(results) - n_error,
+        "n_error": n_error,
+    }
+
+
+def _batch_item(defaults: Mapping[str, Any], item: Any) -> dict[str, Any]:
+    item_id = item.get("id") if isinstance(item, Mapping) else None
+    try:
+        if not isinstance(item, Mapping):
+            raise DecisionError(
+                "invalid_request", f"a decision is an object, not {_kind(item)}", ""
+            )
+        result = decide({**defaults, **item})
+    except DecisionError as exc:
+        return {"id": item_id, "status": "error", "error": exc.to_dict()}
+    except Exception as exc:  # one bad item never fails the batch
+        return {
+            "id": item_id,
+            "status": "error",
+            "error": {"code": "internal_error", "message": type(exc).__name__, "path": ""},
+        }
+    result.setdefault("id", item_id)
+    return {"id": result.pop("id"), **result}
+
+
+def _infeasible(
+    constraints: list[str], holds: NDArray[np.bool_], feasible: NDArray[np.bool_], ids: list[Any]
+) -> list[dict[str, Any]]:
+    """``{"id", "violated": [texts]}`` per infeasible option, in input order (the
+    lists are built once per distinct pattern of violated constraints)."""
+    bad = np.flatnonzero(~feasible)
+    if bad.size == 0:
+        return []
+    patterns, inverse = np.unique(~holds[:, bad].T, axis=0, return_inverse=True)
+    texts = [[constraints[j] for j in np.flatnonzero(p)] for p in patterns]
+    return [
+        {"id": ids[i], "violated": list(texts[g])}
+        for i, g in zip(bad.tolist(), inverse.reshape(-1).tolist(), strict=True)
+    ]
+
+
+# ---------------------------------------------------------------- expressions
+def _expression_variables(texts: list[str], attrs: list[Mapping[str, Any]]) -> list[str]:
+    """Attribute names the expressions may use: names in the texts that some
+    option has (``pi`` and ``e`` only when an attribute shadows them)."""
+    names: list[str] = []
+    for text in texts:
+        for name in expression_names(text):
+            if name not in names and locate_attribute(attrs, name):
+                names.append(name)
+    return names
+
+
+def _compile(
+    text: str, variables: list[str], attrs: list[Mapping[str, Any]], path: str
+) -> Expression:
+    try:
+        return Expression(text, variables=variables)
+    except ExpressionError as exc:
+        if exc.code == "unknown_name":  # retry for suggestions among all attributes
+            known = [n for n in attribute_names(attrs) if n.isidentifier() and n not in RESERVED]
+            try:
+                Expression(text, variables=known)
+            except ExpressionError as better:
+                if better.code == "unknown_name":
+                    exc = better
+        raise expression_error(exc, path) from exc
+
+
+def _score_expression(program: Expression, Xv: Array, used: list[int], plan: Plan) -> Scored:
+    """Scores of the feasible options; the explanation shows the attributes used."""
+    score = program.evaluate_many(Xv)
+    if np.isnan(score).any():
+        plan.warn(
+            "nan_score", "the expression is NaN for some options: they rank last", "expression"
+        )
+    return Scored(score, {"values": Xv[:, used]})
+
+
+# ---------------------------------------------------------------- options matrix
+def _matrix(attrs: list[Mapping[str, Any]], columns: list[str]) -> Array:
+    """Options x columns as float64; JSON booleans count as 1 and 0.
+
+    One pass in C over the values (``array('d').fromlist`` accepts exactly the
+    real numbers); anything else is found and named by the slow path.
+    """
+    m = len(attrs)
+    if not columns:
+        return np.empty((m, 0))
+    get = operator.itemgetter(*columns)
+    try:
+        rows = list(map(get, attrs))
+    except KeyError:
+        _missing_attribute(attrs, columns)
+        raise
+    except TypeError:  # an attributes value that is not an object
+        _find_bad_option_attrs(attrs)
+        raise
+    flat = array.array("d")
+    try:
+        flat.fromlist(list(itertools.chain.from_iterable(rows)) if len(columns) > 1 else rows)
+        X = np.frombuffer(flat, dtype=np.float64).reshape(m, len(columns))
+    except (TypeError, OverflowError):
+        X = _checked_matrix(attrs, columns)
+    if not np.isfinite(X).all():
+        i, j = np.argwhere(~np.isfinite(X))[0]
+        raise DecisionError(
+            "non_finite_value",
+            f"value must be finite, got {X[i, j]}",
+            attr_path(f"options[{i}].attributes", columns[j]),
+        )
+    return X
+
+
+def _find_bad_option_attrs(attrs: list[Any]) -> None:
+    for i, a in enumerate(attrs):
+        if not isinstance(a, Mapping):
+            raise DecisionError(
+                "invalid_request",
+                f"attributes is an object, not {_kind(a)}",
+                f"options[{i}].attributes",
+            )
+
+
+def _missing_attribute(attrs: list[Mapping[str, Any]], columns: list[str]) -> None:
+    for i, a in enumerate(attrs):
+        for name in columns:
+            if name not in a:
+                raise DecisionError(
+                    "missing_attribute",
+                    f"option has no attribute {name!r} (every option needs the attributes "
+                    "that criteria, constraints and expressions use)",
+                    attr_path(f"options[{i}].attributes", name),
+                )
+
+
+def _checked_matrix(attrs: list[Mapping[str, Any]], columns: list[str]) -> Array:
+    X = np.empty((len(attrs), len(columns)))
+    for i, a in enumerate(attrs):
+        for j, name in enumerate(columns):
+            v = a[name]
+            if not isinstance(v, numbers.Real):
+                raise DecisionError(
+                    "invalid_request",
+                    f"attribute values are numbers, got {_kind(v)}",
+                    attr_path(f"options[{i}].attributes", name),
+                )
+            try:
+                X[i, j] = float(v)
+            except OverflowError:
+                raise DecisionError(
+                    "non_finite_value",
+                    "value is too large for a double",
+                    attr_path(f"options[{i}].attributes", name),
+                ) from None
+    return X
+
+
+# ---------------------------------------------------------------- multi-criteria
+def _check_values(plan: Plan, Xc: Array, feasible: NDArray[np.intp], criteria: list[str]) -> None:
+    """Positivity, bounds and size rules that depend on the feasible values."""
+    method, norm = plan.method, plan.normalization
+    need = None
+    if method in POSITIVE_METHODS:
+        need = f"method {method!r} needs values > 0"
+    elif norm in POSITIVE_NORMALIZATIONS:
+        need = f"normalization {norm!r} needs values > 0"
+    elif method in ("wpm", "waspas") and norm != "minmax":
+        need = f"method {method!r} with normalization {norm!r} needs values > 0"
+    bad = Xc <= 0 if need else np.zeros(Xc.shape, dtype=bool)
+    if plan.weighting == "entropy" and need is None:
+        benefit = np.array([c.benefit for c in plan.criteria])
+        bad = np.where(benefit, Xc < 0, Xc <= 0)
+        need = "weighting 'entropy' needs values >= 0 (> 0 for minimized criteria)"
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise DecisionError(
+            "non_positive_value",
+            f"{need}; got {Xc[i, j]}",
+            attr_path(f"options[{feasible[i]}].attributes", criteria[j]),
+        )
+    if method == "promethee2" and feasible.size > LIMITS["max_promethee_options"]:
+        raise DecisionError(
+            "too_many",
+            f"promethee2 compares every pair: {feasible.size} feasible options "
+            f"(limit {LIMITS['max_promethee_options']})",
+            "options",
+        )
+    if method == "spotis":
+        _spotis_bounds(plan, Xc, feasible, criteria)
+
+
+def _spotis_bounds(plan: Plan, Xc: Array, feasible: NDArray[np.intp], criteria: list[str]) -> None:
+    given = plan.params["bounds"]
+    bounds = np.column_stack([Xc.min(axis=0), Xc.max(axis=0)])
+    for j, name in enumerate(criteria):
+        if name in given:
+            lo, hi = given[name]
+            outside = np.flatnonzero((Xc[:, j] < lo) | (Xc[:, j] > hi))
+            if outside.size:
+                i = outside[0]
+                raise DecisionError(
+                    "out_of_bounds",
+                    f"value {Xc[i, j]} is outside the SPOTIS bounds [{lo}, {hi}]",
+                    attr_path(f"options[{feasible[i]}].attributes", name),
+                )
+            bounds[j] = lo, hi
+    taken = [name for name in criteria if name not in given]
+    if taken:
+        plan.warn(
+            "bounds_from_data",
+            "SPOTIS bounds taken from the feasible options (scores then depend on the "
+            f"option set): {', '.join(taken)}",
+            "params.bounds",
+        )
+    plan.params["bounds"] = bounds
+
+
+def _given_weights(plan: Plan) -> dict[str, float]:
+    """Weights that do not depend on the options (given, equal), else {}."""
+    if plan.weighting == "given":
+        total = sum(c.weight or 0.0 for c in plan.criteria)
+        return {c.attribute: (c.weight or 0.0) / total for c in plan.criteria}
+    if plan.weighting == "equal":
+        return {c.attribute: 1.0 / len(plan.criteria) for c in plan.criteria}
+    return {}
+
+
+def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp]) -> tuple[Scored, Array]:
+    m, k = Xc.shape
+    benefit = np.array([c.benefit for c in plan.criteria])
+    if m == 1:
+        constant = np.ones(k, dtype=bool)
+        plan.warn("single_option", "one feasible option: it ranks first")
+    else:
+        constant = Xc.max(axis=0) == Xc.min(axis=0)
+        for j in np.flatnonzero(constant):
+            plan.warn(
+                "constant_criterion",
+                f"{plan.criteria[j].attribute!r} has one value over the feasible options: "
+                "every option is ideal on it",
+                f"criteria[{j}]",
+            )
+    if plan.weighting == "given":
+        w = np.array([c.weight for c in plan.criteria], dtype=np.float64)
+        w = w / w.sum()
+    elif plan.weighting == "equal":
+        w = np.full(k, 1.0 / k)
+    else:
+        auto = auto_weights(Xc, benefit, plan.weighting)
+        if auto is None:
+            w = np.full(k, 1.0 / k)
+            plan.warn(
+                "degenerate_weights",
+                f"weighting {plan.weighting!r} needs two options that differ: equal weights used",
+                "weighting",
+            )
+        else:
+            w = auto
+    return METHODS[plan.method](Xc, benefit, w, constant, plan.params), w
+
+
+# ---------------------------------------------------------------- ranking and output
+def competition_ranks(
+    score: Array, higher_is_better: bool
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Order (best first) and competition ranks (1, 2, 2, 4) of ``score``.
+
+    Scores within ``RANK_TOLERANCE`` times the largest finite magnitude of each
+    other tie; ties keep input order; NaN scores rank last, tied.
+    """
+    n = score.shape[0]
+    key = -score if higher_is_better else score
+    nan = np.isnan(key)
+    has_nan = bool(nan.any())
+    if has_nan:
+        key = np.where(nan, np.inf, key)
+    order = np.argsort(key, kind="stable")
+    if has_nan:  # NaN after +inf
+        order = np.concatenate([order[~nan[order]], np.flatnonzero(nan)])
+    finite = np.isfinite(score)
+    tol = RANK_TOLERANCE * float(np.abs(score[finite]).max()) if finite.any() else 0.0
+    ks = key[order]
+    new_group = np.empty(n, dtype=bool)
+    new_group[:1] = True
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN: equal infinities tie
+        np.greater(ks[1:] - ks[:-1], tol, out=new_group[1:])
+    if has_nan:
+        last = nan[order]
+        new_group[1:] = np.where(last[1:], ~last[:-1], new_group[1:])
+    if new_group.all():
+        return order, np.arange(1, n + 1)
+    group = np.cumsum(new_group) - 1
+    order = order[np.lexsort((order, group))]
+    return order, np.flatnonzero(new_group)[group] + 1
+
+
+def _json_floats(values: list[Any]) -> list[Any]:
+    """Non-finite floats become None (JSON has no NaN or infinity)."""
+    return [v if v == v and v not in (float("inf"), float("-inf")) else None for v in values]
+
+
+def _floats(a: Array) -> list[Any]:
+    values = a.tolist()
+    return values if np.isfinite(a).all() else _json_floats(values)
+
+
+def _ranking(
+    plan: Plan,
+    scored: Scored,
+    feasible: NDArray[np.intp],
+    ids: list[Any],
+    criteria: list[str],
+    variables: list[str],
+) -> tuple[list[dict[str, Any]], Any]:
+    order, ranks = competition_ranks(scored.score, plan.higher_is_better)
+    if plan.top_k is not None:
+        order, ranks = order[: plan.top_k], ranks[: plan.top_k]
+    best = ids[feasible[order[0]]]
+    entry_ids = [ids[i] for i in feasible[order].tolist()]
+    scores = _floats(scored.score[order])
+    ranking = [
+        {"id": oid, "rank": r, "score": s}
+        for oid, r, s in zip(entry_ids, ranks.tolist(), scores, strict=True)
+    ]
+    if plan.explain:
+        names = criteria
+        if plan.method == "expression":
+            used = set(expression_names(plan.expression or ""))
+            names = [v for v in variables if v in used]
+        parts = {
+            key: [dict(zip(names, row, strict=True)) for row in map(_floats, value[order])]
+            for key, value in scored.per_criterion.items()
+        }
+        parts.update({key: _floats(value[order]) for key, value in scored.per_option.items()})
+        for n, entry in enumerate(ranking):
+            entry["explanation"] = {key: value[n] for key, value in parts.items()}
+    return ranking, best
+
+
+def _header(plan: Plan, n_options: int, n_feasible: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if plan.request_id is not None:
+        out["id"] = plan.request_id
+    out.update(
+        status="ok",
+        method=plan.method,
+        normalization=plan.normalization,
+        weighting=plan.weighting,
+        weights={},
+        higher_is_better=plan.higher_is_better,
+        best=None,
+        n_options=n_options,
+        n_feasible=n_feasible,
+    )
+    return out
