@@ -23,8 +23,8 @@ FUNCTION_NAMES = set(ELEMENTWISE1) | {"atan2", "hypot", "min", "max", "where", "
 REDUCTIONS = ["sum", "prod", "mean", "norm", "min", "max"]
 CMP_OPS = ["<", "<=", ">", ">=", "==", "!="]
 NS = (1, 2, 7, 64, 1000)
-SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-300, -1e-300, 1e300, -1e300, 5e-324,
-           1e16, 710.0, -745.0, math.inf, -math.inf, math.nan]
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 2.0, 1e-300, -1e-300, 1e300,
+           -1e300, 5e-324, 1e16, 710.0, -745.0, math.inf, -math.inf, math.nan, math.nan]
 
 
 def par(item, minprec):
@@ -66,7 +66,8 @@ def number(draw, positive=False):
     elif kind == 1:
         text = repr(round(draw(st.floats(0, 10, allow_nan=False)), 3))
     elif kind == 2:
-        text = draw(st.sampled_from([".5", "1e-3", "2.5e1", "1E2", "0.25", "1.5e+0", "3.0"]))
+        text = draw(st.sampled_from([".5", "1e-3", "2.5e1", "1E2", "0.25", "1.5e+0", "3.0",
+                                     "2.5", "0.5", "1.5"]))
     else:
         text = draw(st.sampled_from(["0.1", "7", "100", "1e-8", "0.001"]))
     if not positive and draw(st.integers(0, 3)) == 0:
@@ -76,7 +77,7 @@ def number(draw, positive=False):
 
 @st.composite
 def scalar_leaf(draw, ctx):
-    options = ["num", "num", "const"]
+    options = ["num", "num", "const"] + ([] if ctx.smooth else ["special"])
     if ctx.variables:
         options += ["var"] * 4
     if ctx.n:
@@ -86,6 +87,8 @@ def scalar_leaf(draw, ctx):
         return draw(number())
     if kind == "const":
         return draw(st.sampled_from(["pi", "e"])), ATOM
+    if kind == "special":  # IEEE specials: NaN (which is true), infinities, signed zero
+        return draw(st.sampled_from(["(0/0)", "(1/0)", "(-1/0)", "(-0)", "-0.0", "1e308"])), ATOM
     if kind == "var":
         return draw(st.sampled_from(ctx.variables)), ATOM
     if kind == "n":
@@ -126,7 +129,7 @@ def expr(ctx, shape, depth):
 
 @st.composite
 def _expr(draw, ctx, shape, depth):
-    if depth <= 0 or draw(st.integers(0, 5)) == 0:
+    if depth <= 0 or draw(st.integers(0, 7)) == 0:
         item = draw(scalar_leaf(ctx)) if shape is None else (draw(vector_leaf(ctx, shape)), ATOM)
     else:
         rules = SMOOTH_RULES if ctx.smooth else RULES
@@ -280,7 +283,8 @@ def _s_arith(draw, ctx, shape, depth):
 @st.composite
 def _s_func(draw, ctx, shape, depth):
     (a,) = _operands(draw, ctx, shape, depth, 1)
-    return draw(st.sampled_from(SMOOTH_WRAPS)).format(a[0]), ATOM
+    form = draw(st.sampled_from(SMOOTH_WRAPS))
+    return form.format(a[0]), POW if form.startswith("(") else ATOM
 
 
 @st.composite
@@ -288,7 +292,7 @@ def _s_two(draw, ctx, shape, depth):
     a, b = _operands(draw, ctx, shape, depth, 2)
     form = draw(st.sampled_from(["hypot({}, 1 + ({})**2)", "atan2({}, 2 + ({})**2)",
                                  "(1.5 + sin({}))**cos({})"]))
-    return form.format(a[0], b[0]), ATOM
+    return form.format(a[0], b[0]), POW if form.startswith("(") else ATOM
 
 
 @st.composite
@@ -305,11 +309,11 @@ SMOOTH_RULES = [_s_arith, _s_arith, _unary, _s_func, _s_func, _s_two, _s_reduce,
 
 # ---------------------------------------------------------------------------- cases
 @st.composite
-def optimization_case(draw, ns=NS, max_depth=4, smooth=False):
+def optimization_case(draw, ns=NS, max_depth=5, smooth=False):
     """(n, text): a scalar expression over x of length n."""
     n = draw(st.sampled_from(ns))
     ctx = Ctx(n=n, smooth=smooth)
-    text, _ = draw(expr(ctx, None, draw(st.integers(1, max_depth))))
+    text, _ = draw(expr(ctx, None, draw(st.integers(min(2, max_depth), max_depth))))
     return n, text
 
 
@@ -320,11 +324,11 @@ variable_names = st.lists(_NAME | st.sampled_from(["e", "pi", "x", "n", "i", "qu
 
 
 @st.composite
-def decision_case(draw, max_depth=4, smooth=False):
+def decision_case(draw, max_depth=5, smooth=False):
     """(variables, text): a scalar expression over named scalar variables."""
     names = draw(variable_names)
     ctx = Ctx(variables=names, smooth=smooth)
-    text, _ = draw(expr(ctx, None, draw(st.integers(1, max_depth))))
+    text, _ = draw(expr(ctx, None, draw(st.integers(min(2, max_depth), max_depth))))
     return names, text
 
 

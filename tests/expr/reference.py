@@ -188,6 +188,21 @@ def _truth(a):
     return a != 0  # NaN is true
 
 
+# min/max of two: IEEE 754-2019 minimum/maximum, as documented: NaN propagates (the first
+# NaN wins), -0 < +0, and on other ties the first argument is returned (the gradient
+# convention).  np.minimum leaves the sign of min(-0, 0) to its implementation.
+def min2(a, b):
+    sa, sb = np.signbit(a), np.signbit(b)
+    first = (a < b) | np.isnan(a) | ((a == b) & (sa | ~sb))
+    return np.where(first, a, b)
+
+
+def max2(a, b):
+    sa, sb = np.signbit(a), np.signbit(b)
+    first = (a > b) | np.isnan(a) | ((a == b) & (~sa | sb))
+    return np.where(first, a, b)
+
+
 _BIN = {"+": (np.add, 1), "-": (np.subtract, 1), "*": (np.multiply, 1),
         "/": (np.true_divide, 1), "%": (np.remainder, 1), "**": (np.power, 4)}
 _LOGIC = {"and": lambda a, b: (_truth(a) & _truth(b)) * 1.0,
@@ -202,7 +217,7 @@ UNARY = {"abs": (np.abs, 0), "sqrt": (np.sqrt, 1), "exp": (np.exp, 4), "log": (n
          "sign": (np.sign, 0)}
 BINARY = {"atan2": (np.arctan2, 4), "hypot": (np.hypot, 4)}
 TERNARY = {"where": (lambda c, a, b: np.where(_truth(c), a, b), 0),
-           "clip": (lambda v, lo, hi: np.minimum(np.maximum(v, lo), hi), 0)}
+           "clip": (lambda v, lo, hi: min2(max2(v, lo), hi), 0)}
 REDUCTIONS = {"sum", "prod", "mean", "norm", "cumsum"}
 FUNCTIONS = set(UNARY) | set(BINARY) | set(TERNARY) | REDUCTIONS | {"min", "max"}
 
@@ -252,12 +267,14 @@ def _reduce(name, a):
         return a  # sum(s) = prod(s) = mean(s) = min(s) = max(s) = cumsum(s) = s
     v, e, m = a.v, a.e, a.v.shape[1]
     av = np.abs(v)
+    # sums accumulate left to right from +0.0 (like np.sum and a C loop `acc = 0; acc += v`):
+    # adding 0.0 to the prefix sums turns an all-(-0) prefix into +0 and changes nothing else
     if name == "cumsum":
-        out = np.cumsum(v, axis=1)
+        out = np.cumsum(v, axis=1) + 0.0
         err = np.cumsum(e, axis=1) + np.arange(1, m + 1) * EPS * np.cumsum(av, axis=1)
         return Val(out, _finite_or_inf(err), True, a.const)
     if name in ("sum", "mean"):
-        out = np.cumsum(v, axis=1)[:, -1:]  # left to right
+        out = np.cumsum(v, axis=1)[:, -1:] + 0.0
         err = e.sum(axis=1, keepdims=True) + m * EPS * av.sum(axis=1, keepdims=True)
         if name == "mean":
             out, err = out / m, err / m + EPS * np.abs(out / m)
@@ -268,8 +285,16 @@ def _reduce(name, a):
     elif name == "norm":
         out = np.sqrt(np.cumsum(v * v, axis=1)[:, -1:])
         err = e.sum(axis=1, keepdims=True) + m * EPS * out
-    else:  # min / max of a vector, NaN-propagating
-        out = (np.min if name == "min" else np.max)(v, axis=1, keepdims=True)
+    else:  # min / max of a vector: IEEE 754-2019 (NaN propagates, -0 < +0)
+        zeros = v == 0
+        if name == "min":
+            out = np.min(v, axis=1, keepdims=True)
+            signed = (zeros & np.signbit(v)).any(axis=1, keepdims=True)
+            out = np.where((out == 0) & signed, -0.0, np.where(out == 0, 0.0, out))
+        else:
+            out = np.max(v, axis=1, keepdims=True)
+            unsigned = (zeros & ~np.signbit(v)).any(axis=1, keepdims=True)
+            out = np.where((out == 0) & unsigned, 0.0, np.where(out == 0, -0.0, out))
         err = e.max(axis=1, keepdims=True)
     # an infinite result from finite inputs overflowed, and another order might not
     overflow = np.isinf(out) & np.isfinite(v).all(axis=1, keepdims=True)
@@ -306,6 +331,8 @@ class Reference:
         X = np.atleast_2d(np.asarray(X, dtype=float))
         if X.ndim != 2 or X.shape[1] != self.n_inputs:
             raise RefError("invalid_argument", f"rows of length {self.n_inputs} expected")
+        if X.shape[0] == 0:  # an empty population (compile-time errors were found in __init__)
+            return np.zeros(0), np.zeros(0)
         with np.errstate(all="ignore"):
             out = self._eval(self.tree, self._env(X))
         if out.vec:
@@ -385,7 +412,7 @@ class Reference:
                 return _reduce(name, args[0])
             if not args:
                 raise RefError("wrong_arguments")
-            f = np.minimum if name == "min" else np.maximum
+            f = min2 if name == "min" else max2
             out = args[0]
             for b in args[1:]:
                 out = _apply(f, [out, b], 0)
@@ -401,9 +428,11 @@ class Reference:
 def agrees(got, want, err, rel=1e-12, slack=4.0):
     """Elementwise: got matches the reference value want within rel and slack * err.
 
-    Both NaN, or the same infinity, agree; an infinite bound accepts anything."""
+    Both NaN, or the same infinity, agree; an infinite bound accepts anything.  An exact
+    zero (bound 0) must also have the right sign: 1/x, atan2 and copysign can tell."""
     got, want, err = (np.asarray(a, dtype=float) for a in (got, want, err))
+    zero_sign = (got == 0) & (want == 0) & (err == 0) & (np.signbit(got) != np.signbit(want))
     same = (got == want) | (np.isnan(got) & np.isnan(want))
     with np.errstate(invalid="ignore"):
         near = np.abs(got - want) <= rel * np.abs(want) + slack * err
-    return same | np.isinf(err) | (near & np.isfinite(want) & np.isfinite(got))
+    return np.isinf(err) | ((same | (near & np.isfinite(want) & np.isfinite(got))) & ~zero_sign)

@@ -233,3 +233,12 @@ def test_constant_folding():
     e = decido.Expression("sum(x) + (2*pi*3 + sqrt(16) + sum(i) * n)", n=3)
     assert e.n_instructions == 2  # sum, add
     assert e.evaluate([1, 1, 1]) == pytest.approx(3 + 6 * math.pi + 4 + 18)
+
+
+def test_min_max_order_zeros_like_ieee_754_2019():
+    for text, sign in [("min(-0.0, 0.0)", -1), ("min(0.0, -0.0)", -1), ("max(-0.0, 0.0)", 1),
+                       ("max(0.0, -0.0)", 1)]:
+        assert math.copysign(1.0, ev(text)) == sign, text
+    e = decido.Expression("1/min(x[0], x[1]) + 1/max(x)", n=2)
+    assert e.evaluate([0.0, -0.0]) == -math.inf + 0 or math.isnan(e.evaluate([0.0, -0.0]))
+    assert decido.Expression("1/min(x)", n=2).evaluate([0.0, -0.0]) == -math.inf

@@ -1,8 +1,8 @@
 """Property tests: the compiled VM against the independent NumPy reference."""
 
 import math
+import re
 
-import decido
 import numpy as np
 import pytest
 from grammar_strategies import (
@@ -17,6 +17,8 @@ from grammar_strategies import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import Reference, RefError, agrees
+
+import decido
 
 RELAXED = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
@@ -55,14 +57,39 @@ def bit_identical(a, b):
 
 
 # ---------------------------------------------------------------------------- optimization
-@settings(max_examples=250, deadline=None, suppress_health_check=RELAXED)
+@settings(max_examples=200, deadline=None, suppress_health_check=RELAXED)
 @given(case=optimization_case(ns=(1, 2, 7)), data=st.data())
 def test_evaluate_small_n(case, data):
     n, text = case
     x = data.draw(point(n))
-    got = decido.Expression(text, n=n).evaluate(x)
+    e = decido.Expression(text, n=n)
+    got = e.evaluate(x)
     assert isinstance(got, float)
     check_against_reference(text, np.array([got]), x[None], n=n)
+    listing = e.disassemble()
+    assert isinstance(listing, str) and listing
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=RELAXED)
+@given(case=optimization_case(ns=(1, 7, 64)), data=st.data())
+def test_limits_fail_cleanly(case, data):
+    # tight limits either leave the program unchanged or give a clean limit error
+    n, text = case
+    x = data.draw(point(n))
+    want = decido.Expression(text, n=n).evaluate(x)
+    max_depth = data.draw(st.integers(1, 12))
+    max_instructions = data.draw(st.integers(1, 48))
+    max_length = data.draw(st.integers(max(1, len(text) - 3), len(text) + 3))
+    try:
+        e = decido.Expression(text, n=n, max_depth=max_depth, max_instructions=max_instructions,
+                              max_length=max_length)
+    except decido.ExpressionError as err:
+        assert err.code in ("too_deep", "program_too_large", "too_long"), (text, err.code)
+        if err.code == "too_long":
+            assert len(text) > max_length
+        return
+    assert len(text) <= max_length
+    assert bit_identical(e.evaluate(x), want), (text, e.evaluate(x), want)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=RELAXED)
@@ -100,6 +127,25 @@ def test_evaluate_many_rows_bit_identical_to_evaluate(case, data):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=RELAXED)
+@given(case=optimization_case(ns=(1, 2, 7, 64)),
+       rows=st.sampled_from([0, 1, 2, 3, 31, 63, 64, 65, 127, 255, 256, 257, 1000, 4097]),
+       seed=st.integers(0, 2**32 - 1))
+def test_evaluate_many_large_batches(case, rows, seed):
+    # batch sizes around likely block boundaries: every row as evaluate() gives it
+    n, text = case
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-5, 5, (rows, n))
+    X[rng.random((rows, n)) < 0.05] = 0.0
+    e = decido.Expression(text, n=n)
+    many = e.evaluate_many(X)
+    assert many.shape == (rows,)
+    rows_one = np.array([e.evaluate(r) for r in X])
+    bad = ~bit_identical(many, rows_one)
+    assert not bad.any(), (text, rows, np.flatnonzero(bad)[:5], many[bad][:5], rows_one[bad][:5])
+    check_against_reference(text, many, X, n=n)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=RELAXED)
 @given(case=optimization_case(ns=(2, 7)), data=st.data())
 def test_evaluate_many_non_contiguous_input(case, data):
     n, text = case
@@ -128,7 +174,7 @@ def test_vector_valued_expressions_are_rejected(data):
 
 
 # ---------------------------------------------------------------------------- decision
-@settings(max_examples=150, deadline=None, suppress_health_check=RELAXED)
+@settings(max_examples=120, deadline=None, suppress_health_check=RELAXED)
 @given(case=decision_case(), data=st.data())
 def test_decision_context(case, data):
     names, text = case
@@ -140,6 +186,30 @@ def test_decision_context(case, data):
     one = np.array([e.evaluate(row) for row in X])
     check_against_reference(text, one, X, variables=names)
     assert same_or_close(many, one, 1e-15).all(), (text, many, one)
+
+
+def _literal(v):
+    if math.isnan(v):
+        return "(0/0)"
+    if math.isinf(v):
+        return "(1/0)" if v > 0 else "(-1/0)"
+    return f"({v!r})"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=RELAXED)
+@given(case=decision_case(), data=st.data())
+def test_constant_folding_matches_runtime(case, data):
+    # the same expression with the variables' values written in as literals: whatever the
+    # compiler folds at compile time must give exactly what the VM computes at run time
+    names, text = case
+    x = data.draw(point(len(names)))
+    values = dict(zip(names, x.tolist(), strict=True))
+    inlined = re.sub(r"\b[A-Za-z_][A-Za-z0-9_]*\b",
+                     lambda m: _literal(values[m.group()]) if m.group() in values else m.group(),
+                     text)
+    runtime = decido.Expression(text, variables=names).evaluate(x)
+    folded = decido.Expression(inlined).evaluate()
+    assert bit_identical(folded, runtime), (text, inlined, folded, runtime)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=RELAXED)

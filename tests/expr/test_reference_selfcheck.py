@@ -74,6 +74,11 @@ def test_rastrigin_population_and_bound():
         ("hypot(3, 4)", 5.0), ("log2(8) + log10(1000)", 6.0), ("sqrt(16)", 4.0),
         ("sum(3)", 3.0), ("prod(3)", 3.0), ("mean(3)", 3.0), ("norm(-3)", 3.0),
         ("min(-3)", -3.0), ("max(-3)", -3.0), ("exp(log(2))", 2.0),
+        # IEEE 754-2019 minimum/maximum: -0 < +0 whatever the order
+        ("1/min(-0, 0)", -math.inf), ("1/min(0, -0)", -math.inf), ("1/max(-0, 0)", math.inf),
+        ("1/max(0, -0)", math.inf), ("1/clip(-0, 0, 1)", math.inf),
+        ("1/clip(0, -0, 1)", math.inf), ("1/clip(0, 0, -0)", -math.inf),
+        ("min(0/0, 1, 2)", math.nan), ("max(1, 2, 0/0)", math.nan),
     ],
 )
 def test_constant_expressions(text, want):
@@ -104,7 +109,10 @@ def test_constant_expressions(text, want):
         ("sum(abs(x))", [-1, 2], 3.0), ("(x*2)[1]", [1, 2], 4.0),
         ("sum(x[::2] - x[1::2])", [5, 1, 7, 2], 9.0),
         ("min(x)", [1, math.nan, 0], math.nan), ("max(x)", [math.nan, 1], math.nan),
-        ("x[0]*x[2]", [2, 100, 3], 6.0), ("sum(atan2(x, 1) * 0)", [1, 2], 0.0),
+        ("x[0]*x[2]", [2, 100, 3], 6.0), ("1/min(x)", [0.0, -0.0], -math.inf),
+        ("1/max(x)", [-0.0, 0.0], math.inf), ("1/min(x)", [1.0, -0.0, 0.0], -math.inf),
+        ("sum(atan2(x, 1) * 0)", [1, 2], 0.0), ("1/sum(x)", [-0.0, -0.0], math.inf),
+        ("1/cumsum(x)[0]", [-0.0, -0.0], math.inf), ("1/prod(x)", [-0.0, -0.0], math.inf),
     ],
 )
 def test_vector_expressions(text, x, want):
@@ -192,3 +200,5 @@ def test_agrees():
     assert not agrees(1.0 + 1e-11, 1.0, 0.0)
     assert agrees(1e-3, 0.0, 1e-3)
     assert agrees(5.0, 1.0, math.inf)
+    assert not agrees(-0.0, 0.0, 0.0)  # an exact zero has a sign
+    assert agrees(-0.0, 0.0, 1e-300)

@@ -2,9 +2,10 @@
 
 import threading
 
-import decido
 import numpy as np
 import pytest
+
+import decido
 
 THREADS = 8
 ROUNDS = 25
