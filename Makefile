@@ -34,7 +34,7 @@ pytest: venv
 
 bench: install
 	$(PIP) install --quiet ".[bench]"
-	cd benchmarks && ../$(PY) -m asv run --python=same --quick --show-stderr
+	cd benchmarks && ../$(PY) -m asv machine --yes && ../$(PY) -m asv run --python=same --quick --show-stderr
 
 compare: install
 	$(PIP) install --quiet ".[bench]"
