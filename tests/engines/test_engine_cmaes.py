@@ -1,0 +1,224 @@
+"""The ``cmaes`` engine (IPOP-CMA-ES, sep-CMA-ES above 100 dimensions) through
+``decido.minimize``.
+
+Accuracies asserted below (f - f* < tol, seeds 1 and 2, budgets in evaluations) are
+what CMA-ES with its defaults (lambda = 4 + 3 ln n, sigma0 = 0.3 of the box, active
+weights, up to 9 IPOP restarts) reaches; over seeds 0..19 the worst value measured is
+at least 1e3 times below the tolerance:
+
+- sphere ``sum(x**2)`` on [-5, 5]: d=2, 2,000 -> 1e-12; d=10, 10,000 -> 1e-11
+  (1e-8 after about 1,500 evaluations, as pycma); d=100 (full covariance), 20,000
+  -> 1e-8 (1e-8 after about 12,500).
+- shifted sphere ``sum((x-1.7)**2)`` on [-3, 4] (optimum off centre): d=2 and 10.
+- ellipsoid (condition 1e6) on [-5, 5]: d=2, 3,000 -> 1e-12; d=10, 20,000 -> 1e-11
+  (1e-8 after about 4,300; pycma 3,900); d=150 (automatic sep-CMA), 60,000 -> 1e-8.
+- Rosenbrock on [-5, 5]: d=2, 3,000 -> 1e-12; d=10, 20,000 -> 1e-11 (1e-8 after
+  about 5,700; pycma 5,400).
+- an optimum on the boundary: ``sum((x-5)**2)`` on [-3, 4] -> n (x = 4).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import decido
+
+ENGINE = "cmaes"
+SPHERE = "sum(x**2)"
+SHIFTED = "sum((x-1.7)**2)"
+ELLIPSOID = "sum(10**(6*(i-1)/(n-1))*x**2)"
+ROSENBROCK = "sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)"
+RASTRIGIN = "10*n + sum(x**2 - 10*cos(2*pi*x))"
+
+
+def run(objective, bounds, **kwargs):
+    kwargs.setdefault("seed", 1)
+    return decido.minimize(objective, bounds, engine=ENGINE, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("expr", "d", "lo", "hi", "budget", "fstar", "tol"),
+    [
+        (SPHERE, 2, -5, 5, 2_000, 0.0, 1e-12),
+        (SPHERE, 10, -5, 5, 10_000, 0.0, 1e-11),
+        (SHIFTED, 2, -3, 4, 2_000, 0.0, 1e-12),
+        (SHIFTED, 10, -3, 4, 10_000, 0.0, 1e-11),
+        (ELLIPSOID, 2, -5, 5, 3_000, 0.0, 1e-12),
+        (ELLIPSOID, 10, -5, 5, 20_000, 0.0, 1e-11),
+        (ROSENBROCK, 2, -5, 5, 3_000, 0.0, 1e-12),
+        (ROSENBROCK, 10, -5, 5, 20_000, 0.0, 1e-11),
+        ("sum((x-5)**2)", 5, -3, 4, 5_000, 5.0, 1e-12),
+    ],
+)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_accuracy(expr, d, lo, hi, budget, fstar, tol, seed):
+    r = run(expr, [(lo, hi)] * d, max_evaluations=budget, seed=seed)
+    assert r.fun - fstar < tol, (expr, d, r.fun)
+    assert r.evaluations <= budget
+    assert np.all(r.x >= lo) and np.all(r.x <= hi)
+
+
+def test_high_dimension():
+    # d = 100: full covariance (eigendecomposition every few generations)
+    r = run(SPHERE, [(-5, 5)] * 100, max_evaluations=20_000)
+    assert r.fun < 1e-8
+    # d = 150: separable covariance chosen automatically; the ellipsoid is separable
+    r = run(ELLIPSOID, [(-5, 5)] * 150, max_evaluations=60_000)
+    assert r.fun < 1e-8
+
+
+def test_diagonal_option():
+    r = run(ELLIPSOID, [(-5, 5)] * 10, max_evaluations=20_000, options={"diagonal": 1})
+    assert r.fun < 1e-11
+    full = run(ELLIPSOID, [(-5, 5)] * 10, max_evaluations=20_000)
+    assert r.x.tolist() != full.x.tolist()
+
+
+def test_beats_random_on_rastrigin():
+    bounds = [(-5.12, 5.12)] * 10
+    cma = [run(RASTRIGIN, bounds, max_evaluations=20_000, seed=s).fun for s in range(3)]
+    rnd = [
+        decido.minimize(RASTRIGIN, bounds, engine="random", max_evaluations=20_000, seed=s).fun
+        for s in range(3)
+    ]
+    assert np.median(cma) < 8.0 < min(rnd)
+
+
+def test_deterministic():
+    bounds = [(-5, 5)] * 6
+    a = run(ROSENBROCK, bounds, max_evaluations=3_000, seed=7)
+    b = run(ROSENBROCK, bounds, max_evaluations=3_000, seed=7)
+    c = run(ROSENBROCK, bounds, max_evaluations=3_000, seed=8)
+    assert a.x.tobytes() == b.x.tobytes() and a.fun == b.fun
+    assert a.history == b.history and a.iterations == b.iterations
+    assert a.x.tobytes() != c.x.tobytes()
+
+
+def test_exact_budget_and_bounds():
+    lo = np.array([-3.0, 0.5, -1.0, 2.0])
+    hi = np.array([4.0, 0.75, 10.0, 2.5])
+    calls, values = [], []
+
+    def f(x):
+        calls.append(np.array(x, copy=True))
+        values.append(float(np.sum((x + 2.0) ** 2) + np.sum(np.cos(7 * x))))  # optimum outside
+        return values[-1]
+
+    r = run(f, np.c_[lo, hi], max_evaluations=1_234)
+    pts = np.array(calls)
+    assert r.evaluations == len(calls) == 1_234
+    assert r.status == "max_evaluations"
+    assert np.all(pts >= lo) and np.all(pts <= hi)
+    assert np.all(r.x >= lo) and np.all(r.x <= hi)
+    assert r.fun == min(values)
+
+
+@pytest.mark.parametrize("budget", [1, 2, 5, 13])
+def test_tiny_budgets(budget):
+    r = run(SPHERE, [(-5, 5)] * 3, max_evaluations=budget)
+    assert r.evaluations == budget and math.isfinite(r.fun)
+
+
+def test_convergence_and_restarts():
+    bounds = [(-5, 5)] * 4
+    one = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 0})
+    assert one.status == "converged" and one.evaluations < 5_000 and one.fun < 1e-12
+    # lambda0 = 8 in 4-D; incpopsize 1 keeps it, so every generation costs 8
+    flat = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2, "incpopsize": 1})
+    assert flat.status == "converged" and flat.evaluations == 8 * flat.iterations
+    # IPOP: populations 8, 16, 32 -> more than 8 evaluations per generation on average
+    ipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2})
+    assert ipop.status == "converged" and ipop.evaluations > 8 * ipop.iterations
+    assert ipop.evaluations > flat.evaluations
+    # default: 9 restarts, then converged (the budget is not the limit)
+    full = run(SPHERE, bounds, max_evaluations=1_000_000)
+    assert full.status == "converged" and full.evaluations < 1_000_000
+
+
+def test_popsize_and_sigma0():
+    r = run(SPHERE, [(-5, 5)] * 3, max_evaluations=50_000, options={"popsize": 20, "restarts": 0})
+    assert r.evaluations == 20 * r.iterations and r.fun < 1e-12
+    r = run(SHIFTED, [(-3, 4)] * 3, max_evaluations=5_000, options={"sigma0": 0.01})
+    assert r.fun < 1e-10
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"nope": 1},
+        {"popsize": -1},
+        {"popsize": 2.5},
+        {"popsize": 100_001},
+        {"sigma0": 0},
+        {"sigma0": 1.5},
+        {"restarts": 101},
+        {"restarts": -1},
+        {"incpopsize": 0.5},
+        {"incpopsize": 11},
+        {"diagonal": 2},
+    ],
+)
+def test_options_validated(options):
+    with pytest.raises(decido.EngineError):
+        run(SPHERE, [(-1, 1)] * 2, max_evaluations=100, options=options)
+
+
+def test_option_defaults():
+    (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
+    defaults = {o["name"]: o["default"] for o in info["options"]}
+    assert defaults == {"popsize": 0, "sigma0": 0.3, "restarts": 9, "incpopsize": 2, "diagonal": 0}
+    assert info["max_dims"] is None
+
+
+def test_callables_match_expression():
+    bounds = [(-3, 4)] * 4
+
+    def f(x):
+        s = 0.0
+        for v in x:
+            s += (v - 1.7) ** 2
+        return s
+
+    def fv(X):
+        return np.array([f(row) for row in X])
+
+    a = run(SHIFTED, bounds, max_evaluations=1_500, seed=3)
+    b = run(f, bounds, max_evaluations=1_500, seed=3)
+    c = run(fv, bounds, max_evaluations=1_500, seed=3, vectorized=True)
+    assert a.x.tobytes() == b.x.tobytes() == c.x.tobytes()
+    assert a.fun == b.fun == c.fun and a.evaluations == b.evaluations == c.evaluations
+
+
+def test_nan_regions():
+    def f(x):
+        if x[0] > 1.0 or x[1] < -4.0:
+            return float("nan")
+        return float(np.sum((x - 0.5) ** 2))
+
+    r = run(f, [(-5, 5)] * 3, max_evaluations=5_000)
+    assert r.fun < 1e-10
+    r = run(lambda x: float("nan"), [(-5, 5)] * 3, max_evaluations=300)
+    assert r.evaluations == 300 and math.isnan(r.fun)
+
+
+def test_one_dimension():
+    r = run("(x[0]-0.3)**2", [(-2, 2)], max_evaluations=1_000)
+    assert r.fun < 1e-14 and abs(r.x[0] - 0.3) < 1e-7
+
+
+def test_fixed_coordinates():
+    r = run(SHIFTED, [(-3, 4), (2, 2), (-3, 4), (0.25, 0.25)], max_evaluations=3_000)
+    assert r.x[1] == 2 and r.x[3] == 0.25
+    assert r.fun - ((2 - 1.7) ** 2 + (0.25 - 1.7) ** 2) < 1e-12
+    every = run(SPHERE, [(1, 1), (2, 2)], max_evaluations=50)
+    assert every.fun == 5 and every.status == "converged"
+
+
+def test_maximize():
+    r = decido.maximize(
+        "-sum((x-1)**2) + 3", [(-5, 5)] * 5, engine=ENGINE, max_evaluations=5_000, seed=1
+    )
+    assert 3 - r.fun < 1e-12 and np.allclose(r.x, 1, atol=1e-6)
