@@ -437,6 +437,10 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
         return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "unknown engine '%.40s'",
                             engine ? engine : "(null)");
     n = run->n;
+    if (vt->info->max_dims && n > vt->info->max_dims)
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
+                            "engine '%s' handles at most %zu dimensions, got %zu", vt->info->id,
+                            vt->info->max_dims, n);
     memset(&d, 0, sizeof d);
     d.run = run;
     d.vt = vt;

@@ -206,8 +206,36 @@ static void test_engine(const char *id)
     }
 }
 
+/* An engine's own dimension limit is enforced by the driver, not only by
+ * the Python layer. */
+static void test_max_dims(void)
+{
+    size_t k;
+    for (k = 0; k < dc_engine_count(); k++) {
+        const dc_engine_info *info = dc_engine_at(k);
+        if (info->max_dims) {
+            size_t n = info->max_dims + 1, j;
+            double *lo = calloc(n, sizeof(double)), *hi = calloc(n, sizeof(double));
+            probe pr;
+            dc_result res;
+            memset(&pr, 0, sizeof pr);
+            for (j = 0; j < n; j++)
+                hi[j] = 1.0;
+            pr.lo = lo;
+            pr.hi = hi;
+            CHECK(run_engine(info->id, n, lo, hi, NULL, &pr, 100, 1, NULL, &res) ==
+                          DC_ERR_ARGUMENT &&
+                      pr.evaluated == 0,
+                  "%s accepted %zu dimensions", info->id, n);
+            free(lo);
+            free(hi);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
+    test_max_dims();
     size_t k;
     for (k = 0; k < dc_engine_count(); k++) {
         const char *id = dc_engine_at(k)->id;
