@@ -1,13 +1,14 @@
 # decido — one command for everything a fresh clone needs.
 #   make test     : venv + build + install + ruff + sanitizer C tests + pytest
 #   make bench    : asv benchmarks and the comparison script
+#   make serve    : venv + install with the service extra, then `decido serve` (SERVE_ARGS=...)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 SAN_BUILD := build/sanitize
 
-.PHONY: test venv install lint ctest-sanitize pytest bench compare clean
+.PHONY: test venv install lint ctest-sanitize pytest bench compare clean serve
 
 test: install lint ctest-sanitize pytest
 
@@ -21,7 +22,7 @@ install: venv
 	$(PIP) install --quiet ".[test]"
 
 lint: venv
-	$(PY) -m ruff check core tests benchmarks
+	$(PY) -m ruff check core service tests benchmarks
 
 ctest-sanitize:
 	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -39,6 +40,12 @@ bench: install
 compare: install
 	$(PIP) install --quiet ".[bench]"
 	$(PY) benchmarks/compare_eval.py
+
+# the HTTP service on the embedded SQLite store (./decido.db), docs at /v1/docs;
+# e.g. make serve SERVE_ARGS="--port 8080 --workers 2"
+serve: venv
+	$(PIP) install --quiet ".[service]"
+	$(VENV)/bin/decido serve $(SERVE_ARGS)
 
 clean:
 	rm -rf build $(VENV) .asv

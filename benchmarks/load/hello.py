@@ -1,0 +1,39 @@
+"""The baseline: a bare Sanic hello-world, run the way ``decido serve`` runs (factory, workers).
+
+``python benchmarks/load/hello.py PORT WORKERS`` serves ``GET /`` -> ``{"hello": "world"}``
+with orjson and no access log, so the load script can measure decido against the framework
+itself in the same run on the same machine.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import orjson
+from sanic import Request, Sanic
+from sanic.response import HTTPResponse, raw
+from sanic.worker.loader import AppLoader
+
+
+def create_app() -> Sanic:
+    """The hello-world app."""
+    app = Sanic("hello", dumps=orjson.dumps, loads=orjson.loads)
+
+    @app.get("/")
+    async def hello(request: Request) -> HTTPResponse:
+        return raw(orjson.dumps({"hello": "world"}), content_type="application/json")
+
+    return app
+
+
+def main() -> None:
+    port, workers = int(sys.argv[1]), int(sys.argv[2])
+    loader = AppLoader(factory=create_app)
+    app = loader.load()
+    app.prepare(host="127.0.0.1", port=port, workers=workers, access_log=False, motd=False,
+                single_process=False)
+    Sanic.serve(primary=app, app_loader=loader)
+
+
+if __name__ == "__main__":
+    main()

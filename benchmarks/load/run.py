@@ -1,0 +1,216 @@
+"""Load test: decido's service beside a bare Sanic hello-world, measured in one run.
+
+    python benchmarks/load/run.py [--connections 32] [--seconds 5] [--workers 2] [--json FILE]
+
+Starts ``decido serve`` (temporary SQLite database) and ``benchmarks/load/hello.py`` with the
+same number of workers on 127.0.0.1, creates an ``sdk`` key with the admin CLI (``decido
+keys create --plan sdk --tier team``), then drives each target with a closed-loop HTTP/1.1
+keep-alive client written on raw asyncio streams (uvloop when installed): ``connections``
+connections, each sending its next request as soon as the previous answer is read, for
+``seconds`` after a one-second warm-up. Targets: hello-world ``GET /``, ``GET /v1/health``,
+``POST /v1/decide`` (5 options, 2 criteria, TOPSIS) and ``POST /v1/optimize`` (sphere in 2
+dimensions, dss). Every request goes the whole way (key lookup, counters checked and
+incremented in SQLite, access log); the run raises the plan's and tier's limits through
+``DECIDO_PLANS``/``DECIDO_TIERS``/``DECIDO_IP_PER_MINUTE`` so that no request is refused,
+and the run queue (``DECIDO_RUN_QUEUE``) to the number of connections so that no run is.
+Reports req/s, p50 and p99 latency and the ratio to hello-world, and checks the floors
+(decide >= 35 % and health >= 80 % of hello-world throughput, p99 of decide < 20 ms).
+Exit status 1 when a floor is missed, or when any answer was not a 200.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+OPTIONS = [{"id": f"o{i}", "attributes": {"price": 10 + 3 * i, "quality": 5 + (i * 7) % 5}}
+           for i in range(5)]
+DECIDE = {"options": OPTIONS, "method": "topsis",
+          "criteria": [{"attribute": "price", "goal": "minimize", "weight": 2},
+                       {"attribute": "quality", "weight": 1}]}
+OPTIMIZE = {"bounds": [[-5, 5], [-5, 5]], "objective_expression": "sum(x**2)", "seed": 1}
+BIG = 1_000_000_000
+FLOORS = {"health_ratio": 0.80, "decide_ratio": 0.35, "decide_p99_ms": 20.0}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _decido() -> list[str]:
+    script = Path(sys.executable).with_name("decido")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "decido_service.cli"]
+
+
+def _wait_up(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited early ({proc.returncode})")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _request_bytes(method: str, path: str, body: Any, headers: dict[str, str]) -> bytes:
+    data = b"" if body is None else json.dumps(body).encode()
+    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
+    if body is not None:  # a GET without a body sends no Content-Length
+        lines += [f"Content-Length: {len(data)}", "Content-Type: application/json"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
+
+async def _connection(port: int, request: bytes, stop_at: float, record_from: float,
+                      latencies: list[float], statuses: dict[int, int]) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        while True:
+            start = time.perf_counter()
+            if start >= stop_at:
+                return
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = int(head[9:12])
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            await reader.readexactly(length)
+            end = time.perf_counter()
+            if start >= record_from:
+                latencies.append(end - start)
+                statuses[status] = statuses.get(status, 0) + 1
+    finally:
+        writer.close()
+
+
+async def _drive(port: int, request: bytes, connections: int, seconds: float) -> dict[str, Any]:
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    now = time.perf_counter()
+    record_from, stop_at = now + 1.0, now + 1.0 + seconds
+    await asyncio.gather(*(_connection(port, request, stop_at, record_from, latencies, statuses)
+                           for _ in range(connections)))
+    latencies.sort()
+    n = len(latencies)
+    return {
+        "requests": n,
+        "req_per_s": round(n / seconds, 1),
+        "p50_ms": round(latencies[n // 2] * 1e3, 3),
+        "p99_ms": round(latencies[min(n - 1, int(n * 0.99))] * 1e3, 3),
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+    }
+
+
+def _measure(port: int, method: str, path: str, body: Any, headers: dict[str, str],
+             connections: int, seconds: float) -> dict[str, Any]:
+    try:
+        import uvloop  # noqa: PLC0415 - optional, faster client
+
+        uvloop.install()
+    except ImportError:
+        pass
+    return asyncio.run(_drive(port, _request_bytes(method, path, body, headers), connections,
+                              seconds))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--json", help="also write the results to this file")
+    args = ap.parse_args(argv)
+
+    tmp = Path(tempfile.mkdtemp(prefix="decido-load-"))
+    env = {**os.environ, "DECIDO_IP_PER_MINUTE": str(BIG),
+           "DECIDO_RUN_QUEUE": str(args.connections),  # every connection may wait for a run
+           "DECIDO_PLANS": json.dumps({"sdk": {"minute": BIG, "month": BIG}}),
+           "DECIDO_TIERS": json.dumps({"team": {"minute": BIG, "month": BIG}})}
+    db = str(tmp / "decido.db")
+    hello_port, decido_port = _free_port(), _free_port()
+    log = open(tmp / "servers.log", "wb")  # noqa: SIM115 - closed at the end
+    hello = subprocess.Popen([sys.executable, str(HERE / "hello.py"), str(hello_port),
+                              str(args.workers)], stdout=log, stderr=log,
+                             start_new_session=True)
+    decido = subprocess.Popen([*_decido(), "serve", "--port", str(decido_port), "--db", db,
+                               "--workers", str(args.workers)], stdout=log, stderr=log,
+                              env=env, start_new_session=True)
+    try:
+        _wait_up(f"http://127.0.0.1:{hello_port}/", hello)
+        _wait_up(f"http://127.0.0.1:{decido_port}/v1/health", decido)
+        made = subprocess.run([*_decido(), "keys", "create", "--plan", "sdk", "--tier", "team",
+                               "--db", db, "--json", "--label", "load test"],
+                              capture_output=True, text=True, check=True, env=env)
+        key = json.loads(made.stdout)["key"]
+        auth = {"Authorization": f"Bearer {key}"}
+        c, s = args.connections, args.seconds
+        results = {
+            "hello": _measure(hello_port, "GET", "/", None, {}, c, s),
+            "health": _measure(decido_port, "GET", "/v1/health", None, {}, c, s),
+            "decide": _measure(decido_port, "POST", "/v1/decide", DECIDE, auth, c, s),
+            "optimize": _measure(decido_port, "POST", "/v1/optimize", OPTIMIZE, auth, c, s),
+        }
+    finally:
+        _stop(decido)
+        _stop(hello)
+        log.close()
+    return _report(results, args)
+
+
+def _report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> int:
+    base = results["hello"]["req_per_s"]
+    print(f"{args.connections} connections, {args.seconds:g} s per target, "
+          f"{args.workers} workers each, {os.cpu_count()} CPUs")
+    print(f"{'target':10} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9} {'vs hello':>9}  statuses")
+    for name, r in results.items():
+        r["ratio"] = round(r["req_per_s"] / base, 3) if base else None
+        print(f"{name:10} {r['req_per_s']:>10.1f} {r['p50_ms']:>9.2f} {r['p99_ms']:>9.2f} "
+              f"{r['ratio']:>9.2f}  {r['statuses']}")
+    checks = {
+        "health >= 80% of hello": results["health"]["ratio"] >= FLOORS["health_ratio"],
+        "decide >= 35% of hello": results["decide"]["ratio"] >= FLOORS["decide_ratio"],
+        "decide p99 < 20 ms": results["decide"]["p99_ms"] < FLOORS["decide_p99_ms"],
+        "only 200s": all(set(r["statuses"]) == {"200"} for r in results.values()),
+    }
+    for name, ok in checks.items():
+        print(f"  {'ok  ' if ok else 'MISS'} {name}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": results, "checks": checks},
+                                              indent=2) + "\n")
+    return 0 if all(checks.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The application factory: ``create_app(settings=None)`` builds the Sanic app.
+
+Run it with ``decido serve`` (or ``sanic decido_service.app:create_app --factory``). The
+factory only glues the parts together with explicit ``register`` calls: listeners (store and
+thread pools on ``app.ctx``, per worker), middleware (request ids, rate-limit headers,
+access logs), the blueprints (one per surface, grouped under ``/v1``) and the one error
+handler that writes problem+json.
+"""
+
+from __future__ import annotations
+
+import orjson
+from sanic import Sanic
+
+from decido_service import blueprints, listeners, middleware
+from decido_service.config import Settings
+from decido_service.errors import problem_handler
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: Settings | None = None) -> Sanic:
+    """A new app for ``settings`` (default: the defaults under the ``DECIDO_*`` environment).
+
+    Sanic's own CLI (``sanic decido_service.app:create_app --factory``) passes its parsed
+    arguments here; anything that is not a :class:`Settings` means "from the environment"."""
+    if not isinstance(settings, Settings):
+        settings = Settings.from_env()
+    app = Sanic("decido", dumps=orjson.dumps, loads=orjson.loads)
+    app.config.REQUEST_MAX_SIZE = settings.body_limit
+    app.config.ACCESS_LOG = False  # replaced by the JSON access log of decido_service.middleware
+    app.config.FALLBACK_ERROR_FORMAT = "json"
+    app.ctx.settings = settings
+    listeners.register(app)
+    middleware.register(app)
+    blueprints.register(app)
+    app.error_handler.add(Exception, problem_handler)
+    return app

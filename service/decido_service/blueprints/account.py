@@ -1,0 +1,43 @@
+"""The account surface: create a key (``POST /v1/keys``) and read its usage (``GET /v1/usage``)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import orjson
+from sanic import Blueprint, Request
+from sanic.response import HTTPResponse, raw
+
+from decido_service import limits
+from decido_service.auth import admit, authenticate, client_address
+from decido_service.schemas import json_body, parse_key_request
+
+__all__ = ["bp"]
+
+bp = Blueprint("account")
+_JSON = "application/json"
+
+
+@bp.post("/keys")
+async def create_key(request: Request) -> HTTPResponse:
+    """A new free/free key; the secret is in this response only (throttled per address)."""
+    body = parse_key_request(json_body(request, optional=True))
+    settings, ctx = request.app.ctx.settings, request.app.ctx
+    record, secret = await admit(
+        request, limits.ip_specs("keys", client_address(request), settings=settings),
+        ctx.store.create_key, "free", "free", body.label)
+    out = {"key": secret, "id": record["id"], "prefix": record["prefix"], "plan": record["plan"],
+           "tier": record["tier"], "label": record["label"], "created_at": record["created_at"]}
+    return raw(orjson.dumps(out), status=201, content_type=_JSON,
+               headers={"Cache-Control": "no-store"})
+
+
+@bp.get("/usage")
+async def usage(request: Request) -> HTTPResponse:
+    """The key's plan, tier, limits and current usage on both surfaces."""
+    key = await authenticate(request, "usage")
+    settings, ctx = request.app.ctx.settings, request.app.ctx
+    doc = await admit(request, limits.specs_for("usage", key, settings=settings),
+                      partial(limits.usage_document, settings=settings), ctx.store, key,
+                      settings.now())
+    return raw(orjson.dumps(doc), content_type=_JSON)

@@ -1,0 +1,48 @@
+"""The decision surface: ``POST /v1/decide`` and ``POST /v1/batch``, passed to the library.
+
+The JSON body goes to :func:`decido.decide` / :func:`decido.decide_batch` unchanged and the
+answer comes back unchanged; a ``DecisionError`` is a 422 naming the field. A decision is
+counted on the month when it is computed, ok or error (k for a batch of k items).
+"""
+
+from __future__ import annotations
+
+import orjson
+from sanic import Blueprint, Request
+from sanic.response import HTTPResponse, raw
+
+import decido
+from decido_service import limits
+from decido_service.auth import admit, authenticate
+from decido_service.errors import limit_error
+from decido_service.schemas import batch_size, json_body
+
+__all__ = ["bp"]
+
+bp = Blueprint("decide")
+_JSON = "application/json"
+
+
+@bp.post("/decide")
+async def decide(request: Request) -> HTTPResponse:
+    """One decision: rank the options under the constraints."""
+    key = await authenticate(request, "decide")
+    body = json_body(request)
+    ctx = request.app.ctx
+    specs = limits.specs_for("decide", key, settings=ctx.settings)
+    result = await admit(request, specs, decido.decide, body, pool=ctx.decide_pool)
+    return raw(orjson.dumps(result), content_type=_JSON)
+
+
+@bp.post("/batch")
+async def batch(request: Request) -> HTTPResponse:
+    """Many decisions; each item succeeds or fails on its own."""
+    key = await authenticate(request, "batch")
+    body = json_body(request)
+    ctx, size = request.app.ctx, batch_size(body)
+    violation = limits.check_batch(key, size, settings=ctx.settings)
+    if violation is not None:
+        raise limit_error(violation)
+    specs = limits.specs_for("batch", key, amount=size, settings=ctx.settings)
+    result = await admit(request, specs, decido.decide_batch, body, pool=ctx.decide_pool)
+    return raw(orjson.dumps(result), content_type=_JSON)

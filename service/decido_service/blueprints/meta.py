@@ -1,0 +1,103 @@
+"""Unauthenticated endpoints: health, engines, the OpenAPI document and the docs page.
+
+Each is counted on the client address's ``ip.minute`` counter. The docs page and its assets
+are served from ``decido_service/static`` (vendored Swagger UI); a Content-Security-Policy
+of ``'self'`` keeps the browser from loading anything from elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache, lru_cache
+from importlib import resources
+from typing import Any
+
+import orjson
+from sanic import Blueprint, Request
+from sanic.response import HTTPResponse, raw
+
+import decido
+from decido_service import __version__, limits
+from decido_service.auth import admit, client_address
+from decido_service.errors import ApiError
+from decido_service.openapi import openapi_document
+from decido_service.schemas import engine_table
+
+__all__ = ["bp"]
+
+bp = Blueprint("meta")
+
+#: file name -> content type of every asset /v1/docs/<name> serves
+ASSETS = {
+    "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+    "swagger-ui.css": "text/css; charset=utf-8",
+    "docs-init.js": "text/javascript; charset=utf-8",
+    "LICENSE": "text/plain; charset=utf-8",
+    "NOTICE": "text/plain; charset=utf-8",
+    "swagger-ui-bundle.js.LICENSE.txt": "text/plain; charset=utf-8",
+}
+CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+       "script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+_JSON = "application/json"
+
+
+@cache
+def static_file(name: str) -> bytes:
+    """The bytes of a file in ``decido_service/static`` (read once per process)."""
+    return resources.files("decido_service").joinpath("static", name).read_bytes()
+
+
+@lru_cache(maxsize=1)
+def openapi_bytes() -> bytes:
+    """The OpenAPI document, serialized once."""
+    return orjson.dumps(openapi_document())
+
+
+async def _count_address(request: Request, then: Callable[[], Any] | None = None) -> Any:
+    """Count on the address's ``ip.minute`` counter (then run ``then`` in the same hop)."""
+    settings = request.app.ctx.settings
+    specs = limits.ip_specs("ip", client_address(request), settings=settings)
+    return await admit(request, specs, then)
+
+
+@bp.get("/health")
+async def health(request: Request) -> HTTPResponse:
+    """Liveness and readiness: 200 when the store answers, else 503."""
+    ok = await _count_address(request, request.app.ctx.store.ping)
+    body = {"status": "ok" if ok else "unavailable", "version": __version__,
+            "store": "ok" if ok else "unavailable", "engines": len(engine_table())}
+    return raw(orjson.dumps(body), status=200 if ok else 503, content_type=_JSON)
+
+
+@bp.get("/engines")
+async def engines(request: Request) -> HTTPResponse:
+    """Every engine with its options; ``default`` names the default engine."""
+    await _count_address(request)
+    body = {"default": decido.default_engine(), "engines": list(engine_table().values())}
+    return raw(orjson.dumps(body), content_type=_JSON)
+
+
+@bp.get("/openapi.json")
+async def openapi(request: Request) -> HTTPResponse:
+    """The OpenAPI 3.1 document of this service."""
+    await _count_address(request)
+    return raw(openapi_bytes(), content_type=_JSON)
+
+
+@bp.get("/docs")
+async def docs(request: Request) -> HTTPResponse:
+    """Interactive documentation (Swagger UI from vendored assets; no CDN)."""
+    await _count_address(request)
+    return raw(static_file("docs.html"), content_type="text/html; charset=utf-8",
+               headers={"Content-Security-Policy": CSP})
+
+
+@bp.get("/docs/<name:str>")
+async def docs_asset(request: Request, name: str) -> HTTPResponse:
+    """One of the docs page's vendored assets (and their licenses)."""
+    if name not in ASSETS:
+        raise ApiError("not_found", f"no docs asset {name!r}")
+    await _count_address(request)
+    return raw(static_file(name), content_type=ASSETS[name],
+               headers={"Cache-Control": "public, max-age=86400",
+                        "Content-Security-Policy": CSP})

@@ -1,0 +1,236 @@
+"""Service settings: defaults, ``DECIDO_*`` environment overrides, plan and tier tables.
+
+A :class:`Settings` is a frozen dataclass; build one with :meth:`Settings.from_env` (the
+environment over the defaults, keyword arguments over both) and derive variants with
+:func:`dataclasses.replace`. The plan and tier tables are plain dicts of dicts:
+
+- ``plans[name]`` (decision plans): ``minute`` requests per minute, ``month`` decisions per
+  UTC calendar month, ``batch_max`` items per ``/v1/batch``;
+- ``tiers[name]`` (optimization tiers): ``minute`` requests per minute, ``month``
+  optimizations per month, ``max_dims`` (number of bounds), ``max_evaluations`` and
+  ``max_time_limit`` (seconds): the per-run compute caps.
+
+``None`` means unlimited. ``DECIDO_PLANS`` / ``DECIDO_TIERS`` hold JSON merged field by
+field over the defaults: ``DECIDO_PLANS='{"free": {"minute": 20}}'`` changes one number.
+``DECIDO_FAKE_NOW`` (epoch seconds; tests only) fixes :attr:`Settings.clock`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from typing import Any
+
+PLAN_FIELDS: tuple[str, ...] = ("minute", "month", "batch_max")
+TIER_FIELDS: tuple[str, ...] = (
+    "minute",
+    "month",
+    "max_dims",
+    "max_evaluations",
+    "max_time_limit",
+)
+
+DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
+    "free": {"minute": 10, "month": 1_000, "batch_max": 10},
+    "sdk": {"minute": 100, "month": 1_000_000, "batch_max": 100},
+    "rtl": {"minute": 1_000, "month": 10_000_000, "batch_max": 1_000},
+    # Enterprise limits are set per key (KeyRecord.limits); these are the defaults. The
+    # per-minute default is finite so that rate-limit headers are always meaningful.
+    "enterprise": {"minute": 600, "month": None, "batch_max": 1_000},
+}
+
+DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
+    "free": {
+        "minute": 10,
+        "month": 500,
+        "max_dims": 50,
+        "max_evaluations": 200_000,
+        "max_time_limit": 10,
+    },
+    "pro": {
+        "minute": 60,
+        "month": 10_000,
+        "max_dims": 500,
+        "max_evaluations": 2_000_000,
+        "max_time_limit": 60,
+    },
+    "team": {
+        "minute": 300,
+        "month": 50_000,
+        "max_dims": 1_000,
+        "max_evaluations": 10_000_000,
+        "max_time_limit": 300,
+    },
+    "enterprise": {
+        "minute": 600,
+        "month": None,
+        "max_dims": None,
+        "max_evaluations": 50_000_000,
+        "max_time_limit": 600,
+    },
+}
+
+#: Environment variable -> Settings field (integers, then strings).
+_ENV_INT: dict[str, str] = {
+    "DECIDO_PORT": "port",
+    "DECIDO_WORKERS": "workers",
+    "DECIDO_BODY_LIMIT": "body_limit",
+    "DECIDO_RUN_THREADS": "run_threads",
+    "DECIDO_RUN_QUEUE": "run_queue",
+    "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
+    "DECIDO_IP_PER_MINUTE": "ip_per_minute",
+}
+_ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the service reads at start. Build with :meth:`from_env`."""
+
+    db: str = "./decido.db"
+    """Store URL: ``sqlite:///abs/path.db``, ``sqlite:relative.db`` or a plain path."""
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    body_limit: int = 1024 * 1024
+    """Request body cap in bytes (413 above)."""
+    run_threads: int = 2
+    """Optimization runs executing at once per worker process."""
+    run_queue: int = 8
+    """Runs waiting for a thread per worker process; beyond it: 503 ``overloaded``."""
+    keys_per_hour: int = 5
+    """``POST /v1/keys`` per client address per UTC hour (counter ``keys.hour``)."""
+    ip_per_minute: int = 120
+    """Unauthenticated requests per client address per UTC minute (counter ``ip.minute``)."""
+    plans: dict[str, dict[str, int | None]] = field(
+        default_factory=lambda: copy.deepcopy(DEFAULT_PLANS)
+    )
+    tiers: dict[str, dict[str, int | None]] = field(
+        default_factory=lambda: copy.deepcopy(DEFAULT_TIERS)
+    )
+    clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
+    """Epoch seconds; injectable so tests can move across minutes and months."""
+
+    def __post_init__(self) -> None:
+        for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
+                     "ip_per_minute"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
+        if not isinstance(self.run_queue, int) or self.run_queue < 0:
+            raise ValueError(f"setting 'run_queue' must be an integer >= 0, got {self.run_queue!r}")
+        _check_table("plans", self.plans, PLAN_FIELDS)
+        _check_table("tiers", self.tiers, TIER_FIELDS)
+        for name, row in self.tiers.items():
+            if row["max_time_limit"] is None:
+                raise ValueError(f"tiers[{name!r}]['max_time_limit'] cannot be unlimited")
+
+    def now(self) -> float:
+        """The current time in epoch seconds, from :attr:`clock`."""
+        return float(self.clock())
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Defaults, then ``DECIDO_*`` variables from ``environ`` (default ``os.environ``),
+        then ``overrides`` (``None`` values in ``overrides`` are ignored, so argparse
+        results can be passed straight in). Raises ``ValueError`` naming a bad variable."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for var, name in _ENV_STR.items():
+            if env.get(var):
+                values[name] = env[var]
+        for var, name in _ENV_INT.items():
+            if env.get(var):
+                try:
+                    values[name] = int(env[var])
+                except ValueError:
+                    raise ValueError(f"{var} must be an integer, got {env[var]!r}") from None
+        if env.get("DECIDO_FAKE_NOW"):
+            values["clock"] = FixedClock.parse(env["DECIDO_FAKE_NOW"])
+        if env.get("DECIDO_PLANS"):
+            values["plans"] = merge_table(DEFAULT_PLANS, _json_env(env, "DECIDO_PLANS"))
+        if env.get("DECIDO_TIERS"):
+            values["tiers"] = merge_table(DEFAULT_TIERS, _json_env(env, "DECIDO_TIERS"))
+        known = {f.name for f in fields(cls)}
+        for name, value in overrides.items():
+            if name not in known:
+                raise TypeError(f"unknown setting {name!r}")
+            if value is not None:
+                values[name] = value
+        return cls(**values)
+
+
+class FixedClock:
+    """A clock that always says the same epoch second: ``DECIDO_FAKE_NOW``, for tests only
+    (a service on it never leaves its minute, so per-minute limits never reset)."""
+
+    def __init__(self, epoch: float) -> None:
+        self.epoch = float(epoch)
+
+    @classmethod
+    def parse(cls, text: str) -> FixedClock:
+        """From ``DECIDO_FAKE_NOW``'s text; ``ValueError`` naming the variable if bad."""
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"DECIDO_FAKE_NOW must be epoch seconds, got {text!r}")
+        return cls(value)
+
+    def __call__(self) -> float:
+        return self.epoch
+
+    def __repr__(self) -> str:
+        return f"FixedClock({self.epoch!r})"
+
+
+def merge_table(
+    base: Mapping[str, Mapping[str, int | None]], update: Mapping[str, Any]
+) -> dict[str, dict[str, int | None]]:
+    """``base`` with ``update`` merged in field by field (new names are added whole)."""
+    merged = {name: dict(row) for name, row in base.items()}
+    if not isinstance(update, Mapping):
+        raise ValueError("a plan or tier table must be a JSON object")
+    for name, row in update.items():
+        if not isinstance(row, Mapping):
+            raise ValueError(f"plan or tier {name!r} must be a JSON object")
+        merged.setdefault(name, {}).update(row)
+    return merged
+
+
+def _json_env(env: Mapping[str, str], var: str) -> Any:
+    try:
+        return json.loads(env[var])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{var} is not valid JSON: {exc}") from None
+
+
+def _check_table(what: str, table: Mapping[str, Any], required: tuple[str, ...]) -> None:
+    if not table:
+        raise ValueError(f"setting {what!r} must name at least one entry")
+    for name, row in table.items():
+        missing = [f for f in required if f not in row]
+        if missing:
+            raise ValueError(f"{what}[{name!r}] lacks {', '.join(missing)}")
+        unknown = sorted(set(row) - set(required))
+        if unknown:
+            raise ValueError(f"{what}[{name!r}] has unknown fields {', '.join(unknown)}")
+        for f in required:
+            value = row[f]
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 0
+            ):
+                raise ValueError(f"{what}[{name!r}][{f!r}] must be an integer >= 0 or null")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings from the environment (cached; tests pass their own)."""
+    return Settings.from_env()

@@ -1,0 +1,192 @@
+"""Problem details (RFC 9457): the service's error classes and the one handler that writes them.
+
+Every error the service answers with is an :class:`ApiError` (``status_code``, a stable
+``code``, a ``title``, ``quiet``, ``headers`` such as ``Retry-After``, and extra members
+such as the 422 ``errors`` list or the 429 ``limit``). Exceptions from elsewhere — Sanic's
+own (``NotFound``, ``MethodNotAllowed``, ``PayloadTooLarge``, ``BadRequest``), the library's
+(``DecisionError``, ``EngineError``, ``ExpressionError``), the store's ``StoreError`` — are
+translated by :func:`as_api_error`; anything else is a 500 whose body says nothing about it.
+:func:`problem_handler` renders them all as ``application/problem+json``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from sanic import Request
+from sanic.exceptions import SanicException
+from sanic.response import HTTPResponse
+
+from decido import DecisionError, EngineError, ExpressionError
+from decido_service.store import StoreError
+
+__all__ = [
+    "PROBLEM_BASE",
+    "PROBLEM_TYPE",
+    "TITLES",
+    "ApiError",
+    "as_api_error",
+    "field_error",
+    "limit_error",
+    "problem_body",
+    "problem_handler",
+    "validation_error",
+]
+
+PROBLEM_BASE = "https://decido.dev/problems/"
+PROBLEM_TYPE = "application/problem+json"
+
+#: code -> (status, title): every code the service answers with.
+TITLES: dict[str, tuple[int, str]] = {
+    "malformed_json": (400, "Malformed JSON"),
+    "bad_request": (400, "Bad request"),
+    "missing_credentials": (401, "Missing credentials"),
+    "invalid_credentials": (401, "Invalid credentials"),
+    "conflicting_credentials": (401, "Conflicting credentials"),
+    "revoked_key": (401, "Revoked key"),
+    "max_dims_exceeded": (403, "Too many dimensions for the tier"),
+    "compute_cap_exceeded": (403, "Above the tier's per-run compute cap"),
+    "not_found": (404, "Not found"),
+    "method_not_allowed": (405, "Method not allowed"),
+    "body_too_large": (413, "Body too large"),
+    "unsupported_media_type": (415, "Unsupported media type"),
+    "validation_failed": (422, "Validation failed"),
+    "batch_too_large": (403, "Batch too large for the plan"),
+    "rate_limited": (429, "Rate limited"),
+    "monthly_quota_exceeded": (429, "Monthly quota exceeded"),
+    "key_creation_throttled": (429, "Key creation throttled"),
+    "internal_error": (500, "Internal server error"),
+    "overloaded": (503, "Overloaded"),
+    "store_unavailable": (503, "Store unavailable"),
+}
+
+_BY_STATUS: dict[int, str] = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
+                              413: "body_too_large", 415: "unsupported_media_type",
+                              422: "validation_failed", 503: "overloaded"}
+
+log = logging.getLogger("decido.service")
+
+
+class ApiError(SanicException):
+    """An error answered as problem+json: ``ApiError("malformed_json", "...")``.
+
+    ``code`` picks the status and title from :data:`TITLES`; ``extra`` members are added to
+    the body (``errors`` for 422, ``limit``/``limit_value``/``reset`` for 429); ``headers``
+    are added to the response (``Retry-After``, ``Allow``)."""
+
+    quiet = True
+
+    def __init__(
+        self,
+        code: str,
+        detail: str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        status, title = TITLES[code]
+        super().__init__(detail or title, status_code=status, quiet=True)
+        self.status_code = status
+        self.code = code
+        self.title = title
+        self.detail = detail or title
+        self.headers = dict(headers or {})
+        self.extra = dict(extra or {})
+
+
+def field_error(
+    field: str, code: str, message: str, position: int | None = None
+) -> dict[str, Any]:
+    """One entry of a 422's ``errors`` list."""
+    out: dict[str, Any] = {"field": field, "code": code, "message": message}
+    if position is not None:
+        out["position"] = position
+    return out
+
+
+def validation_error(errors: list[dict[str, Any]]) -> ApiError:
+    """A 422 ``validation_failed`` carrying ``errors`` (field, code, message, position?)."""
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return ApiError(
+        "validation_failed", f"{first['field'] or 'body'}: {first['message']}{more}",
+        extra={"errors": errors},
+    )
+
+
+def limit_error(violation: Any) -> ApiError:
+    """The error for a plan or tier cap (a ``limits.LimitViolation``): 403
+    ``max_dims_exceeded`` / ``compute_cap_exceeded`` / ``batch_too_large`` (the status
+    comes from :data:`TITLES`, by code). The body names the field, the cap and the request."""
+    extra: dict[str, Any] = {"field": violation.field, "limit_value": violation.limit,
+                             "requested": violation.requested}
+    if TITLES[violation.code][0] == 422:
+        extra["errors"] = [field_error(violation.field, violation.code, violation.detail)]
+    return ApiError(violation.code, violation.detail, extra=extra)
+
+
+def as_api_error(exc: BaseException) -> ApiError:
+    """Translate any exception into the :class:`ApiError` the client sees."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, DecisionError):
+        return validation_error([field_error(exc.path, exc.code, exc.message, exc.position)])
+    if isinstance(exc, ExpressionError):
+        return validation_error(
+            [field_error("objective_expression", exc.code, exc.message, exc.position)]
+        )
+    if isinstance(exc, EngineError):
+        return validation_error([field_error(exc.field or "", exc.code, exc.message)])
+    if isinstance(exc, StoreError):
+        return ApiError("store_unavailable", "the store is not answering; retry shortly",
+                        headers={"Retry-After": "1"})
+    if isinstance(exc, SanicException) and 400 <= exc.status_code < 500:
+        return _from_sanic(exc)
+    return ApiError("internal_error", "an unexpected error occurred; quote the request id")
+
+
+def _from_sanic(exc: SanicException) -> ApiError:
+    status = exc.status_code
+    message = str(exc)
+    if status == 400 and "json" in message.lower():
+        return ApiError("malformed_json", "the body is not valid JSON")
+    headers = {k: v for k, v in (getattr(exc, "headers", None) or {}).items() if k == "Allow"}
+    code = _BY_STATUS.get(status, "bad_request")
+    detail = {
+        "not_found": "no such endpoint; see /v1/docs",
+        "method_not_allowed": "this method is not allowed here",
+        "body_too_large": "the body is above the size limit",
+    }.get(code, message or TITLES[code][1])
+    return ApiError(code, detail, headers=headers)
+
+
+def problem_body(request: Request, error: ApiError) -> dict[str, Any]:
+    """The RFC 9457 document for ``error`` answering ``request``."""
+    return {
+        "type": PROBLEM_BASE + error.code,
+        "title": error.title,
+        "status": error.status_code,
+        "detail": error.detail,
+        "code": error.code,
+        "instance": request.path,
+        "request_id": getattr(request.ctx, "request_id", None) or "",
+        **error.extra,
+    }
+
+
+def problem_handler(request: Request, exc: Exception) -> HTTPResponse:
+    """The one error handler: every exception becomes problem+json (500s are logged)."""
+    error = as_api_error(exc)
+    if error.status_code >= 500 and error.code == "internal_error":
+        log.error(
+            "unhandled error", exc_info=exc,
+            extra={"request_id": getattr(request.ctx, "request_id", None)},
+        )
+    return HTTPResponse(
+        orjson.dumps(problem_body(request, error)),
+        status=error.status_code,
+        headers=error.headers,
+        content_type=PROBLEM_TYPE,
+    )

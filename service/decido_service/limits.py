@@ -1,0 +1,280 @@
+"""Admission rules: which counters a request passes, per-key limits, caps and headers.
+
+Plain functions over a key record (:class:`~decido_service.store.KeyRecord`) and the plan
+and tier tables of :class:`~decido_service.config.Settings` (``settings=None`` means
+:func:`~decido_service.config.get_settings`, i.e. the defaults under ``DECIDO_*``).
+
+Counters (``name``: subject, window): ``decide.minute`` (key, minute: requests to
+``/v1/decide``, ``/v1/batch``, ``/v1/usage``), ``decide.month`` (key, month: decisions, k
+for a batch of k), ``optimize.minute`` (key, minute), ``optimize.month`` (key, month: runs),
+``ip.minute`` (client address, minute: unauthenticated endpoints), ``keys.hour`` (client
+address, hour: ``POST /v1/keys``). In every list returned by :func:`specs_for` and
+:func:`ip_specs` the **first** spec is the one the ``X-RateLimit-*`` headers describe.
+
+Per-key overrides (``KeyRecord.limits``, meant for enterprise keys) look like
+``{"decision": {"minute": 5000, "month": null}, "optimization": {"max_dims": 20000}}``;
+they replace single fields of the key's plan and tier; ``null`` means unlimited.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from decido_service.config import PLAN_FIELDS, TIER_FIELDS, Settings, get_settings
+from decido_service.store import CounterSpec, CounterState, KeyRecord, Store, iso_utc
+
+__all__ = [
+    "LimitViolation",
+    "check_batch",
+    "check_dims",
+    "headers_for",
+    "ip_specs",
+    "plan_limits",
+    "problem_fields",
+    "refusal_code",
+    "retry_after",
+    "run_caps",
+    "specs_for",
+    "tier_limits",
+    "usage_document",
+    "validate_overrides",
+]
+
+_SECTIONS: dict[str, tuple[str, ...]] = {"decision": PLAN_FIELDS, "optimization": TIER_FIELDS}
+_NEVER_UNLIMITED = ("max_time_limit",)  # every run has a time limit
+
+
+class LimitViolation(NamedTuple):
+    """A request beyond a plan or tier cap (not a counter): the app answers ``status``."""
+
+    status: int
+    code: str
+    field: str
+    limit: int
+    requested: float
+    detail: str
+
+
+def validate_overrides(limits: Any) -> dict[str, dict[str, int | None]] | None:
+    """Check a per-key ``limits`` document; return it normalised or raise ``ValueError``."""
+    if limits is None:
+        return None
+    if not isinstance(limits, Mapping):
+        raise ValueError("limits must be an object like {\"decision\": {...}}")
+    out: dict[str, dict[str, int | None]] = {}
+    for section, values in limits.items():
+        if section not in _SECTIONS:
+            raise ValueError(f"limits: unknown section {section!r} (decision, optimization)")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"limits.{section} must be an object")
+        for name, value in values.items():
+            if name not in _SECTIONS[section]:
+                allowed = ", ".join(_SECTIONS[section])
+                raise ValueError(f"limits.{section}: unknown field {name!r} ({allowed})")
+            if value is None and name in _NEVER_UNLIMITED:
+                raise ValueError(f"limits.{section}.{name} cannot be unlimited")
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 0
+            ):
+                raise ValueError(f"limits.{section}.{name} must be an integer >= 0 or null")
+        out[section] = dict(values)
+    return out
+
+
+def _merged(table: Mapping[str, Mapping[str, Any]], name: str, what: str,
+            override: Any) -> dict[str, Any]:
+    if name not in table:
+        raise ValueError(f"unknown {what} {name!r}; known: {', '.join(table)}")
+    limits = dict(table[name])
+    if isinstance(override, Mapping):
+        limits.update({k: v for k, v in override.items() if k in limits})
+    return limits
+
+
+def plan_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str, Any]:
+    """``{"plan", "minute", "month", "batch_max"}`` of the key (per-key overrides applied)."""
+    s = settings or get_settings()
+    override = (key.get("limits") or {}).get("decision")
+    return {"plan": key["plan"], **_merged(s.plans, key["plan"], "plan", override)}
+
+
+def tier_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str, Any]:
+    """``{"tier", "minute", "month", "max_dims", "max_evaluations", "max_time_limit"}``."""
+    s = settings or get_settings()
+    override = (key.get("limits") or {}).get("optimization")
+    return {"tier": key["tier"], **_merged(s.tiers, key["tier"], "tier", override)}
+
+
+def specs_for(
+    surface: str, key: KeyRecord, amount: int = 1, *, settings: Settings | None = None
+) -> list[CounterSpec]:
+    """Counters of one authenticated request; ``amount`` is what the month counter takes
+    (``k`` for a batch of ``k`` decisions). ``surface``: decide, batch, usage, optimize."""
+    if surface in ("decide", "batch", "usage"):
+        p = plan_limits(key, settings=settings)
+        minute = CounterSpec("decide.minute", key["id"], "minute", p["minute"], 1)
+        if surface == "usage":
+            return [minute]
+        return [minute, CounterSpec("decide.month", key["id"], "month", p["month"], amount)]
+    if surface == "optimize":
+        t = tier_limits(key, settings=settings)
+        return [
+            CounterSpec("optimize.minute", key["id"], "minute", t["minute"], 1),
+            CounterSpec("optimize.month", key["id"], "month", t["month"], amount),
+        ]
+    raise ValueError(f"unknown surface {surface!r}; expected decide, batch, usage or optimize")
+
+
+def ip_specs(kind: str, address: str, *, settings: Settings | None = None) -> list[CounterSpec]:
+    """Per-address counters: ``kind`` ``"ip"`` (unauthenticated endpoints, per minute) or
+    ``"keys"`` (``POST /v1/keys``, per hour)."""
+    s = settings or get_settings()
+    if kind == "ip":
+        return [CounterSpec("ip.minute", address, "minute", s.ip_per_minute, 1)]
+    if kind == "keys":
+        return [CounterSpec("keys.hour", address, "hour", s.keys_per_hour, 1)]
+    raise ValueError(f"unknown address counter kind {kind!r}; expected 'ip' or 'keys'")
+
+
+def headers_for(state: CounterState) -> dict[str, str]:
+    """``X-RateLimit-Limit``, ``-Remaining``, ``-Reset`` (epoch seconds) for one counter.
+
+    An unlimited counter (only possible through a per-key override) gets ``Reset`` only."""
+    headers = {"X-RateLimit-Reset": str(state.reset)}
+    if state.limit is not None:
+        headers["X-RateLimit-Limit"] = str(state.limit)
+        headers["X-RateLimit-Remaining"] = str(state.remaining)
+    return headers
+
+
+def retry_after(state: CounterState, now: float) -> int:
+    """Whole seconds until ``state``'s window resets (at least 1): the ``Retry-After``."""
+    return max(1, math.ceil(state.reset - now))
+
+
+def refusal_code(state: CounterState) -> str:
+    """The problem ``code`` of a 429 for a refused counter."""
+    if state.name == "keys.hour":
+        return "key_creation_throttled"
+    if state.name.endswith(".month"):
+        return "monthly_quota_exceeded"
+    return "rate_limited"
+
+
+def problem_fields(state: CounterState) -> dict[str, Any]:
+    """The extra members of a 429 body: ``limit`` (counter name), ``limit_value``, ``reset``."""
+    return {"limit": state.name, "limit_value": state.limit, "reset": state.reset}
+
+
+def check_batch(
+    key: KeyRecord, size: int, *, settings: Settings | None = None
+) -> LimitViolation | None:
+    """``None`` when a batch of ``size`` decisions fits the plan's ``batch_max``."""
+    cap = plan_limits(key, settings=settings)["batch_max"]
+    if cap is None or size <= cap:
+        return None
+    return LimitViolation(
+        403, "batch_too_large", "decisions", cap, size,
+        f"a batch of {size} decisions is above the {key['plan']} plan's cap of {cap}",
+    )
+
+
+def check_dims(
+    key: KeyRecord, dims: int, *, settings: Settings | None = None
+) -> LimitViolation | None:
+    """``None`` when ``dims`` (the number of bounds) fits the tier's ``max_dims``."""
+    cap = tier_limits(key, settings=settings)["max_dims"]
+    if cap is None or dims <= cap:
+        return None
+    return LimitViolation(
+        403, "max_dims_exceeded", "bounds", cap, dims,
+        f"{dims} dimensions are above the {key['tier']} tier's Max Dims of {cap}",
+    )
+
+
+def run_caps(
+    key: KeyRecord,
+    dims: int,
+    max_evaluations: int | None = None,
+    time_limit: float | None = None,
+    *,
+    default_evaluations: int | None = None,
+    settings: Settings | None = None,
+) -> tuple[dict[str, Any], LimitViolation | None]:
+    """The ``max_evaluations`` and ``time_limit`` a run gets, or the cap it exceeds.
+
+    A requested value above the tier's cap is a 403 ``compute_cap_exceeded``. An absent one
+    becomes ``min(default, cap)``: the evaluation default is ``default_evaluations`` or the
+    library's ``max(10000, 2000 * dims)``; the time limit defaults to the cap, so every run
+    has one."""
+    t = tier_limits(key, settings=settings)
+    eval_cap, time_cap = t["max_evaluations"], t["max_time_limit"]
+    if max_evaluations is not None and eval_cap is not None and max_evaluations > eval_cap:
+        return {}, LimitViolation(
+            403, "compute_cap_exceeded", "max_evaluations", eval_cap, max_evaluations,
+            f"max_evaluations {max_evaluations} is above the {key['tier']} tier's cap of "
+            f"{eval_cap}",
+        )
+    if time_limit is not None and time_cap is not None and time_limit > time_cap:
+        return {}, LimitViolation(
+            403, "compute_cap_exceeded", "time_limit", time_cap, time_limit,
+            f"time_limit {time_limit} s is above the {key['tier']} tier's cap of {time_cap} s",
+        )
+    if max_evaluations is None:
+        default = default_evaluations if default_evaluations is not None else max(
+            10_000, 2_000 * dims)
+        max_evaluations = default if eval_cap is None else min(default, eval_cap)
+    if time_limit is None:
+        time_limit = float(time_cap)
+    return {"max_evaluations": max_evaluations, "time_limit": time_limit}, None
+
+
+def _minute(state: CounterState) -> dict[str, Any]:
+    return {"limit": state.limit, "remaining": state.remaining, "reset": state.reset}
+
+
+def _month(state: CounterState) -> dict[str, Any]:
+    return {
+        "limit": state.limit,
+        "used": state.used,
+        "remaining": state.remaining,
+        "period_start": iso_utc(state.window_start),
+        "period_end": iso_utc(state.window_end),
+        "reset": state.reset,
+    }
+
+
+def usage_document(
+    store: Store, key: KeyRecord, now: float | None = None, *, settings: Settings | None = None
+) -> dict[str, Any]:
+    """The ``/v1/usage`` body: the key, its decision plan and optimization tier with
+    current per-minute and per-month usage (read with ``store.peek``; nothing counted)."""
+    s = settings or get_settings()
+    now = s.now() if now is None else now
+    p, t = plan_limits(key, settings=s), tier_limits(key, settings=s)
+    d_min, d_month = store.peek(specs_for("decide", key, settings=s), now)
+    o_min, o_month = store.peek(specs_for("optimize", key, settings=s), now)
+    return {
+        "key": {
+            "id": key["id"],
+            "prefix": key["prefix"],
+            "label": key["label"],
+            "created": key["created_at"],
+        },
+        "decision": {
+            "plan": p["plan"],
+            "minute": _minute(d_min),
+            "month": _month(d_month),
+            "batch_max": p["batch_max"],
+        },
+        "optimization": {
+            "tier": t["tier"],
+            "minute": _minute(o_min),
+            "month": _month(o_month),
+            "max_dims": t["max_dims"],
+            "max_evaluations": t["max_evaluations"],
+            "max_time_limit": t["max_time_limit"],
+        },
+    }

@@ -1,0 +1,88 @@
+"""Resources on ``app.ctx``, opened when a worker starts and closed when it stops.
+
+Per worker process: ``store`` (the :class:`~decido_service.store.Store`), ``store_pool``
+(threads for the synchronous store calls), ``decide_pool`` (threads for decisions),
+``run_pool`` (threads for optimization runs, ``settings.run_threads`` of them) and
+``run_slots`` (how many runs may be running or queued: ``run_threads + run_queue``).
+:func:`in_thread` is how handlers reach them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any, TypeVar
+
+from sanic import Sanic
+
+from decido_service.errors import ApiError
+from decido_service.store import open_store
+
+__all__ = ["RunSlots", "in_thread", "register"]
+
+T = TypeVar("T")
+STORE_THREADS = 4
+DECIDE_THREADS = 2
+
+
+class RunSlots:
+    """A counter of runs in flight (running or queued) with a hard capacity."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.in_flight = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        """Take a slot, or raise 503 ``overloaded`` (``Retry-After: 1``) when none is free."""
+        with self._lock:
+            if self.in_flight >= self.capacity:
+                raise ApiError(
+                    "overloaded", "every optimization slot of this worker is busy; retry shortly",
+                    headers={"Retry-After": "1"},
+                )
+            self.in_flight += 1
+
+    def release(self) -> None:
+        """Give a slot back."""
+        with self._lock:
+            self.in_flight -= 1
+
+
+async def in_thread(pool: ThreadPoolExecutor, fn: Callable[..., T], *args: Any,
+                    shield: bool = True, **kwargs: Any) -> T:
+    """Run ``fn(*args, **kwargs)`` in ``pool``. Shielded by default: a client that
+    disconnects cancels the handler, never a store commit already handed to a thread."""
+    future = asyncio.get_running_loop().run_in_executor(pool, partial(fn, *args, **kwargs))
+    return await (asyncio.shield(future) if shield else future)
+
+
+async def open_resources(app: Sanic) -> None:
+    """``before_server_start``: the store and the thread pools of this worker."""
+    settings = app.ctx.settings
+    app.ctx.store = open_store(settings.db, clock=settings.clock)
+    app.ctx.store_pool = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="decido-store")
+    app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
+    app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
+    app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
+
+
+async def close_resources(app: Sanic) -> None:
+    """``after_server_stop``: stop the pools (runs in progress are told to stop by their
+    handlers' cancellation), then close the store."""
+    for name in ("run_pool", "decide_pool", "store_pool"):
+        pool = getattr(app.ctx, name, None)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    store = getattr(app.ctx, "store", None)
+    if store is not None:
+        store.close()
+
+
+def register(app: Sanic) -> None:
+    """Attach the listeners to ``app``."""
+    app.register_listener(open_resources, "before_server_start")
+    app.register_listener(close_resources, "after_server_stop")

@@ -1,0 +1,77 @@
+"""``decido serve``: run the HTTP service (Sanic, the app factory, N worker processes).
+
+Same semantics as ``sanic decido_service.app:create_app --factory``: every worker process
+builds its own app with :func:`decido_service.app.create_app`, which reads its settings from
+the ``DECIDO_*`` environment. The command line options are put into that environment
+before the workers start, so workers and the command agree. The store is opened (and
+migrated) once here first, so a bad ``--db`` fails before any worker starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from decido_service.config import Settings
+
+__all__ = ["register", "serve"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``serve`` to the ``decido`` command's sub-parsers (``func`` = :func:`serve`)."""
+    p = subparsers.add_parser(
+        "serve", help="run the HTTP service",
+        description="Run the decido HTTP API (docs at /v1/docs). Options override the "
+                    "DECIDO_HOST, DECIDO_PORT, DECIDO_DB and DECIDO_WORKERS variables.")
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default 8000)")
+    p.add_argument("--db", help="store URL or SQLite file path (default ./decido.db)")
+    p.add_argument("--workers", type=int, help="worker processes (default 1)")
+    p.set_defaults(func=serve)
+
+
+def _environment(args: argparse.Namespace) -> Settings:
+    """Validate the settings and export the command line into ``DECIDO_*`` for the workers."""
+    settings = Settings.from_env(host=args.host, port=args.port, db=args.db,
+                                 workers=args.workers)
+    os.environ.update({"DECIDO_HOST": settings.host, "DECIDO_PORT": str(settings.port),
+                       "DECIDO_DB": settings.db, "DECIDO_WORKERS": str(settings.workers)})
+    return settings
+
+
+def banner(settings: Settings) -> str:
+    """What ``decido serve`` prints once the service listens."""
+    base = f"http://{settings.host}:{settings.port}"
+    return (
+        f"decido is listening on {base} ({settings.workers} worker"
+        f"{'s' if settings.workers != 1 else ''}, store {settings.db})\n"
+        f"  docs:     {base}/v1/docs  (OpenAPI: {base}/v1/openapi.json)\n"
+        f"  get a key: curl -X POST {base}/v1/keys\n"
+        f"  then:     curl -H 'Authorization: Bearer <key>' {base}/v1/usage\n"
+    )
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the service until interrupted; returns the exit code."""
+    from sanic import Sanic
+    from sanic.worker.loader import AppLoader
+
+    from decido_service.app import create_app
+    from decido_service.store import open_store
+
+    settings = _environment(args)
+    open_store(settings.db, clock=settings.clock).close()
+    loader = AppLoader(factory=create_app)
+    app = loader.load()
+
+    @app.main_process_ready
+    async def _announce(_app: Sanic, _loop: Any) -> None:
+        sys.stdout.write(banner(settings))
+        sys.stdout.flush()
+
+    app.prepare(host=settings.host, port=settings.port, workers=settings.workers,
+                access_log=False, motd=False, single_process=False)
+    Sanic.serve(primary=app, app_loader=loader)
+    return 0

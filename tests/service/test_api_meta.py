@@ -1,0 +1,154 @@
+"""Unauthenticated endpoints, request ids, rate-limit headers and the generic errors."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+from conftest import LiveServer
+
+import decido
+
+RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
+URL = re.compile(rb"https?://[^\s\"'`)<>\\]+")
+
+
+def assert_common_headers(resp) -> None:
+    for name in (*RATE_HEADERS, "x-request-id"):
+        assert resp.header(name), f"{name} missing ({resp.status})"
+
+
+def assert_problem(resp, status: int, code: str) -> dict:
+    assert resp.status == status, resp.body
+    assert resp.header("content-type") == "application/problem+json"
+    body = resp.json()
+    assert body["status"] == status and body["code"] == code
+    assert body["type"] == f"https://decido.dev/problems/{code}"
+    assert body["request_id"] == resp.header("x-request-id")
+    assert {"title", "detail", "instance"} <= set(body)
+    assert_common_headers(resp)
+    return body
+
+
+def test_health(server: LiveServer) -> None:
+    r = server.request("GET", "/v1/health")
+    assert r.status == 200
+    assert r.json() == {"status": "ok", "version": "0.1.0", "store": "ok",
+                        "engines": len(decido.engines())}
+    assert_common_headers(r)
+    assert r.header("x-ratelimit-limit") == "100000"  # ip.minute from DECIDO_IP_PER_MINUTE
+
+
+def test_health_503_when_the_store_is_not_ready(server: LiveServer) -> None:
+    # a schema version this code does not know makes the store "not ready" (ping false)
+    with sqlite3.connect(server.db) as conn:
+        conn.execute("INSERT INTO schema_version (version, applied_at) VALUES (999, 'x')")
+    try:
+        r = server.request("GET", "/v1/health")
+        assert r.status == 503
+        assert r.json()["store"] == "unavailable" and r.json()["status"] == "unavailable"
+    finally:
+        with sqlite3.connect(server.db) as conn:
+            conn.execute("DELETE FROM schema_version WHERE version = 999")
+    assert server.request("GET", "/v1/health").status == 200
+
+
+def test_engines(server: LiveServer) -> None:
+    r = server.request("GET", "/v1/engines")
+    assert r.status == 200
+    body = r.json()
+    assert body["default"] == "dss"
+    assert [e["id"] for e in body["engines"]] == [e["id"] for e in decido.engines()]
+    for engine in body["engines"]:
+        assert {"id", "name", "summary", "kind", "max_dims", "options"} <= set(engine)
+    assert_common_headers(r)
+
+
+def test_request_id_echoed_when_sane(server: LiveServer) -> None:
+    assert server.request("GET", "/v1/health", headers={"X-Request-Id": "abc-123.x_y"}
+                          ).header("x-request-id") == "abc-123.x_y"
+    made = server.request("GET", "/v1/health", headers={"X-Request-Id": "bad id<script>"}
+                          ).header("x-request-id")
+    assert re.fullmatch(r"[0-9a-f]{32}", made)
+
+
+def test_404_and_405_are_problems_with_headers(server: LiveServer) -> None:
+    body = assert_problem(server.request("GET", "/v1/nope"), 404, "not_found")
+    assert body["instance"] == "/v1/nope"
+    assert_problem(server.request("GET", "/nothing/here"), 404, "not_found")
+    r = server.request("DELETE", "/v1/health")
+    assert_problem(r, 405, "method_not_allowed")
+    assert "GET" in r.header("allow")
+    assert_problem(server.request("GET", "/v1/decide"), 405, "method_not_allowed")
+
+
+def test_413_body_too_large(server: LiveServer, free_key: str) -> None:
+    raw = b'{"a": "' + b"x" * (1024 * 1024 + 10) + b'"}'
+    r = server.request("POST", "/v1/decide", raw=raw,
+                       headers={"Content-Type": "application/json", "X-API-Key": free_key})
+    assert_problem(r, 413, "body_too_large")
+
+
+def test_openapi_document(server: LiveServer) -> None:
+    r = server.request("GET", "/v1/openapi.json")
+    assert r.status == 200
+    doc = r.json()
+    assert doc["openapi"].startswith("3.1")
+    assert set(doc["paths"]) == {"/v1/health", "/v1/engines", "/v1/keys", "/v1/usage",
+                                 "/v1/decide", "/v1/batch", "/v1/optimize",
+                                 "/v1/openapi.json", "/v1/docs"}
+    assert_common_headers(r)
+
+
+# The URL strings inside the vendored Swagger UI bundle. None is loaded by the page: XML
+# namespace identifiers, JSON Schema / OpenAPI dialect ids, links inside error messages and
+# comments, the linkify data of social sites, and the online validator (switched off by
+# docs-init.js: validatorUrl null). The page's CSP ('self' only) forbids any other origin.
+# A new asset version with a new URL fails here and must be reviewed.
+ALLOWED_ASSET_URL = re.compile(
+    rb"https?://(www\.w3\.org/|json-schema\.org/|spec\.openapis\.org/|datatracker\.ietf\.org/"
+    rb"|www\.rfc-editor\.org/|github\.com/|validator\.swagger\.io/|swagger\.io$"
+    rb"|(www\.)?(tiktok|facebook|twitter|instagram|soundcloud)\.com/|example\.com/|base"
+    rb"|vladimirgorej\.com$|spdx\.org/|redux\.js\.org/|reactjs\.org/|fb\.me/"
+    rb"|\xec\x8b\xa4\xeb\xa1\x80\.com/)")  # an IDN example domain (UTF-8 of "example" in Korean)
+
+
+def test_docs_page_has_no_external_urls(server: LiveServer) -> None:
+    page = server.request("GET", "/v1/docs")
+    assert page.status == 200 and page.header("content-type").startswith("text/html")
+    assert URL.findall(page.body) == []
+    csp = page.header("content-security-policy")
+    assert "default-src 'self'" in csp and "http" not in csp
+    assets = [a for a in re.findall(rb'(?:src|href)="([^"]+)"', page.body)
+              if a != b"data:,"]  # the empty favicon: no request at all
+    assert sorted(assets) == [b"/v1/docs/docs-init.js", b"/v1/docs/swagger-ui-bundle.js",
+                              b"/v1/docs/swagger-ui.css"]
+    for asset in assets:
+        r = server.request("GET", asset.decode())
+        assert r.status == 200 and len(r.body) > 100
+        assert "http" not in r.header("content-security-policy")
+        unexpected = {u for u in URL.findall(r.body) if not ALLOWED_ASSET_URL.match(u)}
+        assert unexpected == set(), asset
+    init = server.request("GET", "/v1/docs/docs-init.js").body
+    assert b"validatorUrl: null" in init and b'url: "/v1/openapi.json"' in init
+    for name in ("LICENSE", "NOTICE", "swagger-ui-bundle.js.LICENSE.txt"):
+        assert server.request("GET", f"/v1/docs/{name}").status == 200
+    assert_problem(server.request("GET", "/v1/docs/../app.py"), 404, "not_found")
+    assert_problem(server.request("GET", "/v1/docs/index.html"), 404, "not_found")
+
+
+@pytest.mark.parametrize("path", ["/v1/health", "/v1/engines", "/v1/openapi.json",
+                                  "/v1/docs"])
+def test_unauthenticated_endpoints_count_the_address(server: LiveServer, path: str) -> None:
+    first, second = server.request("GET", path), server.request("GET", path)
+    if first.header("x-ratelimit-reset") == second.header("x-ratelimit-reset"):  # same minute
+        assert int(second.header("x-ratelimit-remaining")) == int(
+            first.header("x-ratelimit-remaining")) - 1
+
+
+def test_serve_prints_docs_and_how_to_get_a_key(server: LiveServer) -> None:
+    log = server.log.read_text()
+    base = f"http://127.0.0.1:{server.port}"
+    assert f"{base}/v1/docs" in log
+    assert f"curl -X POST {base}/v1/keys" in log

@@ -1,0 +1,96 @@
+"""The OpenAPI document matches the code: real responses validate against it, and
+schemathesis (property-based tests generated from it) finds nothing against the live server."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import RECORDED, LiveServer, auth
+from test_api_decide import DECISION
+
+jsonschema = pytest.importorskip("jsonschema")
+
+SCHEMATHESIS_TIMEOUT = 150
+CHECKS = ("not_a_server_error,response_schema_conformance,status_code_conformance,"
+          "content_type_conformance,response_headers_conformance")
+
+
+def _validator(doc: dict, schema: dict):
+    # the components travel with the schema so that "#/components/..." refs resolve
+    return jsonschema.Draft202012Validator({**schema, "components": doc["components"]})
+
+
+def _documented(doc: dict, method: str, path: str, status: int) -> tuple[dict | None, str]:
+    """The response object for an exchange (None for paths the document does not list)."""
+    operation = doc["paths"].get(path.split("?")[0], {}).get(method.lower())
+    if operation is None:
+        return None, "undocumented"
+    responses = operation["responses"]
+    return responses.get(str(status), responses.get("default")), "documented"
+
+
+def _check(doc: dict, method: str, path: str, resp) -> None:
+    media = (resp.header("content-type") or "").split(";")[0]
+    response, where = _documented(doc, method, path, resp.status)
+    if response is None:  # unknown paths, docs assets, wrong methods: problems or assets
+        if resp.status >= 400:
+            assert media == "application/problem+json", (method, path, resp.status)
+            _validator(doc, doc["components"]["schemas"]["Problem"]).validate(resp.json())
+        return
+    assert media in response["content"], (method, path, resp.status, media)
+    if media.endswith("json"):
+        schema = response["content"][media]["schema"]
+        errors = sorted(_validator(doc, schema).iter_errors(resp.json()), key=str)
+        assert not errors, (method, path, resp.status, errors[0].message, errors[0].json_path)
+
+
+def test_real_responses_match_the_document(server: LiveServer) -> None:
+    doc = server.request("GET", "/v1/openapi.json").json()
+    jsonschema.Draft202012Validator.check_schema({"$defs": doc["components"]["schemas"]})
+    # one of each kind here (the file may run alone), then everything the session recorded
+    key = server.create_key(plan="sdk", tier="pro")["key"]
+    h = auth(key)
+    server.request("GET", "/v1/health")
+    server.request("GET", "/v1/engines")
+    server.request("GET", "/v1/docs")
+    server.request("GET", "/v1/usage", headers=h)
+    server.request("POST", "/v1/keys", {"label": "openapi"})
+    server.request("POST", "/v1/decide", DECISION, headers=h)
+    server.request("POST", "/v1/decide", {**DECISION, "top_k": 0}, headers=h)
+    server.request("POST", "/v1/batch", {"defaults": DECISION,
+                                         "decisions": [{"id": 1}, {"method": "x"}]}, headers=h)
+    server.request("POST", "/v1/optimize", {"bounds": [[-1, 2]] * 3, "seed": 5,
+                                            "objective_expression": "sum(abs(x))"}, headers=h)
+    server.request("POST", "/v1/optimize", {"bounds": [[0, 1]] * 600,
+                                            "objective_expression": "sum(x)"}, headers=h)
+    server.request("POST", "/v1/optimize", raw=b"[", headers={**h, "Content-Type":
+                                                              "application/json"})
+    server.request("POST", "/v1/batch", raw=b"{}", headers={**h, "Content-Type": "text/csv"})
+    server.request("GET", "/v1/usage")
+    server.request("PUT", "/v1/usage")
+    server.request("GET", "/v2/usage")
+    seen = {(m, p.split("?")[0], r.status) for m, p, r in RECORDED}
+    for status in (200, 201, 400, 401, 403, 404, 405, 415, 422):
+        assert any(s == status for _, _, s in seen), status
+    for method, path, resp in list(RECORDED):
+        _check(doc, method, path, resp)
+
+
+def test_schemathesis_against_the_live_server(server: LiveServer, tmp_path: Path) -> None:
+    pytest.importorskip("schemathesis")
+    key = server.create_key(plan="enterprise", tier="enterprise")["key"]
+    cmd = [str(Path(sys.executable).with_name("schemathesis")), "run",
+           f"http://127.0.0.1:{server.port}/v1/openapi.json",
+           "-H", f"Authorization: Bearer {key}", "--checks", CHECKS,
+           "--max-examples", "20", "--seed", "20251", "--request-timeout", "20"]
+    if not Path(cmd[0]).exists():
+        cmd[0:1] = [sys.executable, "-m", "schemathesis.cli"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=SCHEMATHESIS_TIMEOUT,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+    counts = re.search(r"(\d+) generated, (\d+) passed", out.stdout)
+    assert counts and counts[1] == counts[2] and int(counts[1]) >= 100, out.stdout[-3000:]

@@ -1,0 +1,132 @@
+"""``POST /v1/optimize`` against the live server: runs, validation, caps, overload, cancel."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+from conftest import LiveServer, auth
+from test_api_meta import assert_common_headers, assert_problem
+
+from decido_service.store import open_store
+
+SPHERE = {"bounds": [[-5, 5]] * 4, "objective_expression": "sum((x - 1)**2)", "seed": 7}
+#: a run that only stops at its time limit: random search on 1,000 dimensions
+SLOW = {"bounds": [[-5, 5]] * 1000, "objective_expression": "sum(sin(x)**2 + cos(3*x))",
+        "engine": "random", "max_evaluations": 5_000_000, "time_limit": 3}
+
+
+def test_optimize_runs_and_is_recorded(server: LiveServer) -> None:
+    made = server.create_key(tier="pro")
+    r = server.request("POST", "/v1/optimize", SPHERE, headers=auth(made["key"]))
+    assert r.status == 200, r.body
+    body = r.json()
+    assert set(body) == {"id", "engine", "status", "message", "x", "value", "goal",
+                         "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history"}
+    assert body["engine"] == "dss" and body["dims"] == 4 and body["seed"] == 7
+    assert body["status"] == "converged" and body["value"] < 1e-12
+    assert all(abs(v - 1) < 1e-6 for v in body["x"])
+    assert r.header("x-ratelimit-limit") == "60"  # pro: 60 per minute
+    assert_common_headers(r)
+    # same seed, same answer
+    again = server.request("POST", "/v1/optimize", SPHERE, headers=auth(made["key"], "x"))
+    assert again.json()["x"] == body["x"]
+    with open_store(str(server.db)) as store:
+        runs = store.list_runs(made["id"])
+    assert {run["id"] for run in runs} == {body["id"], again.json()["id"]}
+    assert runs[0]["status"] == "converged" and runs[0]["dims"] == 4
+    usage = server.request("GET", "/v1/usage", headers=auth(made["key"])).json()
+    assert usage["optimization"]["month"]["used"] == 2
+
+
+def test_engine_and_options(server: LiveServer, free_key: str) -> None:
+    req = {**SPHERE, "engine": "de", "goal": "maximize", "max_evaluations": 3000,
+           "time_limit": 5, "options": {"popsize_factor": 10}, "target": 1e9}
+    body = server.request("POST", "/v1/optimize", req, headers=auth(free_key)).json()
+    assert body["engine"] == "de" and body["goal"] == "maximize"
+    assert body["evaluations"] <= 3000 and body["value"] > 100
+
+
+def test_validation_lists_every_field(server: LiveServer, free_key: str) -> None:
+    req = {"bounds": [[0, 1], [0, 1], [0, 1], [2, 1]], "objective_expression": "sum(x)",
+           "engine": "de", "options": {"popsize": 3}, "seed": -1, "color": "red"}
+    body = assert_problem(server.request("POST", "/v1/optimize", req, headers=auth(free_key)),
+                          422, "validation_failed")
+    fields = {e["field"]: e["code"] for e in body["errors"]}
+    assert fields == {"bounds[3]": "invalid_bounds", "options.popsize": "invalid_option",
+                      "seed": "invalid_argument", "color": "unknown_field"}
+    req = {"bounds": [[0, 1]] * 3, "objective_expression": "sum(x**2) + y"}
+    (error,) = assert_problem(server.request("POST", "/v1/optimize", req,
+                                             headers=auth(free_key)),
+                              422, "validation_failed")["errors"]
+    assert error["field"] == "objective_expression" and error["position"] == 12
+    assert error["code"] == "unknown_name"
+    body = assert_problem(server.request("POST", "/v1/optimize", {"engine": "nope"},
+                                         headers=auth(free_key)), 422, "validation_failed")
+    assert {e["field"] for e in body["errors"]} == {"bounds", "objective_expression", "engine"}
+    # invalid requests are not counted as optimizations
+    usage = server.request("GET", "/v1/usage", headers=auth(free_key)).json()
+    assert usage["optimization"]["month"]["used"] == 0
+
+
+def test_403_tier_caps(server: LiveServer, free_key: str) -> None:
+    wide = {"bounds": [[0, 1]] * 51, "objective_expression": "sum(x)"}  # free: 50 dims
+    body = assert_problem(server.request("POST", "/v1/optimize", wide, headers=auth(free_key)),
+                          403, "max_dims_exceeded")
+    assert body["limit_value"] == 50 and body["requested"] == 51
+    for field, value, cap in (("max_evaluations", 200_001, 200_000), ("time_limit", 10.5, 10)):
+        r = server.request("POST", "/v1/optimize", {**SPHERE, field: value},
+                           headers=auth(free_key))
+        body = assert_problem(r, 403, "compute_cap_exceeded")
+        assert body["field"] == field and body["limit_value"] == cap
+
+
+def _send_and_hold(server: LiveServer, key: str, body: dict) -> socket.socket:
+    payload = json.dumps(body).encode()
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    sock.sendall(b"POST /v1/optimize HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                 + f"Authorization: Bearer {key}\r\nContent-Length: {len(payload)}\r\n\r\n"
+                 .encode() + payload)
+    return sock
+
+
+def _answer(sock: socket.socket) -> bytes | None:
+    """The response already sent on ``sock`` (small: one read), or None."""
+    sock.settimeout(0.2)
+    try:
+        return sock.recv(65536) or None
+    except TimeoutError:
+        return None
+
+
+def test_overloaded_and_disconnect_cancels_the_run(server: LiveServer) -> None:
+    # the session server has 1 run thread and no queue per worker, and 2 workers: of three
+    # concurrent slow runs at least one finds its worker busy (pigeonhole) and gets a 503
+    made = server.create_key(tier="team")
+    socks = [_send_and_hold(server, made["key"], SLOW) for _ in range(3)]
+    time.sleep(0.5)
+    answers = [_answer(s) for s in socks]
+    busy = [a for a in answers if a is not None]
+    assert busy and len(busy) < 3, answers
+    for head in busy:
+        assert head.startswith(b"HTTP/1.1 503"), head
+        lower = head.lower()
+        assert b"retry-after: 1\r\n" in lower and b"application/problem+json" in lower
+        assert b'"code":"overloaded"' in head and b"x-ratelimit-remaining" in lower
+    started = time.monotonic()
+    for sock in socks:
+        sock.close()  # the clients still waiting go away: their runs must stop early
+    waiting = answers.count(None)
+    deadline = time.monotonic() + 10
+    stopped: list = []
+    while time.monotonic() < deadline and len(stopped) < waiting:
+        time.sleep(0.1)
+        with open_store(str(server.db)) as store:
+            stopped = [r for r in store.list_runs(made["id"]) if r["status"] == "stopped"]
+    assert len(stopped) == waiting, "a disconnected client's run was not stopped"
+    assert time.monotonic() - started < 2.5
+    assert all(r["elapsed_ms"] < 2500 for r in stopped)
+    for _ in range(2):  # the slots are free again (whichever worker answers)
+        assert server.request("POST", "/v1/optimize", SPHERE,
+                              headers=auth(made["key"])).status == 200

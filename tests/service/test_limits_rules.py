@@ -1,0 +1,200 @@
+"""limits.py: plan/tier tables with per-key overrides, counter specs, caps, headers, usage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from decido_service import limits
+from decido_service.config import Settings
+from decido_service.store import CounterSpec, CounterState, KeyRecord, open_store
+
+S = Settings()
+NOW = 1_733_011_200.0 + 90  # 2024-12-01T00:01:30Z
+
+
+def key(plan: str = "free", tier: str = "free", overrides: dict | None = None,
+        key_id: str = "k1") -> KeyRecord:
+    return KeyRecord(id=key_id, prefix="dk_AbCdEfGh", plan=plan, tier=tier, label="acme",
+                     created_at="2024-11-30T10:00:00Z", revoked_at=None, limits=overrides)
+
+
+@pytest.mark.parametrize(
+    ("plan", "minute", "month", "batch_max"),
+    [("free", 10, 1_000, 10), ("sdk", 100, 1_000_000, 100), ("rtl", 1_000, 10_000_000, 1_000),
+     ("enterprise", 600, None, 1_000)],
+)
+def test_plan_table(plan: str, minute: int, month: int | None, batch_max: int) -> None:
+    assert limits.plan_limits(key(plan=plan), settings=S) == {
+        "plan": plan, "minute": minute, "month": month, "batch_max": batch_max}
+
+
+@pytest.mark.parametrize(
+    ("tier", "row"),
+    [
+        ("free", (10, 500, 50, 200_000, 10)),
+        ("pro", (60, 10_000, 500, 2_000_000, 60)),
+        ("team", (300, 50_000, 1_000, 10_000_000, 300)),
+        ("enterprise", (600, None, None, 50_000_000, 600)),
+    ],
+)
+def test_tier_table(tier: str, row: tuple) -> None:
+    names = ("minute", "month", "max_dims", "max_evaluations", "max_time_limit")
+    expected = {"tier": tier, **dict(zip(names, row, strict=True))}
+    assert limits.tier_limits(key(tier=tier), settings=S) == expected
+
+
+def test_per_key_overrides_replace_single_fields() -> None:
+    k = key("enterprise", "enterprise",
+            {"decision": {"minute": 5_000, "month": 123}, "optimization": {"max_dims": 20_000}})
+    assert limits.plan_limits(k, settings=S) == {
+        "plan": "enterprise", "minute": 5_000, "month": 123, "batch_max": 1_000}
+    t = limits.tier_limits(k, settings=S)
+    assert t["max_dims"] == 20_000 and t["max_evaluations"] == 50_000_000
+
+
+def test_unknown_plan_or_tier() -> None:
+    with pytest.raises(ValueError, match="unknown plan"):
+        limits.plan_limits(key(plan="gold"), settings=S)
+    with pytest.raises(ValueError, match="unknown tier"):
+        limits.tier_limits(key(tier="gold"), settings=S)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [[1], {"billing": {}}, {"decision": 5}, {"decision": {"weekly": 1}},
+     {"decision": {"minute": -1}}, {"decision": {"minute": 1.5}}, {"decision": {"minute": True}},
+     {"optimization": {"max_time_limit": None}}],
+)
+def test_validate_overrides_rejects(bad: object) -> None:
+    with pytest.raises(ValueError):
+        limits.validate_overrides(bad)
+
+
+def test_validate_overrides_accepts() -> None:
+    ok = {"decision": {"month": None, "batch_max": 5000}, "optimization": {"max_dims": None}}
+    assert limits.validate_overrides(ok) == ok
+    assert limits.validate_overrides(None) is None
+
+
+def test_specs_for_each_surface() -> None:
+    k = key("sdk", "pro")
+    assert limits.specs_for("decide", k, settings=S) == [
+        CounterSpec("decide.minute", "k1", "minute", 100, 1),
+        CounterSpec("decide.month", "k1", "month", 1_000_000, 1)]
+    assert limits.specs_for("batch", k, 37, settings=S)[1] == CounterSpec(
+        "decide.month", "k1", "month", 1_000_000, 37)
+    assert limits.specs_for("batch", k, 37, settings=S)[0].amount == 1  # one request
+    assert limits.specs_for("usage", k, settings=S) == [
+        CounterSpec("decide.minute", "k1", "minute", 100, 1)]
+    assert limits.specs_for("optimize", k, settings=S) == [
+        CounterSpec("optimize.minute", "k1", "minute", 60, 1),
+        CounterSpec("optimize.month", "k1", "month", 10_000, 1)]
+    with pytest.raises(ValueError):
+        limits.specs_for("health", k, settings=S)
+
+
+def test_ip_specs() -> None:
+    assert limits.ip_specs("ip", "10.0.0.1", settings=S) == [
+        CounterSpec("ip.minute", "10.0.0.1", "minute", 120, 1)]
+    assert limits.ip_specs("keys", "10.0.0.1", settings=S) == [
+        CounterSpec("keys.hour", "10.0.0.1", "hour", 5, 1)]
+    custom = Settings(ip_per_minute=7, keys_per_hour=2)
+    assert limits.ip_specs("ip", "a", settings=custom)[0].limit == 7
+    assert limits.ip_specs("keys", "a", settings=custom)[0].limit == 2
+    with pytest.raises(ValueError):
+        limits.ip_specs("user", "a", settings=S)
+
+
+def state(name: str = "decide.minute", limit: int | None = 10, used: int = 3) -> CounterState:
+    remaining = None if limit is None else max(limit - used, 0)
+    return CounterState(name, limit, used, remaining, 1_733_011_260, 1_733_011_200, 1_733_011_260)
+
+
+def test_headers_for() -> None:
+    assert limits.headers_for(state()) == {
+        "X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "7", "X-RateLimit-Reset": "1733011260"}
+    assert limits.headers_for(state(used=12))["X-RateLimit-Remaining"] == "0"
+    assert limits.headers_for(state(limit=None)) == {"X-RateLimit-Reset": "1733011260"}
+
+
+def test_retry_after_and_refusal() -> None:
+    assert limits.retry_after(state(), 1_733_011_200.2) == 60
+    assert limits.retry_after(state(), 1_733_011_259.9) == 1
+    assert limits.retry_after(state(), 1_733_011_300) == 1
+    assert limits.refusal_code(state("decide.minute")) == "rate_limited"
+    assert limits.refusal_code(state("ip.minute")) == "rate_limited"
+    assert limits.refusal_code(state("optimize.month")) == "monthly_quota_exceeded"
+    assert limits.refusal_code(state("decide.month")) == "monthly_quota_exceeded"
+    assert limits.refusal_code(state("keys.hour")) == "key_creation_throttled"
+    assert limits.problem_fields(state()) == {
+        "limit": "decide.minute", "limit_value": 10, "reset": 1_733_011_260}
+
+
+def test_check_batch_and_dims() -> None:
+    assert limits.check_batch(key("free"), 10, settings=S) is None
+    v = limits.check_batch(key("free"), 11, settings=S)
+    assert (v.status, v.code, v.field, v.limit, v.requested) == (403, "batch_too_large",
+                                                                 "decisions", 10, 11)
+    assert limits.check_dims(key(tier="free"), 50, settings=S) is None
+    v = limits.check_dims(key(tier="free"), 51, settings=S)
+    assert (v.status, v.code, v.field, v.limit) == (403, "max_dims_exceeded", "bounds", 50)
+    assert limits.check_dims(key(tier="enterprise"), 10**6, settings=S) is None  # unlimited
+
+
+def test_run_caps() -> None:
+    free = key(tier="free")
+    assert limits.run_caps(free, 3, settings=S) == (
+        {"max_evaluations": 10_000, "time_limit": 10.0}, None)  # library default under the cap
+    assert limits.run_caps(free, 500, settings=S)[0]["max_evaluations"] == 200_000  # capped
+    assert limits.run_caps(free, 3, 200_000, 10, settings=S) == (
+        {"max_evaluations": 200_000, "time_limit": 10}, None)
+    assert limits.run_caps(free, 3, default_evaluations=7, settings=S)[0]["max_evaluations"] == 7
+    caps, v = limits.run_caps(free, 3, 200_001, settings=S)
+    assert caps == {} and (v.code, v.field, v.limit) == ("compute_cap_exceeded",
+                                                         "max_evaluations", 200_000)
+    _, v = limits.run_caps(free, 3, None, 10.5, settings=S)
+    assert (v.status, v.code, v.field, v.limit) == (403, "compute_cap_exceeded", "time_limit", 10)
+    ent = key(tier="enterprise", overrides={"optimization": {"max_evaluations": None}})
+    assert limits.run_caps(ent, 10, 10**12, settings=S)[0] == {
+        "max_evaluations": 10**12, "time_limit": 600.0}
+    assert limits.run_caps(ent, 10, settings=S)[0]["max_evaluations"] == 20_000
+
+
+def test_usage_document(tmp_path: Path) -> None:
+    store = open_store(str(tmp_path / "u.db"))
+    k = key("sdk", "pro")
+    store.admit(limits.specs_for("batch", k, 25, settings=S), now=NOW)
+    store.admit(limits.specs_for("optimize", k, settings=S), now=NOW)
+    doc = limits.usage_document(store, k, NOW, settings=S)
+    store.close()
+    assert doc == {
+        "key": {"id": "k1", "prefix": "dk_AbCdEfGh", "label": "acme",
+                "created": "2024-11-30T10:00:00Z"},
+        "decision": {
+            "plan": "sdk",
+            "minute": {"limit": 100, "remaining": 99, "reset": 1_733_011_320},
+            "month": {"limit": 1_000_000, "used": 25, "remaining": 999_975,
+                      "period_start": "2024-12-01T00:00:00Z",
+                      "period_end": "2025-01-01T00:00:00Z", "reset": 1_735_689_600},
+            "batch_max": 100,
+        },
+        "optimization": {
+            "tier": "pro",
+            "minute": {"limit": 60, "remaining": 59, "reset": 1_733_011_320},
+            "month": {"limit": 10_000, "used": 1, "remaining": 9_999,
+                      "period_start": "2024-12-01T00:00:00Z",
+                      "period_end": "2025-01-01T00:00:00Z", "reset": 1_735_689_600},
+            "max_dims": 500, "max_evaluations": 2_000_000, "max_time_limit": 60,
+        },
+    }
+
+
+def test_usage_document_uses_the_settings_clock(tmp_path: Path) -> None:
+    store = open_store(str(tmp_path / "u.db"))
+    settings = Settings(clock=lambda: NOW)
+    doc = limits.usage_document(store, key(), settings=settings)
+    store.close()
+    assert doc["decision"]["month"]["period_start"] == "2024-12-01T00:00:00Z"
+    assert doc["optimization"]["month"]["limit"] == 500

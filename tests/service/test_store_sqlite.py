@@ -1,0 +1,390 @@
+"""SQLite store: schema and migrations, keys, counters (single process), runs, URLs."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from decido_service import keys
+from decido_service.store import (
+    Admission,
+    CounterSpec,
+    Store,
+    StoreError,
+    open_store,
+)
+from decido_service.store import sqlite as sqlite_backend
+from decido_service.store.sqlite import MIGRATIONS, SQLiteStore, parse_sqlite_url
+
+NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "decido.db"
+
+
+@pytest.fixture
+def store(db: Path):
+    s = open_store(str(db), clock=lambda: NOW)
+    yield s
+    s.close()
+
+
+# ---------------------------------------------------------------- schema
+
+
+def test_open_store_is_a_store_in_wal_mode(store: SQLiteStore, db: Path) -> None:
+    assert isinstance(store, Store)
+    assert store.ping()
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"schema_version", "keys", "counters", "runs"} <= tables
+
+
+def test_migrate_is_idempotent_and_versioned(store: SQLiteStore, db: Path) -> None:
+    store.migrate()
+    store.migrate()
+    assert store.schema_version() == len(MIGRATIONS)
+    with sqlite3.connect(db) as raw:
+        rows = raw.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
+    assert [r[0] for r in rows] == list(range(1, len(MIGRATIONS) + 1))
+
+
+def test_new_migration_is_applied_once(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    open_store(str(db)).close()
+    calls = []
+
+    def m_extra(conn: sqlite3.Connection) -> None:
+        calls.append(1)
+        conn.execute("ALTER TABLE keys ADD COLUMN note TEXT")
+
+    monkeypatch.setattr(sqlite_backend, "MIGRATIONS", [*MIGRATIONS, m_extra])
+    with open_store(str(db)) as s:
+        assert s.schema_version() == len(MIGRATIONS) + 1
+        s.migrate()
+    assert calls == [1]
+    with sqlite3.connect(db) as raw:
+        cols = [r[1] for r in raw.execute("PRAGMA table_info(keys)")]
+    assert "note" in cols
+
+
+def test_failed_migration_rolls_back(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    open_store(str(db)).close()
+
+    def m_bad(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE half (x)")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sqlite_backend, "MIGRATIONS", [*MIGRATIONS, m_bad])
+    with pytest.raises(RuntimeError, match="boom"):
+        open_store(str(db))
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT name FROM sqlite_master WHERE name='half'").fetchone() is None
+        assert raw.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == len(
+            MIGRATIONS
+        )
+
+
+def test_newer_schema_is_refused(db: Path) -> None:
+    open_store(str(db)).close()
+    with sqlite3.connect(db) as raw:
+        raw.execute("INSERT INTO schema_version VALUES (999, 'future')")
+    with pytest.raises(StoreError, match="newer"):
+        open_store(str(db))
+
+
+def test_concurrent_migrations_from_threads(db: Path) -> None:
+    errors: list[BaseException] = []
+
+    def opener() -> None:
+        try:
+            open_store(str(db)).close()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=opener) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert errors == []
+    with open_store(str(db)) as s:
+        assert s.schema_version() == len(MIGRATIONS)
+
+
+# ---------------------------------------------------------------- keys
+
+
+def test_create_find_list_revoke(store: SQLiteStore) -> None:
+    record, secret = store.create_key("sdk", "pro", "acme")
+    assert keys.is_well_formed(secret)
+    assert record["prefix"] == secret[:11]
+    assert record == {
+        "id": record["id"], "prefix": secret[:11], "plan": "sdk", "tier": "pro",
+        "label": "acme", "created_at": "2025-06-15T15:06:40Z", "revoked_at": None,
+        "limits": None,
+    }
+    assert len(record["id"]) == 32
+    assert store.find_key(secret) == record
+    other, _ = store.create_key("free", "free")
+    assert [r["id"] for r in store.list_keys()] == [record["id"], other["id"]]
+    assert store.revoke_key(record["id"]) is True
+    found = store.find_key(secret)
+    assert found is not None and found["revoked_at"] == "2025-06-15T15:06:40Z"
+    assert store.revoke_key(record["id"]) is True  # idempotent, keeps the first time
+    assert store.revoke_key("no-such-id") is False
+    assert store.get_key(other["id"])["revoked_at"] is None
+
+
+def test_find_key_unknown_and_malformed(store: SQLiteStore, monkeypatch) -> None:
+    store.create_key("free", "free")
+    assert store.find_key(keys.generate_secret()) is None
+
+    def no_lookup() -> None:
+        raise AssertionError("a malformed key reached the database")
+
+    monkeypatch.setattr(store, "_conn", no_lookup)
+    for bad in ["", "dk_", "dk_short", "xx_" + "a" * 43, "dk_" + "a" * 42 + "!", "dk_" + "a" * 44,
+                None, 42]:
+        assert store.find_key(bad) is None
+
+
+def test_limits_round_trip(store: SQLiteStore) -> None:
+    limits = {"decision": {"minute": 5000, "month": None}, "optimization": {"max_dims": 20000}}
+    record, secret = store.create_key("enterprise", "enterprise", "big", limits)
+    assert store.find_key(secret)["limits"] == limits
+    assert store.list_keys()[0]["limits"] == limits
+
+
+def test_create_key_rejects_bad_arguments(store: SQLiteStore) -> None:
+    with pytest.raises(ValueError):
+        store.create_key("", "free")
+    with pytest.raises(ValueError):
+        store.create_key("free", "free", limits=[1])  # type: ignore[arg-type]
+
+
+def test_no_plaintext_secret_in_database_files(db: Path) -> None:
+    store = open_store(str(db))
+    secrets_ = [store.create_key("sdk", "pro", f"k{i}")[1] for i in range(5)]
+    store.revoke_key(store.list_keys()[0]["id"])
+    for s in secrets_:
+        assert store.find_key(s) is not None
+    files = sorted(db.parent.glob(db.name + "*"))
+    assert any(f.name.endswith("-wal") for f in files)  # checked while the WAL holds data
+    blobs = b"".join(f.read_bytes() for f in files)
+    store.close()
+    blobs += b"".join(f.read_bytes() for f in sorted(db.parent.glob(db.name + "*")))
+    for s in secrets_:
+        assert s.encode() not in blobs
+        assert s[3:].encode() not in blobs  # not even without the prefix
+        assert s[11:].encode() not in blobs  # nor the non-public part
+        assert keys.hash_secret(s).encode() in blobs  # the hash is what is kept
+
+
+# ---------------------------------------------------------------- counters
+
+
+def spec(limit: int | None, amount: int = 1, name: str = "decide.month", subject: str = "k1",
+         window: str = "month") -> CounterSpec:
+    return CounterSpec(name, subject, window, limit, amount)
+
+
+def test_admit_counts_until_the_limit(store: SQLiteStore) -> None:
+    results = [store.admit([spec(3)], now=NOW) for _ in range(5)]
+    assert [r.admitted for r in results] == [True, True, True, False, False]
+    assert [r.counters[0].used for r in results] == [1, 2, 3, 3, 3]
+    assert [r.counters[0].remaining for r in results] == [2, 1, 0, 0, 0]
+    assert results[3].refused == results[3].counters[0]
+    assert results[0].refused is None
+    assert store.peek([spec(3)], now=NOW)[0].used == 3
+
+
+def test_admit_is_all_or_nothing(store: SQLiteStore) -> None:
+    minute = spec(10, name="decide.minute", window="minute")
+    month = spec(4, amount=3)
+    assert store.admit([minute, month], now=NOW).admitted
+    refused = store.admit([minute, month], now=NOW)  # month would reach 6 > 4
+    assert not refused.admitted
+    assert refused.refused.name == "decide.month"
+    assert [c.used for c in refused.counters] == [1, 3]  # states before the request
+    assert [c.used for c in store.peek([minute, month], now=NOW)] == [1, 3]  # nothing counted
+    ok = store.admit([minute, spec(4, amount=1)], now=NOW)
+    assert ok.admitted and [c.used for c in ok.counters] == [2, 4]
+
+
+def test_first_refused_counter_is_reported(store: SQLiteStore) -> None:
+    a, b = spec(0, name="a"), spec(0, name="b")
+    assert store.admit([a, b], now=NOW).refused.name == "a"
+    assert store.admit([b, a], now=NOW).refused.name == "b"
+
+
+def test_unlimited_counter_passes_and_is_counted(store: SQLiteStore) -> None:
+    for _ in range(3):
+        result = store.admit([spec(None, amount=7)], now=NOW)
+        assert result.admitted and result.counters[0].remaining is None
+    assert store.peek([spec(None)], now=NOW)[0].used == 21
+
+
+def test_amount_zero_and_limit_zero(store: SQLiteStore) -> None:
+    assert store.admit([spec(0, amount=0)], now=NOW).admitted
+    assert not store.admit([spec(0, amount=1)], now=NOW).admitted
+
+
+def test_counters_are_separate_by_name_subject_window(store: SQLiteStore) -> None:
+    store.admit([spec(5, subject="k1")], now=NOW)
+    store.admit([spec(5, subject="k2"), spec(5, name="x.minute", window="minute")], now=NOW)
+    used = [s.used for s in store.peek(
+        [spec(5, subject="k1"), spec(5, subject="k2"), spec(5, name="x.minute", window="minute"),
+         spec(5, subject="k3")], now=NOW)]
+    assert used == [1, 1, 1, 0]
+
+
+def test_states_carry_window_and_reset(store: SQLiteStore) -> None:
+    result = store.admit([spec(5, name="m", window="minute"), spec(5, name="h", window="hour"),
+                          spec(5)], now=NOW)
+    minute, hour, month = result.counters
+    assert (minute.window_start, minute.window_end, minute.reset) == (
+        1_749_999_960, 1_750_000_020, 1_750_000_020)
+    assert (hour.window_start, hour.window_end) == (1_749_999_600, 1_750_003_200)
+    assert (month.window_start, month.window_end) == (1_748_736_000, 1_751_328_000)  # June 2025
+
+
+def test_bad_specs_are_rejected(store: SQLiteStore) -> None:
+    with pytest.raises(ValueError, match="window"):
+        store.admit([spec(1, window="week")], now=NOW)
+    with pytest.raises(ValueError, match="amount"):
+        store.admit([spec(1, amount=-1)], now=NOW)
+    with pytest.raises(ValueError, match="twice"):
+        store.admit([spec(1), spec(2)], now=NOW)
+
+
+def test_threads_share_one_store_exactly(store: SQLiteStore) -> None:
+    limit, threads_n, attempts = 60, 8, 25
+    admitted: list[int] = []
+    start = threading.Barrier(threads_n)
+
+    def worker() -> None:
+        start.wait(timeout=30)
+        n = 0
+        for _ in range(attempts):
+            if store.admit([spec(limit, name="race"), spec(None, name="all")], now=NOW).admitted:
+                n += 1
+        admitted.append(n)
+
+    pool = [threading.Thread(target=worker) for _ in range(threads_n)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: provoke races
+    try:
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join(timeout=60)
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(admitted) == threads_n
+    assert sum(admitted) == limit
+    race, total = store.peek([spec(limit, name="race"), spec(None, name="all")], now=NOW)
+    assert race.used == limit and total.used == limit  # refused attempts counted nowhere
+
+
+def test_prune_drops_old_minute_and_hour_rows_only(db: Path) -> None:
+    store = SQLiteStore(db, prune_interval=None)
+    store.migrate()
+    old = NOW - 40 * 86_400  # May 2025
+    store.admit([spec(None, name="m", window="minute"), spec(None, name="h", window="hour"),
+                 spec(None)], now=old)
+    store.admit([spec(None, name="m", window="minute")], now=NOW)
+    assert store.prune(NOW) == 2
+    assert [s.used for s in store.peek([spec(None, name="m", window="minute"),
+                                        spec(None)], now=NOW)] == [1, 0]
+    assert store.peek([spec(None)], now=old)[0].used == 1  # the old month is kept
+    store.close()
+
+
+def test_admit_prunes_opportunistically(db: Path) -> None:
+    store = SQLiteStore(db, prune_interval=0.0)
+    store.migrate()
+    store.admit([spec(None, name="m", window="minute")], now=NOW - 86_400)
+    store.admit([spec(None, name="m", window="minute")], now=NOW)
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT COUNT(*) FROM counters").fetchone()[0] == 1
+    store.close()
+
+
+# ---------------------------------------------------------------- runs, lifecycle, URLs
+
+
+def test_record_run(store: SQLiteStore) -> None:
+    store.record_run({
+        "id": "r1", "key_id": "k", "created_at": "2025-06-15T15:06:40Z", "engine": "dss",
+        "dims": 3, "status": "converged", "value": 0.5, "evaluations": 100, "elapsed_ms": 1.5,
+        "goal": "minimize", "seed": 2**64 - 1, "ignored": "x",
+    })
+    store.record_run({"key_id": "k", "engine": "de"})
+    runs = store.list_runs("k")
+    assert [r["engine"] for r in runs] == ["de", "dss"]  # newest first (same second: rowid)
+    first = next(r for r in runs if r["id"] == "r1")
+    assert first["seed"] == str(2**64 - 1) and first["value"] == 0.5
+    second = next(r for r in runs if r["id"] != "r1")
+    assert second["created_at"] == "2025-06-15T15:06:40Z" and len(second["id"]) == 32
+
+
+def test_closed_store_raises_store_error(db: Path) -> None:
+    store = open_store(str(db))
+    store.close()
+    with pytest.raises(StoreError):
+        store.admit([spec(1)])
+    assert store.ping() is False
+
+
+def test_unreachable_database_raises_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError):
+        open_store(str(tmp_path / "missing-dir" / "x.db"))
+
+
+def test_ping_false_before_migration(db: Path) -> None:
+    store = SQLiteStore(db)
+    assert store.ping() is False
+    store.migrate()
+    assert store.ping() is True
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "path", "options"),
+    [
+        ("/tmp/a.db", "/tmp/a.db", {}),
+        ("rel/a.db", "rel/a.db", {}),
+        ("sqlite:///tmp/a.db", "/tmp/a.db", {}),
+        ("sqlite:////tmp/a.db", "/tmp/a.db", {}),
+        ("sqlite:rel/a.db", "rel/a.db", {}),
+        ("sqlite:///tmp/a.db?synchronous=full", "/tmp/a.db", {"synchronous": "full"}),
+        ("sqlite:///a.db?busy_timeout=50", "/a.db", {"busy_timeout_ms": 50}),
+    ],
+)
+def test_parse_sqlite_url(url: str, path: str, options: dict) -> None:
+    assert parse_sqlite_url(url) == (path, options)
+
+
+@pytest.mark.parametrize(
+    "url", ["", ":memory:", "sqlite::memory:", "postgres://x/y", "sqlite://host/x.db",
+            "sqlite:///a.db?mode=ro"])
+def test_parse_sqlite_url_rejects(url: str) -> None:
+    with pytest.raises(ValueError):
+        parse_sqlite_url(url)
+
+
+def test_synchronous_full_option(tmp_path: Path) -> None:
+    store = open_store(f"sqlite://{tmp_path}/full.db?synchronous=full")
+    assert store.synchronous == "FULL"
+    assert store._conn().execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert store.admit([spec(1)]) == Admission(True, store.peek([spec(1)]), None)
+    store.close()
+    with pytest.raises(ValueError):
+        SQLiteStore(tmp_path / "x.db", synchronous="off")
