@@ -344,9 +344,6 @@ class Skipper:
     def reason(self, peer: str, p: SuiteProblem, d: int, seed: int) -> str | None:
         if not self.enabled:
             return None
-        for (name, d0), k in self.timeouts.items():
-            if name == peer and d >= d0 and k >= TIMEOUTS_TO_SKIP:
-                return "skipped"
         if d > PEER_MAX_DIM.get(peer, 10**9):
             return "not run"
         slow = peer in SLOW_PEERS and d >= SLOW_DIM
@@ -354,6 +351,9 @@ class Skipper:
             return "not run"
         if slow and p.name + "_shifted" in self.names:
             return "not run"
+        for (name, d0), k in self.timeouts.items():
+            if name == peer and d >= d0 and k >= TIMEOUTS_TO_SKIP:
+                return "skipped"
         return None
 
     def record(self, peer: str, d: int, status: str) -> None:
@@ -485,7 +485,7 @@ def tables(summary, problems, dims, solvers) -> str:
                     txt += "¹"
                 row.append(f"**{txt}**" if is_best(e, best) else txt)
             err_rows.append(f"| {p.name} | {d} | " + " | ".join(row) + " |")
-            walls = [fmt_time(c["wall"]) if c else "" for c in cells]
+            walls = [("-" if c["skipped"] else fmt_time(c["wall"])) if c else "" for c in cells]
             time_rows.append(f"| {p.name} | {d} | " + " | ".join(walls) + " |")
     lines.append("Median final error f - f* (best of each row in bold; < 1e-8 counts as a tie):")
     lines.append("")
@@ -800,6 +800,11 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", action="store_true", help="only the markdown (no progress)")
     ap.add_argument("--verbose", action="store_true", help="log every peer run")
     ap.add_argument("--save", help="write every run as JSON to this file")
+    ap.add_argument(
+        "--load",
+        help="render the tables of a --save'd suite run (no new runs "
+        "but the d = 1000 floors, unless --no-floors)",
+    )
     args = ap.parse_args(argv)
 
     quick = args.quick
@@ -884,9 +889,27 @@ def main(argv=None) -> int:
 
     problems = select(args.problems)
     skipper = Skipper(problems, seeds, args.slow_seeds, not args.all_runs)
-    runs = run_suite(
-        problems, dims, seeds, engines, peers, args.time_cap, skipper, log, args.verbose
-    )
+    if args.load:
+        # Re-render a saved run.  Runs saved before the Skipper checked "not run" before
+        # "skipped" carry spurious 'skipped' rows for seeds that were never scheduled: drop them.
+        by_name = {p.name: p for p in problems}
+        with open(args.load) as fh:
+            runs = [Run(**r) for r in json.load(fh)]
+        runs = [
+            r
+            for r in runs
+            if r.problem in by_name
+            and r.d in dims
+            and r.seed in seeds
+            and not (
+                r.status == "skipped"
+                and skipper.reason(r.solver, by_name[r.problem], r.d, r.seed) == "not run"
+            )
+        ]
+    else:
+        runs = run_suite(
+            problems, dims, seeds, engines, peers, args.time_cap, skipper, log, args.verbose
+        )
     suite_wall = clock() - started
     summary = summarize(runs)
     solvers = list(engines) + peers
