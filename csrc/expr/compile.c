@@ -333,7 +333,9 @@ dc_status dc_build_pow(dc_builder *b, dc_ref base, dc_ref exponent, dc_ref *out)
     dc_ref args[2];
     args[0] = base;
     args[1] = exponent;
-    if (dc_build_value(b, base)->kind != VK_CONST && dc_build_const_scalar(b, exponent, &k)) {
+    /* the rewrites apply to constant bases too, so a folded power rounds
+     * exactly as the same power computed at run time */
+    if (dc_build_const_scalar(b, exponent, &k)) {
         if (k == 1.0) {
             *out = base;
             return DC_OK;

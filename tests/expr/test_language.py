@@ -242,3 +242,12 @@ def test_min_max_order_zeros_like_ieee_754_2019():
     e = decido.Expression("1/min(x[0], x[1]) + 1/max(x)", n=2)
     assert e.evaluate([0.0, -0.0]) == -math.inf + 0 or math.isnan(e.evaluate([0.0, -0.0]))
     assert decido.Expression("1/min(x)", n=2).evaluate([0.0, -0.0]) == -math.inf
+
+
+def test_folded_powers_round_like_runtime_powers():
+    # a constant base takes the same rewrites (x**3 -> x*x*x, ...) as a variable one
+    for k in ["2", "3", "5", "7", "16", "0.5", "-1", "2.5"]:
+        for v in [0.15993265111365318 * 1.3, 1e-100, 7.123456789, 3.0e150]:
+            folded = decido.Expression(f"({v!r})**{k}").evaluate()
+            runtime = decido.Expression(f"a**{k}", variables=["a"]).evaluate([v])
+            assert folded == runtime or (math.isnan(folded) and math.isnan(runtime)), (v, k)
