@@ -1,0 +1,15 @@
+"""Suite-wide settings.
+
+Under CI (the CI environment variable is set by .ci/run's runner) hypothesis runs
+derandomized: the examples are a fixed function of the code, so CI is reproducible,
+while developers' runs keep exploring new random examples (and keep failures in the
+local example database).
+"""
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
