@@ -12,20 +12,7 @@
 #include <string.h>
 
 #include "decido.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (cond) {                                                                        \
-            passed++;                                                                      \
-        } else {                                                                           \
-            failed++;                                                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-        }                                                                                  \
-    } while (0)
+#include "tests/check.h"
 
 typedef struct probe {
     const double *lo, *hi;
