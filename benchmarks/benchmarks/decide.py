@@ -17,10 +17,7 @@ import time
 
 import numpy as np
 
-try:
-    import decido
-except ImportError:  # pragma: no cover - depends on the environment
-    decido = None
+import decido
 
 K = 8
 SEED = 4
@@ -50,17 +47,13 @@ def decision(m: int, method: str, k: int = K, seed: int = SEED, constraint: bool
     return _CACHE[key]
 
 
-class _Skip:
-    """Base class: CPU-time timer; skip every benchmark when decido is not importable."""
+class _CpuTimer:
+    """Base class: time in CPU seconds (the machine is shared and noisy)."""
 
     timer = time.process_time
 
-    def setup(self, *params):
-        if decido is None:
-            raise NotImplementedError("decido is not importable")
 
-
-class Decide(_Skip):
+class Decide(_CpuTimer):
     """One decision, m options x 8 criteria, one constraint, top 10 returned."""
 
     params = (["wsm", "topsis"], [10, 1_000, 100_000])
@@ -68,14 +61,13 @@ class Decide(_Skip):
     timeout = 120
 
     def setup(self, method, m):
-        super().setup()
         self.request = decision(m, method)
 
     def time_decide(self, method, m):
         decido.decide(self.request)
 
 
-class DecideMethods(_Skip):
+class DecideMethods(_CpuTimer):
     """Every method on 1,000 options x 8 criteria (promethee2: 200 options)."""
 
     params = (
@@ -84,20 +76,18 @@ class DecideMethods(_Skip):
     param_names = ["method"]
 
     def setup(self, method):
-        super().setup()
         self.request = decision(200 if method == "promethee2" else 1_000, method)
 
     def time_decide(self, method):
         decido.decide(self.request)
 
 
-class Batch(_Skip):
+class Batch(_CpuTimer):
     """decide_batch over 1,000 small decisions (10 options x 4 criteria each)."""
 
     timeout = 120
 
     def setup(self):
-        super().setup()
         self.request = {
             "defaults": {"method": "topsis"},
             "decisions": [{"id": s, **decision(10, "topsis", k=4, seed=s)} for s in range(1_000)],

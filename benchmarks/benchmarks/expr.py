@@ -3,25 +3,18 @@
 The expressions and their inputs are built once, at import, and each one is
 called once there (the first call on a fresh Expression allocates, and for
 gradients grows, its workspace).  The classes deliberately have no ``setup``
-method when decido is importable: asv runners that re-run setup before every
+method: asv runners that re-run setup before every
 timed call then fall back to timing single microsecond calls, which mostly
 measures the timer and a cold cache.  The timed functions pay one dict lookup.
-
-When decido is not importable every benchmark is skipped (a ``setup`` that
-raises NotImplementedError), so the suite still loads while the package is
-being built.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .problems import PROBLEMS
+import decido
 
-try:
-    import decido
-except ImportError:  # pragma: no cover - depends on the environment
-    decido = None
+from .problems import PROBLEMS
 
 ALL_PROBLEMS = list(PROBLEMS)
 COMPILE_PROBLEMS = ["rastrigin", "rosenbrock"]
@@ -46,20 +39,10 @@ def _build_cases() -> None:
             CASES[name, n] = (expr, x, X)
 
 
-if decido is not None:
-    _build_cases()
+_build_cases()
 
 
-class _Skip:
-    """Base class: skip every benchmark when decido is not importable."""
-
-    if decido is None:
-
-        def setup(self, *params):
-            raise NotImplementedError("decido is not importable")
-
-
-class Compile(_Skip):
+class Compile:
     """Parse + resolve + compile + verify one expression."""
 
     params = (COMPILE_PROBLEMS, DIMS)
@@ -69,7 +52,7 @@ class Compile(_Skip):
         decido.Expression(PROBLEMS[problem].expression, n=n)
 
 
-class Evaluate(_Skip):
+class Evaluate:
     """One point through Expression.evaluate (includes the Python call)."""
 
     params = (ALL_PROBLEMS, DIMS)
@@ -80,7 +63,7 @@ class Evaluate(_Skip):
         expr.evaluate(x)
 
 
-class EvaluateMany(_Skip):
+class EvaluateMany:
     """A population of 64 points through Expression.evaluate_many."""
 
     params = (ALL_PROBLEMS, DIMS)
@@ -91,7 +74,7 @@ class EvaluateMany(_Skip):
         expr.evaluate_many(X)
 
 
-class Gradient(_Skip):
+class Gradient:
     """Value and reverse-mode gradient at one point."""
 
     params = (ALL_PROBLEMS, DIMS)
