@@ -1,17 +1,19 @@
 """Who is asking and what they may do: credentials -> ``request.ctx.key``, then admission.
 
 :func:`authenticate` reads ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` (both
-present and different: 401 ``conflicting_credentials``), looks the key up by its hash and
-puts the record on ``request.ctx.key``. :func:`admit` runs the request's counters through
-the store's all-or-nothing check-and-increment and keeps the first counter's state on
-``request.ctx.rate`` for the ``X-RateLimit-*`` headers; a refused request is a 429 that
-names the limit. The secret itself is never stored on the request, logged or echoed.
+present and different: 401 ``conflicting_credentials``), finds the key by its hash (through
+the worker's :class:`~decido_service.admission.KeyCache`) and puts the record on
+``request.ctx.key``. :func:`admit` counts the request through the worker's group commit
+(all-or-nothing, exact across processes; the key's revocation is checked in the same
+transaction) and keeps the first counter's state on ``request.ctx.rate`` for the
+``X-RateLimit-*`` headers; a refused request is a 429 that names the limit.
+:func:`count_address` does the same for the unauthenticated endpoints on the shared
+per-address table. The secret itself is never stored on the request, logged or echoed.
 """
 
 from __future__ import annotations
 
 import hmac
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,13 +23,17 @@ from sanic import Request
 from decido_service import limits
 from decido_service.errors import ApiError
 from decido_service.listeners import in_thread
-from decido_service.store import CounterSpec, KeyRecord, Store
+from decido_service.store import Admission, CounterSpec, KeyRecord
 
-__all__ = ["admit", "authenticate", "client_address", "presented_secret", "rate_state"]
+__all__ = [
+    "admit",
+    "authenticate",
+    "client_address",
+    "count_address",
+    "presented_secret",
+    "rate_headers",
+]
 
-#: one admission at a time per process: threads of a worker queue here (woken at once)
-#: rather than in SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between tries
-_ADMIT_LOCK = threading.Lock()
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="decido"'}
 
 
@@ -60,19 +66,22 @@ def presented_secret(request: Request) -> str:
     return secret
 
 
-async def authenticate(request: Request, surface: str) -> KeyRecord:
+def authenticate(request: Request, surface: str) -> KeyRecord:
     """The key record of the request (``request.ctx.key``); ``surface`` (decide, batch,
     usage, optimize) names the counters whose headers its responses carry."""
     secret = presented_secret(request)
-    app = request.app
-    key = await in_thread(app.ctx.store_pool, app.ctx.store.find_key, secret)
+    key = request.app.ctx.key_cache.find(secret)
     if key is None:
         raise _unauthorized("invalid_credentials", "this key is not known")
     if key["revoked_at"] is not None:
-        raise _unauthorized("revoked_key", f"this key was revoked at {key['revoked_at']}")
+        raise _revoked(key["revoked_at"])
     request.ctx.key = key
     request.ctx.surface = surface
     return key
+
+
+def _revoked(revoked_at: str) -> ApiError:
+    return _unauthorized("revoked_key", f"this key was revoked at {revoked_at}")
 
 
 def client_address(request: Request) -> str:
@@ -80,32 +89,42 @@ def client_address(request: Request) -> str:
     return request.ip or "unknown"
 
 
-def _admit_then(store: Store, specs: list[CounterSpec], now: float,
-                then: Callable[..., Any] | None, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """In a thread: count, and when admitted run ``then(*args)``; never raises for it."""
-    with _ADMIT_LOCK:
-        admission = store.admit(specs, now)
-    if not admission.admitted or then is None:
-        return admission, None, None
-    try:
-        return admission, then(*args), None
-    except Exception as exc:  # re-raised on the event loop, after the headers are known
-        return admission, None, exc
-
-
 async def admit(request: Request, specs: Sequence[CounterSpec],
                 then: Callable[..., Any] | None = None, *args: Any,
                 pool: ThreadPoolExecutor | None = None) -> Any:
-    """Count the request on ``specs`` (all or nothing; 429 when a limit is reached), then
-    run ``then(*args)`` in the same thread hop and return its result.
+    """Count the request on ``specs`` (all or nothing; 429 when a limit is reached, 401
+    when its key was revoked meanwhile), then return ``then(*args)``: called on the event
+    loop, or in ``pool`` when one is given (for work that takes longer than a few tens of
+    microseconds).
 
-    The call runs in ``pool`` (default: the store's) and is shielded: once started, the
-    commit completes even if the client goes away, so a counted request is never lost."""
+    The count is committed by the worker's group commit whatever happens to this handler
+    afterwards (a client that goes away cancels the handler, never a commit)."""
     app = request.app
     now = app.ctx.settings.now()
-    admission, result, error = await in_thread(
-        pool or app.ctx.store_pool, _admit_then, app.ctx.store, list(specs), now, then, args)
+    key = getattr(request.ctx, "key", None)
+    admission = await app.ctx.admissions.admit(specs, now, None if key is None else key["id"])
+    _check(request, admission, now)
+    if then is None:
+        return None
+    if pool is None:
+        return then(*args)
+    return await in_thread(pool, then, *args)
+
+
+def count_address(request: Request) -> None:
+    """Count an unauthenticated request on its address's ``ip.minute`` counter (429 when
+    the allowance is used up)."""
+    app = request.app
+    now = app.ctx.settings.now()
+    spec = limits.ip_specs("ip", client_address(request), settings=app.ctx.settings)[0]
+    _check(request, app.ctx.addresses.admit(spec, now), now)
+
+
+def _check(request: Request, admission: Admission, now: float) -> None:
+    """Keep the headers' counter state; raise for a revoked key or a refusal."""
     request.ctx.rate = admission.counters[0]
+    if admission.revoked_at is not None:
+        raise _revoked(admission.revoked_at)
     refused = admission.refused
     if refused is not None:
         raise ApiError(
@@ -115,23 +134,21 @@ async def admit(request: Request, specs: Sequence[CounterSpec],
             headers={"Retry-After": str(limits.retry_after(refused, now))},
             extra=limits.problem_fields(refused),
         )
-    if error is not None:
-        raise error
-    return result
 
 
-async def rate_state(request: Request) -> dict[str, str]:
+def rate_headers(request: Request) -> dict[str, str]:
     """The ``X-RateLimit-*`` headers of a response: the counted state when the request
     was admitted (or refused), else the current state of the key's per-minute counter,
     or of the address's ``ip.minute`` counter when no key is known (nothing is counted)."""
     state = getattr(request.ctx, "rate", None)
     if state is None:
         app = request.app
+        now = app.ctx.settings.now()
         key = getattr(request.ctx, "key", None)
         if key is not None:
             spec = limits.specs_for(request.ctx.surface, key, settings=app.ctx.settings)[0]
+            state = app.ctx.store.peek([spec], now)[0]
         else:
             spec = limits.ip_specs("ip", client_address(request), settings=app.ctx.settings)[0]
-        now = app.ctx.settings.now()
-        state = (await in_thread(app.ctx.store_pool, app.ctx.store.peek, [spec], now))[0]
+            state = app.ctx.addresses.peek(spec, now)
     return limits.headers_for(state)

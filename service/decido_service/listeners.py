@@ -1,10 +1,13 @@
 """Resources on ``app.ctx``, opened when a worker starts and closed when it stops.
 
-Per worker process: ``store`` (the :class:`~decido_service.store.Store`), ``store_pool``
-(threads for the synchronous store calls), ``decide_pool`` (threads for decisions),
+Per worker process: ``store`` (the :class:`~decido_service.store.Store`; its calls are
+short and synchronous and run on the event loop), ``admissions`` (the group commit of
+counted requests), ``key_cache`` and ``readiness`` (see :mod:`decido_service.admission`),
+``addresses`` (the per-address counters shared by the workers, see
+:mod:`decido_service.addresses`), ``decide_pool`` (threads for large decisions),
 ``run_pool`` (threads for optimization runs, ``settings.run_threads`` of them) and
 ``run_slots`` (how many runs may be running or queued: ``run_threads + run_queue``).
-:func:`in_thread` is how handlers reach them.
+:func:`in_thread` is how handlers reach the pools.
 """
 
 from __future__ import annotations
@@ -18,13 +21,15 @@ from typing import Any, TypeVar
 
 from sanic import Sanic
 
+from decido_service.addresses import AddressCounters, table_path
+from decido_service.admission import GroupCommit, KeyCache, Readiness
 from decido_service.errors import ApiError
 from decido_service.store import open_store
+from decido_service.store.sqlite import parse_sqlite_url
 
 __all__ = ["RunSlots", "in_thread", "register"]
 
 T = TypeVar("T")
-STORE_THREADS = 4
 DECIDE_THREADS = 2
 
 
@@ -63,8 +68,11 @@ async def in_thread(pool: ThreadPoolExecutor, fn: Callable[..., T], *args: Any,
 async def open_resources(app: Sanic) -> None:
     """``before_server_start``: the store and the thread pools of this worker."""
     settings = app.ctx.settings
-    app.ctx.store = open_store(settings.db, clock=settings.clock)
-    app.ctx.store_pool = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="decido-store")
+    store = app.ctx.store = open_store(settings.db, clock=settings.clock)
+    app.ctx.admissions = GroupCommit(store)
+    app.ctx.key_cache = KeyCache(store)
+    app.ctx.readiness = Readiness(store)
+    app.ctx.addresses = AddressCounters(table_path(parse_sqlite_url(settings.db)[0]))
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
     app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
@@ -73,13 +81,14 @@ async def open_resources(app: Sanic) -> None:
 async def close_resources(app: Sanic) -> None:
     """``after_server_stop``: stop the pools (runs in progress are told to stop by their
     handlers' cancellation), then close the store."""
-    for name in ("run_pool", "decide_pool", "store_pool"):
+    for name in ("run_pool", "decide_pool"):
         pool = getattr(app.ctx, name, None)
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    store = getattr(app.ctx, "store", None)
-    if store is not None:
-        store.close()
+    for name in ("addresses", "store"):
+        resource = getattr(app.ctx, name, None)
+        if resource is not None:
+            resource.close()
 
 
 def register(app: Sanic) -> None:

@@ -2,29 +2,31 @@
 
 The request id echoes a sane incoming ``X-Request-Id`` (1-128 characters of
 ``[A-Za-z0-9._-]``), else is a new uuid4 hex. Access logs are one JSON object per line on
-stderr, written by a background thread: method, path, status, ms, request_id, key_id — never
-a secret, a header value or a body.
+stderr: method, path, status, ms, request_id, key_id — never a secret, a header value or a
+body. The event loop collects the lines of each worker and writes them together at most
+:data:`AccessLog.FLUSH_AFTER` seconds later (or at once past :data:`AccessLog.MAX_LINES`
+lines, and when the worker stops), so a busy worker makes one ``write`` for many requests
+and no thread competes with the loop for the GIL.
 """
 
 from __future__ import annotations
 
-import queue
+import asyncio
 import random
 import re
 import sys
-import threading
 import time
 import uuid
-from typing import Any
+from typing import BinaryIO
 
 import orjson
 from sanic import Request, Sanic
 from sanic.response import HTTPResponse
 
-from decido_service.auth import rate_state
+from decido_service.auth import rate_headers
 from decido_service.store import StoreError
 
-__all__ = ["register", "request_id"]
+__all__ = ["AccessLog", "register", "request_id"]
 
 _SANE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
@@ -52,55 +54,73 @@ async def on_request(request: Request) -> None:
     request_id(request)
 
 
+class AccessLog:
+    """Buffered JSON lines of one worker, written by the event loop."""
+
+    FLUSH_AFTER = 0.05
+    MAX_LINES = 512
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self._lines: list[bytes] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, line: bytes) -> None:
+        """Queue one line (no newline); written within :data:`FLUSH_AFTER` seconds."""
+        self._lines.append(line)
+        if len(self._lines) >= self.MAX_LINES:
+            self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.FLUSH_AFTER, self.flush)
+
+    def flush(self) -> None:
+        """Write every queued line now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        lines, self._lines = self._lines, []
+        if lines:
+            try:
+                self.out.write(b"\n".join(lines) + b"\n")
+                self.out.flush()
+            except (OSError, ValueError):
+                pass  # stderr closed: the process is going away
+
+
 async def on_response(request: Request, response: HTTPResponse) -> None:
-    """Add ``X-Request-Id`` and ``X-RateLimit-*``; write the access log line."""
-    response.headers["X-Request-Id"] = request_id(request)
+    """Add ``X-Request-Id`` and ``X-RateLimit-*``; log the request."""
+    headers = response.headers
+    headers["X-Request-Id"] = request_id(request)
     try:
-        response.headers.update(await rate_state(request))
+        headers.update(rate_headers(request))
     except StoreError:
         pass  # the response itself says what went wrong; headers are best effort here
-    started = getattr(request.ctx, "started", None)
-    key = getattr(request.ctx, "key", None)
-    _LINES.put(orjson.dumps({
+    ctx = request.ctx
+    started = getattr(ctx, "started", None)
+    key = getattr(ctx, "key", None)
+    request.app.ctx.access_log.add(orjson.dumps({
         "method": request.method,
         "path": request.path,
         "status": response.status,
         "ms": None if started is None else round((time.perf_counter() - started) * 1e3, 3),
-        "request_id": request.ctx.request_id,
+        "request_id": ctx.request_id,
         "key_id": key["id"] if key else None,
     }))
 
 
-_LINES: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+async def _open_log(app: Sanic) -> None:
+    app.ctx.access_log = AccessLog(sys.stderr.buffer)
 
 
-def _write_lines(out: Any) -> None:
-    """The access log writer thread: one JSON object per line, whatever is queued at once."""
-    while True:
-        lines = [_LINES.get()]
-        while not _LINES.empty() and len(lines) < 1024:
-            lines.append(_LINES.get_nowait())
-        try:
-            out.write(b"\n".join(lines) + b"\n")
-            out.flush()
-        except (OSError, ValueError):
-            return  # stderr closed: the process is going away
-
-
-def configure_access_log() -> None:
-    """Start the writer thread (once per process): the event loop only enqueues bytes."""
-    global _WRITER
-    if _WRITER is None:
-        _WRITER = threading.Thread(target=_write_lines, args=(sys.stderr.buffer,),
-                                   name="decido-access-log", daemon=True)
-        _WRITER.start()
-
-
-_WRITER: threading.Thread | None = None
+async def _close_log(app: Sanic) -> None:
+    log = getattr(app.ctx, "access_log", None)
+    if log is not None:
+        log.flush()
 
 
 def register(app: Sanic) -> None:
-    """Attach the request and response middleware to ``app``."""
-    configure_access_log()
+    """Attach the request and response middleware (and the access log) to ``app``."""
+    app.register_listener(_open_log, "before_server_start")
+    app.register_listener(_close_log, "after_server_stop")
     app.register_middleware(on_request, "request")
     app.register_middleware(on_response, "response")

@@ -112,7 +112,10 @@ class LiveServer:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"decido serve exited early:\n{self.log.read_text()}")
             with contextlib.suppress(OSError, http.client.HTTPException):
-                if self.request("GET", "/v1/health", timeout=2).status == 200:
+                # one worker answering is not enough: tests that touch the database must
+                # not race the others' start-up (migrations), so wait for every worker
+                if (self.request("GET", "/v1/health", timeout=2).status == 200
+                        and self.log.read_text().count("Worker ready") >= self.workers):
                     return self
             time.sleep(0.1)
         self.stop()

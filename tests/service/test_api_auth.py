@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 
 import pytest
 from conftest import LiveServer, auth, decido_command
@@ -78,6 +79,7 @@ def test_no_plaintext_key_at_rest_or_in_logs(server: LiveServer) -> None:
         assert server.request("GET", "/v1/usage", headers=auth(key)).status == 200
         server.request("POST", "/v1/decide", {"x": 1}, headers=auth(key, "x-api-key"))
     blobs = b"".join(p.read_bytes() for p in server.db.parent.glob("decido.db*"))
+    time.sleep(0.2)  # access log lines are written within 50 ms
     log = server.log.read_bytes()
     for key in (made, cli):
         assert key.encode() not in blobs

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
+import time
+from typing import Any
 
 import pytest
 from conftest import LiveServer
@@ -40,18 +43,32 @@ def test_health(server: LiveServer) -> None:
     assert r.header("x-ratelimit-limit") == "100000"  # ip.minute from DECIDO_IP_PER_MINUTE
 
 
+def _health_within(server: LiveServer, status: int, seconds: float = 5.0) -> Any:
+    """The first health answer with ``status`` (readiness is re-checked once a second)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        r = server.request("GET", "/v1/health")
+        if r.status == status or time.monotonic() > deadline:
+            return r
+        time.sleep(0.05)
+
+
 def test_health_503_when_the_store_is_not_ready(server: LiveServer) -> None:
     # a schema version this code does not know makes the store "not ready" (ping false)
     with sqlite3.connect(server.db) as conn:
         conn.execute("INSERT INTO schema_version (version, applied_at) VALUES (999, 'x')")
     try:
-        r = server.request("GET", "/v1/health")
+        r = _health_within(server, 503)
         assert r.status == 503
         assert r.json()["store"] == "unavailable" and r.json()["status"] == "unavailable"
+        assert_common_headers(r)
     finally:
         with sqlite3.connect(server.db) as conn:
             conn.execute("DELETE FROM schema_version WHERE version = 999")
-    assert server.request("GET", "/v1/health").status == 200
+    # every worker sees the store ready again once its last check is a second old
+    assert _health_within(server, 200).status == 200
+    time.sleep(1.1)
+    assert all(server.request("GET", "/v1/health").status == 200 for _ in range(4))
 
 
 def test_engines(server: LiveServer) -> None:
@@ -152,3 +169,23 @@ def test_serve_prints_docs_and_how_to_get_a_key(server: LiveServer) -> None:
     base = f"http://127.0.0.1:{server.port}"
     assert f"{base}/v1/docs" in log
     assert f"curl -X POST {base}/v1/keys" in log
+
+
+def test_access_log_line_per_request(server: LiveServer, free_key: str) -> None:
+    rid = f"log-probe-{time.monotonic_ns()}"
+    r = server.request("GET", "/v1/usage", headers={"X-Request-Id": rid,
+                                                     "Authorization": f"Bearer {free_key}"})
+    assert r.status == 200
+    deadline = time.monotonic() + 5
+    lines: list[dict[str, Any]] = []
+    while not lines and time.monotonic() < deadline:
+        time.sleep(0.05)
+        lines = [json.loads(line) for line in server.log.read_text().splitlines()
+                 if rid in line]
+    assert len(lines) == 1, "one JSON access log line per request, written within 50 ms"
+    line = lines[0]
+    assert line["method"] == "GET" and line["path"] == "/v1/usage" and line["status"] == 200
+    assert line["request_id"] == rid and line["key_id"] == r.json()["key"]["id"]
+    assert line["ms"] >= 0 and set(line) == {"method", "path", "status", "ms", "request_id",
+                                             "key_id"}
+    assert free_key not in server.log.read_text()

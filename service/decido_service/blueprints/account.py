@@ -35,7 +35,7 @@ async def create_key(request: Request) -> HTTPResponse:
 @bp.get("/usage")
 async def usage(request: Request) -> HTTPResponse:
     """The key's plan, tier, limits and current usage on both surfaces."""
-    key = await authenticate(request, "usage")
+    key = authenticate(request, "usage")
     settings, ctx = request.app.ctx.settings, request.app.ctx
     doc = await admit(request, limits.specs_for("usage", key, settings=settings),
                       partial(limits.usage_document, settings=settings), ctx.store, key,

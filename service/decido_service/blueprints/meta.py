@@ -1,24 +1,24 @@
 """Unauthenticated endpoints: health, engines, the OpenAPI document and the docs page.
 
-Each is counted on the client address's ``ip.minute`` counter. The docs page and its assets
+Each is counted on the client address's ``ip.minute`` counter (the per-address table
+shared by the workers, :mod:`decido_service.addresses`). Health reports the store's
+readiness as last checked, at most a second ago. The docs page and its assets
 are served from ``decido_service/static`` (vendored Swagger UI); a Content-Security-Policy
 of ``'self'`` keeps the browser from loading anything from elsewhere.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache, lru_cache
 from importlib import resources
-from typing import Any
 
 import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, raw
 
 import decido
-from decido_service import __version__, limits
-from decido_service.auth import admit, client_address
+from decido_service import __version__
+from decido_service.auth import count_address
 from decido_service.errors import ApiError
 from decido_service.openapi import openapi_document
 from decido_service.schemas import engine_table
@@ -39,6 +39,8 @@ ASSETS = {
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
        "script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
 _JSON = "application/json"
+_HEALTHY = orjson.dumps({"status": "ok", "version": __version__, "store": "ok",
+                         "engines": len(engine_table())})
 
 
 @cache
@@ -53,26 +55,21 @@ def openapi_bytes() -> bytes:
     return orjson.dumps(openapi_document())
 
 
-async def _count_address(request: Request, then: Callable[[], Any] | None = None) -> Any:
-    """Count on the address's ``ip.minute`` counter (then run ``then`` in the same hop)."""
-    settings = request.app.ctx.settings
-    specs = limits.ip_specs("ip", client_address(request), settings=settings)
-    return await admit(request, specs, then)
-
-
 @bp.get("/health")
 async def health(request: Request) -> HTTPResponse:
     """Liveness and readiness: 200 when the store answers, else 503."""
-    ok = await _count_address(request, request.app.ctx.store.ping)
-    body = {"status": "ok" if ok else "unavailable", "version": __version__,
-            "store": "ok" if ok else "unavailable", "engines": len(engine_table())}
-    return raw(orjson.dumps(body), status=200 if ok else 503, content_type=_JSON)
+    count_address(request)
+    if request.app.ctx.readiness.ok():
+        return raw(_HEALTHY, content_type=_JSON)
+    body = {"status": "unavailable", "version": __version__, "store": "unavailable",
+            "engines": len(engine_table())}
+    return raw(orjson.dumps(body), status=503, content_type=_JSON)
 
 
 @bp.get("/engines")
 async def engines(request: Request) -> HTTPResponse:
     """Every engine with its options; ``default`` names the default engine."""
-    await _count_address(request)
+    count_address(request)
     body = {"default": decido.default_engine(), "engines": list(engine_table().values())}
     return raw(orjson.dumps(body), content_type=_JSON)
 
@@ -80,14 +77,14 @@ async def engines(request: Request) -> HTTPResponse:
 @bp.get("/openapi.json")
 async def openapi(request: Request) -> HTTPResponse:
     """The OpenAPI 3.1 document of this service."""
-    await _count_address(request)
+    count_address(request)
     return raw(openapi_bytes(), content_type=_JSON)
 
 
 @bp.get("/docs")
 async def docs(request: Request) -> HTTPResponse:
     """Interactive documentation (Swagger UI from vendored assets; no CDN)."""
-    await _count_address(request)
+    count_address(request)
     return raw(static_file("docs.html"), content_type="text/html; charset=utf-8",
                headers={"Content-Security-Policy": CSP})
 
@@ -97,7 +94,7 @@ async def docs_asset(request: Request, name: str) -> HTTPResponse:
     """One of the docs page's vendored assets (and their licenses)."""
     if name not in ASSETS:
         raise ApiError("not_found", f"no docs asset {name!r}")
-    await _count_address(request)
+    count_address(request)
     return raw(static_file(name), content_type=ASSETS[name],
                headers={"Cache-Control": "public, max-age=86400",
                         "Content-Security-Policy": CSP})

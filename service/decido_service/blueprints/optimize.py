@@ -35,7 +35,7 @@ _JSON = "application/json"
 @bp.post("/optimize")
 async def optimize(request: Request) -> HTTPResponse:
     """One optimization run over the box ``bounds``."""
-    key = await authenticate(request, "optimize")
+    key = authenticate(request, "optimize")
     req = parse_optimize(json_body(request))
     budget = _budget(request, key, req)
     result = await _run(request, key, req, budget)

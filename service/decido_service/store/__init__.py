@@ -9,6 +9,8 @@ Counters are identified by ``(name, subject, window)``: ``name`` such as ``"deci
 ``"month"`` (UTC calendar month). :meth:`Store.admit` checks and increments all the counters
 of one request in one transaction: either every counter has room and all are incremented, or
 none is touched and the first counter without room is reported as ``refused``.
+:meth:`Store.admit_many` does that for several requests in one transaction (the service's
+group commit: one commit for every request that asked in the same event-loop turn).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 __all__ = [
     "WINDOWS",
     "Admission",
+    "AdmissionRequest",
     "CounterSpec",
     "CounterState",
     "KeyRecord",
@@ -77,11 +80,24 @@ class CounterState(NamedTuple):
 
 
 class Admission(NamedTuple):
-    """Result of :meth:`Store.admit`: ``counters`` in the order of the specs."""
+    """Result of :meth:`Store.admit`: ``counters`` in the order of the specs.
+
+    ``revoked_at`` is set (and ``admitted`` false, ``refused`` ``None``) when the admission
+    named a key that is revoked or no longer exists."""
 
     admitted: bool
     counters: list[CounterState]
     refused: CounterState | None
+    revoked_at: str | None = None
+
+
+class AdmissionRequest(NamedTuple):
+    """One request's counters for :meth:`Store.admit_many`; ``key_id`` (optional) is
+    checked for revocation in the same transaction."""
+
+    specs: Sequence[CounterSpec]
+    now: float | None = None
+    key_id: str | None = None
 
 
 @runtime_checkable
@@ -113,8 +129,13 @@ class Store(Protocol):
     def revoke_key(self, key_id: str) -> bool:
         """Set ``revoked_at`` (kept if already set); ``False`` for an unknown id."""
 
-    def admit(self, specs: Sequence[CounterSpec], now: float | None = None) -> Admission:
-        """All-or-nothing check-and-increment of ``specs`` in one transaction."""
+    def admit(self, specs: Sequence[CounterSpec], now: float | None = None,
+              key_id: str | None = None) -> Admission:
+        """All-or-nothing check-and-increment of ``specs`` in one transaction (and, with
+        ``key_id``, a check that the key is not revoked)."""
+
+    def admit_many(self, requests: Sequence[AdmissionRequest]) -> list[Admission]:
+        """:meth:`admit` for each request, in order, in one transaction."""
 
     def peek(self, specs: Sequence[CounterSpec], now: float | None = None) -> list[CounterState]:
         """Current states of ``specs`` without counting."""
