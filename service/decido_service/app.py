@@ -1,10 +1,11 @@
 """The application factory: ``create_app(settings=None)`` builds the Sanic app.
 
 Run it with ``decido serve`` (or ``sanic decido_service.app:create_app --factory``). The
-factory only glues the parts together with explicit ``register`` calls: listeners (store and
-thread pools on ``app.ctx``, per worker), middleware (request ids, rate-limit headers,
-access logs), the blueprints (one per surface, grouped under ``/v1``) and the one error
-handler that writes problem+json.
+factory only glues the parts together with explicit ``register`` calls: listeners (store,
+caches and thread pools on ``app.ctx``, per worker), the finishing of every response
+(request ids, rate-limit headers, access logs, and the one error handler that writes
+problem+json: :mod:`decido_service.middleware`) and the blueprints (one per surface,
+grouped under ``/v1``, every handler wrapped by ``middleware.endpoint``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from sanic import Sanic
 
 from decido_service import blueprints, listeners, middleware
 from decido_service.config import Settings
-from decido_service.errors import problem_handler
 
 __all__ = ["create_app"]
 
@@ -34,5 +34,4 @@ def create_app(settings: Settings | None = None) -> Sanic:
     listeners.register(app)
     middleware.register(app)
     blueprints.register(app)
-    app.error_handler.add(Exception, problem_handler)
     return app

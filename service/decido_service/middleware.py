@@ -1,9 +1,16 @@
 """What every response gets: ``X-Request-Id``, the ``X-RateLimit-*`` headers, an access log line.
 
+Route handlers are wrapped by :func:`endpoint` (the clock starts, any exception becomes
+problem+json, then :func:`finish`); what fails before a handler runs (404, 405, 413, a
+malformed request) goes through :func:`error_response`, Sanic's error handler, which also
+calls :func:`finish`. Both are plain calls rather than Sanic request/response middleware,
+which cost more than a whole health check.
+
 The request id echoes a sane incoming ``X-Request-Id`` (1-128 characters of
-``[A-Za-z0-9._-]``), else is a new uuid4 hex. Access logs are one JSON object per line on
-stderr: method, path, status, ms, request_id, key_id — never a secret, a header value or a
-body. The event loop collects the lines of each worker and writes them together at most
+``[A-Za-z0-9._-]``), else is 32 hex digits: a random per-process prefix and a counter,
+unique across workers and restarts. Access logs are one JSON object per line on stderr:
+method, path, status, ms, request_id, key_id — never a secret, a header value or a body.
+The event loop collects the lines of each worker and writes them together at most
 :data:`AccessLog.FLUSH_AFTER` seconds later (or at once past :data:`AccessLog.MAX_LINES`
 lines, and when the worker stops), so a busy worker makes one ``write`` for many requests
 and no thread competes with the loop for the GIL.
@@ -12,46 +19,102 @@ and no thread competes with the loop for the GIL.
 from __future__ import annotations
 
 import asyncio
-import random
+import functools
+import itertools
+import os
 import re
+import secrets
 import sys
 import time
-import uuid
-from typing import BinaryIO
+from collections.abc import Awaitable, Callable
+from typing import Any, BinaryIO
 
 import orjson
 from sanic import Request, Sanic
 from sanic.response import HTTPResponse
 
 from decido_service.auth import rate_headers
+from decido_service.errors import problem_handler
 from decido_service.store import StoreError
 
-__all__ = ["AccessLog", "register", "request_id"]
+__all__ = ["AccessLog", "endpoint", "error_response", "finish", "register", "request_id"]
 
 _SANE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+Handler = Callable[..., Awaitable[HTTPResponse]]
 
 
-def _new_id() -> str:
-    """A uuid4 hex from the process's PRNG: unique enough for correlating logs, and no
-    system call on the event loop (``os.urandom`` releases the GIL, which a busy worker
-    thread may then keep for a whole switch interval)."""
-    return uuid.UUID(int=random.getrandbits(128), version=4).hex
+class _IdSource:
+    """Request ids of this process: a random 64-bit prefix and a counter (re-seeded in a
+    forked child, so two processes never share a prefix)."""
+
+    def __init__(self) -> None:
+        self.reseed()
+        os.register_at_fork(after_in_child=self.reseed)
+
+    def reseed(self) -> None:
+        self._prefix = secrets.token_hex(8)
+        self._counter = itertools.count()
+
+    def new(self) -> str:
+        return f"{self._prefix}{next(self._counter):016x}"
+
+
+_IDS = _IdSource()
 
 
 def request_id(request: Request) -> str:
-    """The request's id, made on first use (errors can come before any middleware ran)."""
+    """The request's id, made on first use."""
     rid = getattr(request.ctx, "request_id", None)
     if rid is None:
-        incoming = request.headers.get("x-request-id", "")
-        rid = incoming if _SANE_ID.fullmatch(incoming) else _new_id()
+        incoming = request.headers.get("x-request-id")
+        rid = incoming if incoming and _SANE_ID.fullmatch(incoming) else _IDS.new()
         request.ctx.request_id = rid
     return rid
 
 
-async def on_request(request: Request) -> None:
-    """Start the clock and fix the request id."""
-    request.ctx.started = time.perf_counter()
+def endpoint(handler: Handler) -> Handler:
+    """Wrap a route handler: start the clock, answer any exception with problem+json,
+    then :func:`finish` the response."""
+
+    @functools.wraps(handler)
+    async def wrapped(request: Request, *args: Any, **kwargs: Any) -> HTTPResponse:
+        request.ctx.started = time.perf_counter()
+        try:
+            response = await handler(request, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - every error is answered as problem+json
+            request_id(request)
+            response = problem_handler(request, exc)
+        return finish(request, response)
+
+    return wrapped
+
+
+def error_response(request: Request, exc: Exception) -> HTTPResponse:
+    """Sanic's error handler: problem+json for what failed outside a handler, finished."""
     request_id(request)
+    return finish(request, problem_handler(request, exc))
+
+
+def finish(request: Request, response: HTTPResponse) -> HTTPResponse:
+    """Add ``X-Request-Id`` and ``X-RateLimit-*`` to ``response`` and log the request."""
+    headers = response.headers
+    headers["X-Request-Id"] = rid = request_id(request)
+    try:
+        headers.update(rate_headers(request))
+    except StoreError:
+        pass  # the response itself says what went wrong; headers are best effort here
+    ctx = request.ctx
+    started = getattr(ctx, "started", None)
+    key = getattr(ctx, "key", None)
+    request.app.ctx.access_log.add(orjson.dumps({
+        "method": request.method,
+        "path": request.path,
+        "status": response.status,
+        "ms": None if started is None else round((time.perf_counter() - started) * 1e3, 3),
+        "request_id": rid,
+        "key_id": key["id"] if key else None,
+    }))
+    return response
 
 
 class AccessLog:
@@ -87,27 +150,6 @@ class AccessLog:
                 pass  # stderr closed: the process is going away
 
 
-async def on_response(request: Request, response: HTTPResponse) -> None:
-    """Add ``X-Request-Id`` and ``X-RateLimit-*``; log the request."""
-    headers = response.headers
-    headers["X-Request-Id"] = request_id(request)
-    try:
-        headers.update(rate_headers(request))
-    except StoreError:
-        pass  # the response itself says what went wrong; headers are best effort here
-    ctx = request.ctx
-    started = getattr(ctx, "started", None)
-    key = getattr(ctx, "key", None)
-    request.app.ctx.access_log.add(orjson.dumps({
-        "method": request.method,
-        "path": request.path,
-        "status": response.status,
-        "ms": None if started is None else round((time.perf_counter() - started) * 1e3, 3),
-        "request_id": ctx.request_id,
-        "key_id": key["id"] if key else None,
-    }))
-
-
 async def _open_log(app: Sanic) -> None:
     app.ctx.access_log = AccessLog(sys.stderr.buffer)
 
@@ -119,8 +161,8 @@ async def _close_log(app: Sanic) -> None:
 
 
 def register(app: Sanic) -> None:
-    """Attach the request and response middleware (and the access log) to ``app``."""
+    """Attach the access log and the error handler to ``app`` (handlers use
+    :func:`endpoint` themselves)."""
     app.register_listener(_open_log, "before_server_start")
     app.register_listener(_close_log, "after_server_stop")
-    app.register_middleware(on_request, "request")
-    app.register_middleware(on_response, "response")
+    app.error_handler.add(Exception, error_response)

@@ -8,10 +8,13 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from decido_service import keys
 from decido_service.store import (
     Admission,
+    AdmissionRequest,
     CounterSpec,
     Store,
     StoreError,
@@ -291,6 +294,80 @@ def test_threads_share_one_store_exactly(store: SQLiteStore) -> None:
     assert sum(admitted) == limit
     race, total = store.peek([spec(limit, name="race"), spec(None, name="all")], now=NOW)
     assert race.used == limit and total.used == limit  # refused attempts counted nowhere
+
+
+# ---------------------------------------------------------------- group commit
+
+_NAMES = st.sampled_from(["a", "b", "c"])
+_SPEC = st.builds(
+    lambda name, limit, amount, window: CounterSpec(name, "k", window, limit, amount),
+    _NAMES, st.one_of(st.none(), st.integers(0, 6)), st.integers(0, 3),
+    st.sampled_from(["minute", "month"]))
+_REQUEST = st.lists(_SPEC, min_size=1, max_size=3, unique_by=lambda s: (s.name, s.window))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+          HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.lists(_REQUEST, min_size=1, max_size=6), min_size=1, max_size=4))
+def test_admit_many_equals_admitting_one_at_a_time(tmp_path_factory, batches) -> None:
+    """Whatever the batch (limits reached inside it or not), admit_many answers what a
+    plain model of one-at-a-time admission answers, and single admits agree too."""
+    folder = tmp_path_factory.mktemp("batch")
+    together, alone = open_store(str(folder / "a.db")), open_store(str(folder / "b.db"))
+    counts: dict[tuple[str, str], int] = {}
+
+    def model(specs: list[CounterSpec]) -> tuple[bool, list[int], str | None]:
+        used = [counts.get((s.name, s.window), 0) for s in specs]
+        over = [s.name for s, u in zip(specs, used, strict=True)
+                if s.limit is not None and u + s.amount > s.limit]
+        if over:
+            return False, used, over[0]
+        for s in specs:
+            counts[(s.name, s.window)] = counts.get((s.name, s.window), 0) + s.amount
+        return True, [u + s.amount for s, u in zip(specs, used, strict=True)], None
+
+    try:
+        for batch in batches:
+            got = together.admit_many([AdmissionRequest(specs, NOW) for specs in batch])
+            single = [alone.admit(specs, now=NOW) for specs in batch]
+            for specs, a, b in zip(batch, got, single, strict=True):
+                admitted, used, refused = model(specs)
+                for answer in (a, b):
+                    assert answer.admitted == admitted
+                    assert [c.used for c in answer.counters] == used
+                    assert (answer.refused.name if answer.refused else None) == refused
+        probe = [CounterSpec(name, "k", window, None, 0) for name, window in sorted(counts)]
+        want = [counts[(p.name, p.window)] for p in probe]
+        assert [c.used for c in together.peek(probe, now=NOW)] == want
+        assert [c.used for c in alone.peek(probe, now=NOW)] == want
+    finally:
+        together.close()
+        alone.close()
+
+
+def test_admit_many_checks_revocation_in_the_transaction(store: SQLiteStore) -> None:
+    live, _ = store.create_key("sdk", "team")
+    gone, _ = store.create_key("sdk", "team")
+    assert store.revoke_key(gone["id"])
+    minute = spec(10, name="decide.minute", window="minute")
+    out = store.admit_many([
+        AdmissionRequest([minute._replace(subject=live["id"])], NOW, live["id"]),
+        AdmissionRequest([minute._replace(subject=gone["id"])], NOW, gone["id"]),
+        AdmissionRequest([minute._replace(subject="x")], NOW, "no-such-key"),
+        AdmissionRequest([minute._replace(subject="anon")], NOW),
+    ])
+    assert [a.admitted for a in out] == [True, False, False, True]
+    assert out[1].revoked_at == store.get_key(gone["id"])["revoked_at"]
+    assert out[2].revoked_at is not None and out[2].refused is None
+    assert out[0].revoked_at is None and out[3].revoked_at is None
+    used = [c.used for c in store.peek([minute._replace(subject=live["id"]),
+                                        minute._replace(subject=gone["id"]),
+                                        minute._replace(subject="x")], now=NOW)]
+    assert used == [1, 0, 0]  # revoked and unknown keys are not counted
+
+
+def test_admit_many_of_nothing(store: SQLiteStore) -> None:
+    assert store.admit_many([]) == []
 
 
 def test_prune_drops_old_minute_and_hour_rows_only(db: Path) -> None:

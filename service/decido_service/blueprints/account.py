@@ -10,6 +10,7 @@ from sanic.response import HTTPResponse, raw
 
 from decido_service import limits
 from decido_service.auth import admit, authenticate, client_address
+from decido_service.middleware import endpoint
 from decido_service.schemas import json_body, parse_key_request
 
 __all__ = ["bp"]
@@ -19,6 +20,7 @@ _JSON = "application/json"
 
 
 @bp.post("/keys")
+@endpoint
 async def create_key(request: Request) -> HTTPResponse:
     """A new free/free key; the secret is in this response only (throttled per address)."""
     body = parse_key_request(json_body(request, optional=True))
@@ -33,6 +35,7 @@ async def create_key(request: Request) -> HTTPResponse:
 
 
 @bp.get("/usage")
+@endpoint
 async def usage(request: Request) -> HTTPResponse:
     """The key's plan, tier, limits and current usage on both surfaces."""
     key = authenticate(request, "usage")

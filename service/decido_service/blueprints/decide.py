@@ -21,6 +21,7 @@ import decido
 from decido_service import limits
 from decido_service.auth import admit, authenticate
 from decido_service.errors import limit_error
+from decido_service.middleware import endpoint
 from decido_service.schemas import batch_size, json_body
 
 __all__ = ["bp"]
@@ -38,6 +39,7 @@ def _pool(request: Request) -> ThreadPoolExecutor | None:
 
 
 @bp.post("/decide")
+@endpoint
 async def decide(request: Request) -> HTTPResponse:
     """One decision: rank the options under the constraints."""
     key = authenticate(request, "decide")
@@ -49,6 +51,7 @@ async def decide(request: Request) -> HTTPResponse:
 
 
 @bp.post("/batch")
+@endpoint
 async def batch(request: Request) -> HTTPResponse:
     """Many decisions; each item succeeds or fails on its own."""
     key = authenticate(request, "batch")

@@ -20,6 +20,7 @@ import decido
 from decido_service import __version__
 from decido_service.auth import count_address
 from decido_service.errors import ApiError
+from decido_service.middleware import endpoint
 from decido_service.openapi import openapi_document
 from decido_service.schemas import engine_table
 
@@ -56,6 +57,7 @@ def openapi_bytes() -> bytes:
 
 
 @bp.get("/health")
+@endpoint
 async def health(request: Request) -> HTTPResponse:
     """Liveness and readiness: 200 when the store answers, else 503."""
     count_address(request)
@@ -67,6 +69,7 @@ async def health(request: Request) -> HTTPResponse:
 
 
 @bp.get("/engines")
+@endpoint
 async def engines(request: Request) -> HTTPResponse:
     """Every engine with its options; ``default`` names the default engine."""
     count_address(request)
@@ -75,6 +78,7 @@ async def engines(request: Request) -> HTTPResponse:
 
 
 @bp.get("/openapi.json")
+@endpoint
 async def openapi(request: Request) -> HTTPResponse:
     """The OpenAPI 3.1 document of this service."""
     count_address(request)
@@ -82,6 +86,7 @@ async def openapi(request: Request) -> HTTPResponse:
 
 
 @bp.get("/docs")
+@endpoint
 async def docs(request: Request) -> HTTPResponse:
     """Interactive documentation (Swagger UI from vendored assets; no CDN)."""
     count_address(request)
@@ -90,6 +95,7 @@ async def docs(request: Request) -> HTTPResponse:
 
 
 @bp.get("/docs/<name:str>")
+@endpoint
 async def docs_asset(request: Request, name: str) -> HTTPResponse:
     """One of the docs page's vendored assets (and their licenses)."""
     if name not in ASSETS:

@@ -23,6 +23,7 @@ import decido
 from decido_service import limits
 from decido_service.auth import admit, authenticate
 from decido_service.errors import limit_error
+from decido_service.middleware import endpoint
 from decido_service.schemas import OptimizeRequest, json_body, parse_optimize
 from decido_service.store import KeyRecord, Store
 
@@ -33,6 +34,7 @@ _JSON = "application/json"
 
 
 @bp.post("/optimize")
+@endpoint
 async def optimize(request: Request) -> HTTPResponse:
     """One optimization run over the box ``bounds``."""
     key = authenticate(request, "optimize")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import calendar
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 
 __all__ = [
@@ -160,12 +161,17 @@ def window_bounds(window: str, now: float) -> tuple[int, int]:
         start = t - t % 3600
         return start, start + 3600
     if window == "month":
-        dt = datetime.fromtimestamp(t, tz=timezone.utc)
-        year, month = dt.year, dt.month
-        start = calendar.timegm((year, month, 1, 0, 0, 0))
-        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-        return start, calendar.timegm((year, month, 1, 0, 0, 0))
+        return _month_bounds(t // 60)  # months start and end on whole minutes
     raise ValueError(f"unknown counter window {window!r}; expected one of {WINDOWS}")
+
+
+@lru_cache(maxsize=64)
+def _month_bounds(minute: int) -> tuple[int, int]:
+    dt = datetime.fromtimestamp(minute * 60, tz=timezone.utc)
+    year, month = dt.year, dt.month
+    start = calendar.timegm((year, month, 1, 0, 0, 0))
+    year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return start, calendar.timegm((year, month, 1, 0, 0, 0))
 
 
 def iso_utc(epoch: float) -> str:
