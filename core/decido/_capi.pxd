@@ -150,3 +150,6 @@ cdef extern from "decido.h" nogil:
     size_t dc_engine_count()
     const dc_engine_info *dc_engine_at(size_t index)
     const char *dc_engine_default()
+
+    dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,
+                                  double rel_tol, int64_t *order, int64_t *rank)

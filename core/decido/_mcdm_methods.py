@@ -2,7 +2,8 @@
 
 Pure NumPy over a feasible-options x criteria matrix ``X`` (m x k, float64, finite),
 with ``benefit`` (k bools: True = maximize), weights ``w`` (k, summing to 1) and
-``constant`` (k bools: the criterion has one value over the feasible options).
+``constant`` (k bools: the criterion has one value over the feasible options;
+None when no criterion is constant).
 Nothing here loops over options; requests, validation and output live in
 ``decido.decide``.  Every method returns a ``Scored``: one score per option (NaN
 where the method cannot give one) and the named intermediate arrays that the
@@ -47,11 +48,11 @@ class Scored:
 
 def _safe(div: Array) -> Array:
     """A divisor with zeros replaced by 1 (the caller fixes those columns)."""
-    return np.where(div == 0, 1.0, div)
+    return div + (div == 0)  # adds 1.0 to zeros, 0.0 (exactly nothing) elsewhere
 
 
 # ---------------------------------------------------------------- normalizations
-def normalize(X: Array, benefit: Mask, name: str, constant: Mask) -> Array:
+def normalize(X: Array, benefit: Mask, name: str, constant: Mask | None) -> Array:
     """Column-wise normalization; cost criteria use the usual cost variant so that
     larger is better in every column.  Constant criteria are 1 (every option ideal).
 
@@ -66,25 +67,30 @@ def normalize(X: Array, benefit: Mask, name: str, constant: Mask) -> Array:
     ========  ====================  ======================
     """
     # no division by zero: spans and norms are guarded, and the divisions by
-    # values or maxima only run on values > 0 (checked by the caller)
+    # values or maxima only run on values > 0 (checked by the caller).  The
+    # benefit formula fills R, then the cost formula overwrites the cost
+    # columns (ufunc ``where=``): each element is computed once, by its formula.
+    cost = ~benefit
     if name == "minmax":
         lo, hi = X.min(axis=0), X.max(axis=0)
-        span = _safe(hi - lo)
-        R = np.where(benefit, (X - lo) / span, (hi - X) / span)
+        R = X - lo
+        np.subtract(hi, X, out=R, where=cost)
+        R /= _safe(hi - lo)
     elif name == "vector":
-        r = X / _safe(np.sqrt(np.einsum("ij,ij->j", X, X)))
-        R = np.where(benefit, r, 1.0 - r)
+        R = X / _safe(np.sqrt(np.einsum("ij,ij->j", X, X)))
+        np.subtract(1.0, R, out=R, where=cost)
     elif name == "sum":
         inv = 1.0 / X
         R = np.where(benefit, X / X.sum(axis=0), inv / inv.sum(axis=0))
     elif name == "max":
-        r = X / X.max(axis=0)
-        R = np.where(benefit, r, 1.0 - r)
+        R = X / X.max(axis=0)
+        np.subtract(1.0, R, out=R, where=cost)
     elif name == "linear":
-        R = np.where(benefit, X / X.max(axis=0), X.min(axis=0) / X)
+        R = X / X.max(axis=0)
+        np.divide(X.min(axis=0), X, out=R, where=cost)
     else:  # pragma: no cover - validated before
         raise ValueError(f"unknown normalization {name!r}")
-    if constant.any():
+    if constant is not None:
         R[:, constant] = 1.0
     return R
 
@@ -143,21 +149,21 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
 
 
 # ---------------------------------------------------------------- methods
-def wsm(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def wsm(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """Weighted sum of the normalized values (default normalization minmax)."""
     R = normalize(X, benefit, p["normalization"], constant)
     C = R * w
     return Scored(C.sum(axis=1), {"normalized": R, "contribution": C})
 
 
-def wpm(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def wpm(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """Weighted product: prod_j r_ij ** w_j (the product, not its log)."""
     R = normalize(X, benefit, p["normalization"], constant)
     F = R**w
     return Scored(F.prod(axis=1), {"normalized": R, "factor": F})
 
 
-def topsis(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def topsis(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """Closeness d- / (d+ + d-) to the ideal of the weighted normalized matrix.
 
     Every normalization here makes larger better, so the ideal is the column
@@ -169,7 +175,8 @@ def topsis(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any])
     d_best = np.sqrt(np.einsum("ij,ij->i", dp, dp))
     d_worst = np.sqrt(np.einsum("ij,ij->i", dm, dm))
     denom = d_best + d_worst
-    score = np.where(denom > 0, d_worst / _safe(denom), 1.0)
+    score = np.ones(X.shape[0])
+    np.divide(d_worst, denom, out=score, where=denom > 0)
     return Scored(score, {"normalized": R, "weighted": V}, {"d_best": d_best, "d_worst": d_worst})
 
 
@@ -179,7 +186,7 @@ def _spread(v: Array) -> Array:
     return (v - lo) / span if span > 0 else np.zeros_like(v)
 
 
-def vikor(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def vikor(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """VIKOR: regret w_j (f*_j - f_ij)/(f*_j - f-_j), S = sum, R = max,
     Q = v S~ + (1 - v) R~ (ascending).  Zero-spread terms are 0."""
     lo, hi = X.min(axis=0), X.max(axis=0)
@@ -225,7 +232,9 @@ _PREFERENCES: dict[str, Callable[[Array, Array, Array], Array]] = {
 PREFERENCES = tuple(_PREFERENCES)
 
 
-def promethee2(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def promethee2(
+    X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]
+) -> Scored:
     """PROMETHEE II net flow phi+ - phi-, O(m^2 k) time, pairwise differences
     built in row blocks of at most ``PROMETHEE_BLOCK_ELEMENTS`` elements."""
     m, k = X.shape
@@ -248,7 +257,7 @@ def promethee2(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, A
     return Scored(plus - minus, {}, {"phi_plus": plus, "phi_minus": minus})
 
 
-def waspas(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def waspas(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """lambda * WSM + (1 - lambda) * WPM on one normalized matrix (default linear)."""
     R = normalize(X, benefit, p["normalization"], constant)
     q_sum, q_prod = (R * w).sum(axis=1), (R**w).prod(axis=1)
@@ -258,7 +267,7 @@ def waspas(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any])
     )
 
 
-def copras(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def copras(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """Classical COPRAS (Zavadskas et al. 1994): d = w x/sum(x);
     Q_i = S+_i + sum(S-) / (S-_i * sum(1/S-)); the score is the utility
     degree Q_i / max Q (1 for the best).  Needs values > 0."""
@@ -272,7 +281,7 @@ def copras(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any])
     return Scored(Q / Q.max(), {"weighted": V}, {"S_plus": s_plus, "S_minus": s_minus, "Q": Q})
 
 
-def moora(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def moora(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """MOORA ratio system: sum of w x/||x|| over benefit criteria minus cost ones."""
     norm = np.sqrt(np.einsum("ij,ij->j", X, X))
     R = X / _safe(norm)
@@ -280,7 +289,7 @@ def moora(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) 
     return Scored(C.sum(axis=1), {"normalized": R, "contribution": C})
 
 
-def edas(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def edas(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """EDAS: distances from the average solution; score (NSP + NSN)/2.
     Needs values > 0 (it divides by the average)."""
     av = X.mean(axis=0)
@@ -292,7 +301,7 @@ def edas(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -
     return Scored((nsp + nsn) / 2.0, {"pda": pda, "nda": nda}, {"SP": sp, "SN": sn})
 
 
-def aras(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def aras(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """ARAS: the ideal row (best value per criterion) joins the matrix before sum
     normalization (cost criteria by reciprocals); the score is S_i / S_ideal."""
     ideal = np.where(benefit, X.max(axis=0), X.min(axis=0))
@@ -308,7 +317,7 @@ def aras(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -
     )
 
 
-def spotis(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any]) -> Scored:
+def spotis(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """SPOTIS: weighted distance to the ideal point of the bounds (ascending).
     ``p["bounds"]`` is (k, 2); a zero-width bound gives distance 0."""
     lo, hi = p["bounds"][:, 0], p["bounds"][:, 1]
@@ -319,7 +328,7 @@ def spotis(X: Array, benefit: Mask, w: Array, constant: Mask, p: dict[str, Any])
     return Scored(C.sum(axis=1), {"distance": D, "contribution": C})
 
 
-METHODS: dict[str, Callable[[Array, Mask, Array, Mask, dict[str, Any]], Scored]] = {
+METHODS: dict[str, Callable[[Array, Mask, Array, Mask | None, dict[str, Any]], Scored]] = {
     "wsm": wsm,
     "wpm": wpm,
     "topsis": topsis,

@@ -55,6 +55,7 @@ FIELDS = frozenset(
     }
 )
 GOALS = ("maximize", "minimize")
+_CRITERION_FIELDS = frozenset({"attribute", "goal", "weight"})
 PARAMS = {
     "vikor": ("v",),
     "promethee2": ("preference", "q", "p"),
@@ -123,7 +124,14 @@ def _did_you_mean(name: str, known: Sequence[str]) -> str:
 
 def _number(value: Any, path: str) -> float:
     """A finite real number (bool excluded)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    kind = type(value)
+    if (
+        kind is not float
+        and kind is not int
+        and (
+            isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
+        )
+    ):
         raise DecisionError("invalid_request", f"expected a number, got {_kind(value)}", path)
     x = float(value)
     if not math.isfinite(x):
@@ -183,7 +191,7 @@ class Plan:
 
 def parse_plan(request: Any) -> Plan:
     """Check every field that does not depend on the options."""
-    if not isinstance(request, Mapping):
+    if type(request) is not dict and not isinstance(request, Mapping):
         raise DecisionError("invalid_request", f"a decision is an object, not {_kind(request)}", "")
     for key in request:
         if key not in FIELDS:
@@ -305,7 +313,9 @@ def _expression_fields(plan: Plan, request: Mapping[str, Any]) -> None:
 
 
 def _criteria(value: Any, need_weights: bool) -> list[Criterion]:
-    if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+    if type(value) is not list and (not isinstance(value, Sequence) or isinstance(value, str)):
+        value = None
+    if not value:
         raise DecisionError("invalid_request", "criteria must be a non-empty list", "criteria")
     if len(value) > LIMITS["max_criteria"]:
         raise DecisionError(
@@ -314,41 +324,47 @@ def _criteria(value: Any, need_weights: bool) -> list[Criterion]:
     out: list[Criterion] = []
     seen: set[str] = set()
     for j, item in enumerate(value):
-        path = f"criteria[{j}]"
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             raise DecisionError(
-                "invalid_request", f"a criterion is an object, not {_kind(item)}", path
+                "invalid_request", f"a criterion is an object, not {_kind(item)}", f"criteria[{j}]"
             )
         for key in item:
-            if key not in ("attribute", "goal", "weight"):
-                raise DecisionError("invalid_request", f"unknown field {key!r}", f"{path}.{key}")
+            if key not in _CRITERION_FIELDS:
+                raise DecisionError(
+                    "invalid_request", f"unknown field {key!r}", f"criteria[{j}].{key}"
+                )
         name = item.get("attribute")
         if not isinstance(name, str) or not name:
             raise DecisionError(
-                "invalid_request", "attribute must be a non-empty string", f"{path}.attribute"
+                "invalid_request",
+                "attribute must be a non-empty string",
+                f"criteria[{j}].attribute",
             )
         if name in seen:
             raise DecisionError(
                 "invalid_request",
                 f"attribute {name!r} is used by two criteria",
-                f"{path}.attribute",
+                f"criteria[{j}].attribute",
             )
         seen.add(name)
         goal = item.get("goal", "maximize")
-        goal = _choice(goal, GOALS, f"{path}.goal", "invalid_request")
+        if goal not in GOALS or type(goal) is not str:
+            _choice(goal, GOALS, f"criteria[{j}].goal", "invalid_request")
         weight = item.get("weight")
         if weight is not None:
-            weight = _number(weight, f"{path}.weight")
+            weight = _number(weight, f"criteria[{j}].weight")
             if weight <= 0:
                 raise DecisionError(
-                    "non_positive_value", f"a weight must be > 0, got {weight}", f"{path}.weight"
+                    "non_positive_value",
+                    f"a weight must be > 0, got {weight}",
+                    f"criteria[{j}].weight",
                 )
         elif need_weights:
             raise DecisionError(
                 "missing_weight",
                 "weighting 'given' needs a weight for every criterion "
                 "(or use weighting 'equal', 'entropy', 'critic' or 'std')",
-                f"{path}.weight",
+                f"criteria[{j}].weight",
             )
         out.append(Criterion(name, goal == "maximize", weight))
     return out
@@ -357,7 +373,7 @@ def _criteria(value: Any, need_weights: bool) -> list[Criterion]:
 def _params(method: str, value: Any, plan: Plan) -> dict[str, Any]:
     if value is None:
         value = {}
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise DecisionError("invalid_params", f"params is an object, not {_kind(value)}", "params")
     own = PARAMS.get(method, ())
     for key in value:

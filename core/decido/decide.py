@@ -5,9 +5,17 @@ returns the JSON-ready response; ``decide_batch`` does the same for ``POST
 /v1/batch``.  Constraints and the ``expression`` method are compiled once with
 the language of ``decido.Expression`` and evaluated over all options in one VM
 call each; the multi-criteria methods are vectorized NumPy over the feasible
-options (``decido._mcdm_methods``).  The request is validated before anything
-is computed (``decido._mcdm_request``); a bad request raises ``DecisionError``
-naming the field.  See ``docs/decisions.md`` for the fields and conventions.
+options (``decido._mcdm_methods``), and competition ranks are computed in C
+(``dc_rank_competition`` in ``csrc/decide/rank.c``, bound by ``decido._mcdm``).
+The request is validated before anything is computed (``decido._mcdm_request``);
+a bad request raises ``DecisionError`` naming the field.  See
+``docs/decisions.md`` for the fields and conventions.
+
+Small requests are the service's common case, so the fixed cost per call is
+kept low: a request without constraints or expression never touches the
+expression machinery, validation takes fast paths for plain ``dict``/``list``
+JSON, and the kernels avoid NumPy calls that do not change a result
+(``benchmarks/decide_small.py`` times it).
 """
 
 from __future__ import annotations
@@ -17,15 +25,18 @@ import itertools
 import numbers
 import operator
 from collections.abc import Mapping
+from math import isfinite
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from decido._mcdm import competition_ranks
 from decido._mcdm_methods import (
     METHODS,
     POSITIVE_METHODS,
     POSITIVE_NORMALIZATIONS,
+    Mask,
     Scored,
     auto_weights,
 )
@@ -70,6 +81,21 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     """
     plan = parse_plan(request)
     ids, attrs = parse_options(request.get("options"))
+    criteria = [c.attribute for c in plan.criteria]
+    if plan.constraints or plan.expression is not None:
+        return _decide_expressions(plan, ids, attrs, criteria)
+    # no expressions: every option is feasible, the criteria are the matrix
+    _check_criteria(attrs, criteria)
+    out = _header(plan, len(ids), len(ids))
+    Xc = np.asfortranarray(_matrix(attrs, criteria))
+    return _decide_mcdm(plan, out, Xc, None, ids, criteria, [])
+
+
+def _decide_expressions(
+    plan: Plan, ids: list[Any], attrs: list[Mapping[str, Any]], criteria: list[str]
+) -> dict[str, Any]:
+    """``decide`` with constraints or method ``expression``: compile the texts,
+    evaluate the constraints, then score the feasible options."""
     texts = plan.constraints + ([plan.expression] if plan.expression is not None else [])
     variables = _expression_variables(texts, attrs)
     programs = [
@@ -81,14 +107,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
         )
         for j, text in enumerate(texts)
     ]
-    criteria = [c.attribute for c in plan.criteria]
-    for j, name in enumerate(criteria):
-        if not locate_attribute(attrs, name):
-            raise DecisionError(
-                "unknown_attribute",
-                f"no option has attribute {name!r}{_did_you_mean(name, attribute_names(attrs))}",
-                f"criteria[{j}].attribute",
-            )
+    _check_criteria(attrs, criteria)
     columns = list(dict.fromkeys(criteria + variables))
     X = _matrix(attrs, columns)
     col = {name: j for j, name in enumerate(columns)}
@@ -105,30 +124,66 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     # the criteria are the first columns; column-major, since every method
     # reduces over the options, down the columns
     k = len(criteria)
-    Xc = np.asfortranarray(X[:, :k] if feasible.size == len(ids) else X[feasible_mask, :k])
+    all_feasible = feasible.size == len(ids)
+    Xc = np.asfortranarray(X[:, :k] if all_feasible else X[feasible_mask, :k])
     out = _header(plan, len(ids), feasible.size)
     if feasible.size == 0:
         out["weights"] = _given_weights(plan)
         out.update(status="infeasible", best=None, ranking=[], infeasible=infeasible)
         out["warnings"] = plan.warnings
         return out
+    index = None if all_feasible else feasible
+    if plan.method != "expression":
+        return _decide_mcdm(plan, out, Xc, index, ids, criteria, infeasible)
 
-    if plan.method == "expression":
-        used = [j for j, v in enumerate(variables) if v in expression_names(plan.expression)]
-        scored = _score_expression(programs[-1], Xv[feasible], used, plan)
-        weights: dict[str, float] = {}
-    else:
-        _check_values(plan, Xc, feasible, criteria)
-        scored, w = _score_mcdm(plan, Xc, feasible)
-        weights = dict(zip(criteria, w.tolist(), strict=True))
-    out["weights"] = weights
-    ranking, best = _ranking(plan, scored, feasible, ids, criteria, variables)
+    used = [j for j, v in enumerate(variables) if v in expression_names(plan.expression)]
+    scored = _score_expression(programs[-1], Xv[feasible], used, plan)
+    out["weights"] = {}
+    names = [v for v in variables if v in set(expression_names(plan.expression))]
+    ranking, best = _ranking(plan, scored, index, ids, names)
     out.update(status="ok", best=best, ranking=ranking)
-    if scored.compromise is not None:
-        out["compromise"] = [ids[feasible[i]] for i in scored.compromise]
     out["infeasible"] = infeasible
     out["warnings"] = plan.warnings
     return out
+
+
+def _decide_mcdm(
+    plan: Plan,
+    out: dict[str, Any],
+    Xc: Array,
+    feasible: NDArray[np.intp] | None,
+    ids: list[Any],
+    criteria: list[str],
+    infeasible: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """Score the feasible options (``Xc``: feasible options x criteria, column-major;
+    ``feasible``: their option indices, None when every option is feasible) by a
+    multi-criteria method and fill ``out``."""
+    _check_values(plan, Xc, feasible, criteria)
+    scored, w = _score_mcdm(plan, Xc, feasible)
+    out["weights"] = dict(zip(criteria, w.tolist(), strict=True))
+    ranking, best = _ranking(plan, scored, feasible, ids, criteria)
+    out.update(status="ok", best=best, ranking=ranking)
+    if scored.compromise is not None:
+        out["compromise"] = [ids[_option(feasible, i)] for i in scored.compromise]
+    out["infeasible"] = infeasible
+    out["warnings"] = plan.warnings
+    return out
+
+
+def _check_criteria(attrs: list[Mapping[str, Any]], criteria: list[str]) -> None:
+    for j, name in enumerate(criteria):
+        if not locate_attribute(attrs, name):
+            raise DecisionError(
+                "unknown_attribute",
+                f"no option has attribute {name!r}{_did_you_mean(name, attribute_names(attrs))}",
+                f"criteria[{j}].attribute",
+            )
+
+
+def _option(feasible: NDArray[np.intp] | None, i: int) -> int:
+    """The option index of the i-th feasible option."""
+    return i if feasible is None else int(feasible[i])
 
 
 def decide_batch(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -196,6 +251,8 @@ def _infeasible(
     bad = np.flatnonzero(~feasible)
     if bad.size == 0:
         return []
+    if len(constraints) == 1:  # one pattern: the one constraint
+        return [{"id": ids[i], "violated": [constraints[0]]} for i in bad.tolist()]
     patterns, inverse = np.unique(~holds[:, bad].T, axis=0, return_inverse=True)
     texts = [[constraints[j] for j in np.flatnonzero(p)] for p in patterns]
     return [
@@ -322,7 +379,9 @@ def _checked_matrix(attrs: list[Mapping[str, Any]], columns: list[str]) -> Array
 
 
 # ---------------------------------------------------------------- multi-criteria
-def _check_values(plan: Plan, Xc: Array, feasible: NDArray[np.intp], criteria: list[str]) -> None:
+def _check_values(
+    plan: Plan, Xc: Array, feasible: NDArray[np.intp] | None, criteria: list[str]
+) -> None:
     """Positivity, bounds and size rules that depend on the feasible values."""
     method, norm = plan.method, plan.normalization
     need = None
@@ -332,22 +391,25 @@ def _check_values(plan: Plan, Xc: Array, feasible: NDArray[np.intp], criteria: l
         need = f"normalization {norm!r} needs values > 0"
     elif method in ("wpm", "waspas") and norm != "minmax":
         need = f"method {method!r} with normalization {norm!r} needs values > 0"
-    bad = Xc <= 0 if need else np.zeros(Xc.shape, dtype=bool)
-    if plan.weighting == "entropy" and need is None:
+    bad = None
+    if need is not None:
+        bad = Xc <= 0
+    elif plan.weighting == "entropy":
         benefit = np.array([c.benefit for c in plan.criteria])
         bad = np.where(benefit, Xc < 0, Xc <= 0)
         need = "weighting 'entropy' needs values >= 0 (> 0 for minimized criteria)"
-    if bad.any():
+    if bad is not None and bad.any():
         i, j = np.argwhere(bad)[0]
         raise DecisionError(
             "non_positive_value",
             f"{need}; got {Xc[i, j]}",
-            attr_path(f"options[{feasible[i]}].attributes", criteria[j]),
+            attr_path(f"options[{_option(feasible, i)}].attributes", criteria[j]),
         )
-    if method == "promethee2" and feasible.size > LIMITS["max_promethee_options"]:
+    m = Xc.shape[0]
+    if method == "promethee2" and m > LIMITS["max_promethee_options"]:
         raise DecisionError(
             "too_many",
-            f"promethee2 compares every pair: {feasible.size} feasible options "
+            f"promethee2 compares every pair: {m} feasible options "
             f"(limit {LIMITS['max_promethee_options']})",
             "options",
         )
@@ -355,7 +417,9 @@ def _check_values(plan: Plan, Xc: Array, feasible: NDArray[np.intp], criteria: l
         _spotis_bounds(plan, Xc, feasible, criteria)
 
 
-def _spotis_bounds(plan: Plan, Xc: Array, feasible: NDArray[np.intp], criteria: list[str]) -> None:
+def _spotis_bounds(
+    plan: Plan, Xc: Array, feasible: NDArray[np.intp] | None, criteria: list[str]
+) -> None:
     given = plan.params["bounds"]
     bounds = np.column_stack([Xc.min(axis=0), Xc.max(axis=0)])
     for j, name in enumerate(criteria):
@@ -367,7 +431,7 @@ def _spotis_bounds(plan: Plan, Xc: Array, feasible: NDArray[np.intp], criteria: 
                 raise DecisionError(
                     "out_of_bounds",
                     f"value {Xc[i, j]} is outside the SPOTIS bounds [{lo}, {hi}]",
-                    attr_path(f"options[{feasible[i]}].attributes", name),
+                    attr_path(f"options[{_option(feasible, i)}].attributes", name),
                 )
             bounds[j] = lo, hi
     taken = [name for name in criteria if name not in given]
@@ -391,21 +455,27 @@ def _given_weights(plan: Plan) -> dict[str, float]:
     return {}
 
 
-def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp]) -> tuple[Scored, Array]:
+def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp] | None) -> tuple[Scored, Array]:
     m, k = Xc.shape
     benefit = np.array([c.benefit for c in plan.criteria])
+    constant: Mask | None
     if m == 1:
         constant = np.ones(k, dtype=bool)
         plan.warn("single_option", "one feasible option: it ranks first")
     else:
         constant = Xc.max(axis=0) == Xc.min(axis=0)
-        for j in np.flatnonzero(constant):
-            plan.warn(
-                "constant_criterion",
-                f"{plan.criteria[j].attribute!r} has one value over the feasible options: "
-                "every option is ideal on it",
-                f"criteria[{j}]",
-            )
+        flags = constant.tolist()
+        if True in flags:
+            for j, flag in enumerate(flags):
+                if flag:
+                    plan.warn(
+                        "constant_criterion",
+                        f"{plan.criteria[j].attribute!r} has one value over the feasible "
+                        "options: every option is ideal on it",
+                        f"criteria[{j}]",
+                    )
+        else:
+            constant = None
     if plan.weighting == "given":
         w = np.array([c.weight for c in plan.criteria], dtype=np.float64)
         w = w / w.sum()
@@ -426,81 +496,48 @@ def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp]) -> tuple[Scor
 
 
 # ---------------------------------------------------------------- ranking and output
-def competition_ranks(
-    score: Array, higher_is_better: bool
-) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Order (best first) and competition ranks (1, 2, 2, 4) of ``score``.
-
-    Scores within ``RANK_TOLERANCE`` times the largest finite magnitude of each
-    other tie; ties keep input order; NaN scores rank last, tied.
-    """
-    n = score.shape[0]
-    key = -score if higher_is_better else score
-    nan = np.isnan(key)
-    has_nan = bool(nan.any())
-    if has_nan:
-        key = np.where(nan, np.inf, key)
-    order = np.argsort(key, kind="stable")
-    if has_nan:  # NaN after +inf
-        order = np.concatenate([order[~nan[order]], np.flatnonzero(nan)])
-    finite = np.isfinite(score)
-    tol = RANK_TOLERANCE * float(np.abs(score[finite]).max()) if finite.any() else 0.0
-    ks = key[order]
-    new_group = np.empty(n, dtype=bool)
-    new_group[:1] = True
-    with np.errstate(invalid="ignore"):  # inf - inf is NaN: equal infinities tie
-        np.greater(ks[1:] - ks[:-1], tol, out=new_group[1:])
-    if has_nan:
-        last = nan[order]
-        new_group[1:] = np.where(last[1:], ~last[:-1], new_group[1:])
-    if new_group.all():
-        return order, np.arange(1, n + 1)
-    group = np.cumsum(new_group) - 1
-    order = order[np.lexsort((order, group))]
-    return order, np.flatnonzero(new_group)[group] + 1
-
-
 def _json_floats(values: list[Any]) -> list[Any]:
     """Non-finite floats become None (JSON has no NaN or infinity)."""
     return [v if v == v and v not in (float("inf"), float("-inf")) else None for v in values]
 
 
-def _floats(a: Array) -> list[Any]:
-    values = a.tolist()
-    return values if np.isfinite(a).all() else _json_floats(values)
+def _floats(values: list[float]) -> list[Any]:
+    # a finite sum means finite values (an overflowing sum only takes the slow path)
+    return values if isfinite(sum(values)) else _json_floats(values)
 
 
 def _ranking(
     plan: Plan,
     scored: Scored,
-    feasible: NDArray[np.intp],
+    feasible: NDArray[np.intp] | None,
     ids: list[Any],
-    criteria: list[str],
-    variables: list[str],
+    names: list[str],
 ) -> tuple[list[dict[str, Any]], Any]:
-    order, ranks = competition_ranks(scored.score, plan.higher_is_better)
+    """Ranking entries (best first, cut to ``top_k``) and the best option's id;
+    ``names`` label the per-criterion explanations."""
+    order, ranks = competition_ranks(scored.score, plan.higher_is_better, RANK_TOLERANCE)
     if plan.top_k is not None:
         order, ranks = order[: plan.top_k], ranks[: plan.top_k]
-    best = ids[feasible[order[0]]]
-    entry_ids = [ids[i] for i in feasible[order].tolist()]
-    scores = _floats(scored.score[order])
+    if feasible is None:
+        entry_ids = [ids[i] for i in order.tolist()]
+    else:
+        entry_ids = [ids[i] for i in feasible[order].tolist()]
+    scores = _floats(scored.score[order].tolist())
     ranking = [
         {"id": oid, "rank": r, "score": s}
         for oid, r, s in zip(entry_ids, ranks.tolist(), scores, strict=True)
     ]
     if plan.explain:
-        names = criteria
-        if plan.method == "expression":
-            used = set(expression_names(plan.expression or ""))
-            names = [v for v in variables if v in used]
         parts = {
-            key: [dict(zip(names, row, strict=True)) for row in map(_floats, value[order])]
+            key: [dict(zip(names, row, strict=True)) for row in map(_floats, value[order].tolist())]
             for key, value in scored.per_criterion.items()
         }
-        parts.update({key: _floats(value[order]) for key, value in scored.per_option.items()})
+        parts.update(
+            {key: _floats(value[order].tolist()) for key, value in scored.per_option.items()}
+        )
         for n, entry in enumerate(ranking):
             entry["explanation"] = {key: value[n] for key, value in parts.items()}
-    return ranking, best
+    return ranking, entry_ids[0]
 
 
 def _header(plan: Plan, n_options: int, n_feasible: int) -> dict[str, Any]:

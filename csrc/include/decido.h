@@ -269,6 +269,18 @@ const char *dc_engine_default(void);
 
 const char *dc_version(void);
 
+/* ---- decisions (csrc/decide/) -------------------------------------------- */
+
+/* Competition ranks (1, 2, 2, 4) of n scores, the rule of docs/decisions.md:
+ * order[p] is the option at position p, best first (a stable sort; NaN last);
+ * neighbours whose keys differ by at most rel_tol times the largest finite
+ * |score| tie, and a tied group takes input order; rank[p] is the rank of
+ * order[p].  rank is also the sort's scratch, so both arrays hold n entries
+ * and must not overlap score.  No allocation; DC_ERR_ARGUMENT for NULL arrays
+ * when n > 0. */
+dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,
+                              double rel_tol, int64_t *order, int64_t *rank);
+
 #ifdef __cplusplus
 }
 #endif
