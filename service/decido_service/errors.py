@@ -20,6 +20,7 @@ from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
 from decido import DecisionError, EngineError, ExpressionError
+from decido_service.responses import ApiResponse
 from decido_service.store import StoreError
 
 __all__ = [
@@ -184,7 +185,7 @@ def problem_handler(request: Request, exc: Exception) -> HTTPResponse:
             "unhandled error", exc_info=exc,
             extra={"request_id": getattr(request.ctx, "request_id", None)},
         )
-    return HTTPResponse(
+    return ApiResponse(
         orjson.dumps(problem_body(request, error)),
         status=error.status_code,
         headers=error.headers,

@@ -6,17 +6,17 @@ from functools import partial
 
 import orjson
 from sanic import Blueprint, Request
-from sanic.response import HTTPResponse, raw
+from sanic.response import HTTPResponse
 
 from decido_service import limits
 from decido_service.auth import admit, authenticate, client_address
 from decido_service.middleware import endpoint
+from decido_service.responses import json_response
 from decido_service.schemas import json_body, parse_key_request
 
 __all__ = ["bp"]
 
 bp = Blueprint("account")
-_JSON = "application/json"
 
 
 @bp.post("/keys")
@@ -30,7 +30,7 @@ async def create_key(request: Request) -> HTTPResponse:
         ctx.store.create_key, "free", "free", body.label)
     out = {"key": secret, "id": record["id"], "prefix": record["prefix"], "plan": record["plan"],
            "tier": record["tier"], "label": record["label"], "created_at": record["created_at"]}
-    return raw(orjson.dumps(out), status=201, content_type=_JSON,
+    return json_response(orjson.dumps(out), status=201,
                headers={"Cache-Control": "no-store"})
 
 
@@ -43,4 +43,4 @@ async def usage(request: Request) -> HTTPResponse:
     doc = await admit(request, limits.specs_for("usage", key, settings=settings),
                       partial(limits.usage_document, settings=settings), ctx.store, key,
                       settings.now())
-    return raw(orjson.dumps(doc), content_type=_JSON)
+    return json_response(orjson.dumps(doc))

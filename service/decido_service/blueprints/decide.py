@@ -15,19 +15,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 import orjson
 from sanic import Blueprint, Request
-from sanic.response import HTTPResponse, raw
+from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
 from decido_service.auth import admit, authenticate
 from decido_service.errors import limit_error
 from decido_service.middleware import endpoint
+from decido_service.responses import json_response
 from decido_service.schemas import batch_size, json_body
 
 __all__ = ["bp"]
 
 bp = Blueprint("decide")
-_JSON = "application/json"
 #: bodies up to this size are decided on the event loop (the size bounds the work: at most
 #: a few dozen options or a short expression), larger ones in a thread
 INLINE_BYTES = 4096
@@ -47,7 +47,7 @@ async def decide(request: Request) -> HTTPResponse:
     ctx = request.app.ctx
     specs = limits.specs_for("decide", key, settings=ctx.settings)
     result = await admit(request, specs, decido.decide, body, pool=_pool(request))
-    return raw(orjson.dumps(result), content_type=_JSON)
+    return json_response(orjson.dumps(result))
 
 
 @bp.post("/batch")
@@ -62,4 +62,4 @@ async def batch(request: Request) -> HTTPResponse:
         raise limit_error(violation)
     specs = limits.specs_for("batch", key, amount=size, settings=ctx.settings)
     result = await admit(request, specs, decido.decide_batch, body, pool=_pool(request))
-    return raw(orjson.dumps(result), content_type=_JSON)
+    return json_response(orjson.dumps(result))

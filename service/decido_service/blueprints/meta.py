@@ -14,7 +14,7 @@ from importlib import resources
 
 import orjson
 from sanic import Blueprint, Request
-from sanic.response import HTTPResponse, raw
+from sanic.response import HTTPResponse
 
 import decido
 from decido_service import __version__
@@ -22,6 +22,7 @@ from decido_service.auth import count_address
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
 from decido_service.openapi import openapi_document
+from decido_service.responses import ApiResponse, json_response
 from decido_service.schemas import engine_table
 
 __all__ = ["bp"]
@@ -39,7 +40,6 @@ ASSETS = {
 }
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
        "script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
-_JSON = "application/json"
 _HEALTHY = orjson.dumps({"status": "ok", "version": __version__, "store": "ok",
                          "engines": len(engine_table())})
 
@@ -62,10 +62,10 @@ async def health(request: Request) -> HTTPResponse:
     """Liveness and readiness: 200 when the store answers, else 503."""
     count_address(request)
     if request.app.ctx.readiness.ok():
-        return raw(_HEALTHY, content_type=_JSON)
+        return json_response(_HEALTHY)
     body = {"status": "unavailable", "version": __version__, "store": "unavailable",
             "engines": len(engine_table())}
-    return raw(orjson.dumps(body), status=503, content_type=_JSON)
+    return json_response(orjson.dumps(body), status=503)
 
 
 @bp.get("/engines")
@@ -74,7 +74,7 @@ async def engines(request: Request) -> HTTPResponse:
     """Every engine with its options; ``default`` names the default engine."""
     count_address(request)
     body = {"default": decido.default_engine(), "engines": list(engine_table().values())}
-    return raw(orjson.dumps(body), content_type=_JSON)
+    return json_response(orjson.dumps(body))
 
 
 @bp.get("/openapi.json")
@@ -82,7 +82,7 @@ async def engines(request: Request) -> HTTPResponse:
 async def openapi(request: Request) -> HTTPResponse:
     """The OpenAPI 3.1 document of this service."""
     count_address(request)
-    return raw(openapi_bytes(), content_type=_JSON)
+    return json_response(openapi_bytes())
 
 
 @bp.get("/docs")
@@ -90,8 +90,8 @@ async def openapi(request: Request) -> HTTPResponse:
 async def docs(request: Request) -> HTTPResponse:
     """Interactive documentation (Swagger UI from vendored assets; no CDN)."""
     count_address(request)
-    return raw(static_file("docs.html"), content_type="text/html; charset=utf-8",
-               headers={"Content-Security-Policy": CSP})
+    return ApiResponse(static_file("docs.html"), content_type="text/html; charset=utf-8",
+                       headers={"Content-Security-Policy": CSP})
 
 
 @bp.get("/docs/<name:str>")
@@ -101,6 +101,6 @@ async def docs_asset(request: Request, name: str) -> HTTPResponse:
     if name not in ASSETS:
         raise ApiError("not_found", f"no docs asset {name!r}")
     count_address(request)
-    return raw(static_file(name), content_type=ASSETS[name],
-               headers={"Cache-Control": "public, max-age=86400",
-                        "Content-Security-Policy": CSP})
+    return ApiResponse(static_file(name), content_type=ASSETS[name],
+                       headers={"Cache-Control": "public, max-age=86400",
+                                "Content-Security-Policy": CSP})

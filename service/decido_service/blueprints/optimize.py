@@ -17,20 +17,20 @@ from typing import Any
 
 import orjson
 from sanic import Blueprint, Request
-from sanic.response import HTTPResponse, raw
+from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
 from decido_service.auth import admit, authenticate
 from decido_service.errors import limit_error
 from decido_service.middleware import endpoint
+from decido_service.responses import json_response
 from decido_service.schemas import OptimizeRequest, json_body, parse_optimize
 from decido_service.store import KeyRecord, Store
 
 __all__ = ["bp", "execute"]
 
 bp = Blueprint("optimize")
-_JSON = "application/json"
 
 
 @bp.post("/optimize")
@@ -41,7 +41,7 @@ async def optimize(request: Request) -> HTTPResponse:
     req = parse_optimize(json_body(request))
     budget = _budget(request, key, req)
     result = await _run(request, key, req, budget)
-    return raw(orjson.dumps(result), content_type=_JSON)
+    return json_response(orjson.dumps(result))
 
 
 def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str, Any]:
