@@ -1,13 +1,18 @@
 """Load test: decido's service beside a bare Sanic hello-world, measured in one run.
 
-    python benchmarks/load/run.py [--connections 32] [--seconds 5] [--workers 2] [--json FILE]
+    python benchmarks/load/run.py [--connections 32] [--seconds 3] [--rounds 5] [--workers 2]
+                                  [--json FILE]
 
 Starts ``decido serve`` (temporary SQLite database) and ``benchmarks/load/hello.py`` with the
 same number of workers on 127.0.0.1, creates an ``sdk`` key with the admin CLI (``decido
 keys create --plan sdk --tier team``), then drives each target with a closed-loop HTTP/1.1
 keep-alive client written on raw asyncio streams (uvloop when installed): ``connections``
 connections, each sending its next request as soon as the previous answer is read, for
-``seconds`` after a one-second warm-up. Targets: hello-world ``GET /``, ``GET /v1/health``,
+``seconds`` after a one-second warm-up. The targets are measured in ``rounds`` interleaved
+rounds (hello, health, decide, optimize, hello, ...), so that a burst of load from
+elsewhere on a shared machine hits every target alike; a target's req/s is the median of
+its rounds, its p50/p99 are over all its rounds' requests, and each ratio is of medians
+(the per-round ratios' range is printed too). Targets: hello-world ``GET /``, ``GET /v1/health``,
 ``POST /v1/decide`` (5 options, 2 criteria, TOPSIS) and ``POST /v1/optimize`` (sphere in 2
 dimensions, dss). Every request goes the whole way (key lookup, counters checked and
 incremented in SQLite, access log); the run raises the plan's and tier's limits through
@@ -26,6 +31,7 @@ import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -115,6 +121,24 @@ async def _connection(port: int, request: bytes, stop_at: float, record_from: fl
         writer.close()
 
 
+def _combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One target's rounds: median req/s, p50/p99 over every request, statuses summed."""
+    latencies = sorted(x for r in runs for x in r.pop("latencies"))
+    n = len(latencies)
+    statuses: dict[str, int] = {}
+    for r in runs:
+        for k, v in r["statuses"].items():
+            statuses[k] = statuses.get(k, 0) + v
+    return {
+        "requests": n,
+        "req_per_s": statistics.median(r["req_per_s"] for r in runs),
+        "rounds_req_per_s": [r["req_per_s"] for r in runs],
+        "p50_ms": round(latencies[n // 2] * 1e3, 3),
+        "p99_ms": round(latencies[min(n - 1, int(n * 0.99))] * 1e3, 3),
+        "statuses": dict(sorted(statuses.items())),
+    }
+
+
 async def _drive(port: int, request: bytes, connections: int, seconds: float) -> dict[str, Any]:
     latencies: list[float] = []
     statuses: dict[int, int] = {}
@@ -122,13 +146,9 @@ async def _drive(port: int, request: bytes, connections: int, seconds: float) ->
     record_from, stop_at = now + 1.0, now + 1.0 + seconds
     await asyncio.gather(*(_connection(port, request, stop_at, record_from, latencies, statuses)
                            for _ in range(connections)))
-    latencies.sort()
-    n = len(latencies)
     return {
-        "requests": n,
-        "req_per_s": round(n / seconds, 1),
-        "p50_ms": round(latencies[n // 2] * 1e3, 3),
-        "p99_ms": round(latencies[min(n - 1, int(n * 0.99))] * 1e3, 3),
+        "req_per_s": round(len(latencies) / seconds, 1),
+        "latencies": latencies,
         "statuses": {str(k): v for k, v in sorted(statuses.items())},
     }
 
@@ -148,7 +168,8 @@ def _measure(port: int, method: str, path: str, body: Any, headers: dict[str, st
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--connections", type=int, default=32)
-    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--seconds", type=float, default=3.0, help="per target and round")
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args(argv)
@@ -176,12 +197,17 @@ def main(argv: list[str] | None = None) -> int:
         key = json.loads(made.stdout)["key"]
         auth = {"Authorization": f"Bearer {key}"}
         c, s = args.connections, args.seconds
-        results = {
-            "hello": _measure(hello_port, "GET", "/", None, {}, c, s),
-            "health": _measure(decido_port, "GET", "/v1/health", None, {}, c, s),
-            "decide": _measure(decido_port, "POST", "/v1/decide", DECIDE, auth, c, s),
-            "optimize": _measure(decido_port, "POST", "/v1/optimize", OPTIMIZE, auth, c, s),
+        targets = {
+            "hello": (hello_port, "GET", "/", None, {}),
+            "health": (decido_port, "GET", "/v1/health", None, {}),
+            "decide": (decido_port, "POST", "/v1/decide", DECIDE, auth),
+            "optimize": (decido_port, "POST", "/v1/optimize", OPTIMIZE, auth),
         }
+        rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in targets}
+        for _ in range(args.rounds):
+            for name, target in targets.items():
+                rounds[name].append(_measure(*target, c, s))
+        results = {name: _combine(runs) for name, runs in rounds.items()}
     finally:
         _stop(decido)
         _stop(hello)
@@ -191,13 +217,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> int:
     base = results["hello"]["req_per_s"]
-    print(f"{args.connections} connections, {args.seconds:g} s per target, "
-          f"{args.workers} workers each, {os.cpu_count()} CPUs")
-    print(f"{'target':10} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9} {'vs hello':>9}  statuses")
+    print(f"{args.connections} connections, {args.rounds} rounds of {args.seconds:g} s per "
+          f"target, {args.workers} workers each, {os.cpu_count()} CPUs")
+    print(f"{'target':10} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9} {'vs hello':>9} "
+          f"{'per round':>11}  statuses")
+    hello_rounds = results["hello"]["rounds_req_per_s"]
     for name, r in results.items():
         r["ratio"] = round(r["req_per_s"] / base, 3) if base else None
+        per_round = [t / h for t, h in zip(r["rounds_req_per_s"], hello_rounds, strict=True)]
+        spread = f"{min(per_round):.2f}-{max(per_round):.2f}"
         print(f"{name:10} {r['req_per_s']:>10.1f} {r['p50_ms']:>9.2f} {r['p99_ms']:>9.2f} "
-              f"{r['ratio']:>9.2f}  {r['statuses']}")
+              f"{r['ratio']:>9.2f} {spread:>11}  {r['statuses']}")
     checks = {
         "health >= 80% of hello": results["health"]["ratio"] >= FLOORS["health_ratio"],
         "decide >= 35% of hello": results["decide"]["ratio"] >= FLOORS["decide_ratio"],
