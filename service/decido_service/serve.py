@@ -16,7 +16,10 @@ from typing import Any
 
 from decido_service.config import Settings
 
-__all__ = ["register", "serve"]
+__all__ = ["BLAS_THREAD_VARIABLES", "register", "serve"]
+
+#: environment variables that size the BLAS/OpenMP thread pools of NumPy's libraries
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def register(subparsers: Any) -> None:
@@ -38,6 +41,11 @@ def _environment(args: argparse.Namespace) -> Settings:
                                  workers=args.workers)
     os.environ.update({"DECIDO_HOST": settings.host, "DECIDO_PORT": str(settings.port),
                        "DECIDO_DB": settings.db, "DECIDO_WORKERS": str(settings.workers)})
+    # one BLAS thread per worker: the workers (and the run threads) are the parallelism, and
+    # a BLAS pool per process would only compete with them for the cores (set the variables
+    # yourself to choose otherwise)
+    for name in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
     return settings
 
 

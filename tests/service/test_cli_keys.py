@@ -184,3 +184,22 @@ def test_package_exports_version_and_lazy_create_app() -> None:
     assert decido_service.create_app is create_app
     with pytest.raises(AttributeError):
         decido_service.no_such_thing  # noqa: B018
+
+
+def test_serve_gives_each_worker_one_blas_thread_unless_told(monkeypatch, tmp_path) -> None:
+    import argparse
+    import os
+
+    from decido_service import serve
+
+    for name in (*serve.BLAS_THREAD_VARIABLES, "DECIDO_HOST", "DECIDO_PORT", "DECIDO_DB",
+                 "DECIDO_WORKERS"):
+        monkeypatch.setenv(name, "")  # remembers the original value for the teardown
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the operator's choice wins
+    args = argparse.Namespace(host=None, port=None, db=str(tmp_path / "d.db"), workers=2)
+    serve._environment(args)
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    assert os.environ["MKL_NUM_THREADS"] == "1"
+    assert os.environ["OMP_NUM_THREADS"] == "3"
+    assert os.environ["DECIDO_WORKERS"] == "2"
