@@ -1,8 +1,9 @@
 """The baseline: a bare Sanic hello-world, run the way ``decido serve`` runs (factory, workers).
 
 ``python benchmarks/load/hello.py PORT WORKERS`` serves ``GET /`` -> ``{"hello": "world"}``
-with orjson and no access log, so the load script can measure decido against the framework
-itself in the same run on the same machine.
+with orjson and no access log (and ``GET /headers``: the same with decido's four required
+response headers, as a second reference), so the load script can measure decido against
+the framework itself in the same run on the same machine.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from sanic import Request, Sanic
 from sanic.response import HTTPResponse, raw
 from sanic.worker.loader import AppLoader
 
+HEADERS = {"X-Request-Id": "0123456789abcdef0123456789abcdef", "X-RateLimit-Limit": "120",
+           "X-RateLimit-Remaining": "119", "X-RateLimit-Reset": "1767225600"}
+
 
 def create_app() -> Sanic:
     """The hello-world app."""
@@ -22,6 +26,13 @@ def create_app() -> Sanic:
     @app.get("/")
     async def hello(request: Request) -> HTTPResponse:
         return raw(orjson.dumps({"hello": "world"}), content_type="application/json")
+
+    @app.get("/headers")
+    async def hello_with_headers(request: Request) -> HTTPResponse:
+        """The same answer with the four headers every decido response must carry (fixed
+        values): how much of the gap to decido is the headers alone."""
+        return raw(orjson.dumps({"hello": "world"}), content_type="application/json",
+                   headers=HEADERS)
 
     return app
 

@@ -8,8 +8,10 @@ same number of workers on 127.0.0.1, creates an ``sdk`` key with the admin CLI (
 keys create --plan sdk --tier team``), then drives each target with a closed-loop HTTP/1.1
 keep-alive client written on raw asyncio streams (uvloop when installed): ``connections``
 connections, each sending its next request as soon as the previous answer is read, for
-``seconds`` after a one-second warm-up. The targets are measured in ``rounds`` interleaved
-rounds (hello, health, decide, optimize, hello, ...), so that a burst of load from
+``seconds`` after a one-second warm-up. ``hello+hdr`` is the hello-world with the four
+response headers every decido answer carries (a reference, not a floor). The targets are
+measured in ``rounds`` interleaved rounds (hello, hello+hdr, health, decide, optimize,
+hello, ...), so that a burst of load from
 elsewhere on a shared machine hits every target alike; a target's req/s is the median of
 its rounds, its p50/p99 are over all its rounds' requests, and each ratio is of medians
 (the per-round ratios' range is printed too). Targets: hello-world ``GET /``, ``GET /v1/health``,
@@ -199,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         c, s = args.connections, args.seconds
         targets = {
             "hello": (hello_port, "GET", "/", None, {}),
+            "hello+hdr": (hello_port, "GET", "/headers", None, {}),
             "health": (decido_port, "GET", "/v1/health", None, {}),
             "decide": (decido_port, "POST", "/v1/decide", DECIDE, auth),
             "optimize": (decido_port, "POST", "/v1/optimize", OPTIMIZE, auth),
