@@ -7,6 +7,7 @@ from decido.errors import DecidoError, EngineError, ExpressionError
 from decido.expression import DEFAULT_LIMITS, Expression, Structure
 from decido.optimize import (
     OptimizeResult,
+    RunMonitor,
     default_engine,
     engines,
     maximize,
@@ -24,6 +25,7 @@ __all__ = [
     "Expression",
     "ExpressionError",
     "OptimizeResult",
+    "RunMonitor",
     "Structure",
     "__version__",
     "decide",

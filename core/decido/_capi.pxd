@@ -88,6 +88,22 @@ cdef extern from "decido.h" nogil:
 
     ctypedef int (*dc_callback_fn)(void *userdata, const dc_progress *progress) noexcept nogil
 
+    ctypedef struct dc_monitor:
+        pass
+
+    ctypedef struct dc_monitor_snapshot:
+        int64_t evaluations
+        int64_t iterations
+        double best
+        double elapsed
+        int running
+
+    dc_monitor *dc_monitor_new(const dc_allocator *allocator)
+    void dc_monitor_free(dc_monitor *monitor)
+    void dc_monitor_request_stop(dc_monitor *monitor)
+    int dc_monitor_stop_requested(const dc_monitor *monitor)
+    void dc_monitor_read(const dc_monitor *monitor, dc_monitor_snapshot *out)
+
     ctypedef struct dc_run:
         size_t n
         const double *lower
@@ -108,6 +124,7 @@ cdef extern from "decido.h" nogil:
         void *callback_data
         size_t history_capacity
         const dc_allocator *allocator
+        dc_monitor *monitor
 
     ctypedef struct dc_history_entry:
         int64_t evaluations

@@ -4,6 +4,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+class RunMonitor:
+    """Progress and cancellation of a run, from any thread, without the GIL."""
+
+    def __init__(self) -> None: ...
+    def stop(self) -> None:
+        """Ask the run to stop (thread-safe; idempotent; never waits)."""
+    @property
+    def stopped(self) -> bool:
+        """True once ``stop()`` was called (it stays True)."""
+    def progress(self) -> dict[str, Any]:
+        """``{"evaluations": int, "iterations": int, "best": float | None,
+        "elapsed": float, "running": bool}`` from the latest publication."""
+
 def engines() -> list[dict[str, Any]]: ...
 def default_engine() -> str: ...
 def run(
@@ -20,4 +33,5 @@ def run(
     options: dict[str, float],
     callback: Callable[[dict[str, Any]], Any] | None,
     history_capacity: int,
+    monitor: RunMonitor | None = None,
 ) -> dict[str, Any]: ...

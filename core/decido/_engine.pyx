@@ -3,11 +3,15 @@
 
 A program objective runs entirely in C with the GIL released.  A Python
 callable is called back with the GIL held; an exception it raises stops the
-run, everything is freed, and the exception is re-raised unchanged.
+run, everything is freed, and the exception is re-raised unchanged.  A
+RunMonitor (dc_monitor) is shared with the run through atomics only: reading
+it or stopping the run never needs the run to take the GIL.
 """
+from libc.math cimport isnan
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 
+cimport cython
 cimport decido._capi as c
 from decido._expr cimport Program
 
@@ -80,6 +84,75 @@ cdef int _callback_gil(_Context ctx, const c.dc_progress *pr):
         return -1
 
 
+@cython.final
+cdef class RunMonitor:
+    """Progress and cancellation of a run, from any thread, without the GIL.
+
+    Pass it as ``decido.optimize(..., monitor=m)``.  After every iteration the
+    run publishes its progress with a few atomic stores and checks whether a
+    stop was requested (also once before its first iteration); ``progress()``
+    and ``stop()`` may be called from any thread at any time, during or
+    outside a run.
+
+    A monitor watches one run at a time (a second concurrent run on it raises
+    ``EngineError``); runs one after another may share it, each starting its
+    progress from zero.  A stop is permanent: a stopped monitor stops every
+    later run at once (after one evaluation, the centre of the box).  A new
+    RunMonitor is cheap.
+    """
+
+    cdef c.dc_monitor *mon
+
+    def __cinit__(self):
+        self.mon = c.dc_monitor_new(NULL)
+        if self.mon is NULL:
+            raise MemoryError("decido: out of memory creating a RunMonitor")
+
+    def __dealloc__(self):
+        # a running optimize() holds a reference, so no run can still see it
+        c.dc_monitor_free(self.mon)
+
+    def stop(self):
+        """Ask the run to stop (thread-safe; idempotent; never waits).
+
+        The run ends at its next iteration boundary with status ``"stopped"``
+        and the best point found so far.  Stopping before the run starts makes
+        it stop at once.
+        """
+        c.dc_monitor_request_stop(self.mon)
+
+    @property
+    def stopped(self):
+        """True once ``stop()`` was called (it stays True)."""
+        return c.dc_monitor_stop_requested(self.mon) != 0
+
+    def progress(self):
+        """The latest published progress, as a dict.
+
+        ``evaluations`` and ``iterations`` so far, ``best`` (the best value in
+        the caller's sense, None until a number was seen), ``elapsed`` (wall
+        seconds at the last iteration) and ``running`` (a run is in progress).
+        The values come from one publication, after an iteration or at the
+        end of the run; after the run they equal its result's.
+        """
+        cdef c.dc_monitor_snapshot s
+        c.dc_monitor_read(self.mon, &s)  # a few loads; the run never waits on us
+        return {
+            "evaluations": s.evaluations,
+            "iterations": s.iterations,
+            "best": None if isnan(s.best) else s.best,
+            "elapsed": s.elapsed,
+            "running": s.running != 0,
+        }
+
+    def __repr__(self):
+        p = self.progress()
+        state = "running" if p["running"] else "idle"
+        if self.stopped:
+            state += ", stopped"
+        return f"<RunMonitor {state}: {p['evaluations']} evaluations, best {p['best']}>"
+
+
 def engines():
     """The registry: a list of dicts (id, name, summary, kind, max_dims, options)."""
     cdef size_t k, o
@@ -115,7 +188,8 @@ def default_engine():
 
 def run(str engine, object lower, object upper, object objective, bint vectorized,
         bint maximize, int64_t max_evaluations, double time_limit, object target,
-        uint64_t seed, dict options, object callback, size_t history_capacity):
+        uint64_t seed, dict options, object callback, size_t history_capacity,
+        object monitor=None):
     """Run the driver; returns a dict of the result fields."""
     cdef const double[::1] lo = lower
     cdef const double[::1] hi = upper
@@ -158,6 +232,11 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         ctx.callback = callback
         spec.callback = _callback
         spec.callback_data = <void *>ctx
+    if monitor is not None:
+        if not isinstance(monitor, RunMonitor):
+            raise EngineError("invalid_argument", "monitor must be a decido.RunMonitor",
+                              "monitor")
+        spec.monitor = (<RunMonitor>monitor).mon  # kept alive by the argument
     if option_keys:
         names = <const char **>malloc(len(option_keys) * sizeof(char *))
         values = <double *>malloc(len(option_keys) * sizeof(double))
@@ -183,7 +262,9 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         if st == c.DC_ERR_NOMEM:
             raise MemoryError("decido: out of memory during optimization")
         code = "invalid_argument" if st == c.DC_ERR_ARGUMENT else "engine_failure"
-        raise EngineError(code, err.message.decode("utf-8", "replace"))
+        message = err.message.decode("utf-8", "replace")
+        field = "monitor" if message.startswith("the monitor ") else None
+        raise EngineError(code, message, field)
     try:
         if ctx.error is not None:
             raise ctx.error

@@ -12,10 +12,19 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from decido import _engine
+from decido._engine import RunMonitor
 from decido.errors import EngineError
 from decido.expression import Expression
 
-__all__ = ["OptimizeResult", "engines", "default_engine", "minimize", "maximize", "optimize"]
+__all__ = [
+    "OptimizeResult",
+    "RunMonitor",
+    "default_engine",
+    "engines",
+    "maximize",
+    "minimize",
+    "optimize",
+]
 
 Objective = str | Expression | Callable[..., Any]
 
@@ -36,7 +45,7 @@ class OptimizeResult:
             evaluations of a separable objective count as one).
         iterations: engine iterations (ask/tell rounds).
         status: ``converged``, ``target_reached``, ``max_evaluations``, ``time_limit``
-            or ``stopped`` (by the callback).
+            or ``stopped`` (by the callback or the monitor; ``message`` says which).
         message: a human explanation of the status.
         elapsed: wall seconds.
         history: ``(evaluations, best)`` at each improvement and at the end (bounded).
@@ -165,6 +174,7 @@ def optimize(
     options: Mapping[str, Any] | None = None,
     callback: Callable[[dict[str, Any]], Any] | None = None,
     vectorized: bool = False,
+    monitor: RunMonitor | None = None,
 ) -> OptimizeResult:
     """Optimize ``objective`` over the box ``bounds`` (``goal`` = minimize | maximize).
 
@@ -172,8 +182,10 @@ def optimize(
     :class:`decido.Expression`, a callable ``f(x) -> float``, or with ``vectorized=True``
     a callable ``f(X) -> array`` over a population ``X`` of shape ``(P, n)``.
     Stops at ``max_evaluations`` (default ``max(10000, 2000 n)``), ``time_limit``
-    seconds, once the best value reaches ``target``, when the engine converges, or
-    when ``callback(progress)`` returns a truthy value.  ``seed=None`` draws a seed,
+    seconds, once the best value reaches ``target``, when the engine converges,
+    when ``callback(progress)`` returns a truthy value, or when ``monitor.stop()``
+    was called (a :class:`decido.RunMonitor`: progress and stop from any thread,
+    without the GIL; see its docstring).  ``seed=None`` draws a seed,
     reported in the result.  Invalid arguments raise :class:`decido.EngineError` or
     :class:`decido.ExpressionError` (both ``ValueError``) before any work starts.
     """
@@ -232,6 +244,12 @@ def optimize(
         raise EngineError("invalid_argument", "seed must be an integer in [0, 2**64)", "seed")
     if callback is not None and not callable(callback):
         raise EngineError("invalid_argument", "callback must be callable", "callback")
+    if monitor is not None and not isinstance(monitor, RunMonitor):
+        raise EngineError(
+            "invalid_argument",
+            f"monitor must be a decido.RunMonitor, got {type(monitor).__name__}",
+            "monitor",
+        )
     out = _engine.run(
         engine_id,
         lower,
@@ -246,6 +264,7 @@ def optimize(
         opts,
         callback,
         _HISTORY,
+        monitor,
     )
     return OptimizeResult(
         x=out["x"],

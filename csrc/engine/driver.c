@@ -2,10 +2,12 @@
  * driver.c -- the one loop every engine runs in.
  *
  *   validate -> init engine -> repeat { ask; evaluate (scaled to the bounds,
- *   within budget and time); tell; callback; stop tests } -> result
+ *   within budget and time); tell; callback; monitor; stop tests } -> result
  *
  * The driver keeps the best point itself, so a run cut short by the budget,
- * the clock, the target or the callback still returns the best point seen.
+ * the clock, the target, the callback or the monitor still returns the best
+ * point seen.  A monitor (monitor.c) gets a snapshot after every iteration
+ * and its stop flag is read before the first iteration and after each one.
  * Values are minimized internally (maximize negates them); NaN is worse than
  * any number.  Every evaluated point lies within the bounds: engines work in
  * [0,1]^n and the driver projects and scales.
@@ -58,6 +60,7 @@ const char *dc_stop_name(dc_stop stop)
     case DC_STOP_MAX_EVALUATIONS: return "max_evaluations";
     case DC_STOP_TIME_LIMIT: return "time_limit";
     case DC_STOP_CALLBACK: return "stopped";
+    case DC_STOP_MONITOR: return "stopped";
     case DC_STOP_ERROR: return "error";
     default: return "running";
     }
@@ -150,6 +153,21 @@ static dc_status evaluate_rows(driver *d, const double *X, size_t rows, double *
         for (r = 0; r < rows; r++)
             f[r] = -f[r];
     return DC_OK;
+}
+
+/* Publish progress to the run's monitor; 1 when it asks the run to stop. */
+static int monitor_says_stop(driver *d)
+{
+    dc_monitor *m = d->run->monitor;
+    if (!m)
+        return 0;
+    dc_monitor_publish(m, d->evals, d->iters, d->have_best ? user_value(d, d->best) : NAN,
+                       now() - d->t0, 1);
+    if (dc_monitor_stop_requested(m)) {
+        d->stop = DC_STOP_MONITOR;
+        return 1;
+    }
+    return 0;
 }
 
 static int out_of_time(driver *d)
@@ -405,6 +423,9 @@ static void describe(driver *d)
     case DC_STOP_CALLBACK:
         snprintf(r->message, sizeof r->message, "stopped by the callback");
         break;
+    case DC_STOP_MONITOR:
+        snprintf(r->message, sizeof r->message, "stopped by its monitor");
+        break;
     default:
         snprintf(r->message, sizeof r->message, "stopped: the objective or callback failed");
         break;
@@ -423,7 +444,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     double *params = NULL;
     int64_t *group = NULL;
     dc_status st;
-    int started = 0;
+    int started = 0, watched = 0;
     size_t j, n;
 
     memset(err, 0, sizeof *err);
@@ -441,6 +462,12 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
         return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
                             "engine '%s' handles at most %zu dimensions, got %zu", vt->info->id,
                             vt->info->max_dims, n);
+    if (run->monitor) {
+        if (!dc_monitor_begin(run->monitor))
+            return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
+                                "the monitor is already watching another run");
+        watched = 1; /* from here on every exit goes through cleanup */
+    }
     memset(&d, 0, sizeof d);
     d.run = run;
     d.vt = vt;
@@ -510,6 +537,8 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
                           dc_status_code(st));
         goto cleanup;
     }
+    if (run->monitor && dc_monitor_stop_requested(run->monitor))
+        d.stop = DC_STOP_MONITOR; /* stopped before it started */
     while (!d.stop) {
         dc_batch b;
         memset(&b, 0, sizeof b);
@@ -558,7 +587,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
             if (rc)
                 d.stop = rc < 0 ? DC_STOP_ERROR : DC_STOP_CALLBACK;
         }
-        if (!d.stop)
+        if (!d.stop && !monitor_says_stop(&d))
             out_of_time(&d);
     }
     if (!d.have_best && d.stop != DC_STOP_ERROR && d.evals < run->max_evaluations) {
@@ -590,6 +619,9 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     describe(&d);
     st = DC_OK;
 cleanup:
+    if (watched)
+        dc_monitor_end(run->monitor, d.evals, d.iters, d.have_best ? user_value(&d, d.best) : NAN,
+                       st == DC_OK ? res->elapsed : started ? now() - d.t0 : 0.0);
     if (started && vt->release)
         vt->release(state);
     dc_mem_free(d.alloc, state, vt ? vt->state_size : 0);

@@ -81,4 +81,14 @@ static inline int dc_better(double a, double b)
 /* The registry (registry.c; rows in engines.def). */
 const dc_engine_vt *dc_engine_find(const char *id);
 
+/* The driver's side of a dc_monitor (monitor.c).  begin claims the monitor
+ * for one run and publishes a zeroed, running snapshot; it returns 0 when
+ * another run holds the monitor.  publish is for the claiming run only; end
+ * publishes the final snapshot (not running) and releases the claim. */
+int dc_monitor_begin(dc_monitor *monitor);
+void dc_monitor_publish(dc_monitor *monitor, int64_t evaluations, int64_t iterations, double best,
+                        double elapsed, int running);
+void dc_monitor_end(dc_monitor *monitor, int64_t evaluations, int64_t iterations, double best,
+                    double elapsed);
+
 #endif

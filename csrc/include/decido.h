@@ -173,8 +173,9 @@ dc_status dc_separable_terms(const dc_program *program, dc_workspace *workspace,
 /* ------------------------------------------------------------------ */
 
 /* Why a run stopped.  Names (dc_stop_name): "converged", "target_reached",
- * "max_evaluations", "time_limit", "stopped" (callback), "error" (the
- * objective or callback asked to abort, e.g. a Python exception). */
+ * "max_evaluations", "time_limit", "stopped" (callback or monitor), "error"
+ * (the objective or callback asked to abort, e.g. a Python exception).
+ * The order is ABI: new reasons go last. */
 typedef enum dc_stop {
     DC_STOP_NONE = 0,
     DC_STOP_CONVERGED,
@@ -182,7 +183,8 @@ typedef enum dc_stop {
     DC_STOP_MAX_EVALUATIONS,
     DC_STOP_TIME_LIMIT,
     DC_STOP_CALLBACK,
-    DC_STOP_ERROR
+    DC_STOP_ERROR,
+    DC_STOP_MONITOR          /* "stopped": dc_monitor_request_stop */
 } dc_stop;
 
 const char *dc_stop_name(dc_stop stop);
@@ -202,6 +204,37 @@ typedef struct dc_progress {
 /* Called after every iteration; nonzero stops the run (DC_STOP_CALLBACK),
  * negative marks it as an error (DC_STOP_ERROR). */
 typedef int (*dc_callback_fn)(void *userdata, const dc_progress *progress);
+
+/* A run monitor: progress and cancellation shared between a run and any
+ * number of other threads, without calls into the caller.  The driver
+ * publishes a snapshot after every iteration (a few atomic stores) and reads
+ * the stop flag before the first iteration and after every one; readers copy
+ * the snapshot and may request a stop from any thread at any time.
+ *
+ * One run at a time: dc_optimize refuses (DC_ERR_ARGUMENT) a monitor that is
+ * watching another run.  A monitor may watch runs one after another; each
+ * run starts its snapshot from zero.  A stop request is permanent: a stopped
+ * monitor stops every later run at once (create a new one instead).  A run
+ * stopped before its first iteration evaluates only the centre of the box
+ * (one evaluation) so that its result holds a point, as any run cut short
+ * at once does.  The caller frees the monitor after the run has returned. */
+typedef struct dc_monitor dc_monitor;
+
+typedef struct dc_monitor_snapshot {
+    int64_t evaluations, iterations;
+    double best;          /* in the caller's sense; NaN until a number was seen */
+    double elapsed;       /* seconds, at the last iteration */
+    int running;          /* 1 between the start and the end of a run */
+} dc_monitor_snapshot;
+
+/* NULL allocator: the C library's malloc.  NULL when out of memory. */
+dc_monitor *dc_monitor_new(const dc_allocator *allocator);
+void dc_monitor_free(dc_monitor *monitor);
+/* Thread-safe; the run sees it at its next iteration boundary. */
+void dc_monitor_request_stop(dc_monitor *monitor);
+int dc_monitor_stop_requested(const dc_monitor *monitor);
+/* Thread-safe; the fields come from one publication (never torn). */
+void dc_monitor_read(const dc_monitor *monitor, dc_monitor_snapshot *out);
 
 typedef struct dc_run {
     size_t n;
@@ -223,6 +256,7 @@ typedef struct dc_run {
     void *callback_data;
     size_t history_capacity;     /* 0: 512 */
     const dc_allocator *allocator;
+    dc_monitor *monitor;         /* NULL: none */
 } dc_run;
 
 typedef struct dc_history_entry {
