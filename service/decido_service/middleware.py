@@ -37,7 +37,17 @@ from decido_service.auth import rate_headers
 from decido_service.errors import problem_handler
 from decido_service.store import StoreError
 
-__all__ = ["AccessLog", "endpoint", "error_response", "finish", "register", "request_id"]
+__all__ = [
+    "AccessLog",
+    "endpoint",
+    "error_response",
+    "finish",
+    "log_request",
+    "register",
+    "request_id",
+    "response_headers",
+    "streamed",
+]
 
 _SANE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 Handler = Callable[..., Awaitable[HTTPResponse]]
@@ -74,16 +84,24 @@ def request_id(request: Request) -> str:
 
 def endpoint(handler: Handler) -> Handler:
     """Wrap a route handler: start the clock, answer any exception with problem+json,
-    then :func:`finish` the response."""
+    then :func:`finish` the response. A handler that streamed its answer itself (see
+    :func:`streamed`) returns ``None`` and is only logged."""
 
     @functools.wraps(handler)
-    async def wrapped(request: Request, *args: Any, **kwargs: Any) -> HTTPResponse:
+    async def wrapped(request: Request, *args: Any, **kwargs: Any) -> HTTPResponse | None:
         request.ctx.started = time.perf_counter()
         try:
             response = await handler(request, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - every error is answered as problem+json
+            status = getattr(request.ctx, "streamed_status", None)
+            if status is not None:  # headers are out: nothing else can be answered
+                log_request(request, status)
+                raise
             request_id(request)
             response = problem_handler(request, exc)
+        if response is None:
+            log_request(request, request.ctx.streamed_status)
+            return None
         return finish(request, response)
 
     return wrapped
@@ -95,26 +113,41 @@ def error_response(request: Request, exc: Exception) -> HTTPResponse:
     return finish(request, problem_handler(request, exc))
 
 
-def finish(request: Request, response: HTTPResponse) -> HTTPResponse:
-    """Add ``X-Request-Id`` and ``X-RateLimit-*`` to ``response`` and log the request."""
-    headers = response.headers
-    headers["X-Request-Id"] = rid = request_id(request)
+def response_headers(request: Request) -> dict[str, str]:
+    """``X-Request-Id`` and the ``X-RateLimit-*`` headers every answer carries."""
+    headers = {"X-Request-Id": request_id(request)}
     try:
         headers.update(rate_headers(request))
     except StoreError:
         pass  # the response itself says what went wrong; headers are best effort here
+    return headers
+
+
+def streamed(request: Request, status: int) -> None:
+    """Note that the handler sent its own (streamed) response with ``status``."""
+    request.ctx.streamed_status = status
+
+
+def finish(request: Request, response: HTTPResponse) -> HTTPResponse:
+    """Add ``X-Request-Id`` and ``X-RateLimit-*`` to ``response`` and log the request."""
+    response.headers.update(response_headers(request))
+    log_request(request, response.status)
+    return response
+
+
+def log_request(request: Request, status: int) -> None:
+    """Queue the request's access log line."""
     ctx = request.ctx
     started = getattr(ctx, "started", None)
     key = getattr(ctx, "key", None)
     request.app.ctx.access_log.add(orjson.dumps({
         "method": request.method,
         "path": request.path,
-        "status": response.status,
+        "status": status,
         "ms": None if started is None else round((time.perf_counter() - started) * 1e3, 3),
-        "request_id": rid,
+        "request_id": request_id(request),
         "key_id": key["id"] if key else None,
     }))
-    return response
 
 
 class AccessLog:

@@ -256,6 +256,23 @@ _BATCH_RESULT = _obj({
     "n_decisions": _INT, "n_ok": _INT, "n_error": _INT,
 }, ["results", "n_decisions", "n_ok", "n_error"])
 
+_OPTIMIZE_EVENT = {
+    "description": "one line of a streamed run (Accept: application/x-ndjson): `progress` "
+                   "events while the run lasts, then exactly one `result` (the members of "
+                   "OptimizeResult) or `error` (the members of Problem)",
+    "oneOf": [
+        _obj({"event": {"const": "progress"}, "evaluations": _INT, "iterations": _INT,
+              "best": {**_NULLABLE_NUM, "description": "best value so far (goal's sense); "
+                                                       "null before the first evaluation"},
+              "elapsed_ms": _NUM},
+             ["event", "evaluations", "iterations", "best", "elapsed_ms"]),
+        {"allOf": [_ref("OptimizeResult")], "type": "object", "required": ["event"],
+         "properties": {"event": {"const": "result"}}},
+        {"allOf": [_ref("Problem")], "type": "object", "required": ["event"],
+         "properties": {"event": {"const": "error"}}},
+    ],
+}
+
 # ---------------------------------------------------------------- responses
 _RATE_HEADERS = {
     "X-RateLimit-Limit": {"$ref": "#/components/headers/X-RateLimit-Limit"},
@@ -311,6 +328,12 @@ def _op(op_id: str, summary: str, tag: str, responses: dict[str, Any], **more: A
             **more}
 
 
+def _optimize_ok() -> dict[str, Any]:
+    ok = _json(_ref("OptimizeResult"), "the run's result (or, streamed, its events)")
+    ok["content"]["application/x-ndjson"] = {"schema": _ref("OptimizeEvent")}
+    return ok
+
+
 def _paths() -> dict[str, Any]:
     no_auth: dict[str, Any] = {"security": []}
     return {
@@ -344,9 +367,15 @@ def _paths() -> dict[str, Any]:
             requestBody=_body("BatchRequest"))},
         "/v1/optimize": {"post": _op(
             "optimize", "One optimization run", "optimization",
-            _responses(("200", _json(_ref("OptimizeResult"), "the run's result")),
-                       *_POST_ERRORS, "403", *_AUTH_ERRORS),
-            requestBody=_body("OptimizeRequest"))},
+            _responses(("200", _optimize_ok()), *_POST_ERRORS, "403", *_AUTH_ERRORS),
+            requestBody=_body("OptimizeRequest"),
+            description="Runs to the end and answers with the result. Send "
+                        "`Accept: application/x-ndjson` to have the answer streamed instead: "
+                        "one JSON object per line, a `progress` event every 0.25 s while the "
+                        "run lasts, then its `result` (or an `error` problem). Everything "
+                        "decided before the run starts (credentials, validation, caps, "
+                        "limits) is answered as usual. A client that disconnects stops its "
+                        "run.")},
         "/v1/openapi.json": {"get": _op(
             "openapi", "This document", "meta",
             _responses(("200", _json({"type": "object"}, "OpenAPI 3.1")), "429"), **no_auth)},
@@ -374,7 +403,8 @@ _SCHEMAS = {
     "EngineOption": _ENGINE_OPTION, "Engine": _ENGINE, "Engines": _ENGINES,
     "KeyRequest": _KEY_REQUEST, "KeyCreated": _KEY_CREATED, "MinuteUsage": _MINUTE,
     "MonthUsage": _MONTH, "Usage": _USAGE, "OptimizeRequest": _OPTIMIZE_REQUEST,
-    "OptimizeResult": _OPTIMIZE_RESULT, "Criterion": _CRITERION, "DecisionOption": _OPTION,
+    "OptimizeResult": _OPTIMIZE_RESULT, "OptimizeEvent": _OPTIMIZE_EVENT,
+    "Criterion": _CRITERION, "DecisionOption": _OPTION,
     "DecisionRequest": _DECIDE_REQUEST, "DecisionWarning": _WARNING,
     "RankedOption": _RANKED, "DecisionResult": _DECISION, "BatchRequest": _BATCH_REQUEST,
     "BatchItemError": _BATCH_ERROR, "BatchResult": _BATCH_RESULT,

@@ -3,6 +3,7 @@ schemathesis (property-based tests generated from it) finds nothing against the 
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -42,9 +43,15 @@ def _check(doc: dict, method: str, path: str, resp) -> None:
             _validator(doc, doc["components"]["schemas"]["Problem"]).validate(resp.json())
         return
     assert media in response["content"], (method, path, resp.status, media)
-    if media.endswith("json"):
-        schema = response["content"][media]["schema"]
-        errors = sorted(_validator(doc, schema).iter_errors(resp.json()), key=str)
+    if media == "application/x-ndjson":  # every line is one document
+        documents = [json.loads(line) for line in resp.body.splitlines() if line.strip()]
+    elif media.endswith("json"):
+        documents = [resp.json()]
+    else:
+        return
+    schema = response["content"][media]["schema"]
+    for document in documents:
+        errors = sorted(_validator(doc, schema).iter_errors(document), key=str)
         assert not errors, (method, path, resp.status, errors[0].message, errors[0].json_path)
 
 

@@ -130,3 +130,82 @@ def test_overloaded_and_disconnect_cancels_the_run(server: LiveServer) -> None:
     for _ in range(2):  # the slots are free again (whichever worker answers)
         assert server.request("POST", "/v1/optimize", SPHERE,
                               headers=auth(made["key"])).status == 200
+
+
+# ---------------------------------------------------------------- streamed runs (NDJSON)
+
+NDJSON = {"Accept": "application/x-ndjson"}
+
+
+def _events(resp) -> list[dict]:
+    return [json.loads(line) for line in resp.body.splitlines() if line.strip()]
+
+
+def test_streamed_run_reports_progress_then_the_result(server: LiveServer) -> None:
+    made = server.create_key(tier="team")
+    r = server.request("POST", "/v1/optimize", {**SLOW, "time_limit": 1.2},
+                       headers={**auth(made["key"]), **NDJSON})
+    assert r.status == 200, r.body
+    assert r.header("content-type").startswith("application/x-ndjson")
+    assert_common_headers(r)
+    events = _events(r)
+    progress, last = events[:-1], events[-1]
+    assert len(progress) >= 2 and all(e["event"] == "progress" for e in progress)
+    assert all(set(e) == {"event", "evaluations", "iterations", "best", "elapsed_ms"}
+               for e in progress)
+    evaluations = [e["evaluations"] for e in progress]
+    assert evaluations == sorted(evaluations) and evaluations[-1] > 0
+    assert all(e["best"] is not None for e in progress[1:])
+    assert last["event"] == "result" and last["status"] == "time_limit"
+    assert set(last) == {"event", "id", "engine", "status", "message", "x", "value", "goal",
+                         "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history"}
+    assert last["evaluations"] >= evaluations[-1] and last["dims"] == 1000
+    with open_store(str(server.db)) as store:
+        assert [run["id"] for run in store.list_runs(made["id"])] == [last["id"]]
+
+
+def test_stream_only_when_asked(server: LiveServer, free_key: str) -> None:
+    for accept in ("application/json", "application/x-ndjson;q=0", "*/*", ""):
+        r = server.request("POST", "/v1/optimize", SPHERE,
+                           headers={**auth(free_key), "Accept": accept})
+        assert r.status == 200 and r.header("content-type") == "application/json", accept
+    quick = server.request("POST", "/v1/optimize", SPHERE,
+                           headers={**auth(free_key),
+                                    "Accept": "application/json;q=0.5, application/x-ndjson"})
+    events = _events(quick)
+    assert events[-1]["event"] == "result" and events[-1]["status"] == "converged"
+
+
+def test_streamed_request_refused_before_the_run_is_a_problem(server: LiveServer,
+                                                               free_key: str) -> None:
+    r = server.request("POST", "/v1/optimize", {**SPHERE, "bounds": [[1, 0]]},
+                       headers={**auth(free_key), **NDJSON})
+    assert_problem(r, 422, "validation_failed")
+    r = server.request("POST", "/v1/optimize", SPHERE, headers=NDJSON)
+    assert_problem(r, 401, "missing_credentials")
+
+
+def test_disconnect_mid_stream_stops_the_run(server: LiveServer) -> None:
+    made = server.create_key(tier="team")
+    payload = json.dumps({**SLOW, "time_limit": 20}).encode()
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    sock.sendall(b"POST /v1/optimize HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                 b"Accept: application/x-ndjson\r\n"
+                 + f"Authorization: Bearer {made['key']}\r\nContent-Length: {len(payload)}"
+                 "\r\n\r\n".encode() + payload)
+    received = b""
+    while b'"event":"progress"' not in received:  # the stream has begun
+        chunk = sock.recv(65536)
+        assert chunk, received
+        received += chunk
+    assert received.startswith(b"HTTP/1.1 200")
+    started = time.monotonic()
+    sock.close()
+    deadline = started + 10
+    stopped: list = []
+    while time.monotonic() < deadline and not stopped:
+        time.sleep(0.1)
+        with open_store(str(server.db)) as store:
+            stopped = [r for r in store.list_runs(made["id"]) if r["status"] == "stopped"]
+    assert stopped, "a client that left mid-stream did not stop its run"
+    assert time.monotonic() - started < 5 and stopped[0]["elapsed_ms"] < 10_000

@@ -3,15 +3,21 @@
 A valid request within the tier's caps takes a run slot of this worker (503 ``overloaded``
 when ``run_threads + run_queue`` are taken), is counted, and runs :func:`decido.optimize` in
 the run pool with the GIL released. Every run has a time limit (the tier's cap unless the
-request sets a lower one) and is recorded in the store before the answer is sent. A client
-that disconnects cancels the handler; the run's callback then sees the stop event and the
-run ends at its next iteration (recorded with status ``stopped``).
+request sets a lower one) and is recorded in the store before the answer is sent. The run
+carries a :class:`decido.RunMonitor`: a client that disconnects cancels the handler, which
+stops the run through its monitor (it ends after its current iteration, recorded with status
+``stopped``), and progress is read from the monitor without touching the run's thread.
+
+With ``Accept: application/x-ndjson`` the answer streams: one JSON object per line, a
+``progress`` event every :data:`PROGRESS_INTERVAL` seconds while the run lasts, then one
+``result`` event (the JSON answer's members) or one ``error`` event (a problem document).
+Everything decided before the run starts (credentials, validation, caps, limits) is answered
+as usual, with problem+json.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
 from typing import Any
 
@@ -22,26 +28,56 @@ from sanic.response import HTTPResponse
 import decido
 from decido_service import limits
 from decido_service.auth import admit, authenticate
-from decido_service.errors import limit_error
-from decido_service.middleware import endpoint
+from decido_service.errors import as_api_error, limit_error, problem_body
+from decido_service.middleware import endpoint, response_headers, streamed
 from decido_service.responses import json_response
 from decido_service.schemas import OptimizeRequest, json_body, parse_optimize
 from decido_service.store import KeyRecord, Store
 
-__all__ = ["bp", "execute"]
+__all__ = ["NDJSON", "PROGRESS_INTERVAL", "bp", "execute", "wants_stream"]
 
 bp = Blueprint("optimize")
+NDJSON = "application/x-ndjson"
+#: seconds between two progress events of a streamed run
+PROGRESS_INTERVAL = 0.25
 
 
 @bp.post("/optimize")
 @endpoint
-async def optimize(request: Request) -> HTTPResponse:
-    """One optimization run over the box ``bounds``."""
+async def optimize(request: Request) -> HTTPResponse | None:
+    """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key = authenticate(request, "optimize")
     req = parse_optimize(json_body(request))
     budget = _budget(request, key, req)
-    result = await _run(request, key, req, budget)
+    future, monitor = await _start(request, key, req, budget)
+    if wants_stream(request):
+        await _stream(request, future, monitor)
+        return None
+    try:
+        result = await asyncio.shield(future)
+    except asyncio.CancelledError:
+        monitor.stop()  # the client went away: the run stops after its current iteration
+        raise
     return json_response(orjson.dumps(result))
+
+
+def wants_stream(request: Request) -> bool:
+    """True when the ``Accept`` header lists ``application/x-ndjson`` with a q above 0."""
+    for item in request.headers.get("accept", "").split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        if media.lower() != NDJSON:
+            continue
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if q > 0:
+            return True
+    return False
 
 
 def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str, Any]:
@@ -56,29 +92,61 @@ def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str,
     return budget
 
 
-async def _run(request: Request, key: KeyRecord, req: OptimizeRequest,
-               budget: dict[str, Any]) -> dict[str, Any]:
-    """Take a slot, count the run, execute it in the run pool; stop it if cancelled."""
+async def _start(request: Request, key: KeyRecord, req: OptimizeRequest,
+                 budget: dict[str, Any]) -> tuple[asyncio.Future[dict[str, Any]],
+                                                  decido.RunMonitor]:
+    """Take a slot, count the run, start it in the run pool."""
     ctx = request.app.ctx
     ctx.run_slots.acquire()
     try:
         await admit(request, limits.specs_for("optimize", key, settings=ctx.settings))
-        stop = threading.Event()
+        monitor = decido.RunMonitor()
         future = asyncio.get_running_loop().run_in_executor(
-            ctx.run_pool, execute, ctx.store, key["id"], req, budget, stop)
+            ctx.run_pool, execute, ctx.store, key["id"], req, budget, monitor)
     except BaseException:
         ctx.run_slots.release()
         raise
     future.add_done_callback(lambda _: ctx.run_slots.release())
+    return future, monitor
+
+
+async def _stream(request: Request, future: asyncio.Future[dict[str, Any]],
+                  monitor: decido.RunMonitor) -> None:
+    """Answer with NDJSON: progress events while the run lasts, then its result or error."""
     try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        stop.set()  # the client went away: the run stops at its next iteration
+        response = await request.respond(
+            status=200, content_type=NDJSON,
+            headers={**response_headers(request), "Cache-Control": "no-store",
+                     "X-Accel-Buffering": "no"})
+        streamed(request, 200)
+        while not future.done():
+            await asyncio.wait({future}, timeout=PROGRESS_INTERVAL)
+            if not future.done():
+                await response.send(_line({"event": "progress", **progress_event(monitor)}))
+        try:
+            last = {"event": "result", **future.result()}
+        except Exception as exc:  # noqa: BLE001 - the stream ends with the problem document
+            last = {"event": "error", **problem_body(request, as_api_error(exc))}
+        await response.send(_line(last))
+        await response.eof()
+    except BaseException:  # the client went away (or the connection broke): stop the run
+        monitor.stop()
         raise
 
 
+def progress_event(monitor: decido.RunMonitor) -> dict[str, Any]:
+    """The members of a ``progress`` event: evaluations, iterations, best, elapsed_ms."""
+    p = monitor.progress()
+    return {"evaluations": p["evaluations"], "iterations": p["iterations"], "best": p["best"],
+            "elapsed_ms": round(p["elapsed"] * 1e3, 3)}
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    return orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE)
+
+
 def execute(store: Store, key_id: str, req: OptimizeRequest, budget: dict[str, Any],
-            stop: threading.Event) -> dict[str, Any]:
+            monitor: decido.RunMonitor) -> dict[str, Any]:
     """Run one optimization (in a pool thread), record it, return the response body."""
     run_id = uuid.uuid4().hex
     record = {"id": run_id, "key_id": key_id, "engine": req.engine, "dims": req.dims,
@@ -87,8 +155,7 @@ def execute(store: Store, key_id: str, req: OptimizeRequest, budget: dict[str, A
         r = decido.optimize(
             req.objective, req.bounds, goal=req.goal, engine=req.engine,
             max_evaluations=budget["max_evaluations"], time_limit=budget["time_limit"],
-            target=req.target, seed=req.seed, options=req.options,
-            callback=lambda _progress: stop.is_set(),
+            target=req.target, seed=req.seed, options=req.options, monitor=monitor,
         )
     except Exception:
         store.record_run({**record, "status": "error"})
