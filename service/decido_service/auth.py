@@ -23,7 +23,7 @@ from sanic import Request
 from decido_service import limits
 from decido_service.errors import ApiError
 from decido_service.listeners import in_thread
-from decido_service.store import Admission, CounterSpec, KeyRecord
+from decido_service.store import Admission, CounterSpec, CounterState, KeyRecord
 
 __all__ = [
     "admit",
@@ -32,6 +32,7 @@ __all__ = [
     "count_address",
     "presented_secret",
     "rate_headers",
+    "rate_state",
 ]
 
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="decido"'}
@@ -136,10 +137,11 @@ def _check(request: Request, admission: Admission, now: float) -> None:
         )
 
 
-def rate_headers(request: Request) -> dict[str, str]:
-    """The ``X-RateLimit-*`` headers of a response: the counted state when the request
-    was admitted (or refused), else the current state of the key's per-minute counter,
-    or of the address's ``ip.minute`` counter when no key is known (nothing is counted)."""
+def rate_state(request: Request) -> CounterState:
+    """The counter state the ``X-RateLimit-*`` headers show: the counted state when the
+    request was admitted (or refused), else the current state of the key's per-minute
+    counter, or of the address's ``ip.minute`` counter when no key is known (nothing is
+    counted)."""
     state = getattr(request.ctx, "rate", None)
     if state is None:
         app = request.app
@@ -151,4 +153,9 @@ def rate_headers(request: Request) -> dict[str, str]:
         else:
             spec = limits.ip_specs("ip", client_address(request), settings=app.ctx.settings)[0]
             state = app.ctx.addresses.peek(spec, now)
-    return limits.headers_for(state)
+    return state
+
+
+def rate_headers(request: Request) -> dict[str, str]:
+    """The ``X-RateLimit-*`` headers of a response (see :func:`rate_state`)."""
+    return limits.headers_for(rate_state(request))

@@ -33,8 +33,9 @@ import orjson
 from sanic import Request, Sanic
 from sanic.response import HTTPResponse
 
-from decido_service.auth import rate_headers
+from decido_service.auth import rate_headers, rate_state
 from decido_service.errors import problem_handler
+from decido_service.responses import ApiResponse
 from decido_service.store import StoreError
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "register",
     "request_id",
     "response_headers",
+    "stamp",
     "streamed",
 ]
 
@@ -130,9 +132,27 @@ def streamed(request: Request, status: int) -> None:
 
 def finish(request: Request, response: HTTPResponse) -> HTTPResponse:
     """Add ``X-Request-Id`` and ``X-RateLimit-*`` to ``response`` and log the request."""
-    response.headers.update(response_headers(request))
+    if type(response) is ApiResponse:
+        response.stamp = stamp(request)
+    else:
+        response.headers.update(response_headers(request))
     log_request(request, response.status)
     return response
+
+
+def stamp(request: Request) -> bytes:
+    """The encoded header lines of :func:`response_headers` (the ``stamp`` of an
+    :class:`~decido_service.responses.ApiResponse`). The request id is plain ASCII by
+    construction (echoed only when it matches ``[A-Za-z0-9._-]{1,128}``)."""
+    rid = request_id(request).encode("ascii")
+    try:
+        state = rate_state(request)
+    except StoreError:
+        return b"X-Request-Id: %b\r\n" % rid
+    if state.limit is None:
+        return b"X-Request-Id: %b\r\nX-RateLimit-Reset: %d\r\n" % (rid, state.reset)
+    return (b"X-Request-Id: %b\r\nX-RateLimit-Limit: %d\r\nX-RateLimit-Remaining: %d\r\n"
+            b"X-RateLimit-Reset: %d\r\n") % (rid, state.limit, state.remaining, state.reset)
 
 
 def log_request(request: Request, status: int) -> None:

@@ -67,6 +67,7 @@ def serve(args: argparse.Namespace) -> int:
     from sanic.worker.loader import AppLoader
 
     from decido_service.app import create_app
+    from decido_service.responses import DecidoProtocol
     from decido_service.store import open_store
 
     settings = _environment(args)
@@ -80,6 +81,6 @@ def serve(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     app.prepare(host=settings.host, port=settings.port, workers=settings.workers,
-                access_log=False, motd=False, single_process=False)
+                access_log=False, motd=False, single_process=False, protocol=DecidoProtocol)
     Sanic.serve(primary=app, app_loader=loader)
     return 0

@@ -1,0 +1,137 @@
+"""How answers go on the wire: ``ApiResponse.http1_bytes`` (one format, one write) against
+Sanic's own encoding, the cases it leaves to Sanic, and both paths on the live server."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from sanic.headers import format_http1_response
+from sanic.response import HTTPResponse
+
+from decido_service.responses import ApiResponse
+
+STAMP = (b"X-Request-Id: 0123456789abcdef0123456789abcdef\r\nX-RateLimit-Limit: 100\r\n"
+         b"X-RateLimit-Remaining: 99\r\nX-RateLimit-Reset: 1767225600\r\n")
+
+
+def _parse(raw: bytes) -> tuple[bytes, list[tuple[str, str]], bytes]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status, *lines = head.split(b"\r\n")
+    headers = sorted((n.decode().lower(), v.decode()) for n, _, v in
+                     (line.partition(b": ") for line in lines))
+    return status, headers, body
+
+
+def _sanic_bytes(res: ApiResponse, keep_alive: bool) -> bytes:
+    """What Sanic's own ``http1_response_header`` writes for ``res`` (a whole answer)."""
+    body = res.body or b""
+    res.headers["content-length"] = len(body)
+    res.headers["connection"] = "keep-alive" if keep_alive else "close"
+    return format_http1_response(res.status, res.processed_headers) + body
+
+
+def _response(status: int = 200, headers: dict[str, str] | None = None,
+              content_type: str = "application/json") -> ApiResponse:
+    res = ApiResponse(b'{"a":1}', status=status, headers=headers, content_type=content_type)
+    res.stamp = STAMP
+    return res
+
+
+@pytest.mark.parametrize("keep_alive", [True, False])
+@pytest.mark.parametrize(("status", "headers", "content_type"), [
+    (200, None, "application/json"),
+    (201, {"Location": "/v1/keys/k1"}, "application/json"),
+    (401, {"WWW-Authenticate": 'Bearer realm="decido"'}, "application/problem+json"),
+    (429, {"Retry-After": "17"}, "application/problem+json"),
+    (503, {"Retry-After": "1", "Cache-Control": "no-store"}, "application/problem+json"),
+    (200, {"Content-Type": "text/plain; charset=utf-8"}, "application/json"),
+    (200, None, "text/html; charset=utf-8"),
+])
+def test_one_format_writes_what_sanic_writes(status: int, headers: dict[str, str] | None,
+                                             content_type: str, keep_alive: bool) -> None:
+    fast = _response(status, headers, content_type).http1_bytes(keep_alive)
+    assert fast is not None
+    slow = _sanic_bytes(_response(status, headers, content_type), keep_alive)
+    assert _parse(fast) == _parse(slow)
+    assert fast.startswith(b"HTTP/1.1 %d " % status) and fast.endswith(b'\r\n\r\n{"a":1}')
+
+
+def test_the_stamp_is_in_the_answer_once() -> None:
+    status, headers, body = _parse(_response().http1_bytes(True) or b"")
+    names = [n for n, _ in headers]
+    assert status == b"HTTP/1.1 200 OK" and body == b'{"a":1}'
+    for name in ("x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining",
+                 "x-ratelimit-reset", "content-type", "content-length", "connection"):
+        assert names.count(name) == 1, name
+    assert ("content-length", "7") in headers and ("connection", "keep-alive") in headers
+
+
+@pytest.mark.parametrize("value", ["a\r\nInjected: 1", "nul\x00byte", "tab\tx", "naïve"])
+def test_headers_that_need_sanitising_are_left_to_sanic(value: str) -> None:
+    res = _response(headers={"X-Test": value})
+    assert res.http1_bytes(True) is None
+    ours = list(res.processed_headers)
+    sanic = list(HTTPResponse(b"{}", headers={"X-Test": value},
+                              content_type="application/json").processed_headers)
+    assert ours[:len(sanic)] == sanic  # same encoding as Sanic, then the stamp's lines
+    assert ours[len(sanic):] == [(b"X-Request-Id", b"0123456789abcdef0123456789abcdef"),
+                                 (b"X-RateLimit-Limit", b"100"),
+                                 (b"X-RateLimit-Remaining", b"99"),
+                                 (b"X-RateLimit-Reset", b"1767225600")]
+    assert all(b"\r" not in v and b"\n" not in v for _, v in ours)
+
+
+def test_cases_without_a_whole_body_are_left_to_sanic() -> None:
+    assert _response(status=204).http1_bytes(True) is None  # no body allowed
+    assert _response(status=304).http1_bytes(True) is None
+    framed = _response(headers={"Content-Length": "7"})
+    assert framed.http1_bytes(True) is None  # framing set by hand
+    with_cookie = _response()
+    with_cookie.add_cookie("a", "b")
+    assert with_cookie.http1_bytes(True) is None
+    untyped = ApiResponse(b"{}", content_type="application/json")
+    untyped.content_type = None
+    assert untyped.http1_bytes(True) is None
+
+
+def _exchange(port: int, request: bytes, expect_continue: bool = False) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        if expect_continue:
+            head, _, body = request.partition(b"\r\n\r\n")
+            s.sendall(head + b"\r\n\r\n")
+            assert s.recv(4096).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+            s.sendall(body)
+        else:
+            s.sendall(request)
+        chunks = []
+        while chunk := s.recv(65536):  # the server closes: Connection: close
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_connection_close_is_honoured(server) -> None:
+    raw = _exchange(server.port, b"GET /v1/health HTTP/1.1\r\nHost: x\r\n"
+                                 b"Connection: close\r\n\r\n")
+    status, headers, body = _parse(raw)
+    assert status == b"HTTP/1.1 200 OK" and ("connection", "close") in headers
+    assert b'"status":"ok"' in body
+    assert {"x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining",
+            "x-ratelimit-reset"} <= {n for n, _ in headers}
+
+
+def test_expect_continue_goes_through_sanic_with_every_header(server) -> None:
+    key = server.create_key(plan="sdk")["key"]
+    body = (b'{"options": [{"id": "a", "attributes": {"p": 2}}, {"id": "b", "attributes": '
+            b'{"p": 1}}], "criteria": [{"attribute": "p", "weight": 1}]}')
+    raw = _exchange(server.port, b"POST /v1/decide HTTP/1.1\r\nHost: x\r\n"
+                                 b"Authorization: Bearer %b\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: %d\r\nExpect: 100-continue\r\n"
+                                 b"Connection: close\r\n\r\n%b" % (key.encode(), len(body), body),
+                    expect_continue=True)
+    status, headers, answer = _parse(raw)
+    names = [n for n, _ in headers]
+    assert status == b"HTTP/1.1 200 OK" and b'"best":"a"' in answer, answer
+    for name in ("x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining",
+                 "x-ratelimit-reset", "content-type"):
+        assert names.count(name) == 1, name
