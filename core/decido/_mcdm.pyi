@@ -5,14 +5,16 @@ def competition_ranks(
     score: NDArray[np.float64], higher_is_better: bool, rel_tol: float
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]: ...
 
-TOPSIS_FAST_MAX_OPTIONS: int
+FAST_MAX_OPTIONS: int
+
+_F = NDArray[np.float64]
 
 def topsis_vector(
-    X: NDArray[np.float64], benefit: bytes, w: NDArray[np.float64], constant: bytes | None
-) -> tuple[
-    NDArray[np.float64],
-    NDArray[np.float64],
-    NDArray[np.float64],
-    NDArray[np.float64],
-    NDArray[np.float64],
-]: ...
+    X: _F, benefit: bytes, w: _F, constant: bytes | None
+) -> tuple[_F, _F, _F, _F, _F]: ...
+def wsm_minmax(
+    X: _F, benefit: bytes, w: _F, constant: bytes | None
+) -> tuple[_F, _F, _F] | None: ...
+def moora(X: _F, benefit: bytes, w: _F) -> tuple[_F, _F, _F]: ...
+def vikor(X: _F, benefit: bytes, w: _F, v: float) -> tuple[_F, _F, _F, _F]: ...
+def spotis(X: _F, benefit: bytes, w: _F, bounds: _F) -> tuple[_F, _F, _F]: ...

@@ -1,7 +1,5 @@
 # cython: language_level=3, freethreading_compatible=True
 """Thin binding over the decision kernels in C (csrc/decide/, csrc/include/decido.h)."""
-cimport cython
-from libc.math cimport sqrt
 from libc.stdint cimport int64_t
 
 cimport decido._capi as c
@@ -25,41 +23,35 @@ def competition_ranks(const double[::1] score, bint higher_is_better, double rel
     return order, ranks
 
 
-# ---------------------------------------------------------------- small TOPSIS
-# TOPSIS with vector normalization over a small column-major matrix, in one C
-# pass instead of ~20 NumPy calls (the per-call overhead of NumPy dominates for
-# the service's common 5 x 2 request).  The results are bit-for-bit those of
-# decido._mcdm_methods.topsis: the element-wise steps are the same IEEE
-# operations in the same order, max/min only feed squared differences (so the
-# sign of a zero maximum cannot matter), and the two sums of squares follow
-# the summation order of numpy.einsum on these layouts:
-#   "ij,ij->j" (column norms, contiguous columns): two SSE lanes, each fed
-#   every other element (blocks of 8 in the order 6,4,2,0 / 7,5,3,1), then
-#   lane 0 + lane 1; "ij,ij->i" (row distances): left to right over columns.
-# The kernel is only used where that order is checked by tests/decide
-# (test_decide_fast.py): 2 <= m <= TOPSIS_FAST_MAX_OPTIONS, float64,
-# Fortran-contiguous; everything else takes the NumPy path.
+# ---------------------------------------------------------------- small matrices
+# One C pass per method (csrc/decide/kernels.c) instead of ~10-20 NumPy calls:
+# NumPy's per-call overhead, not the arithmetic, dominates the service's common
+# small requests.  The kernels give the bits of decido._mcdm_methods' NumPy
+# code on a Fortran-ordered float64 matrix (same IEEE operations in the same
+# order, NumPy's summation orders; see decido.h).  decido._mcdm_methods only
+# calls them for 2 <= m <= FAST_MAX_OPTIONS options on such matrices, the range
+# tests/decide/test_decide_fast.py checks byte for byte against the NumPy path.
 
-#: largest number of options for which topsis_vector is used
-TOPSIS_FAST_MAX_OPTIONS = 256
+#: largest number of options for which the kernels are used
+FAST_MAX_OPTIONS = 256
 
 
-cdef inline double _column_sumsq(const double* x, Py_ssize_t m) noexcept nogil:
-    cdef double l0 = 0.0, l1 = 0.0
-    cdef Py_ssize_t i = 0
-    while m - i >= 8:
-        l0 = x[i] * x[i] + (x[i + 2] * x[i + 2] + (x[i + 4] * x[i + 4] + (x[i + 6] * x[i + 6] + l0)))
-        l1 = x[i + 1] * x[i + 1] + (x[i + 3] * x[i + 3] + (x[i + 5] * x[i + 5] + (x[i + 7] * x[i + 7] + l1)))
-        i += 8
-    while i < m:
-        l0 = x[i] * x[i] + l0
-        if i + 1 < m:
-            l1 = x[i + 1] * x[i + 1] + l1
-        i += 2
-    return 0.0 + (l0 + l1)
+cdef int _check(const double[::1, :] X, bytes benefit, const double[::1] w,
+                object constant) except -1:
+    cdef Py_ssize_t m = X.shape[0], k = X.shape[1]
+    if m < 1 or k < 1 or len(benefit) != k or w.shape[0] != k or (
+        constant is not None and len(<bytes?>constant) != k
+    ):
+        raise ValueError("decido: decision kernel: shapes disagree")
+    return 0
 
 
-@cython.cdivision(True)
+cdef int _raise(c.dc_status st) except -1:
+    if st != c.DC_OK:
+        raise ValueError(f"decido: decision kernel: {c.dc_status_code(st).decode()}")
+    return 0
+
+
 def topsis_vector(const double[::1, :] X not None, bytes benefit not None,
                   const double[::1] w not None, constant):
     """(score, R, V, d_best, d_worst) of TOPSIS with vector normalization.
@@ -67,11 +59,8 @@ def topsis_vector(const double[::1, :] X not None, bytes benefit not None,
     ``X`` is m x k column-major, ``benefit`` k bytes (1 = maximize), ``w`` the
     k weights, ``constant`` k bytes (1 = every option ideal) or None.
     """
-    cdef Py_ssize_t m = X.shape[0], k = X.shape[1], i, j
-    if m < 1 or len(benefit) != k or w.shape[0] != k or (
-        constant is not None and len(<bytes?>constant) != k
-    ):
-        raise ValueError("decido: topsis_vector: shapes disagree")
+    _check(X, benefit, w, constant)
+    cdef size_t m = X.shape[0], k = X.shape[1]
     cdef const unsigned char* maximize = benefit
     cdef const unsigned char* const_ = NULL
     if constant is not None:
@@ -86,36 +75,106 @@ def topsis_vector(const double[::1, :] X not None, bytes benefit not None,
     cdef double[::1] score = score_
     cdef double[::1] d_best = best_
     cdef double[::1] d_worst = worst_
-    cdef double div, hi, lo, d, denom
+    cdef c.dc_status st
     with nogil:
-        for i in range(m):
-            d_best[i] = 0.0
-            d_worst[i] = 0.0
-        for j in range(k):
-            div = sqrt(_column_sumsq(&X[0, j], m))
-            div = div + (1.0 if div == 0.0 else 0.0)
-            for i in range(m):
-                R[i, j] = X[i, j] / div
-                if not maximize[j]:
-                    R[i, j] = 1.0 - R[i, j]
-                if const_ != NULL and const_[j]:
-                    R[i, j] = 1.0
-                V[i, j] = R[i, j] * w[j]
-            hi = V[0, j]
-            lo = V[0, j]
-            for i in range(1, m):
-                if V[i, j] > hi:
-                    hi = V[i, j]
-                if V[i, j] < lo:
-                    lo = V[i, j]
-            for i in range(m):
-                d = V[i, j] - hi
-                d_best[i] = d * d + d_best[i]
-                d = V[i, j] - lo
-                d_worst[i] = d * d + d_worst[i]
-        for i in range(m):
-            d_best[i] = sqrt(d_best[i])
-            d_worst[i] = sqrt(d_worst[i])
-            denom = d_best[i] + d_worst[i]
-            score[i] = d_worst[i] / denom if denom > 0 else 1.0
+        st = c.dc_mcdm_topsis_vector(&X[0, 0], m, k, maximize, &w[0], const_, &R[0, 0],
+                                     &V[0, 0], &score[0], &d_best[0], &d_worst[0])
+    _raise(st)
     return score_, R_, V_, best_, worst_
+
+
+def wsm_minmax(const double[::1, :] X not None, bytes benefit not None,
+               const double[::1] w not None, constant):
+    """(score, R, C) of the weighted sum with min-max normalization, or None
+    where a +0.0/-0.0 tie at a column extreme makes NumPy's bits unspecified."""
+    _check(X, benefit, w, constant)
+    cdef size_t m = X.shape[0], k = X.shape[1]
+    cdef const unsigned char* maximize = benefit
+    cdef const unsigned char* const_ = NULL
+    if constant is not None:
+        const_ = <bytes>constant
+    R_ = np.empty((m, k), order="F")
+    C_ = np.empty((m, k), order="F")
+    score_ = np.empty(m)
+    cdef double[::1, :] R = R_
+    cdef double[::1, :] C = C_
+    cdef double[::1] score = score_
+    cdef int zero_tie = 0
+    cdef c.dc_status st
+    with nogil:
+        st = c.dc_mcdm_wsm_minmax(&X[0, 0], m, k, maximize, &w[0], const_, &R[0, 0],
+                                  &C[0, 0], &score[0], &zero_tie)
+    _raise(st)
+    if zero_tie:
+        return None
+    return score_, R_, C_
+
+
+def moora(const double[::1, :] X not None, bytes benefit not None,
+          const double[::1] w not None):
+    """(score, R, C) of the MOORA ratio system."""
+    _check(X, benefit, w, None)
+    cdef size_t m = X.shape[0], k = X.shape[1]
+    cdef const unsigned char* maximize = benefit
+    R_ = np.empty((m, k), order="F")
+    C_ = np.empty((m, k), order="F")
+    score_ = np.empty(m)
+    cdef double[::1, :] R = R_
+    cdef double[::1, :] C = C_
+    cdef double[::1] score = score_
+    cdef c.dc_status st
+    with nogil:
+        st = c.dc_mcdm_moora(&X[0, 0], m, k, maximize, &w[0], &R[0, 0], &C[0, 0], &score[0])
+    _raise(st)
+    return score_, R_, C_
+
+
+def vikor(const double[::1, :] X not None, bytes benefit not None,
+          const double[::1] w not None, double v):
+    """(Q, T, S, R) of VIKOR: regrets T, their row sums S and maxima R."""
+    _check(X, benefit, w, None)
+    cdef size_t m = X.shape[0], k = X.shape[1]
+    cdef const unsigned char* maximize = benefit
+    T_ = np.empty((m, k), order="F")
+    S_ = np.empty(m)
+    R_ = np.empty(m)
+    Q_ = np.empty(m)
+    cdef double[::1, :] T = T_
+    cdef double[::1] S = S_
+    cdef double[::1] Rmax = R_
+    cdef double[::1] Q = Q_
+    cdef c.dc_status st
+    with nogil:
+        st = c.dc_mcdm_vikor(&X[0, 0], m, k, maximize, &w[0], v, &T[0, 0], &S[0], &Rmax[0],
+                             &Q[0])
+    _raise(st)
+    return Q_, T_, S_, R_
+
+
+def spotis(const double[::1, :] X not None, bytes benefit not None,
+           const double[::1] w not None, const double[:, ::1] bounds not None):
+    """(score, D, C) of SPOTIS; ``bounds`` is k x 2 (lower, upper), C-ordered."""
+    _check(X, benefit, w, None)
+    cdef size_t m = X.shape[0], k = X.shape[1], j
+    if bounds.shape[0] != <Py_ssize_t>k or bounds.shape[1] != 2:
+        raise ValueError("decido: decision kernel: shapes disagree")
+    cdef const unsigned char* maximize = benefit
+    lower_ = np.empty(k)
+    upper_ = np.empty(k)
+    D_ = np.empty((m, k), order="F")
+    C_ = np.empty((m, k), order="F")
+    score_ = np.empty(m)
+    cdef double[::1] lower = lower_
+    cdef double[::1] upper = upper_
+    cdef double[::1, :] D = D_
+    cdef double[::1, :] C = C_
+    cdef double[::1] score = score_
+    cdef c.dc_status st
+    with nogil:
+        for j in range(k):
+            lower[j] = bounds[j, 0]
+            upper[j] = bounds[j, 1]
+        st = c.dc_mcdm_spotis(&X[0, 0], m, k, maximize, &w[0], &lower[0], &upper[0],
+                              &D[0, 0], &C[0, 0], &score[0])
+    _raise(st)
+    return score_, D_, C_

@@ -5,9 +5,11 @@ with ``benefit`` (k bools: True = maximize), weights ``w`` (k, summing to 1) and
 ``constant`` (k bools: the criterion has one value over the feasible options;
 None when no criterion is constant).
 Nothing here loops over options; requests, validation and output live in
-``decido.decide``.  Every method returns a ``Scored``: one score per option (NaN
-where the method cannot give one) and the named intermediate arrays that the
-explanations show.
+``decido.decide``.  Small matrices of the common methods (TOPSIS, WSM with
+min-max, MOORA, VIKOR, SPOTIS) take one-pass C kernels (``decido._mcdm``,
+csrc/decide/kernels.c) that give the NumPy code's bits; see ``_fast``.
+Every method returns a ``Scored``: one score per option (NaN where the method
+cannot give one) and the named intermediate arrays that the explanations show.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm import TOPSIS_FAST_MAX_OPTIONS, topsis_vector
+from decido import _mcdm
+from decido._mcdm import FAST_MAX_OPTIONS
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -46,6 +49,19 @@ class Scored:
     per_criterion: dict[str, Array] = field(default_factory=dict)
     per_option: dict[str, Array] = field(default_factory=dict)
     compromise: list[int] | None = None
+
+
+def _fast(X: Array, w: Array) -> bool:
+    """Whether the one-pass C kernels (``decido._mcdm``) may score ``X``: they give
+    the NumPy code's bits on Fortran-ordered float64 matrices of 2 to
+    ``FAST_MAX_OPTIONS`` options (tests/decide/test_decide_fast.py)."""
+    return (
+        2 <= X.shape[0] <= FAST_MAX_OPTIONS
+        and X.dtype == np.float64
+        and X.flags.f_contiguous
+        and w.dtype == np.float64
+        and w.flags.c_contiguous
+    )
 
 
 def _safe(div: Array) -> Array:
@@ -152,7 +168,18 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
 
 # ---------------------------------------------------------------- methods
 def wsm(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
-    """Weighted sum of the normalized values (default normalization minmax)."""
+    """Weighted sum of the normalized values (default normalization minmax).
+
+    Min-max on a small matrix takes one C pass (``decido._mcdm.wsm_minmax``),
+    unless a +0.0/-0.0 tie at a column extreme leaves NumPy's bits unspecified.
+    """
+    if p["normalization"] == "minmax" and _fast(X, w):
+        out = _mcdm.wsm_minmax(
+            X, benefit.tobytes(), w, None if constant is None else constant.tobytes()
+        )
+        if out is not None:
+            score, R, C = out
+            return Scored(score, {"normalized": R, "contribution": C})
     R = normalize(X, benefit, p["normalization"], constant)
     C = R * w
     return Scored(C.sum(axis=1), {"normalized": R, "contribution": C})
@@ -174,14 +201,8 @@ def topsis(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str
     Small column-major matrices with vector normalization (the default) take
     one C pass, ``decido._mcdm.topsis_vector``, which gives the same bits.
     """
-    m = X.shape[0]
-    if (
-        p["normalization"] == "vector"
-        and 2 <= m <= TOPSIS_FAST_MAX_OPTIONS
-        and X.flags.f_contiguous
-        and X.dtype == np.float64
-    ):
-        score, R, V, d_best, d_worst = topsis_vector(
+    if p["normalization"] == "vector" and _fast(X, w):
+        score, R, V, d_best, d_worst = _mcdm.topsis_vector(
             X, benefit.tobytes(), w, None if constant is None else constant.tobytes()
         )
         return Scored(
@@ -206,7 +227,11 @@ def _spread(v: Array) -> Array:
 
 def vikor(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """VIKOR: regret w_j (f*_j - f_ij)/(f*_j - f-_j), S = sum, R = max,
-    Q = v S~ + (1 - v) R~ (ascending).  Zero-spread terms are 0."""
+    Q = v S~ + (1 - v) R~ (ascending).  Zero-spread terms are 0.
+    Small matrices take one C pass (``decido._mcdm.vikor``)."""
+    if _fast(X, w):
+        Q, T, S, Rr = _mcdm.vikor(X, benefit.tobytes(), w, p["v"])
+        return Scored(Q, {"regret": T}, {"S": S, "R": Rr}, _compromise(Q, S, Rr))
     lo, hi = X.min(axis=0), X.max(axis=0)
     best = np.where(benefit, hi, lo)
     span = hi - lo
@@ -300,7 +325,11 @@ def copras(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str
 
 
 def moora(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
-    """MOORA ratio system: sum of w x/||x|| over benefit criteria minus cost ones."""
+    """MOORA ratio system: sum of w x/||x|| over benefit criteria minus cost ones.
+    Small matrices take one C pass (``decido._mcdm.moora``)."""
+    if _fast(X, w):
+        score, R, C = _mcdm.moora(X, benefit.tobytes(), w)
+        return Scored(score, {"normalized": R, "contribution": C})
     norm = np.sqrt(np.einsum("ij,ij->j", X, X))
     R = X / _safe(norm)
     C = R * np.where(benefit, w, -w)
@@ -337,7 +366,17 @@ def aras(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, 
 
 def spotis(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
     """SPOTIS: weighted distance to the ideal point of the bounds (ascending).
-    ``p["bounds"]`` is (k, 2); a zero-width bound gives distance 0."""
+    ``p["bounds"]`` is (k, 2); a zero-width bound gives distance 0.  Small
+    matrices take one C pass (``decido._mcdm.spotis``)."""
+    bounds = p["bounds"]
+    if (
+        _fast(X, w)
+        and isinstance(bounds, np.ndarray)
+        and bounds.dtype == np.float64
+        and bounds.flags.c_contiguous
+    ):
+        score, D, C = _mcdm.spotis(X, benefit.tobytes(), w, bounds)
+        return Scored(score, {"distance": D, "contribution": C})
     lo, hi = p["bounds"][:, 0], p["bounds"][:, 1]
     span = hi - lo
     D = np.abs(X - np.where(benefit, hi, lo)) / _safe(span)

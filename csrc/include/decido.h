@@ -315,6 +315,52 @@ const char *dc_version(void);
 dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,
                               double rel_tol, int64_t *order, int64_t *rank);
 
+/* Scoring kernels of the multi-criteria methods (csrc/decide/kernels.c), one
+ * pass each.  X is m x k column-major (option i, criterion j at X[i + j*m]);
+ * benefit holds k flags (nonzero = maximize), w the k weights, constant k
+ * flags (nonzero: every option is ideal on the criterion) or NULL.  Outputs
+ * are caller-owned: m x k arrays column-major, the others m values; they must
+ * not overlap the inputs.  The results are bit for bit those of the NumPy code
+ * in decido._mcdm_methods on a Fortran-ordered matrix (docs/decisions.md).
+ * No allocation; DC_ERR_ARGUMENT for a NULL pointer (constant excepted), m or
+ * k zero, or m*k beyond size_t. */
+
+/* TOPSIS, vector normalization (cost: 1 - x/||x||): R normalized, V = R w,
+ * d_best/d_worst Euclidean distances to the column max/min of V, score
+ * d_worst / (d_best + d_worst), 1 where that denominator is 0. */
+dc_status dc_mcdm_topsis_vector(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                                const double *w, const unsigned char *constant, double *R,
+                                double *V, double *score, double *d_best, double *d_worst);
+
+/* Weighted sum, min-max normalization ((x - min)/span; cost (max - x)/span; a
+ * zero span divides by 1): R normalized, C = R w, score the row sums of C.
+ * *zero_tie is set to 1 when a non-constant column's relevant extreme (min for
+ * benefit, max for cost) is a zero and the column holds both +0.0 and -0.0:
+ * the sign of R's zeros then depends on which zero a min/max returns, which
+ * NumPy does not specify (the caller recomputes there if it needs its bits). */
+dc_status dc_mcdm_wsm_minmax(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                             const double *w, const unsigned char *constant, double *R,
+                             double *C, double *score, int *zero_tie);
+
+/* MOORA ratio system: R = x/||x|| (a zero norm divides by 1), C = R w with w
+ * negated on cost criteria, score the row sums of C. */
+dc_status dc_mcdm_moora(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                        const double *w, double *R, double *C, double *score);
+
+/* VIKOR: T = w |best - x| / span (0 on zero-span criteria; best is the column
+ * max for benefit, min for cost), S = row sums, Rmax = row maxima (NaN
+ * propagates), Q = v S~ + (1 - v) R~ with s~ = (s - min)/(max - min), 0 unless
+ * max - min > 0.  Lower Q is better. */
+dc_status dc_mcdm_vikor(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                        const double *w, double v, double *T, double *S, double *Rmax, double *Q);
+
+/* SPOTIS: D = |x - ideal| / (upper - lower) with ideal = upper for benefit,
+ * lower for cost (0 where upper == lower), C = D w, score the row sums of C
+ * (lower is better).  lower and upper hold k bounds each. */
+dc_status dc_mcdm_spotis(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                         const double *w, const double *lower, const double *upper, double *D,
+                         double *C, double *score);
+
 #ifdef __cplusplus
 }
 #endif

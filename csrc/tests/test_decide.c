@@ -1,7 +1,11 @@
 /* test_decide.c -- competition ranks (csrc/decide/rank.c): worked examples of
  * each rule, then random score vectors (ties, near-ties, NaN, infinities,
  * signed zeros; lengths across the insertion-run and merge boundaries) against
- * a plain quadratic reference.  Prints "test_decide: N passed, M failed" and
+ * a plain quadratic reference.  Then the scoring kernels (csrc/decide/kernels.c):
+ * bad arguments, worked examples, and random matrices of many shapes in
+ * exactly sized heap buffers (out-of-bounds access trips AddressSanitizer)
+ * against plain formulas.  Bit identity with NumPy is tested from Python
+ * (tests/decide/test_decide_fast.py).  Prints "test_decide: N passed, M failed" and
  * exits non-zero on any failure. */
 #include "decido.h"
 
@@ -193,10 +197,190 @@ static void random_vectors(void)
     }
 }
 
+/* ---- scoring kernels --------------------------------------------------------- */
+
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * (1.0 + fabs(b));
+}
+
+static int all_near(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!near(a[i], b[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void kernel_arguments(void)
+{
+    double X[4] = {1.0, 2.0, 3.0, 4.0}, w[2] = {0.5, 0.5}, lo[2] = {0.0, 0.0}, hi[2] = {5.0, 5.0};
+    unsigned char b[2] = {1, 0};
+    double A[4], B[4], s[2], t[2], u[2];
+    int tie = 0;
+    /* zero sizes */
+    CHECK(dc_mcdm_topsis_vector(X, 0, 2, b, w, NULL, A, B, s, t, u) == DC_ERR_ARGUMENT, "topsis m=0");
+    CHECK(dc_mcdm_topsis_vector(X, 2, 0, b, w, NULL, A, B, s, t, u) == DC_ERR_ARGUMENT, "topsis k=0");
+    CHECK(dc_mcdm_wsm_minmax(X, 0, 2, b, w, NULL, A, B, s, &tie) == DC_ERR_ARGUMENT, "wsm m=0");
+    CHECK(dc_mcdm_moora(X, 2, 0, b, w, A, B, s) == DC_ERR_ARGUMENT, "moora k=0");
+    CHECK(dc_mcdm_vikor(X, 0, 2, b, w, 0.5, A, s, t, u) == DC_ERR_ARGUMENT, "vikor m=0");
+    CHECK(dc_mcdm_spotis(X, 2, 0, b, w, lo, hi, A, B, s) == DC_ERR_ARGUMENT, "spotis k=0");
+    /* m*k beyond size_t */
+    CHECK(dc_mcdm_moora(X, SIZE_MAX / 2 + 1, 2, b, w, A, B, s) == DC_ERR_ARGUMENT, "m*k overflow");
+    /* NULL buffers (constant may be NULL) */
+    CHECK(dc_mcdm_topsis_vector(NULL, 2, 2, b, w, NULL, A, B, s, t, u) == DC_ERR_ARGUMENT, "NULL X");
+    CHECK(dc_mcdm_topsis_vector(X, 2, 2, b, w, NULL, A, B, s, t, NULL) == DC_ERR_ARGUMENT,
+          "NULL d_worst");
+    CHECK(dc_mcdm_wsm_minmax(X, 2, 2, NULL, w, NULL, A, B, s, &tie) == DC_ERR_ARGUMENT, "NULL benefit");
+    CHECK(dc_mcdm_wsm_minmax(X, 2, 2, b, w, NULL, A, B, s, NULL) == DC_ERR_ARGUMENT, "NULL zero_tie");
+    CHECK(dc_mcdm_moora(X, 2, 2, b, NULL, A, B, s) == DC_ERR_ARGUMENT, "NULL w");
+    CHECK(dc_mcdm_vikor(X, 2, 2, b, w, 0.5, A, NULL, t, u) == DC_ERR_ARGUMENT, "NULL S");
+    CHECK(dc_mcdm_spotis(X, 2, 2, b, w, NULL, hi, A, B, s) == DC_ERR_ARGUMENT, "NULL lower");
+    CHECK(dc_mcdm_spotis(X, 2, 2, b, w, lo, hi, A, B, NULL) == DC_ERR_ARGUMENT, "NULL score");
+}
+
+static void kernel_examples(void)
+{
+    /* 3 options x 2 criteria, column-major: price (cost) and quality (benefit) */
+    const double X[6] = {10.0, 30.0, 20.0, /* price */ 1.0, 3.0, 2.0 /* quality */};
+    const unsigned char b[2] = {0, 1};
+    const double w[2] = {0.25, 0.75};
+    double A[6], B[6], s[3], t[3], u[3];
+    int tie = -1;
+
+    /* WSM min-max: price (30 - x)/20 = 1, 0, .5; quality (x - 1)/2 = 0, 1, .5 */
+    CHECK(dc_mcdm_wsm_minmax(X, 3, 2, b, w, NULL, A, B, s, &tie) == DC_OK && tie == 0, "wsm ok");
+    const double wsm_r[6] = {1.0, 0.0, 0.5, 0.0, 1.0, 0.5}, wsm_s[3] = {0.25, 0.75, 0.5};
+    CHECK(memcmp(A, wsm_r, sizeof wsm_r) == 0, "wsm normalized");
+    CHECK(memcmp(s, wsm_s, sizeof wsm_s) == 0, "wsm score");
+    const unsigned char c[2] = {1, 0};
+    CHECK(dc_mcdm_wsm_minmax(X, 3, 2, b, w, c, A, B, s, &tie) == DC_OK, "wsm constant ok");
+    CHECK(A[0] == 1.0 && A[1] == 1.0 && A[2] == 1.0 && s[1] == 1.0, "constant column is ideal");
+    const double Z[3] = {0.0, -0.0, 2.0};
+    const unsigned char b1[1] = {1}, c1[1] = {0};
+    const double w1[1] = {1.0};
+    dc_mcdm_wsm_minmax(Z, 3, 1, b1, w1, NULL, A, B, s, &tie);
+    CHECK(tie == 1, "wsm reports a +0/-0 tie at the minimum");
+    dc_mcdm_wsm_minmax(Z, 3, 1, b1, w1, c1, A, B, s, &tie);
+    CHECK(tie == 1, "a zero constant flag is not constant");
+    const unsigned char cost1[1] = {0};
+    dc_mcdm_wsm_minmax(Z, 3, 1, cost1, w1, NULL, A, B, s, &tie);
+    CHECK(tie == 0, "no tie: the cost formula reads the maximum, 2");
+
+    /* MOORA: norms 10*sqrt(14) and sqrt(14); price counts negatively */
+    CHECK(dc_mcdm_moora(X, 3, 2, b, w, A, B, s) == DC_OK, "moora ok");
+    double n0 = sqrt(1400.0), n1 = sqrt(14.0);
+    const double moora_s[3] = {-0.25 * 10.0 / n0 + 0.75 * 1.0 / n1,
+                               -0.25 * 30.0 / n0 + 0.75 * 3.0 / n1,
+                               -0.25 * 20.0 / n0 + 0.75 * 2.0 / n1};
+    CHECK(all_near(s, moora_s, 3) && near(A[1], 30.0 / n0), "moora values");
+
+    /* VIKOR, v = .5: regrets price .25 (x - 10)/20, quality .75 (3 - x)/2 */
+    CHECK(dc_mcdm_vikor(X, 3, 2, b, w, 0.5, A, s, t, u) == DC_OK, "vikor ok");
+    const double vS[3] = {0.75, 0.25, 0.125 + 0.375}, vR[3] = {0.75, 0.25, 0.375};
+    CHECK(memcmp(s, vS, sizeof vS) == 0 && memcmp(t, vR, sizeof vR) == 0, "vikor S and R");
+    const double vQ[3] = {1.0, 0.0, 0.5 * 0.5 + 0.5 * 0.25};
+    CHECK(memcmp(u, vQ, sizeof vQ) == 0, "vikor Q");
+    const double one[3] = {4.0, 4.0, 4.0};
+    dc_mcdm_vikor(one, 3, 1, b1, w1, 0.5, A, s, t, u);
+    CHECK(u[0] == 0.0 && u[1] == 0.0 && u[2] == 0.0 && !signbit(u[0]), "vikor zero spread is +0");
+
+    /* SPOTIS, bounds price [0, 40], quality [0, 4] */
+    const double lo[2] = {0.0, 0.0}, hi[2] = {40.0, 4.0};
+    CHECK(dc_mcdm_spotis(X, 3, 2, b, w, lo, hi, A, B, s) == DC_OK, "spotis ok");
+    const double sp[3] = {0.25 * 0.25 + 0.75 * 0.75, 0.25 * 0.75 + 0.75 * 0.25, 0.25 * 0.5 + 0.75 * 0.5};
+    CHECK(memcmp(s, sp, sizeof sp) == 0, "spotis score");
+    const double lo0[2] = {0.0, 2.0}, hi0[2] = {40.0, 2.0};
+    dc_mcdm_spotis(X, 3, 2, b, w, lo0, hi0, A, B, s);
+    CHECK(B[3] == 0.0 && B[4] == 0.0 && B[5] == 0.0, "spotis zero-width bound is 0");
+
+    /* TOPSIS, vector normalization: two mirrored options tie at .5 */
+    const double T2[4] = {3.0, 4.0, 4.0, 3.0};
+    const unsigned char bb[2] = {1, 1};
+    const double wh[2] = {0.5, 0.5};
+    CHECK(dc_mcdm_topsis_vector(T2, 2, 2, bb, wh, NULL, A, B, s, t, u) == DC_OK, "topsis ok");
+    CHECK(near(s[0], 0.5) && near(s[1], 0.5) && near(t[0], 0.1) && near(u[1], 0.1),
+          "topsis mirrored options");
+    CHECK(dc_mcdm_topsis_vector(X, 3, 2, b, w, NULL, A, B, s, t, u) == DC_OK, "topsis 3x2 ok");
+    CHECK(s[1] > s[2] && s[2] > s[0] && near(A[0], 1.0 - 10.0 / n0), "topsis order and R");
+    const unsigned char all[2] = {1, 1};
+    dc_mcdm_topsis_vector(X, 3, 2, b, w, all, A, B, s, t, u);
+    CHECK(s[0] == 1.0 && s[1] == 1.0 && t[0] == 0.0, "topsis: every option ideal scores 1");
+}
+
+/* Random shapes in exactly sized buffers, checked against plain formulas. */
+static void kernel_shapes(void)
+{
+    size_t ms[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 64, 257};
+    for (size_t a = 0; a < sizeof ms / sizeof *ms; a++) {
+        for (size_t k = 1; k <= 9; k += 4) {
+            size_t m = ms[a], mk = m * k;
+            double *X = malloc(mk * sizeof *X), *A = malloc(mk * sizeof *A);
+            double *B = malloc(mk * sizeof *B), *s = malloc(m * sizeof *s);
+            double *t = malloc(m * sizeof *t), *u = malloc(m * sizeof *u);
+            double *w = malloc(k * sizeof *w), *lo = malloc(k * sizeof *lo);
+            double *hi = malloc(k * sizeof *hi);
+            unsigned char *b = malloc(k), *c = malloc(k);
+            if (!X || !A || !B || !s || !t || !u || !w || !lo || !hi || !b || !c) {
+                CHECK(0, "out of memory");
+                return;
+            }
+            for (size_t j = 0; j < k; j++) {
+                w[j] = 1.0 / (double)k;
+                b[j] = (unsigned char)(next() & 1);
+                c[j] = 0;
+                lo[j] = -10.0;
+                hi[j] = 10.0;
+            }
+            for (size_t i = 0; i < mk; i++) {
+                X[i] = ((double)(next() >> 11) * 0x1p-53 - 0.5) * 20.0;
+            }
+            int ok = 1, tie;
+            ok &= dc_mcdm_wsm_minmax(X, m, k, b, w, c, A, B, s, &tie) == DC_OK;
+            for (size_t i = 0; i < m; i++) {
+                double want = 0.0;
+                for (size_t j = 0; j < k; j++) {
+                    want += B[i + j * m];
+                    ok &= m == 1 || (A[i + j * m] >= 0.0 && A[i + j * m] <= 1.0);
+                }
+                ok &= near(s[i], want);
+            }
+            ok &= dc_mcdm_moora(X, m, k, b, w, A, B, s) == DC_OK;
+            for (size_t j = 0; j < k; j++) {
+                double ss = 0.0;
+                for (size_t i = 0; i < m; i++) {
+                    ss += A[i + j * m] * A[i + j * m];
+                }
+                ok &= near(ss, 1.0); /* unit columns */
+            }
+            ok &= dc_mcdm_vikor(X, m, k, b, w, 0.5, A, s, t, u) == DC_OK;
+            for (size_t i = 0; i < m; i++) {
+                ok &= t[i] <= s[i] + 1e-12 && u[i] >= 0.0 && u[i] <= 1.0;
+            }
+            ok &= dc_mcdm_spotis(X, m, k, b, w, lo, hi, A, B, s) == DC_OK;
+            for (size_t i = 0; i < m; i++) {
+                ok &= s[i] >= 0.0 && s[i] <= 1.0;
+            }
+            ok &= dc_mcdm_topsis_vector(X, m, k, b, w, NULL, A, B, s, t, u) == DC_OK;
+            for (size_t i = 0; i < m; i++) {
+                ok &= s[i] >= 0.0 && s[i] <= 1.0;
+            }
+            CHECK(ok, "kernels on %zu x %zu", m, k);
+            free(X), free(A), free(B), free(s), free(t), free(u);
+            free(w), free(lo), free(hi), free(b), free(c);
+        }
+    }
+}
+
 int main(void)
 {
     examples();
     random_vectors();
+    kernel_arguments();
+    kernel_examples();
+    kernel_shapes();
     printf("test_decide: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
