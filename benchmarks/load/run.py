@@ -20,7 +20,12 @@ dimensions, dss). Every request goes the whole way (key lookup, counters checked
 incremented in SQLite, access log); the run raises the plan's and tier's limits through
 ``DECIDO_PLANS``/``DECIDO_TIERS``/``DECIDO_IP_PER_MINUTE`` so that no request is refused,
 and the run queue (``DECIDO_RUN_QUEUE``) to the number of connections so that no run is.
-Reports req/s, p50 and p99 latency and the ratio to hello-world, and checks the floors
+Reports req/s, p50 and p99 latency and the ratio to hello-world; beside them the CPU time
+per answered request of the server's worker processes (``srv us``, from ``/proc``) and of
+this client (``cli us``), and ``cpu vs``: hello-world's (server + client) CPU per request
+over the target's, which is what the throughput ratio tends to when client and server
+saturate the same cores, and which moves far less than req/s on a shared machine. It checks
+the floors
 (decide >= 35 % and health >= 80 % of hello-world throughput, p99 of decide < 20 ms).
 Exit status 1 when a floor is missed, or when any answer was not a 200.
 """
@@ -31,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import signal
 import socket
 import statistics
@@ -100,7 +106,8 @@ def _request_bytes(method: str, path: str, body: Any, headers: dict[str, str]) -
 
 
 async def _connection(port: int, request: bytes, stop_at: float, record_from: float,
-                      latencies: list[float], statuses: dict[int, int]) -> None:
+                      latencies: list[float], statuses: dict[int, int],
+                      answered: list[int]) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         while True:
@@ -116,11 +123,37 @@ async def _connection(port: int, request: bytes, stop_at: float, record_from: fl
                     length = int(line[15:])
             await reader.readexactly(length)
             end = time.perf_counter()
+            answered[0] += 1
             if start >= record_from:
                 latencies.append(end - start)
                 statuses[status] = statuses.get(status, 0) + 1
     finally:
         writer.close()
+
+
+def _tree_cpu_seconds(root: int) -> float:
+    """User + system CPU seconds of ``root``'s descendants (the server's workers), read
+    from ``/proc`` (0.0 where there is no ``/proc``)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    children: dict[int, list[int]] = {}
+    stats: dict[int, float] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        # fields[0] is the state; ppid, utime and stime are fields 4, 14, 15 of stat(5)
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        stats[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        total += stats.get(pid, 0.0)
+        todo.extend(children.get(pid, []))
+    return total
 
 
 def _combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -138,33 +171,50 @@ def _combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "p50_ms": round(latencies[n // 2] * 1e3, 3),
         "p99_ms": round(latencies[min(n - 1, int(n * 0.99))] * 1e3, 3),
         "statuses": dict(sorted(statuses.items())),
+        "server_cpu_us": round(statistics.median(r["server_cpu_us"] for r in runs), 1),
+        "client_cpu_us": round(statistics.median(r["client_cpu_us"] for r in runs), 1),
     }
 
 
 async def _drive(port: int, request: bytes, connections: int, seconds: float) -> dict[str, Any]:
     latencies: list[float] = []
     statuses: dict[int, int] = {}
+    answered = [0]
     now = time.perf_counter()
     record_from, stop_at = now + 1.0, now + 1.0 + seconds
-    await asyncio.gather(*(_connection(port, request, stop_at, record_from, latencies, statuses)
+    await asyncio.gather(*(_connection(port, request, stop_at, record_from, latencies, statuses,
+                                       answered)
                            for _ in range(connections)))
     return {
         "req_per_s": round(len(latencies) / seconds, 1),
         "latencies": latencies,
         "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "answered": answered[0],
     }
 
 
-def _measure(port: int, method: str, path: str, body: Any, headers: dict[str, str],
-             connections: int, seconds: float) -> dict[str, Any]:
+def _measure(server: subprocess.Popen, port: int, method: str, path: str, body: Any,
+             headers: dict[str, str], connections: int, seconds: float) -> dict[str, Any]:
+    """One round against one target; also the CPU time per answered request (warm-up
+    included) of the server's worker processes and of this client."""
     try:
         import uvloop  # noqa: PLC0415 - optional, faster client
 
         uvloop.install()
     except ImportError:
         pass
-    return asyncio.run(_drive(port, _request_bytes(method, path, body, headers), connections,
-                              seconds))
+    server_before = _tree_cpu_seconds(server.pid)
+    client_before = resource.getrusage(resource.RUSAGE_SELF)
+    out = asyncio.run(_drive(port, _request_bytes(method, path, body, headers), connections,
+                             seconds))
+    client_after = resource.getrusage(resource.RUSAGE_SELF)
+    server_cpu = _tree_cpu_seconds(server.pid) - server_before
+    client_cpu = (client_after.ru_utime - client_before.ru_utime
+                  + client_after.ru_stime - client_before.ru_stime)
+    n = max(out.pop("answered"), 1)
+    out["server_cpu_us"] = server_cpu / n * 1e6
+    out["client_cpu_us"] = client_cpu / n * 1e6
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,11 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         auth = {"Authorization": f"Bearer {key}"}
         c, s = args.connections, args.seconds
         targets = {
-            "hello": (hello_port, "GET", "/", None, {}),
-            "hello+hdr": (hello_port, "GET", "/headers", None, {}),
-            "health": (decido_port, "GET", "/v1/health", None, {}),
-            "decide": (decido_port, "POST", "/v1/decide", DECIDE, auth),
-            "optimize": (decido_port, "POST", "/v1/optimize", OPTIMIZE, auth),
+            "hello": (hello, hello_port, "GET", "/", None, {}),
+            "hello+hdr": (hello, hello_port, "GET", "/headers", None, {}),
+            "health": (decido, decido_port, "GET", "/v1/health", None, {}),
+            "decide": (decido, decido_port, "POST", "/v1/decide", DECIDE, auth),
+            "optimize": (decido, decido_port, "POST", "/v1/optimize", OPTIMIZE, auth),
         }
         rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in targets}
         for _ in range(args.rounds):
@@ -223,14 +273,18 @@ def _report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> int
     print(f"{args.connections} connections, {args.rounds} rounds of {args.seconds:g} s per "
           f"target, {args.workers} workers each, {os.cpu_count()} CPUs")
     print(f"{'target':10} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9} {'vs hello':>9} "
-          f"{'per round':>11}  statuses")
+          f"{'per round':>11} {'srv us':>7} {'cli us':>7} {'cpu vs':>7}  statuses")
     hello_rounds = results["hello"]["rounds_req_per_s"]
+    hello_cpu = results["hello"]["server_cpu_us"] + results["hello"]["client_cpu_us"]
     for name, r in results.items():
         r["ratio"] = round(r["req_per_s"] / base, 3) if base else None
+        cpu = r["server_cpu_us"] + r["client_cpu_us"]
+        r["cpu_ratio"] = round(hello_cpu / cpu, 3) if cpu else None
         per_round = [t / h for t, h in zip(r["rounds_req_per_s"], hello_rounds, strict=True)]
         spread = f"{min(per_round):.2f}-{max(per_round):.2f}"
         print(f"{name:10} {r['req_per_s']:>10.1f} {r['p50_ms']:>9.2f} {r['p99_ms']:>9.2f} "
-              f"{r['ratio']:>9.2f} {spread:>11}  {r['statuses']}")
+              f"{r['ratio']:>9.2f} {spread:>11} {r['server_cpu_us']:>7.0f} "
+              f"{r['client_cpu_us']:>7.0f} {r['cpu_ratio'] or 0:>7.2f}  {r['statuses']}")
     checks = {
         "health >= 80% of hello": results["health"]["ratio"] >= FLOORS["health_ratio"],
         "decide >= 35% of hello": results["decide"]["ratio"] >= FLOORS["decide_ratio"],

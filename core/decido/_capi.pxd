@@ -1,5 +1,5 @@
 # decido.h as Cython sees it (keep in step with csrc/include/decido.h).
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 
 cdef extern from "decido.h" nogil:
@@ -9,6 +9,7 @@ cdef extern from "decido.h" nogil:
         DC_ERR_ARGUMENT
         DC_ERR_TOO_LARGE
         DC_ERR_NOT_SEPARABLE
+        DC_ERR_COUNTER_TABLE
 
     const char *dc_status_code(dc_status status)
     const char *dc_status_title(dc_status status)
@@ -187,3 +188,13 @@ cdef extern from "decido.h" nogil:
     dc_status dc_mcdm_spotis(const double *X, size_t m, size_t k, const unsigned char *benefit,
                              const double *w, const double *lower, const double *upper,
                              double *D, double *C, double *score)
+
+    int dc_counters_lock_free()
+    size_t dc_counters_size(uint64_t nslots)
+    dc_status dc_counters_init(void *base, size_t size, uint64_t nslots)
+    dc_status dc_counters_check(const void *base, size_t size)
+    dc_status dc_counters_admit(void *base, size_t size, uint64_t ident, uint32_t start,
+                                uint32_t end, uint32_t amount, uint32_t limit, uint32_t probes,
+                                uint32_t *used_out, int *admitted_out)
+    dc_status dc_counters_peek(const void *base, size_t size, uint64_t ident, uint32_t end,
+                               uint32_t probes, uint32_t *count_out)

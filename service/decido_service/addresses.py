@@ -4,15 +4,18 @@
 the client address's ``ip.minute`` counter. Those counters are not usage of a key (nothing
 is billed on them), so they do not go through the SQLite store: a write transaction per
 health probe would cost more than the probe. They live in a small memory-mapped table
-beside the database (``<db>-addresses``), which every worker maps:
+beside the database (``<db>-addresses``), which every worker maps through
+:class:`decido.counters.SharedCounters`:
 
-- **Exact across processes**: every check-and-increment holds an exclusive ``flock`` on the
-  table for a few microseconds, so with N concurrent requests against a limit of L exactly
-  L are admitted, whichever workers they reach.
-- **Layout**: a 16-byte header (magic, slot count) and ``SLOTS`` slots of 24 bytes: a 64-bit
-  hash of (counter name, window, address), the window's end (epoch seconds) and the count.
-  Lookup probes at most ``PROBES`` slots from the hash; a slot whose window has ended is
-  free.
+- **Exact across processes, without a lock**: a check-and-increment is one 16-byte
+  compare-and-swap in C (the address's hash, its window's end and the count in one step),
+  so with N concurrent requests against a limit of L exactly L are admitted, whichever
+  workers they reach, with no system call and no lock that a killed worker could leave
+  held. (A build of decido without an inline 16-byte CAS takes an exclusive ``flock``
+  around each call instead: still exact.)
+- **Layout**: ``SLOTS`` slots of 16 bytes; an address's counter lives in one of the
+  ``PROBES`` slots from its hash on, and a slot whose window has ended is free again (the
+  file format is in ``csrc/common/counters.c``).
 - **Full table**: if every probed slot belongs to another live address (tens of thousands
   of addresses in one window), the request is refused with the state of a full counter, so
   the service answers 429 rather than admitting more than it can count.
@@ -22,24 +25,17 @@ beside the database (``<db>-addresses``), which every worker maps:
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import mmap
 import os
-import struct
-import threading
 from functools import lru_cache
 
+from decido.counters import SharedCounters
 from decido_service.store import Admission, CounterSpec, CounterState, window_bounds
 
 __all__ = ["PROBES", "SLOTS", "AddressCounters", "table_path"]
 
-MAGIC = b"DCADDR01"
 SLOTS = 1 << 16
 PROBES = 64
-_HEADER = struct.Struct("<8sQ")
-_SLOT = struct.Struct("<QqQ")  # hash, window end, count
-_SIZE = _HEADER.size + SLOTS * _SLOT.size
 _WINDOWS = ("minute", "hour")
 
 
@@ -56,74 +52,27 @@ class AddressCounters:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self._thread_lock = threading.Lock()
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                if os.fstat(fd).st_size != _SIZE or os.pread(fd, _HEADER.size, 0) != \
-                        _HEADER.pack(MAGIC, SLOTS):
-                    os.ftruncate(fd, 0)  # zero every slot
-                    os.ftruncate(fd, _SIZE)
-                    os.pwrite(fd, _HEADER.pack(MAGIC, SLOTS), 0)
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            self._map = mmap.mmap(fd, _SIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
+        self._table = SharedCounters(self.path, slots=SLOTS, probes=PROBES)
 
     def admit(self, spec: CounterSpec, now: float) -> Admission:
         """Count ``spec.amount`` on the counter unless that would pass ``spec.limit``."""
         start, end = _bounds(spec, now)
         ident = _hash(spec.name, spec.window, spec.subject)
-        with self._thread_lock:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-            try:
-                slot, used = self._find(ident, end, now)
-                if slot is None:  # no free slot near this address: refuse, count nothing
-                    state = _state(spec, spec.limit or 0, start, end)
-                    return Admission(False, [state], state)
-                if spec.limit is not None and used + spec.amount > spec.limit:
-                    state = _state(spec, used, start, end)
-                    return Admission(False, [state], state)
-                used += spec.amount
-                _SLOT.pack_into(self._map, slot, ident, end, used)
-            finally:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-        return Admission(True, [_state(spec, used, start, end)], None)
+        admitted, used = self._table.admit(ident, start, end, spec.amount, spec.limit)
+        if not admitted and used > (spec.limit or 0):
+            used = spec.limit or 0  # no slot for the address: the state of a full counter
+        state = _state(spec, used, start, end)
+        return Admission(admitted, [state], None if admitted else state)
 
     def peek(self, spec: CounterSpec, now: float) -> CounterState:
         """The counter's state; nothing is counted."""
         start, end = _bounds(spec, now)
         ident = _hash(spec.name, spec.window, spec.subject)
-        with self._thread_lock:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-            try:
-                _, used = self._find(ident, end, now)
-            finally:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-        return _state(spec, used, start, end)
-
-    def _find(self, ident: int, end: int, now: float) -> tuple[int | None, int]:
-        """``(offset, count)`` of the counter's slot in the window ending at ``end``: its
-        own slot if it has one, else the first free one (count 0), else ``None``."""
-        free = None
-        home = ident % SLOTS
-        for probe in range(PROBES):
-            offset = _HEADER.size + ((home + probe) % SLOTS) * _SLOT.size
-            slot_ident, slot_end, count = _SLOT.unpack_from(self._map, offset)
-            if slot_ident == ident:
-                return offset, count if slot_end == end else 0
-            if free is None and (slot_ident == 0 or slot_end <= now):
-                free = offset  # empty, or its window has ended
-        return free, 0
+        return _state(spec, self._table.peek(ident, start, end), start, end)
 
     def close(self) -> None:
         """Unmap and close the table."""
-        self._map.close()
-        os.close(self._fd)
+        self._table.close()
 
 
 def _bounds(spec: CounterSpec, now: float) -> tuple[int, int]:

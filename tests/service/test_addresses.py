@@ -78,17 +78,19 @@ def test_month_windows_are_not_for_this_table(table: AddressCounters) -> None:
 
 
 def test_slots_of_ended_windows_are_reused(table: AddressCounters) -> None:
-    # fill every slot around one address's hash with other addresses' live counters
+    # fill every slot around one address's hash with other counters, live this minute
     target = ip("203.0.113.7")
     ident = addresses._hash(target.name, target.window, target.subject)
     home = ident % addresses.SLOTS
+    shared = table._table  # the decido.counters.SharedCounters underneath
     for probe in range(addresses.PROBES):
-        offset = addresses._HEADER.size + ((home + probe) % addresses.SLOTS) * \
-            addresses._SLOT.size
-        addresses._SLOT.pack_into(table._map, offset, 1000 + probe, MINUTE_END, 1)
+        other = (home + probe) % addresses.SLOTS + addresses.SLOTS * (probe + 1)
+        assert other != ident and other % addresses.SLOTS == (home + probe) % addresses.SLOTS
+        assert shared.admit(other, MINUTE_END - 60, MINUTE_END, 1, None) == (True, 1)
     # full: refused, nothing counted anywhere (the answer is a 429, never an overshoot)
     full = table.admit(target, NOW)
     assert not full.admitted and full.refused is not None
+    assert full.refused.used == target.limit and full.refused.remaining == 0
     assert table.peek(target, NOW).used == 0
     # in the next minute those slots have ended and are free again
     later = table.admit(target, MINUTE_END + 1)
@@ -103,7 +105,7 @@ def test_a_foreign_or_truncated_file_is_rebuilt(tmp_path: Path) -> None:
         assert t.admit(ip(), NOW).counters[0].used == 1
     finally:
         t.close()
-    assert path.stat().st_size == addresses._SIZE
+    assert path.stat().st_size == 16 + 16 * addresses.SLOTS  # header + slots
 
 
 def test_two_handles_share_counts(tmp_path: Path) -> None:
