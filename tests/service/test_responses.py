@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 
+import orjson
 import pytest
 from sanic.headers import format_http1_response
 from sanic.response import HTTPResponse
@@ -135,3 +136,32 @@ def test_expect_continue_goes_through_sanic_with_every_header(server) -> None:
     for name in ("x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining",
                  "x-ratelimit-reset", "content-type"):
         assert names.count(name) == 1, name
+
+
+# ---------------------------------------------------------------- access log lines
+@pytest.mark.parametrize(
+    ("method", "path", "status", "ms", "rid", "key_id"),
+    [
+        ("GET", "/v1/health", 200, 0.12345, "0123456789abcdef0123456789abcdef", None),
+        ("POST", "/v1/decide", 429, 12.0, "client-id.1_2", "5f0c3b9e2d8a4c1fb7e6a9d0c4b2e1f3"),
+        ("GET", "/v1/x", 404, None, "abc", None),  # failed before the clock started
+        ("GET", '/v1/"quoted"\\back', 404, 1.5, "r", None),  # JSON escapes: orjson's path
+        ("GET", "/v1/caf\u00e9/\u2603", 404, 1.5, "r", None),  # non-ASCII path
+        ("GET", "/v1/tab\there\x7f", 404, 1.5, "r", None),  # control characters
+        ("GET", "/v1/health", 200, 3e15, "r", None),  # beyond %.3f's plain digits
+        ("GET", "/v1/health", 200, float("nan"), "r", None),
+    ],
+)
+def test_access_lines_are_json_with_the_same_fields(method, path, status, ms, rid, key_id):
+    from decido_service.middleware import access_line
+
+    line = access_line(method, path, status, ms, rid, key_id)
+    assert b"\n" not in line
+    parsed = orjson.loads(line)
+    assert parsed["method"] == method and parsed["path"] == path
+    assert parsed["status"] == status and parsed["request_id"] == rid
+    assert parsed["key_id"] == key_id
+    if ms is None or ms != ms:
+        assert parsed["ms"] is None
+    else:
+        assert parsed["ms"] == pytest.approx(round(ms, 3), abs=1e-9)
