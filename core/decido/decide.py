@@ -62,6 +62,9 @@ __all__ = ["LIMITS", "RANK_TOLERANCE", "DecisionError", "decide", "decide_batch"
 
 #: scores within this fraction of the largest score magnitude share a rank
 RANK_TOLERANCE = 1e-12
+#: matrices of at most this many values are checked with Python's builtins (finiteness,
+#: constant columns), which cost less than NumPy's calls there and give the same answers
+SMALL_MATRIX = 64
 
 Array = NDArray[np.float64]
 
@@ -322,6 +325,10 @@ def _matrix(attrs: list[Mapping[str, Any]], columns: list[str]) -> Array:
     try:
         flat.fromlist(list(itertools.chain.from_iterable(rows)) if len(columns) > 1 else rows)
         X = np.frombuffer(flat, dtype=np.float64).reshape(m, len(columns))
+        # a finite sum means finite values (an overflowing sum only takes the exact
+        # check); for a few values Python's sum costs less than NumPy's two calls
+        if len(flat) <= SMALL_MATRIX and isfinite(sum(flat)):
+            return X
     except (TypeError, OverflowError):
         X = _checked_matrix(attrs, columns)
     if not np.isfinite(X).all():
@@ -463,9 +470,12 @@ def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp] | None) -> tup
         constant = np.ones(k, dtype=bool)
         plan.warn("single_option", "one feasible option: it ranks first")
     else:
-        constant = Xc.max(axis=0) == Xc.min(axis=0)
-        flags = constant.tolist()
+        if m * k <= SMALL_MATRIX:  # a few values: Python's min and max per column
+            flags = [min(col) == max(col) for col in Xc.T.tolist()]
+        else:
+            flags = (Xc.max(axis=0) == Xc.min(axis=0)).tolist()
         if True in flags:
+            constant = np.array(flags)
             for j, flag in enumerate(flags):
                 if flag:
                     plan.warn(
