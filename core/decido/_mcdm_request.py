@@ -493,7 +493,9 @@ def _bounds(value: Any, names: list[str]) -> dict[str, tuple[float, float]]:
 def parse_options(value: Any) -> tuple[list[Any], list[Mapping[str, Any]]]:
     """Ids and attribute mappings; checked in bulk, walked one by one only to
     name the first bad option."""
-    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+    if type(value) is not list and (isinstance(value, str) or not isinstance(value, Sequence)):
+        value = None  # not a list: refused just below
+    if not value:
         raise DecisionError("invalid_request", "options must be a non-empty list", "options")
     if len(value) > LIMITS["max_options"]:
         raise DecisionError(

@@ -488,7 +488,7 @@ def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp] | None) -> tup
             constant = None
     if plan.weighting == "given":
         w = np.array([c.weight for c in plan.criteria], dtype=np.float64)
-        w = w / w.sum()
+        w = w / np.add.reduce(w)  # w.sum() without its Python-level wrapper
     elif plan.weighting == "equal":
         w = np.full(k, 1.0 / k)
     else:

@@ -88,7 +88,7 @@ def _merged(table: Mapping[str, Mapping[str, Any]], name: str, what: str,
     if name not in table:
         raise ValueError(f"unknown {what} {name!r}; known: {', '.join(table)}")
     limits = dict(table[name])
-    if isinstance(override, Mapping):
+    if override is not None and isinstance(override, Mapping):
         limits.update({k: v for k, v in override.items() if k in limits})
     return limits
 
