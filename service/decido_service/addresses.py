@@ -59,8 +59,8 @@ class AddressCounters:
         start, end = _bounds(spec, now)
         ident = _hash(spec.name, spec.window, spec.subject)
         admitted, used = self._table.admit(ident, start, end, spec.amount, spec.limit)
-        if not admitted and used > (spec.limit or 0):
-            used = spec.limit or 0  # no slot for the address: the state of a full counter
+        if not admitted and spec.limit is None:
+            used = 0  # refused without a limit: no slot for the address (a full table)
         state = _state(spec, used, start, end)
         return Admission(admitted, [state], None if admitted else state)
 
