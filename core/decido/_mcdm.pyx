@@ -1,5 +1,7 @@
 # cython: language_level=3, freethreading_compatible=True
 """Thin binding over the decision kernels in C (csrc/decide/, csrc/include/decido.h)."""
+from cpython cimport array
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t
 
 cimport decido._capi as c
@@ -178,3 +180,98 @@ def spotis(const double[::1, :] X not None, bytes benefit not None,
                               &D[0, 0], &C[0, 0], &score[0])
     _raise(st)
     return score_, D_, C_
+
+
+# ---------------------------------------------------------------- whole small decisions
+# ``decido.decide``'s direct path: a request without explanations, scored by one of the
+# kernels below, goes from the row-major values to the ranking in one call, with no
+# NumPy array made.  In a server, between other requests, each NumPy call costs far
+# more than in a loop (its code is no longer in the caches); this path makes none.
+
+cdef enum:
+    _TOPSIS_VECTOR = 0
+    _WSM_MINMAX = 1
+    _MOORA = 2
+
+#: kernels of :func:`rank_values`
+RANK_TOPSIS_VECTOR = _TOPSIS_VECTOR
+RANK_WSM_MINMAX = _WSM_MINMAX
+RANK_MOORA = _MOORA
+
+
+def rank_values(array.array values not None, Py_ssize_t m, Py_ssize_t k, int kernel,
+                bytes benefit not None, list weights not None, bint higher_is_better,
+                double rel_tol):
+    """Score and rank ``m`` options on ``k`` criteria: ``values`` is the m x k matrix
+    row-major (an ``array('d')``), ``benefit`` k bytes (1 = maximize), ``weights`` the k
+    weights (floats, summing to 1), ``kernel`` one of ``RANK_*``.
+
+    Returns ``(constant, order, ranks, scores)``: the k flags of the criteria with one
+    value over the options (bytes), the option indices best first, their competition
+    ranks (``dc_rank_competition``) and their scores, in that order (lists); or None
+    when the kernel declines (``dc_mcdm_wsm_minmax``'s zero tie).  The kernels are the
+    ones of :func:`topsis_vector`, :func:`wsm_minmax` and :func:`moora`, on the same
+    column-major values, so the scores have the same bits.
+    """
+    if m < 1 or k < 1 or len(values) != m * k or len(benefit) != k or len(weights) != k:
+        raise ValueError("decido: decision kernel: shapes disagree")
+    if kernel < _TOPSIS_VECTOR or kernel > _MOORA:
+        raise ValueError(f"decido: decision kernel: unknown kernel {kernel}")
+    cdef size_t um = <size_t>m, uk = <size_t>k, i, j, mk = um * uk
+    # one block: X (column-major), two m x k outputs, three m-vectors, the weights, then
+    # the int64 order and ranks, then the k constant flags
+    cdef size_t doubles = 3 * mk + 3 * um + uk
+    cdef char *block = <char *>PyMem_Malloc(doubles * sizeof(double) + 2 * um * sizeof(int64_t)
+                                            + uk)
+    if block == NULL:
+        raise MemoryError()
+    cdef double *X = <double *>block
+    cdef double *A = X + mk
+    cdef double *B = A + mk
+    cdef double *score = B + mk
+    cdef double *v1 = score + um
+    cdef double *v2 = v1 + um
+    cdef double *w = v2 + um
+    cdef int64_t *order = <int64_t *>(w + uk)
+    cdef int64_t *rank = order + um
+    cdef unsigned char *constant = <unsigned char *>(rank + um)
+    cdef const double *rows = values.data.as_doubles
+    cdef const unsigned char *maximize = benefit
+    cdef int zero_tie = 0, any_constant = 0
+    cdef double lo, hi
+    cdef c.dc_status st
+    try:
+        for j in range(uk):
+            w[j] = <double?>weights[j]
+        with nogil:
+            for j in range(uk):
+                lo = hi = rows[j]
+                for i in range(um):
+                    X[i + j * um] = rows[i * uk + j]
+                    lo = rows[i * uk + j] if rows[i * uk + j] < lo else lo
+                    hi = rows[i * uk + j] if rows[i * uk + j] > hi else hi
+                constant[j] = lo == hi
+                any_constant |= constant[j]
+            if kernel == _TOPSIS_VECTOR:
+                st = c.dc_mcdm_topsis_vector(X, um, uk, maximize, w,
+                                             constant if any_constant else NULL,
+                                             A, B, score, v1, v2)
+            elif kernel == _WSM_MINMAX:
+                st = c.dc_mcdm_wsm_minmax(X, um, uk, maximize, w,
+                                          constant if any_constant else NULL,
+                                          A, B, score, &zero_tie)
+            else:
+                st = c.dc_mcdm_moora(X, um, uk, maximize, w, A, B, score)
+            if st == c.DC_OK and not zero_tie:
+                st = c.dc_rank_competition(score, um, higher_is_better, rel_tol, order, rank)
+        _raise(st)
+        if zero_tie:
+            return None
+        return (
+            constant[:uk],
+            [order[i] for i in range(um)],
+            [rank[i] for i in range(um)],
+            [score[order[i]] for i in range(um)],
+        )
+    finally:
+        PyMem_Free(block)

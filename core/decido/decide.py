@@ -25,13 +25,20 @@ import itertools
 import numbers
 import operator
 from collections.abc import Mapping
-from math import isfinite
+from math import fsum, isfinite
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm import competition_ranks
+from decido._mcdm import (
+    FAST_MAX_OPTIONS,
+    RANK_MOORA,
+    RANK_TOPSIS_VECTOR,
+    RANK_WSM_MINMAX,
+    competition_ranks,
+    rank_values,
+)
 from decido._mcdm_methods import (
     METHODS,
     POSITIVE_METHODS,
@@ -66,6 +73,17 @@ RANK_TOLERANCE = 1e-12
 #: constant columns), which cost less than NumPy's calls there and give the same answers
 SMALL_MATRIX = 64
 
+#: the direct path (``_decide_direct``) takes requests of 2 to this many options
+DIRECT_MAX_OPTIONS = FAST_MAX_OPTIONS
+#: (method, normalization) -> kernel of the direct path
+_DIRECT_KERNELS = {
+    ("topsis", "vector"): RANK_TOPSIS_VECTOR,
+    ("wsm", "minmax"): RANK_WSM_MINMAX,
+    ("moora", None): RANK_MOORA,
+}
+#: weightings that do not depend on the options
+_SET_WEIGHTS = ("given", "equal")
+
 Array = NDArray[np.float64]
 
 
@@ -90,8 +108,59 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     # no expressions: every option is feasible, the criteria are the matrix
     _check_criteria(attrs, criteria)
     out = _header(plan, len(ids), len(ids))
-    Xc = np.asfortranarray(_matrix(attrs, criteria))
-    return _decide_mcdm(plan, out, Xc, None, ids, criteria, [])
+    values = _values(attrs, criteria)
+    kernel = _direct_kernel(plan, len(ids))
+    if kernel is not None:
+        done = _decide_direct(plan, out, values, kernel, ids, criteria)
+        if done is not None:
+            return done
+    X = np.frombuffer(values, dtype=np.float64).reshape(len(ids), len(criteria))
+    return _decide_mcdm(plan, out, np.asfortranarray(X), None, ids, criteria, [])
+
+
+def _direct_kernel(plan: Plan, m: int) -> int | None:
+    """The ``decido._mcdm.rank_values`` kernel of the request, or None when it takes the
+    general path (explanations, automatic weights, another method or normalization, one
+    option or more than :data:`DIRECT_MAX_OPTIONS`)."""
+    if plan.explain or not 2 <= m <= DIRECT_MAX_OPTIONS or plan.weighting not in _SET_WEIGHTS:
+        return None
+    return _DIRECT_KERNELS.get((plan.method, plan.normalization))
+
+
+def _decide_direct(
+    plan: Plan,
+    out: dict[str, Any],
+    values: array.array,
+    kernel: int,
+    ids: list[Any],
+    criteria: list[str],
+) -> dict[str, Any] | None:
+    """Score and rank in one C call (``rank_values``) and fill ``out``; None when the
+    kernel declines (the general path then answers). No value needs checking here:
+    these methods take any finite values."""
+    w = _weights(plan)
+    benefit = bytes([c.benefit for c in plan.criteria])
+    ranked = rank_values(
+        values, len(ids), len(criteria), kernel, benefit, w, plan.higher_is_better,
+        RANK_TOLERANCE,
+    )
+    if ranked is None:
+        return None
+    constant, order, ranks, scores = ranked
+    if 1 in constant:
+        _warn_constant(plan, constant)
+    out["weights"] = dict(zip(criteria, w, strict=True))
+    if plan.top_k is not None:
+        order, ranks, scores = order[: plan.top_k], ranks[: plan.top_k], scores[: plan.top_k]
+    entry_ids = [ids[i] for i in order]
+    ranking = [
+        {"id": oid, "rank": r, "score": s}
+        for oid, r, s in zip(entry_ids, ranks, _floats(scores), strict=True)
+    ]
+    out.update(status="ok", best=entry_ids[0], ranking=ranking)
+    out["infeasible"] = []
+    out["warnings"] = plan.warnings
+    return out
 
 
 def _decide_expressions(
@@ -304,14 +373,21 @@ def _score_expression(program: Expression, Xv: Array, used: list[int], plan: Pla
 
 # ---------------------------------------------------------------- options matrix
 def _matrix(attrs: list[Mapping[str, Any]], columns: list[str]) -> Array:
-    """Options x columns as float64; JSON booleans count as 1 and 0.
+    """Options x columns as float64 (see :func:`_values`)."""
+    if not columns:
+        return np.empty((len(attrs), 0))
+    return np.frombuffer(_values(attrs, columns), dtype=np.float64).reshape(
+        len(attrs), len(columns)
+    )
+
+
+def _values(attrs: list[Mapping[str, Any]], columns: list[str]) -> array.array:
+    """Options x columns, row-major, as an ``array('d')`` of finite values; JSON
+    booleans count as 1 and 0.
 
     One pass in C over the values (``array('d').fromlist`` accepts exactly the
     real numbers); anything else is found and named by the slow path.
     """
-    m = len(attrs)
-    if not columns:
-        return np.empty((m, 0))
     get = operator.itemgetter(*columns)
     try:
         rows = list(map(get, attrs))
@@ -324,13 +400,13 @@ def _matrix(attrs: list[Mapping[str, Any]], columns: list[str]) -> Array:
     flat = array.array("d")
     try:
         flat.fromlist(list(itertools.chain.from_iterable(rows)) if len(columns) > 1 else rows)
-        X = np.frombuffer(flat, dtype=np.float64).reshape(m, len(columns))
-        # a finite sum means finite values (an overflowing sum only takes the exact
-        # check); for a few values Python's sum costs less than NumPy's two calls
-        if len(flat) <= SMALL_MATRIX and isfinite(sum(flat)):
-            return X
     except (TypeError, OverflowError):
-        X = _checked_matrix(attrs, columns)
+        flat = array.array("d", _checked_matrix(attrs, columns).ravel().tolist())
+    # a finite sum means finite values (an overflowing sum only takes the exact check);
+    # for a few values Python's sum costs less than NumPy's two calls
+    if len(flat) <= SMALL_MATRIX and isfinite(sum(flat)):
+        return flat
+    X = np.frombuffer(flat, dtype=np.float64).reshape(len(attrs), len(columns))
     if not np.isfinite(X).all():
         i, j = np.argwhere(~np.isfinite(X))[0]
         raise DecisionError(
@@ -338,7 +414,7 @@ def _matrix(attrs: list[Mapping[str, Any]], columns: list[str]) -> Array:
             f"value must be finite, got {X[i, j]}",
             attr_path(f"options[{i}].attributes", columns[j]),
         )
-    return X
+    return flat
 
 
 def _find_bad_option_attrs(attrs: list[Any]) -> None:
@@ -454,12 +530,39 @@ def _spotis_bounds(
 
 def _given_weights(plan: Plan) -> dict[str, float]:
     """Weights that do not depend on the options (given, equal), else {}."""
-    if plan.weighting == "given":
-        total = sum(c.weight or 0.0 for c in plan.criteria)
-        return {c.attribute: (c.weight or 0.0) / total for c in plan.criteria}
-    if plan.weighting == "equal":
-        return {c.attribute: 1.0 / len(plan.criteria) for c in plan.criteria}
+    if plan.weighting in _SET_WEIGHTS:
+        return dict(zip([c.attribute for c in plan.criteria], _weights(plan), strict=True))
     return {}
+
+
+def _weights(plan: Plan) -> list[float]:
+    """The given weights over their correctly rounded sum (``math.fsum``: the same bits
+    in any order), or equal weights. Given weights whose sum is beyond the largest
+    double are first divided by the largest of them."""
+    k = len(plan.criteria)
+    if plan.weighting == "equal":
+        return [1.0 / k] * k
+    given = [float(c.weight) for c in plan.criteria]  # type: ignore[arg-type]
+    try:
+        total = fsum(given)
+    except OverflowError:
+        top = max(given)
+        given = [x / top for x in given]
+        total = fsum(given)
+    return [x / total for x in given]
+
+
+def _warn_constant(plan: Plan, flags: Any) -> None:
+    """``constant_criterion`` for each criterion flagged (one value over the feasible
+    options)."""
+    for j, flag in enumerate(flags):
+        if flag:
+            plan.warn(
+                "constant_criterion",
+                f"{plan.criteria[j].attribute!r} has one value over the feasible "
+                "options: every option is ideal on it",
+                f"criteria[{j}]",
+            )
 
 
 def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp] | None) -> tuple[Scored, Array]:
@@ -476,21 +579,11 @@ def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp] | None) -> tup
             flags = (Xc.max(axis=0) == Xc.min(axis=0)).tolist()
         if True in flags:
             constant = np.array(flags)
-            for j, flag in enumerate(flags):
-                if flag:
-                    plan.warn(
-                        "constant_criterion",
-                        f"{plan.criteria[j].attribute!r} has one value over the feasible "
-                        "options: every option is ideal on it",
-                        f"criteria[{j}]",
-                    )
+            _warn_constant(plan, flags)
         else:
             constant = None
-    if plan.weighting == "given":
-        w = np.array([c.weight for c in plan.criteria], dtype=np.float64)
-        w = w / np.add.reduce(w)  # w.sum() without its Python-level wrapper
-    elif plan.weighting == "equal":
-        w = np.full(k, 1.0 / k)
+    if plan.weighting in _SET_WEIGHTS:
+        w = np.array(_weights(plan), dtype=np.float64)
     else:
         auto = auto_weights(Xc, benefit, plan.weighting)
         if auto is None:

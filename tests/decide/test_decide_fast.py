@@ -11,12 +11,15 @@ included), constant columns and zero weights.
 
 from __future__ import annotations
 
+import array
+import math
 import sys
 
 import numpy as np
+import orjson
 import pytest
 
-import decido  # noqa: F401  (imports the modules below)
+import decido
 
 methods = sys.modules["decido._mcdm_methods"]
 kernels = sys.modules["decido._mcdm"]
@@ -155,3 +158,125 @@ def test_kernels_reject_bad_shapes():
 def test_decision_modules_are_compiled(name):
     """The wheel compiles these pure-Python modules with Cython (core/CMakeLists.txt)."""
     assert not sys.modules[name].__file__.endswith(".py")
+
+
+# ---------------------------------------------------------------- the direct path of decide
+decide_module = sys.modules["decido.decide"]
+DIRECT = [("topsis", None), ("topsis", "vector"), ("wsm", None), ("wsm", "minmax"),
+          ("moora", None)]
+
+
+def _decision(rng, kind: int, trial: int) -> dict:
+    """A request the direct path takes: topsis/vector, wsm/minmax or moora, given or
+    equal weights, no explanation."""
+    m = int(rng.integers(2, 40)) if trial % 4 else int(rng.integers(2, 257))
+    k = int(rng.integers(1, 9))
+    X = _matrix(rng, kind, m, k)
+    names = [f"c{j}" for j in range(k)]
+    method, normalization = DIRECT[trial % len(DIRECT)]
+    criteria = []
+    for j in range(k):
+        c = {"attribute": names[j], "goal": str(rng.choice(["maximize", "minimize"]))}
+        if trial % 5:
+            c["weight"] = float(rng.choice([rng.uniform(0.1, 3.0), 1.0, 1e300, 1e-300]))
+        criteria.append(c)
+    request = {
+        "options": [{"id": i if trial % 2 else f"o{i}",
+                     "attributes": dict(zip(names, X[i].tolist(), strict=True))}
+                    for i in range(m)],
+        "method": method,
+        "criteria": criteria,
+        "weighting": "given" if trial % 5 else "equal",
+    }
+    if normalization is not None:
+        request["normalization"] = normalization
+    if trial % 3 == 0:
+        request["top_k"] = int(rng.integers(1, m + 1))
+    return request
+
+
+@pytest.mark.parametrize("kind", range(KINDS))
+def test_direct_decision_is_byte_identical(monkeypatch, kind):
+    """``decide`` through ``rank_values`` (no NumPy array) answers the same bytes as
+    the general path, warnings included."""
+    rng = np.random.default_rng(77 + kind)
+    taken = 0
+    for trial in range(300):
+        request = _decision(rng, kind, trial)
+        with np.errstate(all="ignore"):
+            direct = orjson.dumps(decido.decide(request))
+            with monkeypatch.context() as patch:
+                patch.setattr(decide_module, "DIRECT_MAX_OPTIONS", 0)
+                general = orjson.dumps(decido.decide(request))
+        assert direct == general, (kind, trial)
+        taken += 1
+    assert taken == 300
+
+
+@pytest.mark.parametrize(("method", "normalization"), DIRECT)
+def test_direct_path_is_taken(monkeypatch, method, normalization):
+    def boom(*args):
+        raise RuntimeError("direct path")
+
+    monkeypatch.setattr(decide_module, "rank_values", boom)
+    request = {"options": [{"id": "a", "attributes": {"x": 1, "y": 2}},
+                           {"id": "b", "attributes": {"x": 2, "y": 1}}],
+               "method": method, "criteria": [{"attribute": "x", "weight": 1},
+                                              {"attribute": "y", "weight": 2}]}
+    if normalization is not None:
+        request["normalization"] = normalization
+    with pytest.raises(RuntimeError, match="direct path"):
+        decido.decide(request)
+    # explanations, automatic weights, one option: the general path
+    decido.decide({**request, "explain": True})
+    decido.decide({**request, "weighting": "entropy"})
+    decido.decide({**request, "options": request["options"][:1]})
+
+
+def test_direct_path_declines_a_zero_tie():
+    """A min-max column whose minimum is held as +0.0 and -0.0: the kernel declines and
+    the general path answers (with the same warnings, none twice)."""
+    request = {"options": [{"id": "a", "attributes": {"x": 0.0, "y": 1}},
+                           {"id": "b", "attributes": {"x": -0.0, "y": 1}},
+                           {"id": "c", "attributes": {"x": 3.0, "y": 1}}],
+               "method": "wsm", "criteria": [{"attribute": "x", "weight": 1},
+                                             {"attribute": "y", "weight": 1}]}
+    out = decido.decide(request)
+    assert [w["code"] for w in out["warnings"]] == ["constant_criterion"]
+    assert [r["id"] for r in out["ranking"]] == ["c", "a", "b"]
+
+
+def test_given_weights_are_over_their_exact_sum():
+    """Weights are divided by ``math.fsum`` of them (the same in any order); a sum beyond
+    the largest double divides by the largest weight first."""
+    options = [{"id": "a", "attributes": {"x": 1, "y": 2, "z": 3}},
+               {"id": "b", "attributes": {"x": 2, "y": 1, "z": 1}}]
+    criteria = [{"attribute": n, "weight": w} for n, w in zip("xyz", [1e16, 1.0, 1.0], strict=True)]
+    for explain in (False, True):
+        out = decido.decide({"options": options, "criteria": criteria, "explain": explain})
+        total = math.fsum([1e16, 1.0, 1.0])
+        assert out["weights"] == {"x": 1e16 / total, "y": 1.0 / total, "z": 1.0 / total}
+    huge = [{"attribute": n, "weight": 1e308} for n in "xyz"]
+    out = decido.decide({"options": options, "criteria": huge})
+    assert out["weights"] == {"x": 1 / 3, "y": 1 / 3, "z": 1 / 3}
+
+
+def test_rank_values_checks_its_arguments():
+    values = array.array("d", [1.0, 2.0, 3.0, 4.0])
+    args = (2, 2, kernels.RANK_TOPSIS_VECTOR, b"\x01\x00", [0.5, 0.5], True, 1e-12)
+    assert kernels.rank_values(values, *args) is not None
+    with pytest.raises(ValueError, match="shapes"):
+        kernels.rank_values(array.array("d", [1.0]), *args)
+    with pytest.raises(ValueError, match="shapes"):
+        kernels.rank_values(values, 2, 2, 0, b"\x01", [0.5, 0.5], True, 1e-12)
+    with pytest.raises(ValueError, match="shapes"):
+        kernels.rank_values(values, 2, 2, 0, b"\x01\x00", [0.5], True, 1e-12)
+    with pytest.raises(ValueError, match="unknown kernel"):
+        kernels.rank_values(values, 2, 2, 7, b"\x01\x00", [0.5, 0.5], True, 1e-12)
+    with pytest.raises(TypeError):
+        kernels.rank_values(values, 2, 2, 0, b"\x01\x00", ["a", 0.5], True, 1e-12)
+    constant, order, ranks, scores = kernels.rank_values(
+        array.array("d", [1.0, 5.0, 2.0, 5.0, 3.0, 5.0]), 3, 2, kernels.RANK_WSM_MINMAX,
+        b"\x01\x01", [0.5, 0.5], True, 1e-12)
+    assert constant == b"\x00\x01" and order == [2, 1, 0] and ranks == [1, 2, 3]
+    assert scores == [1.0, 0.75, 0.5]
