@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -386,15 +387,27 @@ class SQLiteStore:
         keys' revocations and one multi-row UPSERT of the batch's total per counter; when
         that total passes a limit, it is undone and the requests go one at a time."""
         prepared = []
+        checked: dict[int, list[CounterSpec]] = {}  # one check per distinct specs object
         for specs, now, key_id in requests:
-            specs = _checked(specs)
+            ok = checked.get(id(specs))
+            if ok is None:
+                ok = checked[id(specs)] = _checked(specs)
             now = time.time() if now is None else float(now)
-            prepared.append((specs, now, key_id,
-                             [window_bounds(s.window, now) for s in specs]))
-        with self._transaction() as conn:
-            out = _admit_together(conn, prepared)
-            if out is None:  # a limit is reached within the batch: one request at a time
-                out = [_admit_one(conn, *item) for item in prepared]
+            prepared.append((ok, now, key_id, [window_bounds(s.window, now) for s in ok]))
+        conn = self._conn()
+        try:  # what _transaction() does, without a generator per batch
+            self._begin(conn, "IMMEDIATE")
+            try:
+                out = _admit_together(conn, prepared)
+                if out is None:  # a limit is reached within the batch: one at a time
+                    out = [_admit_one(conn, *item) for item in prepared]
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"store error: {exc}") from exc
         if prepared:
             self._maybe_prune(prepared[-1][1])
         return out
@@ -567,51 +580,80 @@ def _admit_together(conn: sqlite3.Connection,
     """Admit every request of the batch with one UPSERT of the per-counter totals, or
     return ``None`` (having written nothing) when a request would pass a limit, so that
     the caller decides them one by one. Requests of revoked keys are not counted."""
-    key_ids = sorted({item[2] for item in prepared if item[2] is not None})
+    key_ids = {item[2] for item in prepared}
+    key_ids.discard(None)
     revoked: dict[str, str] = {}
     if key_ids:
-        marks = ",".join("?" * len(key_ids))
-        found = dict(conn.execute(
-            f"SELECT id, revoked_at FROM keys WHERE id IN ({marks})", key_ids).fetchall())
+        found = dict(conn.execute(_keys_revoked_sql(len(key_ids)), list(key_ids)).fetchall())
         for key_id in key_ids:
             if key_id not in found:
                 revoked[key_id] = iso_utc(prepared[0][1])  # deleted: as good as revoked
             elif found[key_id] is not None:
                 revoked[key_id] = found[key_id]
+    # each request's counters as (ident, spec, start, end); the totals per ident
+    counted: list[list[tuple[tuple[str, str, str, int], CounterSpec, int, int]] | None] = []
     totals: dict[tuple[str, str, str, int], list[int]] = {}  # -> [window end, amount]
     for specs, _, key_id, bounds in prepared:
         if key_id in revoked:
+            counted.append(None)
             continue
+        mine = []
         for spec, (start, end) in zip(specs, bounds, strict=True):
-            total = totals.setdefault((spec.name, spec.subject, spec.window, start), [end, 0])
-            total[1] += spec.amount
-    after: dict[tuple[str, str, str, int], int] = {}
+            ident = (spec.name, spec.subject, spec.window, start)
+            total = totals.get(ident)
+            if total is None:
+                totals[ident] = [end, spec.amount]
+            else:
+                total[1] += spec.amount
+            mine.append((ident, spec, start, end))
+        counted.append(mine)
+    used: dict[tuple[str, str, str, int], int] = {}
     if totals:
-        rows = [(*ident, end, amount) for ident, (end, amount) in totals.items()]
-        sql = _UPSERT_MANY_HEAD + ",".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)) + \
-            _UPSERT_MANY_TAIL
-        flat = [value for row in rows for value in row]
-        after = {tuple(row[:4]): row[4] for row in conn.execute(sql, flat).fetchall()}
+        flat: list[Any] = []
+        for ident, (end, amount) in totals.items():
+            flat += ident
+            flat.append(end)
+            flat.append(amount)
+        for name, subject, window, start, count in conn.execute(
+                _upsert_many_sql(len(totals)), flat).fetchall():
+            ident = (name, subject, window, start)
+            used[ident] = count - totals[ident][1]  # the count before this batch
     # replay the batch in order from each counter's count before it
-    used = {ident: after[ident] - amount for ident, (_, amount) in totals.items()}
     out: list[Admission] = []
-    for specs, _, key_id, bounds in prepared:
-        if key_id in revoked:
+    for (specs, _, key_id, bounds), mine in zip(prepared, counted, strict=True):
+        if mine is None:
             states = [_state(s, _count(conn, s, b[0]), b) for s, b in zip(specs, bounds,
                                                                             strict=True)]
             out.append(Admission(False, states, None, revoked[key_id]))
             continue
         states = []
-        for spec, bound in zip(specs, bounds, strict=True):
-            ident = (spec.name, spec.subject, spec.window, bound[0])
-            used[ident] += spec.amount
-            if spec.limit is not None and used[ident] > spec.limit:
+        for ident, spec, start, end in mine:
+            now_used = used[ident] + spec.amount
+            used[ident] = now_used
+            limit = spec.limit
+            if limit is None:
+                remaining = None
+            elif now_used > limit:
                 conn.executemany(_UNDO, [(amount, *ident) for ident, (_, amount)
                                          in totals.items()])
                 return None
-            states.append(_state(spec, used[ident], bound))
+            else:
+                remaining = limit - now_used
+            states.append(CounterState(spec.name, limit, now_used, remaining, end, start, end))
         out.append(Admission(True, states, None))
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _keys_revoked_sql(n: int) -> str:
+    """``SELECT id, revoked_at`` of ``n`` keys."""
+    return f"SELECT id, revoked_at FROM keys WHERE id IN ({','.join('?' * n)})"
+
+
+@functools.lru_cache(maxsize=256)
+def _upsert_many_sql(n: int) -> str:
+    """The UPSERT of ``n`` counter rows, returning each one's count after it."""
+    return _UPSERT_MANY_HEAD + ",".join(["(?, ?, ?, ?, ?, ?)"] * n) + _UPSERT_MANY_TAIL
 
 
 def _admit_one(conn: sqlite3.Connection, specs: list[CounterSpec], now: float,
