@@ -133,7 +133,10 @@ def _number(value: Any, path: str) -> float:
         )
     ):
         raise DecisionError("invalid_request", f"expected a number, got {_kind(value)}", path)
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond the largest double
+        raise DecisionError("non_finite_value", "value is too large for a double", path) from None
     if not math.isfinite(x):
         raise DecisionError("non_finite_value", f"value must be finite, got {x}", path)
     return x

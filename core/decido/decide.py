@@ -83,6 +83,20 @@ _DIRECT_KERNELS = {
 }
 #: weightings that do not depend on the options
 _SET_WEIGHTS = ("given", "equal")
+#: whether ``decide`` first tries the plain path (:func:`_decide_plain`)
+PLAIN_PATH = True
+_PLAIN_FIELDS = frozenset(
+    {"options", "method", "criteria", "normalization", "weighting", "top_k", "id", "explain"}
+)
+_PLAIN_CRITERION = frozenset({"attribute", "goal", "weight"})
+#: method -> (its normalization in the answer, kernel) on the plain path
+_PLAIN_METHODS = {
+    "topsis": ("vector", RANK_TOPSIS_VECTOR),
+    "wsm": ("minmax", RANK_WSM_MINMAX),
+    "moora": (None, RANK_MOORA),
+}
+_ID_TYPES = frozenset({str, int})
+_NUMBER_TYPES = frozenset({int, float})
 
 Array = NDArray[np.float64]
 
@@ -100,6 +114,10 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     Raises ``DecisionError`` (a ``ValueError``) with ``code`` and ``path`` for an
     invalid request, before computing anything.
     """
+    if PLAIN_PATH:
+        done = _decide_plain(request)
+        if done is not None:
+            return done
     plan = parse_plan(request)
     ids, attrs = parse_options(request.get("options"))
     criteria = [c.attribute for c in plan.criteria]
@@ -116,6 +134,142 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
             return done
     X = np.frombuffer(values, dtype=np.float64).reshape(len(ids), len(criteria))
     return _decide_mcdm(plan, out, np.asfortranarray(X), None, ids, criteria, [])
+
+
+def _decide_plain(request: Any) -> dict[str, Any] | None:
+    """The whole of ``decide`` for the service's commonest request, or None.
+
+    A plain request is a ``dict`` with only ``options``, ``method`` (topsis, wsm or moora),
+    ``criteria``, ``normalization`` (the method's own, or absent), ``weighting`` (given
+    or equal), ``top_k``, ``id`` and ``explain`` (false), every value of the JSON type
+    the general path wants, 2 to :data:`DIRECT_MAX_OPTIONS` options and finite numbers:
+    a request that is valid and draws no warning but ``constant_criterion``. It is
+    recognised, not validated: anything else returns None and the general path (parse,
+    validate, then compute) answers, errors and warnings included. The answer is the
+    general path's, byte for byte (tests/decide/test_decide_fast.py), without a
+    ``Plan``, a NumPy array or a helper per field: in the service, between other
+    requests, every extra piece of code run costs a cache refill."""
+    if type(request) is not dict or not _PLAIN_FIELDS.issuperset(request):
+        return None
+    get = request.get
+    method = get("method")
+    if method is None:
+        method = "wsm"
+    elif type(method) is not str:
+        return None
+    own = _PLAIN_METHODS.get(method)
+    if own is None:
+        return None
+    normalization, kernel = own
+    given_norm = get("normalization")
+    if given_norm is not None and (normalization is None or given_norm != normalization
+                                   or type(given_norm) is not str):
+        return None
+    weighting = get("weighting")
+    if weighting is None:
+        weighting = "given"
+    elif type(weighting) is not str or weighting not in _SET_WEIGHTS:
+        return None
+    top_k, rid, explain = get("top_k"), get("id"), get("explain")
+    if (top_k is not None and (type(top_k) is not int or top_k < 1)) or (
+            rid is not None and type(rid) is not str and type(rid) is not int) or (
+            explain is not None and explain is not False):
+        return None
+    criteria, options = get("criteria"), get("options")
+    if type(criteria) is not list or type(options) is not list:
+        return None
+    k, m = len(criteria), len(options)
+    if not 1 <= k <= LIMITS["max_criteria"] or not 2 <= m <= DIRECT_MAX_OPTIONS or \
+            m > LIMITS["max_options"]:
+        return None
+    names: list[str] = []
+    benefit = bytearray(k)
+    weights: list[float] = []
+    for j, c in enumerate(criteria):
+        if type(c) is not dict or not _PLAIN_CRITERION.issuperset(c):
+            return None
+        name, goal, weight = c.get("attribute"), c.get("goal", "maximize"), c.get("weight")
+        if type(name) is not str or not name or name in names or type(goal) is not str:
+            return None
+        if goal == "maximize":
+            benefit[j] = 1
+        elif goal != "minimize":
+            return None
+        if weighting == "given":
+            if type(weight) is not float and type(weight) is not int:
+                return None
+            try:
+                weight = float(weight)
+            except OverflowError:  # an int beyond the doubles
+                return None
+            if not (isfinite(weight) and weight > 0):
+                return None
+            weights.append(weight)
+        elif weight is not None:  # ignored_field: the general path warns
+            return None
+        names.append(name)
+    get_values = operator.itemgetter(*names)
+    rows = []
+    try:
+        for o in options:
+            if type(o) is not dict:
+                return None
+            attrs = o.get("attributes")
+            if type(attrs) is not dict:
+                return None
+            rows.append(get_values(attrs))
+        ids = [o.get("id") for o in options]
+        flat = array.array("d")
+        flat.fromlist(list(itertools.chain.from_iterable(rows)) if k > 1 else rows)
+    except (KeyError, TypeError, OverflowError):
+        return None
+    if not isfinite(sum(flat)) or not set(map(type, ids)) <= _ID_TYPES or \
+            len(set(ids)) != m or not _plain_numbers(rows, k):
+        return None
+    if weighting == "equal":
+        weights = [1.0 / k] * k
+    else:
+        try:
+            total = fsum(weights)
+        except OverflowError:
+            return None
+        weights = [x / total for x in weights]
+    ranked = rank_values(flat, m, k, kernel, bytes(benefit), weights, True, RANK_TOLERANCE)
+    if ranked is None:
+        return None
+    constant, order, ranks, scores = ranked
+    if top_k is not None:
+        order, ranks, scores = order[:top_k], ranks[:top_k], scores[:top_k]
+    entry_ids = [ids[i] for i in order]
+    out: dict[str, Any] = {} if rid is None else {"id": rid}
+    out.update(
+        status="ok",
+        method=method,
+        normalization=normalization,
+        weighting=weighting,
+        weights=dict(zip(names, weights, strict=True)),
+        higher_is_better=True,
+        best=entry_ids[0],
+        n_options=m,
+        n_feasible=m,
+    )
+    out["ranking"] = [
+        {"id": oid, "rank": r, "score": s}
+        for oid, r, s in zip(entry_ids, ranks, _floats(scores), strict=True)
+    ]
+    out["infeasible"] = []
+    out["warnings"] = [
+        _constant_warning(names[j], j) for j in range(k) if constant[j]
+    ] if 1 in constant else []
+    return out
+
+
+def _plain_numbers(rows: list[Any], k: int) -> bool:
+    """Whether every value is an int or a float (JSON true and false, which the general
+    path takes as 1 and 0, are left to it)."""
+    if k == 1:
+        return set(map(type, rows)) <= _NUMBER_TYPES
+    return all(set(map(type, row)) <= _NUMBER_TYPES for row in rows)
 
 
 def _direct_kernel(plan: Plan, m: int) -> int | None:
@@ -557,12 +711,17 @@ def _warn_constant(plan: Plan, flags: Any) -> None:
     options)."""
     for j, flag in enumerate(flags):
         if flag:
-            plan.warn(
-                "constant_criterion",
-                f"{plan.criteria[j].attribute!r} has one value over the feasible "
-                "options: every option is ideal on it",
-                f"criteria[{j}]",
-            )
+            plan.warnings.append(_constant_warning(plan.criteria[j].attribute, j))
+
+
+def _constant_warning(name: str, j: int) -> dict[str, Any]:
+    """The ``constant_criterion`` warning of criterion ``j``, attribute ``name``."""
+    return {
+        "code": "constant_criterion",
+        "message": f"{name!r} has one value over the feasible options: every option is "
+        "ideal on it",
+        "path": f"criteria[{j}]",
+    }
 
 
 def _score_mcdm(plan: Plan, Xc: Array, feasible: NDArray[np.intp] | None) -> tuple[Scored, Array]:

@@ -272,3 +272,16 @@ def test_error_pickles():
     err = error(with_("method", "nope"))
     again = pickle.loads(pickle.dumps(err))
     assert (again.code, again.path, again.message) == (err.code, err.path, err.message)
+
+
+def test_integer_beyond_the_doubles_is_named():
+    """A Python int too large for a double (JSON parsers other than orjson give them) is
+    a ``non_finite_value`` naming the field, never an OverflowError."""
+    big = 10**400
+    weighted = BASE | {"criteria": [{"attribute": "price", "weight": big}]}
+    assert (error(weighted).code, error(weighted).path) == (
+        "non_finite_value", "criteria[0].weight")
+    valued = BASE | {"options": [{"id": "a", "attributes": {"price": big, "quality": 1}},
+                                 {"id": "b", "attributes": {"price": 1, "quality": 2}}]}
+    assert (error(valued).code, error(valued).path) == (
+        "non_finite_value", "options[0].attributes.price")

@@ -213,6 +213,140 @@ def test_direct_decision_is_byte_identical(monkeypatch, kind):
     assert taken == 300
 
 
+@pytest.mark.parametrize("kind", range(KINDS))
+def test_direct_decision_without_the_plain_path_is_byte_identical(monkeypatch, kind):
+    """The same with the plain path off: ``parse_plan`` then ``rank_values``."""
+    rng = np.random.default_rng(177 + kind)
+    monkeypatch.setattr(decide_module, "PLAIN_PATH", False)
+    for trial in range(150):
+        request = _decision(rng, kind, trial)
+        with np.errstate(all="ignore"):
+            direct = orjson.dumps(decido.decide(request))
+            with monkeypatch.context() as patch:
+                patch.setattr(decide_module, "DIRECT_MAX_OPTIONS", 0)
+                general = orjson.dumps(decido.decide(request))
+        assert direct == general, (kind, trial)
+
+
+def _answer(request) -> bytes:
+    try:
+        with np.errstate(all="ignore"):
+            return orjson.dumps(decido.decide(request))
+    except decido.DecisionError as exc:
+        return orjson.dumps({"error": exc.to_dict()})
+
+
+#: changes that take a request off the plain path (or keep it on), each applied alone
+MUTATIONS = [
+    lambda r: r.update(explain=True),
+    lambda r: r.update(explain=False),
+    lambda r: r.update(explain=None),
+    lambda r: r.update(explain=1),
+    lambda r: r.update(id=True),
+    lambda r: r.update(id=7),
+    lambda r: r.update(id="x"),
+    lambda r: r.update(id=1.5),
+    lambda r: r.update(top_k=0),
+    lambda r: r.update(top_k=True),
+    lambda r: r.update(top_k=2.0),
+    lambda r: r.update(top_k=None),
+    lambda r: r.update(method=None),
+    lambda r: r.update(method="vikor"),
+    lambda r: r.update(method="TOPSIS"),
+    lambda r: r.update(method=3),
+    lambda r: r.update(normalization="vector"),
+    lambda r: r.update(normalization="minmax"),
+    lambda r: r.update(normalization="sum"),
+    lambda r: r.update(normalization=None),
+    lambda r: r.update(normalization=""),
+    lambda r: r.update(weighting="equal"),
+    lambda r: r.update(weighting="entropy"),
+    lambda r: r.update(weighting=None),
+    lambda r: r.update(weighting="Given"),
+    lambda r: r.update(params={}),
+    lambda r: r.update(params={"v": 0.3}),
+    lambda r: r.update(constraints=[]),
+    lambda r: r.update(goal="maximize"),
+    lambda r: r.update(unknown=1),
+    lambda r: r.update(options=r["options"][:1]),
+    lambda r: r.update(options=[]),
+    lambda r: r.update(options="abc"),
+    lambda r: r.update(criteria=[]),
+    lambda r: r.update(criteria={"attribute": "c0"}),
+    lambda r: r["criteria"][0].update(goal=None),
+    lambda r: r["criteria"][0].update(goal="min"),
+    lambda r: r["criteria"][0].update(goal="minimize"),
+    lambda r: r["criteria"][0].update(weight=None),
+    lambda r: r["criteria"][0].pop("weight", None),
+    lambda r: r["criteria"][0].update(weight=0),
+    lambda r: r["criteria"][0].update(weight=-1.0),
+    lambda r: r["criteria"][0].update(weight=True),
+    lambda r: r["criteria"][0].update(weight="2"),
+    lambda r: r["criteria"][0].update(weight=10**400),
+    lambda r: r["criteria"][0].update(weight=3),
+    lambda r: r["criteria"][0].update(attribute=""),
+    lambda r: r["criteria"][0].update(attribute=5),
+    lambda r: r["criteria"][0].update(attribute="nope"),
+    lambda r: r["criteria"][0].update(extra=1),
+    lambda r: r["criteria"].append(dict(r["criteria"][0])),
+    lambda r: r["criteria"].__setitem__(0, "c0"),
+    lambda r: r["options"][1].update(id=r["options"][0]["id"]),
+    lambda r: r["options"][1].update(id=True),
+    lambda r: r["options"][1].update(id=None),
+    lambda r: r["options"][1].pop("id"),
+    lambda r: r["options"][1].update(extra={"a": 1}),
+    lambda r: r["options"][1].update(attributes=[1, 2]),
+    lambda r: r["options"][1].pop("attributes"),
+    lambda r: r["options"].__setitem__(1, [1, 2]),
+    lambda r: r["options"][1]["attributes"].pop("c0"),
+    lambda r: r["options"][1]["attributes"].update(c0=True),
+    lambda r: r["options"][1]["attributes"].update(c0=False),
+    lambda r: r["options"][1]["attributes"].update(c0="1"),
+    lambda r: r["options"][1]["attributes"].update(c0=None),
+    lambda r: r["options"][1]["attributes"].update(c0=10**400),
+    lambda r: r["options"][1]["attributes"].update(c0=2**60 + 1),
+    lambda r: r["options"][1]["attributes"].update(c0=float("inf")),
+    lambda r: r["options"][1]["attributes"].update(c0=float("nan")),
+    lambda r: r["options"][1]["attributes"].update(c0=1e308),
+    lambda r: r["options"][1]["attributes"].update(c0=-0.0),
+    lambda r: r["options"][1]["attributes"].update(other=[1]),
+]
+
+
+@pytest.mark.parametrize("which", range(len(MUTATIONS)))
+def test_plain_path_declines_what_it_does_not_cover(monkeypatch, which):
+    """Each change alone, on requests of the plain path's shape: the answer (or the
+    error) is the general path's, byte for byte."""
+    rng = np.random.default_rng(500 + which)
+    for trial in range(12):
+        request = _decision(rng, trial % KINDS, trial)
+        request["options"] = request["options"][: max(3, len(request["options"]) // 8)]
+        if trial % 2:
+            request.pop("normalization", None)
+        MUTATIONS[which](request)
+        plain = _answer(request)
+        with monkeypatch.context() as patch:
+            patch.setattr(decide_module, "PLAIN_PATH", False)
+            patch.setattr(decide_module, "DIRECT_MAX_OPTIONS", 0)
+            general = _answer(request)
+        assert plain == general, (which, trial)
+
+
+def test_plain_path_is_taken(monkeypatch):
+    def boom(*args):
+        raise RuntimeError("general path")
+
+    monkeypatch.setattr(decide_module, "parse_plan", boom)
+    out = decido.decide({"options": [{"id": "a", "attributes": {"x": 1}},
+                                     {"id": "b", "attributes": {"x": 2}}],
+                         "criteria": [{"attribute": "x", "weight": 1}]})
+    assert out["best"] == "b"
+    with pytest.raises(RuntimeError, match="general path"):
+        decido.decide({"options": [{"id": "a", "attributes": {"x": 1}},
+                                   {"id": "b", "attributes": {"x": 2}}],
+                       "criteria": [{"attribute": "x", "weight": 1}], "explain": True})
+
+
 @pytest.mark.parametrize(("method", "normalization"), DIRECT)
 def test_direct_path_is_taken(monkeypatch, method, normalization):
     def boom(*args):
