@@ -226,21 +226,12 @@ def _decide_plain(request: Any) -> dict[str, Any] | None:
     if not isfinite(sum(flat)) or not set(map(type, ids)) <= _ID_TYPES or \
             len(set(ids)) != m or not _plain_numbers(rows, k):
         return None
-    if weighting == "equal":
-        weights = [1.0 / k] * k
-    else:
-        try:
-            total = fsum(weights)
-        except OverflowError:
-            return None
-        weights = [x / total for x in weights]
+    weights = [1.0 / k] * k if weighting == "equal" else _over_sum(weights)
     ranked = rank_values(flat, m, k, kernel, bytes(benefit), weights, True, RANK_TOLERANCE)
     if ranked is None:
         return None
     constant, order, ranks, scores = ranked
-    if top_k is not None:
-        order, ranks, scores = order[:top_k], ranks[:top_k], scores[:top_k]
-    entry_ids = [ids[i] for i in order]
+    ranking = _entries(ids, order, ranks, scores, top_k)
     out: dict[str, Any] = {} if rid is None else {"id": rid}
     out.update(
         status="ok",
@@ -249,14 +240,11 @@ def _decide_plain(request: Any) -> dict[str, Any] | None:
         weighting=weighting,
         weights=dict(zip(names, weights, strict=True)),
         higher_is_better=True,
-        best=entry_ids[0],
+        best=ranking[0]["id"],
         n_options=m,
         n_feasible=m,
     )
-    out["ranking"] = [
-        {"id": oid, "rank": r, "score": s}
-        for oid, r, s in zip(entry_ids, ranks, _floats(scores), strict=True)
-    ]
+    out["ranking"] = ranking
     out["infeasible"] = []
     out["warnings"] = [
         _constant_warning(names[j], j) for j in range(k) if constant[j]
@@ -304,17 +292,22 @@ def _decide_direct(
     if 1 in constant:
         _warn_constant(plan, constant)
     out["weights"] = dict(zip(criteria, w, strict=True))
-    if plan.top_k is not None:
-        order, ranks, scores = order[: plan.top_k], ranks[: plan.top_k], scores[: plan.top_k]
-    entry_ids = [ids[i] for i in order]
-    ranking = [
-        {"id": oid, "rank": r, "score": s}
-        for oid, r, s in zip(entry_ids, ranks, _floats(scores), strict=True)
-    ]
-    out.update(status="ok", best=entry_ids[0], ranking=ranking)
+    ranking = _entries(ids, order, ranks, scores, plan.top_k)
+    out.update(status="ok", best=ranking[0]["id"], ranking=ranking)
     out["infeasible"] = []
     out["warnings"] = plan.warnings
     return out
+
+
+def _entries(ids: list[Any], order: list[int], ranks: list[int], scores: list[float],
+             top_k: int | None) -> list[dict[str, Any]]:
+    """The ranking entries of ``rank_values``' answer (best first, cut to ``top_k``)."""
+    if top_k is not None:
+        order, ranks, scores = order[:top_k], ranks[:top_k], scores[:top_k]
+    return [
+        {"id": ids[i], "rank": r, "score": s}
+        for i, r, s in zip(order, ranks, _floats(scores), strict=True)
+    ]
 
 
 def _decide_expressions(
@@ -696,7 +689,12 @@ def _weights(plan: Plan) -> list[float]:
     k = len(plan.criteria)
     if plan.weighting == "equal":
         return [1.0 / k] * k
-    given = [float(c.weight) for c in plan.criteria]  # type: ignore[arg-type]
+    return _over_sum([float(c.weight) for c in plan.criteria])  # type: ignore[arg-type]
+
+
+def _over_sum(given: list[float]) -> list[float]:
+    """Positive finite weights over their ``math.fsum`` (first over their maximum when
+    that sum is beyond the largest double)."""
     try:
         total = fsum(given)
     except OverflowError:

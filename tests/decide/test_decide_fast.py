@@ -195,22 +195,25 @@ def _decision(rng, kind: int, trial: int) -> dict:
     return request
 
 
+def _direct_and_general(monkeypatch, request) -> tuple[bytes, bytes]:
+    """``decide``'s answer as it is and with the direct paths off (``DIRECT_MAX_OPTIONS``
+    = 0 turns off the plain path too)."""
+    with np.errstate(all="ignore"):
+        direct = orjson.dumps(decido.decide(request))
+        with monkeypatch.context() as patch:
+            patch.setattr(decide_module, "DIRECT_MAX_OPTIONS", 0)
+            general = orjson.dumps(decido.decide(request))
+    return direct, general
+
+
 @pytest.mark.parametrize("kind", range(KINDS))
 def test_direct_decision_is_byte_identical(monkeypatch, kind):
     """``decide`` through ``rank_values`` (no NumPy array) answers the same bytes as
     the general path, warnings included."""
     rng = np.random.default_rng(77 + kind)
-    taken = 0
     for trial in range(300):
-        request = _decision(rng, kind, trial)
-        with np.errstate(all="ignore"):
-            direct = orjson.dumps(decido.decide(request))
-            with monkeypatch.context() as patch:
-                patch.setattr(decide_module, "DIRECT_MAX_OPTIONS", 0)
-                general = orjson.dumps(decido.decide(request))
+        direct, general = _direct_and_general(monkeypatch, _decision(rng, kind, trial))
         assert direct == general, (kind, trial)
-        taken += 1
-    assert taken == 300
 
 
 @pytest.mark.parametrize("kind", range(KINDS))
@@ -219,12 +222,7 @@ def test_direct_decision_without_the_plain_path_is_byte_identical(monkeypatch, k
     rng = np.random.default_rng(177 + kind)
     monkeypatch.setattr(decide_module, "PLAIN_PATH", False)
     for trial in range(150):
-        request = _decision(rng, kind, trial)
-        with np.errstate(all="ignore"):
-            direct = orjson.dumps(decido.decide(request))
-            with monkeypatch.context() as patch:
-                patch.setattr(decide_module, "DIRECT_MAX_OPTIONS", 0)
-                general = orjson.dumps(decido.decide(request))
+        direct, general = _direct_and_general(monkeypatch, _decision(rng, kind, trial))
         assert direct == general, (kind, trial)
 
 

@@ -239,19 +239,9 @@ class SQLiteStore:
                     raise
                 time.sleep(LOCK_RETRY_INTERVAL)
 
-    @contextmanager
-    def _transaction(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:
+    def _transaction(self, mode: str = "IMMEDIATE") -> _Transaction:
         """``BEGIN <mode>`` ... ``COMMIT``; rolled back on any exception."""
-        conn = self._conn()
-        with self._errors():
-            self._begin(conn, mode)
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        return _Transaction(self, mode)
 
     # ---------------------------------------------------------------- schema
     def schema_version(self) -> int:
@@ -387,27 +377,14 @@ class SQLiteStore:
         keys' revocations and one multi-row UPSERT of the batch's total per counter; when
         that total passes a limit, it is undone and the requests go one at a time."""
         prepared = []
-        checked: dict[int, list[CounterSpec]] = {}  # one check per distinct specs object
         for specs, now, key_id in requests:
-            ok = checked.get(id(specs))
-            if ok is None:
-                ok = checked[id(specs)] = _checked(specs)
+            specs = _checked(specs)
             now = time.time() if now is None else float(now)
-            prepared.append((ok, now, key_id, [window_bounds(s.window, now) for s in ok]))
-        conn = self._conn()
-        try:  # what _transaction() does, without a generator per batch
-            self._begin(conn, "IMMEDIATE")
-            try:
-                out = _admit_together(conn, prepared)
-                if out is None:  # a limit is reached within the batch: one at a time
-                    out = [_admit_one(conn, *item) for item in prepared]
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreError(f"store error: {exc}") from exc
+            prepared.append((specs, now, key_id, [window_bounds(s.window, now) for s in specs]))
+        with self._transaction() as conn:
+            out = _admit_together(conn, prepared)
+            if out is None:  # a limit is reached within the batch: one request at a time
+                out = [_admit_one(conn, *item) for item in prepared]
         if prepared:
             self._maybe_prune(prepared[-1][1])
         return out
@@ -497,6 +474,50 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r}, synchronous={self.synchronous.lower()!r})"
+
+
+class _Transaction:
+    """``BEGIN <mode>`` ... ``COMMIT`` on the store's connection, rolled back on any
+    exception; SQLite errors (in BEGIN, the block, COMMIT or ROLLBACK) become
+    ``StoreError``. A class rather than a generator context manager: every group commit
+    enters one, and a generator's set-up costs more than the rest of the Python there."""
+
+    __slots__ = ("conn", "mode", "store")
+
+    def __init__(self, store: SQLiteStore, mode: str) -> None:
+        self.store = store
+        self.mode = mode
+        self.conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self.store._conn()
+        try:
+            self.store._begin(conn, self.mode)
+        except sqlite3.Error as exc:
+            raise StoreError(f"store error: {exc}") from exc
+        self.conn = conn
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> bool:
+        conn = self.conn
+        assert conn is not None
+        try:
+            if kind is None:
+                try:
+                    conn.execute("COMMIT")
+                    return False
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error as err:
+            raise StoreError(f"store error: {err}") from err
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"store error: {exc}") from exc
+        return False
 
 
 def _current_version(conn: sqlite3.Connection) -> int:
