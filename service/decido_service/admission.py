@@ -1,12 +1,16 @@
 """Group commit of admissions, and the caches in front of the store, per worker process.
 
-- :class:`GroupCommit`: every request that asks to be counted during one turn of the event
-  loop is counted in one store transaction (:meth:`Store.admit_many
-  <decido_service.store.Store.admit_many>`), run on the loop right after that turn: one
-  commit, and no thread hop, for all of them. Each request is still all-or-nothing on its
-  own and the store's write lock makes the counts exact across processes. The transaction
-  is a plain loop callback, not part of any handler, so a handler cancelled by a client
-  that went away cannot interrupt it: a counted request is always committed.
+- :class:`GroupCommit`: the requests that ask to be counted while the event loop is busy
+  are counted in one store transaction (:meth:`Store.admit_many
+  <decido_service.store.Store.admit_many>`), run on the loop: one commit, and no thread
+  hop, for all of them. The batch *settles* first: it is committed at the first turn of
+  the loop that added no request to it (at most :data:`GroupCommit.MAX_TURNS` turns and
+  :data:`GroupCommit.MAX_BATCH` requests after its first), so a loaded worker commits
+  once for all its connections' requests, not once per turn, and an idle one commits two
+  turns after the request (microseconds). Each request is still all-or-nothing on its own and the
+  store's write lock makes the counts exact across processes. The transaction is a plain
+  loop callback, not part of any handler, so a handler cancelled by a client that went
+  away cannot interrupt it: a counted request is always committed.
 - :class:`KeyCache`: key records by the SHA-256 of their secret for ``ttl`` seconds, so
   authentication costs a hash and a dict lookup. A cached record is never trusted for
   counting: the admission transaction checks that the key is still not revoked.
@@ -34,7 +38,12 @@ __all__ = ["GroupCommit", "KeyCache", "Readiness"]
 
 
 class GroupCommit:
-    """Admissions of one worker, committed together once per event-loop turn."""
+    """Admissions of one worker, committed together once the batch stops growing."""
+
+    #: a batch is committed at most this many loop turns after its first request...
+    MAX_TURNS = 8
+    #: ... or as soon as it holds this many requests
+    MAX_BATCH = 256
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -49,9 +58,20 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Admission] = loop.create_future()
         if not self._pending:
-            loop.call_soon(self._flush)
+            loop.call_soon(self._settle, loop, 0, 1)
         self._pending.append((AdmissionRequest(specs, now, key_id), future))
         return future
+
+    def _settle(self, loop: asyncio.AbstractEventLoop, seen: int, turns: int) -> None:
+        """Commit the batch if it holds no more than the ``seen`` requests it held one
+        turn ago (or it is old or big enough), else look again after the next turn. The
+        first look (``seen`` 0) always waits a turn: the requests that arrive together
+        reach the store over two turns (their data, then their handlers)."""
+        size = len(self._pending)
+        if size > seen and turns < self.MAX_TURNS and size < self.MAX_BATCH:
+            loop.call_soon(self._settle, loop, size, turns + 1)
+        else:
+            self._flush()
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
