@@ -15,6 +15,7 @@ from sanic import Sanic
 
 from decido_service import blueprints, listeners, middleware
 from decido_service.config import Settings
+from decido_service.responses import DecidoRequest
 
 __all__ = ["create_app"]
 
@@ -26,7 +27,7 @@ def create_app(settings: Settings | None = None) -> Sanic:
     arguments here; anything that is not a :class:`Settings` means "from the environment"."""
     if not isinstance(settings, Settings):
         settings = Settings.from_env()
-    app = Sanic("decido", dumps=orjson.dumps, loads=orjson.loads)
+    app = Sanic("decido", dumps=orjson.dumps, loads=orjson.loads, request_class=DecidoRequest)
     app.config.REQUEST_MAX_SIZE = settings.body_limit
     app.config.ACCESS_LOG = False  # replaced by the JSON access log of decido_service.middleware
     app.config.FALLBACK_ERROR_FORMAT = "json"

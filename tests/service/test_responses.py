@@ -4,6 +4,7 @@ Sanic's own encoding, the cases it leaves to Sanic, and both paths on the live s
 from __future__ import annotations
 
 import socket
+import time
 
 import orjson
 import pytest
@@ -136,6 +137,132 @@ def test_expect_continue_goes_through_sanic_with_every_header(server) -> None:
     for name in ("x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining",
                  "x-ratelimit-reset", "content-type"):
         assert names.count(name) == 1, name
+
+
+# ---------------------------------------------------------------- request bodies
+_BODY = (b'{"options": [{"id": "a", "attributes": {"p": 2}}, {"id": "b", "attributes": '
+         b'{"p": 1}}], "criteria": [{"attribute": "p", "weight": 1}]}')
+
+
+def _decide_request(key: str, body: bytes = _BODY, close: bool = False,
+                    length: int | None = None) -> bytes:
+    return (b"POST /v1/decide HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %b\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n%b\r\n%b"
+            % (key.encode(), len(body) if length is None else length,
+               b"Connection: close\r\n" if close else b"", body))
+
+
+def _answers(raw: bytes) -> list[tuple[bytes, bytes]]:
+    """(status line, body) of each answer in ``raw`` (Content-Length framed)."""
+    out = []
+    while raw:
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        length = next(int(v) for n, _, v in (line.partition(b": ") for line in lines[1:])
+                      if n.lower() == b"content-length")
+        out.append((lines[0], rest[:length]))
+        raw = rest[length:]
+    return out
+
+
+def _pending_body(buffer: bytes, length: int, limit: int = 1 << 20) -> tuple:
+    """A DecidoRequest whose connection (a DecidoHttp, not connected) is waiting for a body
+    of ``length`` bytes with ``buffer`` received; its ``read`` must not be called."""
+    from decido_service.responses import DecidoHttp, DecidoRequest
+
+    class NoRead(DecidoHttp):
+        __slots__ = ()
+
+        async def read(self) -> bytes | None:
+            raise AssertionError("Http.read was called")
+
+    http = NoRead.__new__(NoRead)
+    http.recv_buffer = bytearray(buffer)
+    http.request_body, http.expecting_continue = True, False
+    http.request_bytes_left = http.request_bytes = length
+    http.request_max_size = limit
+    request = DecidoRequest.__new__(DecidoRequest)
+    request.body, request.stream = b"", http
+    return request, http
+
+
+def test_a_whole_body_is_taken_from_the_buffer_in_one_step() -> None:
+    import asyncio
+
+    request, http = _pending_body(b'{"a": 1}GET / HTTP/1.1\r\n', 8)
+    asyncio.run(request.receive_body())
+    assert request.body == b'{"a": 1}'
+    assert bytes(http.recv_buffer) == b"GET / HTTP/1.1\r\n"  # the next request stays
+    assert http.request_bytes_left == 0 and http.request_body is None
+
+
+@pytest.mark.parametrize(("buffer", "length", "limit"), [
+    (b'{"a"', 8, 1 << 20),  # not all there yet
+    (b'{"a": 1}', 8, 4),  # over the size limit: Sanic's 413
+])
+def test_other_bodies_go_through_sanic(buffer: bytes, length: int, limit: int) -> None:
+    import asyncio
+
+    request, _ = _pending_body(buffer, length, limit)
+    with pytest.raises(AssertionError, match="Http.read was called"):
+        asyncio.run(request.receive_body())
+
+
+def test_pipelined_bodies_are_each_read_whole(server) -> None:
+    """Two requests in one write: the first body is taken from the buffer without the
+    second request's bytes, which are then read as a request of their own."""
+    key = server.create_key(plan="sdk")["key"]
+    swapped = _BODY.replace(b'"p": 2', b'"p": 0')
+    raw = _exchange(server.port, _decide_request(key) + _decide_request(key, swapped, close=True))
+    (s1, b1), (s2, b2) = _answers(raw)
+    assert s1 == s2 == b"HTTP/1.1 200 OK"
+    assert b'"best":"a"' in b1 and b'"best":"b"' in b2
+
+
+def test_a_body_that_arrives_in_pieces_is_read_whole(server) -> None:
+    key = server.create_key(plan="sdk")["key"]
+    request = _decide_request(key, close=True)
+    cut = request.index(b"\r\n\r\n") + 4 + 10  # the head and 10 bytes of the body
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(request[:cut])
+        time.sleep(0.2)  # the handler starts with part of the body in the buffer
+        s.sendall(request[cut:])
+        raw = b"".join(iter(lambda: s.recv(65536), b""))
+    ((status, body),) = _answers(raw)
+    assert status == b"HTTP/1.1 200 OK" and b'"best":"a"' in body
+
+
+def test_a_chunked_body_is_read_whole(server) -> None:
+    key = server.create_key(plan="sdk")["key"]
+    chunks = b"".join(b"%x\r\n%b\r\n" % (len(part), part)
+                      for part in (_BODY[:30], _BODY[30:])) + b"0\r\n\r\n"
+    raw = _exchange(server.port, b"POST /v1/decide HTTP/1.1\r\nHost: x\r\n"
+                                 b"Authorization: Bearer %b\r\nContent-Type: application/json\r\n"
+                                 b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n%b"
+                                 % (key.encode(), chunks))
+    ((status, body),) = _answers(raw)
+    assert status == b"HTTP/1.1 200 OK" and b'"best":"a"' in body
+
+
+def test_a_body_over_the_limit_is_still_413(server) -> None:
+    """The fast path leaves an oversized body to Sanic, which answers 413 (and closes the
+    connection, which may reset it under the rest of the upload)."""
+    key = server.create_key(plan="sdk")["key"]
+    big = b'{"pad": "' + b"x" * (1024 * 1024) + b'"}'
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        try:
+            s.sendall(_decide_request(key, big, close=True))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            while chunk := s.recv(65536):
+                received += chunk
+        except ConnectionResetError:
+            pass
+    status, _, rest = received.partition(b"\r\n")
+    assert status == b"HTTP/1.1 413 Request Entity Too Large", received[:200]
+    assert b'"code":"body_too_large"' in rest
 
 
 # ---------------------------------------------------------------- access log lines
