@@ -161,10 +161,11 @@ def log_request(request: Request, status: int) -> None:
     ctx = request.ctx
     started = getattr(ctx, "started", None)
     key = getattr(ctx, "key", None)
+    rid = getattr(ctx, "request_id", None) or request_id(request)
     request.app.ctx.access_log.add(access_line(
         request.method, request.path, status,
         None if started is None else (time.perf_counter() - started) * 1e3,
-        request_id(request), key["id"] if key else None))
+        rid, key["id"] if key else None))
 
 
 def access_line(method: str, path: str, status: int, ms: float | None, rid: str,
@@ -176,8 +177,9 @@ def access_line(method: str, path: str, status: int, ms: float | None, rid: str,
     directly; anything else is encoded by orjson. (orjson starts every output in a
     1 KiB buffer from the C allocator; at one line per request that churned the heap
     enough to cost a page fault every few requests.)"""
-    texts = (method, path, rid) if key_id is None else (method, path, rid, key_id)
-    if ms is not None and ms == ms and ms < 1e12 and all(map(_plain, texts)):
+    # one check of the texts together: each property _plain checks is per character
+    texts = method + path + rid if key_id is None else method + path + rid + key_id
+    if ms is not None and ms == ms and ms < 1e12 and _plain(texts):
         return (b'{"method":"%s","path":"%s","status":%d,"ms":%.3f,"request_id":"%s",'
                 b'"key_id":%s}') % (method.encode(), path.encode(), status, ms, rid.encode(),
                                     b"null" if key_id is None else b'"%s"' % key_id.encode())
