@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from sanic.compat import Header
 from sanic.headers import format_http1_response
 from sanic.helpers import has_message_body
 from sanic.http import Http, Stage
@@ -60,7 +61,15 @@ class ApiResponse(HTTPResponse):
 
     def __init__(self, body: bytes | None = None, status: int = 200,
                  headers: Mapping[str, str] | None = None, content_type: str = JSON) -> None:
-        super().__init__(body, status=status, headers=headers, content_type=content_type)
+        # the state HTTPResponse.__init__ sets, set once: it makes its header dictionary
+        # twice, and every answer is built here (a test checks that the attributes agree)
+        self.asgi = False
+        self.body = self._encode_body(body)
+        self.content_type = content_type
+        self.stream = None
+        self.status = status
+        self.headers = Header(headers or {})
+        self._cookies = None
         #: encoded header lines (``b"Name: value\r\n"`` each) added by ``finish``
         self.stamp = b""
 

@@ -59,6 +59,27 @@ def test_one_format_writes_what_sanic_writes(status: int, headers: dict[str, str
     assert fast.startswith(b"HTTP/1.1 %d " % status) and fast.endswith(b'\r\n\r\n{"a":1}')
 
 
+@pytest.mark.parametrize(("body", "status", "headers", "content_type"), [
+    (b'{"a":1}', 200, None, "application/json"),
+    ("text", 503, {"Retry-After": "1"}, "application/problem+json"),
+    (None, 204, {}, "application/json"),
+])
+def test_api_response_has_the_state_of_an_http_response(body, status, headers,
+                                                        content_type) -> None:
+    """ApiResponse sets HTTPResponse's attributes itself: every slot Sanic's classes
+    declare must hold what HTTPResponse.__init__ would have put there."""
+    ours = ApiResponse(body, status=status, headers=headers, content_type=content_type)
+    theirs = HTTPResponse(body, status=status, headers=headers, content_type=content_type)
+    slots = {name for cls in type(theirs).__mro__ for name in getattr(cls, "__slots__", ())}
+    assert slots  # Sanic's response classes declare their state in __slots__
+    for name in slots:
+        mine, want = getattr(ours, name), getattr(theirs, name)
+        if name == "headers":
+            assert type(mine) is type(want) and list(mine.items()) == list(want.items())
+        else:
+            assert mine == want, name
+
+
 def test_the_stamp_is_in_the_answer_once() -> None:
     status, headers, body = _parse(_response().http1_bytes(True) or b"")
     names = [n for n, _ in headers]
