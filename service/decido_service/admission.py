@@ -7,10 +7,10 @@
   the loop that added no request to it (at most :data:`GroupCommit.MAX_TURNS` turns and
   :data:`GroupCommit.MAX_BATCH` requests after its first), so a loaded worker commits
   once for all its connections' requests, not once per turn, and an idle one commits two
-  turns after the request (microseconds). Each request is still all-or-nothing on its own and the
-  store's write lock makes the counts exact across processes. The transaction is a plain
-  loop callback, not part of any handler, so a handler cancelled by a client that went
-  away cannot interrupt it: a counted request is always committed.
+  turns after the request (microseconds). Each request is still all-or-nothing on its
+  own and the store's write lock makes the counts exact across processes. The
+  transaction is a plain loop callback, not part of any handler, so a handler cancelled
+  by a client that went away cannot interrupt it: a counted request is always committed.
 - :class:`KeyCache`: key records by the SHA-256 of their secret for ``ttl`` seconds, so
   authentication costs a hash and a dict lookup. A cached record is never trusted for
   counting: the admission transaction checks that the key is still not revoked.

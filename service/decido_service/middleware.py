@@ -161,11 +161,10 @@ def log_request(request: Request, status: int) -> None:
     ctx = request.ctx
     started = getattr(ctx, "started", None)
     key = getattr(ctx, "key", None)
-    rid = getattr(ctx, "request_id", None) or request_id(request)
     request.app.ctx.access_log.add(access_line(
         request.method, request.path, status,
         None if started is None else (time.perf_counter() - started) * 1e3,
-        rid, key["id"] if key else None))
+        request_id(request), key["id"] if key else None))
 
 
 def access_line(method: str, path: str, status: int, ms: float | None, rid: str,

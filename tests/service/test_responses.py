@@ -15,6 +15,8 @@ from decido_service.responses import ApiResponse
 
 STAMP = (b"X-Request-Id: 0123456789abcdef0123456789abcdef\r\nX-RateLimit-Limit: 100\r\n"
          b"X-RateLimit-Remaining: 99\r\nX-RateLimit-Reset: 1767225600\r\n")
+_BODY = (b'{"options": [{"id": "a", "attributes": {"p": 2}}, {"id": "b", "attributes": '
+         b'{"p": 1}}], "criteria": [{"attribute": "p", "weight": 1}]}')
 
 
 def _parse(raw: bytes) -> tuple[bytes, list[tuple[str, str]], bytes]:
@@ -145,8 +147,7 @@ def test_connection_close_is_honoured(server) -> None:
 
 def test_expect_continue_goes_through_sanic_with_every_header(server) -> None:
     key = server.create_key(plan="sdk")["key"]
-    body = (b'{"options": [{"id": "a", "attributes": {"p": 2}}, {"id": "b", "attributes": '
-            b'{"p": 1}}], "criteria": [{"attribute": "p", "weight": 1}]}')
+    body = _BODY
     raw = _exchange(server.port, b"POST /v1/decide HTTP/1.1\r\nHost: x\r\n"
                                  b"Authorization: Bearer %b\r\nContent-Type: application/json\r\n"
                                  b"Content-Length: %d\r\nExpect: 100-continue\r\n"
@@ -161,8 +162,6 @@ def test_expect_continue_goes_through_sanic_with_every_header(server) -> None:
 
 
 # ---------------------------------------------------------------- request bodies
-_BODY = (b'{"options": [{"id": "a", "attributes": {"p": 2}}, {"id": "b", "attributes": '
-         b'{"p": 1}}], "criteria": [{"attribute": "p", "weight": 1}]}')
 
 
 def _decide_request(key: str, body: bytes = _BODY, close: bool = False,
