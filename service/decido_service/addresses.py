@@ -37,6 +37,8 @@ __all__ = ["PROBES", "SLOTS", "AddressCounters", "table_path"]
 SLOTS = 1 << 16
 PROBES = 64
 _WINDOWS = ("minute", "hour")
+_LENGTHS = {"minute": 60, "hour": 3600}  # seconds: the windows of window_bounds
+_tuple = tuple.__new__
 
 
 def table_path(db_path: str) -> str:
@@ -56,13 +58,24 @@ class AddressCounters:
 
     def admit(self, spec: CounterSpec, now: float) -> Admission:
         """Count ``spec.amount`` on the counter unless that would pass ``spec.limit``."""
-        start, end = _bounds(spec, now)
-        ident = _hash(spec.name, spec.window, spec.subject)
-        admitted, used = self._table.admit(ident, start, end, spec.amount, spec.limit)
-        if not admitted and spec.limit is None:
-            used = 0  # refused without a limit: no slot for the address (a full table)
-        state = _state(spec, used, start, end)
-        return Admission(admitted, [state], None if admitted else state)
+        # every unauthenticated request comes here: the counter's hash and window length
+        # are looked up once per spec, the window is computed inline (the floors of
+        # window_bounds), and the result tuples are built by tuple.__new__ (a NamedTuple's
+        # own __new__ is a Python function)
+        ident, length = _plan(spec)
+        t = int(now // 1)
+        start = t - t % length
+        end = start + length
+        limit = spec.limit
+        admitted, used = self._table.admit(ident, start, end, spec.amount, limit)
+        if limit is None:
+            # refused without a limit: no slot for the address (a full table)
+            state = _tuple(CounterState, (spec.name, None, used if admitted else 0, None, end,
+                                          start, end))
+        else:
+            remaining = limit - used if used < limit else 0
+            state = _tuple(CounterState, (spec.name, limit, used, remaining, end, start, end))
+        return _tuple(Admission, (admitted, [state], None if admitted else state, None))
 
     def peek(self, spec: CounterSpec, now: float) -> CounterState:
         """The counter's state; nothing is counted."""
@@ -79,6 +92,15 @@ def _bounds(spec: CounterSpec, now: float) -> tuple[int, int]:
     if spec.window not in _WINDOWS:
         raise ValueError(f"address counters have windows {_WINDOWS}, not {spec.window!r}")
     return window_bounds(spec.window, now)
+
+
+@lru_cache(maxsize=4096)
+def _plan(spec: CounterSpec) -> tuple[int, int]:
+    """The counter's hash and its window's length in seconds."""
+    length = _LENGTHS.get(spec.window)
+    if length is None:
+        raise ValueError(f"address counters have windows {_WINDOWS}, not {spec.window!r}")
+    return _hash(spec.name, spec.window, spec.subject), length
 
 
 @lru_cache(maxsize=4096)

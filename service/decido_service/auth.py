@@ -117,7 +117,7 @@ def count_address(request: Request) -> None:
     the allowance is used up)."""
     app = request.app
     now = app.ctx.settings.now()
-    spec = limits.ip_specs("ip", client_address(request), settings=app.ctx.settings)[0]
+    spec = limits.ip_minute_spec(client_address(request), app.ctx.settings.ip_per_minute)
     _check(request, app.ctx.addresses.admit(spec, now), now)
 
 

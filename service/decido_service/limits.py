@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from decido_service.config import PLAN_FIELDS, TIER_FIELDS, Settings, get_settings
@@ -30,6 +31,7 @@ __all__ = [
     "check_batch",
     "check_dims",
     "headers_for",
+    "ip_minute_spec",
     "ip_specs",
     "plan_limits",
     "problem_fields",
@@ -132,10 +134,17 @@ def ip_specs(kind: str, address: str, *, settings: Settings | None = None) -> li
     ``"keys"`` (``POST /v1/keys``, per hour)."""
     s = settings or get_settings()
     if kind == "ip":
-        return [CounterSpec("ip.minute", address, "minute", s.ip_per_minute, 1)]
+        return [ip_minute_spec(address, s.ip_per_minute)]
     if kind == "keys":
         return [CounterSpec("keys.hour", address, "hour", s.keys_per_hour, 1)]
     raise ValueError(f"unknown address counter kind {kind!r}; expected 'ip' or 'keys'")
+
+
+@lru_cache(maxsize=4096)
+def ip_minute_spec(address: str, per_minute: int | None) -> CounterSpec:
+    """The ``ip.minute`` counter of ``address`` (what ``ip_specs("ip", ...)`` holds), made
+    once per address: every unauthenticated request needs it."""
+    return CounterSpec("ip.minute", address, "minute", per_minute, 1)
 
 
 def headers_for(state: CounterState) -> dict[str, str]:

@@ -12,7 +12,7 @@ from test_store_processes import _env
 
 from decido_service import addresses
 from decido_service.addresses import AddressCounters, table_path
-from decido_service.store import CounterSpec
+from decido_service.store import Admission, CounterSpec, CounterState, window_bounds
 
 NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z; the minute is [..:06:00, ..:07:00)
 MINUTE_END = 1_750_000_020
@@ -72,6 +72,25 @@ def test_the_next_window_starts_from_zero(table: AddressCounters) -> None:
     assert fresh.counters[0].window_start == MINUTE_END
 
 
+@pytest.mark.parametrize("window", ["minute", "hour"])
+@pytest.mark.parametrize("now", [0.0, 59.999, 60.0, 3599.5, 3600.0, NOW, MINUTE_END - 0.001,
+                                 float(MINUTE_END), 4_294_963_199.0])
+def test_windows_and_states_agree_with_the_store(table: AddressCounters, window: str,
+                                                 now: float) -> None:
+    """admit computes its window inline: the same window as window_bounds (what the
+    store and peek use), and the same state as peek reports."""
+    spec = CounterSpec("x", f"{window}-{now}", window, 2, 1)
+    first, second, refused = (table.admit(spec, now) for _ in range(3))
+    start, end = window_bounds(window, now)
+    assert first.counters == [CounterState("x", 2, 1, 1, end, start, end)]
+    assert second.counters == [CounterState("x", 2, 2, 0, end, start, end)]
+    assert refused.refused == refused.counters[0] == CounterState("x", 2, 2, 0, end, start, end)
+    assert (first.refused, first.revoked_at, refused.admitted) == (None, None, False)
+    assert all(type(a) is Admission and type(a.counters[0]) is CounterState
+               for a in (first, refused))
+    assert table.peek(spec, now) == second.counters[0]
+
+
 def test_month_windows_are_not_for_this_table(table: AddressCounters) -> None:
     with pytest.raises(ValueError, match="windows"):
         table.admit(CounterSpec("x", "a", "month", 1, 1), NOW)
@@ -125,7 +144,7 @@ def test_two_handles_share_counts(tmp_path: Path) -> None:
 RACER = """
     import sys
     from decido_service.addresses import AddressCounters
-    from decido_service.store import CounterSpec
+    from decido_service.store import Admission, CounterSpec, CounterState, window_bounds
     path, limit, attempts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     table = AddressCounters(path)
     spec = CounterSpec("ip.minute", "198.51.100.1", "minute", limit, 1)

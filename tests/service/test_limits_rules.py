@@ -105,6 +105,10 @@ def test_ip_specs() -> None:
     assert limits.ip_specs("keys", "a", settings=custom)[0].limit == 2
     with pytest.raises(ValueError):
         limits.ip_specs("user", "a", settings=S)
+    # what every unauthenticated request counts on, made once per address and limit
+    assert limits.ip_minute_spec("10.0.0.1", 120) is limits.ip_specs("ip", "10.0.0.1",
+                                                                       settings=S)[0]
+    assert limits.ip_minute_spec("10.0.0.1", None).limit is None
 
 
 def state(name: str = "decide.minute", limit: int | None = 10, used: int = 3) -> CounterState:
