@@ -137,12 +137,12 @@ def _check(request: Request, admission: Admission, now: float) -> None:
         )
 
 
-def rate_state(request: Request) -> CounterState:
+def rate_state(request: Request, ctx: Any = None) -> CounterState:
     """The counter state the ``X-RateLimit-*`` headers show: the counted state when the
     request was admitted (or refused), else the current state of the key's per-minute
     counter, or of the address's ``ip.minute`` counter when no key is known (nothing is
-    counted)."""
-    state = getattr(request.ctx, "rate", None)
+    counted). ``ctx`` is ``request.ctx`` when the caller already has it."""
+    state = getattr(request.ctx if ctx is None else ctx, "rate", None)
     if state is None:
         app = request.app
         now = app.ctx.settings.now()

@@ -75,13 +75,16 @@ class _IdSource:
 _IDS = _IdSource()
 
 
-def request_id(request: Request) -> str:
-    """The request's id, made on first use."""
-    rid = getattr(request.ctx, "request_id", None)
+def request_id(request: Request, ctx: Any = None) -> str:
+    """The request's id, made on first use. ``ctx`` is ``request.ctx`` when the caller
+    already has it (Sanic's ``ctx`` is a Python property: each read is a call)."""
+    if ctx is None:
+        ctx = request.ctx
+    rid = getattr(ctx, "request_id", None)
     if rid is None:
         incoming = request.headers.get("x-request-id")
         rid = incoming if incoming and _SANE_ID.fullmatch(incoming) else _IDS.new()
-        request.ctx.request_id = rid
+        ctx.request_id = rid
     return rid
 
 
@@ -133,21 +136,25 @@ def streamed(request: Request, status: int) -> None:
 
 def finish(request: Request, response: HTTPResponse) -> HTTPResponse:
     """Add ``X-Request-Id`` and ``X-RateLimit-*`` to ``response`` and log the request."""
+    ctx = request.ctx
     if type(response) is ApiResponse:
-        response.stamp = stamp(request)
+        response.stamp = stamp(request, ctx)
     else:
         response.headers.update(response_headers(request))
-    log_request(request, response.status)
+    log_request(request, response.status, ctx)
     return response
 
 
-def stamp(request: Request) -> bytes:
+def stamp(request: Request, ctx: Any = None) -> bytes:
     """The encoded header lines of :func:`response_headers` (the ``stamp`` of an
     :class:`~decido_service.responses.ApiResponse`). The request id is plain ASCII by
-    construction (echoed only when it matches ``[A-Za-z0-9._-]{1,128}``)."""
-    rid = request_id(request).encode("ascii")
+    construction (echoed only when it matches ``[A-Za-z0-9._-]{1,128}``). ``ctx`` as for
+    :func:`request_id`."""
+    if ctx is None:
+        ctx = request.ctx
+    rid = request_id(request, ctx).encode("ascii")
     try:
-        state = rate_state(request)
+        state = rate_state(request, ctx)
     except StoreError:
         return b"X-Request-Id: %b\r\n" % rid
     if state.limit is None:
@@ -156,15 +163,16 @@ def stamp(request: Request) -> bytes:
             b"X-RateLimit-Reset: %d\r\n") % (rid, state.limit, state.remaining, state.reset)
 
 
-def log_request(request: Request, status: int) -> None:
-    """Queue the request's access log line."""
-    ctx = request.ctx
+def log_request(request: Request, status: int, ctx: Any = None) -> None:
+    """Queue the request's access log line. ``ctx`` as for :func:`request_id`."""
+    if ctx is None:
+        ctx = request.ctx
     started = getattr(ctx, "started", None)
     key = getattr(ctx, "key", None)
     request.app.ctx.access_log.add(access_line(
         request.method, request.path, status,
         None if started is None else (time.perf_counter() - started) * 1e3,
-        request_id(request), key["id"] if key else None))
+        request_id(request, ctx), key["id"] if key else None))
 
 
 def access_line(method: str, path: str, status: int, ms: float | None, rid: str,
