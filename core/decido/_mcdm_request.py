@@ -567,7 +567,18 @@ def expression_names(text: str) -> list[str]:
 
 
 def attribute_names(attrs: list[Mapping[str, Any]]) -> list[str]:
-    """Every attribute name of every option, in first-seen order (error paths only)."""
+    """Every attribute name of every option, in first-seen order (error paths only).
+
+    A name that is not a string (possible from Python, never from JSON) is refused here,
+    where names are listed for a message, rather than checked on every request."""
+    for i, a in enumerate(attrs):
+        for name in a:
+            if not isinstance(name, str):
+                raise DecisionError(
+                    "invalid_request",
+                    f"attribute names are strings, not {_kind(name)}",
+                    f"options[{i}].attributes",
+                )
     return list(dict.fromkeys(name for a in attrs for name in a))
 
 

@@ -328,6 +328,8 @@ static void kernel_shapes(void)
             unsigned char *b = malloc(k), *c = malloc(k);
             if (!X || !A || !B || !s || !t || !u || !w || !lo || !hi || !b || !c) {
                 CHECK(0, "out of memory");
+                free(X), free(A), free(B), free(s), free(t), free(u); /* free(NULL) is a no-op */
+                free(w), free(lo), free(hi), free(b), free(c);
                 return;
             }
             for (size_t j = 0; j < k; j++) {

@@ -235,6 +235,22 @@ def test_unknown_name_suggests_any_attribute():
     assert "'quality'" in err.message
 
 
+@pytest.mark.parametrize("extra", [
+    {"constraints": ["qualty > 3"]},  # an unknown name: suggestions list every attribute
+    {"criteria": [{"attribute": "qualty", "weight": 1}]},  # an unknown criterion: the same
+])
+def test_a_non_string_attribute_name_is_refused_where_names_are_listed(extra):
+    """Only Python callers can send one (JSON keys are strings): it gets the error of an
+    invalid option, not an AttributeError from the code that lists names."""
+    opts = copy.deepcopy(BASE["options"])
+    opts[2]["attributes"][7] = 1.0
+    err = error(BASE | {"options": opts} | extra)
+    assert (err.code, err.path) == ("invalid_request", "options[2].attributes")
+    assert "attribute names are strings, not" in err.message
+    # unused, it changes nothing (names are not walked on every request)
+    assert decido.decide(BASE | {"options": opts})["best"] == decido.decide(BASE)["best"]
+
+
 def test_expression_method_needs_an_expression():
     err = error({"options": BASE["options"], "method": "expression"})
     assert (err.code, err.path) == ("invalid_request", "expression")
