@@ -129,8 +129,8 @@ def measure(target: str, requests: int, connections: int, cache_sim: bool,
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
            f"--cache-sim={'yes' if cache_sim else 'no'}", sys.executable, __file__,
            "--serve", target, str(port), str(helper)]
-    server = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
-                              stderr=open(work / f"{target}.log", "wb"),  # noqa: SIM115
+    log = open(work / f"{target}.log", "wb")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log,
                               start_new_session=True)
     try:
         probe = "/" if target.startswith("hello") else "/v1/health"
@@ -151,6 +151,7 @@ def measure(target: str, requests: int, connections: int, cache_sim: bool,
         return {name: count / requests for name, count in _events(dump).items()}
     finally:
         run._stop(server)
+        log.close()
 
 
 def _complete(path: Path) -> bool:

@@ -546,13 +546,17 @@ def _find_bad_option(options: Sequence[Any]) -> None:
                 f"attributes is an object, not {_kind(attrs)}",
                 f"{path}.attributes",
             )
-        for name in attrs:
-            if not isinstance(name, str):
-                raise DecisionError(
-                    "invalid_request",
-                    f"attribute names are strings, not {_kind(name)}",
-                    f"{path}.attributes",
-                )
+        _check_names(attrs, f"{path}.attributes")
+
+
+def _check_names(attrs: Mapping[Any, Any], path: str) -> None:
+    """Refuse an attribute name that is not a string (possible from Python, never from
+    JSON)."""
+    for name in attrs:
+        if not isinstance(name, str):
+            raise DecisionError(
+                "invalid_request", f"attribute names are strings, not {_kind(name)}", path
+            )
 
 
 def expression_names(text: str) -> list[str]:
@@ -569,16 +573,10 @@ def expression_names(text: str) -> list[str]:
 def attribute_names(attrs: list[Mapping[str, Any]]) -> list[str]:
     """Every attribute name of every option, in first-seen order (error paths only).
 
-    A name that is not a string (possible from Python, never from JSON) is refused here,
-    where names are listed for a message, rather than checked on every request."""
+    A name that is not a string is refused here, where names are listed for a message,
+    rather than checked on every request."""
     for i, a in enumerate(attrs):
-        for name in a:
-            if not isinstance(name, str):
-                raise DecisionError(
-                    "invalid_request",
-                    f"attribute names are strings, not {_kind(name)}",
-                    f"options[{i}].attributes",
-                )
+        _check_names(a, f"options[{i}].attributes")
     return list(dict.fromkeys(name for a in attrs for name in a))
 
 

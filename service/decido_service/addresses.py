@@ -79,19 +79,13 @@ class AddressCounters:
 
     def peek(self, spec: CounterSpec, now: float) -> CounterState:
         """The counter's state; nothing is counted."""
-        start, end = _bounds(spec, now)
-        ident = _hash(spec.name, spec.window, spec.subject)
+        ident, _ = _plan(spec)
+        start, end = window_bounds(spec.window, now)
         return _state(spec, self._table.peek(ident, start, end), start, end)
 
     def close(self) -> None:
         """Unmap and close the table."""
         self._table.close()
-
-
-def _bounds(spec: CounterSpec, now: float) -> tuple[int, int]:
-    if spec.window not in _WINDOWS:
-        raise ValueError(f"address counters have windows {_WINDOWS}, not {spec.window!r}")
-    return window_bounds(spec.window, now)
 
 
 @lru_cache(maxsize=4096)
