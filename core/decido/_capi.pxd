@@ -9,7 +9,6 @@ cdef extern from "decido.h" nogil:
         DC_ERR_ARGUMENT
         DC_ERR_TOO_LARGE
         DC_ERR_NOT_SEPARABLE
-        DC_ERR_COUNTER_TABLE
 
     const char *dc_status_code(dc_status status)
     const char *dc_status_title(dc_status status)
@@ -189,12 +188,3 @@ cdef extern from "decido.h" nogil:
                              const double *w, const double *lower, const double *upper,
                              double *D, double *C, double *score)
 
-    int dc_counters_lock_free()
-    size_t dc_counters_size(uint64_t nslots)
-    dc_status dc_counters_init(void *base, size_t size, uint64_t nslots)
-    dc_status dc_counters_check(const void *base, size_t size)
-    dc_status dc_counters_admit(void *base, size_t size, uint64_t ident, uint32_t start,
-                                uint32_t end, uint32_t amount, uint32_t limit, uint32_t probes,
-                                uint32_t *used_out, int *admitted_out)
-    dc_status dc_counters_peek(const void *base, size_t size, uint64_t ident, uint32_t end,
-                               uint32_t probes, uint32_t *count_out)

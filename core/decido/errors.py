@@ -8,7 +8,7 @@ the fault, and a message that shows the text with a caret under the fault.
 
 from __future__ import annotations
 
-__all__ = ["CounterTableError", "DecidoError", "EngineError", "ExpressionError"]
+__all__ = ["DecidoError", "EngineError", "ExpressionError"]
 
 _WINDOW = 72
 
@@ -76,24 +76,6 @@ class EngineError(DecidoError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.code, self.message, self.field))
-
-
-class CounterTableError(DecidoError, ValueError):
-    """A shared counter table (:mod:`decido.counters`) that cannot be used: a
-    table or a call the C library refused.
-
-    Attributes:
-        code: the C library's stable status code, e.g. ``"invalid_counter_table"``
-            (bad header or size) or ``"invalid_argument"``.
-    """
-
-    def __init__(self, code: str, message: str) -> None:
-        self.code = code
-        self.message = message
-        super().__init__(message)
-
-    def __reduce__(self):
-        return (type(self), (self.code, self.message))
 
 
 def _render(message: str, text: str | None, position: int, length: int) -> str:

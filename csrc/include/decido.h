@@ -54,7 +54,6 @@ typedef enum dc_status {
     DC_ERR_VARIABLE,         /* invalid_variable: bad or duplicate variable name */
     DC_ERR_NOT_SEPARABLE,    /* not_separable: separable terms asked of a coupled program */
     DC_ERR_INTERNAL,         /* internal_error: a verifier check failed */
-    DC_ERR_COUNTER_TABLE,    /* invalid_counter_table: bad magic, slot count or size */
     DC_STATUS_COUNT
 } dc_status;
 
@@ -361,56 +360,6 @@ dc_status dc_mcdm_vikor(const double *X, size_t m, size_t k, const unsigned char
 dc_status dc_mcdm_spotis(const double *X, size_t m, size_t k, const unsigned char *benefit,
                          const double *w, const double *lower, const double *upper, double *D,
                          double *C, double *score);
-
-/* ---- shared counters (csrc/common/counters.c) ----------------------------- */
-
-/* Exact window counters in a table shared by several processes, e.g. a file
- * every worker maps MAP_SHARED: each check-and-increment is one 16-byte
- * compare-and-swap, with no lock and no syscall.  The memory is the caller's:
- * `base` (16-byte aligned) and `size` are the mapped table, which is a file
- * format (layout in counters.c): a 16-byte header (magic "DCCNT001", uint64
- * slot count n) then n slots of 16 bytes (uint64 ident, uint32 window end in
- * Unix seconds, uint32 count).  A counter is an ident != 0 (a hash of what
- * is counted) and lives in one of the `probes` slots from ident % n on.
- *
- * When dc_counters_lock_free() is 0 (no inline 16-byte CAS in this build) the
- * functions use plain loads and stores, and the caller must hold a lock that
- * excludes every other process and thread around each admit and peek. */
-
-/* 1 when admit and peek are lock-free (inline 16-byte CAS), else 0. */
-int dc_counters_lock_free(void);
-/* Bytes of a table of nslots slots: 16 + 16 nslots; 0 for nslots == 0 or a
- * size beyond size_t. */
-size_t dc_counters_size(uint64_t nslots);
-/* Write the header and zero every slot.  DC_ERR_ARGUMENT unless base is
- * 16-byte aligned and size == dc_counters_size(nslots) != 0.  Not atomic: no
- * other caller may use the table meanwhile. */
-dc_status dc_counters_init(void *base, size_t size, uint64_t nslots);
-/* DC_OK when the header is valid and size is the table's size;
- * DC_ERR_COUNTER_TABLE when not; DC_ERR_ARGUMENT for a NULL or misaligned base. */
-dc_status dc_counters_check(const void *base, size_t size);
-/* Count `amount` on counter `ident` in the window [start, end) (Unix seconds)
- * unless the count would pass `limit` (UINT32_MAX: no limit).  On DC_OK,
- * *admitted_out is 1 or 0 and *used_out the count after the call:
- *  - admitted: the new count (counts saturate at UINT32_MAX - 1);
- *  - refused over the limit: the count, unchanged;
- *  - refused because every probed slot holds another live counter: `limit`
- *    (the answer of a full counter; nothing is counted);
- *  - a request whose window ended while it was in flight (the counter has
- *    moved on to a later window) is judged as if its window's count were 0
- *    and counts nothing: admitted with used = amount if amount <= limit.
- * A slot whose window ended by `start` is free for reuse; a counter's slot
- * from an older window is reset.  DC_ERR_ARGUMENT for NULL outputs, ident 0,
- * start >= end, amount 0 or above UINT32_MAX - 1, probes 0 or above n (the
- * outputs are then 0); dc_counters_check's statuses for a bad table. */
-dc_status dc_counters_admit(void *base, size_t size, uint64_t ident, uint32_t start,
-                            uint32_t end, uint32_t amount, uint32_t limit, uint32_t probes,
-                            uint32_t *used_out, int *admitted_out);
-/* *count_out = the count of counter `ident` in the window ending at `end`, 0
- * if it has none; counts nothing.  DC_ERR_ARGUMENT for a NULL output, ident 0,
- * end 0, probes 0 or above n. */
-dc_status dc_counters_peek(const void *base, size_t size, uint64_t ident, uint32_t end,
-                           uint32_t probes, uint32_t *count_out);
 
 #ifdef __cplusplus
 }

@@ -1,97 +1,206 @@
-"""Group commit of admissions, and the caches in front of the store, per worker process.
+"""Admission, top-down: credentials -> key -> the limits of its surface -> one store call.
 
-- :class:`GroupCommit`: the requests that ask to be counted while the event loop is busy
-  are counted in one store transaction (:meth:`Store.admit_many
-  <decido_service.store.Store.admit_many>`), run on the loop: one commit, and no thread
-  hop, for all of them. The batch *settles* first: it is committed at the first turn of
-  the loop that added no request to it (at most :data:`GroupCommit.MAX_TURNS` turns and
-  :data:`GroupCommit.MAX_BATCH` requests after its first), so a loaded worker commits
-  once for all its connections' requests, not once per turn, and an idle one commits two
-  turns after the request (microseconds). Each request is still all-or-nothing on its
-  own and the store's write lock makes the counts exact across processes. The
-  transaction is a plain loop callback, not part of any handler, so a handler cancelled
-  by a client that went away cannot interrupt it: a counted request is always committed.
-- :class:`KeyCache`: key records by the SHA-256 of their secret for ``ttl`` seconds, so
-  authentication costs a hash and a dict lookup. A cached record is never trusted for
-  counting: the admission transaction checks that the key is still not revoked.
-- :class:`Readiness`: the store's answer to a trivial query, refreshed at most once per
-  ``ttl`` seconds, which is what ``GET /v1/health`` reports.
+A handler of an authenticated endpoint reads::
+
+    key = await authenticate(request)                 # 401 without a valid, live key
+    async with refusals(request, key, "optimize"):    # a 4xx raised inside is charged
+        ...                                            #   to the key's refused budget
+    await admit(request, key, "optimize")              # 429 over a limit
+
+- :func:`authenticate` takes ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` (both
+  present and different: 401 ``conflicting_credentials``) and finds the key through the
+  worker's :class:`KeyCache`.
+- :func:`admit` builds the request's counters from the key's plan or tier
+  (:func:`decido_service.limits.specs_for`) and makes **one** store call for all of them,
+  through the worker's group commit: either every window has room and all are counted, or
+  nothing is and the answer is 429 naming the limit. The key's revocation is checked in
+  the same call. The counter states of that answer are kept on ``request.ctx.rate``, and
+  the ``X-RateLimit-*`` headers (:func:`rate_headers`) come from them: no second look.
+- :func:`refusals` charges a request refused before it is admitted (invalid, over a cap)
+  to the surface's ``refused`` budget, apart from the plan's request limit: a client that
+  makes a few mistakes keeps its allowance, one that keeps sending bad requests gets 429
+  ``too_many_refused`` until the minute ends.
+- :func:`throttle_address` counts ``POST /v1/keys`` on the client address in the store
+  (:func:`client_address` believes ``X-Forwarded-For`` only from the trusted proxies of
+  ``forwarded_allow_ips``).
+
+The secret itself is never stored on the request, logged or echoed.
 """
 
 from __future__ import annotations
 
-import asyncio
+import hmac
+import ipaddress
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
-from decido_service import keys
+from sanic import Request
+
+from decido_service import keys, limits
+from decido_service.errors import ApiError
 from decido_service.store import (
-    Admission,
     AdmissionRequest,
     CounterSpec,
+    CounterState,
     KeyRecord,
     Store,
-    StoreError,
 )
 
-__all__ = ["GroupCommit", "KeyCache", "Readiness"]
+__all__ = [
+    "KeyCache",
+    "Readiness",
+    "admit",
+    "authenticate",
+    "client_address",
+    "observe",
+    "presented_secret",
+    "rate_headers",
+    "refusals",
+    "throttle_address",
+]
+
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="decido"'}
+#: statuses of a request refused before admission, charged to the refused budget
+_CHARGED = frozenset({400, 403, 413, 415, 422})
 
 
-class GroupCommit:
-    """Admissions of one worker, committed together once the batch stops growing."""
+def _unauthorized(code: str, detail: str) -> ApiError:
+    return ApiError(code, detail, headers=_CHALLENGE)
 
-    #: a batch is committed at most this many loop turns after its first request...
-    MAX_TURNS = 8
-    #: ... or as soon as it holds this many requests
-    MAX_BATCH = 256
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._pending: list[tuple[AdmissionRequest, asyncio.Future[Admission]]] = []
-        self.batches = 0  # transactions so far (for tests and diagnostics)
-        self.admissions = 0
+def presented_secret(request: Request) -> str:
+    """The key the request presents; 401 when there is none, it is not a Bearer token,
+    or the two headers disagree."""
+    header = request.headers.get("authorization")
+    api_key = request.headers.get("x-api-key")
+    bearer = None
+    if header is not None:
+        scheme, _, token = header.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise _unauthorized("invalid_credentials", "use 'Authorization: Bearer <key>'")
+        bearer = token.strip()
+    if api_key is not None:
+        api_key = api_key.strip()
+    if bearer is not None and api_key is not None and not hmac.compare_digest(
+            bearer.encode(), api_key.encode()):
+        raise _unauthorized("conflicting_credentials",
+                            "Authorization and X-API-Key carry different keys; send one")
+    secret = bearer if bearer is not None else api_key
+    if not secret:
+        raise _unauthorized("missing_credentials",
+                            "send your key as 'Authorization: Bearer <key>' or 'X-API-Key'; "
+                            "get one with POST /v1/keys")
+    return secret
 
-    def admit(self, specs: Sequence[CounterSpec], now: float,
-              key_id: str | None = None) -> asyncio.Future[Admission]:
-        """A future of the :class:`~decido_service.store.Admission` of ``specs`` (and of
-        ``key_id``'s revocation check); it fails with ``StoreError`` when the store does."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Admission] = loop.create_future()
-        if not self._pending:
-            loop.call_soon(self._settle, loop, 0, 1)
-        self._pending.append((AdmissionRequest(specs, now, key_id), future))
-        return future
 
-    def _settle(self, loop: asyncio.AbstractEventLoop, seen: int, turns: int) -> None:
-        """Commit the batch if it holds no more than the ``seen`` requests it held one
-        turn ago (or it is old or big enough), else look again after the next turn. The
-        first look (``seen`` 0) always waits a turn: the requests that arrive together
-        reach the store over two turns (their data, then their handlers)."""
-        size = len(self._pending)
-        if size > seen and turns < self.MAX_TURNS and size < self.MAX_BATCH:
-            loop.call_soon(self._settle, loop, size, turns + 1)
-        else:
-            self._flush()
+async def authenticate(request: Request) -> KeyRecord:
+    """The key record of the request (also ``request.ctx.key``, for the access log)."""
+    key = await request.app.ctx.key_cache.find(presented_secret(request))
+    if key is None:
+        raise _unauthorized("invalid_credentials", "this key is not known")
+    if key["revoked_at"] is not None:
+        raise _revoked(key["revoked_at"])
+    request.ctx.key = key
+    return key
 
-    def _flush(self) -> None:
-        batch, self._pending = self._pending, []
-        try:
-            results = self.store.admit_many([request for request, _ in batch])
-        except Exception as exc:  # StoreError, or a bug: every waiter hears of it
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(
-                        exc if isinstance(exc, StoreError) else StoreError(str(exc)))
-            return
-        self.batches += 1
-        self.admissions += len(batch)
-        for (_, future), result in zip(batch, results, strict=True):
-            if not future.done():  # a cancelled handler: counted all the same
-                future.set_result(result)
+
+def _revoked(revoked_at: str) -> ApiError:
+    return _unauthorized("revoked_key", f"this key was revoked at {revoked_at}")
+
+
+async def admit(request: Request, key: KeyRecord, surface: str, amount: int = 1) -> None:
+    """Count one request of ``key`` on ``surface`` (``amount`` decisions of a batch) in one
+    store call; 429 over a limit, 401 when the key was revoked meanwhile."""
+    settings = request.app.ctx.settings
+    await _count(request, limits.specs_for(surface, key, amount, settings=settings), key["id"])
+
+
+@asynccontextmanager
+async def refusals(request: Request, key: KeyRecord, surface: str) -> AsyncIterator[None]:
+    """Charge an :class:`ApiError` raised inside (a request refused before admission) to
+    the key's ``refused`` budget of ``surface``, then let it through (or 429
+    ``too_many_refused`` once the budget is spent)."""
+    try:
+        yield
+    except ApiError as error:
+        if error.status_code in _CHARGED:
+            settings = request.app.ctx.settings
+            await _count(request, limits.refusal_specs(surface, key, settings=settings),
+                         key["id"])
+        raise
+
+
+async def observe(request: Request, specs: Sequence[CounterSpec]) -> list[CounterState]:
+    """The states of ``specs``, nothing counted (``request.ctx.rate``: the first)."""
+    app = request.app
+    states = await app.ctx.store.peek(specs, app.ctx.settings.now())
+    request.ctx.rate = states[0]
+    return states
+
+
+async def throttle_address(request: Request) -> None:
+    """Count a ``POST /v1/keys`` on the client address (429 past ``keys_per_hour``)."""
+    settings = request.app.ctx.settings
+    await _count(request, [limits.address_spec(client_address(request), settings=settings)])
+
+
+async def _count(request: Request, specs: list[CounterSpec], key_id: str | None = None) -> None:
+    app = request.app
+    now = app.ctx.settings.now()
+    admission = await app.ctx.admissions.admit(AdmissionRequest(specs, now, key_id))
+    request.ctx.rate = admission.counters[0]
+    if admission.revoked_at is not None:
+        raise _revoked(admission.revoked_at)
+    refused = admission.refused
+    if refused is not None:
+        raise ApiError(
+            limits.refusal_code(refused),
+            f"the {refused.name} limit of {refused.limit} is reached; "
+            f"it resets at {refused.reset} (epoch seconds)",
+            headers={"Retry-After": str(limits.retry_after(refused, now))},
+            extra=limits.problem_fields(refused),
+        )
+
+
+def rate_headers(request: Request) -> dict[str, str]:
+    """The ``X-RateLimit-*`` headers: from the counter states of the request's store call
+    (none for a request that made no store call, e.g. one without a valid key)."""
+    state = getattr(request.ctx, "rate", None)
+    return {} if state is None else limits.headers_for(state)
+
+
+def client_address(request: Request) -> str:
+    """The client's address: the peer's, or, when the peer is a trusted proxy
+    (``forwarded_allow_ips``), the nearest address in ``X-Forwarded-For`` that is not."""
+    peer = request.ip or "unknown"
+    trusted = request.app.ctx.settings.trusted_proxies
+    if not trusted or not _within(peer, trusted):
+        return peer
+    forwarded = request.headers.get("x-forwarded-for")
+    if not forwarded:
+        return peer
+    chain = [part.strip() for part in forwarded.split(",") if part.strip()]
+    for address in reversed(chain):
+        if not _within(address, trusted):
+            return address
+    return chain[0] if chain else peer
+
+
+def _within(address: str, networks: Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network],
+            ) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False  # not an address: never a trusted proxy
+    return any(ip in network for network in networks)
 
 
 class KeyCache:
-    """Key records by secret hash, each kept ``ttl`` seconds (at most ``size`` of them)."""
+    """Key records by secret hash, each kept ``ttl`` seconds (at most ``size`` of them).
+
+    A cached record is never trusted for counting: the admission's store call checks that
+    the key is still not revoked."""
 
     def __init__(self, store: Store, ttl: float = 2.0, size: int = 10_000) -> None:
         self.store = store
@@ -99,7 +208,7 @@ class KeyCache:
         self.size = size
         self._records: dict[str, tuple[KeyRecord, float]] = {}
 
-    def find(self, secret: str) -> KeyRecord | None:
+    async def find(self, secret: str) -> KeyRecord | None:
         """The key of ``secret`` (revoked ones included), else ``None``; unknown and
         malformed secrets are not cached, so a key made a moment ago is found."""
         if not keys.is_well_formed(secret):
@@ -109,16 +218,12 @@ class KeyCache:
         hit = self._records.get(digest)
         if hit is not None and hit[1] > now:
             return hit[0]
-        record = self.store.find_key(secret)
+        record = await self.store.find_key(secret)
         if record is not None:
             if len(self._records) >= self.size:
                 self._records.clear()
             self._records[digest] = (record, now + self.ttl)
         return record
-
-    def forget(self, secret: str) -> None:
-        """Drop the cached record of ``secret`` (e.g. once it was found revoked)."""
-        self._records.pop(keys.hash_secret(secret), None)
 
 
 class Readiness:
@@ -130,10 +235,10 @@ class Readiness:
         self._ok = False
         self._until = 0.0
 
-    def ok(self) -> bool:
+    async def ok(self) -> bool:
         """The store's last answer to :meth:`Store.ping`, at most ``ttl`` seconds old."""
         now = time.monotonic()
         if now >= self._until:
-            self._ok = self.store.ping()
-            self._until = now + self.ttl
+            self._until = now + self.ttl  # one ping per ttl, however many ask meanwhile
+            self._ok = await self.store.ping()
         return self._ok

@@ -1,6 +1,9 @@
 """The ``decido`` console script: ``decido serve`` and ``decido keys create|list|revoke``.
 
-``keys`` commands work on the store directly (no server needed). ``serve`` lives in
+``keys`` commands work on the store directly (no server needed), through the same async
+:class:`~decido_service.store.Store` interface the service uses. ``keys create`` creates
+the database when there is none; ``keys list`` and ``keys revoke`` say which database they
+looked for and create nothing. ``serve`` lives in
 :mod:`decido_service.serve`, which registers itself through ``register(subparsers)``: it adds
 its sub-parser and sets ``func`` (``args -> int`` exit code) with ``set_defaults``, the same
 convention the ``keys`` commands follow here.
@@ -9,11 +12,12 @@ convention the ``keys`` commands follow here.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import json
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from decido_service import __version__
 from decido_service.config import Settings
@@ -22,6 +26,7 @@ from decido_service.store import KeyRecord, Store, StoreError, open_store
 
 __all__ = ["build_parser", "main"]
 
+T = TypeVar("T")
 _KEY_COLUMNS = ("id", "prefix", "plan", "tier", "label", "created", "revoked")
 
 
@@ -90,8 +95,8 @@ def _json_object(text: str) -> dict[str, Any]:
 
 def _keys_create(args: argparse.Namespace) -> int:
     out = sys.stdout
-    with _store(args.db) as store:
-        record, secret = store.create_key(args.plan, args.tier, args.label, args.limits or None)
+    record, secret = _with_store(args.db, True, lambda store: store.create_key(
+        args.plan, args.tier, args.label, args.limits or None))
     if args.json:
         out.write(json.dumps({**record, "key": secret}) + "\n")
         return 0
@@ -107,8 +112,7 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 def _keys_list(args: argparse.Namespace) -> int:
     out = sys.stdout
-    with _store(args.db) as store:
-        records = store.list_keys()
+    records = _with_store(args.db, False, lambda store: store.list_keys())
     if args.json:
         out.write(json.dumps(records) + "\n")
         return 0
@@ -128,28 +132,31 @@ def _row(r: KeyRecord) -> list[str]:
 
 def _keys_revoke(args: argparse.Namespace) -> int:
     out = sys.stdout
-    with _store(args.db) as store:
-        if not store.revoke_key(args.id):
-            sys.stderr.write(f"decido: no key with id {args.id!r} (see `decido keys list`)\n")
-            return 1
-        record = store.get_key(args.id)
-    revoked_at = record["revoked_at"] if record else "?"
+
+    async def revoke(store: Store) -> KeyRecord | None:
+        return await store.get_key(args.id) if await store.revoke_key(args.id) else None
+
+    record = _with_store(args.db, False, revoke)
+    if record is None:
+        sys.stderr.write(f"decido: no key with id {args.id!r} (see `decido keys list`)\n")
+        return 1
+    revoked_at = record["revoked_at"]
     out.write(f"Revoked key {args.id} (revoked_at {revoked_at}).\n")
     return 0
 
 
-class _store:
-    """Open the store for one command, closing it afterwards."""
+def _with_store(url: str, create: bool, use: Callable[[Store], Awaitable[T]]) -> T:
+    """Open the store at ``url`` (``create``: make it when missing), ``await use(store)``,
+    close the store."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
+    async def run() -> T:
+        store = await open_store(url, create=create)
+        try:
+            return await use(store)
+        finally:
+            await store.close()
 
-    def __enter__(self) -> Store:
-        self.store = open_store(self.url)
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        self.store.close()
+    return asyncio.run(run())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

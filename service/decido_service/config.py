@@ -8,7 +8,10 @@ environment over the defaults, keyword arguments over both) and derive variants 
   UTC calendar month, ``batch_max`` items per ``/v1/batch``;
 - ``tiers[name]`` (optimization tiers): ``minute`` requests per minute, ``month``
   optimizations per month, ``max_dims`` (number of bounds), ``max_evaluations`` and
-  ``max_time_limit`` (seconds): the per-run compute caps.
+  ``max_time_limit`` (seconds): the per-run compute caps;
+- in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
+  surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
+  it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
 
 ``None`` means unlimited. ``DECIDO_PLANS`` / ``DECIDO_TIERS`` hold JSON merged field by
 field over the defaults: ``DECIDO_PLANS='{"free": {"minute": 20}}'`` changes one number.
@@ -18,6 +21,7 @@ field over the defaults: ``DECIDO_PLANS='{"free": {"minute": 20}}'`` changes one
 from __future__ import annotations
 
 import copy
+import ipaddress
 import json
 import math
 import os
@@ -27,22 +31,23 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
-PLAN_FIELDS: tuple[str, ...] = ("minute", "month", "batch_max")
+PLAN_FIELDS: tuple[str, ...] = ("minute", "month", "batch_max", "refused")
 TIER_FIELDS: tuple[str, ...] = (
     "minute",
     "month",
     "max_dims",
     "max_evaluations",
     "max_time_limit",
+    "refused",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
-    "free": {"minute": 10, "month": 1_000, "batch_max": 10},
-    "sdk": {"minute": 100, "month": 1_000_000, "batch_max": 100},
-    "rtl": {"minute": 1_000, "month": 10_000_000, "batch_max": 1_000},
+    "free": {"minute": 10, "month": 1_000, "batch_max": 10, "refused": 60},
+    "sdk": {"minute": 100, "month": 1_000_000, "batch_max": 100, "refused": 600},
+    "rtl": {"minute": 1_000, "month": 10_000_000, "batch_max": 1_000, "refused": 6_000},
     # Enterprise limits are set per key (KeyRecord.limits); these are the defaults. The
     # per-minute default is finite so that rate-limit headers are always meaningful.
-    "enterprise": {"minute": 600, "month": None, "batch_max": 1_000},
+    "enterprise": {"minute": 600, "month": None, "batch_max": 1_000, "refused": 6_000},
 }
 
 DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
@@ -52,6 +57,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_dims": 50,
         "max_evaluations": 200_000,
         "max_time_limit": 10,
+        "refused": 60,
     },
     "pro": {
         "minute": 60,
@@ -59,6 +65,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_dims": 500,
         "max_evaluations": 2_000_000,
         "max_time_limit": 60,
+        "refused": 600,
     },
     "team": {
         "minute": 300,
@@ -66,6 +73,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_dims": 1_000,
         "max_evaluations": 10_000_000,
         "max_time_limit": 300,
+        "refused": 3_000,
     },
     "enterprise": {
         "minute": 600,
@@ -73,6 +81,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_dims": None,
         "max_evaluations": 50_000_000,
         "max_time_limit": 600,
+        "refused": 6_000,
     },
 }
 
@@ -84,9 +93,9 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_RUN_THREADS": "run_threads",
     "DECIDO_RUN_QUEUE": "run_queue",
     "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
-    "DECIDO_IP_PER_MINUTE": "ip_per_minute",
 }
-_ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host"}
+_ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host",
+                            "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips"}
 
 
 @dataclass(frozen=True)
@@ -106,8 +115,9 @@ class Settings:
     """Runs waiting for a thread per worker process; beyond it: 503 ``overloaded``."""
     keys_per_hour: int = 5
     """``POST /v1/keys`` per client address per UTC hour (counter ``keys.hour``)."""
-    ip_per_minute: int = 120
-    """Unauthenticated requests per client address per UTC minute (counter ``ip.minute``)."""
+    forwarded_allow_ips: str = ""
+    """Peers whose ``X-Forwarded-For`` is believed: comma-separated addresses or networks
+    (``10.0.0.0/8, ::1``), ``*`` for every peer; empty (the default) trusts no proxy."""
     plans: dict[str, dict[str, int | None]] = field(
         default_factory=lambda: copy.deepcopy(DEFAULT_PLANS)
     )
@@ -118,8 +128,7 @@ class Settings:
     """Epoch seconds; injectable so tests can move across minutes and months."""
 
     def __post_init__(self) -> None:
-        for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
-                     "ip_per_minute"):
+        for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
@@ -130,6 +139,12 @@ class Settings:
         for name, row in self.tiers.items():
             if row["max_time_limit"] is None:
                 raise ValueError(f"tiers[{name!r}]['max_time_limit'] cannot be unlimited")
+        trusted_networks(self.forwarded_allow_ips)  # ValueError for a bad entry
+
+    @property
+    def trusted_proxies(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        """The networks of :attr:`forwarded_allow_ips`."""
+        return trusted_networks(self.forwarded_allow_ips)
 
     def now(self) -> float:
         """The current time in epoch seconds, from :attr:`clock`."""
@@ -228,6 +243,24 @@ def _check_table(what: str, table: Mapping[str, Any], required: tuple[str, ...])
                 not isinstance(value, int) or isinstance(value, bool) or value < 0
             ):
                 raise ValueError(f"{what}[{name!r}][{f!r}] must be an integer >= 0 or null")
+
+
+@lru_cache(maxsize=16)
+def trusted_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The networks of a ``forwarded_allow_ips`` setting (``*``: every address)."""
+    out: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        if item == "*":
+            out += [ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0")]
+            continue
+        try:
+            out.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ValueError(f"forwarded_allow_ips: {item!r} is not an address or network")\
+                from None
+    return tuple(out)
 
 
 @lru_cache(maxsize=1)

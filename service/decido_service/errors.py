@@ -58,6 +58,7 @@ TITLES: dict[str, tuple[int, str]] = {
     "rate_limited": (429, "Rate limited"),
     "monthly_quota_exceeded": (429, "Monthly quota exceeded"),
     "key_creation_throttled": (429, "Key creation throttled"),
+    "too_many_refused": (429, "Too many refused requests"),
     "internal_error": (500, "Internal server error"),
     "overloaded": (503, "Overloaded"),
     "store_unavailable": (503, "Store unavailable"),

@@ -5,11 +5,12 @@ and tier tables of :class:`~decido_service.config.Settings` (``settings=None`` m
 :func:`~decido_service.config.get_settings`, i.e. the defaults under ``DECIDO_*``).
 
 Counters (``name``: subject, window): ``decide.minute`` (key, minute: requests to
-``/v1/decide``, ``/v1/batch``, ``/v1/usage``), ``decide.month`` (key, month: decisions, k
-for a batch of k), ``optimize.minute`` (key, minute), ``optimize.month`` (key, month: runs),
-``ip.minute`` (client address, minute: unauthenticated endpoints), ``keys.hour`` (client
-address, hour: ``POST /v1/keys``). In every list returned by :func:`specs_for` and
-:func:`ip_specs` the **first** spec is the one the ``X-RateLimit-*`` headers describe.
+``/v1/decide`` and ``/v1/batch``), ``decide.month`` (key, month: decisions, k for a batch
+of k), ``optimize.minute`` (key, minute), ``optimize.month`` (key, month: runs),
+``decide.refused`` and ``optimize.refused`` (key, minute: refused requests, the plan's or
+tier's ``refused`` budget), ``keys.hour`` (client address, hour: ``POST /v1/keys``).
+``/v1/usage`` counts nothing. In every list returned here the **first** spec is the one
+the ``X-RateLimit-*`` headers describe.
 
 Per-key overrides (``KeyRecord.limits``, meant for enterprise keys) look like
 ``{"decision": {"minute": 5000, "month": null}, "optimization": {"max_dims": 20000}}``;
@@ -20,27 +21,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from decido_service.config import PLAN_FIELDS, TIER_FIELDS, Settings, get_settings
-from decido_service.store import CounterSpec, CounterState, KeyRecord, Store, iso_utc
+from decido_service.store import CounterSpec, CounterState, KeyRecord, iso_utc
 
 __all__ = [
     "LimitViolation",
     "check_batch",
     "check_dims",
     "headers_for",
-    "ip_minute_spec",
-    "ip_specs",
+    "SURFACES",
+    "address_spec",
     "plan_limits",
     "problem_fields",
     "refusal_code",
+    "refusal_specs",
     "retry_after",
     "run_caps",
     "specs_for",
     "tier_limits",
     "usage_document",
+    "usage_specs",
     "validate_overrides",
 ]
 
@@ -109,42 +111,61 @@ def tier_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str
     return {"tier": key["tier"], **_merged(s.tiers, key["tier"], "tier", override)}
 
 
+#: surface -> (the plan/tier table section, the counters' name prefix)
+SURFACES: dict[str, tuple[str, str]] = {
+    "decide": ("decision", "decide"),
+    "batch": ("decision", "decide"),
+    "optimize": ("optimization", "optimize"),
+}
+
+
+def _surface_limits(surface: str, key: KeyRecord, settings: Settings | None) -> tuple[
+        str, dict[str, Any]]:
+    if surface not in SURFACES:
+        raise ValueError(f"unknown surface {surface!r}; expected one of {', '.join(SURFACES)}")
+    section, prefix = SURFACES[surface]
+    table = plan_limits if section == "decision" else tier_limits
+    return prefix, table(key, settings=settings)
+
+
 def specs_for(
     surface: str, key: KeyRecord, amount: int = 1, *, settings: Settings | None = None
 ) -> list[CounterSpec]:
-    """Counters of one authenticated request; ``amount`` is what the month counter takes
-    (``k`` for a batch of ``k`` decisions). ``surface``: decide, batch, usage, optimize."""
-    if surface in ("decide", "batch", "usage"):
-        p = plan_limits(key, settings=settings)
-        minute = CounterSpec("decide.minute", key["id"], "minute", p["minute"], 1)
-        if surface == "usage":
-            return [minute]
-        return [minute, CounterSpec("decide.month", key["id"], "month", p["month"], amount)]
-    if surface == "optimize":
-        t = tier_limits(key, settings=settings)
-        return [
-            CounterSpec("optimize.minute", key["id"], "minute", t["minute"], 1),
-            CounterSpec("optimize.month", key["id"], "month", t["month"], amount),
-        ]
-    raise ValueError(f"unknown surface {surface!r}; expected decide, batch, usage or optimize")
+    """Counters of one admitted request on ``surface`` (decide, batch, optimize): the
+    minute, the month (``amount``: ``k`` for a batch of ``k`` decisions) and the gate of
+    the surface's refused-request budget. The first is the one the headers describe."""
+    prefix, lim = _surface_limits(surface, key, settings)
+    return [
+        CounterSpec(f"{prefix}.minute", key["id"], "minute", lim["minute"], 1),
+        CounterSpec(f"{prefix}.month", key["id"], "month", lim["month"], amount),
+        CounterSpec(f"{prefix}.refused", key["id"], "minute", lim["refused"], 0, gate=True),
+    ]
 
 
-def ip_specs(kind: str, address: str, *, settings: Settings | None = None) -> list[CounterSpec]:
-    """Per-address counters: ``kind`` ``"ip"`` (unauthenticated endpoints, per minute) or
-    ``"keys"`` (``POST /v1/keys``, per hour)."""
+def refusal_specs(surface: str, key: KeyRecord, *,
+                  settings: Settings | None = None) -> list[CounterSpec]:
+    """Counters of a refused request (invalid, or over a cap) on ``surface``: the minute
+    counter observed (for the headers; nothing counted there) and one more refusal on
+    the surface's ``refused`` budget."""
+    prefix, lim = _surface_limits(surface, key, settings)
+    return [
+        CounterSpec(f"{prefix}.minute", key["id"], "minute", lim["minute"], 0),
+        CounterSpec(f"{prefix}.refused", key["id"], "minute", lim["refused"], 1),
+    ]
+
+
+def usage_specs(key: KeyRecord, *, settings: Settings | None = None) -> list[CounterSpec]:
+    """The four counters ``/v1/usage`` shows, observed (nothing counted): decide.minute
+    (the one the headers describe), decide.month, optimize.minute, optimize.month."""
+    decide = specs_for("decide", key, settings=settings)[:2]
+    optimize = specs_for("optimize", key, settings=settings)[:2]
+    return [spec._replace(amount=0) for spec in (*decide, *optimize)]
+
+
+def address_spec(address: str, *, settings: Settings | None = None) -> CounterSpec:
+    """The per-address throttle of ``POST /v1/keys`` (``keys.hour``)."""
     s = settings or get_settings()
-    if kind == "ip":
-        return [ip_minute_spec(address, s.ip_per_minute)]
-    if kind == "keys":
-        return [CounterSpec("keys.hour", address, "hour", s.keys_per_hour, 1)]
-    raise ValueError(f"unknown address counter kind {kind!r}; expected 'ip' or 'keys'")
-
-
-@lru_cache(maxsize=4096)
-def ip_minute_spec(address: str, per_minute: int | None) -> CounterSpec:
-    """The ``ip.minute`` counter of ``address`` (what ``ip_specs("ip", ...)`` holds), made
-    once per address: every unauthenticated request needs it."""
-    return CounterSpec("ip.minute", address, "minute", per_minute, 1)
+    return CounterSpec("keys.hour", address, "hour", s.keys_per_hour, 1)
 
 
 def headers_for(state: CounterState) -> dict[str, str]:
@@ -167,6 +188,8 @@ def refusal_code(state: CounterState) -> str:
     """The problem ``code`` of a 429 for a refused counter."""
     if state.name == "keys.hour":
         return "key_creation_throttled"
+    if state.name.endswith(".refused"):
+        return "too_many_refused"
     if state.name.endswith(".month"):
         return "monthly_quota_exceeded"
     return "rate_limited"
@@ -255,16 +278,13 @@ def _month(state: CounterState) -> dict[str, Any]:
     }
 
 
-def usage_document(
-    store: Store, key: KeyRecord, now: float | None = None, *, settings: Settings | None = None
-) -> dict[str, Any]:
-    """The ``/v1/usage`` body: the key, its decision plan and optimization tier with
-    current per-minute and per-month usage (read with ``store.peek``; nothing counted)."""
-    s = settings or get_settings()
-    now = s.now() if now is None else now
-    p, t = plan_limits(key, settings=s), tier_limits(key, settings=s)
-    d_min, d_month = store.peek(specs_for("decide", key, settings=s), now)
-    o_min, o_month = store.peek(specs_for("optimize", key, settings=s), now)
+def usage_document(states: list[CounterState], key: KeyRecord, *,
+                   settings: Settings | None = None) -> dict[str, Any]:
+    """The ``/v1/usage`` body from the states of :func:`usage_specs` (in that order): the
+    key, its decision plan and optimization tier with current per-minute and per-month
+    usage."""
+    p, t = plan_limits(key, settings=settings), tier_limits(key, settings=settings)
+    d_min, d_month, o_min, o_month = states
     return {
         "key": {
             "id": key["id"],
@@ -277,6 +297,7 @@ def usage_document(
             "minute": _minute(d_min),
             "month": _month(d_month),
             "batch_max": p["batch_max"],
+            "refused_per_minute": p["refused"],
         },
         "optimization": {
             "tier": t["tier"],
@@ -285,5 +306,6 @@ def usage_document(
             "max_dims": t["max_dims"],
             "max_evaluations": t["max_evaluations"],
             "max_time_limit": t["max_time_limit"],
+            "refused_per_minute": t["refused"],
         },
     }

@@ -1,10 +1,10 @@
 """Resources on ``app.ctx``, opened when a worker starts and closed when it stops.
 
-Per worker process: ``store`` (the :class:`~decido_service.store.Store`; its calls are
-short and synchronous and run on the event loop), ``admissions`` (the group commit of
-counted requests), ``key_cache`` and ``readiness`` (see :mod:`decido_service.admission`),
-``addresses`` (the per-address counters shared by the workers, see
-:mod:`decido_service.addresses`), ``decide_pool`` (threads for large decisions),
+Per worker process: ``store`` (the async :class:`~decido_service.store.Store`),
+``admissions`` (the group commit of counted requests,
+:class:`~decido_service.store.group.GroupCommit`), ``key_cache`` and ``readiness`` (see
+:mod:`decido_service.admission`), ``decide_pool`` (threads for large decisions and for
+compiling objectives),
 ``run_pool`` (threads for optimization runs, ``settings.run_threads`` of them) and
 ``run_slots`` (how many runs may be running or queued: ``run_threads + run_queue``).
 :func:`in_thread` is how handlers reach the pools.
@@ -22,11 +22,10 @@ from typing import Any, TypeVar
 
 from sanic import Sanic
 
-from decido_service.addresses import AddressCounters, table_path
-from decido_service.admission import GroupCommit, KeyCache, Readiness
+from decido_service.admission import KeyCache, Readiness
 from decido_service.errors import ApiError
 from decido_service.store import open_store
-from decido_service.store.sqlite import parse_sqlite_url
+from decido_service.store.group import GroupCommit
 
 __all__ = ["RunSlots", "in_thread", "register"]
 
@@ -84,11 +83,10 @@ def tune_gc() -> None:
 async def open_resources(app: Sanic) -> None:
     """``before_server_start``: the store, caches and thread pools of this worker."""
     settings = app.ctx.settings
-    store = app.ctx.store = open_store(settings.db, clock=settings.clock)
+    store = app.ctx.store = await open_store(settings.db, clock=settings.clock)
     app.ctx.admissions = GroupCommit(store)
     app.ctx.key_cache = KeyCache(store)
     app.ctx.readiness = Readiness(store)
-    app.ctx.addresses = AddressCounters(table_path(parse_sqlite_url(settings.db)[0]))
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
     app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
@@ -97,15 +95,19 @@ async def open_resources(app: Sanic) -> None:
 
 async def close_resources(app: Sanic) -> None:
     """``after_server_stop``: stop the pools (runs in progress are told to stop by their
-    handlers' cancellation), then close the store."""
+    handlers' cancellation), send the admissions still queued, then close the store."""
+    loop = asyncio.get_running_loop()
     for name in ("run_pool", "decide_pool"):
         pool = getattr(app.ctx, name, None)
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-    for name in ("addresses", "store"):
-        resource = getattr(app.ctx, name, None)
-        if resource is not None:
-            resource.close()
+            await loop.run_in_executor(None, partial(pool.shutdown, wait=True,
+                                                     cancel_futures=True))
+    admissions = getattr(app.ctx, "admissions", None)
+    if admissions is not None:
+        await admissions.drain()
+    store = getattr(app.ctx, "store", None)
+    if store is not None:
+        await store.close()
 
 
 def register(app: Sanic) -> None:

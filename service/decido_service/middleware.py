@@ -33,10 +33,9 @@ import orjson
 from sanic import Request, Sanic
 from sanic.response import HTTPResponse
 
-from decido_service.auth import rate_headers, rate_state
+from decido_service.admission import rate_headers
 from decido_service.errors import problem_handler
 from decido_service.responses import ApiResponse
-from decido_service.store import StoreError
 
 __all__ = [
     "AccessLog",
@@ -121,12 +120,7 @@ def error_response(request: Request, exc: Exception) -> HTTPResponse:
 
 def response_headers(request: Request) -> dict[str, str]:
     """``X-Request-Id`` and the ``X-RateLimit-*`` headers every answer carries."""
-    headers = {"X-Request-Id": request_id(request)}
-    try:
-        headers.update(rate_headers(request))
-    except StoreError:
-        pass  # the response itself says what went wrong; headers are best effort here
-    return headers
+    return {"X-Request-Id": request_id(request), **rate_headers(request)}
 
 
 def streamed(request: Request, status: int) -> None:
@@ -153,9 +147,8 @@ def stamp(request: Request, ctx: Any = None) -> bytes:
     if ctx is None:
         ctx = request.ctx
     rid = request_id(request, ctx).encode("ascii")
-    try:
-        state = rate_state(request, ctx)
-    except StoreError:
+    state = getattr(ctx, "rate", None)
+    if state is None:
         return b"X-Request-Id: %b\r\n" % rid
     if state.limit is None:
         return b"X-Request-Id: %b\r\nX-RateLimit-Reset: %d\r\n" % (rid, state.reset)

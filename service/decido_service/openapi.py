@@ -61,7 +61,8 @@ _PROBLEM = _obj({
     "errors": {"type": "array", "items": _ref("FieldError"),
                "description": "422: every faulty field"},
     "limit": {**_STR, "description": "429: the counter refused (decide.minute, decide.month, "
-                                     "optimize.minute, optimize.month, ip.minute, keys.hour)"},
+                                     "decide.refused, optimize.minute, optimize.month, "
+                                     "optimize.refused, keys.hour)"},
     "limit_value": {**_NULLABLE_INT, "description": "429, 403: the limit or cap"},
     "reset": {**_INT, "description": "429: epoch seconds at which the counter's window ends"},
     "field": {**_STR, "description": "403: the field beyond the cap"},
@@ -123,13 +124,15 @@ _USAGE = _obj({
                 ["id", "prefix", "label", "created"]),
     "decision": _obj({
         "plan": _STR, "minute": _ref("MinuteUsage"), "month": _ref("MonthUsage"),
-        "batch_max": _NULLABLE_INT,
-    }, ["plan", "minute", "month", "batch_max"]),
+        "batch_max": _NULLABLE_INT, "refused_per_minute": _NULLABLE_INT,
+    }, ["plan", "minute", "month", "batch_max", "refused_per_minute"]),
     "optimization": _obj({
         "tier": _STR, "minute": _ref("MinuteUsage"), "month": _ref("MonthUsage"),
         "max_dims": _NULLABLE_INT, "max_evaluations": _NULLABLE_INT,
         "max_time_limit": {**_NUM, "description": "seconds"},
-    }, ["tier", "minute", "month", "max_dims", "max_evaluations", "max_time_limit"]),
+        "refused_per_minute": _NULLABLE_INT,
+    }, ["tier", "minute", "month", "max_dims", "max_evaluations", "max_time_limit",
+        "refused_per_minute"]),
 }, ["key", "decision", "optimization"])
 
 # ---------------------------------------------------------------- optimize
@@ -266,8 +269,8 @@ _OPTIMIZE_EVENT = {
                                                        "null before the first evaluation"},
               "elapsed_ms": _NUM},
              ["event", "evaluations", "iterations", "best", "elapsed_ms"]),
-        {"allOf": [_ref("OptimizeResult")], "type": "object", "required": ["event"],
-         "properties": {"event": {"const": "result"}}},
+        _obj({**_OPTIMIZE_RESULT["properties"], "event": {"const": "result"}},
+             [*_OPTIMIZE_RESULT["required"], "event"]),
         {"allOf": [_ref("Problem")], "type": "object", "required": ["event"],
          "properties": {"event": {"const": "error"}}},
     ],
@@ -301,7 +304,8 @@ _ERRORS = {
     "413": "body_too_large: above the body size limit",
     "415": "unsupported_media_type: the body is not application/json",
     "422": "validation_failed (errors lists each field)",
-    "429": "rate_limited, monthly_quota_exceeded, key_creation_throttled (limit names it)",
+    "429": "rate_limited, monthly_quota_exceeded, too_many_refused, key_creation_throttled "
+           "(limit names it)",
     "503": "overloaded (every run slot busy) or store_unavailable",
 }
 

@@ -10,6 +10,7 @@ migrated) once here first, so a bad ``--db`` fails before any worker starts.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from typing import Any
@@ -61,6 +62,14 @@ def banner(settings: Settings) -> str:
     )
 
 
+async def _check_store(settings: Settings) -> None:
+    """Open (create, migrate) and close the store once, so a bad ``--db`` fails here."""
+    from decido_service.store import open_store
+
+    store = await open_store(settings.db, clock=settings.clock)
+    await store.close()
+
+
 def serve(args: argparse.Namespace) -> int:
     """Run the service until interrupted; returns the exit code."""
     from sanic import Sanic
@@ -68,10 +77,8 @@ def serve(args: argparse.Namespace) -> int:
 
     from decido_service.app import create_app
     from decido_service.responses import DecidoProtocol
-    from decido_service.store import open_store
-
     settings = _environment(args)
-    open_store(settings.db, clock=settings.clock).close()
+    asyncio.run(_check_store(settings))
     loader = AppLoader(factory=create_app)
     app = loader.load()
 

@@ -195,7 +195,6 @@ def running(workdir: Path, env: dict[str, str] | None = None, **kw: Any):
 #: timeout so the store_unavailable test need not hold a lock for long; 1 run thread and
 #: no queue per worker so "overloaded" is reachable.
 SESSION_ENV = {
-    "DECIDO_IP_PER_MINUTE": "100000",
     "DECIDO_RUN_THREADS": "1",
     "DECIDO_RUN_QUEUE": "0",
     "DECIDO_TIERS": json.dumps({"enterprise": {"max_evaluations": 200000,

@@ -89,7 +89,7 @@ def test_batch_counts_every_item(server: LiveServer) -> None:
     month = usage(server, key)["decision"]["month"]
     assert month["used"] == 3
     minute = server.request("GET", "/v1/usage", headers=auth(key)).json()["decision"]["minute"]
-    assert minute["remaining"] == 100 - 3  # batch, usage, usage: one request each
+    assert minute["remaining"] == 100 - 1  # the batch: one request (usage counts nothing)
 
 
 def test_batch_too_large_for_the_plan(server: LiveServer, free_key: str) -> None:

@@ -13,15 +13,16 @@ from conftest import FAKE_NOW, LiveServer, auth, fake_clock_supported, running
 from test_api_decide import DECISION
 from test_api_meta import assert_problem
 
-from decido_service.store import CounterSpec, open_store
+from decido_service.store import CounterSpec
+from decido_service.store.sqlite_db import open_database
 
 CONCURRENT = 50
-TINY = {"tiny": {"minute": 100, "month": 3, "batch_max": 2}}
+TINY = {"tiny": {"minute": 100, "month": 3, "batch_max": 2, "refused": 60}}
 
 
 def counter(server: LiveServer, name: str, subject: str, window: str, now: float) -> int:
     """The store's count of one counter (read directly, nothing counted)."""
-    with open_store(str(server.db)) as store:
+    with open_database(str(server.db)) as store:
         (state,) = store.peek([CounterSpec(name, subject, window, None, 0)], now)
     return state.used
 
@@ -168,7 +169,7 @@ def test_counted_requests_survive_kill_9(tmp_path) -> None:
         doc = usage.json()
         assert doc["decision"]["month"]["used"] == 1
         assert doc["optimization"]["month"]["used"] == 1
-        with open_store(str(srv.db)) as store:
+        with open_database(str(srv.db)) as store:
             assert [r["id"] for r in store.list_runs(doc["key"]["id"])] == [run.json()["id"]]
     finally:
         srv.stop()

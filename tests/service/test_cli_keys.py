@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from decido_service import cli, keys
-from decido_service.store import open_store
+from decido_service.store.sqlite_db import open_database
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def test_create_prints_the_secret_once_with_a_warning(db: str, capsys) -> None:
     secrets_ = [w for w in out.split() if w.startswith("dk_")]
     assert len(secrets_) == 1 and keys.is_well_formed(secrets_[0])
     assert "shown only once" in out
-    with open_store(db) as store:
+    with open_database(db) as store:
         record = store.find_key(secrets_[0])
     assert record is not None
     assert (record["plan"], record["tier"], record["label"]) == ("sdk", "pro", "acme")
@@ -71,21 +71,31 @@ def test_create_rejects_bad_arguments(db: str, capsys, argv: list[str]) -> None:
     assert "error" in capsys.readouterr().err
 
 
+def test_list_and_revoke_name_a_missing_database_and_create_none(db: str, capsys) -> None:
+    for argv in (("keys", "list", "--db", db), ("keys", "revoke", "some-id", "--db", db)):
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and out == ""
+        assert f"no database at {os.path.abspath(db)}" in err
+    assert not os.path.exists(db)
+
+
 def test_list_shows_keys_but_never_secrets(db: str, capsys) -> None:
-    assert run(capsys, "keys", "list", "--db", db)[1].strip().endswith("(no keys)")
+    run(capsys, "keys", "create", "--db", db)  # makes the database (and a first key)
+    with open_database(db) as store:
+        store.revoke_key(store.list_keys()[0]["id"])
     made = [json.loads(run(capsys, "keys", "create", "--label", f"c{i}", "--db", db,
                            "--json")[1]) for i in range(2)]
     code, out, _ = run(capsys, "keys", "list", "--db", db)
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["id", "prefix", "plan", "tier", "label", "created", "revoked"]
-    for m, line in zip(made, lines[1:], strict=True):
+    for m, line in zip(made, lines[2:], strict=True):
         assert line.split() == [m["id"], m["prefix"], "free", "free", m["label"],
                                 m["created_at"], "-"]
         assert m["key"] not in out and m["key"][11:] not in out
     code, out, _ = run(capsys, "keys", "list", "--db", db, "--json")
     listed = json.loads(out)
-    assert [r["id"] for r in listed] == [m["id"] for m in made]
+    assert [r["id"] for r in listed][1:] == [m["id"] for m in made]
     assert all("key" not in r and "hash" not in r for r in listed)
 
 
@@ -93,13 +103,14 @@ def test_revoke(db: str, capsys) -> None:
     made = json.loads(run(capsys, "keys", "create", "--db", db, "--json")[1])
     code, out, _ = run(capsys, "keys", "revoke", made["id"], "--db", db)
     assert code == 0 and made["id"] in out
-    with open_store(db) as store:
+    with open_database(db) as store:
         assert store.find_key(made["key"])["revoked_at"] is not None
     listed = run(capsys, "keys", "list", "--db", db)[1].splitlines()[1].split()
     assert listed[-1] != "-"
 
 
 def test_revoke_unknown_id_exits_1(db: str, capsys) -> None:
+    run(capsys, "keys", "create", "--db", db)
     code, out, err = run(capsys, "keys", "revoke", "nope", "--db", db)
     assert code == 1 and out == ""
     assert "no key with id 'nope'" in err
@@ -166,6 +177,7 @@ def test_keys_commands_do_not_import_sanic(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from decido_service import cli\n"
+        f"assert cli.main(['keys', 'create', '--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
         f"assert cli.main(['keys', 'list', '--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
         "assert 'sanic' not in sys.modules, 'sanic imported'\n"
     )

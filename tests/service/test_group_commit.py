@@ -7,14 +7,18 @@ import asyncio
 
 import pytest
 
-from decido_service.admission import GroupCommit
-from decido_service.store import CounterSpec, StoreError, open_store
+from decido_service.store import AdmissionRequest, CounterSpec, StoreError, open_store
+from decido_service.store.group import GroupCommit
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
 
 def _spec(limit: int | None = None, name: str = "c") -> list[CounterSpec]:
     return [CounterSpec(name, "k", "month", limit, 1)]
+
+
+def _req(limit: int | None = None) -> AdmissionRequest:
+    return AdmissionRequest(_spec(limit), NOW)
 
 
 class _Recording:
@@ -24,106 +28,128 @@ class _Recording:
         self.store = store
         self.sizes: list[int] = []
 
-    def admit_many(self, requests):  # noqa: ANN001, ANN201
+    async def admit_many(self, requests):  # noqa: ANN001, ANN201
         self.sizes.append(len(requests))
-        return self.store.admit_many(requests)
+        return await self.store.admit_many(requests)
 
 
 @pytest.fixture
-def store(tmp_path):  # noqa: ANN001, ANN201
-    s = open_store(str(tmp_path / "gc.db"))
-    yield s
-    s.close()
+def db(tmp_path):  # noqa: ANN001, ANN201
+    return str(tmp_path / "gc.db")
 
 
-def test_requests_of_one_turn_share_one_commit(store) -> None:  # noqa: ANN001
-    recording = _Recording(store)
-    commit = GroupCommit(recording)  # type: ignore[arg-type]
+def _run(db: str, scenario):  # noqa: ANN001, ANN202
+    """Run ``scenario(store)`` on a fresh async store of ``db`` in a new event loop."""
+    async def main():  # noqa: ANN202
+        store = await open_store(db)
+        try:
+            return await scenario(store)
+        finally:
+            await store.close()
 
-    async def main() -> list:
-        return await asyncio.gather(*(commit.admit(_spec(), NOW) for _ in range(10)))
+    return asyncio.run(main())
 
-    answers = asyncio.run(main())
-    assert recording.sizes == [10]
+
+def _used(db: str) -> int:
+    async def peek(store):  # noqa: ANN001, ANN202
+        return (await store.peek(_spec(), NOW))[0].used
+    return _run(db, peek)
+
+
+def test_requests_of_one_turn_share_one_commit(db) -> None:  # noqa: ANN001
+    sizes: list[int] = []
+
+    async def main(store) -> list:  # noqa: ANN001
+        recording = _Recording(store)
+        recording.sizes = sizes
+        commit = GroupCommit(recording)  # type: ignore[arg-type]
+        answers = await asyncio.gather(*(commit.admit(_req()) for _ in range(10)))
+        assert commit.batches == 1 and commit.admissions == 10
+        return answers
+
+    answers = _run(db, main)
+    assert sizes == [10]
     assert [a.counters[0].used for a in answers] == list(range(1, 11))
-    assert commit.batches == 1 and commit.admissions == 10
 
 
-def test_a_batch_waits_while_it_grows(store) -> None:  # noqa: ANN001
+def test_a_batch_waits_while_it_grows(db) -> None:  # noqa: ANN001
     """Requests that arrive on the turns after the first one join its batch, as long as
-    each turn adds some; a turn that adds none commits it."""
-    recording = _Recording(store)
-    commit = GroupCommit(recording)  # type: ignore[arg-type]
+    each turn adds some; a turn that adds none sends it."""
+    turns = GroupCommit.MAX_TURNS - 2
 
-    async def arrive_over_turns(turns: int) -> list:
+    async def main(store):  # noqa: ANN001, ANN202
+        recording = _Recording(store)
+        commit = GroupCommit(recording)  # type: ignore[arg-type]
         futures = []
         for _ in range(turns):
-            futures.append(commit.admit(_spec(), NOW))
+            futures.append(commit.admit(_req()))
             await asyncio.sleep(0)  # one turn of the loop
-        return await asyncio.gather(*futures)
+        return recording.sizes, await asyncio.gather(*futures)
 
-    answers = asyncio.run(arrive_over_turns(GroupCommit.MAX_TURNS - 2))
-    assert recording.sizes == [GroupCommit.MAX_TURNS - 2]
-    assert sorted(a.counters[0].used for a in answers) == list(range(1, GroupCommit.MAX_TURNS - 1))
+    sizes, answers = _run(db, main)
+    assert sizes == [turns]
+    assert sorted(a.counters[0].used for a in answers) == list(range(1, turns + 1))
 
 
-def test_a_steady_stream_is_still_committed(store) -> None:  # noqa: ANN001
+def test_a_steady_stream_is_still_committed(db) -> None:  # noqa: ANN001
     """A request on every turn cannot hold a batch back past MAX_TURNS turns."""
-    recording = _Recording(store)
-    commit = GroupCommit(recording)  # type: ignore[arg-type]
     turns = 5 * GroupCommit.MAX_TURNS
 
-    async def stream() -> list:
+    async def main(store):  # noqa: ANN001, ANN202
+        recording = _Recording(store)
+        commit = GroupCommit(recording)  # type: ignore[arg-type]
         futures = []
         for _ in range(turns):
-            futures.append(commit.admit(_spec(), NOW))
+            futures.append(commit.admit(_req()))
             await asyncio.sleep(0)
-        return await asyncio.gather(*futures)
+        await asyncio.gather(*futures)
+        return recording.sizes
 
-    asyncio.run(stream())
-    assert sum(recording.sizes) == turns
-    assert max(recording.sizes) <= GroupCommit.MAX_TURNS
-    assert len(recording.sizes) >= 5
-
-
-def test_a_big_batch_is_committed_at_once(store) -> None:  # noqa: ANN001
-    recording = _Recording(store)
-    commit = GroupCommit(recording)  # type: ignore[arg-type]
-    n = GroupCommit.MAX_BATCH + 10
-
-    async def main() -> None:
-        first = [commit.admit(_spec(), NOW) for _ in range(GroupCommit.MAX_BATCH)]
-        await asyncio.sleep(0)  # the settle check sees a full batch: committed now
-        assert all(f.done() for f in first)
-        await asyncio.gather(*first, *(commit.admit(_spec(), NOW) for _ in range(10)))
-
-    asyncio.run(main())
-    assert recording.sizes == [GroupCommit.MAX_BATCH, 10]
-    assert store.peek(_spec(), now=NOW)[0].used == n
+    sizes = _run(db, main)
+    assert sum(sizes) == turns
+    assert len(sizes) >= 2 and sizes[0] <= GroupCommit.MAX_TURNS
+    assert _used(db) == turns
 
 
-def test_a_cancelled_waiter_is_counted_all_the_same(store) -> None:  # noqa: ANN001
-    commit = GroupCommit(store)
+def test_a_big_batch_is_sent_at_once_and_the_next_gathers_meanwhile(db) -> None:  # noqa: ANN001
+    async def main(store):  # noqa: ANN001, ANN202
+        recording = _Recording(store)
+        commit = GroupCommit(recording)  # type: ignore[arg-type]
+        first = [commit.admit(_req()) for _ in range(GroupCommit.MAX_BATCH)]
+        await asyncio.sleep(0)  # the settle check sees a full batch: sent now
+        await asyncio.sleep(0)  # (the task that sends it starts on the next turn)
+        assert recording.sizes == [GroupCommit.MAX_BATCH]
+        later = [commit.admit(_req()) for _ in range(10)]  # while the first is in flight
+        await asyncio.gather(*first, *later)
+        return recording.sizes
 
-    async def main() -> None:
-        future = commit.admit(_spec(limit=5), NOW)
+    assert _run(db, main) == [GroupCommit.MAX_BATCH, 10]
+    assert _used(db) == GroupCommit.MAX_BATCH + 10
+
+
+def test_a_cancelled_waiter_is_counted_all_the_same(db) -> None:  # noqa: ANN001
+    async def main(store):  # noqa: ANN001, ANN202
+        commit = GroupCommit(store)
+        future = commit.admit(_req(limit=5))
         future.cancel()  # the handler went away before the commit
-        other = commit.admit(_spec(limit=5), NOW)
-        assert (await other).counters[0].used == 2
+        other = commit.admit(_req(limit=5))
+        used = (await other).counters[0].used
+        await commit.drain()
+        return used
 
-    asyncio.run(main())
-    assert store.peek(_spec(), now=NOW)[0].used == 2
+    assert _run(db, main) == 2
+    assert _used(db) == 2
 
 
-def test_a_store_error_reaches_every_waiter(store) -> None:  # noqa: ANN001
+def test_a_store_error_reaches_every_waiter() -> None:
     class Broken:
-        def admit_many(self, requests):  # noqa: ANN001, ANN201
+        async def admit_many(self, requests):  # noqa: ANN001, ANN201
             raise RuntimeError("disk on fire")
 
     commit = GroupCommit(Broken())  # type: ignore[arg-type]
 
     async def main() -> list:
-        return await asyncio.gather(*(commit.admit(_spec(), NOW) for _ in range(3)),
+        return await asyncio.gather(*(commit.admit(_req()) for _ in range(3)),
                                     return_exceptions=True)
 
     answers = asyncio.run(main())

@@ -15,7 +15,7 @@ def test_defaults() -> None:
     s = Settings.from_env({})
     assert (s.db, s.host, s.port, s.workers) == ("./decido.db", "127.0.0.1", 8000, 1)
     assert (s.body_limit, s.run_threads, s.run_queue) == (1_048_576, 2, 8)
-    assert (s.keys_per_hour, s.ip_per_minute) == (5, 120)
+    assert (s.keys_per_hour, s.forwarded_allow_ips, s.trusted_proxies) == (5, "", ())
     assert s.plans == DEFAULT_PLANS and s.tiers == DEFAULT_TIERS
     assert s.plans is not DEFAULT_PLANS  # a copy: changing it leaves the defaults alone
     assert isinstance(s.now(), float)
@@ -25,17 +25,19 @@ def test_environment_overrides() -> None:
     env = {
         "DECIDO_DB": "sqlite:///tmp/x.db", "DECIDO_HOST": "0.0.0.0", "DECIDO_PORT": "9000",
         "DECIDO_WORKERS": "4", "DECIDO_BODY_LIMIT": "2048", "DECIDO_RUN_THREADS": "3",
-        "DECIDO_RUN_QUEUE": "0", "DECIDO_KEYS_PER_HOUR": "9", "DECIDO_IP_PER_MINUTE": "60",
+        "DECIDO_RUN_QUEUE": "0", "DECIDO_KEYS_PER_HOUR": "9",
+        "DECIDO_FORWARDED_ALLOW_IPS": "10.0.0.0/8, ::1",
         "DECIDO_PLANS": '{"free": {"minute": 20}, "startup": {"minute": 50, "month": 5000,'
-                        ' "batch_max": 50}}',
+                        ' "batch_max": 50, "refused": 300}}',
         "DECIDO_TIERS": '{"pro": {"max_dims": 800}}',
         "UNRELATED": "x",
     }
     s = Settings.from_env(env)
     assert (s.db, s.host, s.port, s.workers, s.body_limit) == (
         "sqlite:///tmp/x.db", "0.0.0.0", 9000, 4, 2048)
-    assert (s.run_threads, s.run_queue, s.keys_per_hour, s.ip_per_minute) == (3, 0, 9, 60)
-    assert s.plans["free"] == {"minute": 20, "month": 1_000, "batch_max": 10}
+    assert (s.run_threads, s.run_queue, s.keys_per_hour) == (3, 0, 9)
+    assert [str(n) for n in s.trusted_proxies] == ["10.0.0.0/8", "::1/128"]
+    assert s.plans["free"] == {"minute": 20, "month": 1_000, "batch_max": 10, "refused": 60}
     assert s.plans["startup"]["month"] == 5000
     assert s.tiers["pro"]["max_dims"] == 800 and s.tiers["pro"]["month"] == 10_000
     k = KeyRecord(id="k", prefix="dk_x", plan="startup", tier="pro", label=None,
@@ -73,9 +75,9 @@ def test_bad_environment_is_reported(env: dict, message: str) -> None:
 
 def test_get_settings_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     config.get_settings.cache_clear()
-    monkeypatch.setenv("DECIDO_IP_PER_MINUTE", "33")
+    monkeypatch.setenv("DECIDO_KEYS_PER_HOUR", "33")
     try:
-        assert config.get_settings().ip_per_minute == 33
+        assert config.get_settings().keys_per_hour == 33
         assert config.get_settings() is config.get_settings()
     finally:
         config.get_settings.cache_clear()

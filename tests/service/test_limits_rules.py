@@ -8,7 +8,8 @@ import pytest
 
 from decido_service import limits
 from decido_service.config import Settings
-from decido_service.store import CounterSpec, CounterState, KeyRecord, open_store
+from decido_service.store import CounterSpec, CounterState, KeyRecord
+from decido_service.store.sqlite_db import open_database
 
 S = Settings()
 NOW = 1_733_011_200.0 + 90  # 2024-12-01T00:01:30Z
@@ -21,26 +22,28 @@ def key(plan: str = "free", tier: str = "free", overrides: dict | None = None,
 
 
 @pytest.mark.parametrize(
-    ("plan", "minute", "month", "batch_max"),
-    [("free", 10, 1_000, 10), ("sdk", 100, 1_000_000, 100), ("rtl", 1_000, 10_000_000, 1_000),
-     ("enterprise", 600, None, 1_000)],
+    ("plan", "minute", "month", "batch_max", "refused"),
+    [("free", 10, 1_000, 10, 60), ("sdk", 100, 1_000_000, 100, 600),
+     ("rtl", 1_000, 10_000_000, 1_000, 6_000), ("enterprise", 600, None, 1_000, 6_000)],
 )
-def test_plan_table(plan: str, minute: int, month: int | None, batch_max: int) -> None:
+def test_plan_table(plan: str, minute: int, month: int | None, batch_max: int,
+                    refused: int) -> None:
     assert limits.plan_limits(key(plan=plan), settings=S) == {
-        "plan": plan, "minute": minute, "month": month, "batch_max": batch_max}
+        "plan": plan, "minute": minute, "month": month, "batch_max": batch_max,
+        "refused": refused}
 
 
 @pytest.mark.parametrize(
     ("tier", "row"),
     [
-        ("free", (10, 500, 50, 200_000, 10)),
-        ("pro", (60, 10_000, 500, 2_000_000, 60)),
-        ("team", (300, 50_000, 1_000, 10_000_000, 300)),
-        ("enterprise", (600, None, None, 50_000_000, 600)),
+        ("free", (10, 500, 50, 200_000, 10, 60)),
+        ("pro", (60, 10_000, 500, 2_000_000, 60, 600)),
+        ("team", (300, 50_000, 1_000, 10_000_000, 300, 3_000)),
+        ("enterprise", (600, None, None, 50_000_000, 600, 6_000)),
     ],
 )
 def test_tier_table(tier: str, row: tuple) -> None:
-    names = ("minute", "month", "max_dims", "max_evaluations", "max_time_limit")
+    names = ("minute", "month", "max_dims", "max_evaluations", "max_time_limit", "refused")
     expected = {"tier": tier, **dict(zip(names, row, strict=True))}
     assert limits.tier_limits(key(tier=tier), settings=S) == expected
 
@@ -49,7 +52,8 @@ def test_per_key_overrides_replace_single_fields() -> None:
     k = key("enterprise", "enterprise",
             {"decision": {"minute": 5_000, "month": 123}, "optimization": {"max_dims": 20_000}})
     assert limits.plan_limits(k, settings=S) == {
-        "plan": "enterprise", "minute": 5_000, "month": 123, "batch_max": 1_000}
+        "plan": "enterprise", "minute": 5_000, "month": 123, "batch_max": 1_000,
+        "refused": 6_000}
     t = limits.tier_limits(k, settings=S)
     assert t["max_dims"] == 20_000 and t["max_evaluations"] == 50_000_000
 
@@ -82,33 +86,37 @@ def test_specs_for_each_surface() -> None:
     k = key("sdk", "pro")
     assert limits.specs_for("decide", k, settings=S) == [
         CounterSpec("decide.minute", "k1", "minute", 100, 1),
-        CounterSpec("decide.month", "k1", "month", 1_000_000, 1)]
+        CounterSpec("decide.month", "k1", "month", 1_000_000, 1),
+        CounterSpec("decide.refused", "k1", "minute", 600, 0, gate=True)]
     assert limits.specs_for("batch", k, 37, settings=S)[1] == CounterSpec(
         "decide.month", "k1", "month", 1_000_000, 37)
     assert limits.specs_for("batch", k, 37, settings=S)[0].amount == 1  # one request
-    assert limits.specs_for("usage", k, settings=S) == [
-        CounterSpec("decide.minute", "k1", "minute", 100, 1)]
+    with pytest.raises(ValueError):
+        limits.specs_for("usage", k, settings=S)  # /v1/usage counts nothing
     assert limits.specs_for("optimize", k, settings=S) == [
         CounterSpec("optimize.minute", "k1", "minute", 60, 1),
-        CounterSpec("optimize.month", "k1", "month", 10_000, 1)]
+        CounterSpec("optimize.month", "k1", "month", 10_000, 1),
+        CounterSpec("optimize.refused", "k1", "minute", 600, 0, gate=True)]
     with pytest.raises(ValueError):
         limits.specs_for("health", k, settings=S)
 
 
-def test_ip_specs() -> None:
-    assert limits.ip_specs("ip", "10.0.0.1", settings=S) == [
-        CounterSpec("ip.minute", "10.0.0.1", "minute", 120, 1)]
-    assert limits.ip_specs("keys", "10.0.0.1", settings=S) == [
-        CounterSpec("keys.hour", "10.0.0.1", "hour", 5, 1)]
-    custom = Settings(ip_per_minute=7, keys_per_hour=2)
-    assert limits.ip_specs("ip", "a", settings=custom)[0].limit == 7
-    assert limits.ip_specs("keys", "a", settings=custom)[0].limit == 2
-    with pytest.raises(ValueError):
-        limits.ip_specs("user", "a", settings=S)
-    # what every unauthenticated request counts on, made once per address and limit
-    assert limits.ip_minute_spec("10.0.0.1", 120) is limits.ip_specs("ip", "10.0.0.1",
-                                                                       settings=S)[0]
-    assert limits.ip_minute_spec("10.0.0.1", None).limit is None
+def test_address_spec() -> None:
+    assert limits.address_spec("10.0.0.1", settings=S) == CounterSpec(
+        "keys.hour", "10.0.0.1", "hour", 5, 1)
+    assert limits.address_spec("a", settings=Settings(keys_per_hour=2)).limit == 2
+
+
+def test_refusal_and_usage_specs() -> None:
+    k = key("sdk", "pro")
+    assert limits.refusal_specs("decide", k, settings=S) == [
+        CounterSpec("decide.minute", "k1", "minute", 100, 0),
+        CounterSpec("decide.refused", "k1", "minute", 600, 1)]
+    assert limits.refusal_specs("optimize", k, settings=S)[1] == CounterSpec(
+        "optimize.refused", "k1", "minute", 600, 1)
+    assert [(s.name, s.amount) for s in limits.usage_specs(k, settings=S)] == [
+        ("decide.minute", 0), ("decide.month", 0), ("optimize.minute", 0),
+        ("optimize.month", 0)]
 
 
 def state(name: str = "decide.minute", limit: int | None = 10, used: int = 3) -> CounterState:
@@ -128,7 +136,7 @@ def test_retry_after_and_refusal() -> None:
     assert limits.retry_after(state(), 1_733_011_259.9) == 1
     assert limits.retry_after(state(), 1_733_011_300) == 1
     assert limits.refusal_code(state("decide.minute")) == "rate_limited"
-    assert limits.refusal_code(state("ip.minute")) == "rate_limited"
+    assert limits.refusal_code(state("decide.refused")) == "too_many_refused"
     assert limits.refusal_code(state("optimize.month")) == "monthly_quota_exceeded"
     assert limits.refusal_code(state("decide.month")) == "monthly_quota_exceeded"
     assert limits.refusal_code(state("keys.hour")) == "key_creation_throttled"
@@ -167,12 +175,13 @@ def test_run_caps() -> None:
 
 
 def test_usage_document(tmp_path: Path) -> None:
-    store = open_store(str(tmp_path / "u.db"))
+    store = open_database(str(tmp_path / "u.db"))
     k = key("sdk", "pro")
     store.admit(limits.specs_for("batch", k, 25, settings=S), now=NOW)
     store.admit(limits.specs_for("optimize", k, settings=S), now=NOW)
-    doc = limits.usage_document(store, k, NOW, settings=S)
+    states = store.peek(limits.usage_specs(k, settings=S), now=NOW)
     store.close()
+    doc = limits.usage_document(states, k, settings=S)
     assert doc == {
         "key": {"id": "k1", "prefix": "dk_AbCdEfGh", "label": "acme",
                 "created": "2024-11-30T10:00:00Z"},
@@ -182,7 +191,7 @@ def test_usage_document(tmp_path: Path) -> None:
             "month": {"limit": 1_000_000, "used": 25, "remaining": 999_975,
                       "period_start": "2024-12-01T00:00:00Z",
                       "period_end": "2025-01-01T00:00:00Z", "reset": 1_735_689_600},
-            "batch_max": 100,
+            "batch_max": 100, "refused_per_minute": 600,
         },
         "optimization": {
             "tier": "pro",
@@ -191,14 +200,6 @@ def test_usage_document(tmp_path: Path) -> None:
                       "period_start": "2024-12-01T00:00:00Z",
                       "period_end": "2025-01-01T00:00:00Z", "reset": 1_735_689_600},
             "max_dims": 500, "max_evaluations": 2_000_000, "max_time_limit": 60,
+            "refused_per_minute": 600,
         },
     }
-
-
-def test_usage_document_uses_the_settings_clock(tmp_path: Path) -> None:
-    store = open_store(str(tmp_path / "u.db"))
-    settings = Settings(clock=lambda: NOW)
-    doc = limits.usage_document(store, key(), settings=settings)
-    store.close()
-    assert doc["decision"]["month"]["period_start"] == "2024-12-01T00:00:00Z"
-    assert doc["optimization"]["month"]["limit"] == 500

@@ -141,8 +141,7 @@ def test_connection_close_is_honoured(server) -> None:
     status, headers, body = _parse(raw)
     assert status == b"HTTP/1.1 200 OK" and ("connection", "close") in headers
     assert b'"status":"ok"' in body
-    assert {"x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining",
-            "x-ratelimit-reset"} <= {n for n, _ in headers}
+    assert "x-request-id" in {n for n, _ in headers}
 
 
 def test_expect_continue_goes_through_sanic_with_every_header(server) -> None:

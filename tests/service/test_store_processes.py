@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 import decido_service
-from decido_service.store import CounterSpec, open_store
+from decido_service.store import CounterSpec
+from decido_service.store.sqlite_db import open_database
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -52,9 +53,10 @@ def _reap(procs: list[subprocess.Popen[str]]) -> None:
 
 RACER = """
     import sys
-    from decido_service.store import CounterSpec, open_store
+    from decido_service.store import CounterSpec
+    from decido_service.store.sqlite_db import open_database
     db, limit, attempts, amount = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    store = open_store(db)
+    store = open_database(db)
     specs = [CounterSpec("race.month", "k", "month", limit, amount),
              CounterSpec("race.all", "k", "month", None, amount),
              CounterSpec("race.minute", "k", "minute", 10**9, 1)]
@@ -72,7 +74,7 @@ RACER = """
 def test_exact_limit_across_processes(tmp_path: Path, procs_n: int, attempts: int, limit: int,
                                       amount: int) -> None:
     db = str(tmp_path / "race.db")
-    open_store(db).close()  # create + migrate once, as the server's main process does
+    open_database(db).close()  # create + migrate once, as the server's main process does
     procs = [_spawn(RACER, db, str(limit), str(attempts), str(amount)) for _ in range(procs_n)]
     try:
         for p in procs:
@@ -89,7 +91,7 @@ def test_exact_limit_across_processes(tmp_path: Path, procs_n: int, attempts: in
         _reap(procs)
     expected = limit // amount  # admissions that fit: used never exceeds the limit
     assert sum(counts) == expected
-    with open_store(db) as store:
+    with open_database(db) as store:
         month, total, minute = store.peek(
             [CounterSpec("race.month", "k", "month", limit, 0),
              CounterSpec("race.all", "k", "month", None, 0),
@@ -101,8 +103,9 @@ def test_exact_limit_across_processes(tmp_path: Path, procs_n: int, attempts: in
 
 SELF_KILL = """
     import json, os, signal, sys
-    from decido_service.store import CounterSpec, open_store
-    store = open_store(sys.argv[1])
+    from decido_service.store import CounterSpec
+    from decido_service.store.sqlite_db import open_database
+    store = open_database(sys.argv[1])
     record, secret = store.create_key("sdk", "pro", "durable")
     store.record_run({"id": "run-1", "key_id": record["id"], "engine": "dss", "dims": 2})
     print(json.dumps({"id": record["id"], "secret": secret}), flush=True)
@@ -121,7 +124,7 @@ def test_admitted_usage_survives_sigkill(tmp_path: Path) -> None:
         _reap([proc])
     assert proc.returncode == -signal.SIGKILL, err
     made = json.loads(out.splitlines()[0])
-    with open_store(db) as store:
+    with open_database(db) as store:
         key = store.find_key(made["secret"])
         assert key is not None and key["id"] == made["id"]
         state = store.peek([CounterSpec("decide.month", made["id"], "month", 10, 0)], now=NOW)[0]
@@ -131,8 +134,9 @@ def test_admitted_usage_survives_sigkill(tmp_path: Path) -> None:
 
 LOOPER = """
     import sys
-    from decido_service.store import CounterSpec, open_store
-    store = open_store(sys.argv[1])
+    from decido_service.store import CounterSpec
+    from decido_service.store.sqlite_db import open_database
+    store = open_database(sys.argv[1])
     spec = [CounterSpec("decide.minute", "k", "minute", None, 1)]
     while True:
         used = store.admit(spec, now={now}).counters[0].used
@@ -142,7 +146,7 @@ LOOPER = """
 
 def test_every_reported_admission_survives_external_sigkill(tmp_path: Path) -> None:
     db = str(tmp_path / "loop.db")
-    open_store(db).close()
+    open_database(db).close()
     proc = _spawn(LOOPER, db)
     try:
         seen = [int(proc.stdout.readline()) for _ in range(50)]
@@ -151,17 +155,18 @@ def test_every_reported_admission_survives_external_sigkill(tmp_path: Path) -> N
     finally:
         _reap([proc])
     assert seen == list(range(1, 51))
-    with open_store(db) as store:
+    with open_database(db) as store:
         used = store.peek([CounterSpec("decide.minute", "k", "minute", None, 0)], now=NOW)[0].used
     assert used >= seen[-1]  # every admission the child reported is on disk
 
 
 FRESH_OPEN = """
     import sys
-    from decido_service.store import CounterSpec, open_store
+    from decido_service.store import CounterSpec
+    from decido_service.store.sqlite_db import open_database
     print("ready", flush=True)
     sys.stdin.readline()
-    store = open_store(sys.argv[1])       # every child creates/migrates the same new file
+    store = open_database(sys.argv[1])       # every child creates/migrates the same new file
     store.admit([CounterSpec("open.minute", "k", "minute", None, 1)], now={now})
     store.close()
     print("ok", flush=True)
@@ -183,6 +188,6 @@ def test_workers_opening_a_new_file_together(tmp_path: Path, round_: int) -> Non
             assert (p.returncode, out.strip()) == (0, "ok"), err
     finally:
         _reap(procs)
-    with open_store(db) as store:
+    with open_database(db) as store:
         assert store.peek([CounterSpec("open.minute", "k", "minute", None, 0)],
                           now=NOW)[0].used == 8

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import sys
 import threading
@@ -20,8 +21,9 @@ from decido_service.store import (
     StoreError,
     open_store,
 )
-from decido_service.store import sqlite as sqlite_backend
-from decido_service.store.sqlite import MIGRATIONS, SQLiteStore, parse_sqlite_url
+from decido_service.store import sqlite_db as sqlite_backend
+from decido_service.store.sqlite import MIGRATIONS, parse_sqlite_url
+from decido_service.store.sqlite_db import SQLiteDatabase, open_database
 
 NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z
 
@@ -33,7 +35,7 @@ def db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(db: Path):
-    s = open_store(str(db), clock=lambda: NOW)
+    s = open_database(str(db), clock=lambda: NOW)
     yield s
     s.close()
 
@@ -41,8 +43,37 @@ def store(db: Path):
 # ---------------------------------------------------------------- schema
 
 
-def test_open_store_is_a_store_in_wal_mode(store: SQLiteStore, db: Path) -> None:
-    assert isinstance(store, Store)
+def test_open_store_is_an_async_store_off_the_event_loop(db: Path) -> None:
+    async def scenario() -> None:
+        store = await open_store(str(db))
+        try:
+            assert isinstance(store, Store)
+            assert await store.ping()
+            record, secret = await store.create_key("free", "pro", "async")
+            assert (await store.find_key(secret))["id"] == record["id"]
+            loop_thread = threading.get_ident()
+            seen = await asyncio.get_running_loop().run_in_executor(
+                store._writer, threading.get_ident)
+            assert seen != loop_thread  # the blocking calls run in the store's threads
+            spec = CounterSpec("t.minute", record["id"], "minute", 1, 1)
+            first, second = await store.admit_many([AdmissionRequest([spec], NOW),
+                                                    AdmissionRequest([spec], NOW)])
+            assert (first.admitted, second.admitted) == (True, False)
+            assert (await store.peek([spec], NOW))[0].used == 1
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_open_store_without_create_names_the_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.db"
+    with pytest.raises(StoreError, match="nowhere.db"):
+        asyncio.run(open_store(str(missing), create=False))
+    assert not missing.exists()
+
+
+def test_database_is_in_wal_mode(store: SQLiteDatabase, db: Path) -> None:
     assert store.ping()
     with sqlite3.connect(db) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -50,7 +81,7 @@ def test_open_store_is_a_store_in_wal_mode(store: SQLiteStore, db: Path) -> None
     assert {"schema_version", "keys", "counters", "runs"} <= tables
 
 
-def test_migrate_is_idempotent_and_versioned(store: SQLiteStore, db: Path) -> None:
+def test_migrate_is_idempotent_and_versioned(store: SQLiteDatabase, db: Path) -> None:
     store.migrate()
     store.migrate()
     assert store.schema_version() == len(MIGRATIONS)
@@ -60,7 +91,7 @@ def test_migrate_is_idempotent_and_versioned(store: SQLiteStore, db: Path) -> No
 
 
 def test_new_migration_is_applied_once(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    open_store(str(db)).close()
+    open_database(str(db)).close()
     calls = []
 
     def m_extra(conn: sqlite3.Connection) -> None:
@@ -68,7 +99,7 @@ def test_new_migration_is_applied_once(db: Path, monkeypatch: pytest.MonkeyPatch
         conn.execute("ALTER TABLE keys ADD COLUMN note TEXT")
 
     monkeypatch.setattr(sqlite_backend, "MIGRATIONS", [*MIGRATIONS, m_extra])
-    with open_store(str(db)) as s:
+    with open_database(str(db)) as s:
         assert s.schema_version() == len(MIGRATIONS) + 1
         s.migrate()
     assert calls == [1]
@@ -78,7 +109,7 @@ def test_new_migration_is_applied_once(db: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_failed_migration_rolls_back(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    open_store(str(db)).close()
+    open_database(str(db)).close()
 
     def m_bad(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE half (x)")
@@ -86,7 +117,7 @@ def test_failed_migration_rolls_back(db: Path, monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(sqlite_backend, "MIGRATIONS", [*MIGRATIONS, m_bad])
     with pytest.raises(RuntimeError, match="boom"):
-        open_store(str(db))
+        open_database(str(db))
     with sqlite3.connect(db) as raw:
         assert raw.execute("SELECT name FROM sqlite_master WHERE name='half'").fetchone() is None
         assert raw.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == len(
@@ -95,11 +126,11 @@ def test_failed_migration_rolls_back(db: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_newer_schema_is_refused(db: Path) -> None:
-    open_store(str(db)).close()
+    open_database(str(db)).close()
     with sqlite3.connect(db) as raw:
         raw.execute("INSERT INTO schema_version VALUES (999, 'future')")
     with pytest.raises(StoreError, match="newer"):
-        open_store(str(db))
+        open_database(str(db))
 
 
 def test_concurrent_migrations_from_threads(db: Path) -> None:
@@ -107,7 +138,7 @@ def test_concurrent_migrations_from_threads(db: Path) -> None:
 
     def opener() -> None:
         try:
-            open_store(str(db)).close()
+            open_database(str(db)).close()
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -117,14 +148,14 @@ def test_concurrent_migrations_from_threads(db: Path) -> None:
     for t in threads:
         t.join(timeout=30)
     assert errors == []
-    with open_store(str(db)) as s:
+    with open_database(str(db)) as s:
         assert s.schema_version() == len(MIGRATIONS)
 
 
 # ---------------------------------------------------------------- keys
 
 
-def test_create_find_list_revoke(store: SQLiteStore) -> None:
+def test_create_find_list_revoke(store: SQLiteDatabase) -> None:
     record, secret = store.create_key("sdk", "pro", "acme")
     assert keys.is_well_formed(secret)
     assert record["prefix"] == secret[:11]
@@ -145,7 +176,7 @@ def test_create_find_list_revoke(store: SQLiteStore) -> None:
     assert store.get_key(other["id"])["revoked_at"] is None
 
 
-def test_find_key_unknown_and_malformed(store: SQLiteStore, monkeypatch) -> None:
+def test_find_key_unknown_and_malformed(store: SQLiteDatabase, monkeypatch) -> None:
     store.create_key("free", "free")
     assert store.find_key(keys.generate_secret()) is None
 
@@ -158,14 +189,14 @@ def test_find_key_unknown_and_malformed(store: SQLiteStore, monkeypatch) -> None
         assert store.find_key(bad) is None
 
 
-def test_limits_round_trip(store: SQLiteStore) -> None:
+def test_limits_round_trip(store: SQLiteDatabase) -> None:
     limits = {"decision": {"minute": 5000, "month": None}, "optimization": {"max_dims": 20000}}
     record, secret = store.create_key("enterprise", "enterprise", "big", limits)
     assert store.find_key(secret)["limits"] == limits
     assert store.list_keys()[0]["limits"] == limits
 
 
-def test_create_key_rejects_bad_arguments(store: SQLiteStore) -> None:
+def test_create_key_rejects_bad_arguments(store: SQLiteDatabase) -> None:
     with pytest.raises(ValueError):
         store.create_key("", "free")
     with pytest.raises(ValueError):
@@ -173,7 +204,7 @@ def test_create_key_rejects_bad_arguments(store: SQLiteStore) -> None:
 
 
 def test_no_plaintext_secret_in_database_files(db: Path) -> None:
-    store = open_store(str(db))
+    store = open_database(str(db))
     secrets_ = [store.create_key("sdk", "pro", f"k{i}")[1] for i in range(5)]
     store.revoke_key(store.list_keys()[0]["id"])
     for s in secrets_:
@@ -198,7 +229,7 @@ def spec(limit: int | None, amount: int = 1, name: str = "decide.month", subject
     return CounterSpec(name, subject, window, limit, amount)
 
 
-def test_admit_counts_until_the_limit(store: SQLiteStore) -> None:
+def test_admit_counts_until_the_limit(store: SQLiteDatabase) -> None:
     results = [store.admit([spec(3)], now=NOW) for _ in range(5)]
     assert [r.admitted for r in results] == [True, True, True, False, False]
     assert [r.counters[0].used for r in results] == [1, 2, 3, 3, 3]
@@ -208,7 +239,7 @@ def test_admit_counts_until_the_limit(store: SQLiteStore) -> None:
     assert store.peek([spec(3)], now=NOW)[0].used == 3
 
 
-def test_admit_is_all_or_nothing(store: SQLiteStore) -> None:
+def test_admit_is_all_or_nothing(store: SQLiteDatabase) -> None:
     minute = spec(10, name="decide.minute", window="minute")
     month = spec(4, amount=3)
     assert store.admit([minute, month], now=NOW).admitted
@@ -221,25 +252,25 @@ def test_admit_is_all_or_nothing(store: SQLiteStore) -> None:
     assert ok.admitted and [c.used for c in ok.counters] == [2, 4]
 
 
-def test_first_refused_counter_is_reported(store: SQLiteStore) -> None:
+def test_first_refused_counter_is_reported(store: SQLiteDatabase) -> None:
     a, b = spec(0, name="a"), spec(0, name="b")
     assert store.admit([a, b], now=NOW).refused.name == "a"
     assert store.admit([b, a], now=NOW).refused.name == "b"
 
 
-def test_unlimited_counter_passes_and_is_counted(store: SQLiteStore) -> None:
+def test_unlimited_counter_passes_and_is_counted(store: SQLiteDatabase) -> None:
     for _ in range(3):
         result = store.admit([spec(None, amount=7)], now=NOW)
         assert result.admitted and result.counters[0].remaining is None
     assert store.peek([spec(None)], now=NOW)[0].used == 21
 
 
-def test_amount_zero_and_limit_zero(store: SQLiteStore) -> None:
+def test_amount_zero_and_limit_zero(store: SQLiteDatabase) -> None:
     assert store.admit([spec(0, amount=0)], now=NOW).admitted
     assert not store.admit([spec(0, amount=1)], now=NOW).admitted
 
 
-def test_counters_are_separate_by_name_subject_window(store: SQLiteStore) -> None:
+def test_counters_are_separate_by_name_subject_window(store: SQLiteDatabase) -> None:
     store.admit([spec(5, subject="k1")], now=NOW)
     store.admit([spec(5, subject="k2"), spec(5, name="x.minute", window="minute")], now=NOW)
     used = [s.used for s in store.peek(
@@ -248,7 +279,7 @@ def test_counters_are_separate_by_name_subject_window(store: SQLiteStore) -> Non
     assert used == [1, 1, 1, 0]
 
 
-def test_states_carry_window_and_reset(store: SQLiteStore) -> None:
+def test_states_carry_window_and_reset(store: SQLiteDatabase) -> None:
     result = store.admit([spec(5, name="m", window="minute"), spec(5, name="h", window="hour"),
                           spec(5)], now=NOW)
     minute, hour, month = result.counters
@@ -258,7 +289,7 @@ def test_states_carry_window_and_reset(store: SQLiteStore) -> None:
     assert (month.window_start, month.window_end) == (1_748_736_000, 1_751_328_000)  # June 2025
 
 
-def test_bad_specs_are_rejected(store: SQLiteStore) -> None:
+def test_bad_specs_are_rejected(store: SQLiteDatabase) -> None:
     with pytest.raises(ValueError, match="window"):
         store.admit([spec(1, window="week")], now=NOW)
     with pytest.raises(ValueError, match="amount"):
@@ -267,7 +298,7 @@ def test_bad_specs_are_rejected(store: SQLiteStore) -> None:
         store.admit([spec(1), spec(2)], now=NOW)
 
 
-def test_threads_share_one_store_exactly(store: SQLiteStore) -> None:
+def test_threads_share_one_store_exactly(store: SQLiteDatabase) -> None:
     limit, threads_n, attempts = 60, 8, 25
     admitted: list[int] = []
     start = threading.Barrier(threads_n)
@@ -313,7 +344,7 @@ def test_admit_many_equals_admitting_one_at_a_time(tmp_path_factory, batches) ->
     """Whatever the batch (limits reached inside it or not), admit_many answers what a
     plain model of one-at-a-time admission answers, and single admits agree too."""
     folder = tmp_path_factory.mktemp("batch")
-    together, alone = open_store(str(folder / "a.db")), open_store(str(folder / "b.db"))
+    together, alone = open_database(str(folder / "a.db")), open_database(str(folder / "b.db"))
     counts: dict[tuple[str, str], int] = {}
 
     def model(specs: list[CounterSpec]) -> tuple[bool, list[int], str | None]:
@@ -345,7 +376,7 @@ def test_admit_many_equals_admitting_one_at_a_time(tmp_path_factory, batches) ->
         alone.close()
 
 
-def test_admit_many_checks_revocation_in_the_transaction(store: SQLiteStore) -> None:
+def test_admit_many_checks_revocation_in_the_transaction(store: SQLiteDatabase) -> None:
     live, _ = store.create_key("sdk", "team")
     gone, _ = store.create_key("sdk", "team")
     assert store.revoke_key(gone["id"])
@@ -366,12 +397,12 @@ def test_admit_many_checks_revocation_in_the_transaction(store: SQLiteStore) -> 
     assert used == [1, 0, 0]  # revoked and unknown keys are not counted
 
 
-def test_admit_many_of_nothing(store: SQLiteStore) -> None:
+def test_admit_many_of_nothing(store: SQLiteDatabase) -> None:
     assert store.admit_many([]) == []
 
 
 def test_prune_drops_old_minute_and_hour_rows_only(db: Path) -> None:
-    store = SQLiteStore(db, prune_interval=None)
+    store = SQLiteDatabase(db, prune_interval=None)
     store.migrate()
     old = NOW - 40 * 86_400  # May 2025
     store.admit([spec(None, name="m", window="minute"), spec(None, name="h", window="hour"),
@@ -385,7 +416,7 @@ def test_prune_drops_old_minute_and_hour_rows_only(db: Path) -> None:
 
 
 def test_admit_prunes_opportunistically(db: Path) -> None:
-    store = SQLiteStore(db, prune_interval=0.0)
+    store = SQLiteDatabase(db, prune_interval=0.0)
     store.migrate()
     store.admit([spec(None, name="m", window="minute")], now=NOW - 86_400)
     store.admit([spec(None, name="m", window="minute")], now=NOW)
@@ -397,7 +428,7 @@ def test_admit_prunes_opportunistically(db: Path) -> None:
 # ---------------------------------------------------------------- runs, lifecycle, URLs
 
 
-def test_record_run(store: SQLiteStore) -> None:
+def test_record_run(store: SQLiteDatabase) -> None:
     store.record_run({
         "id": "r1", "key_id": "k", "created_at": "2025-06-15T15:06:40Z", "engine": "dss",
         "dims": 3, "status": "converged", "value": 0.5, "evaluations": 100, "elapsed_ms": 1.5,
@@ -413,7 +444,7 @@ def test_record_run(store: SQLiteStore) -> None:
 
 
 def test_closed_store_raises_store_error(db: Path) -> None:
-    store = open_store(str(db))
+    store = open_database(str(db))
     store.close()
     with pytest.raises(StoreError):
         store.admit([spec(1)])
@@ -422,11 +453,11 @@ def test_closed_store_raises_store_error(db: Path) -> None:
 
 def test_unreachable_database_raises_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError):
-        open_store(str(tmp_path / "missing-dir" / "x.db"))
+        open_database(str(tmp_path / "missing-dir" / "x.db"))
 
 
 def test_ping_false_before_migration(db: Path) -> None:
-    store = SQLiteStore(db)
+    store = SQLiteDatabase(db)
     assert store.ping() is False
     store.migrate()
     assert store.ping() is True
@@ -458,10 +489,10 @@ def test_parse_sqlite_url_rejects(url: str) -> None:
 
 
 def test_synchronous_full_option(tmp_path: Path) -> None:
-    store = open_store(f"sqlite://{tmp_path}/full.db?synchronous=full")
+    store = open_database(f"sqlite://{tmp_path}/full.db?synchronous=full")
     assert store.synchronous == "FULL"
     assert store._conn().execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     assert store.admit([spec(1)]) == Admission(True, store.peek([spec(1)]), None)
     store.close()
     with pytest.raises(ValueError):
-        SQLiteStore(tmp_path / "x.db", synchronous="off")
+        SQLiteDatabase(tmp_path / "x.db", synchronous="off")

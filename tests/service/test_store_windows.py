@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from decido_service.store import CounterSpec, iso_utc, open_store, window_bounds
+from decido_service.store import CounterSpec, iso_utc, window_bounds
+from decido_service.store.sqlite_db import open_database
 
 
 def ts(text: str) -> float:
@@ -58,7 +59,7 @@ def test_iso_utc() -> None:
 
 
 def test_month_rollover_december_to_january(tmp_path: Path) -> None:
-    store = open_store(str(tmp_path / "roll.db"))
+    store = open_database(str(tmp_path / "roll.db"))
     month = CounterSpec("decide.month", "key", "month", 3, 1)
     minute = CounterSpec("decide.minute", "key", "minute", 100, 1)
     last_second = ts("2024-12-31T23:59:59")
@@ -78,7 +79,7 @@ def test_month_rollover_december_to_january(tmp_path: Path) -> None:
 
 
 def test_minute_rollover(tmp_path: Path) -> None:
-    store = open_store(str(tmp_path / "minute.db"))
+    store = open_database(str(tmp_path / "minute.db"))
     spec = CounterSpec("optimize.minute", "key", "minute", 2, 1)
     t = ts("2025-06-01T12:00:59")
     assert [store.admit([spec], now=t).admitted for _ in range(3)] == [True, True, False]

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 from decido_service import limits
-from decido_service.auth import admit, authenticate, client_address
+from decido_service.admission import authenticate, observe, throttle_address
 from decido_service.middleware import endpoint
 from decido_service.responses import json_response
 from decido_service.schemas import json_body, parse_key_request
@@ -24,10 +22,8 @@ bp = Blueprint("account")
 async def create_key(request: Request) -> HTTPResponse:
     """A new free/free key; the secret is in this response only (throttled per address)."""
     body = parse_key_request(json_body(request, optional=True))
-    settings, ctx = request.app.ctx.settings, request.app.ctx
-    record, secret = await admit(
-        request, limits.ip_specs("keys", client_address(request), settings=settings),
-        ctx.store.create_key, "free", "free", body.label)
+    await throttle_address(request)
+    record, secret = await request.app.ctx.store.create_key("free", "free", body.label)
     out = {"key": secret, "id": record["id"], "prefix": record["prefix"], "plan": record["plan"],
            "tier": record["tier"], "label": record["label"], "created_at": record["created_at"]}
     return json_response(orjson.dumps(out), status=201,
@@ -37,10 +33,8 @@ async def create_key(request: Request) -> HTTPResponse:
 @bp.get("/usage")
 @endpoint
 async def usage(request: Request) -> HTTPResponse:
-    """The key's plan, tier, limits and current usage on both surfaces."""
-    key = authenticate(request, "usage")
-    settings, ctx = request.app.ctx.settings, request.app.ctx
-    doc = await admit(request, limits.specs_for("usage", key, settings=settings),
-                      partial(limits.usage_document, settings=settings), ctx.store, key,
-                      settings.now())
-    return json_response(orjson.dumps(doc))
+    """The key's plan, tier, limits and current usage on both surfaces (counts nothing)."""
+    key = await authenticate(request)
+    settings = request.app.ctx.settings
+    states = await observe(request, limits.usage_specs(key, settings=settings))
+    return json_response(orjson.dumps(limits.usage_document(states, key, settings=settings)))

@@ -11,7 +11,8 @@ Larger ones run in the worker's decision threads.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 from sanic import Blueprint, Request
@@ -19,8 +20,9 @@ from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
-from decido_service.auth import admit, authenticate
+from decido_service.admission import admit, authenticate, refusals
 from decido_service.errors import limit_error
+from decido_service.listeners import in_thread
 from decido_service.middleware import endpoint
 from decido_service.responses import json_response
 from decido_service.schemas import batch_size, json_body
@@ -33,33 +35,36 @@ bp = Blueprint("decide")
 INLINE_BYTES = 4096
 
 
-def _pool(request: Request) -> ThreadPoolExecutor | None:
-    """Where to decide: ``None`` (on the loop) for a small body, else the thread pool."""
-    return None if len(request.body) <= INLINE_BYTES else request.app.ctx.decide_pool
+async def _run(request: Request, fn: Callable[[Any], dict[str, Any]], body: Any) -> HTTPResponse:
+    """``fn(body)`` on the event loop for a small body, else in the decision threads."""
+    if len(request.body) <= INLINE_BYTES:
+        result = fn(body)
+    else:
+        result = await in_thread(request.app.ctx.decide_pool, fn, body)
+    return json_response(orjson.dumps(result))
 
 
 @bp.post("/decide")
 @endpoint
 async def decide(request: Request) -> HTTPResponse:
     """One decision: rank the options under the constraints."""
-    key = authenticate(request, "decide")
-    body = json_body(request)
-    ctx = request.app.ctx
-    specs = limits.specs_for("decide", key, settings=ctx.settings)
-    result = await admit(request, specs, decido.decide, body, pool=_pool(request))
-    return json_response(orjson.dumps(result))
+    key = await authenticate(request)
+    async with refusals(request, key, "decide"):
+        body = json_body(request)
+    await admit(request, key, "decide")
+    return await _run(request, decido.decide, body)
 
 
 @bp.post("/batch")
 @endpoint
 async def batch(request: Request) -> HTTPResponse:
     """Many decisions; each item succeeds or fails on its own."""
-    key = authenticate(request, "batch")
-    body = json_body(request)
-    ctx, size = request.app.ctx, batch_size(body)
-    violation = limits.check_batch(key, size, settings=ctx.settings)
-    if violation is not None:
-        raise limit_error(violation)
-    specs = limits.specs_for("batch", key, amount=size, settings=ctx.settings)
-    result = await admit(request, specs, decido.decide_batch, body, pool=_pool(request))
-    return json_response(orjson.dumps(result))
+    key = await authenticate(request)
+    async with refusals(request, key, "batch"):
+        body = json_body(request)
+        size = batch_size(body)
+        violation = limits.check_batch(key, size, settings=request.app.ctx.settings)
+        if violation is not None:
+            raise limit_error(violation)
+    await admit(request, key, "batch", amount=size)
+    return await _run(request, decido.decide_batch, body)

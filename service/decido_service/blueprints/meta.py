@@ -1,8 +1,9 @@
 """Unauthenticated endpoints: health, engines, the OpenAPI document and the docs page.
 
-Each is counted on the client address's ``ip.minute`` counter (the per-address table
-shared by the workers, :mod:`decido_service.addresses`). Health reports the store's
-readiness as last checked, at most a second ago. The docs page and its assets
+None of them is counted or rate-limited: they are public, read-only and cheap, so no
+client can make them refuse another (put a reverse proxy in front for connection-level
+protection, see docs/service.md). Health reports the store's readiness as last checked,
+at most a second ago. The docs page and its assets
 are served from ``decido_service/static`` (vendored Swagger UI); a Content-Security-Policy
 of ``'self'`` keeps the browser from loading anything from elsewhere.
 """
@@ -18,7 +19,6 @@ from sanic.response import HTTPResponse
 
 import decido
 from decido_service import __version__
-from decido_service.auth import count_address
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
 from decido_service.openapi import openapi_document
@@ -60,8 +60,7 @@ def openapi_bytes() -> bytes:
 @endpoint
 async def health(request: Request) -> HTTPResponse:
     """Liveness and readiness: 200 when the store answers, else 503."""
-    count_address(request)
-    if request.app.ctx.readiness.ok():
+    if await request.app.ctx.readiness.ok():
         return json_response(_HEALTHY)
     body = {"status": "unavailable", "version": __version__, "store": "unavailable",
             "engines": len(engine_table())}
@@ -72,7 +71,6 @@ async def health(request: Request) -> HTTPResponse:
 @endpoint
 async def engines(request: Request) -> HTTPResponse:
     """Every engine with its options; ``default`` names the default engine."""
-    count_address(request)
     body = {"default": decido.default_engine(), "engines": list(engine_table().values())}
     return json_response(orjson.dumps(body))
 
@@ -81,7 +79,6 @@ async def engines(request: Request) -> HTTPResponse:
 @endpoint
 async def openapi(request: Request) -> HTTPResponse:
     """The OpenAPI 3.1 document of this service."""
-    count_address(request)
     return json_response(openapi_bytes())
 
 
@@ -89,7 +86,6 @@ async def openapi(request: Request) -> HTTPResponse:
 @endpoint
 async def docs(request: Request) -> HTTPResponse:
     """Interactive documentation (Swagger UI from vendored assets; no CDN)."""
-    count_address(request)
     return ApiResponse(static_file("docs.html"), content_type="text/html; charset=utf-8",
                        headers={"Content-Security-Policy": CSP})
 
@@ -100,7 +96,6 @@ async def docs_asset(request: Request, name: str) -> HTTPResponse:
     """One of the docs page's vendored assets (and their licenses)."""
     if name not in ASSETS:
         raise ApiError("not_found", f"no docs asset {name!r}")
-    count_address(request)
     return ApiResponse(static_file(name), content_type=ASSETS[name],
                        headers={"Cache-Control": "public, max-age=86400",
                                 "Content-Security-Policy": CSP})

@@ -27,12 +27,12 @@ from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
-from decido_service.auth import admit, authenticate
-from decido_service.errors import as_api_error, limit_error, problem_body
+from decido_service.admission import admit, authenticate, observe, refusals
+from decido_service.errors import ApiError, as_api_error, limit_error, problem_body
 from decido_service.middleware import endpoint, response_headers, streamed
 from decido_service.responses import json_response
 from decido_service.schemas import OptimizeRequest, json_body, parse_optimize
-from decido_service.store import KeyRecord, Store
+from decido_service.store import KeyRecord
 
 __all__ = ["NDJSON", "PROGRESS_INTERVAL", "bp", "execute", "wants_stream"]
 
@@ -46,9 +46,10 @@ PROGRESS_INTERVAL = 0.25
 @endpoint
 async def optimize(request: Request) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
-    key = authenticate(request, "optimize")
-    req = parse_optimize(json_body(request))
-    budget = _budget(request, key, req)
+    key = await authenticate(request)
+    async with refusals(request, key, "optimize"):
+        req = parse_optimize(json_body(request))
+        budget = _budget(request, key, req)
     future, monitor = await _start(request, key, req, budget)
     if wants_stream(request):
         await _stream(request, future, monitor)
@@ -95,19 +96,40 @@ def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str,
 async def _start(request: Request, key: KeyRecord, req: OptimizeRequest,
                  budget: dict[str, Any]) -> tuple[asyncio.Future[dict[str, Any]],
                                                   decido.RunMonitor]:
-    """Take a slot, count the run, start it in the run pool."""
+    """Take a slot, count the run, start it in the run pool (recorded when it ends)."""
     ctx = request.app.ctx
-    ctx.run_slots.acquire()
     try:
-        await admit(request, limits.specs_for("optimize", key, settings=ctx.settings))
+        ctx.run_slots.acquire()
+    except ApiError:  # 503 overloaded: nothing counted; the headers show the minute
+        await observe(request, limits.refusal_specs("optimize", key, settings=ctx.settings)[:1])
+        raise
+    try:
+        await admit(request, key, "optimize")
         monitor = decido.RunMonitor()
-        future = asyncio.get_running_loop().run_in_executor(
-            ctx.run_pool, execute, ctx.store, key["id"], req, budget, monitor)
+        future = asyncio.ensure_future(_run_and_record(ctx, key["id"], req, budget, monitor))
     except BaseException:
         ctx.run_slots.release()
         raise
     future.add_done_callback(lambda _: ctx.run_slots.release())
     return future, monitor
+
+
+async def _run_and_record(ctx: Any, key_id: str, req: OptimizeRequest, budget: dict[str, Any],
+                          monitor: decido.RunMonitor) -> dict[str, Any]:
+    """Run in the run pool, then record the run in the store; a task of its own, so a
+    client that goes away stops the run (through ``monitor``) but never its record."""
+    record: dict[str, Any] = {"id": uuid.uuid4().hex, "key_id": key_id, "engine": req.engine,
+                              "dims": req.dims, "goal": req.goal, "seed": req.seed}
+    loop = asyncio.get_running_loop()
+    try:
+        body = await loop.run_in_executor(ctx.run_pool, execute, req, budget, monitor)
+    except Exception:
+        await ctx.store.record_run({**record, "status": "error"})
+        raise
+    await ctx.store.record_run({**record, "status": body["status"], "value": body["value"],
+                                "seed": body["seed"], "evaluations": body["evaluations"],
+                                "elapsed_ms": body["elapsed_ms"]})
+    return {"id": record["id"], **body}
 
 
 async def _stream(request: Request, future: asyncio.Future[dict[str, Any]],
@@ -145,26 +167,17 @@ def _line(event: dict[str, Any]) -> bytes:
     return orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE)
 
 
-def execute(store: Store, key_id: str, req: OptimizeRequest, budget: dict[str, Any],
+def execute(req: OptimizeRequest, budget: dict[str, Any],
             monitor: decido.RunMonitor) -> dict[str, Any]:
-    """Run one optimization (in a pool thread), record it, return the response body."""
-    run_id = uuid.uuid4().hex
-    record = {"id": run_id, "key_id": key_id, "engine": req.engine, "dims": req.dims,
-              "goal": req.goal, "seed": req.seed}
-    try:
-        r = decido.optimize(
-            req.objective, req.bounds, goal=req.goal, engine=req.engine,
-            max_evaluations=budget["max_evaluations"], time_limit=budget["time_limit"],
-            target=req.target, seed=req.seed, options=req.options, monitor=monitor,
-        )
-    except Exception:
-        store.record_run({**record, "status": "error"})
-        raise
+    """Run one optimization (in a pool thread); the response body without its ``id``."""
+    r = decido.optimize(
+        req.objective, req.bounds, goal=req.goal, engine=req.engine,
+        max_evaluations=budget["max_evaluations"], time_limit=budget["time_limit"],
+        target=req.target, seed=req.seed, options=req.options, monitor=monitor,
+    )
     elapsed_ms = round(r.elapsed * 1e3, 3)
-    store.record_run({**record, "status": r.status, "value": r.fun, "seed": r.seed,
-                      "evaluations": r.evaluations, "elapsed_ms": elapsed_ms})
     return {
-        "id": run_id, "engine": r.engine, "status": r.status, "message": r.message,
+        "engine": r.engine, "status": r.status, "message": r.message,
         "x": r.x.tolist(), "value": r.fun, "goal": r.goal, "evaluations": r.evaluations,
         "iterations": r.iterations, "elapsed_ms": elapsed_ms, "seed": r.seed,
         "dims": req.dims, "history": [[int(e), float(b)] for e, b in r.history],

@@ -1,21 +1,34 @@
-"""The store interface: keys, usage counters and run records behind one small protocol.
+"""The store: keys, usage counters and run records behind one async protocol.
 
-Every method is synchronous and thread-safe; the app calls them through a thread executor.
-The embedded backend is SQLite (:mod:`decido_service.store.sqlite`); backends for a fleet of
-nodes plug into the same :class:`Store` protocol later.
+:class:`Store` is what the service needs from storage; every method is a coroutine, and a
+backend keeps blocking work off the event loop itself. The embedded backend is SQLite
+(:mod:`decido_service.store.sqlite`); :func:`open_store` picks the backend from the URL.
+Nothing outside this package knows SQL.
 
 Counters are identified by ``(name, subject, window)``: ``name`` such as ``"decide.minute"``,
 ``subject`` a key id or a client address, ``window`` ``"minute"``, ``"hour"`` or
-``"month"`` (UTC calendar month). :meth:`Store.admit` checks and increments all the counters
-of one request in one transaction: either every counter has room and all are incremented, or
-none is touched and the first counter without room is reported as ``refused``.
-:meth:`Store.admit_many` does that for several requests in one transaction (the service's
-group commit: one commit for every request that asked in the same event-loop turn).
+``"month"`` (UTC calendar month, :func:`window_bounds`).
+
+**The admission rule** (:func:`judge`, which every backend applies): a request is a list of
+:class:`CounterSpec`; each spec is
+
+- *counted* (``amount`` > 0): it passes when ``limit is None`` or ``used + amount <= limit``;
+- a *gate* (``gate=True``): never incremented; it passes when ``limit is None`` or
+  ``used < limit`` (there is room for one more);
+- *observed* (``amount == 0``, not a gate): never incremented, always passes.
+
+A request is admitted when every spec passes; then every counted spec is incremented, all
+in one atomic step. Otherwise nothing is written and ``refused`` is the first spec that did
+not pass. Requests of one :meth:`Store.admit_many` call are judged in order, each against
+the counts the ones before it left, and committed together: the service's group commit.
+A backend must make this exact under any concurrency (SQLite: one write transaction;
+a server database: row locks on the counters of the batch).
 """
 
 from __future__ import annotations
 
 import calendar
+import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -31,6 +44,7 @@ __all__ = [
     "Store",
     "StoreError",
     "iso_utc",
+    "judge",
     "open_store",
     "window_bounds",
 ]
@@ -40,7 +54,8 @@ WINDOWS: tuple[str, ...] = ("minute", "hour", "month")
 
 class StoreError(RuntimeError):
     """The store cannot do what was asked (unreachable, locked past the busy timeout,
-    closed, or a schema newer than this code). The app answers 503 ``store_unavailable``."""
+    closed, missing, or a schema newer than this code). The app answers 503
+    ``store_unavailable``."""
 
 
 class KeyRecord(TypedDict):
@@ -57,13 +72,15 @@ class KeyRecord(TypedDict):
 
 
 class CounterSpec(NamedTuple):
-    """One counter a request must pass: ``limit`` ``None`` = unlimited (still counted)."""
+    """One counter a request passes (see the module docs for ``amount`` and ``gate``);
+    ``limit`` ``None`` = unlimited."""
 
     name: str
     subject: str
     window: str
     limit: int | None
-    amount: int
+    amount: int = 1
+    gate: bool = False
 
 
 class CounterState(NamedTuple):
@@ -81,7 +98,7 @@ class CounterState(NamedTuple):
 
 
 class Admission(NamedTuple):
-    """Result of :meth:`Store.admit`: ``counters`` in the order of the specs.
+    """The answer to one request's counters: ``counters`` in the order of the specs.
 
     ``revoked_at`` is set (and ``admitted`` false, ``refused`` ``None``) when the admission
     named a key that is revoked or no longer exists."""
@@ -97,55 +114,92 @@ class AdmissionRequest(NamedTuple):
     checked for revocation in the same transaction."""
 
     specs: Sequence[CounterSpec]
-    now: float | None = None
+    now: float
     key_id: str | None = None
 
 
 @runtime_checkable
 class Store(Protocol):
-    """What the service needs from storage. All methods are synchronous and thread-safe."""
+    """What the service needs from storage (every method a coroutine)."""
 
-    def migrate(self) -> None:
-        """Bring the schema to the current version (idempotent, safe across processes)."""
+    async def ping(self) -> bool:
+        """True when the store answers a trivial query and its schema is current."""
 
-    def ping(self) -> bool:
-        """True when the store answers a trivial query."""
-
-    def create_key(
-        self,
-        plan: str,
-        tier: str,
-        label: str | None = None,
-        limits: dict[str, Any] | None = None,
-    ) -> tuple[KeyRecord, str]:
+    async def create_key(self, plan: str, tier: str, label: str | None = None,
+                         limits: dict[str, Any] | None = None) -> tuple[KeyRecord, str]:
         """Create a key; return its record and the secret (the only time it is seen)."""
 
-    def find_key(self, secret: str) -> KeyRecord | None:
+    async def find_key(self, secret: str) -> KeyRecord | None:
         """The key for a presented secret (revoked keys included), else ``None``.
         Malformed secrets return ``None`` without a lookup."""
 
-    def list_keys(self) -> list[KeyRecord]:
+    async def get_key(self, key_id: str) -> KeyRecord | None:
+        """The key with this public id, or ``None``."""
+
+    async def list_keys(self) -> list[KeyRecord]:
         """All keys, oldest first."""
 
-    def revoke_key(self, key_id: str) -> bool:
+    async def revoke_key(self, key_id: str) -> bool:
         """Set ``revoked_at`` (kept if already set); ``False`` for an unknown id."""
 
-    def admit(self, specs: Sequence[CounterSpec], now: float | None = None,
-              key_id: str | None = None) -> Admission:
-        """All-or-nothing check-and-increment of ``specs`` in one transaction (and, with
-        ``key_id``, a check that the key is not revoked)."""
+    async def admit_many(self, requests: Sequence[AdmissionRequest]) -> list[Admission]:
+        """:func:`judge` each request in order and commit the admitted ones' increments
+        together (and, with ``key_id``, refuse a revoked key's request)."""
 
-    def admit_many(self, requests: Sequence[AdmissionRequest]) -> list[Admission]:
-        """:meth:`admit` for each request, in order, in one transaction."""
-
-    def peek(self, specs: Sequence[CounterSpec], now: float | None = None) -> list[CounterState]:
+    async def peek(self, specs: Sequence[CounterSpec], now: float) -> list[CounterState]:
         """Current states of ``specs`` without counting."""
 
-    def record_run(self, run: Mapping[str, Any]) -> None:
+    async def record_run(self, run: Mapping[str, Any]) -> None:
         """Store one optimization run record."""
 
-    def close(self) -> None:
-        """Close every connection; the store is unusable afterwards."""
+    async def list_runs(self, key_id: str | None = None,
+                        limit: int = 100) -> list[dict[str, Any]]:
+        """The newest run records, optionally of one key."""
+
+    async def close(self) -> None:
+        """Release every connection; the store is unusable afterwards."""
+
+
+def judge(specs: Sequence[CounterSpec], used: Sequence[int],
+          bounds: Sequence[tuple[int, int]]) -> Admission:
+    """The admission rule (module docs) for one request whose counters stand at ``used``
+    in the windows ``bounds``: the states after it when admitted, before it when not."""
+    refused_at = -1
+    for i, (spec, count) in enumerate(zip(specs, used, strict=True)):
+        limit = spec.limit
+        if limit is None:
+            continue
+        if (count >= limit) if spec.gate else (count + spec.amount > limit):
+            refused_at = i
+            break
+    admitted = refused_at < 0
+    states = [counter_state(spec, count + (spec.amount if admitted and not spec.gate else 0), b)
+              for spec, count, b in zip(specs, used, bounds, strict=True)]
+    return Admission(admitted, states, None if admitted else states[refused_at])
+
+
+def counter_state(spec: CounterSpec, used: int, bounds: tuple[int, int]) -> CounterState:
+    """The state of ``spec``'s counter at ``used`` in the window ``bounds``."""
+    remaining = None if spec.limit is None else max(spec.limit - used, 0)
+    return CounterState(spec.name, spec.limit, used, remaining, bounds[1], bounds[0], bounds[1])
+
+
+def check_specs(specs: Sequence[CounterSpec]) -> list[CounterSpec]:
+    """``specs`` as a list, or ``ValueError`` for a malformed or repeated spec."""
+    out = [s if type(s) is CounterSpec else CounterSpec(*s) for s in specs]
+    seen: set[tuple[str, str, str]] = set()
+    for s in out:
+        if s.window not in WINDOWS:
+            raise ValueError(f"unknown counter window {s.window!r}; expected one of {WINDOWS}")
+        if not isinstance(s.amount, int) or s.amount < 0:
+            raise ValueError(f"counter {s.name!r}: amount must be an integer >= 0")
+        if s.limit is not None and (not isinstance(s.limit, int) or s.limit < 0):
+            raise ValueError(f"counter {s.name!r}: limit must be an integer >= 0 or None")
+        ident = (s.name, s.subject, s.window)
+        if ident in seen:
+            raise ValueError(f"counter {s.name!r} for {s.subject!r} appears twice")
+        seen.add(ident)
+    return out
 
 
 def window_bounds(window: str, now: float) -> tuple[int, int]:
@@ -179,16 +233,26 @@ def iso_utc(epoch: float) -> str:
     return datetime.fromtimestamp(int(epoch // 1), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def open_store(url: str = "./decido.db", *, clock: Callable[[], float] | None = None) -> Store:
+async def open_store(url: str = "./decido.db", *, create: bool = True,
+                     clock: Callable[[], float] | None = None) -> Store:
     """Open (and migrate) the store at ``url``.
 
     Accepted: ``sqlite:///abs/path.db`` (absolute, as in ``file:///``; ``sqlite:////abs``
     works too), ``sqlite:relative/path.db``, or a plain filesystem path. Query parameter
     ``?synchronous=full`` makes every commit fsync (survives power loss; the default,
-    ``normal``, survives a killed process). ``clock`` stamps ``created_at`` of new keys."""
+    ``normal``, survives a killed process). ``create=False``: a missing database is a
+    :class:`StoreError` naming the file looked for, and nothing is created. ``clock``
+    stamps ``created_at`` of new keys."""
     from decido_service.store.sqlite import SQLiteStore, parse_sqlite_url
 
     path, options = parse_sqlite_url(url)
+    if not create and not os.path.exists(path):
+        raise StoreError(f"no database at {os.path.abspath(path)} (from {url!r}); "
+                         "`decido keys create` or `decido serve` creates one")
     store = SQLiteStore(path, clock=clock, **options)
-    store.migrate()
+    try:
+        await store.migrate()
+    except BaseException:
+        await store.close()
+        raise
     return store

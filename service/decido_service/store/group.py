@@ -1,0 +1,95 @@
+"""Group commit: the admissions a worker asks for while it is busy go to the store together.
+
+:meth:`GroupCommit.admit` queues one request's :class:`~decido_service.store.AdmissionRequest`
+and returns a future of its :class:`~decido_service.store.Admission`. The batch *settles*
+first: it is sent at the first turn of the event loop that added no request to it (at most
+:data:`GroupCommit.MAX_TURNS` turns and :data:`GroupCommit.MAX_BATCH` requests after its
+first), as one :meth:`Store.admit_many <decido_service.store.Store.admit_many>` call: one
+transaction and one commit for all of them. While that call is in flight the next batch
+gathers, and is sent as soon as the call returns. Each request is still judged on its own
+(all or nothing, in order).
+
+The call belongs to no handler, so a handler cancelled by a client that went away cannot
+interrupt it: a counted request is always committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from decido_service.store import Admission, AdmissionRequest, Store, StoreError
+
+__all__ = ["GroupCommit"]
+
+Pending = list[tuple[AdmissionRequest, "asyncio.Future[Admission]"]]
+
+
+class GroupCommit:
+    """Admissions of one worker, sent to the store together once the batch stops growing."""
+
+    #: a batch is sent at most this many loop turns after its first request...
+    MAX_TURNS = 8
+    #: ... or as soon as it holds this many requests
+    MAX_BATCH = 256
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._pending: Pending = []
+        self._in_flight: asyncio.Task[None] | None = None
+        self._settling = False
+        self.batches = 0  # store calls so far (for tests and diagnostics)
+        self.admissions = 0
+
+    def admit(self, request: AdmissionRequest) -> asyncio.Future[Admission]:
+        """A future of the admission of ``request``; it fails with ``StoreError`` when the
+        store does."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Admission] = loop.create_future()
+        self._pending.append((request, future))
+        if not self._settling and self._in_flight is None:
+            self._settling = True
+            loop.call_soon(self._settle, loop, 0, 1)
+        return future
+
+    def _settle(self, loop: asyncio.AbstractEventLoop, seen: int, turns: int) -> None:
+        """Send the batch if it holds no more than the ``seen`` requests it held one turn
+        ago (or it is old or big enough), else look again after the next turn. The first
+        look (``seen`` 0) always waits a turn: requests that arrive together reach here
+        over two turns (their data, then their handlers)."""
+        size = len(self._pending)
+        if size > seen and turns < self.MAX_TURNS and size < self.MAX_BATCH:
+            loop.call_soon(self._settle, loop, size, turns + 1)
+            return
+        self._settling = False
+        self._send(loop)
+
+    def _send(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, self._pending = self._pending, []
+        self._in_flight = loop.create_task(self._commit(batch))
+
+    async def _commit(self, batch: Pending) -> None:
+        try:
+            results = await self.store.admit_many([request for request, _ in batch])
+        except Exception as exc:  # StoreError, or a bug: every waiter hears of it
+            error = exc if isinstance(exc, StoreError) else StoreError(str(exc))
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+        else:
+            self.batches += 1
+            self.admissions += len(batch)
+            for (_, future), result in zip(batch, results, strict=True):
+                if not future.done():  # a cancelled handler: counted all the same
+                    future.set_result(result)
+        finally:
+            self._in_flight = None
+            if self._pending:  # gathered while this call was in flight: they waited enough
+                self._send(asyncio.get_running_loop())
+
+    async def drain(self) -> None:
+        """Wait until every queued admission has been sent and answered."""
+        while self._in_flight is not None or self._pending:
+            if self._in_flight is not None:
+                await asyncio.shield(self._in_flight)
+            else:
+                await asyncio.sleep(0)

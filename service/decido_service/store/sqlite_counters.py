@@ -1,0 +1,155 @@
+"""Counters on SQLite: the admission rule (:func:`decido_service.store.judge`) in SQL.
+
+Every function here runs inside the caller's ``BEGIN IMMEDIATE`` transaction, which holds
+the database's write lock, so nothing another connection does can come between reading a
+count and writing it.
+
+- :func:`admit_batch` is the common case of a group commit: one lookup of the keys'
+  revocations and one multi-row UPSERT of the batch's total per counter, then the requests
+  are judged in order from each counter's count before the batch. If one of them would be
+  refused, the UPSERT is undone and it returns ``None``.
+- :func:`admit_one` then judges the requests one at a time: read the counts, judge, and
+  write the increments only when admitted.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from decido_service.store import Admission, CounterSpec, CounterState, counter_state, iso_utc, judge
+
+__all__ = ["Prepared", "admit_batch", "admit_one", "count", "states"]
+
+#: one request: its specs, the time it was judged at, its key id, its counters' windows
+Prepared = tuple[list[CounterSpec], float, "str | None", list[tuple[int, int]]]
+Ident = tuple[str, str, str, int]
+
+_UPSERT_ONE = (
+    "INSERT INTO counters (name, subject, window, window_start, window_end, count)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (name, subject, window, window_start)"
+    " DO UPDATE SET count = count + excluded.count"
+)
+_UPSERT_MANY_HEAD = (
+    "INSERT INTO counters (name, subject, window, window_start, window_end, count) VALUES "
+)
+_UPSERT_MANY_TAIL = (
+    " ON CONFLICT (name, subject, window, window_start)"
+    " DO UPDATE SET count = count + excluded.count"
+    " RETURNING name, subject, window, window_start, count"
+)
+_UNDO = (
+    "UPDATE counters SET count = count - ? WHERE name = ? AND subject = ? AND window = ?"
+    " AND window_start = ?"
+)
+
+
+def count(conn: sqlite3.Connection, spec: CounterSpec, start: int) -> int:
+    """The count of ``spec``'s counter in the window starting at ``start`` (0 if none)."""
+    row = conn.execute(
+        "SELECT count FROM counters WHERE name = ? AND subject = ? AND window = ?"
+        " AND window_start = ?",
+        (spec.name, spec.subject, spec.window, start),
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _increment(spec: CounterSpec) -> int:
+    return 0 if spec.gate else spec.amount
+
+
+def _revocations(conn: sqlite3.Connection, key_ids: set[str], now: float) -> dict[str, str]:
+    """``{key id: revoked_at}`` of the keys that are revoked (or gone: as good as revoked)."""
+    if not key_ids:
+        return {}
+    found = dict(conn.execute(_keys_sql(len(key_ids)), list(key_ids)).fetchall())
+    out: dict[str, str] = {}
+    for key_id in key_ids:
+        if key_id not in found:
+            out[key_id] = iso_utc(now)
+        elif found[key_id] is not None:
+            out[key_id] = found[key_id]
+    return out
+
+
+def _refused_for_revocation(conn: sqlite3.Connection, specs: list[CounterSpec],
+                            bounds: list[tuple[int, int]], revoked_at: str) -> Admission:
+    states = [counter_state(s, count(conn, s, b[0]), b) for s, b in zip(specs, bounds,
+                                                                          strict=True)]
+    return Admission(False, states, None, revoked_at)
+
+
+def admit_batch(conn: sqlite3.Connection,
+                prepared: Sequence[Prepared]) -> list[Admission] | None:
+    """Admit every request of the batch with one UPSERT of the per-counter totals, or
+    return ``None`` (having written nothing) when one would be refused."""
+    key_ids = {item[2] for item in prepared if item[2] is not None}
+    revoked = _revocations(conn, key_ids, prepared[0][1] if prepared else 0.0)
+    totals: dict[Ident, list[int]] = {}  # ident -> [window end, amount]
+    for specs, _, key_id, bounds in prepared:
+        if key_id in revoked:
+            continue
+        for spec, (start, end) in zip(specs, bounds, strict=True):
+            total = totals.setdefault((spec.name, spec.subject, spec.window, start), [end, 0])
+            total[1] += _increment(spec)
+    used: dict[Ident, int] = {}
+    if totals:
+        flat: list[Any] = []
+        for ident, (end, amount) in totals.items():
+            flat += [*ident, end, amount]
+        for name, subject, window, start, after in conn.execute(
+                _upsert_many_sql(len(totals)), flat).fetchall():
+            ident = (name, subject, window, start)
+            used[ident] = after - totals[ident][1]  # the count before this batch
+    out: list[Admission] = []
+    for specs, _, key_id, bounds in prepared:
+        if key_id is not None and key_id in revoked:
+            out.append(_refused_for_revocation(conn, specs, bounds, revoked[key_id]))
+            continue
+        idents = [(s.name, s.subject, s.window, b[0]) for s, b in zip(specs, bounds,
+                                                                       strict=True)]
+        admission = judge(specs, [used[i] for i in idents], bounds)
+        if not admission.admitted:
+            conn.executemany(_UNDO, [(amount, *ident) for ident, (_, amount) in totals.items()])
+            return None
+        for ident, state in zip(idents, admission.counters, strict=True):
+            used[ident] = state.used
+        out.append(admission)
+    return out
+
+
+def admit_one(conn: sqlite3.Connection, specs: list[CounterSpec], now: float,
+              key_id: str | None, bounds: list[tuple[int, int]]) -> Admission:
+    """One request judged on its own: counts read, judged, increments written if admitted."""
+    if key_id is not None:
+        revoked = _revocations(conn, {key_id}, now)
+        if key_id in revoked:
+            return _refused_for_revocation(conn, specs, bounds, revoked[key_id])
+    admission = judge(specs, [count(conn, s, b[0]) for s, b in zip(specs, bounds, strict=True)],
+                      bounds)
+    if admission.admitted:
+        conn.executemany(_UPSERT_ONE, [
+            (s.name, s.subject, s.window, start, end, _increment(s))
+            for s, (start, end) in zip(specs, bounds, strict=True) if _increment(s)])
+    return admission
+
+
+def states(conn: sqlite3.Connection, specs: list[CounterSpec],
+           bounds: list[tuple[int, int]]) -> list[CounterState]:
+    """The states of ``specs`` as they are (nothing counted)."""
+    return [counter_state(s, count(conn, s, b[0]), b) for s, b in zip(specs, bounds, strict=True)]
+
+
+@functools.lru_cache(maxsize=64)
+def _keys_sql(n: int) -> str:
+    """``SELECT id, revoked_at`` of ``n`` keys."""
+    return f"SELECT id, revoked_at FROM keys WHERE id IN ({','.join('?' * n)})"
+
+
+@functools.lru_cache(maxsize=256)
+def _upsert_many_sql(n: int) -> str:
+    """The UPSERT of ``n`` counter rows, returning each one's count after it."""
+    return _UPSERT_MANY_HEAD + ",".join(["(?, ?, ?, ?, ?, ?)"] * n) + _UPSERT_MANY_TAIL

@@ -1,0 +1,441 @@
+"""The blocking half of the SQLite backend (see :mod:`decido_service.store.sqlite`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from decido_service import keys
+from decido_service.store import (
+    Admission,
+    AdmissionRequest,
+    CounterSpec,
+    CounterState,
+    KeyRecord,
+    StoreError,
+    check_specs,
+    iso_utc,
+    window_bounds,
+)
+from decido_service.store.sqlite_counters import Prepared, admit_batch, admit_one, states
+from decido_service.store.sqlite_schema import MIGRATIONS, current_version, parse_sqlite_url
+
+__all__ = ["SQLiteDatabase", "open_database"]
+
+#: Minute and hour counter rows older than this (seconds past their window's end) are pruned.
+PRUNE_GRACE = 3600
+#: Seconds between two tries for the write lock while another connection holds it.
+LOCK_RETRY_INTERVAL = 50e-6
+
+_KEY_COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
+_RUN_FIELDS = (
+    "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
+    "elapsed_ms", "goal", "seed",
+)
+
+
+class SQLiteDatabase:
+    """The blocking half of the SQLite backend: every method runs in the calling thread
+    (:class:`SQLiteStore` calls them from its own threads)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Callable[[], float] | None = None,
+        synchronous: str = "normal",
+        busy_timeout_ms: int = 10_000,
+        prune_interval: float | None = 60.0,
+    ) -> None:
+        sync = synchronous.upper()
+        if sync not in ("NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous must be normal, full or extra, got {synchronous!r}")
+        if busy_timeout_ms < 0:
+            raise ValueError("busy_timeout_ms must be >= 0")
+        self.path = os.fspath(path)
+        self.synchronous = sync
+        self.busy_timeout_ms = int(busy_timeout_ms)
+        self.prune_interval = prune_interval
+        self._clock = clock or time.time
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._conns: list[tuple[int, sqlite3.Connection]] = []
+        self._closed = False
+        self._last_prune = time.monotonic()
+
+    # ---------------------------------------------------------------- connections
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            timeout=0,  # no busy handler: _transaction retries the write lock itself
+            isolation_level=None,  # autocommit; transactions are explicit BEGIN ... COMMIT
+            check_same_thread=False,  # used by one thread; closed by close() from any
+        )
+        try:
+            mode = self._enter_wal(conn)
+            if str(mode).lower() != "wal":
+                raise StoreError(f"cannot put {self.path!r} in WAL mode (got {mode!r})")
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _enter_wal(self, conn: sqlite3.Connection) -> str:
+        """``PRAGMA journal_mode = WAL``, retried while another process holds the lock.
+
+        Switching a new file to WAL can fail at once with "database is locked" when several
+        processes open it together (SQLite does not always call the busy handler there),
+        so retry for up to ``busy_timeout``."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                transient = "locked" in str(exc) or "busy" in str(exc)
+                if not transient or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("the store is closed")
+        pid = os.getpid()
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != pid:
+            with self._errors():
+                conn = self._connect()
+            with self._lock:
+                self._conns.append((pid, conn))
+            self._local.conn, self._local.pid = conn, pid
+        return conn
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"store error: {exc}") from exc
+
+    def _begin(self, conn: sqlite3.Connection, mode: str) -> None:
+        """``BEGIN <mode>``, retried every :data:`LOCK_RETRY_INTERVAL` seconds while
+        another connection holds the lock, for up to ``busy_timeout``."""
+        deadline = None
+        while True:
+            try:
+                conn.execute(f"BEGIN {mode}")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self.busy_timeout_ms / 1000
+                elif now >= deadline:
+                    raise
+                time.sleep(LOCK_RETRY_INTERVAL)
+
+    def _transaction(self, mode: str = "IMMEDIATE") -> _Transaction:
+        """``BEGIN <mode>`` ... ``COMMIT``; rolled back on any exception."""
+        return _Transaction(self, mode)
+
+    # ---------------------------------------------------------------- schema
+    def schema_version(self) -> int:
+        """The applied schema version (0 for a new file)."""
+        with self._transaction("DEFERRED") as conn:
+            return current_version(conn)
+
+    def migrate(self) -> None:
+        """Apply the missing :data:`MIGRATIONS` in one transaction (a read-only check
+        first, so workers opening an up-to-date file never wait for the write lock)."""
+        if self.schema_version() == len(MIGRATIONS):
+            return
+        with self._transaction() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            current = current_version(conn)
+            if current > len(MIGRATIONS):
+                raise StoreError(
+                    f"database schema version {current} is newer than this code "
+                    f"({len(MIGRATIONS)}); upgrade decido"
+                )
+            for version in range(current, len(MIGRATIONS)):
+                MIGRATIONS[version](conn)
+                conn.execute(
+                    "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
+                    (version + 1, iso_utc(time.time())),
+                )
+
+    def ping(self) -> bool:
+        """True when the database file answers (and has been migrated)."""
+        try:
+            with self._transaction("DEFERRED") as conn:
+                return current_version(conn) == len(MIGRATIONS)
+        except StoreError:
+            return False
+
+    # ---------------------------------------------------------------- keys
+    def create_key(
+        self,
+        plan: str,
+        tier: str,
+        label: str | None = None,
+        limits: dict[str, Any] | None = None,
+    ) -> tuple[KeyRecord, str]:
+        """Create a key; return ``(record, secret)``. Only the secret's hash is written."""
+        for what, value in (("plan", plan), ("tier", tier)):
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"{what} must be a non-empty string")
+        if label is not None and not isinstance(label, str):
+            raise ValueError("label must be a string or None")
+        if limits is not None and not isinstance(limits, dict):
+            raise ValueError("limits must be a dict or None")
+        secret, prefix, digest = keys.new_key_material()
+        record = KeyRecord(
+            id=uuid.uuid4().hex,
+            prefix=prefix,
+            plan=plan,
+            tier=tier,
+            label=label,
+            created_at=iso_utc(self._clock()),
+            revoked_at=None,
+            limits=limits,
+        )
+        with self._transaction() as conn:
+            conn.execute(
+                f"INSERT INTO keys ({_KEY_COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record["id"], prefix, plan, tier, label, record["created_at"], None,
+                    None if limits is None else json.dumps(limits, sort_keys=True),
+                    digest,
+                ),
+            )
+        return record, secret
+
+    def find_key(self, secret: str) -> KeyRecord | None:
+        """The key whose hash matches ``secret``; ``None`` if malformed or unknown."""
+        if not keys.is_well_formed(secret):
+            return None
+        conn = self._conn()
+        with self._errors():
+            row = conn.execute(
+                f"SELECT {_KEY_COLUMNS}, hash FROM keys WHERE hash = ?",
+                (keys.hash_secret(secret),),
+            ).fetchone()
+        if row is None or not keys.verify(secret, row[-1]):
+            return None
+        return _key_record(row)
+
+    def get_key(self, key_id: str) -> KeyRecord | None:
+        """The key with this public id, or ``None``. (Addition to the protocol.)"""
+        conn = self._conn()
+        with self._errors():
+            row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM keys WHERE id = ?", (key_id,))
+            row = row.fetchone()
+        return None if row is None else _key_record(row)
+
+    def list_keys(self) -> list[KeyRecord]:
+        """All keys in creation order."""
+        conn = self._conn()
+        with self._errors():
+            rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM keys ORDER BY rowid").fetchall()
+        return [_key_record(row) for row in rows]
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Revoke; ``True`` if the key exists (an earlier ``revoked_at`` is kept)."""
+        with self._transaction() as conn:
+            cur = conn.execute(
+                "UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?",
+                (iso_utc(self._clock()), key_id),
+            )
+            return cur.rowcount == 1
+
+    # ---------------------------------------------------------------- counters
+    def admit(self, specs: Sequence[CounterSpec], now: float | None = None,
+              key_id: str | None = None) -> Admission:
+        """One request's admission (:meth:`admit_many` of one; ``now`` defaults to the
+        current time)."""
+        when = time.time() if now is None else now
+        return self.admit_many([AdmissionRequest(specs, when, key_id)])[0]
+
+    def admit_many(self, requests: Sequence[AdmissionRequest]) -> list[Admission]:
+        """Judge the requests in order in one ``BEGIN IMMEDIATE`` transaction (one commit
+        for all of them; see :mod:`~decido_service.store.sqlite_counters`)."""
+        prepared: list[Prepared] = []
+        for specs, now, key_id in requests:
+            checked = check_specs(specs)
+            prepared.append((checked, float(now), key_id,
+                             [window_bounds(s.window, now) for s in checked]))
+        with self._transaction() as conn:
+            out = admit_batch(conn, prepared)
+            if out is None:  # one of them is refused: one request at a time
+                out = [admit_one(conn, *item) for item in prepared]
+        if prepared:
+            self._maybe_prune(prepared[-1][1])
+        return out
+
+    def peek(self, specs: Sequence[CounterSpec], now: float | None = None) -> list[CounterState]:
+        """States of ``specs`` as they are (nothing is counted; ``now`` defaults to the
+        current time)."""
+        now = time.time() if now is None else now
+        checked = check_specs(specs)
+        bounds = [window_bounds(s.window, now) for s in checked]
+        with self._transaction("DEFERRED") as conn:
+            return states(conn, checked, bounds)
+
+    def prune(self, now: float | None = None) -> int:
+        """Delete minute and hour counter rows whose window ended more than
+        :data:`PRUNE_GRACE` seconds before ``now``; month rows are kept as the usage record.
+        Returns the number of rows deleted. (Addition; :meth:`admit` calls it at most once
+        per ``prune_interval`` seconds.)"""
+        now = time.time() if now is None else float(now)
+        with self._transaction() as conn:
+            cur = conn.execute(
+                "DELETE FROM counters WHERE window != 'month' AND window_end < ?",
+                (int(now) - PRUNE_GRACE,),
+            )
+            return cur.rowcount
+
+    def _maybe_prune(self, now: float) -> None:
+        if self.prune_interval is None:
+            return
+        tick = time.monotonic()
+        if tick - self._last_prune < self.prune_interval:
+            return
+        self._last_prune = tick
+        try:
+            self.prune(now)
+        except StoreError:
+            pass  # opportunistic: a busy database is pruned next time
+
+    # ---------------------------------------------------------------- runs
+    def record_run(self, run: Mapping[str, Any]) -> None:
+        """Insert one run record; missing ``id``/``created_at`` are filled in, other
+        missing fields are NULL, unknown fields are ignored."""
+        row = {name: run.get(name) for name in _RUN_FIELDS}
+        row["id"] = row["id"] or uuid.uuid4().hex
+        row["created_at"] = row["created_at"] or iso_utc(self._clock())
+        seed = row["seed"]
+        if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
+            row["seed"] = str(seed)  # beyond SQLite's 64-bit integers
+        with self._transaction() as conn:
+            conn.execute(
+                f"INSERT INTO runs ({', '.join(_RUN_FIELDS)}) "
+                f"VALUES ({', '.join(':' + f for f in _RUN_FIELDS)})",
+                row,
+            )
+
+    def list_runs(self, key_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest run records, optionally of one key. (Addition to the protocol.)"""
+        conn = self._conn()
+        where, args = ("WHERE key_id = ?", [key_id]) if key_id is not None else ("", [])
+        with self._errors():
+            rows = conn.execute(
+                f"SELECT {', '.join(_RUN_FIELDS)} FROM runs {where} "
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                [*args, int(limit)],
+            ).fetchall()
+        return [dict(zip(_RUN_FIELDS, row, strict=True)) for row in rows]
+
+    # ---------------------------------------------------------------- lifecycle
+    def close(self) -> None:
+        """Close the connections this process opened; later calls raise ``StoreError``."""
+        self._closed = True
+        pid = os.getpid()
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for owner, conn in conns:
+            if owner == pid:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+
+    def __enter__(self) -> SQLiteDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteDatabase({self.path!r}, synchronous={self.synchronous.lower()!r})"
+
+
+class _Transaction:
+    """``BEGIN <mode>`` ... ``COMMIT`` on the store's connection, rolled back on any
+    exception; SQLite errors (in BEGIN, the block, COMMIT or ROLLBACK) become
+    ``StoreError``. A class rather than a generator context manager: every group commit
+    enters one, and a generator's set-up costs more than the rest of the Python there."""
+
+    __slots__ = ("conn", "mode", "store")
+
+    def __init__(self, store: SQLiteDatabase, mode: str) -> None:
+        self.store = store
+        self.mode = mode
+        self.conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self.store._conn()
+        try:
+            self.store._begin(conn, self.mode)
+        except sqlite3.Error as exc:
+            raise StoreError(f"store error: {exc}") from exc
+        self.conn = conn
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> bool:
+        conn = self.conn
+        assert conn is not None
+        try:
+            if kind is None:
+                try:
+                    conn.execute("COMMIT")
+                    return False
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error as err:
+            raise StoreError(f"store error: {err}") from err
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"store error: {exc}") from exc
+        return False
+
+
+def _key_record(row: Sequence[Any]) -> KeyRecord:
+    return KeyRecord(
+        id=row[0],
+        prefix=row[1],
+        plan=row[2],
+        tier=row[3],
+        label=row[4],
+        created_at=row[5],
+        revoked_at=row[6],
+        limits=None if row[7] is None else json.loads(row[7]),
+    )
+
+
+def open_database(url: str, *, clock: Callable[[], float] | None = None) -> SQLiteDatabase:
+    """The blocking database at ``url`` (the URLs of
+    :func:`~decido_service.store.open_store`), migrated: for tools and tests that want
+    SQLite calls without an event loop."""
+    path, options = parse_sqlite_url(url)
+    database = SQLiteDatabase(path, clock=clock, **options)
+    try:
+        database.migrate()
+    except BaseException:
+        database.close()
+        raise
+    return database
