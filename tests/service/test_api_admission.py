@@ -1,0 +1,118 @@
+"""Admission through a real server: the refused-request budget, /v1/usage that counts
+nothing, X-Forwarded-For from trusted proxies only, and store work off the event loop."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+
+from conftest import LiveServer, auth, running
+from test_api_meta import assert_common_headers, assert_problem
+
+DECISION = {"options": [{"id": "a", "attributes": {"p": 1.0}},
+                        {"id": "b", "attributes": {"p": 2.0}}],
+            "criteria": [{"attribute": "p", "goal": "minimize", "weight": 1}]}
+#: a plan whose refused budget is small enough to use up in a test
+STRICT = {"strict": {"minute": 100, "month": 1000, "batch_max": 10, "refused": 3}}
+
+
+def test_refused_requests_cost_their_own_budget_then_429(tmp_path) -> None:
+    env = {"DECIDO_PLANS": json.dumps(STRICT)}
+    with running(tmp_path, env, workers=1) as srv:
+        key = srv.create_key(plan="strict")["key"]
+        assert srv.request("POST", "/v1/decide", DECISION, headers=auth(key)).status == 200
+        for _ in range(3):  # invalid bodies: refused, charged to decide.refused only
+            r = srv.request("POST", "/v1/decide", raw=b"{nope",
+                            headers={**auth(key), "Content-Type": "application/json"})
+            assert_problem(r, 400, "malformed_json")
+            assert_common_headers(r, rate=True)
+            assert r.header("x-ratelimit-remaining") == "99"  # the real allowance is intact
+        r = srv.request("POST", "/v1/decide", raw=b"{nope",
+                        headers={**auth(key), "Content-Type": "application/json"})
+        body = assert_problem(r, 429, "too_many_refused")
+        assert body["limit"] == "decide.refused" and body["limit_value"] == 3
+        assert 1 <= int(r.header("retry-after")) <= 60
+        # until the minute ends, the key's valid requests on that surface wait too...
+        r = srv.request("POST", "/v1/decide", DECISION, headers=auth(key))
+        assert_problem(r, 429, "too_many_refused")
+        # ... and nothing was counted for them
+        usage = srv.request("GET", "/v1/usage", headers=auth(key)).json()["decision"]
+        assert usage["minute"]["remaining"] == 99 and usage["month"]["used"] == 1
+        # the other surface has a budget of its own
+        run = {"bounds": [[0, 1]], "objective_expression": "x[0]", "max_evaluations": 50}
+        assert srv.request("POST", "/v1/optimize", run, headers=auth(key)).status == 200
+
+
+def test_a_tier_cap_refusal_is_charged_not_counted(server: LiveServer, free_key: str) -> None:
+    run = {"bounds": [[0, 1]] * 51, "objective_expression": "sum(x)"}  # Free: Max Dims 50
+    r = server.request("POST", "/v1/optimize", run, headers=auth(free_key))
+    assert_problem(r, 403, "max_dims_exceeded")
+    assert r.header("x-ratelimit-remaining") == "10"  # optimize.minute untouched
+    usage = server.request("GET", "/v1/usage", headers=auth(free_key)).json()
+    assert usage["optimization"]["month"]["used"] == 0
+
+
+def test_usage_counts_nothing(server: LiveServer, free_key: str) -> None:
+    for _ in range(50):
+        r = server.request("GET", "/v1/usage", headers=auth(free_key))
+        assert r.status == 200
+        assert r.header("x-ratelimit-limit") == "10" and r.header("x-ratelimit-remaining") == "10"
+    for _ in range(10):  # the Free plan's whole minute is still there
+        assert server.request("POST", "/v1/decide", DECISION, headers=auth(free_key)).status == 200
+
+
+def _create_key(srv: LiveServer, forwarded: str | None) -> int:
+    headers = {} if forwarded is None else {"X-Forwarded-For": forwarded}
+    return srv.request("POST", "/v1/keys", headers=headers).status
+
+
+def test_forwarded_for_believed_only_from_trusted_proxies(tmp_path) -> None:
+    env = {"DECIDO_KEYS_PER_HOUR": "1", "DECIDO_FORWARDED_ALLOW_IPS": "127.0.0.1"}
+    (tmp_path / "trusted").mkdir()
+    (tmp_path / "untrusted").mkdir()
+    with running(tmp_path / "trusted", env, workers=1) as srv:
+        # each client behind the proxy has its own allowance...
+        assert _create_key(srv, "203.0.113.7") == 201
+        assert _create_key(srv, "203.0.113.8") == 201
+        assert _create_key(srv, "203.0.113.7") == 429
+        # ... the nearest untrusted hop counts (a client cannot pick a fresh address)
+        assert _create_key(srv, "198.51.100.1, 203.0.113.8") == 429
+        assert _create_key(srv, "198.51.100.1, 127.0.0.1, 203.0.113.9") == 201
+    env = {"DECIDO_KEYS_PER_HOUR": "1"}  # trust no proxy (the default)
+    with running(tmp_path / "untrusted", env, workers=1) as srv:
+        assert _create_key(srv, "203.0.113.7") == 201
+        assert _create_key(srv, "203.0.113.8") == 429  # the peer, 127.0.0.1, is what counts
+
+
+def test_a_held_write_lock_does_not_stall_the_event_loop(tmp_path) -> None:
+    """The store works in threads of its own: while another process holds SQLite's write
+    lock, requests that need no write are answered at once."""
+    with running(tmp_path, {}, workers=1, db_url=f"sqlite:///{tmp_path / 'decido.db'}"
+                                             "?busy_timeout=3000") as srv:
+        key = srv.create_key()["key"]
+        assert srv.request("GET", "/v1/usage", headers=auth(key)).status == 200
+        holder = sqlite3.connect(srv.db, timeout=0, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        waiting: dict[str, int] = {}
+
+        def decide() -> None:  # needs the write lock: waits for it
+            waiting["status"] = srv.request("POST", "/v1/decide", DECISION,
+                                            headers=auth(key)).status
+
+        thread = threading.Thread(target=decide)
+        thread.start()
+        try:
+            time.sleep(0.3)  # the decision is now waiting for the lock
+            started = time.monotonic()
+            for path in ("/v1/engines", "/v1/health", "/v1/openapi.json"):
+                assert srv.request("GET", path).status == 200
+            assert srv.request("GET", "/v1/usage", headers=auth(key)).status == 200  # a read
+            assert time.monotonic() - started < 1.0
+            assert "status" not in waiting
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+            thread.join(10)
+        assert waiting["status"] == 200  # and it went through once the lock was free
