@@ -86,7 +86,7 @@ def presented_secret(request: Request) -> str:
             bearer.encode(), api_key.encode()):
         raise _unauthorized("conflicting_credentials",
                             "Authorization and X-API-Key carry different keys; send one")
-    secret = bearer if bearer is not None else api_key
+    secret: str | None = bearer if bearer is not None else api_key
     if not secret:
         raise _unauthorized("missing_credentials",
                             "send your key as 'Authorization: Bearer <key>' or 'X-API-Key'; "
@@ -96,7 +96,8 @@ def presented_secret(request: Request) -> str:
 
 async def authenticate(request: Request) -> KeyRecord:
     """The key record of the request (also ``request.ctx.key``, for the access log)."""
-    key = await request.app.ctx.key_cache.find(presented_secret(request))
+    cache: KeyCache = request.app.ctx.key_cache
+    key = await cache.find(presented_secret(request))
     if key is None:
         raise _unauthorized("invalid_credentials", "this key is not known")
     if key["revoked_at"] is not None:
@@ -134,7 +135,8 @@ async def refusals(request: Request, key: KeyRecord, surface: str) -> AsyncItera
 async def observe(request: Request, specs: Sequence[CounterSpec]) -> list[CounterState]:
     """The states of ``specs``, nothing counted (``request.ctx.rate``: the first)."""
     app = request.app
-    states = await app.ctx.store.peek(specs, app.ctx.settings.now())
+    store: Store = app.ctx.store
+    states = await store.peek(specs, app.ctx.settings.now())
     request.ctx.rate = states[0]
     return states
 
@@ -173,18 +175,16 @@ def rate_headers(request: Request) -> dict[str, str]:
 def client_address(request: Request) -> str:
     """The client's address: the peer's, or, when the peer is a trusted proxy
     (``forwarded_allow_ips``), the nearest address in ``X-Forwarded-For`` that is not."""
-    peer = request.ip or "unknown"
+    peer = str(request.ip or "unknown")
     trusted = request.app.ctx.settings.trusted_proxies
     if not trusted or not _within(peer, trusted):
         return peer
-    forwarded = request.headers.get("x-forwarded-for")
-    if not forwarded:
-        return peer
+    forwarded: str = request.headers.get("x-forwarded-for") or ""
     chain = [part.strip() for part in forwarded.split(",") if part.strip()]
     for address in reversed(chain):
         if not _within(address, trusted):
             return address
-    return chain[0] if chain else peer
+    return chain[0] if chain else peer  # every hop is a trusted proxy
 
 
 def _within(address: str, networks: Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network],

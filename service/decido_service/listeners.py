@@ -80,7 +80,7 @@ def tune_gc() -> None:
     gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
-async def open_resources(app: Sanic) -> None:
+async def open_resources(app: Sanic[Any, Any]) -> None:
     """``before_server_start``: the store, caches and thread pools of this worker."""
     settings = app.ctx.settings
     store = app.ctx.store = await open_store(settings.db, clock=settings.clock)
@@ -93,7 +93,7 @@ async def open_resources(app: Sanic) -> None:
     tune_gc()
 
 
-async def close_resources(app: Sanic) -> None:
+async def close_resources(app: Sanic[Any, Any]) -> None:
     """``after_server_stop``: stop the pools (runs in progress are told to stop by their
     handlers' cancellation), send the admissions still queued, then close the store."""
     loop = asyncio.get_running_loop()
@@ -110,7 +110,7 @@ async def close_resources(app: Sanic) -> None:
         await store.close()
 
 
-def register(app: Sanic) -> None:
+def register(app: Sanic[Any, Any]) -> None:
     """Attach the listeners to ``app``."""
     app.register_listener(open_resources, "before_server_start")
     app.register_listener(close_resources, "after_server_stop")

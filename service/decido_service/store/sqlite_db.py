@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from decido_service import keys
 from decido_service.store import (
@@ -276,9 +276,10 @@ class SQLiteDatabase:
             prepared.append((checked, float(now), key_id,
                              [window_bounds(s.window, now) for s in checked]))
         with self._transaction() as conn:
-            out = admit_batch(conn, prepared)
-            if out is None:  # one of them is refused: one request at a time
-                out = [admit_one(conn, *item) for item in prepared]
+            together = admit_batch(conn, prepared)
+            # one of them is refused: one request at a time
+            out = together if together is not None else [admit_one(conn, *item)
+                                                         for item in prepared]
         if prepared:
             self._maybe_prune(prepared[-1][1])
         return out
@@ -393,7 +394,7 @@ class _Transaction:
         return conn
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: object) -> bool:
+                 tb: object) -> Literal[False]:
         conn = self.conn
         assert conn is not None
         try:

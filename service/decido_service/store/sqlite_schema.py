@@ -94,4 +94,4 @@ def current_version(conn: sqlite3.Connection) -> int:
     ).fetchone()
     if exists is None:
         return 0
-    return conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
+    return int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0])
