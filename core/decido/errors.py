@@ -54,7 +54,8 @@ class ExpressionError(DecidoError, ValueError):
             length = 1
         return cls(code, message, position, length, text)
 
-    def __reduce__(self):  # keep pickling (multiprocessing) working
+    def __reduce__(self) -> tuple[type[ExpressionError], tuple[str, str, int, int, str | None]]:
+        # keep pickling (multiprocessing) working
         return (type(self), (self.code, self.message, self.position, self.length, self.text))
 
 
@@ -74,7 +75,7 @@ class EngineError(DecidoError, ValueError):
         self.field = field
         super().__init__(message)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[EngineError], tuple[str, str, str | None]]:
         return (type(self), (self.code, self.message, self.field))
 
 

@@ -150,7 +150,7 @@ async def throttle_address(request: Request) -> None:
 async def _count(request: Request, specs: list[CounterSpec], key_id: str | None = None) -> None:
     app = request.app
     now = app.ctx.settings.now()
-    admission = await app.ctx.admissions.admit(AdmissionRequest(specs, now, key_id))
+    admission = await app.ctx.admissions.submit(AdmissionRequest(specs, now, key_id))
     request.ctx.rate = admission.counters[0]
     if admission.revoked_at is not None:
         raise _revoked(admission.revoked_at)

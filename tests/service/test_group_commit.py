@@ -63,7 +63,7 @@ def test_requests_of_one_turn_share_one_commit(db) -> None:  # noqa: ANN001
         recording = _Recording(store)
         recording.sizes = sizes
         commit = GroupCommit(recording)  # type: ignore[arg-type]
-        answers = await asyncio.gather(*(commit.admit(_req()) for _ in range(10)))
+        answers = await asyncio.gather(*(commit.submit(_req()) for _ in range(10)))
         assert commit.batches == 1 and commit.admissions == 10
         return answers
 
@@ -82,7 +82,7 @@ def test_a_batch_waits_while_it_grows(db) -> None:  # noqa: ANN001
         commit = GroupCommit(recording)  # type: ignore[arg-type]
         futures = []
         for _ in range(turns):
-            futures.append(commit.admit(_req()))
+            futures.append(commit.submit(_req()))
             await asyncio.sleep(0)  # one turn of the loop
         return recording.sizes, await asyncio.gather(*futures)
 
@@ -100,7 +100,7 @@ def test_a_steady_stream_is_still_committed(db) -> None:  # noqa: ANN001
         commit = GroupCommit(recording)  # type: ignore[arg-type]
         futures = []
         for _ in range(turns):
-            futures.append(commit.admit(_req()))
+            futures.append(commit.submit(_req()))
             await asyncio.sleep(0)
         await asyncio.gather(*futures)
         return recording.sizes
@@ -115,11 +115,11 @@ def test_a_big_batch_is_sent_at_once_and_the_next_gathers_meanwhile(db) -> None:
     async def main(store):  # noqa: ANN001, ANN202
         recording = _Recording(store)
         commit = GroupCommit(recording)  # type: ignore[arg-type]
-        first = [commit.admit(_req()) for _ in range(GroupCommit.MAX_BATCH)]
+        first = [commit.submit(_req()) for _ in range(GroupCommit.MAX_BATCH)]
         await asyncio.sleep(0)  # the settle check sees a full batch: sent now
         await asyncio.sleep(0)  # (the task that sends it starts on the next turn)
         assert recording.sizes == [GroupCommit.MAX_BATCH]
-        later = [commit.admit(_req()) for _ in range(10)]  # while the first is in flight
+        later = [commit.submit(_req()) for _ in range(10)]  # while the first is in flight
         await asyncio.gather(*first, *later)
         return recording.sizes
 
@@ -130,9 +130,9 @@ def test_a_big_batch_is_sent_at_once_and_the_next_gathers_meanwhile(db) -> None:
 def test_a_cancelled_waiter_is_counted_all_the_same(db) -> None:  # noqa: ANN001
     async def main(store):  # noqa: ANN001, ANN202
         commit = GroupCommit(store)
-        future = commit.admit(_req(limit=5))
+        future = commit.submit(_req(limit=5))
         future.cancel()  # the handler went away before the commit
-        other = commit.admit(_req(limit=5))
+        other = commit.submit(_req(limit=5))
         used = (await other).counters[0].used
         await commit.drain()
         return used
@@ -149,7 +149,7 @@ def test_a_store_error_reaches_every_waiter() -> None:
     commit = GroupCommit(Broken())  # type: ignore[arg-type]
 
     async def main() -> list:
-        return await asyncio.gather(*(commit.admit(_req()) for _ in range(3)),
+        return await asyncio.gather(*(commit.submit(_req()) for _ in range(3)),
                                     return_exceptions=True)
 
     answers = asyncio.run(main())

@@ -1,6 +1,6 @@
 """Group commit: the admissions a worker asks for while it is busy go to the store together.
 
-:meth:`GroupCommit.admit` queues one request's :class:`~decido_service.store.AdmissionRequest`
+:meth:`GroupCommit.submit` queues one request's :class:`~decido_service.store.AdmissionRequest`
 and returns a future of its :class:`~decido_service.store.Admission`. The batch *settles*
 first: it is sent at the first turn of the event loop that added no request to it (at most
 :data:`GroupCommit.MAX_TURNS` turns and :data:`GroupCommit.MAX_BATCH` requests after its
@@ -40,7 +40,7 @@ class GroupCommit:
         self.batches = 0  # store calls so far (for tests and diagnostics)
         self.admissions = 0
 
-    def admit(self, request: AdmissionRequest) -> asyncio.Future[Admission]:
+    def submit(self, request: AdmissionRequest) -> asyncio.Future[Admission]:
         """A future of the admission of ``request``; it fails with ``StoreError`` when the
         store does."""
         loop = asyncio.get_running_loop()
