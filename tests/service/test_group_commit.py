@@ -28,9 +28,9 @@ class _Recording:
         self.store = store
         self.sizes: list[int] = []
 
-    async def admit_many(self, requests):  # noqa: ANN001, ANN201
+    async def admit_many(self, requests, decisions=()):  # noqa: ANN001, ANN201
         self.sizes.append(len(requests))
-        return await self.store.admit_many(requests)
+        return await self.store.admit_many(requests, decisions)
 
 
 @pytest.fixture
@@ -143,7 +143,7 @@ def test_a_cancelled_waiter_is_counted_all_the_same(db) -> None:  # noqa: ANN001
 
 def test_a_store_error_reaches_every_waiter() -> None:
     class Broken:
-        async def admit_many(self, requests):  # noqa: ANN001, ANN201
+        async def admit_many(self, requests, decisions=()):  # noqa: ANN001, ANN201
             raise RuntimeError("disk on fire")
 
     commit = GroupCommit(Broken())  # type: ignore[arg-type]
@@ -154,3 +154,21 @@ def test_a_store_error_reaches_every_waiter() -> None:
 
     answers = asyncio.run(main())
     assert all(isinstance(a, StoreError) and "disk on fire" in str(a) for a in answers)
+
+
+def test_decision_log_entries_ride_with_the_next_batch(db) -> None:  # noqa: ANN001
+    def entry(i: int) -> dict:
+        return {"id": f"dec_{i}", "key_id": "k", "created_at": "2026-01-01T00:00:00Z",
+                "summary": {"best": "a"}, "request": {"i": i}, "answer": None}
+
+    async def main(store):  # noqa: ANN001, ANN202
+        recording = _Recording(store)
+        commit = GroupCommit(recording)  # type: ignore[arg-type]
+        admitted, *_ = await asyncio.gather(commit.submit(_req()),
+                                            *(commit.log(entry(i)) for i in range(3)))
+        listed = await store.list_decisions("k", 10)
+        return recording.sizes, admitted, listed
+
+    sizes, admitted, listed = _run(db, main)
+    assert sizes == [1] and admitted.admitted  # one transaction for all four
+    assert [d["id"] for d in listed] == ["dec_2", "dec_1", "dec_0"]

@@ -40,6 +40,7 @@ __all__ = [
     "AdmissionRequest",
     "CounterSpec",
     "CounterState",
+    "DecisionRecord",
     "KeyRecord",
     "Store",
     "StoreError",
@@ -109,6 +110,19 @@ class Admission(NamedTuple):
     revoked_at: str | None = None
 
 
+class DecisionRecord(TypedDict):
+    """One entry of the decision log: ``summary`` is what a listing shows (method, best,
+    the top of the ranking, timing); ``request`` and ``answer`` are the bodies (``answer``
+    ``None`` when it was above the size cap; both ``None`` in a listing)."""
+
+    id: str
+    key_id: str
+    created_at: str
+    summary: dict[str, Any]
+    request: Any
+    answer: Any
+
+
 class AdmissionRequest(NamedTuple):
     """One request's counters for :meth:`Store.admit_many`; ``key_id`` (optional) is
     checked for revocation in the same transaction."""
@@ -142,9 +156,11 @@ class Store(Protocol):
     async def revoke_key(self, key_id: str) -> bool:
         """Set ``revoked_at`` (kept if already set); ``False`` for an unknown id."""
 
-    async def admit_many(self, requests: Sequence[AdmissionRequest]) -> list[Admission]:
+    async def admit_many(self, requests: Sequence[AdmissionRequest],
+                         decisions: Sequence[DecisionRecord] = ()) -> list[Admission]:
         """:func:`judge` each request in order and commit the admitted ones' increments
-        together (and, with ``key_id``, refuse a revoked key's request)."""
+        together (and, with ``key_id``, refuse a revoked key's request); ``decisions`` are
+        written to the decision log in the same transaction."""
 
     async def peek(self, specs: Sequence[CounterSpec], now: float) -> list[CounterState]:
         """Current states of ``specs`` without counting."""
@@ -155,6 +171,15 @@ class Store(Protocol):
     async def list_runs(self, key_id: str | None = None,
                         limit: int = 100) -> list[dict[str, Any]]:
         """The newest run records, optionally of one key."""
+
+    async def list_decisions(self, key_id: str, limit: int,
+                             starting_after: str | None = None) -> list[DecisionRecord]:
+        """Up to ``limit`` of ``key_id``'s logged decisions, newest first, after the one
+        with id ``starting_after`` (``ValueError`` when that is not one of the key's);
+        ``request`` and ``answer`` are ``None`` in a listing."""
+
+    async def get_decision(self, key_id: str, decision_id: str) -> DecisionRecord | None:
+        """One of ``key_id``'s logged decisions, or ``None`` (another key's too)."""
 
     async def close(self) -> None:
         """Release every connection; the store is unusable afterwards."""

@@ -7,7 +7,8 @@ first: it is sent at the first turn of the event loop that added no request to i
 first), as one :meth:`Store.admit_many <decido_service.store.Store.admit_many>` call: one
 transaction and one commit for all of them. While that call is in flight the next batch
 gathers, and is sent as soon as the call returns. Each request is still judged on its own
-(all or nothing, in order).
+(all or nothing, in order). :meth:`GroupCommit.log` queues an entry of the decision log
+the same way: it is written in the transaction of the next batch.
 
 The call belongs to no handler, so a handler cancelled by a client that went away cannot
 interrupt it: a counted request is always committed.
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 
-from decido_service.store import Admission, AdmissionRequest, Store, StoreError
+from decido_service.store import Admission, AdmissionRequest, DecisionRecord, Store, StoreError
 
 __all__ = ["GroupCommit"]
 
 Pending = list[tuple[AdmissionRequest, "asyncio.Future[Admission]"]]
+Logged = list[tuple[DecisionRecord, "asyncio.Future[None]"]]
 
 
 class GroupCommit:
@@ -35,6 +37,7 @@ class GroupCommit:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._pending: Pending = []
+        self._logged: Logged = []
         self._in_flight: asyncio.Task[None] | None = None
         self._settling = False
         self.batches = 0  # store calls so far (for tests and diagnostics)
@@ -46,17 +49,29 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Admission] = loop.create_future()
         self._pending.append((request, future))
+        self._wake(loop)
+        return future
+
+    def log(self, decision: DecisionRecord) -> asyncio.Future[None]:
+        """A future that is done once ``decision`` is in the decision log (committed with
+        the next batch); it fails with ``StoreError`` when the store does."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._logged.append((decision, future))
+        self._wake(loop)
+        return future
+
+    def _wake(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self._settling and self._in_flight is None:
             self._settling = True
             loop.call_soon(self._settle, loop, 0, 1)
-        return future
 
     def _settle(self, loop: asyncio.AbstractEventLoop, seen: int, turns: int) -> None:
         """Send the batch if it holds no more than the ``seen`` requests it held one turn
         ago (or it is old or big enough), else look again after the next turn. The first
         look (``seen`` 0) always waits a turn: requests that arrive together reach here
         over two turns (their data, then their handlers)."""
-        size = len(self._pending)
+        size = len(self._pending) + len(self._logged)
         if size > seen and turns < self.MAX_TURNS and size < self.MAX_BATCH:
             loop.call_soon(self._settle, loop, size, turns + 1)
             return
@@ -65,14 +80,18 @@ class GroupCommit:
 
     def _send(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._pending = self._pending, []
-        self._in_flight = loop.create_task(self._commit(batch))
+        logged, self._logged = self._logged, []
+        self._in_flight = loop.create_task(self._commit(batch, logged))
 
-    async def _commit(self, batch: Pending) -> None:
+    async def _commit(self, batch: Pending, logged: Logged) -> None:
+        waiters: list[asyncio.Future[Admission] | asyncio.Future[None]] = [
+            *(f for _, f in batch), *(f for _, f in logged)]
         try:
-            results = await self.store.admit_many([request for request, _ in batch])
+            results = await self.store.admit_many([request for request, _ in batch],
+                                                  [decision for decision, _ in logged])
         except Exception as exc:  # StoreError, or a bug: every waiter hears of it
             error = exc if isinstance(exc, StoreError) else StoreError(str(exc))
-            for _, future in batch:
+            for future in waiters:
                 if not future.done():
                     future.set_exception(error)
         else:
@@ -81,14 +100,17 @@ class GroupCommit:
             for (_, future), result in zip(batch, results, strict=True):
                 if not future.done():  # a cancelled handler: counted all the same
                     future.set_result(result)
+            for _, done in logged:
+                if not done.done():
+                    done.set_result(None)
         finally:
             self._in_flight = None
-            if self._pending:  # gathered while this call was in flight: they waited enough
+            if self._pending or self._logged:  # gathered meanwhile: they waited enough
                 self._send(asyncio.get_running_loop())
 
     async def drain(self) -> None:
         """Wait until every queued admission has been sent and answered."""
-        while self._in_flight is not None or self._pending:
+        while self._in_flight is not None or self._pending or self._logged:
             if self._in_flight is not None:
                 await asyncio.shield(self._in_flight)
             else:

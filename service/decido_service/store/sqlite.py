@@ -35,7 +35,14 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from decido_service.store import Admission, AdmissionRequest, CounterSpec, CounterState, KeyRecord
+from decido_service.store import (
+    Admission,
+    AdmissionRequest,
+    CounterSpec,
+    CounterState,
+    DecisionRecord,
+    KeyRecord,
+)
 from decido_service.store.sqlite_db import SQLiteDatabase
 from decido_service.store.sqlite_schema import MIGRATIONS, parse_sqlite_url
 
@@ -96,9 +103,11 @@ class SQLiteStore:
         """Revoke; ``False`` for an unknown id."""
         return await self._write(self.database.revoke_key, key_id)
 
-    async def admit_many(self, requests: Sequence[AdmissionRequest]) -> list[Admission]:
-        """Judge and commit a batch of admissions in one transaction."""
-        return await self._write(self.database.admit_many, requests)
+    async def admit_many(self, requests: Sequence[AdmissionRequest],
+                         decisions: Sequence[DecisionRecord] = ()) -> list[Admission]:
+        """Judge and commit a batch of admissions (and log ``decisions``) in one
+        transaction."""
+        return await self._write(self.database.admit_many, requests, decisions)
 
     async def peek(self, specs: Sequence[CounterSpec], now: float) -> list[CounterState]:
         """Counter states without counting."""
@@ -112,6 +121,15 @@ class SQLiteStore:
                         limit: int = 100) -> list[dict[str, Any]]:
         """The newest run records, optionally of one key."""
         return await self._read(self.database.list_runs, key_id, limit)
+
+    async def list_decisions(self, key_id: str, limit: int,
+                             starting_after: str | None = None) -> list[DecisionRecord]:
+        """A page of the key's decision log, newest first."""
+        return await self._read(self.database.list_decisions, key_id, limit, starting_after)
+
+    async def get_decision(self, key_id: str, decision_id: str) -> DecisionRecord | None:
+        """One of the key's logged decisions."""
+        return await self._read(self.database.get_decision, key_id, decision_id)
 
     async def close(self) -> None:
         """Let queued calls finish, then close the connections of this process."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import sqlite3
@@ -18,6 +19,7 @@ from decido_service.store import (
     AdmissionRequest,
     CounterSpec,
     CounterState,
+    DecisionRecord,
     KeyRecord,
     StoreError,
     check_specs,
@@ -35,6 +37,10 @@ PRUNE_GRACE = 3600
 LOCK_RETRY_INTERVAL = 50e-6
 
 _KEY_COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
+_INSERT_DECISION = (
+    "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary, request, answer)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 _RUN_FIELDS = (
     "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
     "elapsed_ms", "goal", "seed",
@@ -53,6 +59,7 @@ class SQLiteDatabase:
         synchronous: str = "normal",
         busy_timeout_ms: int = 10_000,
         prune_interval: float | None = 60.0,
+        decision_retention: float = 30 * 86400.0,
     ) -> None:
         sync = synchronous.upper()
         if sync not in ("NORMAL", "FULL", "EXTRA"):
@@ -63,6 +70,7 @@ class SQLiteDatabase:
         self.synchronous = sync
         self.busy_timeout_ms = int(busy_timeout_ms)
         self.prune_interval = prune_interval
+        self.decision_retention = float(decision_retention)
         self._clock = clock or time.time
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -267,15 +275,19 @@ class SQLiteDatabase:
         when = time.time() if now is None else now
         return self.admit_many([AdmissionRequest(specs, when, key_id)])[0]
 
-    def admit_many(self, requests: Sequence[AdmissionRequest]) -> list[Admission]:
+    def admit_many(self, requests: Sequence[AdmissionRequest],
+                   decisions: Sequence[DecisionRecord] = ()) -> list[Admission]:
         """Judge the requests in order in one ``BEGIN IMMEDIATE`` transaction (one commit
-        for all of them; see :mod:`~decido_service.store.sqlite_counters`)."""
+        for all of them; see :mod:`~decido_service.store.sqlite_counters`), and write
+        ``decisions`` to the decision log in the same transaction."""
         prepared: list[Prepared] = []
         for specs, now, key_id in requests:
             checked = check_specs(specs)
             prepared.append((checked, float(now), key_id,
                              [window_bounds(s.window, now) for s in checked]))
         with self._transaction() as conn:
+            if decisions:
+                conn.executemany(_INSERT_DECISION, [_decision_row(d) for d in decisions])
             together = admit_batch(conn, prepared)
             # one of them is refused: one request at a time
             out = together if together is not None else [admit_one(conn, *item)
@@ -295,16 +307,19 @@ class SQLiteDatabase:
 
     def prune(self, now: float | None = None) -> int:
         """Delete minute and hour counter rows whose window ended more than
-        :data:`PRUNE_GRACE` seconds before ``now``; month rows are kept as the usage record.
-        Returns the number of rows deleted. (Addition; :meth:`admit` calls it at most once
-        per ``prune_interval`` seconds.)"""
+        :data:`PRUNE_GRACE` seconds before ``now`` (month rows are kept as the usage
+        record) and logged decisions older than ``decision_retention`` seconds. Returns
+        the number of rows deleted. (:meth:`admit_many` calls it at most once per
+        ``prune_interval`` seconds.)"""
         now = time.time() if now is None else float(now)
         with self._transaction() as conn:
-            cur = conn.execute(
+            counters = conn.execute(
                 "DELETE FROM counters WHERE window != 'month' AND window_end < ?",
                 (int(now) - PRUNE_GRACE,),
-            )
-            return cur.rowcount
+            ).rowcount
+            decisions = conn.execute("DELETE FROM decisions WHERE created_epoch < ?",
+                                     (now - self.decision_retention,)).rowcount
+            return int(counters) + int(decisions)
 
     def _maybe_prune(self, now: float) -> None:
         if self.prune_interval is None:
@@ -346,6 +361,42 @@ class SQLiteDatabase:
                 [*args, int(limit)],
             ).fetchall()
         return [dict(zip(_RUN_FIELDS, row, strict=True)) for row in rows]
+
+    # ---------------------------------------------------------------- decision log
+    def list_decisions(self, key_id: str, limit: int,
+                       starting_after: str | None = None) -> list[DecisionRecord]:
+        """A page of ``key_id``'s log, newest first (see the protocol)."""
+        conn = self._conn()
+        with self._errors():
+            before = None
+            if starting_after is not None:
+                row = conn.execute("SELECT seq FROM decisions WHERE id = ? AND key_id = ?",
+                                   (starting_after, key_id)).fetchone()
+                if row is None:
+                    raise ValueError(f"starting_after: no decision {starting_after!r} "
+                                     "of this key")
+                before = int(row[0])
+            rows = conn.execute(
+                "SELECT id, key_id, created_at, summary FROM decisions WHERE key_id = ?"
+                " AND seq < ? ORDER BY seq DESC LIMIT ?",
+                (key_id, before if before is not None else 2**63 - 1, int(limit)),
+            ).fetchall()
+        return [DecisionRecord(id=r[0], key_id=r[1], created_at=r[2],
+                               summary=json.loads(r[3]), request=None, answer=None)
+                for r in rows]
+
+    def get_decision(self, key_id: str, decision_id: str) -> DecisionRecord | None:
+        """One of ``key_id``'s logged decisions, or ``None``."""
+        conn = self._conn()
+        with self._errors():
+            r = conn.execute(
+                "SELECT id, key_id, created_at, summary, request, answer FROM decisions"
+                " WHERE id = ? AND key_id = ?", (decision_id, key_id)).fetchone()
+        if r is None:
+            return None
+        return DecisionRecord(id=r[0], key_id=r[1], created_at=r[2], summary=json.loads(r[3]),
+                              request=json.loads(r[4]),
+                              answer=None if r[5] is None else json.loads(r[5]))
 
     # ---------------------------------------------------------------- lifecycle
     def close(self) -> None:
@@ -440,3 +491,10 @@ def open_database(url: str, *, clock: Callable[[], float] | None = None) -> SQLi
         database.close()
         raise
     return database
+
+
+def _decision_row(d: DecisionRecord) -> tuple[Any, ...]:
+    created = d["created_at"]
+    epoch = calendar.timegm(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ"))
+    return (d["id"], d["key_id"], created, float(epoch), json.dumps(d["summary"]),
+            json.dumps(d["request"]), None if d["answer"] is None else json.dumps(d["answer"]))

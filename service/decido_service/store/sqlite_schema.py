@@ -54,9 +54,27 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX runs_by_key ON runs (key_id, created_at)")
 
 
+def _m002_decisions(conn: sqlite3.Connection) -> None:
+    """The decision log: one row per logged ``/v1/decide`` or ``/v1/batch`` call."""
+    conn.execute(
+        """CREATE TABLE decisions (
+            seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+            id            TEXT NOT NULL UNIQUE,
+            key_id        TEXT NOT NULL,
+            created_at    TEXT NOT NULL,
+            created_epoch REAL NOT NULL,
+            summary       TEXT NOT NULL,
+            request       TEXT NOT NULL,
+            answer        TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX decisions_by_key ON decisions (key_id, seq)")
+    conn.execute("CREATE INDEX decisions_by_age ON decisions (created_epoch)")
+
+
 #: Ordered migrations: ``MIGRATIONS[i]`` takes the schema from version ``i`` to ``i + 1``.
 #: Append only; never edit one that has shipped.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_initial]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_initial, _m002_decisions]
 
 
 def parse_sqlite_url(url: str) -> tuple[str, dict[str, Any]]:
