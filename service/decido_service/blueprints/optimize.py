@@ -31,8 +31,9 @@ from decido_service.auth import admit, authenticate
 from decido_service.errors import as_api_error, limit_error, problem_body
 from decido_service.middleware import endpoint, response_headers, streamed
 from decido_service.responses import json_response
-from decido_service.schemas import OptimizeRequest, json_body, parse_optimize
+from decido_service.schemas import compile_objective, decode_optimize, json_bytes
 from decido_service.store import KeyRecord, Store
+from decido_service.types import OptimizeRequest
 
 __all__ = ["NDJSON", "PROGRESS_INTERVAL", "bp", "execute", "wants_stream"]
 
@@ -47,9 +48,10 @@ PROGRESS_INTERVAL = 0.25
 async def optimize(request: Request) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key = authenticate(request, "optimize")
-    req = parse_optimize(json_body(request))
+    req = decode_optimize(json_bytes(request))
     budget = _budget(request, key, req)
-    future, monitor = await _start(request, key, req, budget)
+    objective = compile_objective(req)
+    future, monitor = await _start(request, key, req, objective, budget)
     if wants_stream(request):
         await _stream(request, future, monitor)
         return None
@@ -93,8 +95,8 @@ def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str,
 
 
 async def _start(request: Request, key: KeyRecord, req: OptimizeRequest,
-                 budget: dict[str, Any]) -> tuple[asyncio.Future[dict[str, Any]],
-                                                  decido.RunMonitor]:
+                 objective: decido.Expression, budget: dict[str, Any]
+                 ) -> tuple[asyncio.Future[dict[str, Any]], decido.RunMonitor]:
     """Take a slot, count the run, start it in the run pool."""
     ctx = request.app.ctx
     ctx.run_slots.acquire()
@@ -102,7 +104,7 @@ async def _start(request: Request, key: KeyRecord, req: OptimizeRequest,
         await admit(request, limits.specs_for("optimize", key, settings=ctx.settings))
         monitor = decido.RunMonitor()
         future = asyncio.get_running_loop().run_in_executor(
-            ctx.run_pool, execute, ctx.store, key["id"], req, budget, monitor)
+            ctx.run_pool, execute, ctx.store, key["id"], req, objective, budget, monitor)
     except BaseException:
         ctx.run_slots.release()
         raise
@@ -145,15 +147,15 @@ def _line(event: dict[str, Any]) -> bytes:
     return orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE)
 
 
-def execute(store: Store, key_id: str, req: OptimizeRequest, budget: dict[str, Any],
-            monitor: decido.RunMonitor) -> dict[str, Any]:
+def execute(store: Store, key_id: str, req: OptimizeRequest, objective: decido.Expression,
+            budget: dict[str, Any], monitor: decido.RunMonitor) -> dict[str, Any]:
     """Run one optimization (in a pool thread), record it, return the response body."""
     run_id = uuid.uuid4().hex
     record = {"id": run_id, "key_id": key_id, "engine": req.engine, "dims": req.dims,
               "goal": req.goal, "seed": req.seed}
     try:
         r = decido.optimize(
-            req.objective, req.bounds, goal=req.goal, engine=req.engine,
+            objective, req.bounds, goal=req.goal, engine=req.engine,
             max_evaluations=budget["max_evaluations"], time_limit=budget["time_limit"],
             target=req.target, seed=req.seed, options=req.options, monitor=monitor,
         )
