@@ -107,8 +107,7 @@ def decode_optimize(body: bytes) -> OptimizeRequest:
     """A ``POST /v1/optimize`` body, checked in full but not compiled; 400 for bytes that
     are not JSON, else a 422 listing every fault (with its JSON pointer)."""
     req = _decode(OptimizeRequest, body)
-    found = _semantic(req.bounds, req.goal, req.engine, req.max_evaluations, req.time_limit,
-                      req.target, req.seed, req.options)
+    found = _semantic(req)
     if found:
         raise validation_error([_entry(p) for p in found])
     return req
@@ -135,19 +134,26 @@ def batch_size(body: Any) -> int:
 
 
 def _decode(kind: type[T], body: bytes) -> T:
+    """The fast path (msgspec), then, for a body it refuses, the slow path: every fault."""
     try:
         value: T = _DECODERS[kind].decode(body)
-    except msgspec.ValidationError as exc:
-        raise validation_error(_every_fault(kind, body, exc)) from None
+    except msgspec.ValidationError:
+        return _decode_slowly(kind, body)
     except msgspec.DecodeError as exc:
         raise ApiError("malformed_json", f"the body is not valid JSON: {exc}") from None
     return value
 
 
-def _semantic(bounds: Any, goal: Any, engine: Any, max_evaluations: Any, time_limit: Any,
-              target: Any, seed: Any, options: Any) -> list[Problem]:
-    return problems(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
-                    time_limit=time_limit, target=target, seed=seed, options=options)
+def _semantic(req: Any) -> list[Problem]:
+    """The library's checks of what the types cannot say (``req``: an
+    :class:`OptimizeRequest`, or a raw body's dict on the slow path)."""
+    get = req.get if isinstance(req, dict) else lambda name, default=None: getattr(req, name)
+    seed = get("seed")
+    if isinstance(seed, float) and seed.is_integer():  # JSON Schema's integers admit 7.0
+        seed = int(seed)
+    return problems(get("bounds"), goal=get("goal", "minimize"), engine=get("engine"),
+                    max_evaluations=get("max_evaluations"), time_limit=get("time_limit"),
+                    target=get("target"), seed=seed, options=get("options"))
 
 
 def _entry(problem: Problem) -> dict[str, Any]:
@@ -169,26 +175,28 @@ def _validator(kind: type[Any]) -> Draft202012Validator:
     return Draft202012Validator(request_schema(kind))
 
 
-def _every_fault(kind: type[Any], body: bytes, first: msgspec.ValidationError
-                 ) -> list[dict[str, Any]]:
-    """Every fault of a body msgspec refused: the schema's, then the semantic checks' on
-    what the schema did not already fault; msgspec's own when the schema finds none."""
+def _decode_slowly(kind: type[T], body: bytes) -> T:
+    """A body msgspec refused: the schema's faults, then the semantic checks' on what the
+    schema did not already fault, all in one 422. A body the schema finds valid (an integer
+    written ``7.0``) is converted and accepted, so the service takes what the document
+    says it takes."""
     try:
         raw = _ANY.decode(body)
     except msgspec.ValidationError as exc:  # e.g. a number beyond float range
-        return [_entry(_msgspec_fault(exc))]
+        raise validation_error([_entry(_msgspec_fault(exc))]) from None
     except msgspec.DecodeError as exc:
         raise ApiError("malformed_json", f"the body is not valid JSON: {exc}") from None
     found = list(_schema_faults(_validator(kind), raw))
+    if not found:
+        try:
+            value: T = msgspec.convert(raw, kind, strict=False)
+            return value
+        except msgspec.ValidationError as exc:
+            found.append(_msgspec_fault(exc))
     if kind is OptimizeRequest and isinstance(raw, dict):
         faulted = [p.path for p in found]
-        found += [p for p in _semantic(
-            raw.get("bounds"), raw.get("goal", "minimize"), raw.get("engine"),
-            raw.get("max_evaluations"), raw.get("time_limit"), raw.get("target"),
-            raw.get("seed"), raw.get("options")) if not _related(p.path, faulted)]
-    if not found:
-        found.append(_msgspec_fault(first))
-    return [_entry(p) for p in found]
+        found += [p for p in _semantic(raw) if not _related(p.path, faulted)]
+    raise validation_error([_entry(p) for p in found])
 
 
 def _related(path: Path, faulted: list[Path]) -> bool:

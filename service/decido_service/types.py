@@ -284,8 +284,10 @@ class OptimizeResult(Struct, forbid_unknown_fields=True):
     elapsed_ms: float
     seed: Annotated[int, Meta(ge=0)]
     dims: Annotated[int, Meta(ge=1)]
-    history: Annotated[list[tuple[int, float | None]], Meta(
-        description="[evaluations, best] at each improvement")]
+    # pairs as 2-item lists, not tuples: schemathesis 4 misreads a response schema's
+    # prefixItems (it validates them as an OpenAPI 3.0 "items" list)
+    history: Annotated[list[Annotated[list[float | None], Meta(min_length=2, max_length=2)]],
+                       Meta(description="[evaluations, best] at each improvement")]
 
 
 class ProgressEvent(Struct, forbid_unknown_fields=True, tag_field="event", tag="progress"):
