@@ -124,13 +124,12 @@ class _Checked:
     """What :func:`_check` found: the faults, and the parsed arguments when there are none."""
 
     problems: list[Problem]
-    lower: NDArray[np.float64]
-    upper: NDArray[np.float64]
+    bounds: NDArray[np.float64]
     engine: str
     options: dict[str, float]
 
 
-_NO_BOUNDS = np.empty(0, dtype=np.float64)
+_NO_BOUNDS = np.empty((0, 2), dtype=np.float64)
 
 
 def _is_real(value: Any) -> bool:
@@ -179,7 +178,8 @@ def _bounds(bounds: ArrayLike) -> tuple[list[Problem], NDArray[np.float64] | Non
                         f"bounds must have shape (n, 2) with n >= 1, got shape {b.shape}")], None
     lo, hi = b[:, 0], b[:, 1]
     with np.errstate(over="ignore", invalid="ignore"):
-        ok = np.isfinite(lo) & np.isfinite(hi) & (lo <= hi) & np.isfinite(hi - lo)
+        width = hi - lo  # finite and >= 0 exactly when both are finite and in order
+        ok = np.isfinite(width) & (width >= 0)
     if ok.all():
         return [], b
     found = (_pair_problem(int(j), float(lo[j]), float(hi[j])) for j in np.flatnonzero(~ok))
@@ -278,9 +278,8 @@ def _check(
         found += option_faults
     found += _scalars(max_evaluations, time_limit, target, seed)
     if found or b is None:
-        return _Checked(found, _NO_BOUNDS, _NO_BOUNDS, str(engine_id), {})
-    return _Checked([], np.ascontiguousarray(b[:, 0]), np.ascontiguousarray(b[:, 1]),
-                    engine_id, opts)
+        return _Checked(found, _NO_BOUNDS, str(engine_id), {})
+    return _Checked([], b, engine_id, opts)
 
 
 def problems(
@@ -337,7 +336,9 @@ def optimize(
                      time_limit=time_limit, target=target, seed=seed, options=options)
     if checked.problems:
         raise checked.problems[0].error()
-    lower, upper, engine_id, opts = checked.lower, checked.upper, checked.engine, checked.options
+    engine_id, opts = checked.engine, checked.options
+    lower = np.ascontiguousarray(checked.bounds[:, 0])
+    upper = np.ascontiguousarray(checked.bounds[:, 1])
     n = lower.shape[0]
     if isinstance(objective, str):
         program: Any = Expression(objective, n=n)._program

@@ -20,9 +20,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
+from itertools import chain
 from typing import Any, TypeVar
 
 import msgspec
+import numpy as np
 import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
@@ -147,11 +149,16 @@ def _decode(kind: type[T], body: bytes) -> T:
 def _semantic(req: Any) -> list[Problem]:
     """The library's checks of what the types cannot say (``req``: an
     :class:`OptimizeRequest`, or a raw body's dict on the slow path)."""
-    get = req.get if isinstance(req, dict) else lambda name, default=None: getattr(req, name)
+    if isinstance(req, dict):
+        get, bounds = req.get, req.get("bounds")
+    else:  # decoded: n pairs of floats, read into an (n, 2) array in one pass
+        get = lambda name, default=None: getattr(req, name)  # noqa: E731
+        bounds = np.fromiter(chain.from_iterable(req.bounds), np.float64,
+                             2 * req.dims).reshape(req.dims, 2)
     seed = get("seed")
     if isinstance(seed, float) and seed.is_integer():  # JSON Schema's integers admit 7.0
         seed = int(seed)
-    return problems(get("bounds"), goal=get("goal", "minimize"), engine=get("engine"),
+    return problems(bounds, goal=get("goal", "minimize"), engine=get("engine"),
                     max_evaluations=get("max_evaluations"), time_limit=get("time_limit"),
                     target=get("target"), seed=seed, options=get("options"))
 
