@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache, lru_cache
+from functools import lru_cache
 from itertools import chain
 from typing import Any, TypeVar
 
 import msgspec
 import numpy as np
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
 from sanic import Request
 
 import decido
@@ -169,7 +169,6 @@ def _entry(problem: Problem) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- the slow path: every fault
 
-@cache
 def request_schema(kind: type[Any]) -> dict[str, Any]:
     """The JSON Schema of a request type with its components under ``components``
     (the same text as in the OpenAPI document)."""
@@ -177,9 +176,8 @@ def request_schema(kind: type[Any]) -> dict[str, Any]:
     return {**ref, "components": {"schemas": components}}
 
 
-@cache
-def _validator(kind: type[Any]) -> Draft202012Validator:
-    return Draft202012Validator(request_schema(kind))
+_VALIDATORS: dict[type[Any], Any] = {
+    kind: Draft202012Validator(request_schema(kind)) for kind in REQUEST_TYPES.values()}
 
 
 def _decode_slowly(kind: type[T], body: bytes) -> T:
@@ -193,7 +191,7 @@ def _decode_slowly(kind: type[T], body: bytes) -> T:
         raise validation_error([_entry(_msgspec_fault(exc))]) from None
     except msgspec.DecodeError as exc:
         raise ApiError("malformed_json", f"the body is not valid JSON: {exc}") from None
-    found = list(_schema_faults(_validator(kind), raw))
+    found = list(_schema_faults(_VALIDATORS[kind], raw))
     if not found:
         try:
             value: T = msgspec.convert(raw, kind, strict=False)
@@ -211,7 +209,7 @@ def _related(path: Path, faulted: list[Path]) -> bool:
     return any(path[:len(f)] == f or f[:len(path)] == path for f in faulted)
 
 
-def _schema_faults(validator: Draft202012Validator, raw: Any) -> Iterator[Problem]:
+def _schema_faults(validator: Any, raw: Any) -> Iterator[Problem]:
     seen: set[Path] = set()
     for error in sorted(validator.iter_errors(raw), key=lambda e: [str(p) for p in e.path]):
         for problem in _schema_problems(error):
