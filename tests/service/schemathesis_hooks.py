@@ -22,7 +22,7 @@ _REFUSALS = {401, 403, 429, 503}
 
 
 @schemathesis.check
-def schema_valid_data_is_accepted(ctx, response, case) -> bool | None:  # noqa: ANN001
+def schema_valid_data_is_accepted(ctx, response, case) -> bool | None:
     """Data valid under the document is accepted or refused for a semantic reason only."""
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
