@@ -119,8 +119,9 @@ def compile_objective(req: OptimizeRequest) -> decido.Expression:
     """The request's objective compiled for its dimensions; a 422 whose entry has the
     pointer ``/objective_expression`` and the fault's ``position`` when it does not compile.
 
-    The cost grows with the expression and the dimensions (up to ~0.2 s for a 1 MiB body):
-    call it after the cheap caps, off the event loop."""
+    The cost grows with the expression's length and the dimensions (8 ms for a short
+    objective over 174,000 dimensions on the development VM): call it after the cheap caps,
+    off the event loop."""
     try:
         return decido.Expression(req.objective_expression, n=req.dims)
     except decido.ExpressionError as exc:
