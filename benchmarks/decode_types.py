@@ -167,8 +167,9 @@ def _optimize_body(dims: int) -> bytes:
 def _with_checks(decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     def run(body: bytes) -> Any:
         req = decode(body)
-        n = len(req.bounds)  # as the service does: one pass into an (n, 2) array
-        bounds = np.fromiter(chain.from_iterable(req.bounds), np.float64, 2 * n).reshape(n, 2)
+        n = len(req.bounds)  # as the service does for long bounds: an (n, 2) array
+        bounds = req.bounds if n < 32 else np.fromiter(
+            chain.from_iterable(req.bounds), np.float64, 2 * n).reshape(n, 2)
         found = problems(bounds, goal=req.goal, engine=req.engine,
                          max_evaluations=req.max_evaluations, time_limit=req.time_limit,
                          target=req.target, seed=req.seed, options=req.options)

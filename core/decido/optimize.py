@@ -124,7 +124,8 @@ class _Checked:
     """What :func:`_check` found: the faults, and the parsed arguments when there are none."""
 
     problems: list[Problem]
-    bounds: NDArray[np.float64]
+    bounds: Any
+    """an (n, 2) array or a list of n pairs"""
     engine: str
     options: dict[str, float]
 
@@ -164,11 +165,40 @@ def _pairwise(bounds: list[Any] | tuple[Any, ...]) -> list[Problem]:
     return out
 
 
-def _bounds(bounds: ArrayLike) -> tuple[list[Problem], NDArray[np.float64] | None]:
-    """The faults of ``bounds`` and, when there are none, the (n, 2) array."""
+def _python_pairs(bounds: list[Any] | tuple[Any, ...]) -> list[Problem] | None:
+    """The faults of a list of ``[lower, upper]`` pairs of Python numbers, checked in Python
+    (cheaper than NumPy's conversion of a list: ~0.2 µs a pair against ~0.35, and no fixed
+    cost); ``None`` when an item is anything else (NumPy's path then decides)."""
+    found: list[Problem] = []
+    isfinite = math.isfinite
+    for j, pair in enumerate(bounds):
+        if type(pair) is not list and type(pair) is not tuple or len(pair) != 2:
+            return None
+        lo, hi = pair
+        if (type(lo) is not float and type(lo) is not int) or (
+                type(hi) is not float and type(hi) is not int):
+            return None
+        try:
+            width = float(hi) - float(lo)  # finite and >= 0 exactly when both are finite
+        except OverflowError:              # and in order
+            return None
+        if not (width >= 0 and isfinite(width)):
+            problem = _pair_problem(j, float(lo), float(hi))
+            if problem is not None:
+                found.append(problem)
+    return found
+
+
+def _bounds(bounds: ArrayLike) -> tuple[list[Problem], Any]:
+    """The faults of ``bounds`` and, when there are none, the bounds (an (n, 2) array, or
+    the list of pairs as given)."""
+    if isinstance(bounds, (list, tuple)) and bounds:
+        found = _python_pairs(bounds)
+        if found is not None:
+            return found, None if found else bounds
     try:
         b = np.asarray(bounds, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         if isinstance(bounds, (list, tuple)) and bounds:
             return _pairwise(bounds), None
         return [Problem(("bounds",), "invalid_bounds",
@@ -182,7 +212,7 @@ def _bounds(bounds: ArrayLike) -> tuple[list[Problem], NDArray[np.float64] | Non
         ok = np.isfinite(width) & (width >= 0)
     if ok.all():
         return [], b
-    found = (_pair_problem(int(j), float(lo[j]), float(hi[j])) for j in np.flatnonzero(~ok))
+    found = [_pair_problem(int(j), float(lo[j]), float(hi[j])) for j in np.flatnonzero(~ok)]
     return [p for p in found if p is not None], None
 
 
@@ -268,7 +298,7 @@ def _check(
         found.append(Problem(("engine",), "unknown_engine",
                              f"unknown engine {engine_id!r}; engines: {known}"))
     else:
-        n = b.shape[0] if b is not None else len(bounds) if isinstance(bounds, (list, tuple)) \
+        n = len(b) if b is not None else len(bounds) if isinstance(bounds, (list, tuple)) \
             else None
         if n is not None and info["max_dims"] is not None and n > info["max_dims"]:
             found.append(Problem(("bounds",), "invalid_argument",
@@ -337,8 +367,8 @@ def optimize(
     if checked.problems:
         raise checked.problems[0].error()
     engine_id, opts = checked.engine, checked.options
-    lower = np.ascontiguousarray(checked.bounds[:, 0])
-    upper = np.ascontiguousarray(checked.bounds[:, 1])
+    b = np.asarray(checked.bounds, dtype=np.float64)
+    lower, upper = np.ascontiguousarray(b[:, 0]), np.ascontiguousarray(b[:, 1])
     n = lower.shape[0]
     if isinstance(objective, str):
         program: Any = Expression(objective, n=n)._program

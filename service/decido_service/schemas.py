@@ -53,6 +53,10 @@ _DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {
     kind: msgspec.json.Decoder(kind) for kind in REQUEST_TYPES.values()}
 _ANY = msgspec.json.Decoder()
 _COMPONENTS = "#/components/schemas/{name}"
+#: decoded bounds of at least this many pairs are read into an (n, 2) array in one pass
+#: for the library's check (NumPy's fixed cost, ~10 µs, against ~0.3 µs a pair checked in
+#: Python; 174,000 pairs: 24 ms against 85 ms)
+_ARRAY_FROM = 32
 
 #: JSON Schema keyword -> the ``code`` of its error entries
 SCHEMA_CODES: dict[str, str] = {
@@ -152,10 +156,10 @@ def _semantic(req: Any) -> list[Problem]:
     :class:`OptimizeRequest`, or a raw body's dict on the slow path)."""
     if isinstance(req, dict):
         get, bounds = req.get, req.get("bounds")
-    else:  # decoded: n pairs of floats, read into an (n, 2) array in one pass
+    else:
         get = lambda name, default=None: getattr(req, name)  # noqa: E731
-        bounds = np.fromiter(chain.from_iterable(req.bounds), np.float64,
-                             2 * req.dims).reshape(req.dims, 2)
+        bounds = req.bounds if req.dims < _ARRAY_FROM else np.fromiter(
+            chain.from_iterable(req.bounds), np.float64, 2 * req.dims).reshape(req.dims, 2)
     seed = get("seed")
     if isinstance(seed, float) and seed.is_integer():  # JSON Schema's integers admit 7.0
         seed = int(seed)
