@@ -212,8 +212,8 @@ def _bounds(bounds: ArrayLike) -> tuple[list[Problem], Any]:
         ok = np.isfinite(width) & (width >= 0)
     if ok.all():
         return [], b
-    found = [_pair_problem(int(j), float(lo[j]), float(hi[j])) for j in np.flatnonzero(~ok)]
-    return [p for p in found if p is not None], None
+    faults = (_pair_problem(int(j), float(lo[j]), float(hi[j])) for j in np.flatnonzero(~ok))
+    return [p for p in faults if p is not None], None
 
 
 @cache
