@@ -12,6 +12,7 @@ translated by :func:`as_api_error`; anything else is a 500 whose body says nothi
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import orjson
@@ -31,6 +32,7 @@ __all__ = [
     "as_api_error",
     "field_error",
     "limit_error",
+    "pointer_of",
     "problem_body",
     "problem_handler",
     "validation_error",
@@ -98,18 +100,31 @@ class ApiError(SanicException):
         self.extra = dict(extra or {})
 
 
+_FIELD_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+
+
+def pointer_of(field: str) -> str:
+    """The RFC 6901 pointer of a field written ``bounds[3]`` or ``criteria[0].weight``
+    (``/bounds/3``, ``/criteria/0/weight``; ``""`` for the whole body)."""
+    parts = (index or name for index, name in _FIELD_PART.findall(field))
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
 def field_error(
-    field: str, code: str, message: str, position: int | None = None
+    field: str, code: str, message: str, position: int | None = None, *,
+    pointer: str | None = None,
 ) -> dict[str, Any]:
-    """One entry of a 422's ``errors`` list."""
-    out: dict[str, Any] = {"field": field, "code": code, "message": message}
+    """One entry of a 422's ``errors`` list: ``pointer`` (RFC 6901; derived from ``field``
+    unless given), ``field`` (``bounds[3]``), ``code``, ``message``, ``position``?"""
+    out: dict[str, Any] = {"pointer": pointer_of(field) if pointer is None else pointer,
+                           "field": field, "code": code, "message": message}
     if position is not None:
         out["position"] = position
     return out
 
 
 def validation_error(errors: list[dict[str, Any]]) -> ApiError:
-    """A 422 ``validation_failed`` carrying ``errors`` (field, code, message, position?)."""
+    """A 422 ``validation_failed`` carrying ``errors`` (entries of :func:`field_error`)."""
     first = errors[0]
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return ApiError(

@@ -52,8 +52,8 @@ def test_decide_validation_errors_name_the_field_and_position(server: LiveServer
     bad = {**DECISION, "criteria": [{"attribute": "price", "weight": -1}]}
     (error,) = assert_problem(server.request("POST", "/v1/decide", bad, headers=auth(free_key)),
                               422, "validation_failed")["errors"]
-    assert error == {"field": "criteria[0].weight", "code": "non_positive_value",
-                     "message": error["message"]}
+    assert error == {"pointer": "/criteria/0/weight", "field": "criteria[0].weight",
+                     "code": "non_positive_value", "message": error["message"]}
     # a decision that fails validation is still a decision computed: it counts
     assert usage(server, free_key)["decision"]["month"]["used"] == 2
 

@@ -4,6 +4,7 @@ schemathesis (property-based tests generated from it) finds nothing against the 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,9 +16,9 @@ from test_api_decide import DECISION
 
 jsonschema = pytest.importorskip("jsonschema")
 
-SCHEMATHESIS_TIMEOUT = 150
-CHECKS = ("not_a_server_error,response_schema_conformance,status_code_conformance,"
-          "content_type_conformance,response_headers_conformance")
+#: schemathesis's time budget (its --max-time) and the subprocess's hard limit
+SCHEMATHESIS_SECONDS = 60
+SCHEMATHESIS_TIMEOUT = 180
 
 
 def _validator(doc: dict, schema: dict):
@@ -88,16 +89,30 @@ def test_real_responses_match_the_document(server: LiveServer) -> None:
 
 
 def test_schemathesis_against_the_live_server(server: LiveServer, tmp_path: Path) -> None:
+    """Every check, positive and negative data, bounded in time, with a fixed seed.
+
+    The decision operations (/v1/decide, /v1/batch) are left out for now: their schemas
+    are still written by hand (openapi._decision_schemas) until the library publishes
+    them. schemathesis's positive_data_acceptance is replaced by the hooks'
+    schema_valid_data_is_accepted (a 422 for a semantic fault the document cannot express
+    is not a disagreement)."""
     pytest.importorskip("schemathesis")
     key = server.create_key(plan="enterprise", tier="enterprise")["key"]
     cmd = [str(Path(sys.executable).with_name("schemathesis")), "run",
            f"http://127.0.0.1:{server.port}/v1/openapi.json",
-           "-H", f"Authorization: Bearer {key}", "--checks", CHECKS,
-           "--max-examples", "20", "--seed", "20251", "--request-timeout", "20"]
+           "-H", f"Authorization: Bearer {key}", "--exclude-checks",
+           "positive_data_acceptance", "--mode", "all", "--max-time", str(SCHEMATHESIS_SECONDS),
+           "--max-examples", "40", "--seed", "20251", "--request-timeout", "20",
+           "--workers", "1", "--exclude-operation-id", "decide",
+           "--exclude-operation-id", "batch", "--exclude-operation-id", "docs",
+           "--exclude-operation-id", "openapi"]
     if not Path(cmd[0]).exists():
         cmd[0:1] = [sys.executable, "-m", "schemathesis.cli"]
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent),
+                                          os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=SCHEMATHESIS_TIMEOUT,
-                         cwd=tmp_path)
-    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+                         cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stdout[-8000:] + out.stderr[-2000:]
     counts = re.search(r"(\d+) generated, (\d+) passed", out.stdout)
     assert counts and counts[1] == counts[2] and int(counts[1]) >= 100, out.stdout[-3000:]

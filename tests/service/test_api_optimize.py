@@ -53,21 +53,63 @@ def test_validation_lists_every_field(server: LiveServer, free_key: str) -> None
            "engine": "de", "options": {"popsize": 3}, "seed": -1, "color": "red"}
     body = assert_problem(server.request("POST", "/v1/optimize", req, headers=auth(free_key)),
                           422, "validation_failed")
-    fields = {e["field"]: e["code"] for e in body["errors"]}
-    assert fields == {"bounds[3]": "invalid_bounds", "options.popsize": "invalid_option",
-                      "seed": "invalid_argument", "color": "unknown_field"}
+    found = {e["pointer"]: (e["field"], e["code"]) for e in body["errors"]}
+    assert found == {"/bounds/3": ("bounds[3]", "invalid_bounds"),
+                     "/options/popsize": ("options.popsize", "invalid_option"),
+                     "/seed": ("seed", "out_of_range"),
+                     "/color": ("color", "unknown_field")}
     req = {"bounds": [[0, 1]] * 3, "objective_expression": "sum(x**2) + y"}
     (error,) = assert_problem(server.request("POST", "/v1/optimize", req,
                                              headers=auth(free_key)),
                               422, "validation_failed")["errors"]
-    assert error["field"] == "objective_expression" and error["position"] == 12
-    assert error["code"] == "unknown_name"
+    assert error["pointer"] == "/objective_expression" and error["position"] == 12
+    assert error["field"] == "objective_expression" and error["code"] == "unknown_name"
     body = assert_problem(server.request("POST", "/v1/optimize", {"engine": "nope"},
                                          headers=auth(free_key)), 422, "validation_failed")
-    assert {e["field"] for e in body["errors"]} == {"bounds", "objective_expression", "engine"}
+    assert {(e["pointer"], e["code"]) for e in body["errors"]} == {
+        ("/bounds", "required"), ("/objective_expression", "required"),
+        ("/engine", "not_allowed")}
     # invalid requests are not counted as optimizations
     usage = server.request("GET", "/v1/usage", headers=auth(free_key)).json()
     assert usage["optimization"]["month"]["used"] == 0
+
+
+def test_what_the_schema_refuses_is_refused(server: LiveServer, free_key: str) -> None:
+    """The four places where schemathesis once found the document and the service apart
+    (for optimize and keys), and nulls where the document says a string."""
+    cases = [
+        ({**SPHERE, "objective_expression": ""}, "/objective_expression", "invalid_length"),
+        ({**SPHERE, "engine": None}, "/engine", "not_allowed"),
+        ({**SPHERE, "goal": None}, "/goal", "not_allowed"),
+        ({**SPHERE, "options": None}, "/options", "invalid_type"),
+        ({**SPHERE, "bounds": [[0, 1, 2]]}, "/bounds/0", "invalid_length"),
+        ({**SPHERE, "seed": 2**64}, "/seed", "out_of_range"),
+        ({**SPHERE, "time_limit": 0}, "/time_limit", "out_of_range"),
+        ({"objective_expression": "sum(x)"}, "/bounds", "required"),
+    ]
+    for req, pointer, code in cases:
+        body = assert_problem(server.request("POST", "/v1/optimize", req,
+                                             headers=auth(free_key)), 422, "validation_failed")
+        assert [(e["pointer"], e["code"]) for e in body["errors"]] == [(pointer, code)], req
+    # optional numbers may be null (their default), as the document says
+    r = server.request("POST", "/v1/optimize", {**SPHERE, "max_evaluations": None,
+                                                "time_limit": None, "target": None},
+                       headers=auth(free_key))
+    assert r.status == 200, r.body
+    body = assert_problem(server.request("POST", "/v1/keys", {"label": None}), 422,
+                          "validation_failed")
+    assert [(e["pointer"], e["code"]) for e in body["errors"]] == [("/label", "invalid_type")]
+
+
+def test_tier_caps_are_checked_before_the_objective_is_compiled(server: LiveServer,
+                                                                free_key: str) -> None:
+    # 60,000 dimensions (a ~0.4 MB body) and an objective that would not compile: a free
+    # key is refused for its dimensions; nothing is compiled for it
+    wide = {"bounds": [[0, 1]] * 60_000, "objective_expression": "sum(x) + y"}
+    started = time.monotonic()
+    body = assert_problem(server.request("POST", "/v1/optimize", wide, headers=auth(free_key)),
+                          403, "max_dims_exceeded")
+    assert body["requested"] == 60_000 and time.monotonic() - started < 5
 
 
 def test_403_tier_caps(server: LiveServer, free_key: str) -> None:

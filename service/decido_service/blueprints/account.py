@@ -10,7 +10,7 @@ from decido_service import limits
 from decido_service.admission import authenticate, observe, throttle_address
 from decido_service.middleware import endpoint
 from decido_service.responses import json_response
-from decido_service.schemas import json_body, parse_key_request
+from decido_service.schemas import decode_key_request, json_bytes
 
 __all__ = ["bp"]
 
@@ -21,9 +21,10 @@ bp = Blueprint("account")
 @endpoint
 async def create_key(request: Request) -> HTTPResponse:
     """A new free/free key; the secret is in this response only (throttled per address)."""
-    body = parse_key_request(json_body(request, optional=True))
+    body = decode_key_request(json_bytes(request, optional=True))
+    label = body.label if isinstance(body.label, str) else None  # absent: no label
     await throttle_address(request)
-    record, secret = await request.app.ctx.store.create_key("free", "free", body.label)
+    record, secret = await request.app.ctx.store.create_key("free", "free", label)
     out = {"key": secret, "id": record["id"], "prefix": record["prefix"], "plan": record["plan"],
            "tier": record["tier"], "label": record["label"], "created_at": record["created_at"]}
     return json_response(orjson.dumps(out), status=201,

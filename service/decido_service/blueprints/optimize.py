@@ -29,10 +29,12 @@ import decido
 from decido_service import limits
 from decido_service.admission import admit, authenticate, observe, refusals
 from decido_service.errors import ApiError, as_api_error, limit_error, problem_body
+from decido_service.listeners import in_thread
 from decido_service.middleware import endpoint, response_headers, streamed
 from decido_service.responses import json_response
-from decido_service.schemas import OptimizeRequest, json_body, parse_optimize
+from decido_service.schemas import compile_objective, decode_optimize, json_bytes
 from decido_service.store import KeyRecord
+from decido_service.types import OptimizeRequest
 
 __all__ = ["NDJSON", "PROGRESS_INTERVAL", "bp", "execute", "wants_stream"]
 
@@ -48,9 +50,10 @@ async def optimize(request: Request) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key = await authenticate(request)
     async with refusals(request, key, "optimize"):
-        req = parse_optimize(json_body(request))
-        budget = _budget(request, key, req)
-    future, monitor = await _start(request, key, req, budget)
+        req = decode_optimize(json_bytes(request))  # cheap: nothing compiled
+        budget = _budget(request, key, req)  # the tier's caps before any compile
+        objective = await in_thread(request.app.ctx.decide_pool, compile_objective, req)
+    future, monitor = await _start(request, key, req, objective, budget)
     if wants_stream(request):
         await _stream(request, future, monitor)
         return None
@@ -94,8 +97,8 @@ def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str,
 
 
 async def _start(request: Request, key: KeyRecord, req: OptimizeRequest,
-                 budget: dict[str, Any]) -> tuple[asyncio.Future[dict[str, Any]],
-                                                  decido.RunMonitor]:
+                 objective: decido.Expression, budget: dict[str, Any]
+                 ) -> tuple[asyncio.Future[dict[str, Any]], decido.RunMonitor]:
     """Take a slot, count the run, start it in the run pool (recorded when it ends)."""
     ctx = request.app.ctx
     try:
@@ -106,7 +109,8 @@ async def _start(request: Request, key: KeyRecord, req: OptimizeRequest,
     try:
         await admit(request, key, "optimize")
         monitor = decido.RunMonitor()
-        future = asyncio.ensure_future(_run_and_record(ctx, key["id"], req, budget, monitor))
+        future = asyncio.ensure_future(
+            _run_and_record(ctx, key["id"], req, objective, budget, monitor))
     except BaseException:
         ctx.run_slots.release()
         raise
@@ -114,7 +118,8 @@ async def _start(request: Request, key: KeyRecord, req: OptimizeRequest,
     return future, monitor
 
 
-async def _run_and_record(ctx: Any, key_id: str, req: OptimizeRequest, budget: dict[str, Any],
+async def _run_and_record(ctx: Any, key_id: str, req: OptimizeRequest,
+                          objective: decido.Expression, budget: dict[str, Any],
                           monitor: decido.RunMonitor) -> dict[str, Any]:
     """Run in the run pool, then record the run in the store; a task of its own, so a
     client that goes away stops the run (through ``monitor``) but never its record."""
@@ -122,7 +127,8 @@ async def _run_and_record(ctx: Any, key_id: str, req: OptimizeRequest, budget: d
                               "dims": req.dims, "goal": req.goal, "seed": req.seed}
     loop = asyncio.get_running_loop()
     try:
-        body = await loop.run_in_executor(ctx.run_pool, execute, req, budget, monitor)
+        body = await loop.run_in_executor(ctx.run_pool, execute, req, objective, budget,
+                                          monitor)
     except Exception:
         await ctx.store.record_run({**record, "status": "error"})
         raise
@@ -167,11 +173,11 @@ def _line(event: dict[str, Any]) -> bytes:
     return orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE)
 
 
-def execute(req: OptimizeRequest, budget: dict[str, Any],
+def execute(req: OptimizeRequest, objective: decido.Expression, budget: dict[str, Any],
             monitor: decido.RunMonitor) -> dict[str, Any]:
     """Run one optimization (in a pool thread); the response body without its ``id``."""
     r = decido.optimize(
-        req.objective, req.bounds, goal=req.goal, engine=req.engine,
+        objective, req.bounds, goal=req.goal, engine=req.engine,
         max_evaluations=budget["max_evaluations"], time_limit=budget["time_limit"],
         target=req.target, seed=req.seed, options=req.options, monitor=monitor,
     )

@@ -1,0 +1,42 @@
+"""schemathesis hooks for test_api_openapi.py (loaded through ``SCHEMATHESIS_HOOKS``).
+
+``schema_valid_data_is_accepted`` replaces schemathesis's ``positive_data_acceptance``: a
+request that the document says is valid must be answered 2xx, or refused for a reason the
+document does not claim to describe — credentials or caps (401, 403), counters or
+overload (429, 503), or a 422 whose every fault is one of the library's semantic checks
+(bounds out of order, options outside the engine's ranges, an expression that does not
+compile). A 400, a 415, or a 422 naming a schema fault (``invalid_type``, ``required``,
+``unknown_field``, ``not_allowed``, ``out_of_range``, ``invalid_length``, ...) means that the
+document and the service disagree.
+"""
+
+from __future__ import annotations
+
+import json
+
+import schemathesis
+
+from decido_service.schemas import SCHEMA_CODES
+
+_REFUSALS = {401, 403, 429, 503}
+
+
+@schemathesis.check
+def schema_valid_data_is_accepted(ctx, response, case) -> bool | None:
+    """Data valid under the document is accepted or refused for a semantic reason only."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive:
+        return None
+    status = response.status_code
+    if 200 <= status < 300 or status in _REFUSALS:
+        return None
+    faults = []
+    if status == 422:
+        faults = json.loads(response.content).get("errors", [])
+        schema_faults = [f for f in faults if f["code"] in set(SCHEMA_CODES.values()) | {
+            "invalid_value"}]
+        if faults and not schema_faults:
+            return None
+        faults = schema_faults or faults
+    raise AssertionError(f"a request valid under the document was refused with {status}: "
+                         f"{faults or response.content[:300]!r}")
