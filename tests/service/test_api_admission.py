@@ -116,3 +116,23 @@ def test_a_held_write_lock_does_not_stall_the_event_loop(tmp_path) -> None:
             holder.close()
             thread.join(10)
         assert waiting["status"] == 200  # and it went through once the lock was free
+
+
+def test_oversized_runs_are_refused_before_compiling_and_charged(tmp_path) -> None:
+    """The attack of 1 MB bodies with 110,000 bounds from a Free key: each is refused by
+    the Max Dims cap (decoded in a thread, never compiled), charged to the refused budget,
+    and once that is spent the key gets 429 while its real allowance stays whole."""
+    tiers = {"free": {"refused": 2}}
+    body = {"bounds": [[-1, 1]] * 110_000, "objective_expression": "sum(x**2)"}  # ~1 MB
+    with running(tmp_path, {"DECIDO_TIERS": json.dumps(tiers)}, workers=1) as srv:
+        key = srv.create_key()["key"]
+        statuses = []
+        for _ in range(3):
+            r = srv.request("POST", "/v1/optimize", body, headers=auth(key))
+            statuses.append(r.status)
+            assert r.header("x-ratelimit-remaining") == "10"
+        assert statuses == [403, 403, 429]
+        assert r.json()["code"] == "too_many_refused"
+        assert srv.request("GET", "/v1/health").status == 200
+        usage = srv.request("GET", "/v1/usage", headers=auth(key)).json()["optimization"]
+        assert usage["minute"]["remaining"] == 10 and usage["month"]["used"] == 0

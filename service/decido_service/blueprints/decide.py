@@ -4,7 +4,7 @@ The JSON body goes to :func:`decido.decide` / :func:`decido.decide_batch` unchan
 answer comes back unchanged; a ``DecisionError`` is a 422 naming the field. A decision is
 counted on the month when it is computed, ok or error (k for a batch of k items).
 
-A small request (a body of at most :data:`INLINE_BYTES` bytes) is decided on the event loop
+A small request (a body of at most ``listeners.INLINE_BYTES`` bytes) is decided on the event loop
 right after it is counted: it takes tens of microseconds, less than handing it to a thread.
 Larger ones run in the worker's decision threads.
 """
@@ -22,7 +22,7 @@ import decido
 from decido_service import limits
 from decido_service.admission import admit, authenticate, refusals
 from decido_service.errors import limit_error
-from decido_service.listeners import in_thread
+from decido_service.listeners import by_size
 from decido_service.middleware import endpoint
 from decido_service.responses import json_response
 from decido_service.schemas import batch_size, json_body
@@ -30,18 +30,11 @@ from decido_service.schemas import batch_size, json_body
 __all__ = ["bp"]
 
 bp = Blueprint("decide")
-#: bodies up to this size are decided on the event loop (the size bounds the work: at most
-#: a few dozen options or a short expression), larger ones in a thread
-INLINE_BYTES = 4096
 
 
 async def _run(request: Request, fn: Callable[[Any], dict[str, Any]], body: Any) -> HTTPResponse:
-    """``fn(body)`` on the event loop for a small body, else in the decision threads."""
-    if len(request.body) <= INLINE_BYTES:
-        result = fn(body)
-    else:
-        result = await in_thread(request.app.ctx.decide_pool, fn, body)
-    return json_response(orjson.dumps(result))
+    """``fn(body)``, on the event loop for a small body (:func:`listeners.by_size`)."""
+    return json_response(orjson.dumps(await by_size(request, fn, body)))
 
 
 @bp.post("/decide")

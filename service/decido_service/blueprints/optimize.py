@@ -29,7 +29,7 @@ import decido
 from decido_service import limits
 from decido_service.admission import admit, authenticate, observe, refusals
 from decido_service.errors import ApiError, as_api_error, limit_error, problem_body
-from decido_service.listeners import in_thread
+from decido_service.listeners import by_size, in_thread
 from decido_service.middleware import endpoint, response_headers, streamed
 from decido_service.responses import json_response
 from decido_service.schemas import compile_objective, decode_optimize, json_bytes
@@ -50,7 +50,8 @@ async def optimize(request: Request) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key = await authenticate(request)
     async with refusals(request, key, "optimize"):
-        req = decode_optimize(json_bytes(request))  # cheap: nothing compiled
+        # nothing compiled yet; a large body is decoded in a thread
+        req = await by_size(request, decode_optimize, json_bytes(request))
         budget = _budget(request, key, req)  # the tier's caps before any compile
         objective = await in_thread(request.app.ctx.decide_pool, compile_objective, req)
     future, monitor = await _start(request, key, req, objective, budget)
