@@ -54,7 +54,8 @@ class Scored:
 
 def _safe(div: Array) -> Array:
     """A divisor with zeros replaced by 1 (the caller fixes those columns)."""
-    return div + (div == 0)  # adds 1.0 to zeros, 0.0 (exactly nothing) elsewhere
+    out: Array = div + (div == 0)  # adds 1.0 to zeros, 0.0 (exactly nothing) elsewhere
+    return out
 
 
 def _flags(benefit: Mask) -> bytes:
@@ -84,7 +85,7 @@ def minmax_for_weights(X: Array, benefit: Mask) -> Array:
     """Goal-aware min-max scaling for CRITIC weights (constant columns 0)."""
     lo, hi = X.min(axis=0), X.max(axis=0)
     span = hi - lo
-    R = np.where(benefit, X - lo, hi - X) / _safe(span)
+    R: Array = np.where(benefit, X - lo, hi - X) / _safe(span)
     R[:, span == 0] = 0.0
     return R
 
@@ -131,7 +132,8 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
     total = d.sum()
     if not (total > 0 and np.isfinite(total)):
         return None
-    return d / total
+    weights: Array = d / total
+    return weights
 
 
 # ---------------------------------------------------------------- methods

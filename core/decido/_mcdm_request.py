@@ -551,7 +551,7 @@ def _criterion(
             "(or use weighting 'equal', 'entropy', 'critic' or 'std')",
         )
         ok = False
-    return Criterion(name, goal == "maximize", weight) if ok else None
+    return Criterion(str(name), goal == "maximize", weight) if ok else None
 
 
 def _params(method: str, value: Any, plan: Plan, faults: Faults) -> dict[str, Any]:

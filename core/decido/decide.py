@@ -112,7 +112,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     for j in range(n_constraints):
         value = programs[j].evaluate_many(Xv)
         holds[j] = (value != 0) & ~np.isnan(value)
-    feasible_mask = holds.all(axis=0)
+    feasible_mask: NDArray[np.bool_] = np.logical_and.reduce(holds, axis=0)
     feasible = np.flatnonzero(feasible_mask)
     infeasible = _infeasible(plan.constraints, holds, feasible_mask, ids)
     # the criteria are the first columns; column-major, since every method
@@ -329,7 +329,8 @@ def _names(
     compiles again.  An attribute named like a constant (``pi``, ``e``) shadows it
     where the text uses that name.  Faults go to ``faults`` (None)."""
     names = list(shadow)
-    while True:
+    program: Expression | None = None
+    while program is None:
         try:
             program = Expression(text, variables=names)
         except ExpressionError as exc:
@@ -351,7 +352,6 @@ def _names(
                 return None
             expression_fault(faults, exc, where)
             return None
-        break
     if shadow:  # keep a shadowing attribute only where the text uses its name
         used = program.structure.used.tolist()
         kept = [n for n, u in zip(names, used, strict=True) if u or n not in shadow]
@@ -384,7 +384,7 @@ def _matrix(attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults) 
 
 def _values(
     attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults
-) -> array.array | None:
+) -> array.array[float] | None:
     """Options x columns, row-major, as an ``array('d')`` of finite values (JSON booleans
     count as 1 and 0), or None when some value is missing or not a finite number (each
     such value is a fault).
@@ -411,7 +411,7 @@ def _values(
 
 def _checked(
     attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults
-) -> array.array | None:
+) -> array.array[float] | None:
     """:func:`_values` walked value by value: every fault found goes to ``faults``."""
     flat = array.array("d", bytes(8 * len(attrs) * len(columns)))
     ok = True
@@ -600,6 +600,7 @@ def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array]:
     if plan.weighting in _SET_WEIGHTS:
         w = np.array(_weights(plan), dtype=np.float64)
     else:
+        assert plan.weighting is not None  # a multi-criteria method has one
         auto = auto_weights(Xc, benefit, plan.weighting)
         if auto is None:
             w = np.full(k, 1.0 / k)
