@@ -638,20 +638,19 @@ def _answer(
     options that share a rank (scores within ``RANK_TOLERANCE`` of the largest score
     magnitude), each in rank then input order; ``best`` is the first of its group."""
     order, ranks = competition_ranks(scored.score, plan.higher_is_better, RANK_TOLERANCE)
-    all_ids = [ids[i] for i in (order if feasible is None else feasible[order]).tolist()]
-    all_ranks = ranks.tolist()
+    options = order if feasible is None else feasible[order]
     ties: list[list[Any]] = []
-    for p in range(1, len(all_ranks)):
-        if all_ranks[p] == all_ranks[p - 1]:
-            if p == 1 or all_ranks[p - 2] != all_ranks[p]:
-                ties.append([all_ids[p - 1]])
-            ties[-1].append(all_ids[p])
+    for p in np.flatnonzero(ranks[1:] == ranks[:-1]).tolist():  # p + 1 ties with p
+        if p == 0 or ranks[p] != ranks[p - 1]:  # a new group
+            ties.append([ids[int(options[p])]])
+        ties[-1].append(ids[int(options[p + 1])])
+    best_is_tied = len(ranks) > 1 and int(ranks[1]) == 1
     if plan.top_k is not None:
-        order, all_ranks = order[: plan.top_k], all_ranks[: plan.top_k]
+        order, options, ranks = order[: plan.top_k], options[: plan.top_k], ranks[: plan.top_k]
     scores = _floats(scored.score[order].tolist())
     ranking = [
-        {"id": oid, "rank": r, "score": s}
-        for oid, r, s in zip(all_ids, all_ranks, scores, strict=False)
+        {"id": ids[i], "rank": r, "score": s}
+        for i, r, s in zip(options.tolist(), ranks.tolist(), scores, strict=True)
     ]
     if plan.explain:
         parts = {
@@ -665,8 +664,8 @@ def _answer(
             entry["explanation"] = {key: value[n] for key, value in parts.items()}
     out.update(
         status="ok",
-        best=all_ids[0],
-        best_is_tied=len(ranks) > 1 and int(ranks[1]) == 1,
+        best=ranking[0]["id"],
+        best_is_tied=best_is_tied,
         ties=ties,
         ranking=ranking,
     )

@@ -116,3 +116,14 @@ def test_sensitivity_is_json_and_only_when_asked():
     assert "sensitivity" not in expr
     assert any(w["code"] == "ignored_field" and w["path"] == "sensitivity"
                for w in expr["warnings"])
+
+
+def test_ties_and_best_is_tied_do_not_depend_on_top_k():
+    out = decido.decide({"options": OPTS, "criteria": CRIT, "top_k": 1})
+    assert [e["id"] for e in out["ranking"]] == ["b"]
+    assert out["ties"] == [["b", "c"], ["d", "e"]] and out["best_is_tied"] is True
+    three = OPTS[:1] + [dict(o, id=f"{o['id']}{n}") for o in OPTS[1:2] for n in range(3)]
+    crit = [{"attribute": "x", "weight": 2}, {"attribute": "y", "weight": 1}]
+    out = decido.decide({"options": three, "criteria": crit})
+    assert out["ties"] == [["b0", "b1", "b2"]] and out["best"] == "b0"
+    assert [e["rank"] for e in out["ranking"]] == [1, 1, 1, 4]
