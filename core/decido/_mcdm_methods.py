@@ -59,7 +59,8 @@ def _safe(div: Array) -> Array:
 
 
 def _flags(benefit: Mask) -> bytes:
-    return benefit.astype(np.uint8).tobytes()
+    """The k bytes (1 = maximize) the kernels read: a bool array's own bytes."""
+    return benefit.tobytes()
 
 
 # ---------------------------------------------------------------- normalizations

@@ -98,11 +98,17 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     ]
     if plan.expression is not None:
         texts.append((("expression",), plan.expression))
-    programs, variables, uses = _compile_all(texts, attrs, faults)
+    programs, variables, uses = (
+        _compile_all(texts, attrs, faults) if texts else ([], [], [])
+    )
     columns = list(dict.fromkeys(located + variables))
     X = _matrix(attrs, columns, faults)
     faults.check()
     assert X is not None and programs is not None
+    k = len(criteria)
+    if not texts:  # every option is feasible; the criteria are the matrix
+        out = _header(plan, len(ids), len(ids))
+        return _decide_mcdm(plan, out, np.asfortranarray(X), None, ids, criteria, [])
     col = {name: j for j, name in enumerate(columns)}
     Xv = X[:, [col[v] for v in variables]] if variables else np.empty((len(ids), 0))
 
@@ -117,7 +123,6 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     infeasible = _infeasible(plan.constraints, holds, feasible_mask, ids)
     # the criteria are the first columns; column-major, since every method
     # reduces over the options, down the columns
-    k = len(criteria)
     all_feasible = feasible.size == len(ids)
     Xc = np.asfortranarray(X[:, :k] if all_feasible else X[feasible_mask, :k])
     out = _header(plan, len(ids), feasible.size)
@@ -639,12 +644,19 @@ def _answer(
     magnitude), each in rank then input order; ``best`` is the first of its group."""
     order, ranks = competition_ranks(scored.score, plan.higher_is_better, RANK_TOLERANCE)
     options = order if feasible is None else feasible[order]
+    m = len(ranks)
+    # p + 1 ties with p (for a few options, Python costs less than NumPy's calls)
+    if m <= SMALL_MATRIX:
+        rank_list = ranks.tolist()
+        tied = [p for p in range(m - 1) if rank_list[p] == rank_list[p + 1]]
+    else:
+        tied = np.flatnonzero(ranks[1:] == ranks[:-1]).tolist()
     ties: list[list[Any]] = []
-    for p in np.flatnonzero(ranks[1:] == ranks[:-1]).tolist():  # p + 1 ties with p
+    for p in tied:
         if p == 0 or ranks[p] != ranks[p - 1]:  # a new group
             ties.append([ids[int(options[p])]])
         ties[-1].append(ids[int(options[p + 1])])
-    best_is_tied = len(ranks) > 1 and int(ranks[1]) == 1
+    best_is_tied = bool(tied) and tied[0] == 0
     if plan.top_k is not None:
         order, options, ranks = order[: plan.top_k], options[: plan.top_k], ranks[: plan.top_k]
     scores = _floats(scored.score[order].tolist())
