@@ -188,13 +188,13 @@ class DecisionError(DecidoError, ValueError):
         more = f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
         super().__init__(f"{self.path}: {message}{at}{more}" if self.path else message + more)
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"code", "message", "path"}`` (the first fault), ``"position"`` for an
-        expression, and ``"errors"`` (every fault) when there are several."""
+    def to_dict(self, errors: bool = False) -> dict[str, Any]:
+        """``{"code", "message", "path"}`` of the first fault, ``"position"`` for an
+        expression; with ``errors``, also ``"errors"`` (every fault)."""
         out: dict[str, Any] = {"code": self.code, "message": self.message, "path": self.path}
         if self.position is not None:
             out["position"] = self.position
-        if len(self.errors) > 1:
+        if errors:
             out["errors"] = self.errors
         return out
 
