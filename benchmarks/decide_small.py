@@ -1,6 +1,10 @@
 """Per-call cost of ``decido.decide``, and what the C kernels earn, side by side.
 
 Run: ``.venv/bin/python benchmarks/decide_small.py [calls]`` from the repository root.
+For instruction counts, ``benchmarks/decide_small.py --calls METHOD kernel|numpy N`` only
+makes 20 + N calls on the 5 x 2 payload with METHOD; run it under ``valgrind
+--tool=callgrind --callgrind-out-file=/dev/null`` for N = 50 and N = 550 and divide the
+difference of the "Collected" totals by 500.
 
 For each request (the service's load-test payload, TOPSIS over 5 options x 2 criteria;
 every method at 5 options; a request with one constraint; then the kernel methods at
@@ -181,7 +185,19 @@ def per_call(request: dict, calls: int, repeats: int = 3, between: bool = False)
     return best / calls * 1e6
 
 
+def calls_only(method: str, impl: str, n: int) -> None:
+    """20 + n calls of ``decide`` on the 5 x 2 payload (for an instruction count)."""
+    request = {**DECIDE, "method": method}
+    if impl == "numpy":
+        METHODS_MODULE.METHODS[method] = NUMPY[method]
+    for _ in range(20 + n):
+        decido.decide(request)
+
+
 def main(argv: list[str]) -> None:
+    if len(argv) > 1 and argv[1] == "--calls":
+        calls_only(argv[2], argv[3], int(argv[4]))
+        return
     calls = int(argv[1]) if len(argv) > 1 else 2_000
     print(f"{'request':28s} {'loop':>8s} {'numpy':>8s} {'ratio':>6s}   "
           f"{'between':>8s} {'numpy':>8s} {'ratio':>6s}   (us/call)")  # fmt: skip
