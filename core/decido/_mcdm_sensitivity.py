@@ -98,27 +98,49 @@ def _linear(s0: Array, s1: Array, t0: float, best: int, higher: bool, rel_tol: f
     a = g0 - g0[best]  # how far each option is ahead of the top one at t = 0
     c = (g1 - g0) - (g1[best] - g0[best])  # and how fast it gains with t
     with np.errstate(divide="ignore", invalid="ignore"):
-        cross = np.where(c != 0, -a / c, np.nan)
-        # the ranking's tolerance at each crossing: an option before the top one in
-        # input order takes the top as soon as it is within it, one after only once
-        # it is ahead by more than it
-        at = s0[None, :] + np.nan_to_num(cross)[:, None] * (s1 - s0)[None, :]
-        tol = rel_tol * np.abs(at).max(axis=1)
-        ahead = np.where(np.arange(a.shape[0]) < best, -tol, tol)
-        cross = np.where(c != 0, (ahead - a) / c, np.nan)
-    up = (c > 0) & (cross >= t0)
-    down = (c < 0) & (cross <= t0)
+        exact = np.where(c != 0, -a / c, np.nan)
+    # the ranking's tolerance, rel_tol times the largest |score| at the crossing: an
+    # option before the top one in input order takes the top as soon as it is within
+    # it, one after only once it is ahead by more than it
+    before = np.arange(a.shape[0]) < best
+    rising = (c > 0) & (exact >= t0)
+    falling = (c < 0) & (exact <= t0)
     upper, above = 1.0, None
-    if up.any():
-        t = float(cross[up].min())
+    if rising.any():
+        cross = _shifted(exact, rising, np.min, s0, s1, c, a, before, rel_tol)
+        t = max(float(np.nanmin(cross)), t0)
         if t < 1.0:
-            upper, above = t, _first(up & (cross == t), c)
+            upper, above = t, _first(rising & (cross <= t), c)
     lower, below = 0.0, None
-    if down.any():
-        t = float(cross[down].max())
+    if falling.any():
+        cross = _shifted(exact, falling, np.max, s0, s1, c, a, before, rel_tol)
+        t = min(float(np.nanmax(cross)), t0)
         if t > 0.0:
-            lower, below = t, _first(down & (cross == t), -c)
+            lower, below = t, _first(falling & (cross >= t), -c)
     return lower, upper, below, above
+
+
+def _shifted(
+    exact: Array,
+    mask: NDArray[np.bool_],
+    pick: Callable[[Array], float],
+    s0: Array,
+    s1: Array,
+    c: Array,
+    a: Array,
+    before: NDArray[np.bool_],
+    rel_tol: float,
+) -> Array:
+    """The crossings in ``mask`` moved by the ranking's tolerance (NaN elsewhere), the
+    largest |score| taken at the nearest exact crossing (``pick``: min going up, max
+    going down), so that this costs O(m)."""
+    out = np.full(exact.shape, np.nan)
+    if not mask.any():
+        return out
+    t = float(pick(exact[mask]))
+    tol = rel_tol * float(np.abs(s0 + t * (s1 - s0)).max())
+    out[mask] = (np.where(before, -tol, tol)[mask] - a[mask]) / c[mask]
+    return out
 
 
 def _first(crossing: NDArray[np.bool_], gain: Array) -> int:
