@@ -82,6 +82,21 @@ class DecideMethods(_CpuTimer):
         decido.decide(self.request)
 
 
+class Sensitivity(_CpuTimer):
+    """The weight intervals of the top choice: wsm (solved exactly) and topsis (scanned
+    and bisected) on 1,000 options x 8 criteria, one constraint."""
+
+    params = (["wsm", "topsis"],)
+    param_names = ["method"]
+    timeout = 120
+
+    def setup(self, method):
+        self.request = {**decision(1_000, method), "sensitivity": True}
+
+    def time_decide(self, method):
+        decido.decide(self.request)
+
+
 class Batch(_CpuTimer):
     """decide_batch over 1,000 small decisions (10 options x 4 criteria each)."""
 

@@ -2,7 +2,7 @@
 
 from decido._expr import c_version as _c_version
 from decido.decide import LIMITS as DECISION_LIMITS
-from decido.decide import DecisionError, decide, decide_batch
+from decido.decide import DecisionError, decide, decide_batch, decision_schemas
 from decido.errors import DecidoError, EngineError, ExpressionError
 from decido.expression import DEFAULT_LIMITS, Expression, Structure
 from decido.optimize import (
@@ -30,6 +30,7 @@ __all__ = [
     "__version__",
     "decide",
     "decide_batch",
+    "decision_schemas",
     "default_engine",
     "engines",
     "maximize",

@@ -171,14 +171,21 @@ cdef extern from "decido.h" nogil:
     dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,
                                   double rel_tol, int64_t *order, int64_t *rank)
 
-    dc_status dc_mcdm_topsis_vector(const double *X, size_t m, size_t k,
-                                    const unsigned char *benefit, const double *w,
-                                    const unsigned char *constant, double *R, double *V,
-                                    double *score, double *d_best, double *d_worst)
-    dc_status dc_mcdm_wsm_minmax(const double *X, size_t m, size_t k,
-                                 const unsigned char *benefit, const double *w,
-                                 const unsigned char *constant, double *R, double *C,
-                                 double *score, int *zero_tie)
+    ctypedef enum dc_normalization:
+        DC_NORM_MINMAX
+        DC_NORM_VECTOR
+        DC_NORM_SUM
+        DC_NORM_MAX
+        DC_NORM_LINEAR
+
+    dc_status dc_mcdm_normalize(const double *X, size_t m, size_t k,
+                                const unsigned char *benefit, dc_normalization norm, double *R)
+    dc_status dc_mcdm_topsis(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                             const double *w, dc_normalization norm, double *R, double *V,
+                             double *score, double *d_best, double *d_worst)
+    dc_status dc_mcdm_wsm(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                          const double *w, dc_normalization norm, double *R, double *C,
+                          double *score)
     dc_status dc_mcdm_moora(const double *X, size_t m, size_t k, const unsigned char *benefit,
                             const double *w, double *R, double *C, double *score)
     dc_status dc_mcdm_vikor(const double *X, size_t m, size_t k, const unsigned char *benefit,

@@ -1,15 +1,15 @@
 """Normalizations, automatic weights and the multi-criteria scoring methods.
 
-Pure NumPy over a feasible-options x criteria matrix ``X`` (m x k, float64, finite),
-with ``benefit`` (k bools: True = maximize), weights ``w`` (k, summing to 1) and
-``constant`` (k bools: the criterion has one value over the feasible options;
-None when no criterion is constant).
-Nothing here loops over options; requests, validation and output live in
-``decido.decide``.  Small matrices of the common methods (TOPSIS, WSM with
-min-max, MOORA, VIKOR, SPOTIS) take one-pass C kernels (``decido._mcdm``,
-csrc/decide/kernels.c) that give the NumPy code's bits; see ``_fast``.
-Every method returns a ``Scored``: one score per option (NaN where the method
-cannot give one) and the named intermediate arrays that the explanations show.
+One implementation per method over a feasible-options x criteria matrix ``X``
+(m x k, float64, finite, column-major), with ``benefit`` (k bools: True = maximize)
+and weights ``w`` (k, summing to 1).  The normalizations, TOPSIS, WSM, MOORA, VIKOR
+and SPOTIS are C kernels (``decido._mcdm``, csrc/decide/kernels.c): on the service's
+small requests they cost a third to a half of the NumPy code they replaced
+(docs/decisions.md, "Limits and cost"); the other methods and the weights are
+vectorized NumPy.  Nothing here loops over options in Python; requests, validation
+and output live in ``decido.decide``.  Every method returns a ``Scored``: one score
+per option (NaN where the method cannot give one) and the named intermediate arrays
+that the explanations show.
 """
 
 from __future__ import annotations
@@ -22,15 +22,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from decido import _mcdm
-from decido._mcdm import FAST_MAX_OPTIONS
+from decido._mcdm import NORMALIZATIONS as NORMALIZATIONS  # the names, in C's order
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
 
-NORMALIZATIONS = ("minmax", "vector", "sum", "max", "linear")
 #: normalizations that divide by the values or by their maximum: values must be > 0
 POSITIVE_NORMALIZATIONS = frozenset({"sum", "max", "linear"})
 WEIGHTINGS = ("given", "equal", "entropy", "critic", "std")
+#: automatic weightings that read the raw values and need them >= 0
+NON_NEGATIVE_WEIGHTINGS = frozenset({"entropy"})
 
 #: memory bound for PROMETHEE II blocks: elements of one (block x m x k) array
 PROMETHEE_BLOCK_ELEMENTS = 1 << 21
@@ -51,28 +52,22 @@ class Scored:
     compromise: list[int] | None = None
 
 
-def _fast(X: Array, w: Array) -> bool:
-    """Whether the one-pass C kernels (``decido._mcdm``) may score ``X``: they give
-    the NumPy code's bits on Fortran-ordered float64 matrices of 2 to
-    ``FAST_MAX_OPTIONS`` options (tests/decide/test_decide_fast.py)."""
-    return (
-        2 <= X.shape[0] <= FAST_MAX_OPTIONS
-        and X.dtype == np.float64
-        and X.flags.f_contiguous
-        and w.dtype == np.float64
-        and w.flags.c_contiguous
-    )
-
-
 def _safe(div: Array) -> Array:
     """A divisor with zeros replaced by 1 (the caller fixes those columns)."""
-    return div + (div == 0)  # adds 1.0 to zeros, 0.0 (exactly nothing) elsewhere
+    out: Array = div + (div == 0)  # adds 1.0 to zeros, 0.0 (exactly nothing) elsewhere
+    return out
+
+
+def _flags(benefit: Mask) -> bytes:
+    """The k bytes (1 = maximize) the kernels read: a bool array's own bytes."""
+    return benefit.tobytes()
 
 
 # ---------------------------------------------------------------- normalizations
-def normalize(X: Array, benefit: Mask, name: str, constant: Mask | None) -> Array:
-    """Column-wise normalization; cost criteria use the usual cost variant so that
-    larger is better in every column.  Constant criteria are 1 (every option ideal).
+def normalize(X: Array, benefit: Mask, name: str) -> Array:
+    """Column-wise normalization (``decido._mcdm.normalize``); cost criteria use the
+    usual cost variant so that larger is better in every column.  A zero divisor
+    (the min-max span, the vector norm) makes the column 1 for every option.
 
     ========  ====================  ======================
     name      benefit               cost
@@ -84,40 +79,14 @@ def normalize(X: Array, benefit: Mask, name: str, constant: Mask | None) -> Arra
     linear    x/max                 min/x
     ========  ====================  ======================
     """
-    # no division by zero: spans and norms are guarded, and the divisions by
-    # values or maxima only run on values > 0 (checked by the caller).  The
-    # benefit formula fills R, then the cost formula overwrites the cost
-    # columns (ufunc ``where=``): each element is computed once, by its formula.
-    cost = ~benefit
-    if name == "minmax":
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        R = X - lo
-        np.subtract(hi, X, out=R, where=cost)
-        R /= _safe(hi - lo)
-    elif name == "vector":
-        R = X / _safe(np.sqrt(np.einsum("ij,ij->j", X, X)))
-        np.subtract(1.0, R, out=R, where=cost)
-    elif name == "sum":
-        inv = 1.0 / X
-        R = np.where(benefit, X / X.sum(axis=0), inv / inv.sum(axis=0))
-    elif name == "max":
-        R = X / X.max(axis=0)
-        np.subtract(1.0, R, out=R, where=cost)
-    elif name == "linear":
-        R = X / X.max(axis=0)
-        np.divide(X.min(axis=0), X, out=R, where=cost)
-    else:  # pragma: no cover - validated before
-        raise ValueError(f"unknown normalization {name!r}")
-    if constant is not None:
-        R[:, constant] = 1.0
-    return R
+    return _mcdm.normalize(X, _flags(benefit), name)
 
 
 def minmax_for_weights(X: Array, benefit: Mask) -> Array:
-    """Goal-aware min-max scaling for CRITIC and std weights (constant columns 0)."""
+    """Goal-aware min-max scaling for CRITIC weights (constant columns 0)."""
     lo, hi = X.min(axis=0), X.max(axis=0)
     span = hi - lo
-    R = np.where(benefit, X - lo, hi - X) / _safe(span)
+    R: Array = np.where(benefit, X - lo, hi - X) / _safe(span)
     R[:, span == 0] = 0.0
     return R
 
@@ -127,12 +96,13 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
     """Objective weights from the feasible options, or None when degenerate
     (one option, or no criterion discriminates).
 
-    * ``entropy``: p = x/sum(x) (cost criteria: reciprocals, (1/x)/sum(1/x)),
-      E = -sum(p ln p)/ln m with 0 ln 0 = 0, w ~ 1 - E.
+    * ``entropy`` (scikit-criteria's convention): p = x/sum(x) over the raw
+      values, goals ignored (values >= 0, checked by the caller), 0 ln 0 = 0,
+      E = -sum(p ln p)/ln m, w ~ 1 - E; a column of zeros has E = 1.
     * ``critic``: goal-aware min-max scaling, w ~ sigma_j * sum_k (1 - r_jk);
       correlation with a constant criterion counts as 0.
-    * ``std``: w ~ standard deviation of the min-max scaled criterion, so
-      that weights do not depend on the attributes' units.
+    * ``std``: w ~ the sample standard deviation (ddof = 1) of the raw values
+      (pymcdm and scikit-criteria agree).
     """
     m, k = X.shape
     if m < 2:
@@ -140,10 +110,9 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
     if how == "equal":
         return np.full(k, 1.0 / k)
     if how == "entropy":
+        total = X.sum(axis=0)
+        P = X / _safe(total)
         with np.errstate(divide="ignore", invalid="ignore"):
-            V = np.where(benefit, X, 1.0 / X)
-            total = V.sum(axis=0)
-            P = V / _safe(total)
             plogp = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
         E = -plogp.sum(axis=0) / np.log(m)
         E[total == 0] = 1.0
@@ -157,89 +126,46 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
         d = sigma * (1.0 - corr).sum(axis=0)
         d[sigma == 0] = 0.0
     elif how == "std":
-        d = minmax_for_weights(X, benefit).std(axis=0, ddof=1)
+        d = X.std(axis=0, ddof=1)
+        d[X.max(axis=0) == X.min(axis=0)] = 0.0  # exactly 0, not rounding noise
     else:  # pragma: no cover - validated before
         raise ValueError(f"unknown weighting {how!r}")
     total = d.sum()
-    if not total > 0:
+    if not (total > 0 and np.isfinite(total)):
         return None
-    return d / total
+    weights: Array = d / total
+    return weights
 
 
 # ---------------------------------------------------------------- methods
-def wsm(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
-    """Weighted sum of the normalized values (default normalization minmax).
-
-    Min-max on a small matrix takes one C pass (``decido._mcdm.wsm_minmax``),
-    unless a +0.0/-0.0 tie at a column extreme leaves NumPy's bits unspecified.
-    """
-    if p["normalization"] == "minmax" and _fast(X, w):
-        out = _mcdm.wsm_minmax(
-            X, benefit.tobytes(), w, None if constant is None else constant.tobytes()
-        )
-        if out is not None:
-            score, R, C = out
-            return Scored(score, {"normalized": R, "contribution": C})
-    R = normalize(X, benefit, p["normalization"], constant)
-    C = R * w
-    return Scored(C.sum(axis=1), {"normalized": R, "contribution": C})
+def wsm(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
+    """Weighted sum of the normalized values (default normalization minmax), one C
+    pass (``decido._mcdm.wsm``)."""
+    score, R, C = _mcdm.wsm(X, _flags(benefit), w, p["normalization"])
+    return Scored(score, {"normalized": R, "contribution": C})
 
 
-def wpm(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
+def wpm(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """Weighted product: prod_j r_ij ** w_j (the product, not its log)."""
-    R = normalize(X, benefit, p["normalization"], constant)
+    R = normalize(X, benefit, p["normalization"])
     F = R**w
     return Scored(F.prod(axis=1), {"normalized": R, "factor": F})
 
 
-def topsis(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
-    """Closeness d- / (d+ + d-) to the ideal of the weighted normalized matrix.
-
-    Every normalization here makes larger better, so the ideal is the column
-    maximum.  When every option is ideal (d+ + d- = 0) the score is 1.
-
-    Small column-major matrices with vector normalization (the default) take
-    one C pass, ``decido._mcdm.topsis_vector``, which gives the same bits.
-    """
-    if p["normalization"] == "vector" and _fast(X, w):
-        score, R, V, d_best, d_worst = _mcdm.topsis_vector(
-            X, benefit.tobytes(), w, None if constant is None else constant.tobytes()
-        )
-        return Scored(
-            score, {"normalized": R, "weighted": V}, {"d_best": d_best, "d_worst": d_worst}
-        )
-    R = normalize(X, benefit, p["normalization"], constant)
-    V = R * w
-    dp, dm = V - V.max(axis=0), V - V.min(axis=0)
-    d_best = np.sqrt(np.einsum("ij,ij->i", dp, dp))
-    d_worst = np.sqrt(np.einsum("ij,ij->i", dm, dm))
-    denom = d_best + d_worst
-    score = np.ones(X.shape[0])
-    np.divide(d_worst, denom, out=score, where=denom > 0)
+def topsis(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
+    """Closeness d- / (d+ + d-) to the ideal of the weighted normalized matrix, one C
+    pass (``decido._mcdm.topsis``).  Every normalization makes larger better, so the
+    ideal is the column maximum.  When every option is ideal (d+ + d- = 0) the score
+    is 1."""
+    score, R, V, d_best, d_worst = _mcdm.topsis(X, _flags(benefit), w, p["normalization"])
     return Scored(score, {"normalized": R, "weighted": V}, {"d_best": d_best, "d_worst": d_worst})
 
 
-def _spread(v: Array) -> Array:
-    """(v - min) / (max - min), 0 when the spread is zero."""
-    lo, span = v.min(), v.max() - v.min()
-    return (v - lo) / span if span > 0 else np.zeros_like(v)
-
-
-def vikor(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
+def vikor(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """VIKOR: regret w_j (f*_j - f_ij)/(f*_j - f-_j), S = sum, R = max,
-    Q = v S~ + (1 - v) R~ (ascending).  Zero-spread terms are 0.
-    Small matrices take one C pass (``decido._mcdm.vikor``)."""
-    if _fast(X, w):
-        Q, T, S, Rr = _mcdm.vikor(X, benefit.tobytes(), w, p["v"])
-        return Scored(Q, {"regret": T}, {"S": S, "R": Rr}, _compromise(Q, S, Rr))
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    best = np.where(benefit, hi, lo)
-    span = hi - lo
-    T = w * np.abs(best - X) / _safe(span)
-    T[:, span == 0] = 0.0
-    S, Rr = T.sum(axis=1), T.max(axis=1)
-    v = p["v"]
-    Q = v * _spread(S) + (1.0 - v) * _spread(Rr)
+    Q = v S~ + (1 - v) R~ (ascending); zero-spread terms are 0.  One C pass
+    (``decido._mcdm.vikor``); the compromise set in Python."""
+    Q, T, S, Rr = _mcdm.vikor(X, _flags(benefit), w, p["v"])
     return Scored(Q, {"regret": T}, {"S": S, "R": Rr}, _compromise(Q, S, Rr))
 
 
@@ -276,7 +202,7 @@ PREFERENCES = tuple(_PREFERENCES)
 
 
 def promethee2(
-    X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]
+    X: Array, benefit: Mask, w: Array, p: dict[str, Any]
 ) -> Scored:
     """PROMETHEE II net flow phi+ - phi-, O(m^2 k) time, pairwise differences
     built in row blocks of at most ``PROMETHEE_BLOCK_ELEMENTS`` elements."""
@@ -300,9 +226,9 @@ def promethee2(
     return Scored(plus - minus, {}, {"phi_plus": plus, "phi_minus": minus})
 
 
-def waspas(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
+def waspas(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """lambda * WSM + (1 - lambda) * WPM on one normalized matrix (default linear)."""
-    R = normalize(X, benefit, p["normalization"], constant)
+    R = normalize(X, benefit, p["normalization"])
     q_sum, q_prod = (R * w).sum(axis=1), (R**w).prod(axis=1)
     lam = p["lambda"]
     return Scored(
@@ -310,7 +236,7 @@ def waspas(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str
     )
 
 
-def copras(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
+def copras(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """Classical COPRAS (Zavadskas et al. 1994): d = w x/sum(x);
     Q_i = S+_i + sum(S-) / (S-_i * sum(1/S-)); the score is the utility
     degree Q_i / max Q (1 for the best).  Needs values > 0."""
@@ -324,19 +250,14 @@ def copras(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str
     return Scored(Q / Q.max(), {"weighted": V}, {"S_plus": s_plus, "S_minus": s_minus, "Q": Q})
 
 
-def moora(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
-    """MOORA ratio system: sum of w x/||x|| over benefit criteria minus cost ones.
-    Small matrices take one C pass (``decido._mcdm.moora``)."""
-    if _fast(X, w):
-        score, R, C = _mcdm.moora(X, benefit.tobytes(), w)
-        return Scored(score, {"normalized": R, "contribution": C})
-    norm = np.sqrt(np.einsum("ij,ij->j", X, X))
-    R = X / _safe(norm)
-    C = R * np.where(benefit, w, -w)
-    return Scored(C.sum(axis=1), {"normalized": R, "contribution": C})
+def moora(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
+    """MOORA ratio system: sum of w x/||x|| over benefit criteria minus cost ones, one
+    C pass (``decido._mcdm.moora``)."""
+    score, R, C = _mcdm.moora(X, _flags(benefit), w)
+    return Scored(score, {"normalized": R, "contribution": C})
 
 
-def edas(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
+def edas(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """EDAS: distances from the average solution; score (NSP + NSN)/2.
     Needs values > 0 (it divides by the average)."""
     av = X.mean(axis=0)
@@ -348,7 +269,7 @@ def edas(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, 
     return Scored((nsp + nsn) / 2.0, {"pda": pda, "nda": nda}, {"SP": sp, "SN": sn})
 
 
-def aras(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
+def aras(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """ARAS: the ideal row (best value per criterion) joins the matrix before sum
     normalization (cost criteria by reciprocals); the score is S_i / S_ideal."""
     ideal = np.where(benefit, X.max(axis=0), X.min(axis=0))
@@ -364,28 +285,15 @@ def aras(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, 
     )
 
 
-def spotis(X: Array, benefit: Mask, w: Array, constant: Mask | None, p: dict[str, Any]) -> Scored:
-    """SPOTIS: weighted distance to the ideal point of the bounds (ascending).
-    ``p["bounds"]`` is (k, 2); a zero-width bound gives distance 0.  Small
-    matrices take one C pass (``decido._mcdm.spotis``)."""
-    bounds = p["bounds"]
-    if (
-        _fast(X, w)
-        and isinstance(bounds, np.ndarray)
-        and bounds.dtype == np.float64
-        and bounds.flags.c_contiguous
-    ):
-        score, D, C = _mcdm.spotis(X, benefit.tobytes(), w, bounds)
-        return Scored(score, {"distance": D, "contribution": C})
-    lo, hi = p["bounds"][:, 0], p["bounds"][:, 1]
-    span = hi - lo
-    D = np.abs(X - np.where(benefit, hi, lo)) / _safe(span)
-    D[:, span == 0] = 0.0
-    C = D * w
-    return Scored(C.sum(axis=1), {"distance": D, "contribution": C})
+def spotis(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
+    """SPOTIS: weighted distance to the ideal point of the bounds (ascending), one C
+    pass (``decido._mcdm.spotis``).  ``p["bounds"]`` is (k, 2), C-ordered; a
+    zero-width bound gives distance 0."""
+    score, D, C = _mcdm.spotis(X, _flags(benefit), w, p["bounds"])
+    return Scored(score, {"distance": D, "contribution": C})
 
 
-METHODS: dict[str, Callable[[Array, Mask, Array, Mask | None, dict[str, Any]], Scored]] = {
+METHODS: dict[str, Callable[[Array, Mask, Array, dict[str, Any]], Scored]] = {
     "wsm": wsm,
     "wpm": wpm,
     "topsis": topsis,
@@ -404,3 +312,6 @@ DEFAULT_NORMALIZATION = {"wsm": "minmax", "wpm": "linear", "topsis": "vector", "
 ASCENDING = frozenset({"vikor", "spotis"})
 #: methods that need every criterion value > 0 on the feasible options
 POSITIVE_METHODS = frozenset({"copras", "edas", "aras"})
+#: methods whose score is linear in the weights (sum_j w_j c_ij, c independent of w):
+#: their sensitivity intervals are solved exactly
+LINEAR_IN_WEIGHTS = frozenset({"wsm", "moora", "spotis", "promethee2"})

@@ -1,7 +1,11 @@
 """Validation of a decision request: fields, criteria, params and options.
 
-Everything here only reads the request and raises ``DecisionError`` with the
-field path; it never scores.  ``decido.decide`` calls it first, then computes.
+Everything here only reads the request; it never scores.  Faults are collected in a
+:class:`Faults` (every fault found, not only the first) and raised together as one
+``DecisionError``.  The request's shape -- its members, method names, normalizations,
+weightings, goals, preference functions and limits -- is read from the tables below
+and from ``decido._mcdm_methods``; ``decido._mcdm_schema`` writes the JSON Schema of
+the request from the same tables.
 """
 
 from __future__ import annotations
@@ -36,79 +40,108 @@ LIMITS = {
     "max_promethee_options": 5_000,
     "max_batch": 1_000,
 }
+#: a ``DecisionError`` lists at most this many faults
+MAX_FAULTS = 50
 
 ALL_METHODS = ("expression", *METHODS)
-FIELDS = frozenset(
-    {
-        "id",
-        "options",
-        "method",
-        "criteria",
-        "normalization",
-        "weighting",
-        "params",
-        "constraints",
-        "top_k",
-        "explain",
-        "expression",
-        "goal",
-    }
-)
 GOALS = ("maximize", "minimize")
-_CRITERION_FIELDS = frozenset({"attribute", "goal", "weight"})
+#: members of a request, each with what it holds (the JSON Schema reads this table)
+FIELDS = {
+    "id": "an id echoed first in the answer",
+    "options": "the options",
+    "method": "the scoring method",
+    "criteria": "the criteria of the multi-criteria methods",
+    "normalization": "the normalization (wsm, wpm, topsis, waspas)",
+    "weighting": "how the weights are found",
+    "params": "method parameters",
+    "constraints": "expressions every feasible option satisfies",
+    "top_k": "length of the returned ranking",
+    "explain": "add an explanation to each ranking entry",
+    "sensitivity": "add the weight intervals that keep the top choice",
+    "log": "read by the service (decision log); ignored here",
+    "expression": "the score of method 'expression'",
+    "goal": "maximize or minimize the score of method 'expression'",
+}
+#: boolean members of a request
+FLAGS = ("explain", "sensitivity", "log")
+CRITERION_FIELDS = ("attribute", "goal", "weight")
+#: parameters of each method
 PARAMS = {
     "vikor": ("v",),
     "promethee2": ("preference", "q", "p"),
     "waspas": ("lambda",),
     "spotis": ("bounds",),
 }
-_ALL_PARAMS = frozenset(name for names in PARAMS.values() for name in names)
-#: names an attribute cannot take in expressions (keywords and built-in functions)
-RESERVED = frozenset(
-    "and or not abs sqrt exp log log2 log10 log1p expm1 sin cos tan asin acos atan sinh cosh "
-    "tanh floor ceil round sign atan2 hypot min max where clip sum prod mean norm cumsum".split()
-)
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_TOKEN = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d*)?|([A-Za-z_][A-Za-z0-9_]*)")
+ALL_PARAMS = tuple(dict.fromkeys(name for names in PARAMS.values() for name in names))
+#: parameters between 0 and 1, and their defaults
+UNIT_PARAMS = {"v": 0.5, "lambda": 0.5}
+#: per-criterion parameters (PROMETHEE II) each preference function needs
+PREFERENCE_NEEDS = {
+    "usual": (),
+    "u_shape": ("q",),
+    "v_shape": ("p",),
+    "level": ("q", "p"),
+    "linear": ("q", "p"),
+}
+# a member name written plainly in a dotted path (anything else is quoted)
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+Where = tuple[Any, ...]
 
 
-class DecisionError(DecidoError, ValueError):
-    """An invalid decision request.
+# ---------------------------------------------------------------- paths
+def dotted(where: Where) -> str:
+    """``("options", 3, "attributes", "lead time")`` -> ``options[3].attributes["lead time"]``."""
+    out = ""
+    for seg in where:
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        elif not out or _PLAIN_KEY.match(seg):
+            out += f".{seg}" if out else seg
+        else:
+            out += f"[{_quote(seg)}]"
+    return out
 
-    Attributes:
-        code: stable machine code (``"unknown_method"``, ``"unknown_attribute"``,
-            ``"missing_attribute"``, ``"duplicate_option_id"``, ``"non_finite_value"``,
-            ``"non_positive_value"``, ``"out_of_bounds"``, ``"missing_weight"``,
-            ``"invalid_params"``, ``"invalid_request"``, ``"invalid_expression"``,
-            ``"unknown_normalization"``, ``"unknown_weighting"``, ``"too_many"``).
-        message: one-line explanation.
-        path: the field, e.g. ``criteria[1].weight`` or ``options[3].attributes.price``.
-        position: for expression errors, the character offset in that expression
-            (the ``ExpressionError`` is the ``__cause__``), else None.
-    """
 
-    def __init__(self, code: str, message: str, path: str, position: int | None = None) -> None:
-        self.code = code
-        self.message = message
-        self.path = path
-        self.position = position
-        where = f" at position {position}" if position is not None else ""
-        super().__init__(f"{path}: {message}{where}" if path else message)
+def pointer(where: Where) -> str:
+    """The JSON pointer (RFC 6901) of a path: ``/options/3/attributes/lead time``."""
+    return "".join("/" + str(seg).replace("~", "~0").replace("/", "~1") for seg in where)
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"code", "message", "path"}`` plus ``"position"`` for expressions."""
-        out: dict[str, Any] = {"code": self.code, "message": self.message, "path": self.path}
-        if self.position is not None:
-            out["position"] = self.position
-        return out
 
-    def __reduce__(self):  # keep pickling (process pools) working
-        return (type(self), (self.code, self.message, self.path, self.position))
+def _segments(path: str) -> Where:
+    """The segments of a dotted path (the inverse of :func:`dotted`)."""
+    out: list[Any] = []
+    i, n = 0, len(path)
+    while i < n:
+        ch = path[i]
+        if ch == ".":
+            i += 1
+        elif ch == "[" and i + 1 < n and path[i + 1] == '"':
+            j, name = i + 2, []
+            while j < n and path[j] != '"':
+                if path[j] == "\\" and j + 1 < n:
+                    j += 1
+                name.append(path[j])
+                j += 1
+            out.append("".join(name))
+            i = j + 2
+        elif ch == "[":
+            j = path.find("]", i)
+            j = n if j < 0 else j
+            out.append(int(path[i + 1 : j]) if path[i + 1 : j].isdigit() else path[i + 1 : j])
+            i = j + 1
+        else:
+            j = i
+            while j < n and path[j] not in ".[":
+                j += 1
+            out.append(path[i:j])
+            i = j
+    return tuple(out)
 
 
 def attr_path(prefix: str, name: str) -> str:
-    """``prefix.name``, or ``prefix["name"]`` when the name is not an identifier."""
-    if _IDENT.match(name):
+    """``prefix.name``, or ``prefix["name"]`` when the name is not plain."""
+    if _PLAIN_KEY.match(name):
         return f"{prefix}.{name}"
     return f"{prefix}[{_quote(name)}]"
 
@@ -117,29 +150,114 @@ def _quote(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+# ---------------------------------------------------------------- errors
+class DecisionError(DecidoError, ValueError):
+    """An invalid decision request.
+
+    Attributes:
+        code: stable machine code of the first fault (``"unknown_method"``,
+            ``"unknown_attribute"``, ``"missing_attribute"``, ``"duplicate_option_id"``,
+            ``"non_finite_value"``, ``"non_positive_value"``, ``"out_of_bounds"``,
+            ``"missing_weight"``, ``"invalid_params"``, ``"invalid_request"``,
+            ``"invalid_expression"``, ``"unknown_normalization"``,
+            ``"unknown_weighting"``, ``"too_many"``).
+        message: one-line explanation of the first fault.
+        path: its field, e.g. ``criteria[1].weight`` or ``options[3].attributes.price``.
+        position: for an expression fault, the character offset in that expression (the
+            ``ExpressionError`` is the ``__cause__``), else None.
+        errors: every fault found (at most ``MAX_FAULTS``), the first first: dicts
+            ``{"pointer", "code", "message"}`` plus ``"position"`` for expressions, where
+            ``pointer`` is the JSON pointer of the field (``/options/3/attributes/price``).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        path: str | Where,
+        position: int | None = None,
+        errors: list[dict[str, Any]] | None = None,
+    ) -> None:
+        where = path if isinstance(path, tuple) else _segments(path)
+        self.code = code
+        self.message = message
+        self.path = dotted(where) if isinstance(path, tuple) else path
+        self.position = position
+        self.errors = errors if errors is not None else [_fault(where, code, message, position)]
+        at = f" at position {position}" if position is not None else ""
+        more = f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
+        super().__init__(f"{self.path}: {message}{at}{more}" if self.path else message + more)
+
+    def to_dict(self, errors: bool = False) -> dict[str, Any]:
+        """``{"code", "message", "path"}`` of the first fault, ``"position"`` for an
+        expression; with ``errors``, also ``"errors"`` (every fault)."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message, "path": self.path}
+        if self.position is not None:
+            out["position"] = self.position
+        if errors:
+            out["errors"] = self.errors
+        return out
+
+    def __reduce__(self) -> Any:  # keep pickling (process pools) working
+        return (type(self), (self.code, self.message, self.path, self.position, self.errors))
+
+
+def _fault(where: Where, code: str, message: str, position: int | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"pointer": pointer(where), "code": code, "message": message}
+    if position is not None:
+        out["position"] = position
+    return out
+
+
+class Faults:
+    """The faults found in one request; :meth:`check` raises them as one error."""
+
+    __slots__ = ("items", "first")
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.first: tuple[Where, str, str, int | None, BaseException | None] | None = None
+
+    def __bool__(self) -> bool:
+        return self.first is not None
+
+    def add(
+        self,
+        where: Where,
+        code: str,
+        message: str,
+        position: int | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        """Record one fault (past ``MAX_FAULTS`` it is dropped)."""
+        if self.first is None:
+            self.first = (where, code, message, position, cause)
+        if len(self.items) < MAX_FAULTS:
+            self.items.append(_fault(where, code, message, position))
+
+    def full(self) -> bool:
+        """Whether no more fault would be listed."""
+        return len(self.items) >= MAX_FAULTS
+
+    def check(self) -> None:
+        """Raise the faults found so far, if any."""
+        if self.first is None:
+            return
+        where, code, message, position, cause = self.first
+        err = DecisionError(code, message, where, position, self.items)
+        if cause is not None:
+            raise err from cause
+        raise err
+
+
+def fail(where: Where, code: str, message: str) -> DecisionError:
+    """One fault as an error (for the checks that stop at once)."""
+    return DecisionError(code, message, where)
+
+
 def _did_you_mean(name: str, known: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-
-
-def _number(value: Any, path: str) -> float:
-    """A finite real number (bool excluded)."""
-    kind = type(value)
-    if (
-        kind is not float
-        and kind is not int
-        and (
-            isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
-        )
-    ):
-        raise DecisionError("invalid_request", f"expected a number, got {_kind(value)}", path)
-    try:
-        x = float(value)
-    except OverflowError:  # an integer beyond the largest double
-        raise DecisionError("non_finite_value", "value is too large for a double", path) from None
-    if not math.isfinite(x):
-        raise DecisionError("non_finite_value", f"value must be finite, got {x}", path)
-    return x
 
 
 def _kind(value: Any) -> str:
@@ -150,17 +268,44 @@ def _kind(value: Any) -> str:
     )
 
 
-def _choice(value: Any, choices: Sequence[str], path: str, code: str) -> str:
-    if not isinstance(value, str) or value not in choices:
-        hint = _did_you_mean(value, choices) if isinstance(value, str) else ""
-        raise DecisionError(
-            code,
-            f"unknown {path} {value!r}{hint} (one of: {', '.join(choices)})",
-            path,
+class _Bad(Exception):
+    """A value refused by a field check, with its ``code`` and ``message``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+
+def _number(value: Any) -> float:
+    """A finite real number (bool excluded), else :class:`_Bad`."""
+    kind = type(value)
+    if (
+        kind is not float
+        and kind is not int
+        and (
+            isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
         )
+    ):
+        raise _Bad("invalid_request", f"expected a number, got {_kind(value)}")
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond the largest double
+        raise _Bad("non_finite_value", "value is too large for a double") from None
+    if not math.isfinite(x):
+        raise _Bad("non_finite_value", f"value must be finite, got {x}")
+    return x
+
+
+def _choice(value: Any, choices: Sequence[str], what: str) -> str:
+    if type(value) is not str or value not in choices:
+        hint = _did_you_mean(value, choices) if isinstance(value, str) else ""
+        listed = ", ".join(choices)
+        raise _Bad("invalid_request", f"unknown {what} {value!r}{hint} (one of: {listed})")
     return value
 
 
+# ---------------------------------------------------------------- the plan
 @dataclass
 class Criterion:
     attribute: str
@@ -182,6 +327,7 @@ class Plan:
     higher_is_better: bool
     top_k: int | None
     explain: bool
+    sensitivity: bool
     request_id: Any
     warnings: list[dict[str, Any]] = field(default_factory=list)
 
@@ -192,42 +338,54 @@ class Plan:
         self.warnings.append(item)
 
 
-def parse_plan(request: Any) -> Plan:
-    """Check every field that does not depend on the options."""
+def parse_plan(request: Any, faults: Faults) -> Plan:
+    """Check every member that does not depend on the options; faults go to ``faults``."""
     if type(request) is not dict and not isinstance(request, Mapping):
-        raise DecisionError("invalid_request", f"a decision is an object, not {_kind(request)}", "")
+        raise fail((), "invalid_request", f"a decision is an object, not {_kind(request)}")
     for key in request:
         if key not in FIELDS:
             hint = _did_you_mean(key, sorted(FIELDS)) if isinstance(key, str) else ""
-            raise DecisionError("invalid_request", f"unknown field {key!r}{hint}", str(key))
+            faults.add((str(key),), "invalid_request", f"unknown field {key!r}{hint}")
     get = request.get
     method = get("method")
     if method is None:
         method = "expression" if get("expression") is not None else "wsm"
-    method = _choice(method, ALL_METHODS, "method", "unknown_method")
+    try:
+        method = _choice(method, ALL_METHODS, "method")
+    except _Bad as bad:
+        faults.add(("method",), "unknown_method", bad.message)
+        method = None
+    flags = {name: _flag(get(name), name, faults) for name in FLAGS}
     plan = Plan(
-        method=method,
+        method=method or "wsm",
         normalization=None,
         weighting=None,
         criteria=[],
         params={},
-        constraints=_constraints(get("constraints")),
+        constraints=_constraints(get("constraints"), faults),
         expression=None,
         higher_is_better=method not in ASCENDING,
-        top_k=_top_k(get("top_k")),
-        explain=_flag(get("explain"), "explain"),
-        request_id=_request_id(get("id")),
+        top_k=_top_k(get("top_k"), faults),
+        explain=flags["explain"],
+        sensitivity=flags["sensitivity"],
+        request_id=_request_id(get("id"), faults),
     )
     normalization, weighting = get("normalization"), get("weighting")
-    if normalization is not None:
-        _choice(normalization, NORMALIZATIONS, "normalization", "unknown_normalization")
-    if weighting is not None:
-        _choice(weighting, WEIGHTINGS, "weighting", "unknown_weighting")
+    for name, value, choices in (
+        ("normalization", normalization, NORMALIZATIONS),
+        ("weighting", weighting, WEIGHTINGS),
+    ):
+        if value is not None:
+            try:
+                _choice(value, choices, name)
+            except _Bad as bad:
+                faults.add((name,), f"unknown_{name}", bad.message)
     if method == "expression":
-        _expression_fields(plan, request)
-        for name in ("criteria", "normalization", "weighting", "params"):
-            if get(name) is not None:
+        _expression_fields(plan, request, faults)
+        for name in ("criteria", "normalization", "weighting", "params", "sensitivity"):
+            if get(name) is not None and get(name) is not False:
                 plan.warn("ignored_field", f"{name} is not used by method 'expression'", name)
+        plan.sensitivity = False
         return plan
     for name in ("expression", "goal"):
         if get(name) is not None:
@@ -240,344 +398,367 @@ def parse_plan(request: Any) -> Plan:
             f"method {method!r} uses its own normalization; normalization is ignored",
             "normalization",
         )
-    plan.weighting = weighting or "given"
-    plan.criteria = _criteria(get("criteria"), plan.weighting == "given")
+    plan.weighting = weighting if weighting in WEIGHTINGS else "given"
+    plan.criteria = _criteria(get("criteria"), plan.weighting == "given", faults)
     if plan.weighting != "given" and any(c.weight is not None for c in plan.criteria):
         plan.warn("ignored_field", f"weights are computed by {plan.weighting!r}", "criteria")
-    plan.params = _params(method, get("params"), plan)
+    if method is not None:
+        plan.params = _params(method, get("params"), plan, faults)
     return plan
 
 
-def _request_id(value: Any) -> Any:
+def _request_id(value: Any, faults: Faults) -> Any:
     if value is None or (isinstance(value, (str, int)) and not isinstance(value, bool)):
         return value
-    raise DecisionError(
-        "invalid_request", f"id must be a string or an integer, not {_kind(value)}", "id"
-    )
+    faults.add(("id",), "invalid_request", f"id must be a string or an integer, not {_kind(value)}")
+    return None
 
 
-def _flag(value: Any, path: str) -> bool:
+def _flag(value: Any, name: str, faults: Faults) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise DecisionError("invalid_request", f"expected true or false, got {_kind(value)}", path)
+        faults.add((name,), "invalid_request", f"expected true or false, got {_kind(value)}")
+        return False
     return value
 
 
-def _top_k(value: Any) -> int | None:
+def _top_k(value: Any, faults: Faults) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise DecisionError(
-            "invalid_request", f"top_k must be an integer >= 1, got {value!r}", "top_k"
-        )
+        faults.add(("top_k",), "invalid_request", f"top_k must be an integer >= 1, got {value!r}")
+        return None
     return int(value)
 
 
-def _constraints(value: Any) -> list[str]:
+def _constraints(value: Any, faults: Faults) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str) or not isinstance(value, Sequence):
-        raise DecisionError(
+        faults.add(
+            ("constraints",),
             "invalid_request",
             f"constraints is a list of expressions, not {_kind(value)}",
-            "constraints",
         )
+        return []
     if len(value) > LIMITS["max_constraints"]:
-        raise DecisionError(
+        faults.add(
+            ("constraints",),
             "too_many",
             f"{len(value)} constraints (limit {LIMITS['max_constraints']})",
-            "constraints",
         )
+        return []
+    texts = []
     for j, text in enumerate(value):
-        if not isinstance(text, str):
-            raise DecisionError(
+        if isinstance(text, str):
+            texts.append(text)
+        else:
+            faults.add(
+                ("constraints", j),
                 "invalid_request",
                 f"a constraint is an expression string, not {_kind(text)}",
-                f"constraints[{j}]",
             )
-    return list(value)
+    return texts if len(texts) == len(value) else []
 
 
-def _expression_fields(plan: Plan, request: Mapping[str, Any]) -> None:
+def _expression_fields(plan: Plan, request: Mapping[str, Any], faults: Faults) -> None:
     text = request.get("expression")
     if not isinstance(text, str):
-        raise DecisionError(
+        faults.add(
+            ("expression",),
             "invalid_request",
             "method 'expression' needs an expression string"
             if text is None
             else f"expression must be a string, not {_kind(text)}",
-            "expression",
         )
-    plan.expression = text
+    else:
+        plan.expression = text
     goal = request.get("goal")
-    goal = "maximize" if goal is None else _choice(goal, GOALS, "goal", "invalid_request")
-    plan.higher_is_better = goal == "maximize"
+    if goal is not None:
+        try:
+            _choice(goal, GOALS, "goal")
+        except _Bad as bad:
+            faults.add(("goal",), "invalid_request", bad.message)
+    plan.higher_is_better = goal != "minimize"
 
 
-def _criteria(value: Any, need_weights: bool) -> list[Criterion]:
+def _criteria(value: Any, need_weights: bool, faults: Faults) -> list[Criterion]:
     if type(value) is not list and (not isinstance(value, Sequence) or isinstance(value, str)):
         value = None
     if not value:
-        raise DecisionError("invalid_request", "criteria must be a non-empty list", "criteria")
+        faults.add(("criteria",), "invalid_request", "criteria must be a non-empty list")
+        return []
     if len(value) > LIMITS["max_criteria"]:
-        raise DecisionError(
-            "too_many", f"{len(value)} criteria (limit {LIMITS['max_criteria']})", "criteria"
+        faults.add(
+            ("criteria",), "too_many", f"{len(value)} criteria (limit {LIMITS['max_criteria']})"
         )
+        return []
     out: list[Criterion] = []
     seen: set[str] = set()
     for j, item in enumerate(value):
-        if type(item) is not dict and not isinstance(item, Mapping):
-            raise DecisionError(
-                "invalid_request", f"a criterion is an object, not {_kind(item)}", f"criteria[{j}]"
-            )
-        for key in item:
-            if key not in _CRITERION_FIELDS:
-                raise DecisionError(
-                    "invalid_request", f"unknown field {key!r}", f"criteria[{j}].{key}"
-                )
-        name = item.get("attribute")
-        if not isinstance(name, str) or not name:
-            raise DecisionError(
-                "invalid_request",
-                "attribute must be a non-empty string",
-                f"criteria[{j}].attribute",
-            )
-        if name in seen:
-            raise DecisionError(
-                "invalid_request",
-                f"attribute {name!r} is used by two criteria",
-                f"criteria[{j}].attribute",
-            )
+        criterion = _criterion(item, j, need_weights, seen, faults)
+        if criterion is not None:
+            out.append(criterion)
+    return out if len(out) == len(value) else []
+
+
+def _criterion(
+    item: Any, j: int, need_weights: bool, seen: set[str], faults: Faults
+) -> Criterion | None:
+    here = ("criteria", j)
+    if type(item) is not dict and not isinstance(item, Mapping):
+        faults.add(here, "invalid_request", f"a criterion is an object, not {_kind(item)}")
+        return None
+    ok = True
+    for key in item:
+        if key not in CRITERION_FIELDS:
+            hint = _did_you_mean(key, CRITERION_FIELDS) if isinstance(key, str) else ""
+            faults.add((*here, str(key)), "invalid_request", f"unknown field {key!r}{hint}")
+            ok = False
+    name = item.get("attribute")
+    if not isinstance(name, str) or not name:
+        faults.add((*here, "attribute"), "invalid_request", "attribute must be a non-empty string")
+        ok = False
+    elif name in seen:
+        faults.add(
+            (*here, "attribute"), "invalid_request", f"attribute {name!r} is used by two criteria"
+        )
+        ok = False
+    else:
         seen.add(name)
-        goal = item.get("goal", "maximize")
-        if goal not in GOALS or type(goal) is not str:
-            _choice(goal, GOALS, f"criteria[{j}].goal", "invalid_request")
-        weight = item.get("weight")
-        if weight is not None:
-            weight = _number(weight, f"criteria[{j}].weight")
+    goal = item.get("goal", "maximize")
+    if goal not in GOALS or type(goal) is not str:
+        try:
+            _choice(goal, GOALS, f"criteria[{j}].goal")
+        except _Bad as bad:
+            faults.add((*here, "goal"), "invalid_request", bad.message)
+            ok = False
+    weight = item.get("weight")
+    if weight is not None:
+        try:
+            weight = _number(weight)
             if weight <= 0:
-                raise DecisionError(
-                    "non_positive_value",
-                    f"a weight must be > 0, got {weight}",
-                    f"criteria[{j}].weight",
-                )
-        elif need_weights:
-            raise DecisionError(
-                "missing_weight",
-                "weighting 'given' needs a weight for every criterion "
-                "(or use weighting 'equal', 'entropy', 'critic' or 'std')",
-                f"criteria[{j}].weight",
-            )
-        out.append(Criterion(name, goal == "maximize", weight))
-    return out
+                raise _Bad("non_positive_value", f"a weight must be > 0, got {weight}")
+        except _Bad as bad:
+            faults.add((*here, "weight"), bad.code, bad.message)
+            ok = False
+    elif need_weights:
+        faults.add(
+            (*here, "weight"),
+            "missing_weight",
+            "weighting 'given' needs a weight for every criterion "
+            "(or use weighting 'equal', 'entropy', 'critic' or 'std')",
+        )
+        ok = False
+    return Criterion(str(name), goal == "maximize", weight) if ok else None
 
 
-def _params(method: str, value: Any, plan: Plan) -> dict[str, Any]:
+def _params(method: str, value: Any, plan: Plan, faults: Faults) -> dict[str, Any]:
     if value is None:
         value = {}
     if type(value) is not dict and not isinstance(value, Mapping):
-        raise DecisionError("invalid_params", f"params is an object, not {_kind(value)}", "params")
+        faults.add(("params",), "invalid_params", f"params is an object, not {_kind(value)}")
+        return {"normalization": plan.normalization}
     own = PARAMS.get(method, ())
     for key in value:
-        if key not in _ALL_PARAMS:
+        if key not in ALL_PARAMS:
             hint = _did_you_mean(key, own) if isinstance(key, str) else ""
-            raise DecisionError(
+            faults.add(
+                ("params", str(key)),
                 "invalid_params",
                 f"unknown parameter {key!r}{hint}"
                 + (f" (method {method!r} takes: {', '.join(own)})" if own else ""),
-                f"params.{key}",
             )
-        if key not in own:
+        elif key not in own:
             plan.warn(
                 "ignored_field", f"parameter {key!r} is not used by {method!r}", f"params.{key}"
             )
     names = [c.attribute for c in plan.criteria]
     out: dict[str, Any] = {"normalization": plan.normalization}
-    if method == "vikor":
-        out["v"] = _unit(value.get("v", 0.5), "params.v")
-    elif method == "waspas":
-        out["lambda"] = _unit(value.get("lambda", 0.5), "params.lambda")
-    elif method == "promethee2":
-        out.update(_promethee(value, names))
+    for key in own:
+        if key in UNIT_PARAMS:
+            out[key] = _unit(value.get(key, UNIT_PARAMS[key]), ("params", key), faults)
+    if method == "promethee2":
+        out.update(_promethee(value, names, faults))
     elif method == "spotis":
-        out["bounds"] = _bounds(value.get("bounds"), names)
+        out["bounds"] = _bounds(value.get("bounds"), names, faults)
     return out
 
 
-def _unit(value: Any, path: str) -> float:
+def _unit(value: Any, where: Where, faults: Faults) -> float:
     try:
-        x = _number(value, path)
-    except DecisionError as exc:
-        raise DecisionError("invalid_params", exc.message, path) from None
+        x = _number(value)
+    except _Bad as bad:
+        faults.add(where, "invalid_params", bad.message)
+        return 0.5
     if not 0.0 <= x <= 1.0:
-        raise DecisionError("invalid_params", f"must be between 0 and 1, got {x}", path)
+        faults.add(where, "invalid_params", f"must be between 0 and 1, got {x}")
     return x
 
 
-def _per_criterion(value: Any, names: list[str], path: str) -> dict[str, Any]:
+def _per_criterion(value: Any, names: list[str], where: Where, faults: Faults) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise DecisionError(
-            "invalid_params", f"expected an object {{attribute: value}}, not {_kind(value)}", path
+        faults.add(
+            where,
+            "invalid_params",
+            f"expected an object {{attribute: value}}, not {_kind(value)}",
         )
+        return {}
     for key in value:
         if key not in names:
             hint = _did_you_mean(key, names) if isinstance(key, str) else ""
-            raise DecisionError(
-                "invalid_params", f"{key!r} is not a criterion{hint}", attr_path(path, str(key))
-            )
+            faults.add((*where, str(key)), "invalid_params", f"{key!r} is not a criterion{hint}")
     return dict(value)
 
 
-def _promethee(value: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
-    pref = _choice(
-        value.get("preference", "usual"), PREFERENCES, "params.preference", "invalid_params"
-    )
-    need = {
-        "usual": (),
-        "u_shape": ("q",),
-        "v_shape": ("p",),
-        "level": ("q", "p"),
-        "linear": ("q", "p"),
-    }
+def _promethee(value: Mapping[str, Any], names: list[str], faults: Faults) -> dict[str, Any]:
+    try:
+        pref = _choice(value.get("preference", "usual"), PREFERENCES, "params.preference")
+    except _Bad as bad:
+        faults.add(("params", "preference"), "invalid_params", bad.message)
+        pref = "usual"
     arrays = {}
     for key in ("q", "p"):
         given = value.get(key)
-        if key not in need[pref]:
+        if key not in PREFERENCE_NEEDS[pref]:
             arrays[key] = np.zeros(len(names)) if key == "q" else np.ones(len(names))
             continue
-        table = _per_criterion(given if given is not None else {}, names, f"params.{key}")
+        table = _per_criterion(given if given is not None else {}, names, ("params", key), faults)
         row = []
         for name in names:
-            path = attr_path(f"params.{key}", name)
+            here = ("params", key, name)
             if name not in table:
-                raise DecisionError(
-                    "invalid_params", f"preference {pref!r} needs {key} for every criterion", path
+                faults.add(
+                    here, "invalid_params", f"preference {pref!r} needs {key} for every criterion"
                 )
+                row.append(1.0)
+                continue
             try:
-                x = _number(table[name], path)
-            except DecisionError as exc:
-                raise DecisionError("invalid_params", exc.message, path) from None
+                x = _number(table[name])
+            except _Bad as bad:
+                faults.add(here, "invalid_params", bad.message)
+                x = 1.0
             if x < 0 or (key == "p" and x == 0):
-                raise DecisionError(
-                    "invalid_params", f"{key} must be {'> 0' if key == 'p' else '>= 0'}", path
-                )
+                bound = "> 0" if key == "p" else ">= 0"
+                faults.add(here, "invalid_params", f"{key} must be {bound}")
             row.append(x)
         arrays[key] = np.array(row)
     if pref in ("level", "linear"):
-        bad = np.nonzero(arrays["q"] >= arrays["p"])[0]
-        if bad.size:
-            raise DecisionError(
-                "invalid_params", "q must be smaller than p", attr_path("params.q", names[bad[0]])
-            )
+        for j in np.flatnonzero(arrays["q"] >= arrays["p"]).tolist():
+            faults.add(("params", "q", names[j]), "invalid_params", "q must be smaller than p")
     return {"preference": pref, **arrays}
 
 
-def _bounds(value: Any, names: list[str]) -> dict[str, tuple[float, float]]:
+def _bounds(value: Any, names: list[str], faults: Faults) -> dict[str, tuple[float, float]]:
     if value is None:
         return {}
-    table = _per_criterion(value, names, "params.bounds")
+    table = _per_criterion(value, names, ("params", "bounds"), faults)
     out = {}
     for name, pair in table.items():
-        path = attr_path("params.bounds", name)
+        here = ("params", "bounds", str(name))
         if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
-            raise DecisionError("invalid_params", "bounds are [low, high]", path)
+            faults.add(here, "invalid_params", "bounds are [low, high]")
+            continue
         try:
-            lo, hi = _number(pair[0], path), _number(pair[1], path)
-        except DecisionError as exc:
-            raise DecisionError("invalid_params", exc.message, path) from None
+            lo, hi = _number(pair[0]), _number(pair[1])
+        except _Bad as bad:
+            faults.add(here, "invalid_params", bad.message)
+            continue
         if not lo < hi:
-            raise DecisionError("invalid_params", f"low must be < high, got [{lo}, {hi}]", path)
+            faults.add(here, "invalid_params", f"low must be < high, got [{lo}, {hi}]")
+            continue
         out[name] = (lo, hi)
     return out
 
 
 # ---------------------------------------------------------------- options
-def parse_options(value: Any) -> tuple[list[Any], list[Mapping[str, Any]]]:
-    """Ids and attribute mappings; checked in bulk, walked one by one only to
-    name the first bad option."""
+def parse_options(value: Any, faults: Faults) -> tuple[list[Any], list[Mapping[str, Any]]] | None:
+    """Ids and attribute mappings, or None when the options are faulty (every fault goes
+    to ``faults``).  Checked in bulk, walked one by one only to name the bad options."""
     if type(value) is not list and (isinstance(value, str) or not isinstance(value, Sequence)):
         value = None  # not a list: refused just below
     if not value:
-        raise DecisionError("invalid_request", "options must be a non-empty list", "options")
+        faults.add(("options",), "invalid_request", "options must be a non-empty list")
+        return None
     if len(value) > LIMITS["max_options"]:
-        raise DecisionError(
-            "too_many", f"{len(value)} options (limit {LIMITS['max_options']})", "options"
+        faults.add(
+            ("options",), "too_many", f"{len(value)} options (limit {LIMITS['max_options']})"
         )
+        return None
     try:
         ids = list(map(operator.itemgetter("id"), value))
         attrs = list(map(operator.itemgetter("attributes"), value))
         ok = set(map(type, ids)) <= {str, int} and set(map(type, attrs)) <= {dict}
     except (TypeError, KeyError, IndexError):
         ok = False
+    if not ok and not _check_options(value, faults):
+        return None
     if not ok:
-        _find_bad_option(value)
         ids = [o["id"] for o in value]
         attrs = [o["attributes"] for o in value]
     if len(set(ids)) != len(ids):
         seen: set[Any] = set()
         for i, oid in enumerate(ids):
             if oid in seen:
-                raise DecisionError(
-                    "duplicate_option_id", f"option id {oid!r} is used twice", f"options[{i}].id"
+                faults.add(
+                    ("options", i, "id"), "duplicate_option_id", f"option id {oid!r} is used twice"
                 )
             seen.add(oid)
+        return None
     return ids, attrs
 
 
-def _find_bad_option(options: Sequence[Any]) -> None:
+def _check_options(options: Sequence[Any], faults: Faults) -> bool:
+    """Whether every option is well formed; the faults of the others go to ``faults``."""
+    ok = True
     for i, opt in enumerate(options):
-        path = f"options[{i}]"
+        if faults.full():
+            return False
         if not isinstance(opt, Mapping):
-            raise DecisionError(
-                "invalid_request", f"an option is an object, not {_kind(opt)}", path
+            faults.add(
+                ("options", i), "invalid_request", f"an option is an object, not {_kind(opt)}"
             )
+            ok = False
+            continue
         oid = opt.get("id")
         if isinstance(oid, bool) or not isinstance(oid, (str, int)):
-            raise DecisionError(
+            faults.add(
+                ("options", i, "id"),
                 "invalid_request",
                 f"id must be a string or an integer, not {_kind(oid)}",
-                f"{path}.id",
             )
+            ok = False
         attrs = opt.get("attributes")
         if not isinstance(attrs, Mapping):
-            raise DecisionError(
+            faults.add(
+                ("options", i, "attributes"),
                 "invalid_request",
                 f"attributes is an object, not {_kind(attrs)}",
-                f"{path}.attributes",
             )
-        _check_names(attrs, f"{path}.attributes")
+            ok = False
+        elif not _names_are_strings(attrs, ("options", i, "attributes"), faults):
+            ok = False
+    return ok
 
 
-def _check_names(attrs: Mapping[Any, Any], path: str) -> None:
-    """Refuse an attribute name that is not a string (possible from Python, never from
-    JSON)."""
+def _names_are_strings(attrs: Mapping[Any, Any], where: Where, faults: Faults) -> bool:
+    """Whether every attribute name is a string (only Python callers can send another)."""
     for name in attrs:
         if not isinstance(name, str):
-            raise DecisionError(
-                "invalid_request", f"attribute names are strings, not {_kind(name)}", path
-            )
+            faults.add(where, "invalid_request", f"attribute names are strings, not {_kind(name)}")
+            return False
+    return True
 
 
-def expression_names(text: str) -> list[str]:
-    """Identifiers that may be attributes in an expression (keywords, function
-    names and the inside of numbers such as ``1e5`` are skipped)."""
-    out = []
-    for match in _TOKEN.finditer(text):
-        name = match.group(1)
-        if name and name not in RESERVED and name not in out:
-            out.append(name)
-    return out
-
-
-def attribute_names(attrs: list[Mapping[str, Any]]) -> list[str]:
-    """Every attribute name of every option, in first-seen order (error paths only).
-
-    A name that is not a string is refused here, where names are listed for a message,
-    rather than checked on every request."""
+def attribute_names(attrs: list[Mapping[str, Any]], faults: Faults) -> list[str] | None:
+    """Every attribute name of every option, in first-seen order (messages only), or
+    None when some name is not a string (a fault, raised here, where names are listed,
+    rather than checked on every request)."""
+    ok = True
     for i, a in enumerate(attrs):
-        _check_names(a, f"options[{i}].attributes")
-    return list(dict.fromkeys(name for a in attrs for name in a))
+        ok = _names_are_strings(a, ("options", i, "attributes"), faults) and ok
+    return list(dict.fromkeys(name for a in attrs for name in a)) if ok else None
 
 
 def locate_attribute(attrs: list[Mapping[str, Any]], name: str) -> bool:
@@ -585,7 +766,6 @@ def locate_attribute(attrs: list[Mapping[str, Any]], name: str) -> bool:
     return name in attrs[0] or any(name in a for a in attrs)
 
 
-def expression_error(exc: ExpressionError, path: str) -> DecisionError:
-    err = DecisionError("invalid_expression", f"{exc.code}: {exc.message}", path, exc.position)
-    err.__cause__ = exc
-    return err
+def expression_fault(faults: Faults, exc: ExpressionError, where: Where) -> None:
+    """An expression that does not compile, as a fault with its position."""
+    faults.add(where, "invalid_expression", f"{exc.code}: {exc.message}", exc.position, exc)

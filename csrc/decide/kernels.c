@@ -1,26 +1,19 @@
 /*
- * kernels.c -- one-pass scoring kernels of the multi-criteria methods (DESIGN.md
- * §4, docs/decisions.md "Limits and cost").
+ * kernels.c -- one-pass kernels of the multi-criteria methods (DESIGN.md §4,
+ * docs/decisions.md "Limits and cost").
  *
- * Each kernel reads an m x k column-major matrix X (option i, criterion j at
- * X[i + j*m]), benefit flags (1 = maximize) and weights, and writes the score
+ * Each kernel reads an m x k column-major matrix (option i, criterion j at
+ * X[i + j*m]), benefit flags (1 = maximize) and weights, and writes the result
  * and the intermediate arrays into caller-owned buffers (column-major m x k, or
  * m).  No allocation, no global state; DC_ERR_ARGUMENT for NULL buffers, zero
- * sizes or m*k overflowing size_t.
+ * sizes, m*k overflowing size_t or an unknown normalization.
  *
- * The kernels are written to give the same bits as decido._mcdm_methods' NumPy
- * code: each element goes through the same IEEE operations in the same order
- * (this file is compiled with -ffp-contract=off: no fused multiply-add), and
- * the reductions follow NumPy's order on a Fortran-ordered matrix:
- *   - a row sum over criteria (``A.sum(axis=1)``) starts from +0.0 and adds
- *     the columns left to right;
- *   - a column sum of squares (``numpy.einsum("ij,ij->j", X, X)``) runs two
- *     lanes that take every other element, in blocks of 8 (see column_sumsq);
- *   - min and max propagate NaN.  Which of +0.0 and -0.0 NumPy returns for a
- *     tie between them is not specified, so dc_mcdm_wsm_minmax reports such a
- *     tie (where it changes the result) instead of guessing.
- * tests/decide/test_decide_fast.py holds every kernel to the NumPy path byte
- * for byte; the Python side only calls a kernel where that is tested.
+ * These are the only implementation of the normalizations, TOPSIS, WSM, MOORA,
+ * VIKOR and SPOTIS: decido._mcdm_methods calls them for every matrix size (the
+ * other methods are NumPy there).  tests/decide compares their answers with
+ * pymcdm and scikit-criteria; csrc/tests/test_decide.c with worked examples
+ * and plain formulas.  Compiled with -ffp-contract=off, so that an answer does
+ * not depend on the compiler's choice of fused multiply-adds.
  */
 #include "decido.h"
 
@@ -62,44 +55,23 @@ static void column_range(const double *x, size_t m, double *lo, double *hi)
     *hi = b;
 }
 
-/* Whether the column holds both +0.0 and -0.0. */
-static int mixed_zeros(const double *x, size_t m)
+/* Euclidean norm of a column, scaled by its largest magnitude so that the squares
+ * neither overflow nor underflow. */
+static double column_norm(const double *x, size_t m)
 {
-    int pos = 0, neg = 0;
+    double top = 0.0, sum = 0.0;
     for (size_t i = 0; i < m; i++) {
-        if (x[i] == 0.0) {
-            if (signbit(x[i])) {
-                neg = 1;
-            } else {
-                pos = 1;
-            }
-        }
+        double a = fabs(x[i]);
+        top = a > top ? a : top;
     }
-    return pos && neg;
-}
-
-/* sum(x[i]^2) in numpy.einsum's order for a contiguous column: two lanes, lane 0
- * fed x[0], x[2], ..., lane 1 x[1], x[3], ...; each block of 8 enters a lane
- * as 6, 4, 2, 0 (7, 5, 3, 1) onto the running value; the tail one pair at a
- * time; then +0.0 + (lane 0 + lane 1). */
-static double column_sumsq(const double *x, size_t m)
-{
-    double l0 = 0.0, l1 = 0.0;
-    size_t i = 0;
-    while (m - i >= 8) {
-        l0 = x[i] * x[i] + (x[i + 2] * x[i + 2] + (x[i + 4] * x[i + 4] + (x[i + 6] * x[i + 6] + l0)));
-        l1 = x[i + 1] * x[i + 1] +
-             (x[i + 3] * x[i + 3] + (x[i + 5] * x[i + 5] + (x[i + 7] * x[i + 7] + l1)));
-        i += 8;
+    if (top == 0.0 || !isfinite(top)) {
+        return top;
     }
-    while (i < m) {
-        l0 = x[i] * x[i] + l0;
-        if (i + 1 < m) {
-            l1 = x[i + 1] * x[i + 1] + l1;
-        }
-        i += 2;
+    for (size_t i = 0; i < m; i++) {
+        double r = x[i] / top;
+        sum += r * r;
     }
-    return 0.0 + (l0 + l1);
+    return top * sqrt(sum);
 }
 
 /* out[i] = +0.0 + A[i,0] + A[i,1] + ... (left to right). */
@@ -116,11 +88,75 @@ static void row_sums(const double *A, size_t m, size_t k, double *out)
     }
 }
 
-dc_status dc_mcdm_topsis_vector(const double *X, size_t m, size_t k, const unsigned char *benefit,
-                                const double *w, const unsigned char *constant, double *R,
-                                double *V, double *score, double *d_best, double *d_worst)
+/* One column of R: the normalization of x (docs/decisions.md "Normalizations"). A
+ * divisor that is zero (min-max span, vector norm) makes every option 1. */
+static void normalize_column(const double *x, size_t m, int benefit, dc_normalization norm,
+                             double *r)
 {
-    if (bad_shape(m, k) || !X || !benefit || !w || !R || !V || !score || !d_best || !d_worst) {
+    double lo, hi;
+    column_range(x, m, &lo, &hi);
+    switch (norm) {
+    case DC_NORM_MINMAX: {
+        double span = hi - lo;
+        for (size_t i = 0; i < m; i++) {
+            r[i] = span == 0.0 ? 1.0 : (benefit ? x[i] - lo : hi - x[i]) / span;
+        }
+        break;
+    }
+    case DC_NORM_VECTOR: {
+        double div = column_norm(x, m);
+        for (size_t i = 0; i < m; i++) {
+            r[i] = div == 0.0 ? 1.0 : benefit ? x[i] / div : 1.0 - x[i] / div;
+        }
+        break;
+    }
+    case DC_NORM_SUM: {
+        double total = 0.0;
+        for (size_t i = 0; i < m; i++) {
+            total += benefit ? x[i] : 1.0 / x[i];
+        }
+        for (size_t i = 0; i < m; i++) {
+            r[i] = (benefit ? x[i] : 1.0 / x[i]) / total;
+        }
+        break;
+    }
+    case DC_NORM_MAX:
+        for (size_t i = 0; i < m; i++) {
+            r[i] = benefit ? x[i] / hi : 1.0 - x[i] / hi;
+        }
+        break;
+    case DC_NORM_LINEAR:
+        for (size_t i = 0; i < m; i++) {
+            r[i] = benefit ? x[i] / hi : lo / x[i];
+        }
+        break;
+    }
+}
+
+static int bad_norm(dc_normalization norm)
+{
+    return norm != DC_NORM_MINMAX && norm != DC_NORM_VECTOR && norm != DC_NORM_SUM &&
+           norm != DC_NORM_MAX && norm != DC_NORM_LINEAR;
+}
+
+dc_status dc_mcdm_normalize(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                            dc_normalization norm, double *R)
+{
+    if (bad_shape(m, k) || bad_norm(norm) || !X || !benefit || !R) {
+        return DC_ERR_ARGUMENT;
+    }
+    for (size_t j = 0; j < k; j++) {
+        normalize_column(X + j * m, m, benefit[j], norm, R + j * m);
+    }
+    return DC_OK;
+}
+
+dc_status dc_mcdm_topsis(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                         const double *w, dc_normalization norm, double *R, double *V,
+                         double *score, double *d_best, double *d_worst)
+{
+    if (bad_shape(m, k) || bad_norm(norm) || !X || !benefit || !w || !R || !V || !score ||
+        !d_best || !d_worst) {
         return DC_ERR_ARGUMENT;
     }
     for (size_t i = 0; i < m; i++) {
@@ -128,27 +164,19 @@ dc_status dc_mcdm_topsis_vector(const double *X, size_t m, size_t k, const unsig
         d_worst[i] = 0.0;
     }
     for (size_t j = 0; j < k; j++) {
-        const double *x = X + j * m;
         double *r = R + j * m, *v = V + j * m;
-        double div = safe(sqrt(column_sumsq(x, m)));
+        normalize_column(X + j * m, m, benefit[j], norm, r);
         for (size_t i = 0; i < m; i++) {
-            r[i] = x[i] / div;
-            if (!benefit[j]) {
-                r[i] = 1.0 - r[i];
-            }
-            if (constant && constant[j]) {
-                r[i] = 1.0;
-            }
             v[i] = r[i] * w[j];
         }
-        /* max and min only enter squared differences: a zero's sign cannot matter */
+        /* every normalization makes larger better: the ideal is the column max */
         double hi, lo;
         column_range(v, m, &lo, &hi);
         for (size_t i = 0; i < m; i++) {
             double d = v[i] - hi;
-            d_best[i] = d * d + d_best[i];
+            d_best[i] += d * d;
             d = v[i] - lo;
-            d_worst[i] = d * d + d_worst[i];
+            d_worst[i] += d * d;
         }
     }
     for (size_t i = 0; i < m; i++) {
@@ -160,31 +188,17 @@ dc_status dc_mcdm_topsis_vector(const double *X, size_t m, size_t k, const unsig
     return DC_OK;
 }
 
-dc_status dc_mcdm_wsm_minmax(const double *X, size_t m, size_t k, const unsigned char *benefit,
-                             const double *w, const unsigned char *constant, double *R,
-                             double *C, double *score, int *zero_tie)
+dc_status dc_mcdm_wsm(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                      const double *w, dc_normalization norm, double *R, double *C,
+                      double *score)
 {
-    if (bad_shape(m, k) || !X || !benefit || !w || !R || !C || !score || !zero_tie) {
+    if (bad_shape(m, k) || bad_norm(norm) || !X || !benefit || !w || !R || !C || !score) {
         return DC_ERR_ARGUMENT;
     }
-    *zero_tie = 0;
     for (size_t j = 0; j < k; j++) {
-        const double *x = X + j * m;
         double *r = R + j * m, *c = C + j * m;
-        int fixed = constant && constant[j];
-        double lo, hi;
-        column_range(x, m, &lo, &hi);
-        /* the sign of a zero extreme reaches x - lo (benefit) or hi - x (cost) */
-        double extreme = benefit[j] ? lo : hi;
-        if (!fixed && extreme == 0.0 && mixed_zeros(x, m)) {
-            *zero_tie = 1;
-        }
-        double div = safe(hi - lo);
+        normalize_column(X + j * m, m, benefit[j], norm, r);
         for (size_t i = 0; i < m; i++) {
-            r[i] = (benefit[j] ? x[i] - lo : hi - x[i]) / div;
-            if (fixed) {
-                r[i] = 1.0;
-            }
             c[i] = r[i] * w[j];
         }
     }
@@ -201,7 +215,7 @@ dc_status dc_mcdm_moora(const double *X, size_t m, size_t k, const unsigned char
     for (size_t j = 0; j < k; j++) {
         const double *x = X + j * m;
         double *r = R + j * m, *c = C + j * m;
-        double div = safe(sqrt(column_sumsq(x, m)));
+        double div = safe(column_norm(x, m));
         double wj = benefit[j] ? w[j] : -w[j];
         for (size_t i = 0; i < m; i++) {
             r[i] = x[i] / div;

@@ -315,32 +315,40 @@ const char *dc_version(void);
 dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,
                               double rel_tol, int64_t *order, int64_t *rank);
 
-/* Scoring kernels of the multi-criteria methods (csrc/decide/kernels.c), one
- * pass each.  X is m x k column-major (option i, criterion j at X[i + j*m]);
- * benefit holds k flags (nonzero = maximize), w the k weights, constant k
- * flags (nonzero: every option is ideal on the criterion) or NULL.  Outputs
- * are caller-owned: m x k arrays column-major, the others m values; they must
- * not overlap the inputs.  The results are bit for bit those of the NumPy code
- * in decido._mcdm_methods on a Fortran-ordered matrix (docs/decisions.md).
- * No allocation; DC_ERR_ARGUMENT for a NULL pointer (constant excepted), m or
- * k zero, or m*k beyond size_t. */
+/* Kernels of the multi-criteria methods (csrc/decide/kernels.c), one pass
+ * each.  X is m x k column-major (option i, criterion j at X[i + j*m]);
+ * benefit holds k flags (nonzero = maximize), w the k weights.  Outputs are
+ * caller-owned: m x k arrays column-major, the others m values; they must not
+ * overlap the inputs.  No allocation; DC_ERR_ARGUMENT for a NULL pointer, m or
+ * k zero, m*k beyond size_t, or an unknown normalization. */
 
-/* TOPSIS, vector normalization (cost: 1 - x/||x||): R normalized, V = R w,
- * d_best/d_worst Euclidean distances to the column max/min of V, score
- * d_worst / (d_best + d_worst), 1 where that denominator is 0. */
-dc_status dc_mcdm_topsis_vector(const double *X, size_t m, size_t k, const unsigned char *benefit,
-                                const double *w, const unsigned char *constant, double *R,
-                                double *V, double *score, double *d_best, double *d_worst);
+/* Normalizations (docs/decisions.md): each makes larger better in every column.
+ * MINMAX (x - min)/span, cost (max - x)/span; VECTOR x/||x||, cost 1 - x/||x||;
+ * SUM x/sum(x), cost (1/x)/sum(1/x); MAX x/max, cost 1 - x/max; LINEAR x/max,
+ * cost min/x.  A zero span or norm makes the column 1 for every option.  SUM,
+ * MAX and LINEAR need values > 0 (the caller checks). */
+typedef enum dc_normalization {
+    DC_NORM_MINMAX,
+    DC_NORM_VECTOR,
+    DC_NORM_SUM,
+    DC_NORM_MAX,
+    DC_NORM_LINEAR
+} dc_normalization;
 
-/* Weighted sum, min-max normalization ((x - min)/span; cost (max - x)/span; a
- * zero span divides by 1): R normalized, C = R w, score the row sums of C.
- * *zero_tie is set to 1 when a non-constant column's relevant extreme (min for
- * benefit, max for cost) is a zero and the column holds both +0.0 and -0.0:
- * the sign of R's zeros then depends on which zero a min/max returns, which
- * NumPy does not specify (the caller recomputes there if it needs its bits). */
-dc_status dc_mcdm_wsm_minmax(const double *X, size_t m, size_t k, const unsigned char *benefit,
-                             const double *w, const unsigned char *constant, double *R,
-                             double *C, double *score, int *zero_tie);
+dc_status dc_mcdm_normalize(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                            dc_normalization norm, double *R);
+
+/* TOPSIS: R normalized, V = R w, d_best/d_worst Euclidean distances to the
+ * column max/min of V, score d_worst / (d_best + d_worst), 1 where that
+ * denominator is 0. */
+dc_status dc_mcdm_topsis(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                         const double *w, dc_normalization norm, double *R, double *V,
+                         double *score, double *d_best, double *d_worst);
+
+/* Weighted sum: R normalized, C = R w, score the row sums of C. */
+dc_status dc_mcdm_wsm(const double *X, size_t m, size_t k, const unsigned char *benefit,
+                      const double *w, dc_normalization norm, double *R, double *C,
+                      double *score);
 
 /* MOORA ratio system: R = x/||x|| (a zero norm divides by 1), C = R w with w
  * negated on cost criteria, score the row sums of C. */

@@ -4,8 +4,8 @@
  * a plain quadratic reference.  Then the scoring kernels (csrc/decide/kernels.c):
  * bad arguments, worked examples, and random matrices of many shapes in
  * exactly sized heap buffers (out-of-bounds access trips AddressSanitizer)
- * against plain formulas.  Bit identity with NumPy is tested from Python
- * (tests/decide/test_decide_fast.py).  Prints "test_decide: N passed, M failed" and
+ * against plain formulas.  Agreement with pymcdm and scikit-criteria is tested
+ * from Python (tests/decide).  Prints "test_decide: N passed, M failed" and
  * exits non-zero on any failure. */
 #include "decido.h"
 
@@ -219,22 +219,24 @@ static void kernel_arguments(void)
     double X[4] = {1.0, 2.0, 3.0, 4.0}, w[2] = {0.5, 0.5}, lo[2] = {0.0, 0.0}, hi[2] = {5.0, 5.0};
     unsigned char b[2] = {1, 0};
     double A[4], B[4], s[2], t[2], u[2];
-    int tie = 0;
     /* zero sizes */
-    CHECK(dc_mcdm_topsis_vector(X, 0, 2, b, w, NULL, A, B, s, t, u) == DC_ERR_ARGUMENT, "topsis m=0");
-    CHECK(dc_mcdm_topsis_vector(X, 2, 0, b, w, NULL, A, B, s, t, u) == DC_ERR_ARGUMENT, "topsis k=0");
-    CHECK(dc_mcdm_wsm_minmax(X, 0, 2, b, w, NULL, A, B, s, &tie) == DC_ERR_ARGUMENT, "wsm m=0");
+    CHECK(dc_mcdm_topsis(X, 0, 2, b, w, DC_NORM_VECTOR, A, B, s, t, u) == DC_ERR_ARGUMENT, "topsis m=0");
+    CHECK(dc_mcdm_topsis(X, 2, 0, b, w, DC_NORM_VECTOR, A, B, s, t, u) == DC_ERR_ARGUMENT, "topsis k=0");
+    CHECK(dc_mcdm_wsm(X, 0, 2, b, w, DC_NORM_MINMAX, A, B, s) == DC_ERR_ARGUMENT, "wsm m=0");
+    CHECK(dc_mcdm_normalize(X, 2, 0, b, DC_NORM_SUM, A) == DC_ERR_ARGUMENT, "normalize k=0");
+    CHECK(dc_mcdm_normalize(X, 2, 2, b, (dc_normalization)99, A) == DC_ERR_ARGUMENT,
+          "unknown normalization");
     CHECK(dc_mcdm_moora(X, 2, 0, b, w, A, B, s) == DC_ERR_ARGUMENT, "moora k=0");
     CHECK(dc_mcdm_vikor(X, 0, 2, b, w, 0.5, A, s, t, u) == DC_ERR_ARGUMENT, "vikor m=0");
     CHECK(dc_mcdm_spotis(X, 2, 0, b, w, lo, hi, A, B, s) == DC_ERR_ARGUMENT, "spotis k=0");
     /* m*k beyond size_t */
     CHECK(dc_mcdm_moora(X, SIZE_MAX / 2 + 1, 2, b, w, A, B, s) == DC_ERR_ARGUMENT, "m*k overflow");
-    /* NULL buffers (constant may be NULL) */
-    CHECK(dc_mcdm_topsis_vector(NULL, 2, 2, b, w, NULL, A, B, s, t, u) == DC_ERR_ARGUMENT, "NULL X");
-    CHECK(dc_mcdm_topsis_vector(X, 2, 2, b, w, NULL, A, B, s, t, NULL) == DC_ERR_ARGUMENT,
+    /* NULL buffers */
+    CHECK(dc_mcdm_topsis(NULL, 2, 2, b, w, DC_NORM_VECTOR, A, B, s, t, u) == DC_ERR_ARGUMENT, "NULL X");
+    CHECK(dc_mcdm_topsis(X, 2, 2, b, w, DC_NORM_VECTOR, A, B, s, t, NULL) == DC_ERR_ARGUMENT,
           "NULL d_worst");
-    CHECK(dc_mcdm_wsm_minmax(X, 2, 2, NULL, w, NULL, A, B, s, &tie) == DC_ERR_ARGUMENT, "NULL benefit");
-    CHECK(dc_mcdm_wsm_minmax(X, 2, 2, b, w, NULL, A, B, s, NULL) == DC_ERR_ARGUMENT, "NULL zero_tie");
+    CHECK(dc_mcdm_wsm(X, 2, 2, NULL, w, DC_NORM_MINMAX, A, B, s) == DC_ERR_ARGUMENT, "NULL benefit");
+    CHECK(dc_mcdm_normalize(X, 2, 2, b, DC_NORM_MAX, NULL) == DC_ERR_ARGUMENT, "NULL R");
     CHECK(dc_mcdm_moora(X, 2, 2, b, NULL, A, B, s) == DC_ERR_ARGUMENT, "NULL w");
     CHECK(dc_mcdm_vikor(X, 2, 2, b, w, 0.5, A, NULL, t, u) == DC_ERR_ARGUMENT, "NULL S");
     CHECK(dc_mcdm_spotis(X, 2, 2, b, w, NULL, hi, A, B, s) == DC_ERR_ARGUMENT, "NULL lower");
@@ -248,26 +250,37 @@ static void kernel_examples(void)
     const unsigned char b[2] = {0, 1};
     const double w[2] = {0.25, 0.75};
     double A[6], B[6], s[3], t[3], u[3];
-    int tie = -1;
 
     /* WSM min-max: price (30 - x)/20 = 1, 0, .5; quality (x - 1)/2 = 0, 1, .5 */
-    CHECK(dc_mcdm_wsm_minmax(X, 3, 2, b, w, NULL, A, B, s, &tie) == DC_OK && tie == 0, "wsm ok");
+    CHECK(dc_mcdm_wsm(X, 3, 2, b, w, DC_NORM_MINMAX, A, B, s) == DC_OK, "wsm ok");
     const double wsm_r[6] = {1.0, 0.0, 0.5, 0.0, 1.0, 0.5}, wsm_s[3] = {0.25, 0.75, 0.5};
     CHECK(memcmp(A, wsm_r, sizeof wsm_r) == 0, "wsm normalized");
     CHECK(memcmp(s, wsm_s, sizeof wsm_s) == 0, "wsm score");
-    const unsigned char c[2] = {1, 0};
-    CHECK(dc_mcdm_wsm_minmax(X, 3, 2, b, w, c, A, B, s, &tie) == DC_OK, "wsm constant ok");
-    CHECK(A[0] == 1.0 && A[1] == 1.0 && A[2] == 1.0 && s[1] == 1.0, "constant column is ideal");
-    const double Z[3] = {0.0, -0.0, 2.0};
-    const unsigned char b1[1] = {1}, c1[1] = {0};
+    /* a constant column: min-max divides by zero, so every option is 1; the
+     * formulas of vector (1/sqrt(m), cost 1 - 1/sqrt(m)), sum (1/m) hold */
+    const double K[3] = {4.0, 4.0, 4.0};
+    const unsigned char b1[1] = {1}, cost1[1] = {0};
     const double w1[1] = {1.0};
-    dc_mcdm_wsm_minmax(Z, 3, 1, b1, w1, NULL, A, B, s, &tie);
-    CHECK(tie == 1, "wsm reports a +0/-0 tie at the minimum");
-    dc_mcdm_wsm_minmax(Z, 3, 1, b1, w1, c1, A, B, s, &tie);
-    CHECK(tie == 1, "a zero constant flag is not constant");
-    const unsigned char cost1[1] = {0};
-    dc_mcdm_wsm_minmax(Z, 3, 1, cost1, w1, NULL, A, B, s, &tie);
-    CHECK(tie == 0, "no tie: the cost formula reads the maximum, 2");
+    dc_mcdm_normalize(K, 3, 1, b1, DC_NORM_MINMAX, A);
+    CHECK(A[0] == 1.0 && A[1] == 1.0 && A[2] == 1.0, "constant min-max column is 1");
+    dc_mcdm_normalize(K, 3, 1, b1, DC_NORM_VECTOR, A);
+    CHECK(near(A[0], 1.0 / sqrt(3.0)) && near(A[2], 1.0 / sqrt(3.0)), "constant vector column");
+    dc_mcdm_normalize(K, 3, 1, cost1, DC_NORM_VECTOR, A);
+    CHECK(near(A[1], 1.0 - 1.0 / sqrt(3.0)), "constant vector cost column");
+    dc_mcdm_normalize(K, 3, 1, cost1, DC_NORM_SUM, A);
+    CHECK(near(A[0], 1.0 / 3.0) && near(A[2], 1.0 / 3.0), "constant sum column");
+    const double Z[3] = {0.0, 0.0, 0.0};
+    dc_mcdm_normalize(Z, 3, 1, cost1, DC_NORM_VECTOR, A);
+    CHECK(A[0] == 1.0 && A[2] == 1.0, "a zero norm makes the column 1");
+    /* max and linear on price: 10/30, cost 1 - 10/30 and 10/10 */
+    dc_mcdm_normalize(X, 3, 1, cost1, DC_NORM_MAX, A);
+    CHECK(near(A[0], 1.0 - 1.0 / 3.0) && A[1] == 0.0, "max, cost");
+    dc_mcdm_normalize(X, 3, 1, cost1, DC_NORM_LINEAR, A);
+    CHECK(A[0] == 1.0 && near(A[1], 1.0 / 3.0), "linear, cost");
+    dc_mcdm_normalize(X, 3, 1, b1, DC_NORM_SUM, A);
+    CHECK(near(A[0], 10.0 / 60.0) && near(A[1], 0.5), "sum, benefit");
+    dc_mcdm_wsm(K, 3, 1, b1, w1, DC_NORM_MINMAX, A, B, s);
+    CHECK(s[0] == 1.0 && s[2] == 1.0, "wsm on a constant column");
 
     /* MOORA: norms 10*sqrt(14) and sqrt(14); price counts negatively */
     CHECK(dc_mcdm_moora(X, 3, 2, b, w, A, B, s) == DC_OK, "moora ok");
@@ -283,8 +296,7 @@ static void kernel_examples(void)
     CHECK(memcmp(s, vS, sizeof vS) == 0 && memcmp(t, vR, sizeof vR) == 0, "vikor S and R");
     const double vQ[3] = {1.0, 0.0, 0.5 * 0.5 + 0.5 * 0.25};
     CHECK(memcmp(u, vQ, sizeof vQ) == 0, "vikor Q");
-    const double one[3] = {4.0, 4.0, 4.0};
-    dc_mcdm_vikor(one, 3, 1, b1, w1, 0.5, A, s, t, u);
+    dc_mcdm_vikor(K, 3, 1, b1, w1, 0.5, A, s, t, u);
     CHECK(u[0] == 0.0 && u[1] == 0.0 && u[2] == 0.0 && !signbit(u[0]), "vikor zero spread is +0");
 
     /* SPOTIS, bounds price [0, 40], quality [0, 4] */
@@ -300,13 +312,13 @@ static void kernel_examples(void)
     const double T2[4] = {3.0, 4.0, 4.0, 3.0};
     const unsigned char bb[2] = {1, 1};
     const double wh[2] = {0.5, 0.5};
-    CHECK(dc_mcdm_topsis_vector(T2, 2, 2, bb, wh, NULL, A, B, s, t, u) == DC_OK, "topsis ok");
+    CHECK(dc_mcdm_topsis(T2, 2, 2, bb, wh, DC_NORM_VECTOR, A, B, s, t, u) == DC_OK, "topsis ok");
     CHECK(near(s[0], 0.5) && near(s[1], 0.5) && near(t[0], 0.1) && near(u[1], 0.1),
           "topsis mirrored options");
-    CHECK(dc_mcdm_topsis_vector(X, 3, 2, b, w, NULL, A, B, s, t, u) == DC_OK, "topsis 3x2 ok");
+    CHECK(dc_mcdm_topsis(X, 3, 2, b, w, DC_NORM_VECTOR, A, B, s, t, u) == DC_OK, "topsis 3x2 ok");
     CHECK(s[1] > s[2] && s[2] > s[0] && near(A[0], 1.0 - 10.0 / n0), "topsis order and R");
-    const unsigned char all[2] = {1, 1};
-    dc_mcdm_topsis_vector(X, 3, 2, b, w, all, A, B, s, t, u);
+    const double KK[6] = {4.0, 4.0, 4.0, 2.0, 2.0, 2.0};
+    dc_mcdm_topsis(KK, 3, 2, b, w, DC_NORM_VECTOR, A, B, s, t, u);
     CHECK(s[0] == 1.0 && s[1] == 1.0 && t[0] == 0.0, "topsis: every option ideal scores 1");
 }
 
@@ -342,13 +354,13 @@ static void kernel_shapes(void)
             for (size_t i = 0; i < mk; i++) {
                 X[i] = ((double)(next() >> 11) * 0x1p-53 - 0.5) * 20.0;
             }
-            int ok = 1, tie;
-            ok &= dc_mcdm_wsm_minmax(X, m, k, b, w, c, A, B, s, &tie) == DC_OK;
+            int ok = 1;
+            ok &= dc_mcdm_wsm(X, m, k, b, w, DC_NORM_MINMAX, A, B, s) == DC_OK;
             for (size_t i = 0; i < m; i++) {
                 double want = 0.0;
                 for (size_t j = 0; j < k; j++) {
                     want += B[i + j * m];
-                    ok &= m == 1 || (A[i + j * m] >= 0.0 && A[i + j * m] <= 1.0);
+                    ok &= A[i + j * m] >= 0.0 && A[i + j * m] <= 1.0;
                 }
                 ok &= near(s[i], want);
             }
@@ -368,7 +380,7 @@ static void kernel_shapes(void)
             for (size_t i = 0; i < m; i++) {
                 ok &= s[i] >= 0.0 && s[i] <= 1.0;
             }
-            ok &= dc_mcdm_topsis_vector(X, m, k, b, w, NULL, A, B, s, t, u) == DC_OK;
+            ok &= dc_mcdm_topsis(X, m, k, b, w, DC_NORM_VECTOR, A, B, s, t, u) == DC_OK;
             for (size_t i = 0; i < m; i++) {
                 ok &= s[i] >= 0.0 && s[i] <= 1.0;
             }

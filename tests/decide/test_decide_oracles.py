@@ -236,15 +236,14 @@ def goal_minmax(X, benefit):
 
 @pytest.mark.parametrize(("seed", "m", "k"), CASES)
 def test_entropy_weights_match_both(seed, m, k):
-    """Cost criteria enter entropy as reciprocals (skcriteria's InvertMinimize)."""
+    """Entropy reads the raw values, goals ignored (scikit-criteria's convention)."""
     from skcriteria.preprocessing.weighters import entropy_weights
 
     X, benefit, w = problem(seed, m, k)
-    V = np.where(benefit, X, 1.0 / X)
     result = run(X, benefit, None, "wsm", weighting="entropy")
     assert result["weighting"] == "entropy"
-    close(weights_of(result), pw.entropy_weights(V))
-    close(weights_of(result), entropy_weights(V))
+    close(weights_of(result), pw.entropy_weights(X))
+    close(weights_of(result), entropy_weights(X))
 
 
 @pytest.mark.parametrize(("seed", "m", "k"), CASES)
@@ -258,13 +257,13 @@ def test_critic_weights_match_both(seed, m, k):
 
 
 @pytest.mark.parametrize(("seed", "m", "k"), CASES)
-def test_std_weights_match_both_on_scaled_values(seed, m, k):
+def test_std_weights_match_both_on_raw_values(seed, m, k):
     from skcriteria.preprocessing.weighters import std_weights
 
     X, benefit, w = problem(seed, m, k)
     result = run(X, benefit, None, "wsm", weighting="std")
-    close(weights_of(result), pw.standard_deviation_weights(goal_minmax(X, benefit)))
-    close(weights_of(result), std_weights(goal_minmax(X, benefit)))
+    close(weights_of(result), pw.standard_deviation_weights(X))
+    close(weights_of(result), std_weights(X))
 
 
 @pytest.mark.parametrize("weighting", ["equal", "entropy", "critic", "std"])

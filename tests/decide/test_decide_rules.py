@@ -68,7 +68,8 @@ def test_issue_example_shape():
     assert_json_ready(result)
     assert list(result) == [
         "status", "method", "normalization", "weighting", "weights", "higher_is_better",
-        "best", "n_options", "n_feasible", "ranking", "infeasible", "warnings",
+        "best", "best_is_tied", "ties", "n_options", "n_feasible", "ranking", "infeasible",
+        "warnings",
     ]  # fmt: skip
     assert result["status"] == "ok" and result["method"] == "wsm"
     assert result["normalization"] == "minmax" and result["weighting"] == "given"
@@ -239,7 +240,7 @@ def test_one_option_with_automatic_weights_warns_and_uses_equal_weights():
 
 # ---------------------------------------------------------------- rule 4
 @pytest.mark.parametrize("method", METHODS)
-def test_constant_criterion_is_ideal_and_warns(method):
+def test_constant_criterion_warns_and_does_not_discriminate(method):
     opts = [{"id": o["id"], "attributes": {**o["attributes"], "lead_time": 4}} for o in SUPPLIERS]
     result = decido.decide(suppliers(method=method, options=opts, explain=True))
     assert_json_ready(result)
@@ -249,7 +250,10 @@ def test_constant_criterion_is_ideal_and_warns(method):
     for e in result["ranking"]:
         ex = e["explanation"]
         if "normalized" in ex and method in ("wsm", "wpm", "topsis", "waspas"):
-            assert ex["normalized"]["lead_time"] == 1.0
+            # min-max (wsm) divides by zero: 1; vector (topsis): 1 - 1/sqrt(5) for a cost;
+            # linear (wpm, waspas): min/x = 1
+            want = 1 - 1 / math.sqrt(5) if method == "topsis" else 1.0
+            assert ex["normalized"]["lead_time"] == pytest.approx(want, rel=1e-15)
         if method == "vikor":
             assert ex["regret"]["lead_time"] == 0.0
         if method == "spotis":
