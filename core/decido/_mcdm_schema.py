@@ -278,11 +278,17 @@ def decision_schemas() -> dict[str, dict[str, Any]]:
             "type": "object",
             "required": ["decisions"],
             "properties": {
-                "defaults": {"anyOf": [_ref("DecisionItem"), {"type": "null"}]},
+                # each item is checked on its own and answered in its own result (a
+                # DecisionItemError when invalid), so the envelope asks only for objects;
+                # DecisionItem says what makes an item valid
+                "defaults": {"type": ["object", "null"],
+                             "description": "members merged into every item (DecisionItem)"},
                 "decisions": {
                     "type": "array",
                     "maxItems": LIMITS["max_batch"],
-                    "items": _ref("DecisionItem"),
+                    "items": {"type": "object",
+                              "description": "a decision (DecisionItem), valid or not on "
+                                             "its own"},
                 },
             },
             "additionalProperties": False,

@@ -228,7 +228,8 @@ def decide_batch(request: Mapping[str, Any]) -> dict[str, Any]:
     ``{"results": [...], "n_decisions", "n_ok", "n_error"}`` with one result per
     item in input order: the ``decide`` response with the item's ``id`` first, or
     ``{"id", "status": "error", "error": {"code", "message", "path", "position"?}}``
-    (paths are relative to the merged item).  Only a malformed envelope raises.
+    (paths are relative to the merged item).  Only a malformed envelope raises (an item
+    that is not an object is one: the batch is refused whole).
     """
     if not isinstance(request, Mapping):
         raise DecisionError("invalid_request", f"a batch is an object, not {_kind(request)}", "")
@@ -247,6 +248,13 @@ def decide_batch(request: Mapping[str, Any]) -> dict[str, Any]:
         raise DecisionError(
             "too_many", f"{len(items)} decisions (limit {LIMITS['max_batch']})", "decisions"
         )
+    not_objects = [{"pointer": f"/decisions/{i}", "code": "invalid_request",
+                    "message": f"a decision is an object, not {_kind(item)}"}
+                   for i, item in enumerate(items) if not isinstance(item, Mapping)]
+    if not_objects:  # the envelope is malformed: refused whole, every such item named
+        first = not_objects[0]
+        raise DecisionError(first["code"], first["message"], first["pointer"][1:].replace(
+            "/", "[", 1) + "]", errors=not_objects)
     results = [_batch_item(defaults, item) for item in items]
     n_error = sum(r["status"] == "error" for r in results)
     return {

@@ -31,6 +31,7 @@ __all__ = [
     "ApiError",
     "as_api_error",
     "field_error",
+    "field_of",
     "limit_error",
     "pointer_of",
     "problem_body",
@@ -110,6 +111,16 @@ def pointer_of(field: str) -> str:
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 
 
+def field_of(pointer: str) -> str:
+    """The field written ``options[2].attributes.price`` of an RFC 6901 pointer
+    (``/options/2/attributes/price``): the inverse of :func:`pointer_of`."""
+    out = ""
+    for part in pointer.split("/")[1:]:
+        name = part.replace("~1", "/").replace("~0", "~")
+        out += f"[{name}]" if name.isdigit() else (f".{name}" if out else name)
+    return out
+
+
 def field_error(
     field: str, code: str, message: str, position: int | None = None, *,
     pointer: str | None = None,
@@ -149,7 +160,9 @@ def as_api_error(exc: BaseException) -> ApiError:
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, DecisionError):
-        return validation_error([field_error(exc.path, exc.code, exc.message, exc.position)])
+        return validation_error([
+            field_error(field_of(e["pointer"]), e["code"], e["message"], e.get("position"),
+                        pointer=e["pointer"]) for e in exc.errors])
     if isinstance(exc, ExpressionError):
         return validation_error(
             [field_error("objective_expression", exc.code, exc.message, exc.position)]

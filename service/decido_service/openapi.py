@@ -3,8 +3,8 @@
 The components are the JSON Schemas msgspec generates from :mod:`decido_service.types`
 (the same types that decode the requests); the problem codes and their statuses come from
 :data:`decido_service.errors.TITLES`. The only hand-written parts are the paths table
-(:data:`OPERATIONS`: path, method, summary, request and response type names, statuses) and,
-until the library publishes them, the decision schemas (:func:`_decision_schemas`).
+(:data:`OPERATIONS`: path, method, summary, request and response type names, statuses); the
+decision surface's components come from the library (:func:`decido.decision_schemas`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("/v1/usage", "get", "usage", "The key's plan, tier, limits and usage", "account",
               (200, "Usage"), (401, 503)),
     Operation("/v1/decide", "post", "decide", "One decision", "decisions",
-              (200, "DecisionResult"), (*_POSTED, *_KEYED), "DecisionRequest"),
+              (200, "DecideResult"), (*_POSTED, *_KEYED), "DecideRequest"),
     Operation("/v1/batch", "post", "batch", "Many decisions (each item ok or error on its "
               "own)", "decisions", (200, "BatchResult"), (*_POSTED, 403, *_KEYED),
               "BatchRequest"),
@@ -166,86 +166,6 @@ def _type_schemas() -> dict[str, Schema]:
     return components
 
 
-def _decision_schemas() -> dict[str, Schema]:
-    """The decision surface's components (hand-written until the library publishes them)."""
-    num, integer, string = {"type": "number"}, {"type": "integer"}, {"type": "string"}
-    nullable_num = {"type": ["number", "null"]}
-    ident = {"type": ["string", "integer"]}
-
-    def obj(props: dict[str, Schema], required: list[str] | None = None, *,
-            extra: bool = False, **more: Any) -> Schema:
-        out: Schema = {"type": "object", "properties": props, "additionalProperties": extra}
-        if required:
-            out["required"] = required
-        return {**out, **more}
-
-    goal = {"type": "string", "enum": ["maximize", "minimize"]}
-    return {
-        "Criterion": obj({"attribute": string, "goal": {**goal, "default": "maximize"},
-                          "weight": num}, ["attribute"]),
-        "DecisionOption": obj(
-            {"id": ident, "attributes": {"type": "object", "additionalProperties": {
-                "type": ["number", "boolean"]}}}, ["id", "attributes"], extra=True),
-        "DecisionRequest": obj({
-            "id": ident,
-            "options": {"type": "array", "items": _ref("DecisionOption"), "minItems": 1},
-            "method": {"type": "string", "enum": [
-                "expression", "wsm", "wpm", "topsis", "vikor", "promethee2", "waspas",
-                "copras", "moora", "edas", "aras", "spotis"]},
-            "criteria": {"type": "array", "items": _ref("Criterion")},
-            "normalization": {"type": ["string", "null"],
-                              "enum": ["minmax", "vector", "sum", "max", "linear", None]},
-            "weighting": {"type": "string",
-                          "enum": ["given", "equal", "entropy", "critic", "std"]},
-            "params": {"type": "object"},
-            "constraints": {"type": "array", "items": string},
-            "top_k": {**integer, "minimum": 1},
-            "explain": {"type": "boolean"},
-            "expression": string,
-            "goal": goal,
-        }, ["options"], description="see docs/decisions.md"),
-        "DecisionWarning": obj({"code": string, "message": string, "path": string},
-                               ["code", "message"]),
-        "RankedOption": obj({"id": ident, "rank": {**integer, "minimum": 1},
-                             "score": nullable_num, "explanation": {"type": "object"}},
-                            ["id", "rank", "score"]),
-        "DecisionResult": obj({
-            "id": ident,
-            "status": {"type": "string", "enum": ["ok", "infeasible"]},
-            "method": string,
-            "normalization": {"type": ["string", "null"]},
-            "weighting": {"type": ["string", "null"]},
-            "weights": {"type": "object", "additionalProperties": num},
-            "higher_is_better": {"type": "boolean"},
-            "best": {"type": ["string", "integer", "null"]},
-            "n_options": integer, "n_feasible": integer,
-            "ranking": {"type": "array", "items": _ref("RankedOption")},
-            "compromise": {"type": "array", "items": ident},
-            "infeasible": {"type": "array", "items": obj(
-                {"id": ident, "violated": {"type": "array", "items": string}},
-                ["id", "violated"])},
-            "warnings": {"type": "array", "items": _ref("DecisionWarning")},
-        }, ["status", "method", "best", "ranking", "infeasible", "warnings"], extra=True),
-        "BatchRequest": obj({
-            "defaults": {"type": "object", "description": "fields merged into every decision"},
-            "decisions": {"type": "array", "items": {"type": "object"},
-                          "description": "decision requests (see /v1/decide); at most the "
-                                         "plan's batch_max (403 batch_too_large above)"},
-        }, ["decisions"]),
-        "BatchItemError": obj({
-            "id": {"type": ["string", "integer", "null"]},
-            "status": {"type": "string", "const": "error"},
-            "error": obj({"code": string, "message": string, "path": string,
-                          "position": {**integer, "minimum": 0}}, ["code", "message", "path"]),
-        }, ["id", "status", "error"]),
-        "BatchResult": obj({
-            "results": {"type": "array", "items": {"oneOf": [_ref("DecisionResult"),
-                                                             _ref("BatchItemError")]}},
-            "n_decisions": integer, "n_ok": integer, "n_error": integer,
-        }, ["results", "n_decisions", "n_ok", "n_error"]),
-    }
-
-
 def _paths() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for op in OPERATIONS:
@@ -276,7 +196,7 @@ def _document() -> dict[str, Any]:
         "tags": [{"name": t} for t in dict.fromkeys(op.tag for op in OPERATIONS)],
         "paths": _paths(),
         "components": {
-            "schemas": {**_type_schemas(), **_decision_schemas()},
+            "schemas": {**_type_schemas(), **decido.decision_schemas()},
             "headers": _HEADERS,
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer",

@@ -48,7 +48,7 @@ def test_one_bad_item_never_fails_the_batch():
         "decisions": [
             {"id": "ok"},
             {"id": "bad-method", "method": "electre"},
-            "not an object",
+            {"id": None, "top_k": "three"},
             {"id": "bad-expr", "constraints": ["price <"]},
             {"method": "vikor"},
         ],
@@ -62,7 +62,7 @@ def test_one_bad_item_never_fails_the_batch():
         "status": "error",
         "error": {"code": "unknown_method", "message": r[1]["error"]["message"], "path": "method"},
     }
-    assert r[2]["id"] is None and r[2]["error"]["code"] == "invalid_request"
+    assert r[2]["id"] is None and r[2]["error"]["path"] == "top_k"
     assert r[3]["error"] | {"message": ""} == {
         "code": "invalid_expression", "message": "", "path": "constraints[0]", "position": 7,
     }  # fmt: skip
@@ -113,3 +113,10 @@ def test_batch_limit():
     assert decido.decide_batch({"decisions": []}) == {
         "results": [], "n_decisions": 0, "n_ok": 0, "n_error": 0,
     }  # fmt: skip
+
+
+def test_an_item_that_is_not_an_object_refuses_the_batch_naming_each():
+    with pytest.raises(decido.DecisionError) as caught:
+        decido.decide_batch({"decisions": [{"id": "a"}, "not an object", 3]})
+    assert [e["pointer"] for e in caught.value.errors] == ["/decisions/1", "/decisions/2"]
+    assert caught.value.path == "decisions[1]"

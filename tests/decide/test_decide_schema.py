@@ -100,12 +100,15 @@ def test_batches_agree_with_the_schema():
     assert out["n_error"] == 0
     validator("BatchResult").validate(out)
     for bad in ({"decisions": "x"}, {"decisions": [], "extra": 1},
-                {"defaults": 3, "decisions": []}):
+                {"defaults": 3, "decisions": []}, {"decisions": [{"id": "a"}, 7, "x"]}):
         assert not validator("BatchRequest").is_valid(bad)
         with pytest.raises(decido.DecisionError):
             decido.decide_batch(bad)
+    # an invalid item is the envelope's business no more: it gets an error result of its
+    # own, and DecisionItem (what the item's result refers to) says why
     item = {"decisions": [{"id": "x", **BASE, "log": "yes"}]}
-    assert not validator("BatchRequest").is_valid(item)
+    assert validator("BatchRequest").is_valid(item)
+    assert not validator("DecisionItem").is_valid(item["decisions"][0])
     result = decido.decide_batch(item)
     assert result["n_error"] == 1
     validator("BatchResult").validate(result)

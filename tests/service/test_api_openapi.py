@@ -91,11 +91,10 @@ def test_real_responses_match_the_document(server: LiveServer) -> None:
 def test_schemathesis_against_the_live_server(server: LiveServer, tmp_path: Path) -> None:
     """Every check, positive and negative data, bounded in time, with a fixed seed.
 
-    The decision operations (/v1/decide, /v1/batch) are left out for now: their schemas
-    are still written by hand (openapi._decision_schemas) until the library publishes
-    them. schemathesis's positive_data_acceptance is replaced by the hooks'
-    schema_valid_data_is_accepted (a 422 for a semantic fault the document cannot express
-    is not a disagreement)."""
+    Every operation but the two static documents is exercised, the decision surface with
+    the schemas the library publishes (decido.decision_schemas). schemathesis's
+    positive_data_acceptance is replaced by the hooks' schema_valid_data_is_accepted (a 422
+    for a semantic fault the document cannot express is not a disagreement)."""
     pytest.importorskip("schemathesis")
     key = server.create_key(plan="enterprise", tier="enterprise")["key"]
     cmd = [str(Path(sys.executable).with_name("schemathesis")), "run",
@@ -103,8 +102,7 @@ def test_schemathesis_against_the_live_server(server: LiveServer, tmp_path: Path
            "-H", f"Authorization: Bearer {key}", "--exclude-checks",
            "positive_data_acceptance", "--mode", "all", "--max-time", str(SCHEMATHESIS_SECONDS),
            "--max-examples", "40", "--seed", "20251", "--request-timeout", "20",
-           "--workers", "1", "--exclude-operation-id", "decide",
-           "--exclude-operation-id", "batch", "--exclude-operation-id", "docs",
+           "--workers", "1", "--exclude-operation-id", "docs",
            "--exclude-operation-id", "openapi"]
     if not Path(cmd[0]).exists():
         cmd[0:1] = [sys.executable, "-m", "schemathesis.cli"]
