@@ -12,8 +12,12 @@
   (the app's 503 ``store_unavailable``). A transaction that failed before its ``COMMIT``
   was sent (a connection the server had closed, a deadlock, a serialization failure) did
   nothing, so it is retried on a fresh connection, up to ``pool_max + 1`` times; one whose
-  ``COMMIT`` was lost is never retried (it may have been counted). The pool replaces
-  broken connections by itself, so a node serves again as soon as the server is back.
+  ``COMMIT`` was lost is never retried (it may have been counted). A call waits at most
+  ``pool_timeout`` for a connection; once the database was found unreachable, calls fail
+  at once for :data:`FAIL_FAST` seconds (a quick 503, not a queue of waiting requests).
+  The pool replaces broken connections by itself (retrying a failed connection attempt
+  for ``pool_timeout`` seconds, then on demand), so a node serves again as soon as the
+  server is back, with no restart.
 - **Schema**: the shared ordered list :data:`~decido_service.store.migrations.MIGRATIONS`;
   :meth:`PostgresStore.migrate` applies the missing ones in one transaction holding a
   transaction-level advisory lock (:data:`MIGRATION_LOCK`), so nodes starting together
@@ -60,6 +64,10 @@ Conn = AsyncConnection[Any]
 
 #: the advisory lock key that serialises migrations (``pg_advisory_xact_lock``)
 MIGRATION_LOCK = 0x646563_69646F  # "decido"
+#: seconds during which calls fail at once after the database was found unreachable
+FAIL_FAST = 1.0
+#: seconds :meth:`PostgresStore.ping` waits for a connection (health checks answer quickly)
+PING_TIMEOUT = 1.0
 _KEY_COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
 _RUN_FIELDS = (
     "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
@@ -94,6 +102,8 @@ class PostgresStore:
         self._clock = clock or time.time
         self._last_prune = time.monotonic()
         self._closed = False
+        self._unavailable_until = 0.0
+        self._last_failure = ""
         self._pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             options.conninfo, min_size=options.pool_min, max_size=options.pool_max,
             timeout=options.pool_timeout, kwargs={"autocommit": True}, open=False,
@@ -119,10 +129,26 @@ class PostgresStore:
         if self._pool.closed:
             await self._pool.open(wait=False)
 
+    def _check_available(self) -> None:
+        """Fail at once (``StoreError``) for :data:`FAIL_FAST` seconds after the database
+        was found unreachable, rather than make every request wait ``pool_timeout``."""
+        if time.monotonic() < self._unavailable_until:
+            raise StoreError(f"store unavailable: {self._last_failure}")
+
+    def _failed(self, exc: psycopg.Error) -> StoreError:
+        """The ``StoreError`` for ``exc``; an unreachable database starts a
+        :data:`FAIL_FAST` period."""
+        message = _first_line(exc)
+        if isinstance(exc, PoolTimeout) or _connection_lost(exc):
+            self._unavailable_until = time.monotonic() + FAIL_FAST
+            self._last_failure = message
+        return StoreError(f"store error: {message}")
+
     async def _transaction(self, body: Callable[[Conn], Awaitable[T]]) -> T:
         """``await body(conn)`` between ``BEGIN`` and ``COMMIT`` on a pooled connection,
         retried on a fresh one while it failed before ``COMMIT`` (module docs)."""
         await self._open()
+        self._check_available()
         attempts = self.options.pool_max + 1
         for attempt in range(attempts):
             try:
@@ -145,21 +171,24 @@ class PostgresStore:
             except psycopg.Error as exc:
                 retry = isinstance(exc, _RETRYABLE) or _connection_lost(exc)
                 if not retry or attempt + 1 == attempts or self._closed:
-                    raise StoreError(f"store error: {_first_line(exc)}") from exc
+                    raise self._failed(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _read(self, body: Callable[[Conn], Awaitable[T]]) -> T:
-        """``await body(conn)`` on a pooled connection (autocommit); retried like
-        :meth:`_transaction` when the connection was lost (a read changes nothing)."""
+    async def _read(self, body: Callable[[Conn], Awaitable[T]],
+                    timeout: float | None = None) -> T:
+        """``await body(conn)`` on a pooled connection (autocommit), waiting at most
+        ``timeout`` (default ``pool_timeout``) for one; retried like :meth:`_transaction`
+        when the connection was lost (a read changes nothing)."""
         await self._open()
+        self._check_available()
         attempts = self.options.pool_max + 1
         for attempt in range(attempts):
             try:
-                async with self._pool.connection() as conn:
+                async with self._pool.connection(timeout) as conn:
                     return await body(conn)
             except psycopg.Error as exc:
                 if not _connection_lost(exc) or attempt + 1 == attempts or self._closed:
-                    raise StoreError(f"store error: {_first_line(exc)}") from exc
+                    raise self._failed(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _write(self, body: Callable[[Conn], Awaitable[T]]) -> T:
@@ -210,7 +239,7 @@ class PostgresStore:
     async def ping(self) -> bool:
         """True when the database answers and its schema is current (never raises)."""
         try:
-            return await self._read(_schema_version) == len(MIGRATIONS)
+            return await self._read(_schema_version, PING_TIMEOUT) == len(MIGRATIONS)
         except StoreError:
             return False
 
