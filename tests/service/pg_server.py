@@ -11,6 +11,7 @@ whatever happened in between (its connections are terminated first).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import uuid
@@ -33,13 +34,12 @@ def admin_url() -> str:
 def unavailable_reason() -> str | None:
     """Why no PostgreSQL can be used (``None`` when one answers)."""
     try:
-        import psycopg
+        import asyncpg  # noqa: F401
     except ImportError as exc:
-        return f"psycopg is not installed ({exc})"
+        return f"asyncpg is not installed ({exc})"
     try:
-        with psycopg.connect(admin_url(), connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.Error as exc:
+        execute(admin_url(), "SELECT 1")
+    except Exception as exc:  # any failure to reach it: the reason is reported
         return f"no PostgreSQL at {admin_url()}: {str(exc).strip().splitlines()[0]}"
     return None
 
@@ -62,19 +62,29 @@ def database_url(name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
 
 
-def admin_execute(sql: str, *params: object) -> list[tuple[object, ...]]:
-    """Run one statement on the maintenance database (autocommit); its rows, if any."""
-    import psycopg
+def execute(url: str, sql: str, *params: object) -> list[tuple[object, ...]]:
+    """Run one statement on the database of ``url`` (autocommit); its rows, if any."""
+    import asyncpg
 
-    with psycopg.connect(admin_url(), autocommit=True, connect_timeout=5) as conn:
-        cur = conn.execute(sql, params or None)  # type: ignore[arg-type]
-        return cur.fetchall() if cur.description else []
+    async def run() -> list[tuple[object, ...]]:
+        conn = await asyncpg.connect(url, timeout=5)
+        try:
+            return [tuple(r) for r in await conn.fetch(sql, *params)]
+        finally:
+            await conn.close()
+
+    return asyncio.run(run())
+
+
+def admin_execute(sql: str, *params: object) -> list[tuple[object, ...]]:
+    """Run one statement on the maintenance database; its rows, if any."""
+    return execute(admin_url(), sql, *params)
 
 
 def terminate_backends(name: str) -> int:
     """``pg_terminate_backend`` every connection to database ``name``; how many."""
     rows = admin_execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                         "WHERE datname = %s AND pid <> pg_backend_pid()", name)
+                         "WHERE datname = $1 AND pid <> pg_backend_pid()", name)
     return int(rows[0][0])  # type: ignore[call-overload]
 
 

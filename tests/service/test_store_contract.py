@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pg_server import throwaway_database
+from pg_server import execute, throwaway_database
 
 from decido_service import keys
 from decido_service.store import (
@@ -352,11 +352,8 @@ def _version_rows(backend: str, url: str) -> list[int]:
         with sqlite3.connect(url.removeprefix("sqlite://")) as raw:
             rows = raw.execute("SELECT version FROM schema_version ORDER BY version")
             return [r[0] for r in rows.fetchall()]
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        rows = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
-        return [r[0] for r in rows]
+    rows = execute(url, "SELECT version FROM schema_version ORDER BY version")
+    return [int(r[0]) for r in rows]  # type: ignore[call-overload]
 
 
 def _set_version(backend: str, url: str, version: int) -> None:
@@ -367,10 +364,7 @@ def _set_version(backend: str, url: str, version: int) -> None:
         with sqlite3.connect(url.removeprefix("sqlite://")) as raw:
             raw.execute(sql)
         return
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(sql)  # type: ignore[call-overload]
+    execute(url, sql)
 
 
 def test_stores_starting_together_migrate_once(backend: str, url: str) -> None:

@@ -1,10 +1,10 @@
 """PostgreSQL backend of the store: one database shared by every node and worker process.
 
-- **Driver**: psycopg 3 with its async connection pool (``psycopg_pool``): one pool per
-  worker process (:mod:`~decido_service.store.postgres_url` for its sizes), connections in
-  autocommit mode with explicit ``BEGIN`` ... ``COMMIT``, statements prepared by the server
-  after a few uses. (Chosen over asyncpg by measured admission throughput, see
-  docs/service.md, "PostgreSQL".)
+- **Driver**: asyncpg and its connection pool: one pool per worker process
+  (:mod:`~decido_service.store.postgres_url` for its sizes), explicit ``BEGIN`` ...
+  ``COMMIT``, every statement prepared once per connection (asyncpg's statement cache).
+  Chosen over psycopg 3 by a measurement of admission throughput and CPU per admission
+  (``benchmarks/load/pg_drivers.py``; numbers in docs/service.md, "PostgreSQL").
 - **Admission**: :meth:`PostgresStore.admit_many` is one transaction per group-commit batch
   that locks the batch's counter rows in a fixed order
   (:mod:`~decido_service.store.postgres_counters`), so limits are exact across nodes.
@@ -15,9 +15,8 @@
   ``COMMIT`` was lost is never retried (it may have been counted). A call waits at most
   ``pool_timeout`` for a connection; once the database was found unreachable, calls fail
   at once for :data:`FAIL_FAST` seconds (a quick 503, not a queue of waiting requests).
-  The pool replaces broken connections by itself (retrying a failed connection attempt
-  for ``pool_timeout`` seconds, then on demand), so a node serves again as soon as the
-  server is back, with no restart.
+  The pool reopens a closed connection when it is next handed out, so a node serves
+  again as soon as the server is back, with no restart.
 - **Schema**: the shared ordered list :data:`~decido_service.store.migrations.MIGRATIONS`;
   :meth:`PostgresStore.migrate` applies the missing ones in one transaction holding a
   transaction-level advisory lock (:data:`MIGRATION_LOCK`), so nodes starting together
@@ -34,10 +33,9 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import psycopg
-from psycopg import AsyncConnection, errors
-from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+import asyncpg
+from asyncpg import Connection as Conn
+from asyncpg import exceptions as errors
 
 from decido_service import keys
 from decido_service.store import (
@@ -60,7 +58,6 @@ from decido_service.store.sqlite_db import PRUNE_GRACE, _decision_row
 __all__ = ["MIGRATION_LOCK", "PostgresStore"]
 
 T = TypeVar("T")
-Conn = AsyncConnection[Any]
 
 #: the advisory lock key that serialises migrations (``pg_advisory_xact_lock``)
 MIGRATION_LOCK = 0x646563_69646F  # "decido"
@@ -75,12 +72,14 @@ _RUN_FIELDS = (
 )
 _INSERT_DECISION = (
     "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary, request, answer)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7)"
 )
 _VERSION = "SELECT COALESCE(MAX(version), 0) FROM schema_version"
 _HAS_VERSION_TABLE = "SELECT to_regclass('schema_version') IS NOT NULL"
 #: errors after which a transaction that never reached COMMIT is retried
-_RETRYABLE = (errors.DeadlockDetected, errors.SerializationFailure)
+_RETRYABLE = (errors.DeadlockDetectedError, errors.SerializationError)
+#: what a database failure can raise (asyncpg's errors, the socket's, a timeout)
+_FAILURES = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, asyncio.TimeoutError)
 
 
 class _CommitLost(Exception):
@@ -104,10 +103,8 @@ class PostgresStore:
         self._closed = False
         self._unavailable_until = 0.0
         self._last_failure = ""
-        self._pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
-            options.conninfo, min_size=options.pool_min, max_size=options.pool_max,
-            timeout=options.pool_timeout, kwargs={"autocommit": True}, open=False,
-            name="decido-store", reconnect_timeout=options.pool_timeout)
+        self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()
 
     @classmethod
     def from_url(cls, url: str, *, clock: Callable[[], float] | None = None,
@@ -117,17 +114,40 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ plumbing
     async def _connect(self) -> Conn:
-        """A new connection of its own (not the pool's): errors are as libpq says them."""
+        """A new connection of its own (not the pool's), its errors as the server says them."""
         try:
-            return await AsyncConnection.connect(self.options.conninfo, autocommit=True)
-        except psycopg.Error as exc:
+            return await asyncpg.connect(self.options.dsn,
+                                         timeout=self.options.connect_timeout)
+        except _FAILURES as exc:
             raise StoreError(f"cannot connect to {self.url}: {_first_line(exc)}") from exc
 
-    async def _open(self) -> None:
+    async def _open(self) -> asyncpg.Pool:
+        """The pool, created on first use (its first connections opened then)."""
         if self._closed:
             raise StoreError("the store is closed")
-        if self._pool.closed:
-            await self._pool.open(wait=False)
+        if self._pool is None:
+            async with self._opening:
+                if self._pool is None:
+                    self._check_available()
+                    try:
+                        self._pool = await asyncpg.create_pool(
+                            self.options.dsn, min_size=self.options.pool_min,
+                            max_size=self.options.pool_max,
+                            timeout=self.options.connect_timeout, reset=_keep_session)
+                    except _FAILURES as exc:
+                        raise self._failed(exc) from exc
+        return self._pool
+
+    async def _acquire(self, pool: asyncpg.Pool, timeout: float | None) -> Conn:
+        """A connection of the pool, waiting at most ``timeout`` (default
+        ``pool_timeout``) for one; ``StoreError`` when none can be had (no retry: a pool
+        that cannot open a connection now will not a moment later)."""
+        try:
+            conn: Conn = await pool.acquire(
+                timeout=self.options.pool_timeout if timeout is None else timeout)
+        except _FAILURES as exc:
+            raise self._failed(exc) from exc
+        return conn
 
     def _check_available(self) -> None:
         """Fail at once (``StoreError``) for :data:`FAIL_FAST` seconds after the database
@@ -135,11 +155,11 @@ class PostgresStore:
         if time.monotonic() < self._unavailable_until:
             raise StoreError(f"store unavailable: {self._last_failure}")
 
-    def _failed(self, exc: psycopg.Error) -> StoreError:
+    def _failed(self, exc: BaseException) -> StoreError:
         """The ``StoreError`` for ``exc``; an unreachable database starts a
         :data:`FAIL_FAST` period."""
         message = _first_line(exc)
-        if isinstance(exc, PoolTimeout) or _connection_lost(exc):
+        if _unreachable(exc):
             self._unavailable_until = time.monotonic() + FAIL_FAST
             self._last_failure = message
         return StoreError(f"store error: {message}")
@@ -147,31 +167,33 @@ class PostgresStore:
     async def _transaction(self, body: Callable[[Conn], Awaitable[T]]) -> T:
         """``await body(conn)`` between ``BEGIN`` and ``COMMIT`` on a pooled connection,
         retried on a fresh one while it failed before ``COMMIT`` (module docs)."""
-        await self._open()
         self._check_available()
+        pool = await self._open()
         attempts = self.options.pool_max + 1
         for attempt in range(attempts):
+            conn = await self._acquire(pool, None)
             try:
-                async with self._pool.connection() as conn:
-                    await conn.execute("BEGIN")
-                    try:
-                        result = await body(conn)
-                    except BaseException:
-                        if not conn.broken:
-                            await conn.execute("ROLLBACK")
-                        raise
-                    try:
-                        await conn.execute("COMMIT")
-                    except psycopg.Error as exc:
-                        raise _CommitLost(_first_line(exc)) from exc
-                    return result
+                await conn.execute("BEGIN")
+                try:
+                    result = await body(conn)
+                except BaseException:
+                    if not conn.is_closed():
+                        await conn.execute("ROLLBACK")
+                    raise
+                try:
+                    await conn.execute("COMMIT")
+                except _FAILURES as exc:
+                    raise _CommitLost(_first_line(exc)) from exc
+                return result
             except _CommitLost as exc:
                 raise StoreError(f"store error: the commit's outcome is unknown ({exc})") \
                     from exc
-            except psycopg.Error as exc:
-                retry = isinstance(exc, _RETRYABLE) or _connection_lost(exc)
+            except _FAILURES as exc:
+                retry = isinstance(exc, _RETRYABLE) or _unreachable(exc)
                 if not retry or attempt + 1 == attempts or self._closed:
                     raise self._failed(exc) from exc
+            finally:
+                await _release(pool, conn)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _read(self, body: Callable[[Conn], Awaitable[T]],
@@ -179,16 +201,18 @@ class PostgresStore:
         """``await body(conn)`` on a pooled connection (autocommit), waiting at most
         ``timeout`` (default ``pool_timeout``) for one; retried like :meth:`_transaction`
         when the connection was lost (a read changes nothing)."""
-        await self._open()
         self._check_available()
+        pool = await self._open()
         attempts = self.options.pool_max + 1
         for attempt in range(attempts):
+            conn = await self._acquire(pool, timeout)
             try:
-                async with self._pool.connection(timeout) as conn:
-                    return await body(conn)
-            except psycopg.Error as exc:
-                if not _connection_lost(exc) or attempt + 1 == attempts or self._closed:
+                return await body(conn)
+            except _FAILURES as exc:
+                if not _unreachable(exc) or attempt + 1 == attempts or self._closed:
                     raise self._failed(exc) from exc
+            finally:
+                await _release(pool, conn)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _write(self, body: Callable[[Conn], Awaitable[T]]) -> T:
@@ -215,14 +239,14 @@ class PostgresStore:
                                  "`decido serve` creates it")
             if current != len(MIGRATIONS):
                 await self._apply_migrations(conn)
-        except psycopg.Error as exc:
+        except _FAILURES as exc:
             raise StoreError(f"store error: {_first_line(exc)}") from exc
         finally:
             await conn.close()
 
     async def _apply_migrations(self, conn: Conn) -> None:
         async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
             await conn.execute("CREATE TABLE IF NOT EXISTS schema_version "
                                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
             current = await _schema_version(conn)
@@ -231,10 +255,10 @@ class PostgresStore:
                                  f"({len(MIGRATIONS)}); upgrade decido")
             for version in range(current, len(MIGRATIONS)):
                 for statement in MIGRATIONS[version].postgres:
-                    await conn.execute(statement)  # type: ignore[arg-type]  # literal SQL
+                    await conn.execute(statement)
                 await conn.execute(
-                    "INSERT INTO schema_version (version, applied_at) VALUES (%s, %s)",
-                    [version + 1, iso_utc(time.time())])
+                    "INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
+                    version + 1, iso_utc(time.time()))
 
     async def ping(self) -> bool:
         """True when the database answers and its schema is current (never raises)."""
@@ -263,7 +287,7 @@ class PostgresStore:
 
         async def insert(conn: Conn) -> None:
             await conn.execute(f"INSERT INTO keys ({_KEY_COLUMNS}, hash) VALUES "
-                               "(%s, %s, %s, %s, %s, %s, %s, %s, %s)", row)
+                               "($1, $2, $3, $4, $5, $6, $7, $8, $9)", *row)
 
         await self._write(insert)
         return record, secret
@@ -274,9 +298,8 @@ class PostgresStore:
             return None
 
         async def find(conn: Conn) -> Any:
-            cur = await conn.execute(f"SELECT {_KEY_COLUMNS}, hash FROM keys WHERE hash = %s",
-                                     [keys.hash_secret(secret)])
-            return await cur.fetchone()
+            return await conn.fetchrow(f"SELECT {_KEY_COLUMNS}, hash FROM keys WHERE hash = $1",
+                                       keys.hash_secret(secret))
 
         row = await self._read(find)
         if row is None or not keys.verify(secret, row[-1]):
@@ -286,8 +309,7 @@ class PostgresStore:
     async def get_key(self, key_id: str) -> KeyRecord | None:
         """The key with this public id, or ``None``."""
         async def get(conn: Conn) -> Any:
-            cur = await conn.execute(f"SELECT {_KEY_COLUMNS} FROM keys WHERE id = %s", [key_id])
-            return await cur.fetchone()
+            return await conn.fetchrow(f"SELECT {_KEY_COLUMNS} FROM keys WHERE id = $1", key_id)
 
         row = await self._read(get)
         return None if row is None else _key_record(row)
@@ -295,8 +317,7 @@ class PostgresStore:
     async def list_keys(self) -> list[KeyRecord]:
         """All keys in creation order."""
         async def rows(conn: Conn) -> list[Any]:
-            cur = await conn.execute(f"SELECT {_KEY_COLUMNS} FROM keys ORDER BY seq")
-            return await cur.fetchall()
+            return list(await conn.fetch(f"SELECT {_KEY_COLUMNS} FROM keys ORDER BY seq"))
 
         return [_key_record(row) for row in await self._read(rows)]
 
@@ -305,10 +326,10 @@ class PostgresStore:
         when = iso_utc(self._clock())
 
         async def revoke(conn: Conn) -> bool:
-            cur = await conn.execute(
-                "UPDATE keys SET revoked_at = COALESCE(revoked_at, %s) WHERE id = %s",
-                [when, key_id])
-            return cur.rowcount == 1
+            status = await conn.execute(
+                "UPDATE keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2",
+                when, key_id)
+            return _rowcount(status) == 1
 
         return await self._write(revoke)
 
@@ -329,8 +350,7 @@ class PostgresStore:
 
         async def admit(conn: Conn) -> list[Admission]:
             if rows:
-                async with conn.cursor() as cur:
-                    await cur.executemany(_INSERT_DECISION, rows)
+                await conn.executemany(_INSERT_DECISION, rows)
             return await admit_batch(conn, prepared)
 
         out = await self._write(admit)
@@ -352,11 +372,11 @@ class PostgresStore:
 
         async def delete(conn: Conn) -> int:
             counters = await conn.execute(
-                "DELETE FROM counters WHERE \"window\" <> 'month' AND window_end < %s",
-                [int(when) - PRUNE_GRACE])
-            logged = await conn.execute("DELETE FROM decisions WHERE created_epoch < %s",
-                                        [when - self.decision_retention])
-            return counters.rowcount + logged.rowcount
+                "DELETE FROM counters WHERE \"window\" <> 'month' AND window_end < $1",
+                int(when) - PRUNE_GRACE)
+            logged = await conn.execute("DELETE FROM decisions WHERE created_epoch < $1",
+                                        when - self.decision_retention)
+            return _rowcount(counters) + _rowcount(logged)
 
         return await self._write(delete)
 
@@ -382,27 +402,31 @@ class PostgresStore:
         seed = row["seed"]
         if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
             seed = str(seed)  # as the SQLite backend keeps it
-        row["seed"] = None if seed is None else Jsonb(seed)
-        sql = (f"INSERT INTO runs ({', '.join(_RUN_FIELDS)}) "
-               f"VALUES ({', '.join('%(' + f + ')s' for f in _RUN_FIELDS)})")
+        row["seed"] = None if seed is None else json.dumps(seed)
+        values = ", ".join(f"${i + 1}" + ("::jsonb" if f == "seed" else "")
+                           for i, f in enumerate(_RUN_FIELDS))
+        sql = f"INSERT INTO runs ({', '.join(_RUN_FIELDS)}) VALUES ({values})"
 
         async def insert(conn: Conn) -> None:
-            await conn.execute(sql, row)  # type: ignore[arg-type]  # built from literals
+            await conn.execute(sql, *(row[f] for f in _RUN_FIELDS))
 
         await self._write(insert)
 
     async def list_runs(self, key_id: str | None = None,
                         limit: int = 100) -> list[dict[str, Any]]:
         """The newest run records, optionally of one key."""
-        where, args = ("WHERE key_id = %s", [key_id]) if key_id is not None else ("", [])
-        sql = (f"SELECT {', '.join(_RUN_FIELDS)} FROM runs {where} "
-               "ORDER BY created_at DESC, seq DESC LIMIT %s")
+        where, args = ("WHERE key_id = $2", [key_id]) if key_id is not None else ("", [])
+        columns = ", ".join(f if f != "seed" else "seed::text" for f in _RUN_FIELDS)
+        sql = (f"SELECT {columns} FROM runs {where} "
+               "ORDER BY created_at DESC, seq DESC LIMIT $1")
 
         async def rows(conn: Conn) -> list[Any]:
-            cur = await conn.execute(sql, [*args, int(limit)])  # type: ignore[arg-type]
-            return await cur.fetchall()
+            return list(await conn.fetch(sql, int(limit), *args))
 
-        return [dict(zip(_RUN_FIELDS, row, strict=True)) for row in await self._read(rows)]
+        out = [dict(zip(_RUN_FIELDS, row, strict=True)) for row in await self._read(rows)]
+        for run in out:
+            run["seed"] = None if run["seed"] is None else json.loads(run["seed"])
+        return out
 
     # ------------------------------------------------------------------ decision log
     async def list_decisions(self, key_id: str, limit: int,
@@ -411,17 +435,15 @@ class PostgresStore:
         async def page(conn: Conn) -> list[Any]:
             before = 2**63 - 1
             if starting_after is not None:
-                cur = await conn.execute("SELECT seq FROM decisions WHERE id = %s AND "
-                                         "key_id = %s", [starting_after, key_id])
-                found = await cur.fetchone()
+                found = await conn.fetchrow("SELECT seq FROM decisions WHERE id = $1 AND "
+                                            "key_id = $2", starting_after, key_id)
                 if found is None:
                     raise ValueError(f"starting_after: no decision {starting_after!r} "
                                      "of this key")
                 before = int(found[0])
-            cur = await conn.execute(
-                "SELECT id, key_id, created_at, summary FROM decisions WHERE key_id = %s"
-                " AND seq < %s ORDER BY seq DESC LIMIT %s", [key_id, before, int(limit)])
-            return await cur.fetchall()
+            return list(await conn.fetch(
+                "SELECT id, key_id, created_at, summary FROM decisions WHERE key_id = $1"
+                " AND seq < $2 ORDER BY seq DESC LIMIT $3", key_id, before, int(limit)))
 
         return [DecisionRecord(id=r[0], key_id=r[1], created_at=r[2],
                                summary=json.loads(r[3]), request=None, answer=None)
@@ -430,10 +452,9 @@ class PostgresStore:
     async def get_decision(self, key_id: str, decision_id: str) -> DecisionRecord | None:
         """One of ``key_id``'s logged decisions, or ``None``."""
         async def get(conn: Conn) -> Any:
-            cur = await conn.execute(
+            return await conn.fetchrow(
                 "SELECT id, key_id, created_at, summary, request, answer FROM decisions"
-                " WHERE id = %s AND key_id = %s", [decision_id, key_id])
-            return await cur.fetchone()
+                " WHERE id = $1 AND key_id = $2", decision_id, key_id)
 
         r = await self._read(get)
         if r is None:
@@ -447,32 +468,50 @@ class PostgresStore:
         """Close the pool (transactions in progress finish first); later calls raise
         ``StoreError``."""
         self._closed = True
-        if not self._pool.closed:
-            await self._pool.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            try:
+                await asyncio.wait_for(pool.close(), self.options.pool_timeout)
+            except (asyncio.TimeoutError, *_FAILURES):
+                pool.terminate()
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.url!r})"
 
 
 async def _schema_version(conn: Conn) -> int:
-    cur = await conn.execute(_HAS_VERSION_TABLE)
-    exists = await cur.fetchone()
-    if not exists or not exists[0]:
+    if not await conn.fetchval(_HAS_VERSION_TABLE):
         return 0
-    cur = await conn.execute(_VERSION)
-    row = await cur.fetchone()
-    return int(row[0]) if row else 0
+    return int(await conn.fetchval(_VERSION) or 0)
 
 
-def _connection_lost(exc: psycopg.Error) -> bool:
-    """True when ``exc`` says the connection is gone (closed by the server, reset, or
-    never made): nothing the failed statement did can have been committed."""
-    if isinstance(exc, PoolTimeout):
-        return False  # waited for a connection long enough: say so now
-    if isinstance(exc, (errors.AdminShutdown, errors.CrashShutdown, errors.CannotConnectNow)):
-        return True
-    return isinstance(exc, psycopg.OperationalError) and exc.sqlstate in (None, "57P01",
-                                                                           "57P02", "57P03")
+def _unreachable(exc: BaseException) -> bool:
+    """True when ``exc`` says the connection is gone or could not be made (closed by the
+    server, reset, refused, the database not accepting connections): nothing the failed
+    statement did can have been committed, and a fresh connection may work."""
+    return isinstance(exc, (asyncpg.InterfaceError, OSError, asyncio.TimeoutError,
+                            errors.PostgresConnectionError, errors.OperatorInterventionError,
+                            errors.ObjectNotInPrerequisiteStateError,
+                            errors.TooManyConnectionsError))
+
+
+async def _keep_session(conn: Conn) -> None:
+    """The pool's reset of a connection handed back: nothing beyond asyncpg's own rollback
+    of an open transaction (this store sets no session state, takes no session locks and
+    listens to nothing), which saves a round trip per call."""
+
+
+async def _release(pool: asyncpg.Pool, conn: Conn) -> None:
+    """Hand ``conn`` back (a broken one is closed and replaced by the pool)."""
+    try:
+        await pool.release(conn)
+    except _FAILURES:
+        conn.terminate()
+
+
+def _rowcount(status: str) -> int:
+    """The row count of a command status such as ``UPDATE 1``."""
+    return int(status.rsplit(" ", 1)[-1])
 
 
 def _first_line(exc: BaseException) -> str:

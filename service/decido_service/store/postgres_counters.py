@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from psycopg import AsyncConnection
+from asyncpg import Connection
 
 from decido_service.store import Admission, CounterSpec, CounterState, counter_state, iso_utc, judge
 
@@ -37,27 +37,27 @@ Ident = tuple[str, str, str, int]
 
 _UPSERT = (
     'INSERT INTO counters (name, subject, "window", window_start, window_end, count)'
-    " SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[],"
-    " %s::bigint[]) AS t ORDER BY 1, 2, 3, 4"
+    " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[],"
+    " $6::bigint[]) AS t ORDER BY 1, 2, 3, 4"
     ' ON CONFLICT (name, subject, "window", window_start)'
     " DO UPDATE SET count = counters.count + excluded.count"
     ' RETURNING name, subject, "window", window_start, count'
 )
 _TAKE_BACK = (
     "UPDATE counters SET count = counters.count - t.amount"
-    " FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[])"
+    " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])"
     ' AS t (name, subject, "window", window_start, amount)'
     ' WHERE counters.name = t.name AND counters.subject = t.subject'
     ' AND counters."window" = t."window" AND counters.window_start = t.window_start'
 )
 _COUNTS = (
     'SELECT c.name, c.subject, c."window", c.window_start, c.count'
-    " FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[])"
+    " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])"
     ' AS t (name, subject, "window", window_start)'
     ' JOIN counters c ON c.name = t.name AND c.subject = t.subject'
     ' AND c."window" = t."window" AND c.window_start = t.window_start'
 )
-_REVOCATIONS = "SELECT id, revoked_at FROM keys WHERE id = ANY(%s::text[])"
+_REVOCATIONS = "SELECT id, revoked_at FROM keys WHERE id = ANY($1::text[])"
 
 
 def _increment(spec: CounterSpec) -> int:
@@ -70,13 +70,12 @@ def _columns(idents: Sequence[Ident]) -> list[list[Any]]:
             [i[3] for i in idents]]
 
 
-async def _revocations(conn: AsyncConnection[Any], key_ids: set[str],
+async def _revocations(conn: Connection, key_ids: set[str],
                        now: float) -> dict[str, str]:
     """``{key id: revoked_at}`` of the keys that are revoked (or gone: as good as revoked)."""
     if not key_ids:
         return {}
-    cur = await conn.execute(_REVOCATIONS, [sorted(key_ids)])
-    found = {row[0]: row[1] for row in await cur.fetchall()}
+    found = {row[0]: row[1] for row in await conn.fetch(_REVOCATIONS, sorted(key_ids))}
     out: dict[str, str] = {}
     for key_id in key_ids:
         if key_id not in found:
@@ -86,15 +85,15 @@ async def _revocations(conn: AsyncConnection[Any], key_ids: set[str],
     return out
 
 
-async def counts(conn: AsyncConnection[Any], idents: Sequence[Ident]) -> dict[Ident, int]:
+async def counts(conn: Connection, idents: Sequence[Ident]) -> dict[Ident, int]:
     """The counts of the counters ``idents`` that have a row (no lock taken)."""
     if not idents:
         return {}
-    cur = await conn.execute(_COUNTS, _columns(idents))
-    return {(r[0], r[1], r[2], int(r[3])): int(r[4]) for r in await cur.fetchall()}
+    rows = await conn.fetch(_COUNTS, *_columns(idents))
+    return {(r[0], r[1], r[2], int(r[3])): int(r[4]) for r in rows}
 
 
-async def admit_batch(conn: AsyncConnection[Any],
+async def admit_batch(conn: Connection,
                       prepared: Sequence[Prepared]) -> list[Admission]:
     """Judge every request of the batch in order and write what the admitted ones count
     (module docs); the caller commits."""
@@ -110,9 +109,9 @@ async def admit_batch(conn: AsyncConnection[Any],
     used: dict[Ident, int] = {}
     if totals:
         idents = list(totals)
-        cur = await conn.execute(_UPSERT, [*_columns(idents), [totals[i][0] for i in idents],
-                                           [totals[i][1] for i in idents]])
-        for name, subject, window, start, after in await cur.fetchall():
+        rows = await conn.fetch(_UPSERT, *_columns(idents), [totals[i][0] for i in idents],
+                                [totals[i][1] for i in idents])
+        for name, subject, window, start, after in rows:
             ident = (name, subject, window, int(start))
             used[ident] = int(after) - totals[ident][1]  # the count before this batch
     out: list[Admission] = []
@@ -133,12 +132,12 @@ async def admit_batch(conn: AsyncConnection[Any],
     unearned = [(ident, totals[ident][1] - earned[ident]) for ident in totals
                 if totals[ident][1] != earned[ident]]
     if unearned:
-        await conn.execute(_TAKE_BACK, [*_columns([i for i, _ in unearned]),
-                                        [amount for _, amount in unearned]])
+        await conn.execute(_TAKE_BACK, *_columns([i for i, _ in unearned]),
+                           [amount for _, amount in unearned])
     return out
 
 
-async def _refused_for_revocation(conn: AsyncConnection[Any], specs: list[CounterSpec],
+async def _refused_for_revocation(conn: Connection, specs: list[CounterSpec],
                                   bounds: list[tuple[int, int]], idents: list[Ident],
                                   used: dict[Ident, int], revoked_at: str) -> Admission:
     """A revoked key's request: refused, with its counters as the batch has left them."""
@@ -149,7 +148,7 @@ async def _refused_for_revocation(conn: AsyncConnection[Any], specs: list[Counte
     return Admission(False, states, None, revoked_at)
 
 
-async def states(conn: AsyncConnection[Any], specs: list[CounterSpec],
+async def states(conn: Connection, specs: list[CounterSpec],
                  bounds: list[tuple[int, int]]) -> list[CounterState]:
     """The states of ``specs`` as they are (nothing counted, nothing locked)."""
     idents = [(s.name, s.subject, s.window, b[0]) for s, b in zip(specs, bounds, strict=True)]

@@ -1,16 +1,17 @@
 """PostgreSQL store URLs: ``postgresql://user[:password]@host[:port]/db?options``.
 
-Every libpq connection parameter is accepted in the query (``sslmode``, ``connect_timeout``,
-``host=/var/run/postgresql`` for a Unix socket, ...), plus the store's own options, which
-are taken out before the rest goes to libpq:
+The query takes asyncpg's DSN parameters (``host=/var/run/postgresql`` for a Unix socket,
+``port``, ``sslmode``, ``passfile``, ``target_session_attrs``, ...; any other name is sent
+to the server as a setting, e.g. ``application_name``), plus these, which are taken out
+before the rest goes to asyncpg:
 
 - ``pool_min`` (default :data:`POOL_MIN`), ``pool_max`` (default :data:`POOL_MAX`):
   connections each worker process keeps open / may open;
 - ``pool_timeout`` (seconds, default :data:`POOL_TIMEOUT`): how long a call waits for a
-  connection before it fails with ``StoreError`` (the app's 503).
-
-``connect_timeout`` defaults to :data:`CONNECT_TIMEOUT` seconds when the URL sets none, so
-an unreachable server is reported in seconds, not after the TCP timeout.
+  free connection before it fails with ``StoreError`` (the app's 503);
+- ``connect_timeout`` (seconds, default :data:`CONNECT_TIMEOUT`): how long opening a
+  connection may take, so an unreachable server is reported in seconds, not after the TCP
+  timeout.
 """
 
 from __future__ import annotations
@@ -25,16 +26,17 @@ SCHEMES = ("postgresql", "postgres")
 POOL_MIN = 1
 POOL_MAX = 4
 POOL_TIMEOUT = 5.0
-CONNECT_TIMEOUT = 5
+CONNECT_TIMEOUT = 5.0
 
 
 class PostgresOptions(NamedTuple):
-    """A parsed PostgreSQL store URL: the libpq ``conninfo`` (a URL) and the pool options."""
+    """A parsed PostgreSQL store URL: the DSN asyncpg is given and the store's options."""
 
-    conninfo: str
+    dsn: str
     pool_min: int = POOL_MIN
     pool_max: int = POOL_MAX
     pool_timeout: float = POOL_TIMEOUT
+    connect_timeout: float = CONNECT_TIMEOUT
 
 
 def is_postgres_url(url: Any) -> bool:
@@ -52,12 +54,10 @@ def parse_postgres_url(url: str) -> PostgresOptions:
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if name in ("pool_min", "pool_max"):
             values[name] = _number(url, name, value, int, 0 if name == "pool_min" else 1)
-        elif name == "pool_timeout":
+        elif name in ("pool_timeout", "connect_timeout"):
             values[name] = _number(url, name, value, float, 0.001)
         else:
             query.append((name, value))
-    if not any(name == "connect_timeout" for name, _ in query):
-        query.append(("connect_timeout", str(CONNECT_TIMEOUT)))
     options = PostgresOptions(urlunsplit(("postgresql", parts.netloc, parts.path,
                                           urlencode(query), parts.fragment)), **values)
     if options.pool_min > options.pool_max:
