@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
 from asyncpg import Connection as Conn
 from asyncpg import exceptions as errors
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from asyncpg import Connection
+from asyncpg import Connection  # type: ignore[import-untyped]  # no type hints
 
 from decido_service.store import Admission, CounterSpec, CounterState, counter_state, iso_utc, judge
 
