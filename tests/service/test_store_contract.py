@@ -405,3 +405,57 @@ def test_a_closed_store_raises_store_error(url: str) -> None:
         assert await store.ping() is False
 
     asyncio.run(main())
+
+
+# ---------------------------------------------------------------- choosing the store
+
+
+def test_postgres_urls_and_their_options() -> None:
+    from decido_service.store.postgres_url import (
+        POOL_MAX,
+        is_postgres_url,
+        parse_postgres_url,
+        redact_url,
+    )
+
+    got = parse_postgres_url("postgresql://u:pw@db:5433/d?sslmode=require&pool_max=8"
+                             "&pool_timeout=0.5&connect_timeout=2&command_timeout=3")
+    assert got.dsn == "postgresql://u:pw@db:5433/d?sslmode=require"
+    assert (got.pool_min, got.pool_max, got.pool_timeout, got.connect_timeout,
+            got.command_timeout) == (1, 8, 0.5, 2.0, 3.0)
+    assert parse_postgres_url("postgres://u@/d?host=/run/pg").pool_max == POOL_MAX
+    assert [is_postgres_url(u) for u in ("postgresql://x/y", "postgres://x/y", "sqlite:///a",
+                                         "/a/b.db", "postgresql:x")] == [True, True, False,
+                                                                         False, False]
+    for bad in ("postgresql://u@h/d?pool_max=0", "postgresql://u@h/d?pool_min=5&pool_max=2",
+                "postgresql://u:pw@h/d?pool_timeout=soon"):
+        with pytest.raises(ValueError) as info:
+            parse_postgres_url(bad)
+        assert "pw" not in str(info.value)
+    assert redact_url("postgresql://u:secret@h/d?password=also&x=1") == (
+        "postgresql://u:***@h/d?password=***&x=1")
+    assert redact_url("/plain/path.db") == "/plain/path.db"
+
+
+def test_open_store_dispatches_on_the_url(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"cannot connect to postgresql://u:\*\*\*@127\.0\.0\.1"):
+        asyncio.run(open_store("postgresql://u:secret@127.0.0.1:1/x?connect_timeout=2"))
+    with pytest.raises(ValueError, match="expected sqlite: or postgresql://"):
+        asyncio.run(open_store("mysql://u@h/d"))
+    assert run(f"sqlite:///{tmp_path / 'a.db'}", lambda store: store.ping())
+
+
+def test_store_option_and_variable() -> None:
+    from decido_service.cli import build_parser
+    from decido_service.config import Settings
+
+    assert Settings.from_env({"DECIDO_STORE": "postgresql://a/b"}).db == "postgresql://a/b"
+    assert Settings.from_env({"DECIDO_DB": "x.db"}).db == "x.db"
+    assert Settings.from_env({"DECIDO_DB": "x.db", "DECIDO_STORE": "x.db"}).db == "x.db"
+    with pytest.raises(ValueError, match="DECIDO_STORE and DECIDO_DB"):
+        Settings.from_env({"DECIDO_DB": "x.db", "DECIDO_STORE": "postgresql://a/b"})
+    parser = build_parser(Settings())
+    for flag in ("--store", "--db"):
+        assert parser.parse_args(["keys", "list", flag, "postgresql://a/b"]).db == \
+            "postgresql://a/b"
+        assert parser.parse_args(["serve", flag, "y.db"]).db == "y.db"

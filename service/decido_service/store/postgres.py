@@ -133,7 +133,8 @@ class PostgresStore:
                         self._pool = await asyncpg.create_pool(
                             self.options.dsn, min_size=self.options.pool_min,
                             max_size=self.options.pool_max,
-                            timeout=self.options.connect_timeout, reset=_keep_session)
+                            timeout=self.options.connect_timeout,
+                            command_timeout=self.options.command_timeout, reset=_keep_session)
                     except _FAILURES as exc:
                         raise self._failed(exc) from exc
         return self._pool
@@ -189,7 +190,7 @@ class PostgresStore:
                 raise StoreError(f"store error: the commit's outcome is unknown ({exc})") \
                     from exc
             except _FAILURES as exc:
-                retry = isinstance(exc, _RETRYABLE) or _unreachable(exc)
+                retry = isinstance(exc, _RETRYABLE) or _lost(exc)
                 if not retry or attempt + 1 == attempts or self._closed:
                     raise self._failed(exc) from exc
             finally:
@@ -209,7 +210,7 @@ class PostgresStore:
             try:
                 return await body(conn)
             except _FAILURES as exc:
-                if not _unreachable(exc) or attempt + 1 == attempts or self._closed:
+                if not _lost(exc) or attempt + 1 == attempts or self._closed:
                     raise self._failed(exc) from exc
             finally:
                 await _release(pool, conn)
@@ -507,6 +508,12 @@ async def _release(pool: asyncpg.Pool, conn: Conn) -> None:
         await pool.release(conn)
     except _FAILURES:
         conn.terminate()
+
+
+def _lost(exc: BaseException) -> bool:
+    """:func:`_unreachable`, but not a statement that timed out (``command_timeout``):
+    worth one more try on a fresh connection."""
+    return _unreachable(exc) and not isinstance(exc, asyncio.TimeoutError)
 
 
 def _rowcount(status: str) -> int:

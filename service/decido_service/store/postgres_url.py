@@ -11,7 +11,10 @@ before the rest goes to asyncpg:
   free connection before it fails with ``StoreError`` (the app's 503);
 - ``connect_timeout`` (seconds, default :data:`CONNECT_TIMEOUT`): how long opening a
   connection may take, so an unreachable server is reported in seconds, not after the TCP
-  timeout.
+  timeout;
+- ``command_timeout`` (seconds, default :data:`COMMAND_TIMEOUT`): how long one statement
+  may take (a server that stopped answering mid-connection is a 503 then, not a request
+  that hangs).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ POOL_MIN = 1
 POOL_MAX = 4
 POOL_TIMEOUT = 5.0
 CONNECT_TIMEOUT = 5.0
+COMMAND_TIMEOUT = 10.0
 
 
 class PostgresOptions(NamedTuple):
@@ -37,6 +41,7 @@ class PostgresOptions(NamedTuple):
     pool_max: int = POOL_MAX
     pool_timeout: float = POOL_TIMEOUT
     connect_timeout: float = CONNECT_TIMEOUT
+    command_timeout: float = COMMAND_TIMEOUT
 
 
 def is_postgres_url(url: Any) -> bool:
@@ -54,7 +59,7 @@ def parse_postgres_url(url: str) -> PostgresOptions:
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if name in ("pool_min", "pool_max"):
             values[name] = _number(url, name, value, int, 0 if name == "pool_min" else 1)
-        elif name in ("pool_timeout", "connect_timeout"):
+        elif name in ("pool_timeout", "connect_timeout", "command_timeout"):
             values[name] = _number(url, name, value, float, 0.001)
         else:
             query.append((name, value))
