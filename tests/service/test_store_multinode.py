@@ -2,12 +2,15 @@
 processes (2 workers each) on three ports. Limits hold exactly across them, the address
 throttle of key creation too; killing their database connections under load costs no
 500 and no uncounted admission; an outage of the database is a 503 with ``Retry-After``
-(health too) and every node recovers by itself."""
+(health too) and every node recovers by itself. And one store whose server goes away
+and comes back (through a TCP proxy the test takes down)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -19,12 +22,15 @@ from conftest import FAKE_NOW, LiveServer, Response, auth, fake_clock_supported
 from pg_server import allow_connections, terminate_backends, throwaway_database
 from test_api_decide import DECISION
 
+from decido_service.store import AdmissionRequest, CounterSpec, StoreError, open_store
+
 NODES = 3
 #: the plan limits of these tests: free's month and sdk's minute are the ones reached
 PLANS = {"free": {"minute": 100_000, "month": 137, "refused": 100_000},
          "sdk": {"minute": 53, "month": 100_000, "refused": 100_000},
          "rtl": {"minute": 100_000, "month": 100_000, "refused": 100_000}}
 KEYS_PER_HOUR = 7
+PG_SOCKET = "/var/run/postgresql/.s.PGSQL.5432"
 
 
 @contextlib.contextmanager
@@ -148,3 +154,77 @@ def test_an_outage_is_503_and_the_nodes_recover(tmp_path: Path,
                 assert time.monotonic() < deadline, f"{server.port} did not recover"
                 time.sleep(0.2)
         assert used(servers[2], key)["month"] == 30 + NODES  # nothing counted in the outage
+
+
+class _Proxy:
+    """A TCP front of the local PostgreSQL socket that can be taken down (every connection
+    cut, the port closed: as a stopped server looks to its clients) and brought back on the
+    same port."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.server: asyncio.base_events.Server | None = None
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def up(self) -> None:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", self.port,
+                                                 reuse_address=True)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def down(self) -> None:
+        assert self.server is not None
+        self.server.close()
+        for writer in self.writers:
+            writer.transport.abort()
+        self.writers.clear()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_unix_connection(PG_SOCKET)
+        self.writers += [writer, up_writer]
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError, asyncio.CancelledError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            dst.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
+def test_a_store_survives_its_server_going_away(database: tuple[str, str]) -> None:
+    """The server goes away (connections cut, port closed): calls fail fast with
+    ``StoreError``, ping says False, nothing is counted; it comes back: the same store
+    object admits again, no reopening."""
+    if not os.path.exists(PG_SOCKET):
+        pytest.skip(f"needs the local PostgreSQL socket {PG_SOCKET}")
+    name, _ = database
+    spec = CounterSpec("t.month", "k", "month", None)
+
+    async def scenario() -> list[int]:
+        proxy = _Proxy()
+        await proxy.up()
+        store = await open_store(f"postgresql://postgres@127.0.0.1:{proxy.port}/{name}"
+                                 "?pool_max=2&connect_timeout=2")
+        try:
+            request = AdmissionRequest([spec], FAKE_NOW)
+            assert (await store.admit_many([request]))[0].admitted
+            await proxy.down()
+            started = time.monotonic()
+            with pytest.raises(StoreError):
+                await store.admit_many([request])
+            assert time.monotonic() - started < 5
+            assert await store.ping() is False
+            with pytest.raises(StoreError):  # at once, within the fail-fast second
+                await store.find_key("dk_" + "a" * 43)
+            await proxy.up()
+            await asyncio.sleep(1.1)
+            assert await store.ping() is True
+            assert (await store.admit_many([request]))[0].admitted
+            return [s.used for s in await store.peek([spec], FAKE_NOW)]
+        finally:
+            await store.close()
+            await proxy.down()
+
+    assert asyncio.run(scenario()) == [2]
