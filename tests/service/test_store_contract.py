@@ -459,3 +459,23 @@ def test_store_option_and_variable() -> None:
         assert parser.parse_args(["keys", "list", flag, "postgresql://a/b"]).db == \
             "postgresql://a/b"
         assert parser.parse_args(["serve", flag, "y.db"]).db == "y.db"
+
+
+def test_cli_keys_on_the_store(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``decido keys create|list|revoke --store URL`` on either backend."""
+    import json
+
+    from decido_service import cli
+
+    assert cli.main(["keys", "list", "--store", url]) == 1  # nothing there yet
+    assert "decido keys create" in capsys.readouterr().err
+    assert cli.main(["keys", "create", "--plan", "sdk", "--label", "cli", "--store", url,
+                     "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert cli.main(["keys", "list", "--db", url, "--json"]) == 0
+    assert [k["id"] for k in json.loads(capsys.readouterr().out)] == [made["id"]]
+    assert cli.main(["keys", "revoke", made["id"], "--store", url]) == 0
+    assert "Revoked key" in capsys.readouterr().out
+    assert cli.main(["keys", "revoke", "nope", "--store", url]) == 1
+    found = run(url, lambda store: store.find_key(made["key"]))
+    assert found is not None and found["revoked_at"] is not None
