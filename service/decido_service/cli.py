@@ -2,8 +2,9 @@
 
 ``keys`` commands work on the store directly (no server needed), through the same async
 :class:`~decido_service.store.Store` interface the service uses. ``keys create`` creates
-the database when there is none; ``keys list`` and ``keys revoke`` say which database they
-looked for and create nothing. ``serve`` lives in
+the database (SQLite) or the schema (PostgreSQL) when there is none; ``keys list`` and
+``keys revoke`` say which store they looked for and create nothing. ``--store URL`` (or
+``--db``) picks the store, as for ``decido serve``. ``serve`` lives in
 :mod:`decido_service.serve`, which registers itself through ``register(subparsers)``: it adds
 its sub-parser and sets ``func`` (``args -> int`` exit code) with ``set_defaults``, the same
 convention the ``keys`` commands follow here.
@@ -23,6 +24,7 @@ from decido_service import __version__
 from decido_service.config import Settings
 from decido_service.limits import validate_overrides
 from decido_service.store import KeyRecord, Store, StoreError, open_store
+from decido_service.store.postgres_url import redact_url
 
 __all__ = ["build_parser", "main"]
 
@@ -58,7 +60,9 @@ def _add_keys(commands: Any, settings: Settings) -> None:
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     sub = keys.add_subparsers(dest="keys_command", metavar="ACTION")
     sub.required = True
-    db = {"default": settings.db, "help": f"store URL or path (default {settings.db})"}
+    db = {"dest": "db", "metavar": "URL", "default": settings.db,
+          "help": "store: postgresql://user@host/db, sqlite:///path or a SQLite file path "
+                  f"(default {redact_url(settings.db)}; --db is the same option)"}
 
     create = sub.add_parser("create", help="create a key; its secret is printed once")
     create.add_argument("--plan", default="free", choices=sorted(settings.plans),
@@ -70,18 +74,18 @@ def _add_keys(commands: Any, settings: Settings) -> None:
                         help="per-key limit overrides (enterprise), e.g. "
                              '\'{"decision": {"minute": 5000}, '
                              '"optimization": {"max_dims": 20000}}\'')
-    create.add_argument("--db", **db)
+    create.add_argument("--store", "--db", **db)
     create.add_argument("--json", action="store_true", help="print one JSON object")
     create.set_defaults(func=_keys_create)
 
     lst = sub.add_parser("list", help="list keys (never their secrets)")
-    lst.add_argument("--db", **db)
+    lst.add_argument("--store", "--db", **db)
     lst.add_argument("--json", action="store_true", help="print a JSON array")
     lst.set_defaults(func=_keys_list)
 
     revoke = sub.add_parser("revoke", help="revoke a key by id")
     revoke.add_argument("id", help="the key's id (see `decido keys list`)")
-    revoke.add_argument("--db", **db)
+    revoke.add_argument("--store", "--db", **db)
     revoke.set_defaults(func=_keys_revoke)
 
 

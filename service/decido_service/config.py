@@ -103,7 +103,9 @@ class Settings:
     """Everything the service reads at start. Build with :meth:`from_env`."""
 
     db: str = "./decido.db"
-    """Store URL: ``sqlite:///abs/path.db``, ``sqlite:relative.db`` or a plain path."""
+    """Store URL (``--store``/``--db``, ``DECIDO_STORE``/``DECIDO_DB``):
+    ``postgresql://user@host/db``, ``sqlite:///abs/path.db``, ``sqlite:relative.db`` or a
+    plain path (see :func:`decido_service.store.open_store`)."""
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
@@ -160,6 +162,10 @@ class Settings:
         for var, name in _ENV_STR.items():
             if env.get(var):
                 values[name] = env[var]
+        if env.get("DECIDO_STORE"):
+            if env.get("DECIDO_DB") and env["DECIDO_DB"] != env["DECIDO_STORE"]:
+                raise ValueError("DECIDO_STORE and DECIDO_DB name different stores; set one")
+            values["db"] = env["DECIDO_STORE"]
         for var, name in _ENV_INT.items():
             if env.get(var):
                 try:

@@ -4,7 +4,7 @@ Same semantics as ``sanic decido_service.app:create_app --factory``: every worke
 builds its own app with :func:`decido_service.app.create_app`, which reads its settings from
 the ``DECIDO_*`` environment. The command line options are put into that environment
 before the workers start, so workers and the command agree. The store is opened (and
-migrated) once here first, so a bad ``--db`` fails before any worker starts.
+migrated) once here first, so a bad ``--store`` fails before any worker starts.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from decido_service.config import Settings
+from decido_service.store.postgres_url import redact_url
 
 __all__ = ["BLAS_THREAD_VARIABLES", "register", "serve"]
 
@@ -28,10 +29,13 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "serve", help="run the HTTP service",
         description="Run the decido HTTP API (docs at /v1/docs). Options override the "
-                    "DECIDO_HOST, DECIDO_PORT, DECIDO_DB and DECIDO_WORKERS variables.")
+                    "DECIDO_HOST, DECIDO_PORT, DECIDO_STORE (or DECIDO_DB) and DECIDO_WORKERS "
+                    "variables.")
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default 8000)")
-    p.add_argument("--db", help="store URL or SQLite file path (default ./decido.db)")
+    p.add_argument("--store", "--db", dest="db", metavar="URL",
+                   help="store: postgresql://user@host/db, sqlite:///path or a SQLite file "
+                        "path (default ./decido.db)")
     p.add_argument("--workers", type=int, help="worker processes (default 1)")
     p.set_defaults(func=serve)
 
@@ -41,7 +45,8 @@ def _environment(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env(host=args.host, port=args.port, db=args.db,
                                  workers=args.workers)
     os.environ.update({"DECIDO_HOST": settings.host, "DECIDO_PORT": str(settings.port),
-                       "DECIDO_DB": settings.db, "DECIDO_WORKERS": str(settings.workers)})
+                       "DECIDO_DB": settings.db, "DECIDO_STORE": settings.db,
+                       "DECIDO_WORKERS": str(settings.workers)})
     # one BLAS thread per worker: the workers (and the run threads) are the parallelism, and
     # a BLAS pool per process would only compete with them for the cores (set the variables
     # yourself to choose otherwise)
@@ -55,7 +60,7 @@ def banner(settings: Settings) -> str:
     base = f"http://{settings.host}:{settings.port}"
     return (
         f"decido is listening on {base} ({settings.workers} worker"
-        f"{'s' if settings.workers != 1 else ''}, store {settings.db})\n"
+        f"{'s' if settings.workers != 1 else ''}, store {redact_url(settings.db)})\n"
         f"  docs:     {base}/v1/docs  (OpenAPI: {base}/v1/openapi.json)\n"
         f"  get a key: curl -X POST {base}/v1/keys\n"
         f"  then:     curl -H 'Authorization: Bearer <key>' {base}/v1/usage\n"
@@ -63,7 +68,7 @@ def banner(settings: Settings) -> str:
 
 
 async def _check_store(settings: Settings) -> None:
-    """Open (create, migrate) and close the store once, so a bad ``--db`` fails here."""
+    """Open (create, migrate) and close the store once, so a bad ``--store`` fails here."""
     from decido_service.store import open_store
 
     store = await open_store(settings.db, clock=settings.clock)

@@ -2,7 +2,8 @@
 
 :class:`Store` is what the service needs from storage; every method is a coroutine, and a
 backend keeps blocking work off the event loop itself. The embedded backend is SQLite
-(:mod:`decido_service.store.sqlite`); :func:`open_store` picks the backend from the URL.
+(:mod:`decido_service.store.sqlite`), the server one PostgreSQL
+(:mod:`decido_service.store.postgres`); :func:`open_store` picks the backend from the URL.
 Nothing outside this package knows SQL.
 
 Counters are identified by ``(name, subject, window)``: ``name`` such as ``"decide.minute"``,
@@ -262,12 +263,19 @@ async def open_store(url: str = "./decido.db", *, create: bool = True,
                      clock: Callable[[], float] | None = None) -> Store:
     """Open (and migrate) the store at ``url``.
 
-    Accepted: ``sqlite:///abs/path.db`` (absolute, as in ``file:///``; ``sqlite:////abs``
+    ``postgresql://user@host/db`` (or ``postgres://``): the PostgreSQL backend
+    (:mod:`decido_service.store.postgres`; URL options in
+    :mod:`decido_service.store.postgres_url`). Otherwise SQLite:
+    ``sqlite:///abs/path.db`` (absolute, as in ``file:///``; ``sqlite:////abs``
     works too), ``sqlite:relative/path.db``, or a plain filesystem path. Query parameter
     ``?synchronous=full`` makes every commit fsync (survives power loss; the default,
-    ``normal``, survives a killed process). ``create=False``: a missing database is a
-    :class:`StoreError` naming the file looked for, and nothing is created. ``clock``
-    stamps ``created_at`` of new keys."""
+    ``normal``, survives a killed process). ``create=False``: a missing database (SQLite:
+    file; PostgreSQL: schema) is a :class:`StoreError` naming what was looked for, and
+    nothing is created. ``clock`` stamps ``created_at`` of new keys."""
+    from decido_service.store.postgres_url import is_postgres_url
+
+    if is_postgres_url(url):
+        return await _open_postgres(url, create=create, clock=clock)
     from decido_service.store.sqlite import SQLiteStore, parse_sqlite_url
 
     path, options = parse_sqlite_url(url)
@@ -277,6 +285,22 @@ async def open_store(url: str = "./decido.db", *, create: bool = True,
     store = SQLiteStore(path, clock=clock, **options)
     try:
         await store.migrate()
+    except BaseException:
+        await store.close()
+        raise
+    return store
+
+
+async def _open_postgres(url: str, *, create: bool,
+                         clock: Callable[[], float] | None) -> Store:
+    try:
+        from decido_service.store.postgres import PostgresStore
+    except ImportError as exc:
+        raise StoreError(f"a postgresql:// store needs psycopg ({exc}); "
+                         "pip install 'decido[service]'") from exc
+    store = PostgresStore.from_url(url, clock=clock)
+    try:
+        await store.migrate(create=create)
     except BaseException:
         await store.close()
         raise

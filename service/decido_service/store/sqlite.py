@@ -42,6 +42,7 @@ from decido_service.store import (
     CounterState,
     DecisionRecord,
     KeyRecord,
+    StoreError,
 )
 from decido_service.store.sqlite_db import SQLiteDatabase
 from decido_service.store.sqlite_schema import MIGRATIONS, parse_sqlite_url
@@ -79,8 +80,11 @@ class SQLiteStore:
         return await self._read(self.database.schema_version)
 
     async def ping(self) -> bool:
-        """True when the file answers and its schema is current."""
-        return await self._read(self.database.ping)
+        """True when the file answers and its schema is current (never raises)."""
+        try:
+            return await self._read(self.database.ping)
+        except StoreError:
+            return False
 
     async def create_key(self, plan: str, tier: str, label: str | None = None,
                          limits: dict[str, Any] | None = None) -> tuple[KeyRecord, str]:
@@ -144,5 +148,10 @@ class SQLiteStore:
 
 async def _shielded(pool: ThreadPoolExecutor, call: Callable[[], T]) -> T:
     """``call()`` in ``pool``; a caller that is cancelled stops waiting, never the call
-    (a write handed to the database always completes)."""
-    return await asyncio.shield(asyncio.get_running_loop().run_in_executor(pool, call))
+    (a write handed to the database always completes). A closed store's pools take no
+    more calls: ``StoreError``."""
+    try:
+        future = asyncio.get_running_loop().run_in_executor(pool, call)
+    except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
+        raise StoreError("the store is closed") from exc
+    return await asyncio.shield(future)

@@ -1,4 +1,4 @@
-"""The SQLite backend's schema migrations and its store URLs."""
+"""The SQLite backend's migrations (its halves of the shared list) and its store URLs."""
 
 from __future__ import annotations
 
@@ -7,74 +7,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
+from decido_service.store.migrations import MIGRATIONS as SHARED_MIGRATIONS
+
 __all__ = ["MIGRATIONS", "current_version", "parse_sqlite_url"]
 
 
-def _m001_initial(conn: sqlite3.Connection) -> None:
-    """Keys (hashed), usage counters per window, optimization run records."""
-    conn.execute(
-        """CREATE TABLE keys (
-            id          TEXT PRIMARY KEY,
-            prefix      TEXT NOT NULL,
-            hash        TEXT NOT NULL UNIQUE,
-            plan        TEXT NOT NULL,
-            tier        TEXT NOT NULL,
-            label       TEXT,
-            created_at  TEXT NOT NULL,
-            revoked_at  TEXT,
-            limits      TEXT
-        )"""
-    )
-    conn.execute(
-        """CREATE TABLE counters (
-            name          TEXT NOT NULL,
-            subject       TEXT NOT NULL,
-            window        TEXT NOT NULL,
-            window_start  INTEGER NOT NULL,
-            window_end    INTEGER NOT NULL,
-            count         INTEGER NOT NULL,
-            PRIMARY KEY (name, subject, window, window_start)
-        ) WITHOUT ROWID"""
-    )
-    conn.execute(
-        """CREATE TABLE runs (
-            id           TEXT PRIMARY KEY,
-            key_id       TEXT,
-            created_at   TEXT NOT NULL,
-            engine       TEXT,
-            dims         INTEGER,
-            status       TEXT,
-            value        REAL,
-            evaluations  INTEGER,
-            elapsed_ms   REAL,
-            goal         TEXT,
-            seed
-        )"""
-    )
-    conn.execute("CREATE INDEX runs_by_key ON runs (key_id, created_at)")
-
-
-def _m002_decisions(conn: sqlite3.Connection) -> None:
-    """The decision log: one row per logged ``/v1/decide`` or ``/v1/batch`` call."""
-    conn.execute(
-        """CREATE TABLE decisions (
-            seq           INTEGER PRIMARY KEY AUTOINCREMENT,
-            id            TEXT NOT NULL UNIQUE,
-            key_id        TEXT NOT NULL,
-            created_at    TEXT NOT NULL,
-            created_epoch REAL NOT NULL,
-            summary       TEXT NOT NULL,
-            request       TEXT NOT NULL,
-            answer        TEXT
-        )"""
-    )
-    conn.execute("CREATE INDEX decisions_by_key ON decisions (key_id, seq)")
-    conn.execute("CREATE INDEX decisions_by_age ON decisions (created_epoch)")
-
-
-#: Ordered migrations: ``MIGRATIONS[i]`` takes the schema from version ``i`` to ``i + 1``.
-#: Append only; never edit one that has shipped.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_initial, _m002_decisions]
+#: The SQLite halves of :data:`decido_service.store.migrations.MIGRATIONS` (the one ordered
+#: list of both backends): ``MIGRATIONS[i]`` takes the schema from version ``i`` to ``i + 1``.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m.sqlite for m in SHARED_MIGRATIONS]
 
 
 def parse_sqlite_url(url: str) -> tuple[str, dict[str, Any]]:
@@ -98,7 +38,7 @@ def parse_sqlite_url(url: str) -> tuple[str, dict[str, Any]]:
             else:
                 raise ValueError(f"store URL {url!r}: unknown option {name!r}")
     elif "://" in url:
-        raise ValueError(f"unsupported store URL {url!r}; this build has sqlite only")
+        raise ValueError(f"unsupported store URL {url!r}; expected sqlite: or postgresql://")
     else:
         path = url
     if not path or path == ":memory:" or path.startswith("file:"):

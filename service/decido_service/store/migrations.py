@@ -1,0 +1,154 @@
+"""The store's schema migrations: one ordered list for every backend.
+
+``MIGRATIONS[i]`` takes a database from schema version ``i`` to ``i + 1`` on either backend:
+its ``sqlite`` half is a function of a :class:`sqlite3.Connection`, its ``postgres`` half a
+tuple of SQL statements. Both backends record each applied version in a ``schema_version``
+table, apply the missing ones in one transaction that only one process can hold at a time
+(SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock), and refuse a
+database whose version is newer than ``len(MIGRATIONS)``. Append only; never edit an entry
+that has shipped.
+
+The PostgreSQL tables have the SQLite ones' columns, with ``seq`` identity columns where
+SQLite orders by ``rowid``; ``"window"`` is quoted there (a reserved word).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import NamedTuple
+
+__all__ = ["MIGRATIONS", "Migration"]
+
+
+class Migration(NamedTuple):
+    """One schema version: what it adds, and how each backend adds it."""
+
+    name: str
+    sqlite: Callable[[sqlite3.Connection], None]
+    postgres: tuple[str, ...]
+
+
+def _sqlite_initial(conn: sqlite3.Connection) -> None:
+    """Keys (hashed), usage counters per window, optimization run records."""
+    conn.execute(
+        """CREATE TABLE keys (
+            id          TEXT PRIMARY KEY,
+            prefix      TEXT NOT NULL,
+            hash        TEXT NOT NULL UNIQUE,
+            plan        TEXT NOT NULL,
+            tier        TEXT NOT NULL,
+            label       TEXT,
+            created_at  TEXT NOT NULL,
+            revoked_at  TEXT,
+            limits      TEXT
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE counters (
+            name          TEXT NOT NULL,
+            subject       TEXT NOT NULL,
+            window        TEXT NOT NULL,
+            window_start  INTEGER NOT NULL,
+            window_end    INTEGER NOT NULL,
+            count         INTEGER NOT NULL,
+            PRIMARY KEY (name, subject, window, window_start)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute(
+        """CREATE TABLE runs (
+            id           TEXT PRIMARY KEY,
+            key_id       TEXT,
+            created_at   TEXT NOT NULL,
+            engine       TEXT,
+            dims         INTEGER,
+            status       TEXT,
+            value        REAL,
+            evaluations  INTEGER,
+            elapsed_ms   REAL,
+            goal         TEXT,
+            seed
+        )"""
+    )
+    conn.execute("CREATE INDEX runs_by_key ON runs (key_id, created_at)")
+
+
+_POSTGRES_INITIAL = (
+    """CREATE TABLE keys (
+        seq         BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+        id          TEXT PRIMARY KEY,
+        prefix      TEXT NOT NULL,
+        hash        TEXT NOT NULL UNIQUE,
+        plan        TEXT NOT NULL,
+        tier        TEXT NOT NULL,
+        label       TEXT,
+        created_at  TEXT NOT NULL,
+        revoked_at  TEXT,
+        limits      TEXT
+    )""",
+    """CREATE TABLE counters (
+        name          TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        "window"      TEXT NOT NULL,
+        window_start  BIGINT NOT NULL,
+        window_end    BIGINT NOT NULL,
+        count         BIGINT NOT NULL,
+        PRIMARY KEY (name, subject, "window", window_start)
+    )""",
+    "CREATE INDEX counters_by_end ON counters (window_end) WHERE \"window\" <> 'month'",
+    """CREATE TABLE runs (
+        seq          BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+        id           TEXT PRIMARY KEY,
+        key_id       TEXT,
+        created_at   TEXT NOT NULL,
+        engine       TEXT,
+        dims         BIGINT,
+        status       TEXT,
+        value        DOUBLE PRECISION,
+        evaluations  BIGINT,
+        elapsed_ms   DOUBLE PRECISION,
+        goal         TEXT,
+        seed         JSONB
+    )""",
+    "CREATE INDEX runs_by_key ON runs (key_id, created_at)",
+)
+
+
+def _sqlite_decisions(conn: sqlite3.Connection) -> None:
+    """The decision log: one row per logged ``/v1/decide`` or ``/v1/batch`` call."""
+    conn.execute(
+        """CREATE TABLE decisions (
+            seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+            id            TEXT NOT NULL UNIQUE,
+            key_id        TEXT NOT NULL,
+            created_at    TEXT NOT NULL,
+            created_epoch REAL NOT NULL,
+            summary       TEXT NOT NULL,
+            request       TEXT NOT NULL,
+            answer        TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX decisions_by_key ON decisions (key_id, seq)")
+    conn.execute("CREATE INDEX decisions_by_age ON decisions (created_epoch)")
+
+
+_POSTGRES_DECISIONS = (
+    """CREATE TABLE decisions (
+        seq           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id            TEXT NOT NULL UNIQUE,
+        key_id        TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        created_epoch DOUBLE PRECISION NOT NULL,
+        summary       TEXT NOT NULL,
+        request       TEXT NOT NULL,
+        answer        TEXT
+    )""",
+    "CREATE INDEX decisions_by_key ON decisions (key_id, seq)",
+    "CREATE INDEX decisions_by_age ON decisions (created_epoch)",
+)
+
+#: The ordered list (module docs): version ``i + 1`` is ``MIGRATIONS[i]``.
+MIGRATIONS: list[Migration] = [
+    Migration("initial: keys, counters, runs", _sqlite_initial, _POSTGRES_INITIAL),
+    Migration("the decision log", _sqlite_decisions, _POSTGRES_DECISIONS),
+]
