@@ -94,10 +94,19 @@ def presented_secret(request: Request) -> str:
     return secret
 
 
-async def authenticate(request: Request) -> KeyRecord:
-    """The key record of the request (also ``request.ctx.key``, for the access log)."""
-    cache: KeyCache = request.app.ctx.key_cache
-    key = await cache.find(presented_secret(request))
+async def authenticate(request: Request, *, fresh: bool = False) -> KeyRecord:
+    """The key record of the request (also ``request.ctx.key``, for the access log).
+
+    The worker's :class:`KeyCache` answers unless ``fresh``: a request that is admitted has
+    its key's revocation checked by the admission's store call anyway; one that makes no
+    admission (``/v1/usage``) asks the store itself."""
+    secret = presented_secret(request)
+    if fresh:
+        store: Store = request.app.ctx.store
+        key = await store.find_key(secret)
+    else:
+        cache: KeyCache = request.app.ctx.key_cache
+        key = await cache.find(secret)
     if key is None:
         raise _unauthorized("invalid_credentials", "this key is not known")
     if key["revoked_at"] is not None:

@@ -35,7 +35,7 @@ async def create_key(request: Request) -> HTTPResponse:
 @endpoint
 async def usage(request: Request) -> HTTPResponse:
     """The key's plan, tier, limits and current usage on both surfaces (counts nothing)."""
-    key = await authenticate(request)
+    key = await authenticate(request, fresh=True)  # no admission checks it is not revoked
     settings = request.app.ctx.settings
     states = await observe(request, limits.usage_specs(key, settings=settings))
     return json_response(orjson.dumps(limits.usage_document(states, key, settings=settings)))
