@@ -9,7 +9,11 @@
 - ``KEEP_ALIVE_TIMEOUT`` = ``DECIDO_KEEP_ALIVE_TIMEOUT``: an open connection that has not
   begun a request (a new one, or between two requests) is closed after this many seconds;
 - the body has a deadline of its own (``DECIDO_BODY_TIMEOUT``,
-  :class:`decido_service.responses.DecidoRequest`).
+  :class:`decido_service.responses.DecidoRequest`);
+- ``RESPONSE_TIMEOUT`` = :data:`HANDLER_TIMEOUT`: Sanic cancels a handler that has neither
+  received nor sent a byte for this long. Its default (60 s) cut off non-streamed
+  optimization runs whose time limit is longer (the tiers allow up to 600 s); a streamed run
+  sends a progress event every 0.25 s and is never idle that long.
 
 :class:`ConnectionCap` counts each worker's open connections per client address through
 Sanic's ``http.lifecycle.begin`` and ``http.lifecycle.complete`` signals (once per
@@ -31,7 +35,11 @@ from sanic.models.server_types import ConnInfo
 from decido_service.config import Settings
 from decido_service.heads import HEAD_BUFFER
 
-__all__ = ["ConnectionCap", "register"]
+__all__ = ["HANDLER_TIMEOUT", "ConnectionCap", "register"]
+
+#: seconds a handler may go without receiving or sending a byte (a safety net: every run
+#: has its own time limit)
+HANDLER_TIMEOUT = 3600
 
 
 class ConnectionCap:
@@ -69,6 +77,7 @@ def register(app: Sanic[Any, Any], settings: Settings) -> None:
     app.config.REQUEST_MAX_HEADER_SIZE = HEAD_BUFFER
     app.config.REQUEST_TIMEOUT = settings.header_timeout
     app.config.KEEP_ALIVE_TIMEOUT = settings.keep_alive_timeout
+    app.config.RESPONSE_TIMEOUT = HANDLER_TIMEOUT
     if settings.connections_per_address:
         cap = ConnectionCap(settings.connections_per_address)
         app.ctx.connection_cap = cap
