@@ -109,6 +109,7 @@ def _events(path: Path) -> dict[str, int]:
 TARGETS = {
     "hello": ("GET", "/", None, False),
     "hello+hdr": ("GET", "/headers", None, False),
+    "hello+enc": ("GET", "/headers-encoded", None, False),
     "health": ("GET", "/v1/health", None, False),
     "engines": ("GET", "/v1/engines", None, False),
     "decide": ("POST", "/v1/decide", run.DECIDE, True),

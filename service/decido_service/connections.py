@@ -9,7 +9,7 @@
 - ``KEEP_ALIVE_TIMEOUT`` = ``DECIDO_KEEP_ALIVE_TIMEOUT``: an open connection that has not
   begun a request (a new one, or between two requests) is closed after this many seconds;
 - the body has a deadline of its own (``DECIDO_BODY_TIMEOUT``,
-  :class:`decido_service.responses.DecidoRequest`);
+  :class:`decido_service.responses.DecidoRequest`, swept by ``app.ctx.body_deadlines``);
 - ``RESPONSE_TIMEOUT`` = :data:`HANDLER_TIMEOUT`: Sanic cancels a handler that has neither
   received nor sent a byte for this long. Its default (60 s) cut off non-streamed
   optimization runs whose time limit is longer (the tiers allow up to 600 s); a streamed run
@@ -34,6 +34,7 @@ from sanic.models.server_types import ConnInfo
 
 from decido_service.config import Settings
 from decido_service.heads import HEAD_BUFFER
+from decido_service.responses import BodyDeadlines
 
 __all__ = ["HANDLER_TIMEOUT", "ConnectionCap", "register"]
 
@@ -78,6 +79,7 @@ def register(app: Sanic[Any, Any], settings: Settings) -> None:
     app.config.REQUEST_TIMEOUT = settings.header_timeout
     app.config.KEEP_ALIVE_TIMEOUT = settings.keep_alive_timeout
     app.config.RESPONSE_TIMEOUT = HANDLER_TIMEOUT
+    app.ctx.body_deadlines = BodyDeadlines()
     if settings.connections_per_address:
         cap = ConnectionCap(settings.connections_per_address)
         app.ctx.connection_cap = cap

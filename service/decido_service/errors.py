@@ -21,6 +21,7 @@ from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
 from decido import DecisionError, EngineError, ExpressionError
+from decido_service.responses import Response
 from decido_service.store import StoreError
 
 __all__ = [
@@ -196,7 +197,7 @@ def problem_handler(request: Request, exc: Exception) -> HTTPResponse:
             "unhandled error", exc_info=exc,
             extra={"request_id": getattr(request.ctx, "request_id", None)},
         )
-    return HTTPResponse(
+    return Response(
         orjson.dumps(problem_body(request, error)),
         status=error.status_code,
         headers=error.headers,

@@ -1,8 +1,9 @@
 """How the service answers and reads: Sanic's public response class and one request hook.
 
-Every answer is a :class:`sanic.response.HTTPResponse`; :func:`json_response` makes one
-from an already serialised body. ``X-Request-Id``, the ``X-RateLimit-*`` headers and the
-access log line are added by :func:`decido_service.middleware.finish`. HEAD is answered
+Every answer is a :class:`Response`, Sanic's ``HTTPResponse`` with a cheaper encoding of
+its headers; :func:`json_response` makes one from an already serialised body.
+``X-Request-Id``, the ``X-RateLimit-*`` headers and the access log line are added by
+:func:`decido_service.middleware.finish`; Sanic writes the answer. HEAD is answered
 wherever GET is (:func:`read_route`): Sanic writes the headers of the GET answer,
 ``Content-Length`` included, and no body.
 
@@ -17,15 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar, cast
 
 from sanic import Blueprint
 from sanic.exceptions import RequestTimeout
+from sanic.helpers import has_message_body
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
-__all__ = ["JSON", "READ", "DecidoRequest", "json_response", "read_route"]
+__all__ = ["JSON", "READ", "BodyDeadlines", "DecidoRequest", "Response", "json_response",
+           "read_route"]
 
 JSON = "application/json"
 #: the methods of a read-only route: GET and, with the same status and headers, HEAD
@@ -33,16 +36,79 @@ READ = ("GET", "HEAD")
 Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
 
 
+class Response(HTTPResponse):
+    """Sanic's ``HTTPResponse`` whose :attr:`processed_headers` (the public property Sanic
+    encodes the response head from) skips Sanic's sanitiser when there is nothing to strip.
+
+    Sanic removes CR, LF and NUL from every header name and value with ``str.translate``
+    and a dictionary table, which looks each character up in the table and raises and
+    clears a ``KeyError`` for each one that is not there: about 20,000 instructions per
+    header (callgrind), for the seven headers of an answer more than everything else a
+    health check does. A name or value that is printable ASCII has nothing to strip, so it
+    is encoded as it is, to the bytes Sanic's encoding gives; an answer with any other
+    header is encoded by Sanic whole (``tests/service/test_responses.py`` compares both)."""
+
+    __slots__ = ()
+
+    @property
+    def processed_headers(self) -> Iterator[tuple[bytes, bytes]]:
+        """The headers as ``(name, value)`` bytes, ``content-type`` added as Sanic adds it."""
+        if has_message_body(self.status):  # type: ignore[no-untyped-call]
+            self.headers.setdefault("content-type", self.content_type)
+        out = []
+        for name, value in self.headers.items():
+            text = f"{value}"
+            if not (name.isascii() and name.isprintable() and text.isascii()
+                    and text.isprintable()):
+                return super().processed_headers
+            out.append((name.encode("ascii"), text.encode("ascii")))
+        return iter(out)
+
+
 def json_response(body: bytes, status: int = 200, headers: dict[str, str] | None = None,
-                  content_type: str = JSON) -> HTTPResponse:
-    """An ``HTTPResponse`` with an already serialised body."""
-    return HTTPResponse(body, status=status, headers=headers, content_type=content_type)
+                  content_type: str = JSON) -> Response:
+    """A :class:`Response` with an already serialised body."""
+    return Response(body, status=status, headers=headers, content_type=content_type)
 
 
 def read_route(bp: Blueprint, uri: str) -> Callable[[Handler], Handler]:
     """``@read_route(bp, "/health")``: route GET and HEAD of ``uri`` to the handler (Sanic's
     ``Blueprint.route`` with :data:`READ`, typed)."""
     return cast(Callable[[Handler], Handler], bp.route(uri, methods=READ))
+
+
+class BodyDeadlines:
+    """The requests of one worker that are waiting for their body, and their deadlines.
+
+    A sweep every :data:`TICK` seconds (scheduled only while some request is waiting)
+    cancels the task of each request past its deadline; that request's
+    :meth:`DecidoRequest.receive_body` turns the cancellation into a 408. A timer per request
+    (``asyncio.timeout``) cost 31,000 instructions per POST (callgrind); this costs two
+    dictionary operations when the body is already there."""
+
+    TICK = 0.25
+
+    def __init__(self) -> None:
+        self.waiting: dict[asyncio.Task[Any], float] = {}
+        self.expired: set[asyncio.Task[Any]] = set()
+        self._sweep: asyncio.TimerHandle | None = None
+
+    def add(self, task: asyncio.Task[Any], seconds: float) -> None:
+        """``task`` waits for a body until ``seconds`` from now."""
+        loop = task.get_loop()
+        self.waiting[task] = loop.time() + seconds
+        if self._sweep is None:
+            self._sweep = loop.call_later(self.TICK, self.sweep, loop)
+
+    def sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Cancel the tasks past their deadline; sweep again while any is waiting."""
+        now = loop.time()
+        for task, deadline in list(self.waiting.items()):
+            if deadline <= now:
+                del self.waiting[task]
+                self.expired.add(task)
+                task.cancel()
+        self._sweep = loop.call_later(self.TICK, self.sweep, loop) if self.waiting else None
 
 
 class DecidoRequest(Request):
@@ -56,12 +122,22 @@ class DecidoRequest(Request):
         :class:`~sanic.exceptions.RequestTimeout` (408) when it has not arrived by then."""
         if self.body:
             return
-        limit = self.app.ctx.settings.body_timeout
+        ctx = self.app.ctx
+        deadlines: BodyDeadlines = ctx.body_deadlines
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - Sanic always reads a body in a task
+            await super().receive_body()  # type: ignore[no-untyped-call]
+            return
+        deadlines.add(task, ctx.settings.body_timeout)
         try:
+            await super().receive_body()  # type: ignore[no-untyped-call]
+        except asyncio.CancelledError:
+            if task not in deadlines.expired:
+                raise  # the connection went away, or Sanic's own timeout
+            deadlines.expired.discard(task)
             if sys.version_info >= (3, 11):
-                async with asyncio.timeout(limit):
-                    await super().receive_body()  # type: ignore[no-untyped-call]
-            else:  # pragma: no cover - Python 3.10
-                await asyncio.wait_for(super().receive_body(), limit)  # type: ignore[no-untyped-call]
-        except asyncio.TimeoutError:  # TimeoutError itself from Python 3.11
-            raise RequestTimeout(f"the body did not arrive within {limit} s") from None
+                task.uncancel()
+            raise RequestTimeout(
+                f"the body did not arrive within {ctx.settings.body_timeout} s") from None
+        finally:
+            deadlines.waiting.pop(task, None)

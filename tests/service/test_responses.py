@@ -16,6 +16,30 @@ _BODY = (b'{"options": [{"id": "a", "attributes": {"p": 2}}, {"id": "b", "attrib
 _PER_REQUEST = {"x-request-id", "x-ratelimit-remaining"}
 
 
+@pytest.mark.parametrize("value", ["plain", "a\r\nInjected: 1", "nul\x00byte", "tab\tx",
+                                   "na\u00efve", "", "dk_" + "A" * 43, 17])
+@pytest.mark.parametrize(("status", "content_type"), [(200, "application/json"),
+                                                      (401, "application/problem+json"),
+                                                      (204, "application/json"),
+                                                      (304, "text/html; charset=utf-8")])
+def test_response_encodes_headers_as_sanic_does(value, status: int, content_type: str) -> None:
+    """The cheaper encoding gives Sanic's bytes, and leaves what needs sanitising to Sanic."""
+    from sanic.response import HTTPResponse
+
+    from decido_service.responses import Response
+
+    def headers() -> dict:
+        return {"X-Test": value, "X-Request-Id": "0123456789abcdef", "X-RateLimit-Limit": "10"}
+
+    ours = Response(b"{}", status=status, headers=headers(), content_type=content_type)
+    sanic = HTTPResponse(b"{}", status=status, headers=headers(), content_type=content_type)
+    ours.headers["content-length"] = sanic.headers["content-length"] = 2
+    encoded = list(ours.processed_headers)
+    assert encoded == list(sanic.processed_headers)
+    assert all(b"\r" not in v and b"\n" not in v and b"\x00" not in v for _, v in encoded)
+    assert (b"content-type" in dict(encoded)) == (status not in (204, 304))
+
+
 def _parse(raw: bytes) -> tuple[bytes, list[tuple[str, str]], bytes]:
     head, _, body = raw.partition(b"\r\n\r\n")
     status, *lines = head.split(b"\r\n")

@@ -14,7 +14,7 @@ from importlib import resources
 
 import orjson
 from sanic import Blueprint, Request
-from sanic.response import HTTPResponse, raw
+from sanic.response import HTTPResponse
 
 import decido
 from decido_service import __version__
@@ -22,7 +22,7 @@ from decido_service.auth import count_address
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
 from decido_service.openapi import openapi_document
-from decido_service.responses import json_response, read_route
+from decido_service.responses import Response, json_response, read_route
 from decido_service.schemas import engine_table
 
 __all__ = ["bp"]
@@ -90,8 +90,8 @@ async def openapi(request: Request) -> HTTPResponse:
 async def docs(request: Request) -> HTTPResponse:
     """Interactive documentation (Swagger UI from vendored assets; no CDN)."""
     count_address(request)
-    return raw(static_file("docs.html"), content_type="text/html; charset=utf-8",
-               headers={"Content-Security-Policy": CSP})
+    return Response(static_file("docs.html"), content_type="text/html; charset=utf-8",
+                    headers={"Content-Security-Policy": CSP})
 
 
 @read_route(bp, "/docs/<name:str>")
@@ -101,5 +101,6 @@ async def docs_asset(request: Request, name: str) -> HTTPResponse:
     if name not in ASSETS:
         raise ApiError("not_found", f"no docs asset {name!r}")
     count_address(request)
-    return raw(static_file(name), content_type=ASSETS[name],
-               headers={"Cache-Control": "public, max-age=86400", "Content-Security-Policy": CSP})
+    return Response(static_file(name), content_type=ASSETS[name],
+                    headers={"Cache-Control": "public, max-age=86400",
+                             "Content-Security-Policy": CSP})
