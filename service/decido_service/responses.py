@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar, cast
 
@@ -91,7 +92,9 @@ class BodyDeadlines:
 
     def __init__(self) -> None:
         self.waiting: dict[asyncio.Task[Any], float] = {}
-        self.expired: set[asyncio.Task[Any]] = set()
+        #: cancelled for their deadline, not yet turned into a 408 (weak: a task that ends
+        #: otherwise, say its connection was lost, is not kept)
+        self.expired: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
         self._sweep: asyncio.TimerHandle | None = None
 
     def add(self, task: asyncio.Task[Any], seconds: float) -> None:
