@@ -6,10 +6,10 @@
 On a shared VM, a change of 1-2 us of CPU per request is lost in the noise of timed runs;
 an instruction count is not (valgrind counts the same total for the same code and inputs,
 whatever else the machine does: about +-0.2 % per request here). Each target's server runs
-in one process under ``valgrind --tool=callgrind`` (decido: the app of ``decido serve`` with
-its protocol; hello: ``benchmarks/load/hello.py``'s app), is warmed up, then its counters are
-zeroed and dumped by signals around ``--requests`` requests made over ``--connections``
-keep-alive connections (SIGUSR1 and SIGUSR2, handled by a three-line helper built with the
+in one process under ``valgrind --tool=callgrind`` (decido: the app of ``decido serve``;
+hello: ``benchmarks/load/hello.py``'s app), is warmed up, then its counters are zeroed and
+dumped by signals around ``--requests`` requests made over ``--connections`` keep-alive
+connections (SIGUSR1 and SIGUSR2, handled by a three-line helper built with the
 system C compiler from valgrind's ``callgrind.h``). Prints the events per request (``Ir``:
 instructions; with ``--cache-sim``, also the simulated cache misses, which is where a
 change in instructions and a change in time part ways). Run a variant of the service by
@@ -64,15 +64,12 @@ def _serve(target: str, port: int, helper: str) -> None:
     if target.startswith("hello"):
         import hello  # noqa: PLC0415
 
-        app, protocol = hello.create_app(), None
+        app = hello.create_app()
     else:
         from decido_service.app import create_app  # noqa: PLC0415
-        from decido_service.responses import DecidoProtocol  # noqa: PLC0415
 
-        app, protocol = create_app(), DecidoProtocol
-    extra = {} if protocol is None else {"protocol": protocol}
-    app.prepare(host="127.0.0.1", port=port, access_log=False, motd=False,
-                single_process=True, **extra)
+        app = create_app()
+    app.prepare(host="127.0.0.1", port=port, access_log=False, motd=False, single_process=True)
     Sanic.serve_single(app)
 
 
@@ -112,6 +109,7 @@ def _events(path: Path) -> dict[str, int]:
 TARGETS = {
     "hello": ("GET", "/", None, False),
     "hello+hdr": ("GET", "/headers", None, False),
+    "hello+enc": ("GET", "/headers-encoded", None, False),
     "health": ("GET", "/v1/health", None, False),
     "engines": ("GET", "/v1/engines", None, False),
     "decide": ("POST", "/v1/decide", run.DECIDE, True),
@@ -182,7 +180,6 @@ def main(argv: list[str] | None = None) -> int:
     # one BLAS thread, as ``decido serve`` sets it: an idle OpenBLAS pool thread spins under
     # valgrind and its instructions would be counted as the server's
     env = {**os.environ, **dict.fromkeys(BLAS_THREAD_VARIABLES, "1"), "DECIDO_DB": db,
-           "DECIDO_IP_PER_MINUTE": str(run.BIG),
            "DECIDO_PLANS": json.dumps({"sdk": {"minute": run.BIG, "month": run.BIG}}),
            "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"),
                                                        str(HERE)]))}

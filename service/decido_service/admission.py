@@ -48,6 +48,7 @@ from decido_service.store import (
 )
 
 __all__ = [
+    "CHALLENGE",
     "KeyCache",
     "Readiness",
     "admit",
@@ -60,13 +61,13 @@ __all__ = [
     "throttle_address",
 ]
 
-_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="decido"'}
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="decido"'}
 #: statuses of a request refused before admission, charged to the refused budget
 _CHARGED = frozenset({400, 403, 413, 415, 422})
 
 
 def _unauthorized(code: str, detail: str) -> ApiError:
-    return ApiError(code, detail, headers=_CHALLENGE)
+    return ApiError(code, detail, headers=CHALLENGE)
 
 
 def presented_secret(request: Request) -> str:

@@ -1,7 +1,8 @@
 """The application factory: ``create_app(settings=None)`` builds the Sanic app.
 
 Run it with ``decido serve`` (or ``sanic decido_service.app:create_app --factory``). The
-factory only glues the parts together with explicit ``register`` calls: listeners (store,
+factory only glues the parts together with explicit ``register`` calls: timeouts and the
+per-address connection cap (:mod:`decido_service.connections`), listeners (store,
 caches and thread pools on ``app.ctx``, per worker), the finishing of every response
 (request ids, rate-limit headers, access logs, and the one error handler that writes
 problem+json: :mod:`decido_service.middleware`) and the blueprints (one per surface,
@@ -10,17 +11,19 @@ grouped under ``/v1``, every handler wrapped by ``middleware.endpoint``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from sanic import Sanic
 
-from decido_service import blueprints, listeners, middleware
+from decido_service import blueprints, connections, listeners, middleware
 from decido_service.config import Settings
 from decido_service.responses import DecidoRequest
 
 __all__ = ["create_app"]
 
 
-def create_app(settings: Settings | None = None) -> Sanic:
+def create_app(settings: Settings | None = None) -> Sanic[Any, Any]:
     """A new app for ``settings`` (default: the defaults under the ``DECIDO_*`` environment).
 
     Sanic's own CLI (``sanic decido_service.app:create_app --factory``) passes its parsed
@@ -32,6 +35,7 @@ def create_app(settings: Settings | None = None) -> Sanic:
     app.config.ACCESS_LOG = False  # replaced by the JSON access log of decido_service.middleware
     app.config.FALLBACK_ERROR_FORMAT = "json"
     app.ctx.settings = settings
+    connections.register(app, settings)
     listeners.register(app)
     middleware.register(app)
     blueprints.register(app)

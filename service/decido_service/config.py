@@ -93,6 +93,10 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_RUN_THREADS": "run_threads",
     "DECIDO_RUN_QUEUE": "run_queue",
     "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
+    "DECIDO_HEADER_TIMEOUT": "header_timeout",
+    "DECIDO_BODY_TIMEOUT": "body_timeout",
+    "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
+    "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
 }
 _ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host",
                             "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips"}
@@ -120,6 +124,14 @@ class Settings:
     forwarded_allow_ips: str = ""
     """Peers whose ``X-Forwarded-For`` is believed: comma-separated addresses or networks
     (``10.0.0.0/8, ::1``), ``*`` for every peer; empty (the default) trusts no proxy."""
+    header_timeout: int = 5
+    """Seconds a request head may go without a byte arriving (408 and closed after)."""
+    body_timeout: int = 10
+    """Seconds a request body has to arrive whole (408 after)."""
+    keep_alive_timeout: int = 10
+    """Seconds an open connection may wait before (or between) requests."""
+    connections_per_address: int = 64
+    """Open connections per client address and worker process (0: no cap)."""
     plans: dict[str, dict[str, int | None]] = field(
         default_factory=lambda: copy.deepcopy(DEFAULT_PLANS)
     )
@@ -130,12 +142,15 @@ class Settings:
     """Epoch seconds; injectable so tests can move across minutes and months."""
 
     def __post_init__(self) -> None:
-        for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour"):
+        for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
+                     "header_timeout", "body_timeout", "keep_alive_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
-        if not isinstance(self.run_queue, int) or self.run_queue < 0:
-            raise ValueError(f"setting 'run_queue' must be an integer >= 0, got {self.run_queue!r}")
+        for name in ("run_queue", "connections_per_address"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"setting {name!r} must be an integer >= 0, got {value!r}")
         _check_table("plans", self.plans, PLAN_FIELDS)
         _check_table("tiers", self.tiers, TIER_FIELDS)
         for name, row in self.tiers.items():

@@ -3,9 +3,10 @@
 Every error the service answers with is an :class:`ApiError` (``status_code``, a stable
 ``code``, a ``title``, ``quiet``, ``headers`` such as ``Retry-After``, and extra members
 such as the 422 ``errors`` list or the 429 ``limit``). Exceptions from elsewhere — Sanic's
-own (``NotFound``, ``MethodNotAllowed``, ``PayloadTooLarge``, ``BadRequest``), the library's
-(``DecisionError``, ``EngineError``, ``ExpressionError``), the store's ``StoreError`` — are
-translated by :func:`as_api_error`; anything else is a 500 whose body says nothing about it.
+own (``NotFound``, ``MethodNotAllowed``, ``PayloadTooLarge``, ``RequestTimeout``,
+``BadRequest``), the library's (``DecisionError``, ``EngineError``, ``ExpressionError``),
+the store's ``StoreError`` — are translated by :func:`as_api_error`; anything else is a 500
+whose body says nothing about it.
 :func:`problem_handler` renders them all as ``application/problem+json``.
 """
 
@@ -21,7 +22,7 @@ from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
 from decido import DecisionError, EngineError, ExpressionError
-from decido_service.responses import ApiResponse
+from decido_service.responses import Response
 from decido_service.store import StoreError
 
 __all__ = [
@@ -54,9 +55,12 @@ TITLES: dict[str, tuple[int, str]] = {
     "compute_cap_exceeded": (403, "Above the tier's per-run compute cap"),
     "not_found": (404, "Not found"),
     "method_not_allowed": (405, "Method not allowed"),
+    "request_timeout": (408, "Request timeout"),
     "body_too_large": (413, "Body too large"),
+    "uri_too_long": (414, "URI too long"),
     "unsupported_media_type": (415, "Unsupported media type"),
     "validation_failed": (422, "Validation failed"),
+    "headers_too_large": (431, "Request header fields too large"),
     "batch_too_large": (403, "Batch too large for the plan"),
     "rate_limited": (429, "Rate limited"),
     "monthly_quota_exceeded": (429, "Monthly quota exceeded"),
@@ -68,8 +72,10 @@ TITLES: dict[str, tuple[int, str]] = {
 }
 
 _BY_STATUS: dict[int, str] = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
-                              413: "body_too_large", 415: "unsupported_media_type",
-                              422: "validation_failed", 503: "overloaded"}
+                              408: "request_timeout", 413: "body_too_large",
+                              414: "uri_too_long", 415: "unsupported_media_type",
+                              422: "validation_failed", 431: "headers_too_large",
+                              503: "overloaded"}
 
 log = logging.getLogger("decido.service")
 
@@ -184,10 +190,16 @@ def _from_sanic(exc: SanicException) -> ApiError:
         return ApiError("malformed_json", "the body is not valid JSON")
     headers = {k: v for k, v in (getattr(exc, "headers", None) or {}).items() if k == "Allow"}
     code = _BY_STATUS.get(status, "bad_request")
+    if code == "body_too_large" and "header" in message.lower():
+        # Sanic's buffer for the request head overflowed before anything was parsed: the
+        # request line or the header fields, which cannot be told apart (decido_service.heads)
+        return ApiError("headers_too_large", "the request line and header fields together "
+                                             "are above the size limit")
     detail = {
         "not_found": "no such endpoint; see /v1/docs",
         "method_not_allowed": "this method is not allowed here",
         "body_too_large": "the body is above the size limit",
+        "request_timeout": "the request did not arrive in time",
     }.get(code, message or TITLES[code][1])
     return ApiError(code, detail, headers=headers)
 
@@ -214,7 +226,7 @@ def problem_handler(request: Request, exc: Exception) -> HTTPResponse:
             "unhandled error", exc_info=exc,
             extra={"request_id": getattr(request.ctx, "request_id", None)},
         )
-    return ApiResponse(
+    return Response(
         orjson.dumps(problem_body(request, error)),
         status=error.status_code,
         headers=error.headers,

@@ -1,10 +1,11 @@
 """What every response gets: ``X-Request-Id``, the ``X-RateLimit-*`` headers, an access log line.
 
-Route handlers are wrapped by :func:`endpoint` (the clock starts, any exception becomes
-problem+json, then :func:`finish`); what fails before a handler runs (404, 405, 413, a
-malformed request) goes through :func:`error_response`, Sanic's error handler, which also
-calls :func:`finish`. Both are plain calls rather than Sanic request/response middleware,
-which cost more than a whole health check.
+Route handlers are wrapped by :func:`endpoint` (the clock starts, the request head's limits
+are checked, any exception becomes problem+json, then :func:`finish`); what fails before a
+handler runs (404, 405, 408, 413, 414, 431, a malformed request) goes through
+:func:`error_response`, Sanic's error handler, which also calls :func:`finish`. Both are
+plain calls rather than Sanic request/response middleware, which cost more than a whole
+health check. The headers go on Sanic's own ``HTTPResponse`` (public API only).
 
 The request id echoes a sane incoming ``X-Request-Id`` (1-128 characters of
 ``[A-Za-z0-9._-]``), else is 32 hex digits: a random per-process prefix and a counter,
@@ -35,7 +36,7 @@ from sanic.response import HTTPResponse
 
 from decido_service.admission import rate_headers
 from decido_service.errors import problem_handler
-from decido_service.responses import ApiResponse
+from decido_service.heads import head_error
 
 __all__ = [
     "AccessLog",
@@ -47,12 +48,11 @@ __all__ = [
     "register",
     "request_id",
     "response_headers",
-    "stamp",
     "streamed",
 ]
 
 _SANE_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
-Handler = Callable[..., Awaitable[HTTPResponse]]
+Handler = Callable[..., Awaitable[HTTPResponse | None]]
 
 
 class _IdSource:
@@ -96,6 +96,9 @@ def endpoint(handler: Handler) -> Handler:
     async def wrapped(request: Request, *args: Any, **kwargs: Any) -> HTTPResponse | None:
         request.ctx.started = time.perf_counter()
         try:
+            error = head_error(request)
+            if error is not None:
+                raise error
             response = await handler(request, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - every error is answered as problem+json
             status = getattr(request.ctx, "streamed_status", None)
@@ -113,14 +116,17 @@ def endpoint(handler: Handler) -> Handler:
 
 
 def error_response(request: Request, exc: Exception) -> HTTPResponse:
-    """Sanic's error handler: problem+json for what failed outside a handler, finished."""
+    """Sanic's error handler: problem+json for what failed outside a handler, finished. An
+    over-long request target or header block is named first (414, 431: it may be why a
+    route was not found)."""
     request_id(request)
-    return finish(request, problem_handler(request, exc))
+    return finish(request, problem_handler(request, head_error(request) or exc))
 
 
-def response_headers(request: Request) -> dict[str, str]:
-    """``X-Request-Id`` and the ``X-RateLimit-*`` headers every answer carries."""
-    return {"X-Request-Id": request_id(request), **rate_headers(request)}
+def response_headers(request: Request, ctx: Any = None) -> dict[str, str]:
+    """``X-Request-Id`` and the ``X-RateLimit-*`` headers every answer carries. ``ctx`` as
+    for :func:`request_id`."""
+    return {"X-Request-Id": request_id(request, ctx), **rate_headers(request)}
 
 
 def streamed(request: Request, status: int) -> None:
@@ -131,29 +137,9 @@ def streamed(request: Request, status: int) -> None:
 def finish(request: Request, response: HTTPResponse) -> HTTPResponse:
     """Add ``X-Request-Id`` and ``X-RateLimit-*`` to ``response`` and log the request."""
     ctx = request.ctx
-    if type(response) is ApiResponse:
-        response.stamp = stamp(request, ctx)
-    else:
-        response.headers.update(response_headers(request))
+    response.headers.update(response_headers(request, ctx))
     log_request(request, response.status, ctx)
     return response
-
-
-def stamp(request: Request, ctx: Any = None) -> bytes:
-    """The encoded header lines of :func:`response_headers` (the ``stamp`` of an
-    :class:`~decido_service.responses.ApiResponse`). The request id is plain ASCII by
-    construction (echoed only when it matches ``[A-Za-z0-9._-]{1,128}``). ``ctx`` as for
-    :func:`request_id`."""
-    if ctx is None:
-        ctx = request.ctx
-    rid = request_id(request, ctx).encode("ascii")
-    state = getattr(ctx, "rate", None)
-    if state is None:
-        return b"X-Request-Id: %b\r\n" % rid
-    if state.limit is None:
-        return b"X-Request-Id: %b\r\nX-RateLimit-Reset: %d\r\n" % (rid, state.reset)
-    return (b"X-Request-Id: %b\r\nX-RateLimit-Limit: %d\r\nX-RateLimit-Remaining: %d\r\n"
-            b"X-RateLimit-Reset: %d\r\n") % (rid, state.limit, state.remaining, state.reset)
 
 
 def log_request(request: Request, status: int, ctx: Any = None) -> None:
@@ -226,17 +212,17 @@ class AccessLog:
                 pass  # stderr closed: the process is going away
 
 
-async def _open_log(app: Sanic) -> None:
+async def _open_log(app: Sanic[Any, Any]) -> None:
     app.ctx.access_log = AccessLog(sys.stderr.buffer)
 
 
-async def _close_log(app: Sanic) -> None:
+async def _close_log(app: Sanic[Any, Any]) -> None:
     log = getattr(app.ctx, "access_log", None)
     if log is not None:
         log.flush()
 
 
-def register(app: Sanic) -> None:
+def register(app: Sanic[Any, Any]) -> None:
     """Attach the access log and the error handler to ``app`` (handlers use
     :func:`endpoint` themselves)."""
     app.register_listener(_open_log, "before_server_start")

@@ -1,183 +1,153 @@
-"""The response class of every answer the service writes, how it goes on the wire, and how
-a request's body comes off it.
+"""How the service answers and reads: Sanic's public response class and one request hook.
 
-:class:`ApiResponse` is Sanic's ``HTTPResponse`` with two additions:
+Every answer is a :class:`Response`, Sanic's ``HTTPResponse`` with a cheaper encoding of
+its headers; :func:`json_response` makes one from an already serialised body.
+``X-Request-Id``, the ``X-RateLimit-*`` headers and the access log line are added by
+:func:`decido_service.middleware.finish`; Sanic writes the answer. HEAD is answered
+wherever GET is (:func:`read_route`): Sanic writes the headers of the GET answer,
+``Content-Length`` included, and no body.
 
-- ``stamp``: the header lines every answer carries (``X-Request-Id``, ``X-RateLimit-*``),
-  already encoded by :func:`decido_service.middleware.finish` with one ``%``-format
-  instead of going through Sanic's case-insensitive header dictionary one by one.
-- :meth:`ApiResponse.http1_bytes`: the whole HTTP/1.1 answer (status line, headers, body)
-  in one ``%``-format. :class:`DecidoHttp` (the connection's HTTP/1.1 handler, installed
-  by ``decido serve`` through :class:`DecidoProtocol`) sends it with one write. Sanic's
-  own path costs about 1.5 us per header (a translate to drop CR, LF and NUL, two encodes
-  and a format each), which for the seven headers of an answer was more than everything
-  else a health check does.
-
-Whatever the fast path does not cover goes through Sanic unchanged: HEAD requests, answers
-without a body (204, 304), streamed answers, cookies, a ``100-continue``, and any header
-name or value that is not plain ASCII free of CR, LF and NUL (Sanic's sanitiser handles
-those). :attr:`ApiResponse.processed_headers`, which Sanic's path uses, includes the stamp,
-so both paths write the same headers.
-
-:class:`DecidoRequest` (the app's request class) takes a request body that is already
-whole in the connection's buffer in one step, where Sanic's ``receive_body`` runs an async
-generator and two awaits of ``Http.read`` per request. Anything else (a body still on its
-way, chunked encoding, ``Expect: 100-continue``, a body over the size limit, which Sanic
-answers with 413) goes through Sanic's own code. The one thing the fast path does not do
-is dispatch Sanic's ``http.lifecycle.read_body`` signal, which the service does not use.
+:class:`DecidoRequest` is the app's request class. It overrides
+:meth:`~sanic.request.Request.receive_body`, which Sanic documents as the hook for custom
+body handling, to give the whole body a deadline (``DECIDO_BODY_TIMEOUT``): a client that
+sends a head and then trickles or stalls its body gets 408 ``request_timeout`` instead of
+holding the connection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import asyncio
+import sys
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar, cast
 
-from sanic.compat import Header
-from sanic.headers import format_http1_response
+from sanic import Blueprint
+from sanic.exceptions import RequestTimeout
 from sanic.helpers import has_message_body
-from sanic.http import Http, Stage
 from sanic.request import Request
 from sanic.response import HTTPResponse
-from sanic.server.protocols.http_protocol import HttpProtocol
 
-__all__ = ["ApiResponse", "DecidoHttp", "DecidoProtocol", "DecidoRequest", "json_response"]
+__all__ = ["JSON", "READ", "BodyDeadlines", "DecidoRequest", "Response", "json_response",
+           "read_route"]
 
 JSON = "application/json"
-_STATUS_LINES = {status: format_http1_response(status, ()).removesuffix(b"\r\n")
-                 for status in range(200, 600)}
-_FRAMING = (b"content-length: %d\r\nconnection: close\r\n\r\n%b",
-            b"content-length: %d\r\nconnection: keep-alive\r\n\r\n%b")
+#: the methods of a read-only route: GET and, with the same status and headers, HEAD
+READ = ("GET", "HEAD")
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
 
 
-def _plain(text: str) -> bool:
-    """Whether ``text`` can be written as it is: printable ASCII (no CR, LF, NUL)."""
-    return text.isascii() and text.isprintable()
+class Response(HTTPResponse):
+    """Sanic's ``HTTPResponse`` whose :attr:`processed_headers` (the public property Sanic
+    encodes the response head from) skips Sanic's sanitiser when there is nothing to strip.
 
-
-class ApiResponse(HTTPResponse):
-    """``HTTPResponse`` with the per-request header lines pre-encoded (``stamp``) and a
-    one-format HTTP/1.1 encoding (:meth:`http1_bytes`)."""
-
-    __slots__ = ("stamp",)
-
-    def __init__(self, body: bytes | None = None, status: int = 200,
-                 headers: Mapping[str, str] | None = None, content_type: str = JSON) -> None:
-        # the state HTTPResponse.__init__ sets, set once: it makes its header dictionary
-        # twice, and every answer is built here (a test checks that the attributes agree)
-        self.asgi = False
-        self.body = self._encode_body(body)
-        self.content_type = content_type
-        self.stream = None
-        self.status = status
-        self.headers = Header(headers or {})
-        self._cookies = None
-        #: encoded header lines (``b"Name: value\r\n"`` each) added by ``finish``
-        self.stamp = b""
-
-    def http1_bytes(self, keep_alive: bool) -> bytes | None:
-        """The whole answer as HTTP/1.1 bytes, or ``None`` when Sanic's own path must write
-        it (no body allowed, framing headers set by hand, a header that needs sanitising)."""
-        status = self.status
-        content_type = self.content_type
-        if type(status) is not int or not 200 <= status < 600 or not has_message_body(status) \
-                or self._cookies is not None or content_type is None:
-            return None
-        headers = self.headers
-        if headers:
-            if "content-length" in headers or "transfer-encoding" in headers or \
-                    "connection" in headers:
-                return None
-            if "content-type" not in headers:
-                headers["content-type"] = content_type
-            lines = []
-            for name, value in headers.items():
-                value = f"{value}"
-                if not (_plain(name) and _plain(value)):
-                    return None
-                lines.append(f"{name}: {value}\r\n")
-            fixed = "".join(lines).encode("ascii")
-        elif _plain(content_type):
-            fixed = b"content-type: %b\r\n" % content_type.encode("ascii")
-        else:
-            return None
-        body = self.body or b""
-        return _STATUS_LINES[status] + fixed + self.stamp + \
-            _FRAMING[keep_alive] % (len(body), body)
-
-    @property
-    def processed_headers(self) -> Iterator[tuple[bytes, bytes]]:
-        """The headers as bytes for Sanic's own path (the same bytes Sanic's encoding would
-        give), the stamp's lines last."""
-        if has_message_body(self.status):
-            self.headers.setdefault("content-type", self.content_type)
-        out = []
-        for name, value in self.headers.items():
-            value = f"{value}"
-            if _plain(name) and _plain(value):
-                out.append((name.encode("ascii"), value.encode("ascii")))
-            else:
-                out.append((self._sanitize_header_value(name).encode("ascii"),
-                            self._sanitize_header_value(value).encode(
-                                errors="surrogateescape")))
-        for line in self.stamp.split(b"\r\n")[:-1]:
-            name, _, value = line.partition(b": ")
-            out.append((name, value))
-        return iter(out)
-
-
-def json_response(body: bytes, status: int = 200,
-                  headers: Mapping[str, str] | None = None,
-                  content_type: str = JSON) -> ApiResponse:
-    """An :class:`ApiResponse` with an already serialised body."""
-    return ApiResponse(body, status=status, headers=headers, content_type=content_type)
-
-
-class DecidoHttp(Http):
-    """Sanic's HTTP/1.1 connection handler, writing an :class:`ApiResponse` sent whole in
-    one format and one write (:meth:`ApiResponse.http1_bytes`); anything else, and every
-    case that method declines, goes through Sanic's own code."""
+    Sanic removes CR, LF and NUL from every header name and value with ``str.translate``
+    and a dictionary table, which looks each character up in the table and raises and
+    clears a ``KeyError`` for each one that is not there. Building, encoding and formatting
+    the seven headers of an answer took 150,000 instructions that way and takes 69,000 here
+    (callgrind, ``HTTPResponse`` against this class). A name or value that is printable
+    ASCII has nothing to strip, so it is encoded as it is, to the bytes Sanic's encoding
+    gives; an answer with any other header is encoded by Sanic whole
+    (``tests/service/test_responses.py`` compares both)."""
 
     __slots__ = ()
 
-    async def http1_response_header(self, data: bytes, end_stream: bool) -> None:
-        """Send the response header (and, for a whole answer, its body)."""
-        res = self.response
-        if end_stream and not data and type(res) is ApiResponse and not self.head_only \
-                and not self.expecting_continue:
-            out = res.http1_bytes(self.keep_alive)
-            if out is not None:
-                self.response_size = len(res.body or b"")
-                self.response_func = None
-                if self.protocol.access_log:
-                    self.log_response()
-                await self._send(out)
-                self.stage = Stage.IDLE
-                return
-        await super().http1_response_header(data, end_stream)
+    @property
+    def processed_headers(self) -> Iterator[tuple[bytes, bytes]]:
+        """The headers as ``(name, value)`` bytes, ``content-type`` added as Sanic adds it."""
+        if has_message_body(self.status):  # type: ignore[no-untyped-call]
+            self.headers.setdefault("content-type", self.content_type)
+        out = []
+        for name, value in self.headers.items():
+            text = f"{value}"
+            if not (name.isascii() and name.isprintable() and text.isascii()
+                    and text.isprintable()):
+                return super().processed_headers
+            out.append((name.encode(), text.encode()))
+        return iter(out)
 
 
-class DecidoProtocol(HttpProtocol):
-    """Sanic's HTTP protocol with :class:`DecidoHttp` as its HTTP/1.1 handler."""
+def json_response(body: bytes, status: int = 200, headers: dict[str, str] | None = None,
+                  content_type: str = JSON) -> Response:
+    """A :class:`Response` with an already serialised body."""
+    return Response(body, status=status, headers=headers, content_type=content_type)
 
-    HTTP_CLASS = DecidoHttp
+
+def read_route(bp: Blueprint, uri: str) -> Callable[[Handler], Handler]:
+    """``@read_route(bp, "/health")``: route GET and HEAD of ``uri`` to the handler (Sanic's
+    ``Blueprint.route`` with :data:`READ`, typed)."""
+    return cast(Callable[[Handler], Handler], bp.route(uri, methods=READ))
+
+
+class BodyDeadlines:
+    """The requests of one worker that are waiting for their body, and their deadlines.
+
+    A sweep every :data:`TICK` seconds (scheduled only while some request is waiting)
+    cancels the task of each request past its deadline; that request's
+    :meth:`DecidoRequest.receive_body` turns the cancellation into a 408. A timer per request
+    (``asyncio.timeout``) cost 31,000 instructions per decision request (callgrind: 535k
+    against 504k without a deadline); this bookkeeping costs 9,000 (513k)."""
+
+    TICK = 0.25
+
+    def __init__(self) -> None:
+        self.waiting: dict[asyncio.Task[Any], float] = {}
+        #: cancelled for their deadline, not yet turned into a 408 (weak: a task that ends
+        #: otherwise, say its connection was lost, is not kept)
+        self.expired: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+        self._sweep: asyncio.TimerHandle | None = None
+
+    def add(self, task: asyncio.Task[Any], seconds: float) -> None:
+        """``task`` waits for a body until ``seconds`` from now."""
+        loop = task.get_loop()
+        self.waiting[task] = loop.time() + seconds
+        if self._sweep is None:
+            self._sweep = loop.call_later(self.TICK, self.sweep, loop)
+
+    def sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Cancel the tasks past their deadline; sweep again while any is waiting."""
+        now = loop.time()
+        for task, deadline in list(self.waiting.items()):
+            if deadline <= now:
+                del self.waiting[task]
+                self.expired.add(task)
+                task.cancel()
+        self._sweep = loop.call_later(self.TICK, self.sweep, loop) if self.waiting else None
 
 
 class DecidoRequest(Request):
-    """Sanic's request, whose :meth:`receive_body` takes a body that has fully arrived
-    without going through ``Http.read`` (see the module docs)."""
+    """Sanic's request whose body must arrive whole within the app's body timeout
+    (``app.ctx.settings.body_timeout`` seconds from when the handler asks for it)."""
 
     __slots__ = ()
 
     async def receive_body(self) -> None:
-        """Receive ``request.body``, if not already received."""
-        stream = self.stream
-        if not self.body and isinstance(stream, Http) and stream.request_body is True \
-                and not stream.expecting_continue:
-            left = stream.request_bytes_left
-            buf = stream.recv_buffer
-            if 0 < left <= len(buf) and stream.request_bytes <= stream.request_max_size:
-                self.body = bytes(buf[:left])
-                del buf[:left]
-                stream.request_bytes_left = 0
-                stream.request_body = None  # what Http.read leaves at the end of a body
-                return
-        await super().receive_body()
+        """Receive ``request.body`` (if not already received) within the body timeout;
+        :class:`~sanic.exceptions.RequestTimeout` (408) when it has not arrived by then."""
+        if self.body:
+            return
+        ctx = self.app.ctx
+        deadlines: BodyDeadlines = ctx.body_deadlines
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - Sanic always reads a body in a task
+            await super().receive_body()  # type: ignore[no-untyped-call]
+            return
+        deadlines.add(task, ctx.settings.body_timeout)
+        try:
+            # Sanic's documented streaming read (``request.stream.read()`` until ``None``):
+            # a plain loop, cheaper than the async generator Sanic's own method joins
+            stream: Any = self.stream  # Sanic types it as its abstract Stream
+            chunks = []
+            while (chunk := await stream.read()) is not None:
+                chunks.append(chunk)
+            self.body = b"".join(chunks)
+        except asyncio.CancelledError:
+            if task not in deadlines.expired:
+                raise  # the connection went away, or Sanic's own timeout
+            deadlines.expired.discard(task)
+            if sys.version_info >= (3, 11):
+                task.uncancel()
+            raise RequestTimeout(
+                f"the body did not arrive within {ctx.settings.body_timeout} s") from None
+        finally:
+            deadlines.waiting.pop(task, None)

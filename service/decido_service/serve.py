@@ -81,18 +81,17 @@ def serve(args: argparse.Namespace) -> int:
     from sanic.worker.loader import AppLoader
 
     from decido_service.app import create_app
-    from decido_service.responses import DecidoProtocol
     settings = _environment(args)
     asyncio.run(_check_store(settings))
     loader = AppLoader(factory=create_app)
     app = loader.load()
 
     @app.main_process_ready
-    async def _announce(_app: Sanic, _loop: Any) -> None:
+    async def _announce(_app: Sanic[Any, Any], _loop: Any) -> None:
         sys.stdout.write(banner(settings))
         sys.stdout.flush()
 
     app.prepare(host=settings.host, port=settings.port, workers=settings.workers,
-                access_log=False, motd=False, single_process=False, protocol=DecidoProtocol)
+                access_log=False, motd=False, single_process=False)
     Sanic.serve(primary=app, app_loader=loader)
     return 0

@@ -1,5 +1,6 @@
-"""How answers go on the wire: ``ApiResponse.http1_bytes`` (one format, one write) against
-Sanic's own encoding, the cases it leaves to Sanic, and both paths on the live server."""
+"""How answers go on the wire (Sanic's own response path, public API only): framing,
+keep-alive and ``Connection: close``, ``Expect: 100-continue``, request bodies whole, in
+pieces, chunked or pipelined, HEAD wherever GET works, and the access log lines."""
 
 from __future__ import annotations
 
@@ -8,15 +9,35 @@ import time
 
 import orjson
 import pytest
-from sanic.headers import format_http1_response
-from sanic.response import HTTPResponse
 
-from decido_service.responses import ApiResponse
-
-STAMP = (b"X-Request-Id: 0123456789abcdef0123456789abcdef\r\nX-RateLimit-Limit: 100\r\n"
-         b"X-RateLimit-Remaining: 99\r\nX-RateLimit-Reset: 1767225600\r\n")
 _BODY = (b'{"options": [{"id": "a", "attributes": {"p": 2}}, {"id": "b", "attributes": '
          b'{"p": 1}}], "criteria": [{"attribute": "p", "weight": 1}]}')
+#: headers whose values differ from one request to the next
+_PER_REQUEST = {"x-request-id", "x-ratelimit-remaining"}
+
+
+@pytest.mark.parametrize("value", ["plain", "a\r\nInjected: 1", "nul\x00byte", "tab\tx",
+                                   "na\u00efve", "", "dk_" + "A" * 43, 17])
+@pytest.mark.parametrize(("status", "content_type"), [(200, "application/json"),
+                                                      (401, "application/problem+json"),
+                                                      (204, "application/json"),
+                                                      (304, "text/html; charset=utf-8")])
+def test_response_encodes_headers_as_sanic_does(value, status: int, content_type: str) -> None:
+    """The cheaper encoding gives Sanic's bytes, and leaves what needs sanitising to Sanic."""
+    from sanic.response import HTTPResponse
+
+    from decido_service.responses import Response
+
+    def headers() -> dict:
+        return {"X-Test": value, "X-Request-Id": "0123456789abcdef", "X-RateLimit-Limit": "10"}
+
+    ours = Response(b"{}", status=status, headers=headers(), content_type=content_type)
+    sanic = HTTPResponse(b"{}", status=status, headers=headers(), content_type=content_type)
+    ours.headers["content-length"] = sanic.headers["content-length"] = 2
+    encoded = list(ours.processed_headers)
+    assert encoded == list(sanic.processed_headers)
+    assert all(b"\r" not in v and b"\n" not in v and b"\x00" not in v for _, v in encoded)
+    assert (b"content-type" in dict(encoded)) == (status not in (204, 304))
 
 
 def _parse(raw: bytes) -> tuple[bytes, list[tuple[str, str]], bytes]:
@@ -25,99 +46,6 @@ def _parse(raw: bytes) -> tuple[bytes, list[tuple[str, str]], bytes]:
     headers = sorted((n.decode().lower(), v.decode()) for n, _, v in
                      (line.partition(b": ") for line in lines))
     return status, headers, body
-
-
-def _sanic_bytes(res: ApiResponse, keep_alive: bool) -> bytes:
-    """What Sanic's own ``http1_response_header`` writes for ``res`` (a whole answer)."""
-    body = res.body or b""
-    res.headers["content-length"] = len(body)
-    res.headers["connection"] = "keep-alive" if keep_alive else "close"
-    return format_http1_response(res.status, res.processed_headers) + body
-
-
-def _response(status: int = 200, headers: dict[str, str] | None = None,
-              content_type: str = "application/json") -> ApiResponse:
-    res = ApiResponse(b'{"a":1}', status=status, headers=headers, content_type=content_type)
-    res.stamp = STAMP
-    return res
-
-
-@pytest.mark.parametrize("keep_alive", [True, False])
-@pytest.mark.parametrize(("status", "headers", "content_type"), [
-    (200, None, "application/json"),
-    (201, {"Location": "/v1/keys/k1"}, "application/json"),
-    (401, {"WWW-Authenticate": 'Bearer realm="decido"'}, "application/problem+json"),
-    (429, {"Retry-After": "17"}, "application/problem+json"),
-    (503, {"Retry-After": "1", "Cache-Control": "no-store"}, "application/problem+json"),
-    (200, {"Content-Type": "text/plain; charset=utf-8"}, "application/json"),
-    (200, None, "text/html; charset=utf-8"),
-])
-def test_one_format_writes_what_sanic_writes(status: int, headers: dict[str, str] | None,
-                                             content_type: str, keep_alive: bool) -> None:
-    fast = _response(status, headers, content_type).http1_bytes(keep_alive)
-    assert fast is not None
-    slow = _sanic_bytes(_response(status, headers, content_type), keep_alive)
-    assert _parse(fast) == _parse(slow)
-    assert fast.startswith(b"HTTP/1.1 %d " % status) and fast.endswith(b'\r\n\r\n{"a":1}')
-
-
-@pytest.mark.parametrize(("body", "status", "headers", "content_type"), [
-    (b'{"a":1}', 200, None, "application/json"),
-    ("text", 503, {"Retry-After": "1"}, "application/problem+json"),
-    (None, 204, {}, "application/json"),
-])
-def test_api_response_has_the_state_of_an_http_response(body, status, headers,
-                                                        content_type) -> None:
-    """ApiResponse sets HTTPResponse's attributes itself: every slot Sanic's classes
-    declare must hold what HTTPResponse.__init__ would have put there."""
-    ours = ApiResponse(body, status=status, headers=headers, content_type=content_type)
-    theirs = HTTPResponse(body, status=status, headers=headers, content_type=content_type)
-    slots = {name for cls in type(theirs).__mro__ for name in getattr(cls, "__slots__", ())}
-    assert slots  # Sanic's response classes declare their state in __slots__
-    for name in slots:
-        mine, want = getattr(ours, name), getattr(theirs, name)
-        if name == "headers":
-            assert type(mine) is type(want) and list(mine.items()) == list(want.items())
-        else:
-            assert mine == want, name
-
-
-def test_the_stamp_is_in_the_answer_once() -> None:
-    status, headers, body = _parse(_response().http1_bytes(True) or b"")
-    names = [n for n, _ in headers]
-    assert status == b"HTTP/1.1 200 OK" and body == b'{"a":1}'
-    for name in ("x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining",
-                 "x-ratelimit-reset", "content-type", "content-length", "connection"):
-        assert names.count(name) == 1, name
-    assert ("content-length", "7") in headers and ("connection", "keep-alive") in headers
-
-
-@pytest.mark.parametrize("value", ["a\r\nInjected: 1", "nul\x00byte", "tab\tx", "naïve"])
-def test_headers_that_need_sanitising_are_left_to_sanic(value: str) -> None:
-    res = _response(headers={"X-Test": value})
-    assert res.http1_bytes(True) is None
-    ours = list(res.processed_headers)
-    sanic = list(HTTPResponse(b"{}", headers={"X-Test": value},
-                              content_type="application/json").processed_headers)
-    assert ours[:len(sanic)] == sanic  # same encoding as Sanic, then the stamp's lines
-    assert ours[len(sanic):] == [(b"X-Request-Id", b"0123456789abcdef0123456789abcdef"),
-                                 (b"X-RateLimit-Limit", b"100"),
-                                 (b"X-RateLimit-Remaining", b"99"),
-                                 (b"X-RateLimit-Reset", b"1767225600")]
-    assert all(b"\r" not in v and b"\n" not in v for _, v in ours)
-
-
-def test_cases_without_a_whole_body_are_left_to_sanic() -> None:
-    assert _response(status=204).http1_bytes(True) is None  # no body allowed
-    assert _response(status=304).http1_bytes(True) is None
-    framed = _response(headers={"Content-Length": "7"})
-    assert framed.http1_bytes(True) is None  # framing set by hand
-    with_cookie = _response()
-    with_cookie.add_cookie("a", "b")
-    assert with_cookie.http1_bytes(True) is None
-    untyped = ApiResponse(b"{}", content_type="application/json")
-    untyped.content_type = None
-    assert untyped.http1_bytes(True) is None
 
 
 def _exchange(port: int, request: bytes, expect_continue: bool = False) -> bytes:
@@ -144,7 +72,21 @@ def test_connection_close_is_honoured(server) -> None:
     assert "x-request-id" in {n for n, _ in headers}
 
 
-def test_expect_continue_goes_through_sanic_with_every_header(server) -> None:
+def test_every_answer_carries_its_headers_once(server) -> None:
+    key = server.create_key()["key"].encode()
+    raw = _exchange(server.port, b"GET /v1/usage HTTP/1.1\r\nHost: x\r\nX-API-Key: " + key +
+                                 b"\r\nConnection: close\r\n\r\n")
+    status, headers, body = _parse(raw)
+    names = [n for n, _ in headers]
+    assert status == b"HTTP/1.1 200 OK"
+    for name in ("x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining",
+                 "x-ratelimit-reset", "content-type", "content-length", "connection"):
+        assert names.count(name) == 1, name
+    assert ("content-length", str(len(body))) in headers
+    assert ("content-type", "application/json") in headers
+
+
+def test_expect_continue_is_answered_with_every_header(server) -> None:
     key = server.create_key(plan="sdk")["key"]
     body = _BODY
     raw = _exchange(server.port, b"POST /v1/decide HTTP/1.1\r\nHost: x\r\n"
@@ -184,49 +126,6 @@ def _answers(raw: bytes) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def _pending_body(buffer: bytes, length: int, limit: int = 1 << 20) -> tuple:
-    """A DecidoRequest whose connection (a DecidoHttp, not connected) is waiting for a body
-    of ``length`` bytes with ``buffer`` received; its ``read`` must not be called."""
-    from decido_service.responses import DecidoHttp, DecidoRequest
-
-    class NoRead(DecidoHttp):
-        __slots__ = ()
-
-        async def read(self) -> bytes | None:
-            raise AssertionError("Http.read was called")
-
-    http = NoRead.__new__(NoRead)
-    http.recv_buffer = bytearray(buffer)
-    http.request_body, http.expecting_continue = True, False
-    http.request_bytes_left = http.request_bytes = length
-    http.request_max_size = limit
-    request = DecidoRequest.__new__(DecidoRequest)
-    request.body, request.stream = b"", http
-    return request, http
-
-
-def test_a_whole_body_is_taken_from_the_buffer_in_one_step() -> None:
-    import asyncio
-
-    request, http = _pending_body(b'{"a": 1}GET / HTTP/1.1\r\n', 8)
-    asyncio.run(request.receive_body())
-    assert request.body == b'{"a": 1}'
-    assert bytes(http.recv_buffer) == b"GET / HTTP/1.1\r\n"  # the next request stays
-    assert http.request_bytes_left == 0 and http.request_body is None
-
-
-@pytest.mark.parametrize(("buffer", "length", "limit"), [
-    (b'{"a"', 8, 1 << 20),  # not all there yet
-    (b'{"a": 1}', 8, 4),  # over the size limit: Sanic's 413
-])
-def test_other_bodies_go_through_sanic(buffer: bytes, length: int, limit: int) -> None:
-    import asyncio
-
-    request, _ = _pending_body(buffer, length, limit)
-    with pytest.raises(AssertionError, match="Http.read was called"):
-        asyncio.run(request.receive_body())
-
-
 def test_pipelined_bodies_are_each_read_whole(server) -> None:
     """Two requests in one write: the first body is taken from the buffer without the
     second request's bytes, which are then read as a request of their own."""
@@ -263,9 +162,9 @@ def test_a_chunked_body_is_read_whole(server) -> None:
     assert status == b"HTTP/1.1 200 OK" and b'"best":"a"' in body
 
 
-def test_a_body_over_the_limit_is_still_413(server) -> None:
-    """The fast path leaves an oversized body to Sanic, which answers 413 (and closes the
-    connection, which may reset it under the rest of the upload)."""
+def test_a_body_over_the_limit_is_413(server) -> None:
+    """Sanic answers 413 (and closes the connection, which may reset it under the rest of
+    the upload)."""
     key = server.create_key(plan="sdk")["key"]
     big = b'{"pad": "' + b"x" * (1024 * 1024) + b'"}'
     received = b""
@@ -282,6 +181,62 @@ def test_a_body_over_the_limit_is_still_413(server) -> None:
     status, _, rest = received.partition(b"\r\n")
     assert status == b"HTTP/1.1 413 Request Entity Too Large", received[:200]
     assert b'"code":"body_too_large"' in rest
+
+
+# ---------------------------------------------------------------- HEAD
+
+
+def _get_and_head(port: int, path: str, headers: bytes = b"") -> tuple[tuple, tuple]:
+    """(status, headers, body) of a GET and then a HEAD of ``path``, each on its own
+    connection, headers that change per request left out."""
+    out = []
+    for method in (b"GET", b"HEAD"):
+        raw = _exchange(port, b"%b %b HTTP/1.1\r\nHost: x\r\n%bConnection: close\r\n\r\n"
+                        % (method, path.encode(), headers))
+        status, lines, body = _parse(raw)
+        out.append((status, [(n, v) for n, v in lines if n not in _PER_REQUEST], body))
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("path", ["/v1/health", "/v1/engines", "/v1/openapi.json", "/v1/docs",
+                                  "/v1/docs/swagger-ui.css", "/v1/docs/docs-init.js"])
+def test_head_answers_like_get_without_a_body(server, path: str) -> None:
+    (status, headers, body), (h_status, h_headers, h_body) = _get_and_head(server.port, path)
+    assert status == h_status == b"HTTP/1.1 200 OK"
+    assert h_headers == headers and ("content-length", str(len(body))) in h_headers
+    assert body and h_body == b""
+
+
+def test_head_of_usage_needs_the_key_like_get(server) -> None:
+    key = server.create_key()["key"]
+    (status, headers, body), (h_status, h_headers, h_body) = _get_and_head(
+        server.port, "/v1/usage", b"Authorization: Bearer %b\r\n" % key.encode())
+    assert status == h_status == b"HTTP/1.1 200 OK"
+    assert h_headers == headers and ("content-length", str(len(body))) in h_headers
+    assert b'"plan":"free"' in body and h_body == b""
+    (status, headers, body), (h_status, h_headers, h_body) = _get_and_head(server.port,
+                                                                           "/v1/usage")
+    assert status == h_status == b"HTTP/1.1 401 Unauthorized"
+    assert ("www-authenticate", 'Bearer realm="decido"') in h_headers
+    assert h_headers == headers and b"missing_credentials" in body and h_body == b""
+
+
+@pytest.mark.parametrize(("path", "status"), [("/v1/nothing", b"HTTP/1.1 404 Not Found"),
+                                              ("/v1/decide", b"HTTP/1.1 405 Method Not Allowed")])
+def test_head_of_an_error_is_the_error_without_a_body(server, path: str, status: bytes) -> None:
+    (g_status, headers, body), (h_status, h_headers, h_body) = _get_and_head(server.port, path)
+    assert g_status == h_status == status
+    assert h_headers == headers and ("content-type", "application/problem+json") in headers
+    assert body and h_body == b""
+
+
+def test_head_on_a_kept_alive_connection_is_followed_by_the_next_answer(server) -> None:
+    """No body after a HEAD answer: the next answer on the connection starts right after it."""
+    raw = _exchange(server.port, b"HEAD /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
+                                 b"GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    first, _, rest = raw.partition(b"\r\n\r\n")
+    assert first.startswith(b"HTTP/1.1 200 OK") and rest.startswith(b"HTTP/1.1 200 OK")
+    assert b'"status"' not in first and rest.endswith(b'"engines":7}')
 
 
 # ---------------------------------------------------------------- access log lines

@@ -9,7 +9,7 @@ from sanic.response import HTTPResponse
 from decido_service import limits
 from decido_service.admission import authenticate, observe, throttle_address
 from decido_service.middleware import endpoint
-from decido_service.responses import json_response
+from decido_service.responses import json_response, read_route
 from decido_service.schemas import decode_key_request, json_bytes
 
 __all__ = ["bp"]
@@ -27,11 +27,10 @@ async def create_key(request: Request) -> HTTPResponse:
     record, secret = await request.app.ctx.store.create_key("free", "free", label)
     out = {"key": secret, "id": record["id"], "prefix": record["prefix"], "plan": record["plan"],
            "tier": record["tier"], "label": record["label"], "created_at": record["created_at"]}
-    return json_response(orjson.dumps(out), status=201,
-               headers={"Cache-Control": "no-store"})
+    return json_response(orjson.dumps(out), status=201, headers={"Cache-Control": "no-store"})
 
 
-@bp.get("/usage")
+@read_route(bp, "/usage")
 @endpoint
 async def usage(request: Request) -> HTTPResponse:
     """The key's plan, tier, limits and current usage on both surfaces (counts nothing)."""

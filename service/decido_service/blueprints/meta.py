@@ -22,7 +22,7 @@ from decido_service import __version__
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
 from decido_service.openapi import openapi_document
-from decido_service.responses import ApiResponse, json_response
+from decido_service.responses import Response, json_response, read_route
 from decido_service.schemas import engine_table
 
 __all__ = ["bp"]
@@ -56,7 +56,7 @@ def openapi_bytes() -> bytes:
     return orjson.dumps(openapi_document())
 
 
-@bp.get("/health")
+@read_route(bp, "/health")
 @endpoint
 async def health(request: Request) -> HTTPResponse:
     """Liveness and readiness: 200 when the store answers, else 503."""
@@ -67,7 +67,7 @@ async def health(request: Request) -> HTTPResponse:
     return json_response(orjson.dumps(body), status=503)
 
 
-@bp.get("/engines")
+@read_route(bp, "/engines")
 @endpoint
 async def engines(request: Request) -> HTTPResponse:
     """Every engine with its options; ``default`` names the default engine."""
@@ -75,27 +75,27 @@ async def engines(request: Request) -> HTTPResponse:
     return json_response(orjson.dumps(body))
 
 
-@bp.get("/openapi.json")
+@read_route(bp, "/openapi.json")
 @endpoint
 async def openapi(request: Request) -> HTTPResponse:
     """The OpenAPI 3.1 document of this service."""
     return json_response(openapi_bytes())
 
 
-@bp.get("/docs")
+@read_route(bp, "/docs")
 @endpoint
 async def docs(request: Request) -> HTTPResponse:
     """Interactive documentation (Swagger UI from vendored assets; no CDN)."""
-    return ApiResponse(static_file("docs.html"), content_type="text/html; charset=utf-8",
-                       headers={"Content-Security-Policy": CSP})
+    return Response(static_file("docs.html"), content_type="text/html; charset=utf-8",
+                    headers={"Content-Security-Policy": CSP})
 
 
-@bp.get("/docs/<name:str>")
+@read_route(bp, "/docs/<name:str>")
 @endpoint
 async def docs_asset(request: Request, name: str) -> HTTPResponse:
     """One of the docs page's vendored assets (and their licenses)."""
     if name not in ASSETS:
         raise ApiError("not_found", f"no docs asset {name!r}")
-    return ApiResponse(static_file(name), content_type=ASSETS[name],
-                       headers={"Cache-Control": "public, max-age=86400",
-                                "Content-Security-Policy": CSP})
+    return Response(static_file(name), content_type=ASSETS[name],
+                    headers={"Cache-Control": "public, max-age=86400",
+                             "Content-Security-Policy": CSP})
