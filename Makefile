@@ -1,5 +1,5 @@
 # decido — one command for everything a fresh clone needs.
-#   make test     : venv + build + install + ruff + sanitizer C tests + pytest
+#   make test     : venv + build + install + ruff + mypy --strict + sanitizer C tests + pytest
 #   make bench    : asv benchmarks and the comparison script
 #   make serve    : venv + install with the service extra, then `decido serve` (SERVE_ARGS=...)
 PYTHON ?= python3
@@ -8,9 +8,9 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 SAN_BUILD := build/sanitize
 
-.PHONY: test venv install lint ctest-sanitize pytest bench compare clean serve
+.PHONY: test venv install lint typecheck ctest-sanitize pytest bench compare clean serve
 
-test: install lint ctest-sanitize pytest
+test: install lint typecheck ctest-sanitize pytest
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,9 @@ install: venv
 
 lint: venv
 	$(PY) -m ruff check core service tests benchmarks
+
+typecheck: venv
+	$(PY) -m mypy --strict core/decido service/decido_service
 
 ctest-sanitize:
 	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \

@@ -214,7 +214,7 @@ def problem_body(request: Request, error: ApiError) -> dict[str, Any]:
         "code": error.code,
         "instance": request.path,
         "request_id": getattr(request.ctx, "request_id", None) or "",
-        **error.extra,
+        **(error.extra or {}),
     }
 
 
