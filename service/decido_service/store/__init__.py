@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import calendar
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
@@ -202,6 +202,32 @@ def judge(specs: Sequence[CounterSpec], used: Sequence[int],
     states = [counter_state(spec, count + (spec.amount if admitted and not spec.gate else 0), b)
               for spec, count, b in zip(specs, used, bounds, strict=True)]
     return Admission(admitted, states, None if admitted else states[refused_at])
+
+
+#: one request of a batch as a backend prepares it: its specs, the time it is judged at,
+#: its key id, its counters' windows
+Prepared = tuple[list[CounterSpec], float, "str | None", list[tuple[int, int]]]
+#: a counter row: name, subject, window, window start
+Ident = tuple[str, str, str, int]
+
+
+def increment(spec: CounterSpec) -> int:
+    """What admitting ``spec`` adds to its counter (nothing for a gate or an observer)."""
+    return 0 if spec.gate else spec.amount
+
+
+def batch_totals(prepared: Sequence[Prepared], skip: Container[str]) -> dict[Ident, list[int]]:
+    """``{counter row: [window end, total increment]}`` of a batch, the requests whose key
+    id is in ``skip`` (revoked keys) left out: what a backend writes (and locks) in one
+    statement before it judges the requests in order."""
+    totals: dict[Ident, list[int]] = {}
+    for specs, _, key_id, bounds in prepared:
+        if key_id is not None and key_id in skip:
+            continue
+        for spec, (start, end) in zip(specs, bounds, strict=True):
+            total = totals.setdefault((spec.name, spec.subject, spec.window, start), [end, 0])
+            total[1] += increment(spec)
+    return totals
 
 
 def counter_state(spec: CounterSpec, used: int, bounds: tuple[int, int]) -> CounterState:

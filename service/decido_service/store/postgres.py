@@ -45,13 +45,14 @@ from decido_service.store import (
     CounterState,
     DecisionRecord,
     KeyRecord,
+    Prepared,
     StoreError,
     check_specs,
     iso_utc,
     window_bounds,
 )
 from decido_service.store.migrations import MIGRATIONS
-from decido_service.store.postgres_counters import Prepared, admit_batch, states
+from decido_service.store.postgres_counters import admit_batch, states
 from decido_service.store.postgres_url import PostgresOptions, parse_postgres_url, redact_url
 from decido_service.store.sqlite_db import PRUNE_GRACE, _decision_row
 

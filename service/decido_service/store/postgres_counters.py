@@ -27,13 +27,20 @@ from typing import Any
 
 from asyncpg import Connection  # type: ignore[import-untyped]  # no type hints
 
-from decido_service.store import Admission, CounterSpec, CounterState, counter_state, iso_utc, judge
+from decido_service.store import (
+    Admission,
+    CounterSpec,
+    CounterState,
+    Ident,
+    Prepared,
+    batch_totals,
+    counter_state,
+    increment,
+    iso_utc,
+    judge,
+)
 
-__all__ = ["Prepared", "admit_batch", "states"]
-
-#: one request: its specs, the time it was judged at, its key id, its counters' windows
-Prepared = tuple[list[CounterSpec], float, "str | None", list[tuple[int, int]]]
-Ident = tuple[str, str, str, int]
+__all__ = ["admit_batch", "states"]
 
 _UPSERT = (
     'INSERT INTO counters (name, subject, "window", window_start, window_end, count)'
@@ -59,9 +66,6 @@ _COUNTS = (
 )
 _REVOCATIONS = "SELECT id, revoked_at FROM keys WHERE id = ANY($1::text[])"
 
-
-def _increment(spec: CounterSpec) -> int:
-    return 0 if spec.gate else spec.amount
 
 
 def _columns(idents: Sequence[Ident]) -> list[list[Any]]:
@@ -99,13 +103,7 @@ async def admit_batch(conn: Connection,
     (module docs); the caller commits."""
     key_ids = {item[2] for item in prepared if item[2] is not None}
     revoked = await _revocations(conn, key_ids, prepared[0][1] if prepared else 0.0)
-    totals: dict[Ident, list[int]] = {}  # ident -> [window end, amount]
-    for specs, _, key_id, bounds in prepared:
-        if key_id in revoked:
-            continue
-        for spec, (start, end) in zip(specs, bounds, strict=True):
-            total = totals.setdefault((spec.name, spec.subject, spec.window, start), [end, 0])
-            total[1] += _increment(spec)
+    totals = batch_totals(prepared, revoked)  # ident -> [window end, amount]
     used: dict[Ident, int] = {}
     if totals:
         idents = list(totals)
@@ -127,7 +125,7 @@ async def admit_batch(conn: Connection,
         if admission.admitted:
             for ident, spec, state in zip(idents, specs, admission.counters, strict=True):
                 used[ident] = state.used
-                earned[ident] += _increment(spec)
+                earned[ident] += increment(spec)
         out.append(admission)
     unearned = [(ident, totals[ident][1] - earned[ident]) for ident in totals
                 if totals[ident][1] != earned[ident]]

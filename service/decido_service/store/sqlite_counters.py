@@ -19,13 +19,20 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from decido_service.store import Admission, CounterSpec, CounterState, counter_state, iso_utc, judge
+from decido_service.store import (
+    Admission,
+    CounterSpec,
+    CounterState,
+    Ident,
+    Prepared,
+    batch_totals,
+    counter_state,
+    increment,
+    iso_utc,
+    judge,
+)
 
-__all__ = ["Prepared", "admit_batch", "admit_one", "count", "states"]
-
-#: one request: its specs, the time it was judged at, its key id, its counters' windows
-Prepared = tuple[list[CounterSpec], float, "str | None", list[tuple[int, int]]]
-Ident = tuple[str, str, str, int]
+__all__ = ["admit_batch", "admit_one", "count", "states"]
 
 _UPSERT_ONE = (
     "INSERT INTO counters (name, subject, window, window_start, window_end, count)"
@@ -57,9 +64,6 @@ def count(conn: sqlite3.Connection, spec: CounterSpec, start: int) -> int:
     return 0 if row is None else int(row[0])
 
 
-def _increment(spec: CounterSpec) -> int:
-    return 0 if spec.gate else spec.amount
-
 
 def _revocations(conn: sqlite3.Connection, key_ids: set[str], now: float) -> dict[str, str]:
     """``{key id: revoked_at}`` of the keys that are revoked (or gone: as good as revoked)."""
@@ -88,13 +92,7 @@ def admit_batch(conn: sqlite3.Connection,
     return ``None`` (having written nothing) when one would be refused."""
     key_ids = {item[2] for item in prepared if item[2] is not None}
     revoked = _revocations(conn, key_ids, prepared[0][1] if prepared else 0.0)
-    totals: dict[Ident, list[int]] = {}  # ident -> [window end, amount]
-    for specs, _, key_id, bounds in prepared:
-        if key_id in revoked:
-            continue
-        for spec, (start, end) in zip(specs, bounds, strict=True):
-            total = totals.setdefault((spec.name, spec.subject, spec.window, start), [end, 0])
-            total[1] += _increment(spec)
+    totals = batch_totals(prepared, revoked)  # ident -> [window end, amount]
     used: dict[Ident, int] = {}
     if totals:
         flat: list[Any] = []
@@ -132,8 +130,8 @@ def admit_one(conn: sqlite3.Connection, specs: list[CounterSpec], now: float,
                       bounds)
     if admission.admitted:
         conn.executemany(_UPSERT_ONE, [
-            (s.name, s.subject, s.window, start, end, _increment(s))
-            for s, (start, end) in zip(specs, bounds, strict=True) if _increment(s)])
+            (s.name, s.subject, s.window, start, end, increment(s))
+            for s, (start, end) in zip(specs, bounds, strict=True) if increment(s)])
     return admission
 
 

@@ -21,12 +21,13 @@ from decido_service.store import (
     CounterState,
     DecisionRecord,
     KeyRecord,
+    Prepared,
     StoreError,
     check_specs,
     iso_utc,
     window_bounds,
 )
-from decido_service.store.sqlite_counters import Prepared, admit_batch, admit_one, states
+from decido_service.store.sqlite_counters import admit_batch, admit_one, states
 from decido_service.store.sqlite_schema import MIGRATIONS, current_version, parse_sqlite_url
 
 __all__ = ["SQLiteDatabase", "open_database"]
