@@ -93,6 +93,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_RUN_THREADS": "run_threads",
     "DECIDO_RUN_QUEUE": "run_queue",
     "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
+    "DECIDO_DECISION_RETENTION_DAYS": "decision_retention_days",
     "DECIDO_HEADER_TIMEOUT": "header_timeout",
     "DECIDO_BODY_TIMEOUT": "body_timeout",
     "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
@@ -121,6 +122,8 @@ class Settings:
     """Runs waiting for a thread per worker process; beyond it: 503 ``overloaded``."""
     keys_per_hour: int = 5
     """``POST /v1/keys`` per client address per UTC hour (counter ``keys.hour``)."""
+    decision_retention_days: int = 30
+    """Days the decision log keeps an entry."""
     forwarded_allow_ips: str = ""
     """Peers whose ``X-Forwarded-For`` is believed: comma-separated addresses or networks
     (``10.0.0.0/8, ::1``), ``*`` for every peer; empty (the default) trusts no proxy."""
@@ -143,6 +146,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
+                     "decision_retention_days",
                      "header_timeout", "body_timeout", "keep_alive_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -97,7 +97,9 @@ def tune_gc() -> None:
 async def open_resources(app: Sanic[Any, Any]) -> None:
     """``before_server_start``: the store, caches and thread pools of this worker."""
     settings = app.ctx.settings
-    store = app.ctx.store = await open_store(settings.db, clock=settings.clock)
+    store = app.ctx.store = await open_store(
+        settings.db, clock=settings.clock,
+        decision_retention=settings.decision_retention_days * 86400.0)
     app.ctx.admissions = GroupCommit(store)
     app.ctx.key_cache = KeyCache(store)
     app.ctx.readiness = Readiness(store)

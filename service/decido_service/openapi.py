@@ -48,9 +48,20 @@ class Operation(NamedTuple):
     body_required: bool = True
     keyed: bool = True
     description: str | None = None
+    parameters: tuple[Schema, ...] = ()
+    """OpenAPI parameter objects (path and query)"""
 
 
 _KEYED = (401, 413, 429, 503)
+_PAGE = (
+    {"name": "limit", "in": "query", "required": False,
+     "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+     "description": "entries per page (400 invalid_parameter outside 1-100)"},
+    {"name": "starting_after", "in": "query", "required": False, "schema": {"type": "string"},
+     "description": "the id of the last entry of the previous page"},
+)
+_DECISION_ID = ({"name": "decision_id", "in": "path", "required": True,
+                 "schema": {"type": "string"}},)
 _POSTED = (400, 415, 422)
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -77,6 +88,11 @@ OPERATIONS: tuple[Operation, ...] = (
                           "`error` problem). Everything decided before the run starts "
                           "(credentials, validation, caps, limits) is answered as usual. A "
                           "client that disconnects stops its run."),
+    Operation("/v1/decisions", "get", "decisions", "The key's decision log, newest first",
+              "decisions", (200, "DecisionLogPage"), (400, 401, 429, 503), parameters=_PAGE),
+    Operation("/v1/decisions/{decision_id}", "get", "decision",
+              "One logged decision with its request and answer", "decisions",
+              (200, "DecisionLogRecord"), (401, 404, 429, 503), parameters=_DECISION_ID),
     Operation("/v1/openapi.json", "get", "openapi", "This document", "meta",
               (200, "object"), (), keyed=False),
     Operation("/v1/docs", "get", "docs", "Interactive documentation (vendored Swagger UI)",
@@ -146,6 +162,8 @@ def _operation(op: Operation) -> dict[str, Any]:
                            "tags": [op.tag], "responses": responses}
     if op.description:
         out["description"] = op.description
+    if op.parameters:
+        out["parameters"] = list(op.parameters)
     if op.body:
         out["requestBody"] = {"required": op.body_required,
                               "content": {"application/json": {"schema": _ref(op.body)}}}

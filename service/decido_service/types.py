@@ -22,6 +22,9 @@ from decido_service.errors import PROBLEM_BASE, TITLES
 
 __all__ = [
     "MAX_LABEL",
+    "DecisionLogEntry",
+    "DecisionLogPage",
+    "DecisionLogRecord",
     "REQUEST_TYPES",
     "RESPONSE_TYPES",
     "Engine",
@@ -314,6 +317,50 @@ class ErrorEvent(Problem, tag_field="event", tag="error"):
     """A streamed run's last line when it failed after the stream began."""
 
 
+# ---------------------------------------------------------------- decision log
+
+OptionId = str | int | None
+
+
+class DecisionLogEntry(Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """One logged `/v1/decide` or `/v1/batch` call, as a list shows it."""
+
+    id: Annotated[str, Meta(description="`dec_` and 24 hex digits")]
+    created_at: Annotated[str, Meta(extra_json_schema={"format": "date-time"})]
+    kind: Literal["decide", "batch"]
+    status: Annotated[str | None, Meta(
+        description="decide: ok or infeasible; batch: ok or partial")]
+    elapsed_ms: float
+    answer_truncated: Annotated[bool, Meta(
+        description="the answer was above the size cap and is not kept")]
+    top: Annotated[list[dict[str, Any]], Meta(
+        description="decide: the first 10 of the ranking (id, rank, score); batch: the "
+                    "first 10 items (id, best, status)")]
+    method: str | None | UnsetType = UNSET
+    best: OptionId | UnsetType = UNSET
+    best_is_tied: bool | None | UnsetType = UNSET
+    n_options: int | None | UnsetType = UNSET
+    n_feasible: int | None | UnsetType = UNSET
+    n_decisions: int | None | UnsetType = UNSET
+    n_ok: int | None | UnsetType = UNSET
+    n_error: int | None | UnsetType = UNSET
+
+
+class DecisionLogPage(Struct, forbid_unknown_fields=True):
+    """A page of the key's decision log, newest first."""
+
+    data: list[DecisionLogEntry]
+    has_more: Annotated[bool, Meta(description="pass the last id as starting_after for more")]
+
+
+class DecisionLogRecord(DecisionLogEntry, forbid_unknown_fields=True, omit_defaults=True,
+                        kw_only=True):
+    """One logged call with its request and (unless truncated) its answer."""
+
+    request: Any
+    answer: dict[str, Any] | None
+
+
 #: one line of a streamed run (`Accept: application/x-ndjson`)
 OptimizeEvent = ProgressEvent | ResultEvent | ErrorEvent
 
@@ -321,5 +368,6 @@ OptimizeEvent = ProgressEvent | ResultEvent | ErrorEvent
 REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest}
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
-                                   ProgressEvent, ResultEvent, ErrorEvent)
+                                   ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
+                                   DecisionLogRecord)
 

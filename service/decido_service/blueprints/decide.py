@@ -11,6 +11,7 @@ Larger ones run in the worker's decision threads.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,22 +20,32 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import limits
+from decido_service import decision_log, limits
 from decido_service.admission import admit, authenticate, refusals
-from decido_service.errors import limit_error
+from decido_service.errors import ApiError, limit_error
 from decido_service.listeners import by_size
 from decido_service.middleware import endpoint
-from decido_service.responses import json_response
+from decido_service.responses import json_response, read_route
 from decido_service.schemas import batch_size, json_body
+from decido_service.store import KeyRecord, Store
 
 __all__ = ["bp"]
 
 bp = Blueprint("decide")
 
 
-async def _run(request: Request, fn: Callable[[Any], dict[str, Any]], body: Any) -> HTTPResponse:
-    """``fn(body)``, on the event loop for a small body (:func:`listeners.by_size`)."""
-    return json_response(orjson.dumps(await by_size(request, fn, body)))
+async def _run(request: Request, key: KeyRecord, fn: Callable[[Any], dict[str, Any]],
+               body: Any, log: bool) -> HTTPResponse:
+    """``fn(body)`` (on the event loop for a small body, :func:`listeners.by_size`), logged
+    in the decision log unless ``log`` is false."""
+    started = time.perf_counter()
+    answer = await by_size(request, fn, body)
+    if log:
+        ctx = request.app.ctx
+        await ctx.admissions.log(decision_log.entry(
+            key["id"], ctx.settings.now(), body, answer, fn is decido.decide_batch,
+            (time.perf_counter() - started) * 1e3))
+    return json_response(orjson.dumps(answer))
 
 
 @bp.post("/decide")
@@ -44,8 +55,9 @@ async def decide(request: Request) -> HTTPResponse:
     key = await authenticate(request)
     async with refusals(request, key, "decide"):
         body = json_body(request)
+        log = decision_log.wants_log(body, batch=False)
     await admit(request, key, "decide")
-    return await _run(request, decido.decide, body)
+    return await _run(request, key, decido.decide, body, log)
 
 
 @bp.post("/batch")
@@ -55,9 +67,43 @@ async def batch(request: Request) -> HTTPResponse:
     key = await authenticate(request)
     async with refusals(request, key, "batch"):
         body = json_body(request)
+        log = decision_log.wants_log(body, batch=True)
         size = batch_size(body)
         violation = limits.check_batch(key, size, settings=request.app.ctx.settings)
         if violation is not None:
             raise limit_error(violation)
     await admit(request, key, "batch", amount=size)
-    return await _run(request, decido.decide_batch, body)
+    return await _run(request, key, decido.decide_batch, body, log)
+
+
+@read_route(bp, "/decisions")
+@endpoint
+async def decisions(request: Request) -> HTTPResponse:
+    """The key's decision log, newest first, a page at a time."""
+    key = await authenticate(request)
+    async with refusals(request, key, "decide"):
+        limit, cursor = decision_log.page_params(request)
+    await admit(request, key, "decide", amount=0)
+    store: Store = request.app.ctx.store
+    try:
+        found = await store.list_decisions(key["id"], limit + 1, cursor)
+    except ValueError as exc:  # a cursor that is not one of the key's entries
+        raise ApiError("invalid_parameter", str(exc)) from None
+    data = [{"id": d["id"], "created_at": d["created_at"], **d["summary"]}
+            for d in found[:limit]]
+    return json_response(orjson.dumps({"data": data, "has_more": len(found) > limit}))
+
+
+@read_route(bp, "/decisions/<decision_id:str>")
+@endpoint
+async def decision(request: Request, decision_id: str) -> HTTPResponse:
+    """One entry of the key's decision log, with its request and answer."""
+    key = await authenticate(request)
+    await admit(request, key, "decide", amount=0)
+    store: Store = request.app.ctx.store
+    found = await store.get_decision(key["id"], decision_id)
+    if found is None:
+        raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
+    return json_response(orjson.dumps({
+        "id": found["id"], "created_at": found["created_at"], **found["summary"],
+        "request": found["request"], "answer": found["answer"]}))

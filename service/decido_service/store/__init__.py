@@ -286,7 +286,8 @@ def iso_utc(epoch: float) -> str:
 
 
 async def open_store(url: str = "./decido.db", *, create: bool = True,
-                     clock: Callable[[], float] | None = None) -> Store:
+                     clock: Callable[[], float] | None = None,
+                     decision_retention: float = 30 * 86400.0) -> Store:
     """Open (and migrate) the store at ``url``.
 
     ``postgresql://user@host/db`` (or ``postgres://``): the PostgreSQL backend
@@ -297,18 +298,20 @@ async def open_store(url: str = "./decido.db", *, create: bool = True,
     ``?synchronous=full`` makes every commit fsync (survives power loss; the default,
     ``normal``, survives a killed process). ``create=False``: a missing database (SQLite:
     file; PostgreSQL: schema) is a :class:`StoreError` naming what was looked for, and
-    nothing is created. ``clock`` stamps ``created_at`` of new keys."""
+    nothing is created. ``clock`` stamps ``created_at`` of new keys;
+    ``decision_retention`` is how many seconds decision-log entries are kept."""
     from decido_service.store.postgres_url import is_postgres_url
 
     if is_postgres_url(url):
-        return await _open_postgres(url, create=create, clock=clock)
+        return await _open_postgres(url, create=create, clock=clock,
+                                    decision_retention=decision_retention)
     from decido_service.store.sqlite import SQLiteStore, parse_sqlite_url
 
     path, options = parse_sqlite_url(url)
     if not create and not os.path.exists(path):
         raise StoreError(f"no database at {os.path.abspath(path)} (from {url!r}); "
                          "`decido keys create` or `decido serve` creates one")
-    store = SQLiteStore(path, clock=clock, **options)
+    store = SQLiteStore(path, clock=clock, decision_retention=decision_retention, **options)
     try:
         await store.migrate()
     except BaseException:
@@ -317,14 +320,14 @@ async def open_store(url: str = "./decido.db", *, create: bool = True,
     return store
 
 
-async def _open_postgres(url: str, *, create: bool,
-                         clock: Callable[[], float] | None) -> Store:
+async def _open_postgres(url: str, *, create: bool, clock: Callable[[], float] | None,
+                         decision_retention: float) -> Store:
     try:
         from decido_service.store.postgres import PostgresStore
     except ImportError as exc:
-        raise StoreError(f"a postgresql:// store needs psycopg ({exc}); "
+        raise StoreError(f"a postgresql:// store needs asyncpg ({exc}); "
                          "pip install 'decido[service]'") from exc
-    store = PostgresStore.from_url(url, clock=clock)
+    store = PostgresStore.from_url(url, clock=clock, decision_retention=decision_retention)
     try:
         await store.migrate(create=create)
     except BaseException:

@@ -1,0 +1,91 @@
+"""The decision log: what is recorded of a ``/v1/decide`` or ``/v1/batch`` call, and pages.
+
+Every call is recorded for its key unless its body says ``"log": false`` (for a batch:
+``"defaults": {"log": false}``). An entry keeps the request, a summary (the method, the best
+option and whether it is tied, the top of the ranking, counts, the time it took) and the
+whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else ``answer`` is
+``null`` and the summary says ``answer_truncated``). Entries are written in the group
+commit's next transaction (:meth:`GroupCommit.log
+<decido_service.store.group.GroupCommit.log>`) before the answer is sent, and kept
+``decision_retention_days`` (30 by default).
+
+Lists are pages in the Stripe manner: newest first, ``limit`` 1-100 (default 20), the
+cursor ``starting_after=<id>``, ``{"data": [...], "has_more": bool}``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from sanic import Request
+
+from decido_service.errors import ApiError
+from decido_service.store import DecisionRecord, iso_utc
+
+__all__ = ["ANSWER_CAP", "TOP", "entry", "page_params", "wants_log"]
+
+#: the largest answer (JSON bytes) kept whole in an entry
+ANSWER_CAP = 256 * 1024
+#: how many of the ranking's first options a summary keeps
+TOP = 10
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 20
+
+
+def wants_log(body: Any, batch: bool) -> bool:
+    """Whether the call is to be logged: ``log`` (of the body, or of a batch's
+    ``defaults``) is true, null or absent; 400 ``invalid_parameter`` when it is not a
+    boolean."""
+    holder = body.get("defaults") if batch and isinstance(body, Mapping) else body
+    flag = holder.get("log") if isinstance(holder, Mapping) else None
+    if flag is None:  # absent or null: the default
+        return True
+    if not isinstance(flag, bool):
+        where = "defaults.log" if batch else "log"
+        raise ApiError("invalid_parameter", f"{where} must be true or false, not {flag!r}")
+    return flag
+
+
+def entry(key_id: str, now: float, request: Any, answer: dict[str, Any], batch: bool,
+          elapsed_ms: float) -> DecisionRecord:
+    """The log entry of one answered call."""
+    whole = len(orjson.dumps(answer)) <= ANSWER_CAP
+    summary = _batch_summary(answer) if batch else _summary(answer)
+    summary.update(kind="batch" if batch else "decide", elapsed_ms=round(elapsed_ms, 3),
+                   answer_truncated=not whole)
+    return DecisionRecord(id="dec_" + secrets.token_hex(12), key_id=key_id,
+                          created_at=iso_utc(now), summary=summary, request=request,
+                          answer=answer if whole else None)
+
+
+def _summary(answer: Mapping[str, Any]) -> dict[str, Any]:
+    return {"status": answer.get("status"), "method": answer.get("method"),
+            "best": answer.get("best"), "best_is_tied": answer.get("best_is_tied"),
+            "n_options": answer.get("n_options"), "n_feasible": answer.get("n_feasible"),
+            "top": [{"id": r["id"], "rank": r["rank"], "score": r["score"]}
+                    for r in answer.get("ranking", [])[:TOP]]}
+
+
+def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
+    results = answer.get("results", [])
+    return {"status": "ok" if answer.get("n_error") == 0 else "partial",
+            "n_decisions": answer.get("n_decisions"), "n_ok": answer.get("n_ok"),
+            "n_error": answer.get("n_error"),
+            "top": [{"id": r.get("id"), "best": r.get("best"), "status": r.get("status")}
+                    for r in results[:TOP]]}
+
+
+def page_params(request: Request) -> tuple[int, str | None]:
+    """``(limit, starting_after)`` of a list request; 400 ``invalid_parameter`` naming the
+    parameter when one is malformed."""
+    raw = request.args.get("limit")
+    limit = DEFAULT_LIMIT
+    if raw is not None:
+        if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+            raise ApiError("invalid_parameter",
+                           f"limit must be an integer from 1 to {MAX_LIMIT}, not {raw!r}")
+        limit = int(raw)
+    return limit, request.args.get("starting_after")

@@ -1,0 +1,83 @@
+"""The decision log through a real server: recorded, listed a page at a time, read back,
+private to its key, skipped with "log": false, and every bad parameter named."""
+
+from __future__ import annotations
+
+from conftest import LiveServer, auth
+from test_api_meta import assert_problem
+
+DECISION = {"options": [{"id": "a", "attributes": {"price": 10, "quality": 7}},
+                        {"id": "b", "attributes": {"price": 12, "quality": 9}},
+                        {"id": "c", "attributes": {"price": 10, "quality": 7}}],
+            "method": "wsm",
+            "criteria": [{"attribute": "price", "goal": "minimize", "weight": 1},
+                         {"attribute": "quality", "weight": 1}]}
+
+
+def _log(server: LiveServer, key: str, query: str = "") -> dict:
+    r = server.request("GET", f"/v1/decisions{query}", headers=auth(key))
+    assert r.status == 200, r.body
+    return r.json()
+
+
+def test_decisions_are_logged_listed_and_read_back(server: LiveServer) -> None:
+    key = server.create_key(plan="sdk")["key"]
+    answers = []
+    for i in range(3):
+        r = server.request("POST", "/v1/decide", {**DECISION, "id": f"d{i}"}, headers=auth(key))
+        assert r.status == 200
+        answers.append(r.json())
+    batch = {"defaults": DECISION, "decisions": [{"id": "x"}, {"id": "y", "method": "nope"}]}
+    assert server.request("POST", "/v1/batch", batch, headers=auth(key)).status == 200
+
+    page = _log(server, key, "?limit=2")
+    assert page["has_more"] is True
+    newest, second = page["data"]
+    assert newest["kind"] == "batch" and (newest["n_ok"], newest["n_error"]) == (1, 1)
+    assert second["kind"] == "decide" and second["method"] == "wsm"
+    assert second["best"] == answers[2]["best"]
+    assert second["best_is_tied"] == answers[2]["best_is_tied"]
+    assert [t["id"] for t in second["top"]] == [r["id"] for r in answers[2]["ranking"]]
+    rest = _log(server, key, f"?limit=100&starting_after={second['id']}")
+    assert rest["has_more"] is False and len(rest["data"]) == 2
+    assert all(e["id"].startswith("dec_") for e in rest["data"])
+
+    r = server.request("GET", f"/v1/decisions/{second['id']}", headers=auth(key))
+    assert r.status == 200
+    record = r.json()
+    assert record["request"] == {**DECISION, "id": "d2"}
+    assert record["answer"] == answers[2] and record["answer_truncated"] is False
+
+
+def test_log_false_keeps_a_call_out_of_the_log(server: LiveServer) -> None:
+    key = server.create_key()["key"]
+    assert server.request("POST", "/v1/decide", {**DECISION, "log": False},
+                          headers=auth(key)).status == 200
+    batch = {"defaults": {**DECISION, "log": False}, "decisions": [{"id": 1}]}
+    assert server.request("POST", "/v1/batch", batch, headers=auth(key)).status == 200
+    assert _log(server, key) == {"data": [], "has_more": False}
+    r = server.request("POST", "/v1/decide", {**DECISION, "log": "no"}, headers=auth(key))
+    body = assert_problem(r, 400, "invalid_parameter")
+    assert "log" in body["detail"]
+
+
+def test_another_keys_log_is_not_found(server: LiveServer) -> None:
+    mine, theirs = server.create_key()["key"], server.create_key()["key"]
+    assert server.request("POST", "/v1/decide", DECISION, headers=auth(mine)).status == 200
+    entry = _log(server, mine)["data"][0]
+    assert _log(server, theirs)["data"] == []
+    r = server.request("GET", f"/v1/decisions/{entry['id']}", headers=auth(theirs))
+    assert_problem(r, 404, "not_found")
+    r = server.request("GET", f"/v1/decisions?starting_after={entry['id']}", headers=auth(theirs))
+    assert_problem(r, 400, "invalid_parameter")
+
+
+def test_bad_page_parameters_are_named(server: LiveServer) -> None:
+    key = server.create_key()["key"]
+    for query in ("?limit=0", "?limit=101", "?limit=x", "?limit=-1", "?limit=2.5"):
+        r = server.request("GET", f"/v1/decisions{query}", headers=auth(key))
+        body = assert_problem(r, 400, "invalid_parameter")
+        assert query[1:].split("=")[0] in body["detail"]
+    assert_problem(server.request("GET", "/v1/decisions/dec_nope", headers=auth(key)),
+                   404, "not_found")
+    assert_problem(server.request("GET", "/v1/decisions"), 401, "missing_credentials")
