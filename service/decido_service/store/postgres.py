@@ -39,6 +39,7 @@ from asyncpg import exceptions as errors
 
 from decido_service import keys
 from decido_service.store import (
+    KEY_COLUMNS,
     Admission,
     AdmissionRequest,
     CounterSpec,
@@ -49,6 +50,8 @@ from decido_service.store import (
     StoreError,
     check_specs,
     iso_utc,
+    key_record,
+    new_key,
     window_bounds,
 )
 from decido_service.store.migrations import MIGRATIONS
@@ -66,7 +69,6 @@ MIGRATION_LOCK = 0x646563_69646F  # "decido"
 FAIL_FAST = 1.0
 #: seconds :meth:`PostgresStore.ping` waits for a connection (health checks answer quickly)
 PING_TIMEOUT = 1.0
-_KEY_COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
 _RUN_FIELDS = (
     "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
     "elapsed_ms", "goal", "seed",
@@ -273,22 +275,10 @@ class PostgresStore:
     async def create_key(self, plan: str, tier: str, label: str | None = None,
                          limits: dict[str, Any] | None = None) -> tuple[KeyRecord, str]:
         """Create a key; ``(record, secret)``. Only the secret's hash is written."""
-        for what, value in (("plan", plan), ("tier", tier)):
-            if not isinstance(value, str) or not value:
-                raise ValueError(f"{what} must be a non-empty string")
-        if label is not None and not isinstance(label, str):
-            raise ValueError("label must be a string or None")
-        if limits is not None and not isinstance(limits, dict):
-            raise ValueError("limits must be a dict or None")
-        secret, prefix, digest = keys.new_key_material()
-        record = KeyRecord(id=uuid.uuid4().hex, prefix=prefix, plan=plan, tier=tier,
-                           label=label, created_at=iso_utc(self._clock()), revoked_at=None,
-                           limits=limits)
-        row = [record["id"], prefix, plan, tier, label, record["created_at"], None,
-               None if limits is None else json.dumps(limits, sort_keys=True), digest]
+        record, secret, row = new_key(plan, tier, label, limits, self._clock())
 
         async def insert(conn: Conn) -> None:
-            await conn.execute(f"INSERT INTO keys ({_KEY_COLUMNS}, hash) VALUES "
+            await conn.execute(f"INSERT INTO keys ({KEY_COLUMNS}, hash) VALUES "
                                "($1, $2, $3, $4, $5, $6, $7, $8, $9)", *row)
 
         await self._write(insert)
@@ -300,28 +290,28 @@ class PostgresStore:
             return None
 
         async def find(conn: Conn) -> Any:
-            return await conn.fetchrow(f"SELECT {_KEY_COLUMNS}, hash FROM keys WHERE hash = $1",
+            return await conn.fetchrow(f"SELECT {KEY_COLUMNS}, hash FROM keys WHERE hash = $1",
                                        keys.hash_secret(secret))
 
         row = await self._read(find)
         if row is None or not keys.verify(secret, row[-1]):
             return None
-        return _key_record(row)
+        return key_record(row)
 
     async def get_key(self, key_id: str) -> KeyRecord | None:
         """The key with this public id, or ``None``."""
         async def get(conn: Conn) -> Any:
-            return await conn.fetchrow(f"SELECT {_KEY_COLUMNS} FROM keys WHERE id = $1", key_id)
+            return await conn.fetchrow(f"SELECT {KEY_COLUMNS} FROM keys WHERE id = $1", key_id)
 
         row = await self._read(get)
-        return None if row is None else _key_record(row)
+        return None if row is None else key_record(row)
 
     async def list_keys(self) -> list[KeyRecord]:
         """All keys in creation order."""
         async def rows(conn: Conn) -> list[Any]:
-            return list(await conn.fetch(f"SELECT {_KEY_COLUMNS} FROM keys ORDER BY seq"))
+            return list(await conn.fetch(f"SELECT {KEY_COLUMNS} FROM keys ORDER BY seq"))
 
-        return [_key_record(row) for row in await self._read(rows)]
+        return [key_record(row) for row in await self._read(rows)]
 
     async def revoke_key(self, key_id: str) -> bool:
         """Revoke; ``True`` if the key exists (an earlier ``revoked_at`` is kept)."""
@@ -525,9 +515,3 @@ def _rowcount(status: str) -> int:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _key_record(row: Sequence[Any]) -> KeyRecord:
-    return KeyRecord(id=row[0], prefix=row[1], plan=row[2], tier=row[3], label=row[4],
-                     created_at=row[5], revoked_at=row[6],
-                     limits=None if row[7] is None else json.loads(row[7]))

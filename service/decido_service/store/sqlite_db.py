@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from decido_service import keys
 from decido_service.store import (
+    KEY_COLUMNS,
     Admission,
     AdmissionRequest,
     CounterSpec,
@@ -25,6 +26,8 @@ from decido_service.store import (
     StoreError,
     check_specs,
     iso_utc,
+    key_record,
+    new_key,
     window_bounds,
 )
 from decido_service.store.sqlite_counters import admit_batch, admit_one, states
@@ -37,7 +40,6 @@ PRUNE_GRACE = 3600
 #: Seconds between two tries for the write lock while another connection holds it.
 LOCK_RETRY_INTERVAL = 50e-6
 
-_KEY_COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
 _INSERT_DECISION = (
     "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary, request, answer)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -193,41 +195,13 @@ class SQLiteDatabase:
             return False
 
     # ---------------------------------------------------------------- keys
-    def create_key(
-        self,
-        plan: str,
-        tier: str,
-        label: str | None = None,
-        limits: dict[str, Any] | None = None,
-    ) -> tuple[KeyRecord, str]:
+    def create_key(self, plan: str, tier: str, label: str | None = None,
+                   limits: dict[str, Any] | None = None) -> tuple[KeyRecord, str]:
         """Create a key; return ``(record, secret)``. Only the secret's hash is written."""
-        for what, value in (("plan", plan), ("tier", tier)):
-            if not isinstance(value, str) or not value:
-                raise ValueError(f"{what} must be a non-empty string")
-        if label is not None and not isinstance(label, str):
-            raise ValueError("label must be a string or None")
-        if limits is not None and not isinstance(limits, dict):
-            raise ValueError("limits must be a dict or None")
-        secret, prefix, digest = keys.new_key_material()
-        record = KeyRecord(
-            id=uuid.uuid4().hex,
-            prefix=prefix,
-            plan=plan,
-            tier=tier,
-            label=label,
-            created_at=iso_utc(self._clock()),
-            revoked_at=None,
-            limits=limits,
-        )
+        record, secret, row = new_key(plan, tier, label, limits, self._clock())
         with self._transaction() as conn:
-            conn.execute(
-                f"INSERT INTO keys ({_KEY_COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record["id"], prefix, plan, tier, label, record["created_at"], None,
-                    None if limits is None else json.dumps(limits, sort_keys=True),
-                    digest,
-                ),
-            )
+            conn.execute(f"INSERT INTO keys ({KEY_COLUMNS}, hash) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         return record, secret
 
     def find_key(self, secret: str) -> KeyRecord | None:
@@ -237,27 +211,27 @@ class SQLiteDatabase:
         conn = self._conn()
         with self._errors():
             row = conn.execute(
-                f"SELECT {_KEY_COLUMNS}, hash FROM keys WHERE hash = ?",
+                f"SELECT {KEY_COLUMNS}, hash FROM keys WHERE hash = ?",
                 (keys.hash_secret(secret),),
             ).fetchone()
         if row is None or not keys.verify(secret, row[-1]):
             return None
-        return _key_record(row)
+        return key_record(row)
 
     def get_key(self, key_id: str) -> KeyRecord | None:
         """The key with this public id, or ``None``. (Addition to the protocol.)"""
         conn = self._conn()
         with self._errors():
-            row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM keys WHERE id = ?", (key_id,))
+            row = conn.execute(f"SELECT {KEY_COLUMNS} FROM keys WHERE id = ?", (key_id,))
             row = row.fetchone()
-        return None if row is None else _key_record(row)
+        return None if row is None else key_record(row)
 
     def list_keys(self) -> list[KeyRecord]:
         """All keys in creation order."""
         conn = self._conn()
         with self._errors():
-            rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM keys ORDER BY rowid").fetchall()
-        return [_key_record(row) for row in rows]
+            rows = conn.execute(f"SELECT {KEY_COLUMNS} FROM keys ORDER BY rowid").fetchall()
+        return [key_record(row) for row in rows]
 
     def revoke_key(self, key_id: str) -> bool:
         """Revoke; ``True`` if the key exists (an earlier ``revoked_at`` is kept)."""
@@ -465,19 +439,6 @@ class _Transaction:
         if isinstance(exc, sqlite3.Error):
             raise StoreError(f"store error: {exc}") from exc
         return False
-
-
-def _key_record(row: Sequence[Any]) -> KeyRecord:
-    return KeyRecord(
-        id=row[0],
-        prefix=row[1],
-        plan=row[2],
-        tier=row[3],
-        label=row[4],
-        created_at=row[5],
-        revoked_at=row[6],
-        limits=None if row[7] is None else json.loads(row[7]),
-    )
 
 
 def open_database(url: str, *, clock: Callable[[], float] | None = None) -> SQLiteDatabase:
