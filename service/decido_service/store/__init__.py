@@ -37,6 +37,8 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 
+import orjson
+
 from decido_service import keys
 
 __all__ = [
@@ -220,6 +222,17 @@ def key_record(row: Sequence[Any]) -> KeyRecord:
     return KeyRecord(id=row[0], prefix=row[1], plan=row[2], tier=row[3], label=row[4],
                      created_at=row[5], revoked_at=row[6],
                      limits=None if row[7] is None else json.loads(row[7]))
+
+
+def decision_row(d: DecisionRecord) -> tuple[Any, ...]:
+    """The row a backend inserts for a decision-log entry: id, key id, created_at, its
+    epoch seconds, then summary, request and answer as JSON text (answer ``None`` when not
+    kept). orjson: the entry is written on the decision path, per request."""
+    epoch = datetime.fromisoformat(d["created_at"].replace("Z", "+00:00")).timestamp()
+    answer = d["answer"]
+    return (d["id"], d["key_id"], d["created_at"], epoch, orjson.dumps(d["summary"]).decode(),
+            orjson.dumps(d["request"]).decode(),
+            None if answer is None else orjson.dumps(answer).decode())
 
 
 def judge(specs: Sequence[CounterSpec], used: Sequence[int],

@@ -49,6 +49,7 @@ from decido_service.store import (
     Prepared,
     StoreError,
     check_specs,
+    decision_row,
     iso_utc,
     key_record,
     new_key,
@@ -57,7 +58,7 @@ from decido_service.store import (
 from decido_service.store.migrations import MIGRATIONS
 from decido_service.store.postgres_counters import admit_batch, states
 from decido_service.store.postgres_url import PostgresOptions, parse_postgres_url, redact_url
-from decido_service.store.sqlite_db import PRUNE_GRACE, _decision_row
+from decido_service.store.sqlite_db import PRUNE_GRACE
 
 __all__ = ["MIGRATION_LOCK", "PostgresStore"]
 
@@ -336,7 +337,7 @@ class PostgresStore:
             checked = check_specs(specs)
             prepared.append((checked, float(now), key_id,
                              [window_bounds(s.window, now) for s in checked]))
-        rows = [_decision_row(d) for d in decisions]
+        rows = [decision_row(d) for d in decisions]
         if not prepared and not rows:
             return []
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
 import sqlite3
@@ -25,6 +24,7 @@ from decido_service.store import (
     Prepared,
     StoreError,
     check_specs,
+    decision_row,
     iso_utc,
     key_record,
     new_key,
@@ -262,7 +262,7 @@ class SQLiteDatabase:
                              [window_bounds(s.window, now) for s in checked]))
         with self._transaction() as conn:
             if decisions:
-                conn.executemany(_INSERT_DECISION, [_decision_row(d) for d in decisions])
+                conn.executemany(_INSERT_DECISION, [decision_row(d) for d in decisions])
             together = admit_batch(conn, prepared)
             # one of them is refused: one request at a time
             out = together if together is not None else [admit_one(conn, *item)
@@ -453,10 +453,3 @@ def open_database(url: str, *, clock: Callable[[], float] | None = None) -> SQLi
         database.close()
         raise
     return database
-
-
-def _decision_row(d: DecisionRecord) -> tuple[Any, ...]:
-    created = d["created_at"]
-    epoch = calendar.timegm(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ"))
-    return (d["id"], d["key_id"], created, float(epoch), json.dumps(d["summary"]),
-            json.dumps(d["request"]), None if d["answer"] is None else json.dumps(d["answer"]))
