@@ -9,8 +9,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from decido_service import keys
 from decido_service.store import (
@@ -328,52 +326,8 @@ def test_threads_share_one_store_exactly(store: SQLiteDatabase) -> None:
 
 
 # ---------------------------------------------------------------- group commit
-
-_NAMES = st.sampled_from(["a", "b", "c"])
-_SPEC = st.builds(
-    lambda name, limit, amount, window: CounterSpec(name, "k", window, limit, amount),
-    _NAMES, st.one_of(st.none(), st.integers(0, 6)), st.integers(0, 3),
-    st.sampled_from(["minute", "month"]))
-_REQUEST = st.lists(_SPEC, min_size=1, max_size=3, unique_by=lambda s: (s.name, s.window))
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-          HealthCheck.function_scoped_fixture])
-@given(batches=st.lists(st.lists(_REQUEST, min_size=1, max_size=6), min_size=1, max_size=4))
-def test_admit_many_equals_admitting_one_at_a_time(tmp_path_factory, batches) -> None:
-    """Whatever the batch (limits reached inside it or not), admit_many answers what a
-    plain model of one-at-a-time admission answers, and single admits agree too."""
-    folder = tmp_path_factory.mktemp("batch")
-    together, alone = open_database(str(folder / "a.db")), open_database(str(folder / "b.db"))
-    counts: dict[tuple[str, str], int] = {}
-
-    def model(specs: list[CounterSpec]) -> tuple[bool, list[int], str | None]:
-        used = [counts.get((s.name, s.window), 0) for s in specs]
-        over = [s.name for s, u in zip(specs, used, strict=True)
-                if s.limit is not None and u + s.amount > s.limit]
-        if over:
-            return False, used, over[0]
-        for s in specs:
-            counts[(s.name, s.window)] = counts.get((s.name, s.window), 0) + s.amount
-        return True, [u + s.amount for s, u in zip(specs, used, strict=True)], None
-
-    try:
-        for batch in batches:
-            got = together.admit_many([AdmissionRequest(specs, NOW) for specs in batch])
-            single = [alone.admit(specs, now=NOW) for specs in batch]
-            for specs, a, b in zip(batch, got, single, strict=True):
-                admitted, used, refused = model(specs)
-                for answer in (a, b):
-                    assert answer.admitted == admitted
-                    assert [c.used for c in answer.counters] == used
-                    assert (answer.refused.name if answer.refused else None) == refused
-        probe = [CounterSpec(name, "k", window, None, 0) for name, window in sorted(counts)]
-        want = [counts[(p.name, p.window)] for p in probe]
-        assert [c.used for c in together.peek(probe, now=NOW)] == want
-        assert [c.used for c in alone.peek(probe, now=NOW)] == want
-    finally:
-        together.close()
-        alone.close()
+# (admit_many against a model of one-at-a-time admission: test_store_contract.py, on
+# both backends)
 
 
 def test_admit_many_checks_revocation_in_the_transaction(store: SQLiteDatabase) -> None:
