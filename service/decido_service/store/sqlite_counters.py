@@ -5,9 +5,10 @@ the database's write lock, so nothing another connection does can come between r
 count and writing it.
 
 - :func:`admit_batch` is the common case of a group commit: one lookup of the keys'
-  revocations and one multi-row UPSERT of the batch's total per counter, then the requests
-  are judged in order from each counter's count before the batch. If one of them would be
-  refused, the UPSERT is undone and it returns ``None``.
+  revocations, one multi-row UPSERT of the batch's total per counter it adds to (a gate or
+  an observed counter is only read), then the requests are judged in order from each
+  counter's count before the batch. If one of them would be refused, the UPSERT is undone
+  and it returns ``None``.
 - :func:`admit_one` then judges the requests one at a time: read the counts, judge, and
   write the increments only when admitted.
 """
@@ -56,11 +57,13 @@ _UNDO = (
 
 def count(conn: sqlite3.Connection, spec: CounterSpec, start: int) -> int:
     """The count of ``spec``'s counter in the window starting at ``start`` (0 if none)."""
+    return _count_row(conn, (spec.name, spec.subject, spec.window, start))
+
+
+def _count_row(conn: sqlite3.Connection, ident: Ident) -> int:
     row = conn.execute(
         "SELECT count FROM counters WHERE name = ? AND subject = ? AND window = ?"
-        " AND window_start = ?",
-        (spec.name, spec.subject, spec.window, start),
-    ).fetchone()
+        " AND window_start = ?", ident).fetchone()
     return 0 if row is None else int(row[0])
 
 
@@ -93,15 +96,19 @@ def admit_batch(conn: sqlite3.Connection,
     key_ids = {item[2] for item in prepared if item[2] is not None}
     revoked = _revocations(conn, key_ids, prepared[0][1] if prepared else 0.0)
     totals = batch_totals(prepared, revoked)  # ident -> [window end, amount]
-    used: dict[Ident, int] = {}
-    if totals:
+    # counters the batch adds to are written (and read back) by one UPSERT; those it only
+    # looks at (gates, observed ones) are read, never written
+    written = {ident: total for ident, total in totals.items() if total[1]}
+    used: dict[Ident, int] = {ident: _count_row(conn, ident) for ident in totals
+                              if ident not in written}
+    if written:
         flat: list[Any] = []
-        for ident, (end, amount) in totals.items():
+        for ident, (end, amount) in written.items():
             flat += [*ident, end, amount]
         for name, subject, window, start, after in conn.execute(
-                _upsert_many_sql(len(totals)), flat).fetchall():
+                _upsert_many_sql(len(written)), flat).fetchall():
             ident = (name, subject, window, start)
-            used[ident] = after - totals[ident][1]  # the count before this batch
+            used[ident] = after - written[ident][1]  # the count before this batch
     out: list[Admission] = []
     for specs, _, key_id, bounds in prepared:
         if key_id is not None and key_id in revoked:
@@ -111,7 +118,7 @@ def admit_batch(conn: sqlite3.Connection,
                                                                        strict=True)]
         admission = judge(specs, [used[i] for i in idents], bounds)
         if not admission.admitted:
-            conn.executemany(_UNDO, [(amount, *ident) for ident, (_, amount) in totals.items()])
+            conn.executemany(_UNDO, [(amount, *ident) for ident, (_, amount) in written.items()])
             return None
         for ident, state in zip(idents, admission.counters, strict=True):
             used[ident] = state.used
