@@ -6,8 +6,9 @@ document does not claim to describe — credentials or caps (401, 403), counters
 overload (429, 503), a run id that is well formed but no run of the key (404, or 400 as a
 ``starting_after`` cursor), a run in the wrong state (409), or a 422 whose every fault is
 one of the library's semantic checks (bounds out of order, options outside the engine's
-ranges, an expression that does not compile). A 400, a 415, or a 422 naming a schema fault (``invalid_type``, ``required``,
-``unknown_field``, ``not_allowed``, ``out_of_range``, ``invalid_length``, ...) means that the
+ranges, an expression that does not compile). A 400, a 415, or a 422 naming a schema fault
+(``invalid_type``, ``required``, ``unknown_field``, ``not_allowed``, ``out_of_range``,
+``invalid_length``, ...) means that the
 document and the service disagree.
 """
 
