@@ -8,8 +8,7 @@ overload (429, 503), a run id that is well formed but no run of the key (404, or
 one of the library's semantic checks (bounds out of order, options outside the engine's
 ranges, an expression that does not compile). A 400, a 415, or a 422 naming a schema fault
 (``invalid_type``, ``required``, ``unknown_field``, ``not_allowed``, ``out_of_range``,
-``invalid_length``, ...) means that the
-document and the service disagree.
+``invalid_length``, ...) means that the document and the service disagree.
 """
 
 from __future__ import annotations
