@@ -83,7 +83,7 @@ def run_problem(run_id: str, request_id: str, error: ApiError) -> dict[str, Any]
     """The problem document of a run that failed while executing."""
     return {"type": PROBLEM_BASE + error.code, "title": error.title,
             "status": error.status_code, "detail": error.detail, "code": error.code,
-            "instance": f"/v1/runs/{run_id}", "request_id": request_id, **error.extra}
+            "instance": f"/v1/runs/{run_id}", "request_id": request_id, **(error.extra or {})}
 
 
 def run_view(row: dict[str, Any], *, trace: bool = False) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sanic import Blueprint, Sanic
 
 from decido_service.blueprints.account import bp as account
@@ -13,6 +15,6 @@ from decido_service.blueprints.runs import bp as runs
 __all__ = ["register"]
 
 
-def register(app: Sanic) -> None:
+def register(app: Sanic[Any, Any]) -> None:
     """Mount every surface on ``app`` as one group with ``version=1`` (paths ``/v1/...``)."""
     app.blueprint(Blueprint.group(meta, account, decide, optimize, runs, version=1))

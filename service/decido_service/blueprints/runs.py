@@ -11,7 +11,8 @@ one are all 404 ``not_found``. Reads are not counted; they check the key against
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
 
 import orjson
 from sanic import Blueprint, Request
@@ -32,6 +33,12 @@ bp = Blueprint("runs")
 #: the page size of ``GET /v1/runs`` without ``limit``, and its largest value
 DEFAULT_PAGE, MAX_PAGE = 20, 100
 _TRACE_COLUMNS = ["evaluations", "best"]
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
+
+
+def _route(uri: str, methods: tuple[str, ...]) -> Callable[[Handler], Handler]:
+    """Sanic's ``Blueprint.route``, typed."""
+    return cast(Callable[[Handler], Handler], bp.route(uri, methods=methods))
 
 
 @bp.post("/runs")
@@ -73,7 +80,7 @@ async def list_runs(request: Request) -> HTTPResponse:
     return json_response(orjson.dumps(body))
 
 
-@bp.route("/runs/<run_id:str>", methods=(*READ, "DELETE"))
+@_route("/runs/<run_id:str>", (*READ, "DELETE"))
 @endpoint
 async def one_run(request: Request, run_id: str) -> HTTPResponse:
     """GET (HEAD): one run, with its progress while it runs; DELETE: delete a finished run.

@@ -455,7 +455,7 @@ class PostgresStore:
                         engine: str | None = None) -> list[dict[str, Any]]:
         """A page of ``key_id``'s runs, newest first (see the protocol)."""
         async def page(conn: Conn) -> list[Any]:
-            where, args = ["key_id = $1"], [key_id]
+            where, args = ["key_id = $1"], list[Any]([key_id])
             if starting_after is not None:
                 seq = await conn.fetchval("SELECT seq FROM runs WHERE id = $1 AND key_id = $2",
                                           starting_after, key_id)
