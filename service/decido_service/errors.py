@@ -70,6 +70,7 @@ TITLES: dict[str, tuple[int, str]] = {
     "key_creation_throttled": (429, "Key creation throttled"),
     "too_many_refused": (429, "Too many refused requests"),
     "internal_error": (500, "Internal server error"),
+    "interrupted": (500, "Run interrupted"),
     "overloaded": (503, "Overloaded"),
     "store_unavailable": (503, "Store unavailable"),
 }

@@ -46,7 +46,7 @@ from decido_service.types import RUN_ID_PATTERN, OptimizeRequest
 
 __all__ = ["PROGRESS_INTERVAL", "RUN_ID", "TRACE_POINTS", "Execution", "new_run_id",
            "run_problem", "run_view", "start", "thin_trace", "valid_run_id",
-           "SHUTDOWN_GRACE", "wind_down"]
+           "SHUTDOWN_GRACE", "fail_interrupted", "wind_down"]
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
 PROGRESS_INTERVAL = 0.25
@@ -237,3 +237,19 @@ async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -
             execution.stop()
     if pending:
         await asyncio.wait(pending)
+
+
+async def fail_interrupted(store: Store) -> int:
+    """Mark every queued or running run ``failed`` with a problem of code ``interrupted``;
+    the number marked. Only for a store no process is running runs of: ``decido serve``
+    calls it on a SQLite store (one node's file) before its workers start, so these are
+    the runs of a process that died (``kill -9``, a crash, a power loss)."""
+    rows = await store.unfinished_runs()
+    error = ApiError("interrupted", "the process running this run stopped before it ended; "
+                                    "submit it again (its request is kept)")
+    for row in rows:
+        doc: dict[str, Any] = orjson.loads(row["document"]) if row["document"] else {}
+        doc.update(progress=None, problem=run_problem(row["id"], "", error))
+        await store.update_run(row["id"], {"state": "failed", "finished_at": iso_utc(time.time()),
+                                           "document": orjson.dumps(doc).decode()})
+    return len(rows)

@@ -192,6 +192,22 @@ def test_sigterm_cancels_running_runs_after_the_grace(tmp_path: Path) -> None:
         assert end["result"]["status"] == "stopped" and end["result"]["evaluations"] > 0
 
 
+def test_kill_9_then_restart_marks_the_run_failed_interrupted(tmp_path: Path) -> None:
+    """Runs of a process that died never stay running: the next ``decido serve`` on the
+    SQLite file marks them failed, code interrupted, their request kept."""
+    with running(tmp_path, {"DECIDO_RUN_THREADS": "1"}, workers=1) as srv:
+        key = srv.create_key(tier="team")["key"]
+        doc = submit(srv, key, SLOW)
+        wait_for(srv, key, doc["id"], "running")
+        srv.kill9()
+        srv.start()
+        end = wait_for(srv, key, doc["id"], "failed", "running", "queued", "cancelled",
+                       "succeeded")
+        assert end["state"] == "failed" and end["problem"]["code"] == "interrupted", end
+        assert end["problem"]["instance"] == f"/v1/runs/{doc['id']}"
+        assert end["request"] == doc["request"] and end["finished_at"]
+
+
 @pytest.mark.parametrize("n", [0, 1, 999, 1000, 1001, 5000])
 def test_thin_trace_keeps_first_last_and_at_most_the_limit(n: int) -> None:
     points = [[float(i), 1.0 / (i + 1)] for i in range(n)]

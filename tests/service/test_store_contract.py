@@ -388,6 +388,8 @@ def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
         assert await store.get_run("k", ids[1]) is None
         assert await store.delete_run("k", ids[1]) is None
         assert len(await store.page_runs("k", 10)) == 4
+        unfinished = await store.unfinished_runs()  # every key's, oldest first
+        assert [r["id"] for r in unfinished] == [ids[0], *ids[2:], "run_" + "f" * 24]
 
     run(url, scenario, clock=lambda: NOW)
 

@@ -209,6 +209,9 @@ class Store(Protocol):
         one with id ``starting_after`` (``ValueError`` when that is not one of the key's),
         optionally only those in ``state`` or of ``engine``."""
 
+    async def unfinished_runs(self) -> list[dict[str, Any]]:
+        """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
+
     async def request_cancel(self, key_id: str, run_id: str) -> str | None:
         """Set the run's ``cancel_requested`` flag unless it is finished; its state, or
         ``None`` when ``key_id`` has no such run."""

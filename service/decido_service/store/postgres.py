@@ -473,6 +473,14 @@ class PostgresStore:
 
         return [_run_row(row) for row in await self._read(page)]
 
+    async def unfinished_runs(self) -> list[dict[str, Any]]:
+        """Every queued or running run, oldest first."""
+        async def rows(conn: Conn) -> list[Any]:
+            return list(await conn.fetch(
+                f"{_RUN_SELECT} WHERE state IN ('queued', 'running') ORDER BY seq"))
+
+        return [_run_row(row) for row in await self._read(rows)]
+
     async def request_cancel(self, key_id: str, run_id: str) -> str | None:
         """Flag an unfinished run for cancellation; its state (see the protocol)."""
         async def cancel(conn: Conn) -> str | None:

@@ -141,6 +141,10 @@ class SQLiteStore:
         return await self._read(self.database.page_runs, key_id, limit, starting_after,
                                 state, engine)
 
+    async def unfinished_runs(self) -> list[dict[str, Any]]:
+        """Every queued or running run, oldest first."""
+        return await self._read(self.database.unfinished_runs)
+
     async def request_cancel(self, key_id: str, run_id: str) -> str | None:
         """Flag an unfinished run for cancellation; its state or ``None``."""
         return await self._write(self.database.request_cancel, key_id, run_id)

@@ -405,6 +405,14 @@ class SQLiteDatabase:
                                 "ORDER BY rowid DESC LIMIT ?", [*args, int(limit)]).fetchall()
         return [_run_row(row) for row in rows]
 
+    def unfinished_runs(self) -> list[dict[str, Any]]:
+        """Every queued or running run, oldest first."""
+        conn = self._conn()
+        with self._errors():
+            rows = conn.execute(f"{_RUN_SELECT} WHERE state IN ('queued', 'running') "
+                                "ORDER BY rowid").fetchall()
+        return [_run_row(row) for row in rows]
+
     def request_cancel(self, key_id: str, run_id: str) -> str | None:
         """Flag an unfinished run for cancellation; its state (see the protocol)."""
         with self._transaction() as conn:
