@@ -47,6 +47,7 @@ PROBLEM_TYPE = "application/problem+json"
 TITLES: dict[str, tuple[int, str]] = {
     "malformed_json": (400, "Malformed JSON"),
     "bad_request": (400, "Bad request"),
+    "invalid_parameter": (400, "Invalid parameter"),
     "missing_credentials": (401, "Missing credentials"),
     "invalid_credentials": (401, "Invalid credentials"),
     "conflicting_credentials": (401, "Conflicting credentials"),

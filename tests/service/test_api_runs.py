@@ -154,9 +154,11 @@ def test_pages_filters_and_bad_parameters(server: LiveServer) -> None:
                         ("state=done", "state"), ("engine=nope", "engine")):
         r = server.request("GET", f"/v1/runs?{query}", headers=auth(key))
         assert r.status == 400, query
-        assert r.json()["code"] == "bad_request" and r.json()["detail"].startswith(name), query
+        assert r.json()["code"] == "invalid_parameter", query
+        assert r.json()["detail"].startswith(name), query
     r = server.request("GET", f"/v1/runs/{ids[0]}/trace?format=xml", headers=auth(key))
     assert r.status == 400 and r.json()["detail"].startswith("format")
+    assert r.json()["code"] == "invalid_parameter"
     for bad in ("nope", "run_" + "0" * 24, "run_" + "Z" * 24, ids[0] + "0"):
         for method, path in (("GET", f"/v1/runs/{bad}"), ("POST", f"/v1/runs/{bad}/cancel"),
                              ("DELETE", f"/v1/runs/{bad}"), ("GET", f"/v1/runs/{bad}/trace")):

@@ -66,16 +66,16 @@ async def list_runs(request: Request) -> HTTPResponse:
     state = args.get("state")
     engine = args.get("engine")
     if after is not None and not runs.valid_run_id(after):
-        raise ApiError("bad_request", f"starting_after: {after!r} is not a run id")
+        raise ApiError("invalid_parameter", f"starting_after: {after!r} is not a run id")
     if state is not None and state not in RUN_STATES:
-        raise ApiError("bad_request", f"state: expected one of {', '.join(RUN_STATES)}")
+        raise ApiError("invalid_parameter", f"state: expected one of {', '.join(RUN_STATES)}")
     if engine is not None and engine not in engine_table():
-        raise ApiError("bad_request", f"engine: {engine!r} is not an engine id (/v1/engines)")
+        raise ApiError("invalid_parameter", f"engine: {engine!r} is not an engine id (/v1/engines)")
     store: Store = request.app.ctx.store
     try:
         rows = await store.page_runs(key["id"], limit + 1, after, state, engine)
     except ValueError as exc:
-        raise ApiError("bad_request", str(exc)) from None
+        raise ApiError("invalid_parameter", str(exc)) from None
     body = {"data": [runs.run_view(r) for r in rows[:limit]], "has_more": len(rows) > limit}
     return json_response(orjson.dumps(body))
 
@@ -98,7 +98,7 @@ async def trace(request: Request, run_id: str) -> HTTPResponse:
     key = await authenticate(request, fresh=True)
     fmt = request.get_args(keep_blank_values=True).get("format", "json")
     if fmt not in ("json", "csv"):
-        raise ApiError("bad_request", "format: expected json or csv")
+        raise ApiError("invalid_parameter", "format: expected json or csv")
     points = runs.run_view(await _row(request, key, run_id), trace=True)["trace"]
     if fmt == "csv":
         lines = [",".join(_TRACE_COLUMNS)] + [f"{int(e)},{orjson.dumps(b).decode()}"
@@ -143,7 +143,7 @@ def _limit(text: str | None) -> int:
     except ValueError:
         value = 0
     if not 1 <= value <= MAX_PAGE or not text.strip().isdigit():
-        raise ApiError("bad_request", f"limit: expected an integer from 1 to {MAX_PAGE}")
+        raise ApiError("invalid_parameter", f"limit: expected an integer from 1 to {MAX_PAGE}")
     return value
 
 
