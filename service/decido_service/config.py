@@ -92,6 +92,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_BODY_LIMIT": "body_limit",
     "DECIDO_RUN_THREADS": "run_threads",
     "DECIDO_RUN_QUEUE": "run_queue",
+    "DECIDO_RUN_BACKLOG": "run_backlog",
     "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
     "DECIDO_DECISION_RETENTION_DAYS": "decision_retention_days",
     "DECIDO_HEADER_TIMEOUT": "header_timeout",
@@ -120,6 +121,10 @@ class Settings:
     """Optimization runs executing at once per worker process."""
     run_queue: int = 8
     """Runs waiting for a thread per worker process; beyond it: 503 ``overloaded``."""
+    run_backlog: int = 64
+    """Runs of ``POST /v1/runs`` a worker process holds queued or running (they wait for a
+    thread of the same pool, behind the ones before them); beyond it: 503 ``overloaded``
+    with ``Retry-After``."""
     keys_per_hour: int = 5
     """``POST /v1/keys`` per client address per UTC hour (counter ``keys.hour``)."""
     decision_retention_days: int = 30
@@ -151,7 +156,7 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
-        for name in ("run_queue", "connections_per_address"):
+        for name in ("run_queue", "run_backlog", "connections_per_address"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"setting {name!r} must be an integer >= 0, got {value!r}")

@@ -60,6 +60,9 @@ TITLES: dict[str, tuple[int, str]] = {
     "body_too_large": (413, "Body too large"),
     "uri_too_long": (414, "URI too long"),
     "unsupported_media_type": (415, "Unsupported media type"),
+    "run_finished": (409, "Run already finished"),
+    "run_not_finished": (409, "Run not finished"),
+    "run_cancelled": (409, "Run cancelled before it started"),
     "validation_failed": (422, "Validation failed"),
     "headers_too_large": (431, "Request header fields too large"),
     "batch_too_large": (403, "Batch too large for the plan"),
@@ -68,6 +71,7 @@ TITLES: dict[str, tuple[int, str]] = {
     "key_creation_throttled": (429, "Key creation throttled"),
     "too_many_refused": (429, "Too many refused requests"),
     "internal_error": (500, "Internal server error"),
+    "interrupted": (500, "Run interrupted"),
     "overloaded": (503, "Overloaded"),
     "store_unavailable": (503, "Store unavailable"),
 }

@@ -6,7 +6,8 @@ Per worker process: ``store`` (the async :class:`~decido_service.store.Store`),
 :mod:`decido_service.admission`), ``decide_pool`` (threads for large decisions and for
 compiling objectives),
 ``run_pool`` (threads for optimization runs, ``settings.run_threads`` of them) and
-``run_slots`` (how many runs may be running or queued: ``run_threads + run_queue``).
+``run_slots`` (how many ``/v1/optimize`` runs may be running or queued: ``run_threads +
+run_queue``), ``run_backlog`` (how many ``/v1/runs`` runs: ``run_backlog``).
 :func:`in_thread` is how handlers reach the pools.
 """
 
@@ -24,6 +25,7 @@ from sanic import Request, Sanic
 
 from decido_service.admission import KeyCache, Readiness
 from decido_service.errors import ApiError
+from decido_service.runs import wind_down
 from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
 
@@ -106,13 +108,19 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
     app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
+    app.ctx.run_backlog = RunSlots(settings.run_backlog)  # POST /v1/runs
+    app.ctx.executions = set()  # the runs going on in this worker (runs.Execution)
     tune_gc()
 
 
 async def close_resources(app: Sanic[Any, Any]) -> None:
-    """``after_server_stop``: stop the pools (runs in progress are told to stop by their
-    handlers' cancellation), send the admissions still queued, then close the store."""
+    """``after_server_stop``: give the runs in progress :data:`~decido_service.runs.
+    SHUTDOWN_GRACE` seconds, stop the rest (their final state is recorded), stop the pools,
+    send the admissions still queued, then close the store."""
     loop = asyncio.get_running_loop()
+    executions = getattr(app.ctx, "executions", None)
+    if executions:
+        await wind_down(executions)
     for name in ("run_pool", "decide_pool"):
         pool = getattr(app.ctx, name, None)
         if pool is not None:

@@ -19,7 +19,9 @@ import msgspec
 import decido
 from decido_service import __version__
 from decido_service.errors import PROBLEM_TYPE, TITLES
-from decido_service.types import REQUEST_TYPES, RESPONSE_TYPES, OptimizeEvent
+from decido_service.schemas import engine_table
+from decido_service.store import RUN_STATES
+from decido_service.types import REQUEST_TYPES, RESPONSE_TYPES, RUN_ID_PATTERN, OptimizeEvent
 
 __all__ = ["OPERATIONS", "Operation", "openapi_document"]
 
@@ -48,20 +50,11 @@ class Operation(NamedTuple):
     body_required: bool = True
     keyed: bool = True
     description: str | None = None
-    parameters: tuple[Schema, ...] = ()
-    """OpenAPI parameter objects (path and query)"""
+    parameters: tuple[str, ...] = ()
+    """names of :data:`_PARAMETERS` it takes"""
 
 
 _KEYED = (401, 413, 429, 503)
-_PAGE = (
-    {"name": "limit", "in": "query", "required": False,
-     "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-     "description": "entries per page (400 invalid_parameter outside 1-100)"},
-    {"name": "starting_after", "in": "query", "required": False, "schema": {"type": "string"},
-     "description": "the id of the last entry of the previous page"},
-)
-_DECISION_ID = ({"name": "decision_id", "in": "path", "required": True,
-                 "schema": {"type": "string"}},)
 _POSTED = (400, 415, 422)
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -89,10 +82,30 @@ OPERATIONS: tuple[Operation, ...] = (
                           "(credentials, validation, caps, limits) is answered as usual. A "
                           "client that disconnects stops its run."),
     Operation("/v1/decisions", "get", "decisions", "The key's decision log, newest first",
-              "decisions", (200, "DecisionLogPage"), (400, 401, 429, 503), parameters=_PAGE),
+              "decisions", (200, "DecisionLogPage"), (400, 401, 429, 503),
+              parameters=("limit", "decision_cursor")),
     Operation("/v1/decisions/{decision_id}", "get", "decision",
               "One logged decision with its request and answer", "decisions",
-              (200, "DecisionLogRecord"), (401, 404, 429, 503), parameters=_DECISION_ID),
+              (200, "DecisionLogRecord"), (401, 404, 429, 503), parameters=("decision_id",)),
+    Operation("/v1/runs", "post", "submitRun", "Submit a run (answered at once; it runs in "
+              "the background)", "runs", (202, "Run"), (*_POSTED, 403, *_KEYED),
+              "OptimizeRequest",
+              description="The body, validation, caps and limits of /v1/optimize; the run is "
+                          "counted at admission and answered `queued` with `Location`."),
+    Operation("/v1/runs", "get", "listRuns", "The key's runs, newest first", "runs",
+              (200, "RunList"), (400, 401, 503),
+              parameters=("limit", "starting_after", "state", "engine")),
+    Operation("/v1/runs/{run_id}", "get", "getRun", "One run (with progress while it runs)",
+              "runs", (200, "Run"), (401, 404, 503), parameters=("run_id",)),
+    Operation("/v1/runs/{run_id}", "delete", "deleteRun", "Delete a finished run", "runs",
+              (204, "empty"), (401, 404, 409, 503), parameters=("run_id",)),
+    Operation("/v1/runs/{run_id}/cancel", "post", "cancelRun", "Stop a queued or running run",
+              "runs", (202, "Run"), (401, 404, 409, 503), parameters=("run_id",),
+              description="The run stops after its current iteration and ends `cancelled` "
+                          "with its best so far; a finished run is 409."),
+    Operation("/v1/runs/{run_id}/trace", "get", "runTrace", "A run's convergence trace",
+              "runs", (200, "RunTrace"), (400, 401, 404, 503),
+              parameters=("run_id", "format")),
     Operation("/v1/openapi.json", "get", "openapi", "This document", "meta",
               (200, "object"), (), keyed=False),
     Operation("/v1/docs", "get", "docs", "Interactive documentation (vendored Swagger UI)",
@@ -110,6 +123,36 @@ _HEADERS = {
     "X-Request-Id": {"description": "the request's id (echoed when sent)",
                      "schema": {"type": "string"}},
     "Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}},
+    "Location": {"description": "the run's URL (/v1/runs/{run_id})",
+                 "schema": {"type": "string"}},
+}
+_PARAMETERS: dict[str, dict[str, Any]] = {
+    "run_id": {"name": "run_id", "in": "path", "required": True,
+               "description": "a run id (another key's, unknown or malformed: 404)",
+               "schema": {"type": "string", "pattern": RUN_ID_PATTERN}},
+    "decision_id": {"name": "decision_id", "in": "path", "required": True,
+                    "description": "a decision-log id (another key's or unknown: 404)",
+                    "schema": {"type": "string"}},
+    "decision_cursor": {"name": "starting_after", "in": "query", "required": False,
+                        "description": "the last id of the previous page (not one of the "
+                                       "key's entries: 400)",
+                        "schema": {"type": "string"}},
+    "limit": {"name": "limit", "in": "query", "required": False,
+              "description": "page size (default 20)",
+              "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
+    "starting_after": {"name": "starting_after", "in": "query", "required": False,
+                       "description": "the last id of the previous page (not one of the "
+                                      "key's runs: 400)",
+                       "schema": {"type": "string", "pattern": RUN_ID_PATTERN}},
+    "state": {"name": "state", "in": "query", "required": False,
+              "description": "only runs in this state",
+              "schema": {"enum": list(RUN_STATES)}},
+    "engine": {"name": "engine", "in": "query", "required": False,
+               "description": "only runs of this engine",
+               "schema": {"enum": list(engine_table())}},
+    "format": {"name": "format", "in": "query", "required": False,
+               "description": "json (default) or csv (text/csv: evaluations,best lines)",
+               "schema": {"enum": ["json", "csv"], "default": "json"}},
 }
 _RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
                  for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining",
@@ -139,6 +182,8 @@ def _problem(status: int | None, listed: tuple[int, ...] = ()) -> dict[str, Any]
 
 def _ok(op: Operation) -> dict[str, Any]:
     status, name = op.ok
+    if name == "empty":
+        return {"description": "done; no body", "headers": dict(_RATE_HEADERS)}
     if name == "html":
         content: dict[str, Any] = {"text/html": {"schema": {"type": "string"}}}
     elif name == "object":
@@ -147,7 +192,12 @@ def _ok(op: Operation) -> dict[str, Any]:
         content = {"application/json": {"schema": _ref(name)}}
     if name == "OptimizeResult":
         content["application/x-ndjson"] = {"schema": _ref("OptimizeEvent")}
-    return _answer(name, content)
+    if name == "RunTrace":
+        content["text/csv"] = {"schema": {"type": "string"}}
+    out = _answer(name, content)
+    if name == "OptimizeResult" or status == 202:
+        out["headers"]["Location"] = {"$ref": "#/components/headers/Location"}
+    return out
 
 
 def _operation(op: Operation) -> dict[str, Any]:
@@ -167,6 +217,8 @@ def _operation(op: Operation) -> dict[str, Any]:
     if op.body:
         out["requestBody"] = {"required": op.body_required,
                               "content": {"application/json": {"schema": _ref(op.body)}}}
+    if op.parameters:
+        out["parameters"] = [_PARAMETERS[name] for name in op.parameters]
     if not op.keyed:
         out["security"] = []
     return out

@@ -68,11 +68,22 @@ def banner(settings: Settings) -> str:
 
 
 async def _check_store(settings: Settings) -> None:
-    """Open (create, migrate) and close the store once, so a bad ``--store`` fails here."""
+    """Open (create, migrate) and close the store once, so a bad ``--store`` fails here.
+
+    On SQLite (one node's file, no worker of it started yet) every run still ``queued`` or
+    ``running`` belonged to a process that died: it is marked ``failed`` (``interrupted``,
+    :func:`decido_service.runs.fail_interrupted`). A PostgreSQL store is shared by nodes
+    that may be running theirs, so nothing is marked there."""
+    from decido_service.runs import fail_interrupted
     from decido_service.store import open_store
+    from decido_service.store.postgres_url import is_postgres_url
 
     store = await open_store(settings.db, clock=settings.clock)
-    await store.close()
+    try:
+        if not is_postgres_url(settings.db):
+            await fail_interrupted(store)
+    finally:
+        await store.close()
 
 
 def serve(args: argparse.Namespace) -> int:

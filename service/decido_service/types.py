@@ -19,6 +19,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 import decido
 from decido.optimize import SEED_END
 from decido_service.errors import PROBLEM_BASE, TITLES
+from decido_service.store import RUN_STATES
 
 __all__ = [
     "MAX_LABEL",
@@ -46,18 +47,27 @@ __all__ = [
     "DecisionUsage",
     "ErrorEvent",
     "ResultEvent",
+    "Run",
+    "RunList",
+    "RunProgress",
+    "RunResult",
+    "RunTrace",
     "Usage",
 ]
 
+#: what a run id looks like: ``run_`` and 24 lowercase hex digits (96 random bits)
+RUN_ID_PATTERN = "^run_[0-9a-f]{24}$"
 #: the longest key label (characters)
 MAX_LABEL = 200
 
 if TYPE_CHECKING:
     EngineId = str
     ProblemCode = str
+    RunState = str
 else:
     EngineId = Literal[tuple(e["id"] for e in decido.engines())]
     ProblemCode = Literal[tuple(sorted(TITLES))]
+    RunState = Literal[RUN_STATES]
 
 Goal = Literal["minimize", "maximize"]
 Count = Annotated[int, Meta(ge=0)]
@@ -281,7 +291,8 @@ class Usage(Struct, forbid_unknown_fields=True):
 class OptimizeResult(Struct, forbid_unknown_fields=True):
     """The outcome of a run."""
 
-    id: Annotated[str, Meta(description="the run record's id")]
+    id: Annotated[str, Meta(description="the run's id (as run_id)")]
+    run_id: Annotated[str, Meta(description="the run's id: GET /v1/runs/{run_id} reads it")]
     engine: EngineId
     status: Literal["converged", "target_reached", "max_evaluations", "time_limit", "stopped"]
     message: str
@@ -361,6 +372,72 @@ class DecisionLogRecord(DecisionLogEntry, forbid_unknown_fields=True, omit_defau
     answer: dict[str, Any] | None
 
 
+# ---------------------------------------------------------------- runs
+
+
+class RunProgress(Struct, forbid_unknown_fields=True):
+    """A running run's progress (written at most every 0.25 s by the worker running it)."""
+
+    evaluations: Count
+    iterations: Count
+    best: Annotated[float | None, Meta(
+        description="best value so far (goal's sense); null before the first evaluation")]
+    elapsed_ms: float
+
+
+class RunResult(Struct, forbid_unknown_fields=True):
+    """A finished run's outcome (x, iterations and message are null on runs recorded
+    before runs were resources)."""
+
+    status: Annotated[str, Meta(description="the engine's status (converged, "
+                                            "target_reached, max_evaluations, time_limit, "
+                                            "stopped), or error on old rows")]
+    x: list[float] | None
+    value: Annotated[float | None, Meta(description="objective at x (null if not finite)")]
+    evaluations: Count | None
+    iterations: Count | None
+    message: str | None
+    elapsed_ms: float | None
+    seed: Annotated[int, Meta(ge=0)] | str | None
+
+
+class Run(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """A run (`/v1/runs/{id}`): queued -> running -> succeeded | failed | cancelled."""
+
+    id: Annotated[str, Meta(pattern=RUN_ID_PATTERN, description="run_ + 24 hex digits")]
+    state: RunState
+    created_at: Timestamp
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
+    engine: str | None
+    goal: str | None
+    dims: int | None
+    request: Annotated[OptimizeRequest | None, Meta(
+        description="the body as admitted, defaults filled in (null on runs recorded "
+                    "before runs were resources)")]
+    progress: RunProgress | None
+    result: RunResult | None
+    problem: Annotated[Problem | None, Meta(description="why a failed run failed")]
+    cancel_requested: bool
+
+
+class RunList(Struct, forbid_unknown_fields=True):
+    """A page of runs, newest first (`GET /v1/runs`)."""
+
+    data: list[Run]
+    has_more: Annotated[bool, Meta(
+        description="more runs follow: ask again with starting_after=<last id>")]
+
+
+class RunTrace(Struct, forbid_unknown_fields=True):
+    """A run's convergence: the best value at each improvement (at most 1,000 points: a
+    longer history is thinned evenly, its first and last points kept)."""
+
+    run_id: str
+    columns: list[Literal["evaluations", "best"]]
+    points: list[Annotated[list[float | None], Meta(min_length=2, max_length=2)]]
+
+
 #: one line of a streamed run (`Accept: application/x-ndjson`)
 OptimizeEvent = ProgressEvent | ResultEvent | ErrorEvent
 
@@ -369,5 +446,5 @@ REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
-                                   DecisionLogRecord)
+                                   DecisionLogRecord, Run, RunList, RunTrace)
 

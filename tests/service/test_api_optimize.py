@@ -22,7 +22,7 @@ def test_optimize_runs_and_is_recorded(server: LiveServer) -> None:
     r = server.request("POST", "/v1/optimize", SPHERE, headers=auth(made["key"]))
     assert r.status == 200, r.body
     body = r.json()
-    assert set(body) == {"id", "engine", "status", "message", "x", "value", "goal",
+    assert set(body) == {"id", "run_id", "engine", "status", "message", "x", "value", "goal",
                          "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history"}
     assert body["engine"] == "dss" and body["dims"] == 4 and body["seed"] == 7
     assert body["status"] == "converged" and body["value"] < 1e-12
@@ -199,7 +199,8 @@ def test_streamed_run_reports_progress_then_the_result(server: LiveServer) -> No
     assert evaluations == sorted(evaluations) and evaluations[-1] > 0
     assert all(e["best"] is not None for e in progress[1:])
     assert last["event"] == "result" and last["status"] == "time_limit"
-    assert set(last) == {"event", "id", "engine", "status", "message", "x", "value", "goal",
+    assert set(last) == {"event", "id", "run_id", "engine", "status", "message", "x", "value",
+                         "goal",
                          "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history"}
     assert last["evaluations"] >= evaluations[-1] and last["dims"] == 1000
     with open_database(str(server.db)) as store:

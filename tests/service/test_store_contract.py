@@ -342,6 +342,101 @@ def test_runs(url: str) -> None:
     run(url, scenario, clock=lambda: NOW)
 
 
+def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
+    async def scenario(store: Store) -> None:
+        ids = [f"run_{i:024x}" for i in range(5)]
+        for i, run_id in enumerate(ids):
+            await store.record_run({"id": run_id, "key_id": "k", "engine": "de" if i % 2
+                                    else "dss", "state": "queued", "document": "{}",
+                                    "seed": 2**64 - 1 if i == 0 else i})
+        await store.record_run({"id": "run_" + "f" * 24, "key_id": "other", "state": "queued"})
+        assert await store.update_run(ids[0], {"state": "running", "document": '{"a": 1}'})
+        assert not await store.update_run("run_" + "e" * 24, {"state": "running"})
+        with pytest.raises(ValueError):
+            await store.update_run(ids[0], {"key_id": "other"})
+        with pytest.raises(ValueError):
+            await store.update_run(ids[0], {})
+        got = await store.get_run("k", ids[0])
+        assert got is not None and got["state"] == "running" and got["document"] == '{"a": 1}'
+        assert got["seed"] == str(2**64 - 1) and got["cancel_requested"] is False
+        assert await store.get_run("other", ids[0]) is None  # another key's run
+        # pages: newest first, a cursor, filters
+        page = await store.page_runs("k", 3)
+        assert [r["id"] for r in page] == ids[::-1][:3]
+        rest = await store.page_runs("k", 3, starting_after=page[-1]["id"])
+        assert [r["id"] for r in rest] == ids[1::-1]
+        assert [r["id"] for r in await store.page_runs("k", 10, engine="de")] == [ids[3], ids[1]]
+        assert [r["id"] for r in await store.page_runs("k", 10, state="running")] == [ids[0]]
+        assert [r["id"] for r in await store.page_runs("k", 10, ids[3], "queued", "dss")
+                ] == [ids[2]]
+        with pytest.raises(ValueError):
+            await store.page_runs("k", 3, starting_after="run_" + "f" * 24)  # other's
+        # cancel: flagged while unfinished; a finished run keeps its flag unset
+        assert await store.request_cancel("k", ids[0]) == "running"
+        assert (await store.get_run("k", ids[0]) or {})["cancel_requested"] is True
+        assert await store.request_cancel("other", ids[0]) is None
+        await store.update_run(ids[1], {"state": "succeeded", "value": 1.5, "seed": 9,
+                                        "finished_at": "2025-06-15T15:06:41Z"})
+        assert await store.request_cancel("k", ids[1]) == "succeeded"
+        done = await store.get_run("k", ids[1])
+        assert done is not None and done["cancel_requested"] is False
+        assert done["value"] == 1.5 and done["seed"] == 9
+        # delete: finished runs only, own runs only
+        assert await store.delete_run("k", ids[0]) == "running"
+        assert await store.delete_run("other", ids[1]) is None
+        assert await store.delete_run("k", ids[1]) == "succeeded"
+        assert await store.get_run("k", ids[1]) is None
+        assert await store.delete_run("k", ids[1]) is None
+        assert len(await store.page_runs("k", 10)) == 4
+        unfinished = await store.unfinished_runs()  # every key's, oldest first
+        assert [r["id"] for r in unfinished] == [ids[0], *ids[2:], "run_" + "f" * 24]
+
+    run(url, scenario, clock=lambda: NOW)
+
+
+def test_run_rows_from_before_the_run_migration_stay_readable(backend: str, url: str,
+                                                                tmp_path: Path) -> None:
+    """A database at schema version 2 with two old run rows is migrated: they read back
+    as finished runs (failed when their status was error), without a document."""
+    old = ("INSERT INTO runs (id, key_id, created_at, engine, dims, status, value, "
+           "evaluations, elapsed_ms, goal) VALUES ('run_{0}', 'k', '2025-06-15T15:06:40Z', "
+           "'dss', 2, '{1}', 0.5, 10, 1.0, 'minimize')")
+    rows = [old.format("a" * 24, "converged"), old.format("b" * 24, "error")]
+    version_table = ("CREATE TABLE schema_version "
+                     "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    if backend == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(tmp_path / "contract.db")
+        conn.execute(version_table)
+        for version, migration in enumerate(MIGRATIONS[:2], 1):
+            migration.sqlite(conn)
+            conn.execute("INSERT INTO schema_version VALUES (?, 'then')", (version,))
+        for row in rows:
+            conn.execute(row)
+        conn.commit()
+        conn.close()
+    else:
+        execute(url, version_table)
+        for version, migration in enumerate(MIGRATIONS[:2], 1):
+            for statement in migration.postgres:
+                execute(url, statement)
+            execute(url, f"INSERT INTO schema_version VALUES ({version}, 'then')")
+        for row in rows:
+            execute(url, row)
+
+    async def scenario(store: Store) -> None:
+        ok = await store.get_run("k", "run_" + "a" * 24)
+        failed = await store.get_run("k", "run_" + "b" * 24)
+        assert ok is not None and ok["state"] == "succeeded" and ok["document"] is None
+        assert ok["value"] == 0.5 and ok["cancel_requested"] is False
+        assert failed is not None and failed["state"] == "failed"
+        assert [r["id"] for r in await store.page_runs("k", 5, state="failed")] == [
+            "run_" + "b" * 24]
+
+    run(url, scenario)
+
+
 # ---------------------------------------------------------------- schema, lifecycle
 
 

@@ -10,10 +10,11 @@ from decido_service.blueprints.account import bp as account
 from decido_service.blueprints.decide import bp as decide
 from decido_service.blueprints.meta import bp as meta
 from decido_service.blueprints.optimize import bp as optimize
+from decido_service.blueprints.runs import bp as runs
 
 __all__ = ["register"]
 
 
 def register(app: Sanic[Any, Any]) -> None:
     """Mount every surface on ``app`` as one group with ``version=1`` (paths ``/v1/...``)."""
-    app.blueprint(Blueprint.group(meta, account, decide, optimize, version=1))
+    app.blueprint(Blueprint.group(meta, account, decide, optimize, runs, version=1))

@@ -1,9 +1,11 @@
 """The optimization surface: ``POST /v1/optimize``.
 
 A valid request within the tier's caps takes a run slot of this worker (503 ``overloaded``
-when ``run_threads + run_queue`` are taken), is counted, and runs :func:`decido.optimize` in
-the run pool with the GIL released. Every run has a time limit (the tier's cap unless the
-request sets a lower one) and is recorded in the store before the answer is sent. The run
+when ``run_threads + run_queue`` are taken), is counted, is recorded as a run
+(:mod:`decido_service.runs`: readable at ``/v1/runs/{id}`` from then on, final before the
+answer is sent) and runs :func:`decido.optimize` in the run pool with the GIL released. The
+answer carries ``run_id`` and ``Location: /v1/runs/{id}``. Every run has a time limit (the
+tier's cap unless the request sets a lower one). The run
 carries a :class:`decido.RunMonitor`: a client that disconnects cancels the handler, which
 stops the run through its monitor (it ends after its current iteration, recorded with status
 ``stopped``), and progress is read from the monitor without touching the run's thread.
@@ -18,7 +20,6 @@ as usual, with problem+json.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 import orjson
@@ -26,17 +27,18 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import limits
+from decido_service import limits, runs
 from decido_service.admission import admit, authenticate, observe, refusals
 from decido_service.errors import ApiError, as_api_error, limit_error, problem_body
-from decido_service.listeners import by_size, in_thread
-from decido_service.middleware import endpoint, response_headers, streamed
+from decido_service.listeners import RunSlots, by_size, in_thread
+from decido_service.middleware import endpoint, request_id, response_headers, streamed
 from decido_service.responses import json_response
 from decido_service.schemas import compile_objective, decode_optimize, json_bytes
 from decido_service.store import KeyRecord
 from decido_service.types import OptimizeRequest
 
-__all__ = ["NDJSON", "PROGRESS_INTERVAL", "bp", "execute", "wants_stream"]
+__all__ = ["NDJSON", "PROGRESS_INTERVAL", "answer_of", "bp", "execute", "prepare", "start_run",
+           "wants_stream"]
 
 bp = Blueprint("optimize")
 NDJSON = "application/x-ndjson"
@@ -48,22 +50,32 @@ PROGRESS_INTERVAL = 0.25
 @endpoint
 async def optimize(request: Request) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
+    key, req, objective, budget = await prepare(request)
+    execution = await start_run(request, key, req, objective, budget)
+    if wants_stream(request):
+        await _stream(request, execution)
+        return None
+    assert execution.task is not None
+    try:
+        body = await asyncio.shield(execution.task)
+    except asyncio.CancelledError:
+        execution.stop()  # the client went away: the run stops after its current iteration
+        raise
+    return json_response(orjson.dumps(answer_of(execution.run_id, body)),
+                         headers={"Location": f"/v1/runs/{execution.run_id}"})
+
+
+async def prepare(request: Request
+                  ) -> tuple[KeyRecord, OptimizeRequest, decido.Expression, dict[str, Any]]:
+    """Everything decided before a run is admitted: the key, the decoded body, its budget
+    within the tier's caps and the compiled objective (refusals charged to the key)."""
     key = await authenticate(request)
     async with refusals(request, key, "optimize"):
         # nothing compiled yet; a large body is decoded in a thread
         req = await by_size(request, decode_optimize, json_bytes(request))
         budget = _budget(request, key, req)  # the tier's caps before any compile
         objective = await in_thread(request.app.ctx.decide_pool, compile_objective, req)
-    future, monitor = await _start(request, key, req, objective, budget)
-    if wants_stream(request):
-        await _stream(request, future, monitor)
-        return None
-    try:
-        result = await asyncio.shield(future)
-    except asyncio.CancelledError:
-        monitor.stop()  # the client went away: the run stops after its current iteration
-        raise
-    return json_response(orjson.dumps(result))
+    return key, req, objective, budget
 
 
 def wants_stream(request: Request) -> bool:
@@ -97,69 +109,68 @@ def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str,
     return budget
 
 
-async def _start(request: Request, key: KeyRecord, req: OptimizeRequest,
-                 objective: decido.Expression, budget: dict[str, Any]
-                 ) -> tuple[asyncio.Future[dict[str, Any]], decido.RunMonitor]:
-    """Take a slot, count the run, start it in the run pool (recorded when it ends)."""
+async def start_run(request: Request, key: KeyRecord, req: OptimizeRequest,
+                    objective: decido.Expression, budget: dict[str, Any],
+                    slots: RunSlots | None = None) -> runs.Execution:
+    """Take one of ``slots`` (default the worker's ``run_slots``), count the run, record it
+    and start it in the run pool (see :mod:`decido_service.runs`); the slot is given back
+    when the run ends."""
     ctx = request.app.ctx
+    slots = ctx.run_slots if slots is None else slots
     try:
-        ctx.run_slots.acquire()
+        slots.acquire()
     except ApiError:  # 503 overloaded: nothing counted; the headers show the minute
         await observe(request, limits.refusal_specs("optimize", key, settings=ctx.settings)[:1])
         raise
     try:
         await admit(request, key, "optimize")
-        monitor = decido.RunMonitor()
-        future = asyncio.ensure_future(
-            _run_and_record(ctx, key["id"], req, objective, budget, monitor))
+        execution = await runs.start(ctx.store, key, req, request_id(request), ctx.run_pool,
+                                     execute, req, objective, budget)
     except BaseException:
-        ctx.run_slots.release()
+        slots.release()
         raise
-    future.add_done_callback(lambda _: ctx.run_slots.release())
-    return future, monitor
+    assert execution.task is not None
+    ctx.executions.add(execution)
+
+    def done(_: object) -> None:
+        slots.release()
+        ctx.executions.discard(execution)
+
+    execution.task.add_done_callback(done)
+    return execution
 
 
-async def _run_and_record(ctx: Any, key_id: str, req: OptimizeRequest,
-                          objective: decido.Expression, budget: dict[str, Any],
-                          monitor: decido.RunMonitor) -> dict[str, Any]:
-    """Run in the run pool, then record the run in the store; a task of its own, so a
-    client that goes away stops the run (through ``monitor``) but never its record."""
-    record: dict[str, Any] = {"id": uuid.uuid4().hex, "key_id": key_id, "engine": req.engine,
-                              "dims": req.dims, "goal": req.goal, "seed": req.seed}
-    loop = asyncio.get_running_loop()
-    try:
-        body = await loop.run_in_executor(ctx.run_pool, execute, req, objective, budget,
-                                          monitor)
-    except Exception:
-        await ctx.store.record_run({**record, "status": "error"})
-        raise
-    await ctx.store.record_run({**record, "status": body["status"], "value": body["value"],
-                                "seed": body["seed"], "evaluations": body["evaluations"],
-                                "elapsed_ms": body["elapsed_ms"]})
-    return {"id": record["id"], **body}
+def answer_of(run_id: str, body: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``/v1/optimize`` answer of a finished run (409 when it was cancelled before a
+    thread picked it up: there is no result)."""
+    if body is None:
+        raise ApiError("run_cancelled", f"run {run_id} was cancelled before it started")
+    return {"id": run_id, **body}
 
 
-async def _stream(request: Request, future: asyncio.Future[dict[str, Any]],
-                  monitor: decido.RunMonitor) -> None:
+async def _stream(request: Request, execution: runs.Execution) -> None:
     """Answer with NDJSON: progress events while the run lasts, then its result or error."""
+    future, monitor = execution.task, execution.monitor
+    assert future is not None
     try:
         response = await request.respond(
             status=200, content_type=NDJSON,
             headers={**response_headers(request), "Cache-Control": "no-store",
-                     "X-Accel-Buffering": "no"})
+                     "X-Accel-Buffering": "no",
+                     "Location": f"/v1/runs/{execution.run_id}"})
         streamed(request, 200)
         while not future.done():
             await asyncio.wait({future}, timeout=PROGRESS_INTERVAL)
             if not future.done():
                 await response.send(_line({"event": "progress", **progress_event(monitor)}))
         try:
-            last = {"event": "result", **future.result()}
+            last = {"event": "result", **answer_of(execution.run_id, future.result())}
         except Exception as exc:  # noqa: BLE001 - the stream ends with the problem document
             last = {"event": "error", **problem_body(request, as_api_error(exc))}
         await response.send(_line(last))
         await response.eof()
     except BaseException:  # the client went away (or the connection broke): stop the run
-        monitor.stop()
+        execution.stop()
         raise
 
 

@@ -48,6 +48,10 @@ __all__ = [
     "CounterSpec",
     "CounterState",
     "DecisionRecord",
+    "FINISHED_STATES",
+    "RUN_FIELDS",
+    "RUN_STATES",
+    "RUN_UPDATABLE",
     "KeyRecord",
     "Store",
     "StoreError",
@@ -58,6 +62,22 @@ __all__ = [
 ]
 
 WINDOWS: tuple[str, ...] = ("minute", "hour", "month")
+
+#: The columns of a run row: :meth:`Store.record_run` writes them (missing ones NULL),
+#: :meth:`Store.get_run` and :meth:`Store.page_runs` return them (plus ``cancel_requested``).
+#: ``document`` is the run document as JSON text (the service's, opaque to the store).
+RUN_FIELDS: tuple[str, ...] = (
+    "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
+    "elapsed_ms", "goal", "seed", "state", "document", "finished_at",
+)
+#: The columns :meth:`Store.update_run` may change.
+RUN_UPDATABLE: frozenset[str] = frozenset(
+    ("status", "value", "evaluations", "elapsed_ms", "seed", "state", "document",
+     "finished_at"))
+#: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES`.
+RUN_STATES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
+#: The states a run ends in (it can be deleted then; cancelling it is refused).
+FINISHED_STATES: frozenset[str] = frozenset(("succeeded", "failed", "cancelled"))
 
 
 class StoreError(RuntimeError):
@@ -173,11 +193,38 @@ class Store(Protocol):
         """Current states of ``specs`` without counting."""
 
     async def record_run(self, run: Mapping[str, Any]) -> None:
-        """Store one optimization run record."""
+        """Store one optimization run record (:data:`RUN_FIELDS`; missing ``id`` and
+        ``created_at`` are filled in, other missing fields are NULL)."""
 
     async def list_runs(self, key_id: str | None = None,
                         limit: int = 100) -> list[dict[str, Any]]:
         """The newest run records, optionally of one key."""
+
+    async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
+        """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
+        other); ``False`` when there is no such run."""
+
+    async def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
+        """One of ``key_id``'s runs (:data:`RUN_FIELDS` and ``cancel_requested``), or
+        ``None`` (another key's too)."""
+
+    async def page_runs(self, key_id: str, limit: int, starting_after: str | None = None,
+                        state: str | None = None,
+                        engine: str | None = None) -> list[dict[str, Any]]:
+        """Up to ``limit`` of ``key_id``'s runs, newest first (creation order), after the
+        one with id ``starting_after`` (``ValueError`` when that is not one of the key's),
+        optionally only those in ``state`` or of ``engine``."""
+
+    async def unfinished_runs(self) -> list[dict[str, Any]]:
+        """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
+
+    async def request_cancel(self, key_id: str, run_id: str) -> str | None:
+        """Set the run's ``cancel_requested`` flag unless it is finished; its state, or
+        ``None`` when ``key_id`` has no such run."""
+
+    async def delete_run(self, key_id: str, run_id: str) -> str | None:
+        """Delete the run if it is finished; its state (the row is gone only when that is
+        one of :data:`FINISHED_STATES`), or ``None`` when ``key_id`` has no such run."""
 
     async def list_decisions(self, key_id: str, limit: int,
                              starting_after: str | None = None) -> list[DecisionRecord]:
@@ -301,6 +348,16 @@ def check_specs(specs: Sequence[CounterSpec]) -> list[CounterSpec]:
             raise ValueError(f"counter {s.name!r} for {s.subject!r} appears twice")
         seen.add(ident)
     return out
+
+
+def check_run_changes(changes: Mapping[str, Any]) -> list[str]:
+    """The columns of an :meth:`Store.update_run`, or ``ValueError`` for one that is not
+    in :data:`RUN_UPDATABLE` (or for none at all)."""
+    columns = list(changes)
+    unknown = [c for c in columns if c not in RUN_UPDATABLE]
+    if unknown or not columns:
+        raise ValueError(f"a run update sets some of {sorted(RUN_UPDATABLE)}, not {unknown}")
+    return columns
 
 
 def window_bounds(window: str, now: float) -> tuple[int, int]:

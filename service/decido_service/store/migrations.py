@@ -147,8 +147,36 @@ _POSTGRES_DECISIONS = (
     "CREATE INDEX decisions_by_age ON decisions (created_epoch)",
 )
 
+
+_RUN_STATE_BACKFILL = ("UPDATE runs SET state = CASE WHEN status = 'error' THEN 'failed' "
+                       "ELSE 'succeeded' END WHERE state IS NULL")
+
+
+def _sqlite_run_documents(conn: sqlite3.Connection) -> None:
+    """Runs as resources: a lifecycle ``state``, the run ``document`` (request, result,
+    problem, progress, trace; JSON), a ``cancel_requested`` flag any worker can set, and
+    ``finished_at``. Rows written before it are finished runs (``failed`` when their status
+    was ``error``) without a document."""
+    for column in ("state TEXT", "document TEXT",
+                   "cancel_requested INTEGER NOT NULL DEFAULT 0", "finished_at TEXT"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    conn.execute(_RUN_STATE_BACKFILL)
+    conn.execute("CREATE INDEX runs_by_key_order ON runs (key_id)")  # + rowid, implicitly
+
+
+_POSTGRES_RUN_DOCUMENTS = (
+    "ALTER TABLE runs ADD COLUMN state TEXT",
+    "ALTER TABLE runs ADD COLUMN document TEXT",
+    "ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE runs ADD COLUMN finished_at TEXT",
+    _RUN_STATE_BACKFILL,
+    "CREATE INDEX runs_by_key_order ON runs (key_id, seq)",
+)
+
 #: The ordered list (module docs): version ``i + 1`` is ``MIGRATIONS[i]``.
 MIGRATIONS: list[Migration] = [
     Migration("initial: keys, counters, runs", _sqlite_initial, _POSTGRES_INITIAL),
     Migration("the decision log", _sqlite_decisions, _POSTGRES_DECISIONS),
+    Migration("runs as resources: state, document, cancel flag", _sqlite_run_documents,
+              _POSTGRES_RUN_DOCUMENTS),
 ]

@@ -39,7 +39,9 @@ from asyncpg import exceptions as errors
 
 from decido_service import keys
 from decido_service.store import (
+    FINISHED_STATES,
     KEY_COLUMNS,
+    RUN_FIELDS,
     Admission,
     AdmissionRequest,
     CounterSpec,
@@ -48,6 +50,7 @@ from decido_service.store import (
     KeyRecord,
     Prepared,
     StoreError,
+    check_run_changes,
     check_specs,
     decision_row,
     iso_utc,
@@ -70,10 +73,9 @@ MIGRATION_LOCK = 0x646563_69646F  # "decido"
 FAIL_FAST = 1.0
 #: seconds :meth:`PostgresStore.ping` waits for a connection (health checks answer quickly)
 PING_TIMEOUT = 1.0
-_RUN_FIELDS = (
-    "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
-    "elapsed_ms", "goal", "seed",
-)
+_RUN_FIELDS = RUN_FIELDS
+_RUN_SELECT = ("SELECT " + ", ".join(f if f != "seed" else "seed::text" for f in RUN_FIELDS)
+               + ", cancel_requested FROM runs")
 _INSERT_DECISION = (
     "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary, request, answer)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7)"
@@ -392,10 +394,7 @@ class PostgresStore:
         row = {name: run.get(name) for name in _RUN_FIELDS}
         row["id"] = row["id"] or uuid.uuid4().hex
         row["created_at"] = row["created_at"] or iso_utc(self._clock())
-        seed = row["seed"]
-        if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
-            seed = str(seed)  # as the SQLite backend keeps it
-        row["seed"] = None if seed is None else json.dumps(seed)
+        row["seed"] = _jsonb_seed(row["seed"])
         values = ", ".join(f"${i + 1}" + ("::jsonb" if f == "seed" else "")
                            for i, f in enumerate(_RUN_FIELDS))
         sql = f"INSERT INTO runs ({', '.join(_RUN_FIELDS)}) VALUES ({values})"
@@ -420,6 +419,87 @@ class PostgresStore:
         for run in out:
             run["seed"] = None if run["seed"] is None else json.loads(run["seed"])
         return out
+
+    async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
+        """Set some :data:`RUN_UPDATABLE` columns of a run (see the protocol)."""
+        columns = check_run_changes(changes)
+        values = [_jsonb_seed(changes[c]) if c == "seed" else changes[c] for c in columns]
+        sets = ", ".join(f"{c} = ${i + 2}" + ("::jsonb" if c == "seed" else "")
+                         for i, c in enumerate(columns))
+
+        async def update(conn: Conn) -> bool:
+            return _rowcount(await conn.execute(f"UPDATE runs SET {sets} WHERE id = $1",
+                                                run_id, *values)) == 1
+
+        return await self._write(update)
+
+    async def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
+        """One of ``key_id``'s runs, or ``None``."""
+        async def get(conn: Conn) -> Any:
+            return await conn.fetchrow(f"{_RUN_SELECT} WHERE id = $1 AND key_id = $2",
+                                       run_id, key_id)
+
+        row = await self._read(get)
+        return None if row is None else _run_row(row)
+
+    async def page_runs(self, key_id: str, limit: int, starting_after: str | None = None,
+                        state: str | None = None,
+                        engine: str | None = None) -> list[dict[str, Any]]:
+        """A page of ``key_id``'s runs, newest first (see the protocol)."""
+        async def page(conn: Conn) -> list[Any]:
+            where, args = ["key_id = $1"], list[Any]([key_id])
+            if starting_after is not None:
+                seq = await conn.fetchval("SELECT seq FROM runs WHERE id = $1 AND key_id = $2",
+                                          starting_after, key_id)
+                if seq is None:
+                    raise ValueError(f"starting_after: no run {starting_after!r} of this key")
+                args.append(seq)
+                where.append(f"seq < ${len(args)}")
+            for column, value in (("state", state), ("engine", engine)):
+                if value is not None:
+                    args.append(value)
+                    where.append(f"{column} = ${len(args)}")
+            args.append(int(limit))
+            return list(await conn.fetch(f"{_RUN_SELECT} WHERE {' AND '.join(where)} "
+                                         f"ORDER BY seq DESC LIMIT ${len(args)}", *args))
+
+        return [_run_row(row) for row in await self._read(page)]
+
+    async def unfinished_runs(self) -> list[dict[str, Any]]:
+        """Every queued or running run, oldest first."""
+        async def rows(conn: Conn) -> list[Any]:
+            return list(await conn.fetch(
+                f"{_RUN_SELECT} WHERE state IN ('queued', 'running') ORDER BY seq"))
+
+        return [_run_row(row) for row in await self._read(rows)]
+
+    async def request_cancel(self, key_id: str, run_id: str) -> str | None:
+        """Flag an unfinished run for cancellation; its state (see the protocol)."""
+        async def cancel(conn: Conn) -> str | None:
+            state = await conn.fetchval(
+                "SELECT state FROM runs WHERE id = $1 AND key_id = $2 FOR UPDATE",
+                run_id, key_id)
+            if state is None:
+                return None
+            if state not in FINISHED_STATES:
+                await conn.execute("UPDATE runs SET cancel_requested = 1 WHERE id = $1", run_id)
+            return str(state)
+
+        return await self._write(cancel)
+
+    async def delete_run(self, key_id: str, run_id: str) -> str | None:
+        """Delete a finished run; its state (see the protocol)."""
+        async def delete(conn: Conn) -> str | None:
+            state = await conn.fetchval(
+                "SELECT state FROM runs WHERE id = $1 AND key_id = $2 FOR UPDATE",
+                run_id, key_id)
+            if state is None:
+                return None
+            if state in FINISHED_STATES:
+                await conn.execute("DELETE FROM runs WHERE id = $1", run_id)
+            return str(state)
+
+        return await self._write(delete)
 
     # ------------------------------------------------------------------ decision log
     async def list_decisions(self, key_id: str, limit: int,
@@ -516,3 +596,19 @@ def _rowcount(status: str) -> int:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _jsonb_seed(seed: Any) -> str | None:
+    """A seed as JSON text for the ``jsonb`` column (beyond 64 bits: a string, as the
+    SQLite backend keeps it)."""
+    if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
+        seed = str(seed)
+    return None if seed is None else json.dumps(seed)
+
+
+def _run_row(row: Sequence[Any]) -> dict[str, Any]:
+    out = dict(zip(RUN_FIELDS, row, strict=False))
+    out["seed"] = None if out["seed"] is None else json.loads(out["seed"])
+    out["cancel_requested"] = bool(row[len(RUN_FIELDS)])
+    return out
+

@@ -126,6 +126,33 @@ class SQLiteStore:
         """The newest run records, optionally of one key."""
         return await self._read(self.database.list_runs, key_id, limit)
 
+    async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
+        """Set some columns of a run; ``False`` for an unknown id."""
+        return await self._write(self.database.update_run, run_id, changes)
+
+    async def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
+        """One of ``key_id``'s runs, or ``None``."""
+        return await self._read(self.database.get_run, key_id, run_id)
+
+    async def page_runs(self, key_id: str, limit: int, starting_after: str | None = None,
+                        state: str | None = None,
+                        engine: str | None = None) -> list[dict[str, Any]]:
+        """A page of ``key_id``'s runs, newest first."""
+        return await self._read(self.database.page_runs, key_id, limit, starting_after,
+                                state, engine)
+
+    async def unfinished_runs(self) -> list[dict[str, Any]]:
+        """Every queued or running run, oldest first."""
+        return await self._read(self.database.unfinished_runs)
+
+    async def request_cancel(self, key_id: str, run_id: str) -> str | None:
+        """Flag an unfinished run for cancellation; its state or ``None``."""
+        return await self._write(self.database.request_cancel, key_id, run_id)
+
+    async def delete_run(self, key_id: str, run_id: str) -> str | None:
+        """Delete a finished run; its state or ``None``."""
+        return await self._write(self.database.delete_run, key_id, run_id)
+
     async def list_decisions(self, key_id: str, limit: int,
                              starting_after: str | None = None) -> list[DecisionRecord]:
         """A page of the key's decision log, newest first."""

@@ -14,7 +14,9 @@ from typing import Any, Literal
 
 from decido_service import keys
 from decido_service.store import (
+    FINISHED_STATES,
     KEY_COLUMNS,
+    RUN_FIELDS,
     Admission,
     AdmissionRequest,
     CounterSpec,
@@ -23,6 +25,7 @@ from decido_service.store import (
     KeyRecord,
     Prepared,
     StoreError,
+    check_run_changes,
     check_specs,
     decision_row,
     iso_utc,
@@ -44,10 +47,8 @@ _INSERT_DECISION = (
     "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary, request, answer)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
-_RUN_FIELDS = (
-    "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
-    "elapsed_ms", "goal", "seed",
-)
+_RUN_FIELDS = RUN_FIELDS
+_RUN_SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
 
 
 class SQLiteDatabase:
@@ -337,6 +338,78 @@ class SQLiteDatabase:
             ).fetchall()
         return [dict(zip(_RUN_FIELDS, row, strict=True)) for row in rows]
 
+    def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
+        """Set some :data:`RUN_UPDATABLE` columns of a run (see the protocol)."""
+        columns = check_run_changes(changes)
+        row = dict(changes)
+        seed = row.get("seed")
+        if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
+            row["seed"] = str(seed)
+        sets = ", ".join(f"{c} = :{c}" for c in columns)
+        with self._transaction() as conn:
+            cur = conn.execute(f"UPDATE runs SET {sets} WHERE id = :run_id",
+                               {**row, "run_id": run_id})
+            return cur.rowcount == 1
+
+    def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
+        """One of ``key_id``'s runs, or ``None``."""
+        conn = self._conn()
+        with self._errors():
+            row = conn.execute(f"{_RUN_SELECT} WHERE id = ? AND key_id = ?",
+                               (run_id, key_id)).fetchone()
+        return None if row is None else _run_row(row)
+
+    def page_runs(self, key_id: str, limit: int, starting_after: str | None = None,
+                  state: str | None = None, engine: str | None = None) -> list[dict[str, Any]]:
+        """A page of ``key_id``'s runs, newest first (see the protocol)."""
+        conn = self._conn()
+        where, args = ["key_id = ?"], [key_id]
+        with self._errors():
+            if starting_after is not None:
+                found = conn.execute("SELECT rowid FROM runs WHERE id = ? AND key_id = ?",
+                                     (starting_after, key_id)).fetchone()
+                if found is None:
+                    raise ValueError(f"starting_after: no run {starting_after!r} of this key")
+                where.append("rowid < ?")
+                args.append(found[0])
+            for column, value in (("state", state), ("engine", engine)):
+                if value is not None:
+                    where.append(f"{column} = ?")
+                    args.append(value)
+            rows = conn.execute(f"{_RUN_SELECT} WHERE {' AND '.join(where)} "
+                                "ORDER BY rowid DESC LIMIT ?", [*args, int(limit)]).fetchall()
+        return [_run_row(row) for row in rows]
+
+    def unfinished_runs(self) -> list[dict[str, Any]]:
+        """Every queued or running run, oldest first."""
+        conn = self._conn()
+        with self._errors():
+            rows = conn.execute(f"{_RUN_SELECT} WHERE state IN ('queued', 'running') "
+                                "ORDER BY rowid").fetchall()
+        return [_run_row(row) for row in rows]
+
+    def request_cancel(self, key_id: str, run_id: str) -> str | None:
+        """Flag an unfinished run for cancellation; its state (see the protocol)."""
+        with self._transaction() as conn:
+            row = conn.execute("SELECT state FROM runs WHERE id = ? AND key_id = ?",
+                               (run_id, key_id)).fetchone()
+            if row is None:
+                return None
+            if row[0] not in FINISHED_STATES:
+                conn.execute("UPDATE runs SET cancel_requested = 1 WHERE id = ?", (run_id,))
+            return str(row[0])
+
+    def delete_run(self, key_id: str, run_id: str) -> str | None:
+        """Delete a finished run; its state (see the protocol)."""
+        with self._transaction() as conn:
+            row = conn.execute("SELECT state FROM runs WHERE id = ? AND key_id = ?",
+                               (run_id, key_id)).fetchone()
+            if row is None:
+                return None
+            if row[0] in FINISHED_STATES:
+                conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            return str(row[0])
+
     # ---------------------------------------------------------------- decision log
     def list_decisions(self, key_id: str, limit: int,
                        starting_after: str | None = None) -> list[DecisionRecord]:
@@ -453,3 +526,10 @@ def open_database(url: str, *, clock: Callable[[], float] | None = None) -> SQLi
         database.close()
         raise
     return database
+
+
+def _run_row(row: Sequence[Any]) -> dict[str, Any]:
+    out = dict(zip(RUN_FIELDS, row, strict=False))
+    out["cancel_requested"] = bool(row[len(RUN_FIELDS)])
+    return out
+

@@ -1,0 +1,159 @@
+"""The runs surface: submit a run, read, list, trace, cancel and delete runs.
+
+``POST /v1/runs`` takes the body of ``/v1/optimize`` through the same validation, caps,
+slot and admission (:func:`decido_service.blueprints.optimize.prepare` and ``start_run``), then
+answers 202 with the queued run and ``Location`` at once; the run goes on in this worker's
+run pool (:mod:`decido_service.runs`). Every read goes to the store, so any worker answers
+for any run. A key sees only its own runs: another key's run, an unknown id and a malformed
+one are all 404 ``not_found``. Reads are not counted; they check the key against the store
+(a revoked key is refused at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
+
+import orjson
+from sanic import Blueprint, Request
+from sanic.response import HTTPResponse
+
+from decido_service import runs
+from decido_service.admission import authenticate
+from decido_service.blueprints.optimize import prepare, start_run
+from decido_service.errors import ApiError
+from decido_service.middleware import endpoint
+from decido_service.responses import READ, Response, json_response, read_route
+from decido_service.schemas import engine_table
+from decido_service.store import FINISHED_STATES, RUN_STATES, KeyRecord, Store
+
+__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp"]
+
+bp = Blueprint("runs")
+#: the page size of ``GET /v1/runs`` without ``limit``, and its largest value
+DEFAULT_PAGE, MAX_PAGE = 20, 100
+_TRACE_COLUMNS = ["evaluations", "best"]
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
+
+
+def _route(uri: str, methods: tuple[str, ...]) -> Callable[[Handler], Handler]:
+    """Sanic's ``Blueprint.route``, typed."""
+    return cast(Callable[[Handler], Handler], bp.route(uri, methods=methods))
+
+
+@bp.post("/runs")
+@endpoint
+async def submit(request: Request) -> HTTPResponse:
+    """Admit a run and answer 202 with it queued (it runs in the background)."""
+    key, req, objective, budget = await prepare(request)
+    execution = await start_run(request, key, req, objective, budget,
+                                request.app.ctx.run_backlog)
+    # app.ctx.executions holds the run until it ends: this request does not wait for it
+    row = await _row(request, key, execution.run_id)
+    return json_response(orjson.dumps(runs.run_view(row)), status=202,
+                         headers={"Location": f"/v1/runs/{execution.run_id}"})
+
+
+@read_route(bp, "/runs")
+@endpoint
+async def list_runs(request: Request) -> HTTPResponse:
+    """A page of the key's runs, newest first (``limit``, ``starting_after``, ``state``,
+    ``engine``)."""
+    key = await authenticate(request, fresh=True)
+    args = request.get_args(keep_blank_values=True)  # "limit=" is a bad limit
+    limit = _limit(args.get("limit"))
+    after = args.get("starting_after")
+    state = args.get("state")
+    engine = args.get("engine")
+    if after is not None and not runs.valid_run_id(after):
+        raise ApiError("invalid_parameter", f"starting_after: {after!r} is not a run id")
+    if state is not None and state not in RUN_STATES:
+        raise ApiError("invalid_parameter", f"state: expected one of {', '.join(RUN_STATES)}")
+    if engine is not None and engine not in engine_table():
+        raise ApiError("invalid_parameter", f"engine: {engine!r} is not an engine id (/v1/engines)")
+    store: Store = request.app.ctx.store
+    try:
+        rows = await store.page_runs(key["id"], limit + 1, after, state, engine)
+    except ValueError as exc:
+        raise ApiError("invalid_parameter", str(exc)) from None
+    body = {"data": [runs.run_view(r) for r in rows[:limit]], "has_more": len(rows) > limit}
+    return json_response(orjson.dumps(body))
+
+
+@_route("/runs/<run_id:str>", (*READ, "DELETE"))
+@endpoint
+async def one_run(request: Request, run_id: str) -> HTTPResponse:
+    """GET (HEAD): one run, with its progress while it runs; DELETE: delete a finished run.
+    (One route for the three methods, so a 405 on the path lists them in ``Allow``.)"""
+    key = await authenticate(request, fresh=True)
+    if request.method == "DELETE":
+        return await _delete(request, key, run_id)
+    return json_response(orjson.dumps(runs.run_view(await _row(request, key, run_id))))
+
+
+@read_route(bp, "/runs/<run_id:str>/trace")
+@endpoint
+async def trace(request: Request, run_id: str) -> HTTPResponse:
+    """The run's convergence trace: JSON, or CSV with ``?format=csv``."""
+    key = await authenticate(request, fresh=True)
+    fmt = request.get_args(keep_blank_values=True).get("format", "json")
+    if fmt not in ("json", "csv"):
+        raise ApiError("invalid_parameter", "format: expected json or csv")
+    points = runs.run_view(await _row(request, key, run_id), trace=True)["trace"]
+    if fmt == "csv":
+        lines = [",".join(_TRACE_COLUMNS)] + [f"{int(e)},{orjson.dumps(b).decode()}"
+                                                for e, b in points]
+        return Response("\n".join(lines) + "\n", content_type="text/csv; charset=utf-8")
+    return json_response(orjson.dumps({"run_id": run_id, "columns": _TRACE_COLUMNS,
+                                       "points": points}))
+
+
+@bp.post("/runs/<run_id:str>/cancel")
+@endpoint
+async def cancel(request: Request, run_id: str) -> HTTPResponse:
+    """Ask a queued or running run to stop (202); a finished one is 409."""
+    key = await authenticate(request, fresh=True)
+    store: Store = request.app.ctx.store
+    state = await store.request_cancel(key["id"], run_id) if runs.valid_run_id(run_id) else None
+    if state is None:
+        raise _not_found(run_id)
+    if state in FINISHED_STATES:
+        raise ApiError("run_finished", f"run {run_id} is already {state}")
+    row = await _row(request, key, run_id)
+    return json_response(orjson.dumps(runs.run_view(row)), status=202)
+
+
+async def _delete(request: Request, key: KeyRecord, run_id: str) -> HTTPResponse:
+    """Delete a finished run (204); a queued or running one is 409."""
+    store: Store = request.app.ctx.store
+    state = await store.delete_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
+    if state is None:
+        raise _not_found(run_id)
+    if state not in FINISHED_STATES:
+        raise ApiError("run_not_finished",
+                       f"run {run_id} is {state}; cancel it and delete it once it ends")
+    return Response(status=204)
+
+
+def _limit(text: str | None) -> int:
+    if text is None:
+        return DEFAULT_PAGE
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_PAGE or not text.strip().isdigit():
+        raise ApiError("invalid_parameter", f"limit: expected an integer from 1 to {MAX_PAGE}")
+    return value
+
+
+async def _row(request: Request, key: KeyRecord, run_id: str) -> dict[str, Any]:
+    store: Store = request.app.ctx.store
+    row = await store.get_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
+    if row is None:
+        raise _not_found(run_id)
+    return row
+
+
+def _not_found(run_id: str) -> ApiError:
+    return ApiError("not_found", f"no run {run_id!r} of this key")
