@@ -330,14 +330,14 @@ def test_runs(url: str) -> None:
             "dims": 3, "status": "converged", "value": 0.5, "evaluations": 100,
             "elapsed_ms": 1.5, "goal": "minimize", "seed": 2**64 - 1, "ignored": "x"})
         await store.record_run({"key_id": "k", "engine": "de", "seed": 7})
-        runs = await store.list_runs("k")
+        runs = await store.page_runs("k", 100)
         assert [r["engine"] for r in runs] == ["de", "dss"]
         first = next(r for r in runs if r["id"] == "r1")
         assert first["seed"] == str(2**64 - 1) and first["value"] == 0.5
         assert first["dims"] == 3 and first["evaluations"] == 100
         second = next(r for r in runs if r["id"] != "r1")
         assert second["seed"] == 7 and second["created_at"] == "2025-06-15T15:06:40Z"
-        assert await store.list_runs("other") == []
+        assert await store.page_runs("other", 100) == []
 
     run(url, scenario, clock=lambda: NOW)
 

@@ -196,10 +196,6 @@ class Store(Protocol):
         """Store one optimization run record (:data:`RUN_FIELDS`; missing ``id`` and
         ``created_at`` are filled in, other missing fields are NULL)."""
 
-    async def list_runs(self, key_id: str | None = None,
-                        limit: int = 100) -> list[dict[str, Any]]:
-        """The newest run records, optionally of one key."""
-
     async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
         """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
         other); ``False`` when there is no such run."""

@@ -404,22 +404,6 @@ class PostgresStore:
 
         await self._write(insert)
 
-    async def list_runs(self, key_id: str | None = None,
-                        limit: int = 100) -> list[dict[str, Any]]:
-        """The newest run records, optionally of one key."""
-        where, args = ("WHERE key_id = $2", [key_id]) if key_id is not None else ("", [])
-        columns = ", ".join(f if f != "seed" else "seed::text" for f in _RUN_FIELDS)
-        sql = (f"SELECT {columns} FROM runs {where} "
-               "ORDER BY created_at DESC, seq DESC LIMIT $1")
-
-        async def rows(conn: Conn) -> list[Any]:
-            return list(await conn.fetch(sql, int(limit), *args))
-
-        out = [dict(zip(_RUN_FIELDS, row, strict=True)) for row in await self._read(rows)]
-        for run in out:
-            run["seed"] = None if run["seed"] is None else json.loads(run["seed"])
-        return out
-
     async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
         """Set some :data:`RUN_UPDATABLE` columns of a run (see the protocol)."""
         columns = check_run_changes(changes)

@@ -121,11 +121,6 @@ class SQLiteStore:
         """Insert one run record."""
         await self._write(self.database.record_run, run)
 
-    async def list_runs(self, key_id: str | None = None,
-                        limit: int = 100) -> list[dict[str, Any]]:
-        """The newest run records, optionally of one key."""
-        return await self._read(self.database.list_runs, key_id, limit)
-
     async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
         """Set some columns of a run; ``False`` for an unknown id."""
         return await self._write(self.database.update_run, run_id, changes)

@@ -327,7 +327,8 @@ class SQLiteDatabase:
             )
 
     def list_runs(self, key_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        """The newest run records, optionally of one key. (Addition to the protocol.)"""
+        """The newest run records, optionally of one key (for tools and tests; the service
+        pages runs with :meth:`page_runs`)."""
         conn = self._conn()
         where, args = ("WHERE key_id = ?", [key_id]) if key_id is not None else ("", [])
         with self._errors():
