@@ -166,7 +166,23 @@ class SQLiteDatabase:
 
     def migrate(self) -> None:
         """Apply the missing :data:`MIGRATIONS` in one transaction (a read-only check
-        first, so workers opening an up-to-date file never wait for the write lock)."""
+        first, so workers opening an up-to-date file never wait for the write lock).
+
+        Several processes opening a new file together can see "database is locked" even
+        on a read (while another one switches the file to WAL or recovers it): the whole
+        step, idempotent, is retried for up to ``busy_timeout``."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                return self._migrate_once()
+            except StoreError as exc:
+                cause = str(exc.__cause__ or exc)
+                transient = "locked" in cause or "busy" in cause
+                if not transient or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
+
+    def _migrate_once(self) -> None:
         if self.schema_version() == len(MIGRATIONS):
             return
         with self._transaction() as conn:
