@@ -1,0 +1,68 @@
+"""One call of the decision surface (``/v1/decide``, ``/v1/batch``): decide, count, log.
+
+A decision is counted when it is computed, answer or :class:`decido.DecisionError` (a 422
+naming the field) alike; ``amount`` is the number of decisions (k for a batch of k). The
+order depends on the body's size (:data:`~decido_service.listeners.INLINE_BYTES`):
+
+- **small** (the common case): decided on the event loop first (tens of microseconds, less
+  than handing it to a thread), then counted, and its decision-log entry rides in the same
+  store transaction as its admission: one group-commit round trip per call. A request over
+  its limit has then cost one small computation before its 429.
+- **larger**: counted first (a refused one costs no computation), decided in the worker's
+  decision threads, and its entry written with the next group-commit batch.
+
+Either way the entry is committed before the answer is sent, and the bodies are encoded
+once: the entry keeps the request as received and the answer as sent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from decido import DecisionError
+from decido_service import decision_log
+from decido_service.admission import admit
+from decido_service.listeners import INLINE_BYTES, in_thread
+from decido_service.responses import json_response
+from decido_service.schemas import json_bytes
+from decido_service.store import KeyRecord
+
+__all__ = ["answer"]
+
+
+async def answer(request: Request, key: KeyRecord, surface: str,
+                 fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
+                 amount: int = 1) -> HTTPResponse:
+    """``fn(body)`` counted as ``amount`` decisions of ``surface`` and, when ``log``,
+    recorded in the key's decision log (module docs); the 200 answer."""
+    ctx = request.app.ctx
+    started = time.perf_counter()
+    if len(request.body) <= INLINE_BYTES:
+        try:
+            result = fn(body)
+        except DecisionError:
+            await admit(request, key, surface, amount)
+            raise
+        encoded = orjson.dumps(result)
+        await admit(request, key, surface, amount,
+                    log=_entry(request, key, surface, result, encoded, started) if log else None)
+        return json_response(encoded)
+    await admit(request, key, surface, amount)
+    result = await in_thread(ctx.decide_pool, fn, body)
+    encoded = orjson.dumps(result)
+    if log:
+        await ctx.admissions.log(_entry(request, key, surface, result, encoded, started))
+    return json_response(encoded)
+
+
+def _entry(request: Request, key: KeyRecord, surface: str, result: dict[str, Any],
+           encoded: bytes, started: float) -> decision_log.DecisionEntry:
+    return decision_log.entry(key["id"], request.app.ctx.settings.now(), json_bytes(request),
+                              result, encoded, batch=surface == "batch",
+                              elapsed_ms=(time.perf_counter() - started) * 1e3)
