@@ -54,25 +54,26 @@ def entry(key_id: str, now: float, request: bytes, answer: Mapping[str, Any],
     ``answer_json`` the answer as sent (kept when at most :data:`ANSWER_CAP` bytes)."""
     whole = len(answer_json) <= ANSWER_CAP
     summary = _batch_summary(answer) if batch else _summary(answer)
-    summary.update(kind="batch" if batch else "decide", elapsed_ms=round(elapsed_ms, 3),
-                   answer_truncated=not whole)
-    return DecisionEntry(id="dec_" + secrets.token_hex(12), key_id=key_id,
-                         created_at=iso_utc(now), created_epoch=now,
-                         summary=orjson.dumps(summary).decode(), request=request.decode(),
-                         answer=answer_json.decode() if whole else None)
+    summary["elapsed_ms"] = round(elapsed_ms, 3)
+    summary["answer_truncated"] = not whole
+    return DecisionEntry("dec_" + secrets.token_hex(12), key_id, iso_utc(now), now,
+                         orjson.dumps(summary).decode(), request.decode(),
+                         answer_json.decode() if whole else None)
 
 
 def _summary(answer: Mapping[str, Any]) -> dict[str, Any]:
-    return {"status": answer.get("status"), "method": answer.get("method"),
-            "best": answer.get("best"), "best_is_tied": answer.get("best_is_tied"),
-            "n_options": answer.get("n_options"), "n_feasible": answer.get("n_feasible"),
-            "top": [{"id": r["id"], "rank": r["rank"], "score": r["score"]}
-                    for r in answer.get("ranking", [])[:TOP]]}
+    get = answer.get
+    return {"kind": "decide", "status": get("status"), "method": get("method"),
+            "best": get("best"), "best_is_tied": get("best_is_tied"),
+            "n_options": get("n_options"), "n_feasible": get("n_feasible"),
+            # a ranking entry is {id, rank, score} unless explained: kept as it is then
+            "top": [r if len(r) == 3 else {"id": r["id"], "rank": r["rank"], "score": r["score"]}
+                    for r in get("ranking", ())[:TOP]]}
 
 
 def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
     results = answer.get("results", [])
-    return {"status": "ok" if answer.get("n_error") == 0 else "partial",
+    return {"kind": "batch", "status": "ok" if answer.get("n_error") == 0 else "partial",
             "n_decisions": answer.get("n_decisions"), "n_ok": answer.get("n_ok"),
             "n_error": answer.get("n_error"),
             "top": [{"id": r.get("id"), "best": r.get("best"), "status": r.get("status")}
