@@ -18,12 +18,13 @@ import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
-from decido_service import run_events, runs
+from decido_service import idempotency, run_events, runs
 from decido_service.admission import authenticate
-from decido_service.blueprints.optimize import prepare, start_run
+from decido_service.blueprints.optimize import prepare
 from decido_service.errors import ApiError
-from decido_service.middleware import endpoint, response_headers, streamed
+from decido_service.middleware import endpoint, request_id, response_headers, streamed
 from decido_service.responses import READ, Response, json_response, read_route
+from decido_service.run_queue import admit_run
 from decido_service.schemas import engine_table
 from decido_service.store import FINISHED_STATES, RUN_STATES, KeyRecord, Store
 
@@ -44,14 +45,23 @@ def _route(uri: str, methods: tuple[str, ...]) -> Callable[[Handler], Handler]:
 @bp.post("/runs")
 @endpoint
 async def submit(request: Request) -> HTTPResponse:
-    """Admit a run and answer 202 with it queued (it runs in the background)."""
+    """Admit a run and answer 202 with it queued (it runs in the background: in this
+    worker when one of its run threads is free, else in whichever takes it first)."""
     key, req, objective, budget = await prepare(request)
-    execution = await start_run(request, key, req, objective, budget,
-                                request.app.ctx.run_backlog)
-    # app.ctx.executions holds the run until it ends: this request does not wait for it
-    row = await _row(request, key, execution.run_id)
-    return json_response(orjson.dumps(runs.run_view(row)), status=202,
-                         headers={"Location": f"/v1/runs/{execution.run_id}"})
+    async with idempotency.claim(request, key, idempotency.header(request)) as prior:
+        if isinstance(prior, dict):
+            return await idempotency.replayed(request, key, prior)
+        run_id, document = await admit_run(request, key, req, budget, queued=True)
+        worker = request.app.ctx.run_worker
+        if worker.free() > 0:
+            worker.launch(key["id"], run_id, request_id(request), document, req, objective,
+                          budget)
+        else:
+            await worker.release(run_id)
+        body = orjson.dumps(runs.run_view(await _row(request, key, run_id)))
+        if prior is not None:
+            prior.done(run_id, 202, body)
+    return json_response(body, status=202, headers={"Location": f"/v1/runs/{run_id}"})
 
 
 @read_route(bp, "/runs")
