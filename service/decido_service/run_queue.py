@@ -181,8 +181,10 @@ class RunWorker:
                 "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
                 "lease_until": None, "document": orjson.dumps(document).decode()})
             return
-        self.launch(row["key_id"], row["id"], "", document, req, objective,
-                    document["budget"])
+        execution = self.launch(row["key_id"], row["id"], "", document, req, objective,
+                                document["budget"])
+        if row["cancel_requested"]:  # cancelled while this worker claimed it
+            execution.stop()
 
     async def _loop(self) -> None:
         store: Store = self.ctx.store

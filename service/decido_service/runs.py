@@ -45,7 +45,7 @@ from decido_service.store import FINISHED_STATES, Store, iso_utc
 from decido_service.types import RUN_ID_PATTERN, OptimizeRequest
 
 __all__ = ["PROGRESS_INTERVAL", "RUN_ID", "TRACE_POINTS", "Execution", "new_run_id",
-           "new_document", "run_problem", "run_view", "thin_trace", "valid_run_id",
+           "new_document", "cancel_queued", "run_problem", "run_view", "thin_trace", "valid_run_id",
            "SHUTDOWN_GRACE", "fail_interrupted", "fail_run", "wind_down"]
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
@@ -250,6 +250,13 @@ async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -
             execution.stop()
     if pending:
         await asyncio.wait(pending)
+
+
+async def cancel_queued(store: Store, run_id: str) -> None:
+    """End a queued run nobody has taken yet ``cancelled`` (no result) at once; a run a
+    process owns is left to it (it reads the cancel flag within a progress interval)."""
+    await store.update_run(run_id, {"state": "cancelled", "finished_at": iso_utc(time.time())},
+                           {"state": "queued", "owner": None})
 
 
 _INTERRUPTED = ApiError("interrupted", "the process running this run stopped before it "

@@ -90,6 +90,15 @@ async def list_runs(request: Request) -> HTTPResponse:
     return json_response(orjson.dumps(body))
 
 
+@_route("/runs", ("DELETE",))
+@endpoint
+async def delete_runs(request: Request) -> HTTPResponse:
+    """Delete every finished run of the key (queued and running ones stay)."""
+    key = await authenticate(request, fresh=True)
+    store: Store = request.app.ctx.store
+    return json_response(orjson.dumps({"deleted": await store.delete_runs(key["id"])}))
+
+
 @_route("/runs/<run_id:str>", (*READ, "DELETE"))
 @endpoint
 async def one_run(request: Request, run_id: str) -> HTTPResponse:
@@ -149,6 +158,8 @@ async def cancel(request: Request, run_id: str) -> HTTPResponse:
         raise _not_found(run_id)
     if state in FINISHED_STATES:
         raise ApiError("run_finished", f"run {run_id} is already {state}")
+    if state == "queued":
+        await runs.cancel_queued(store, run_id)
     row = await _row(request, key, run_id)
     return json_response(orjson.dumps(runs.run_view(row)), status=202)
 
