@@ -122,7 +122,7 @@ def replay(outcome: dict[str, Any], row: dict[str, Any] | None) -> tuple[int, by
             "value": result["value"], "goal": view["goal"],
             "evaluations": result["evaluations"], "iterations": result["iterations"],
             "elapsed_ms": result["elapsed_ms"], "seed": result["seed"], "dims": view["dims"],
-            "history": view["trace"]}
+            "history": [[e, b] for e, _, b in view["trace"]]}
     return 200, orjson.dumps(body)
 
 

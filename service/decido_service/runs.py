@@ -23,8 +23,8 @@ decoded, defaults filled in), ``started_at``, ``progress``, ``result``, ``proble
 were resources have no document: they read back with their engine, goal, seed, status,
 value and evaluations, and ``request`` ``null``.
 
-The trace is ``[evaluations, best]`` at every improvement of the run (the engine's history),
-thinned to at most :data:`TRACE_POINTS` points by :func:`thin_trace`.
+The trace is ``[evaluations, elapsed_ms, best]`` at every improvement of the run
+(:mod:`decido_service.run_trace`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import orjson
 
 import decido
 from decido_service.errors import PROBLEM_BASE, ApiError, as_api_error
+from decido_service.run_trace import TRACE_POINTS, points, thin_trace, timed
 from decido_service.store import FINISHED_STATES, Store, iso_utc
 from decido_service.types import RUN_ID_PATTERN, OptimizeRequest
 
@@ -50,8 +51,6 @@ __all__ = ["PROGRESS_INTERVAL", "RUN_ID", "TRACE_POINTS", "Execution", "new_run_
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
 PROGRESS_INTERVAL = 0.25
-#: the most points a stored trace keeps (:func:`thin_trace`)
-TRACE_POINTS = 1000
 #: seconds a running run is given to finish when its worker shuts down (SIGTERM)
 SHUTDOWN_GRACE = 5.0
 #: what a run id looks like (:data:`~decido_service.types.RUN_ID_PATTERN`)
@@ -66,17 +65,6 @@ def new_run_id() -> str:
 def valid_run_id(text: str) -> bool:
     """True when ``text`` has the shape of a run id (others are 404 without a lookup)."""
     return RUN_ID.fullmatch(text) is not None
-
-
-def thin_trace(points: list[list[float]], limit: int = TRACE_POINTS) -> list[list[float]]:
-    """``points`` when there are at most ``limit`` of them; otherwise ``limit`` of them
-    evenly spaced by index, the first and the last always kept (an improvement curve is
-    monotone, so every kept point lies on it and its shape stays)."""
-    n = len(points)
-    if n <= limit:
-        return points
-    step = (n - 1) / (limit - 1)
-    return [points[round(i * step)] for i in range(limit)]
 
 
 def run_problem(run_id: str, request_id: str, error: ApiError) -> dict[str, Any]:
@@ -103,7 +91,7 @@ def run_view(row: dict[str, Any], *, trace: bool = False) -> dict[str, Any]:
         "cancel_requested": bool(row.get("cancel_requested")),
     }
     if trace:
-        out["trace"] = doc.get("trace", [])
+        out["trace"] = points(doc.get("trace") or [])
     return out
 
 
@@ -132,6 +120,7 @@ class Execution:
         self.cancelled = threading.Event()
         self.requeue = False
         self.lost = False
+        self.samples: list[tuple[int, float]] = []  # (evaluations, elapsed_ms) per tick
         self.task: asyncio.Future[dict[str, Any] | None] | None = None
 
     def stop(self) -> None:
@@ -172,7 +161,8 @@ class Execution:
             return None
         body = {"run_id": self.run_id, **body}
         state = "cancelled" if body["status"] == "stopped" else "succeeded"
-        trace = thin_trace(body["history"])
+        trace = thin_trace(timed(body["history"], [
+            *self.samples, (body["evaluations"], body["elapsed_ms"])]))
         result = {k: body[k] for k in ("x", "value", "evaluations", "iterations", "status",
                                        "message", "elapsed_ms", "seed")}
         await self._finish(state, result=result, trace=trace, columns={
@@ -199,9 +189,10 @@ class Execution:
                 changes["state"] = "running"
                 self.document["started_at"] = iso_utc(self.started_at)
             p = self.monitor.progress()
-            self.document["progress"] = {
+            self.document["progress"] = progress = {
                 "evaluations": p["evaluations"], "iterations": p["iterations"],
                 "best": p["best"], "elapsed_ms": round(p["elapsed"] * 1e3, 3)}
+            self.samples.append((progress["evaluations"], progress["elapsed_ms"]))
             changes["document"] = orjson.dumps(self.document).decode()
         try:
             if await self._write(changes):

@@ -25,6 +25,7 @@ from decido_service.errors import ApiError
 from decido_service.middleware import endpoint, request_id, response_headers, streamed
 from decido_service.responses import READ, Response, json_response, read_route
 from decido_service.run_queue import admit_run
+from decido_service.run_trace import COLUMNS
 from decido_service.schemas import engine_table
 from decido_service.store import FINISHED_STATES, RUN_STATES, KeyRecord, Store
 
@@ -33,7 +34,6 @@ __all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp"]
 bp = Blueprint("runs")
 #: the page size of ``GET /v1/runs`` without ``limit``, and its largest value
 DEFAULT_PAGE, MAX_PAGE = 20, 100
-_TRACE_COLUMNS = ["evaluations", "best"]
 Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
 
 
@@ -120,10 +120,10 @@ async def trace(request: Request, run_id: str) -> HTTPResponse:
         raise ApiError("invalid_parameter", "format: expected json or csv")
     points = runs.run_view(await _row(request, key, run_id), trace=True)["trace"]
     if fmt == "csv":
-        lines = [",".join(_TRACE_COLUMNS)] + [f"{int(e)},{orjson.dumps(b).decode()}"
-                                                for e, b in points]
+        lines = [",".join(COLUMNS)] + [",".join("" if v is None else orjson.dumps(v).decode()
+                                                for v in point) for point in points]
         return Response("\n".join(lines) + "\n", content_type="text/csv; charset=utf-8")
-    return json_response(orjson.dumps({"run_id": run_id, "columns": _TRACE_COLUMNS,
+    return json_response(orjson.dumps({"run_id": run_id, "columns": COLUMNS,
                                        "points": points}))
 
 
