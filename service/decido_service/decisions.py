@@ -30,39 +30,49 @@ from decido_service import decision_log
 from decido_service.admission import admit
 from decido_service.listeners import INLINE_BYTES, in_thread
 from decido_service.responses import json_response
-from decido_service.schemas import json_bytes
 from decido_service.store import KeyRecord
 
-__all__ = ["answer"]
+__all__ = ["answer", "decide"]
 
 
 async def answer(request: Request, key: KeyRecord, surface: str,
                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
                  amount: int = 1) -> HTTPResponse:
+    """The API's 200 answer of :func:`decide` on the request's JSON body."""
+    _, encoded = await decide(request, key, surface, fn, body, log=log, amount=amount)
+    return json_response(encoded)
+
+
+async def decide(request: Request, key: KeyRecord, surface: str,
+                 fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
+                 amount: int = 1, sent: bytes | None = None) -> tuple[dict[str, Any], bytes]:
     """``fn(body)`` counted as ``amount`` decisions of ``surface`` and, when ``log``,
-    recorded in the key's decision log (module docs); the 200 answer."""
+    recorded in the key's decision log (module docs): the answer and its JSON. ``sent`` is
+    the body as the client sent it (default: the request's body, already read as JSON)."""
     ctx = request.app.ctx
     started = time.perf_counter()
-    if len(request.body) <= INLINE_BYTES:
+    if sent is None:
+        sent = request.body
+    if len(sent) <= INLINE_BYTES:
         try:
             result = fn(body)
         except DecisionError:
             await admit(request, key, surface, amount)
             raise
         encoded = orjson.dumps(result)
-        await admit(request, key, surface, amount,
-                    log=_entry(request, key, surface, result, encoded, started) if log else None)
-        return json_response(encoded)
+        entry = _entry(request, key, surface, sent, result, encoded, started) if log else None
+        await admit(request, key, surface, amount, log=entry)
+        return result, encoded
     await admit(request, key, surface, amount)
     result = await in_thread(ctx.decide_pool, fn, body)
     encoded = orjson.dumps(result)
     if log:
-        await ctx.admissions.log(_entry(request, key, surface, result, encoded, started))
-    return json_response(encoded)
+        await ctx.admissions.log(_entry(request, key, surface, sent, result, encoded, started))
+    return result, encoded
 
 
-def _entry(request: Request, key: KeyRecord, surface: str, result: dict[str, Any],
+def _entry(request: Request, key: KeyRecord, surface: str, sent: bytes, result: dict[str, Any],
            encoded: bytes, started: float) -> decision_log.DecisionEntry:
-    return decision_log.entry(key["id"], request.app.ctx.settings.now(), json_bytes(request),
-                              result, encoded, batch=surface == "batch",
+    return decision_log.entry(key["id"], request.app.ctx.settings.now(), sent, result, encoded,
+                              batch=surface == "batch",
                               elapsed_ms=(time.perf_counter() - started) * 1e3)
