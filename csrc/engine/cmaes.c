@@ -135,6 +135,9 @@ typedef struct state {
     int ended;           /* the run met a termination test */
     int flat;            /* consecutive flat generations */
     int restarts_done, done, asked_once;
+    double run_best;     /* the best value of the run */
+    int stop_on_convergence; /* the run's option: stop once restarts agree */
+    dc_restart_log log;  /* the best values the runs ended at */
     /* per-lambda buffers (capacity lam_cap) */
     size_t lam_cap;
     double *Y, *U, *f, *fit, *wbuf, *zn2; /* zn2: |z_k|^2 = |C^(-1/2) y_k|^2 */
@@ -471,6 +474,7 @@ static dc_status start_run(state *s, size_t lam)
     if ((st = reserve_lambda(s, lam)))
         return st;
     set_strategy(s, lam);
+    s->run_best = NAN;
     s->sigma = s->opt.sigma0;
     for (i = 0; i < N; i++) {
         s->m[i] = dc_rng_uniform(s->rng);
@@ -507,6 +511,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     s->opt.popsize = (size_t)params[OPT_POPSIZE];
     s->opt.sigma0 = params[OPT_SIGMA0];
     s->opt.restarts = (int)params[OPT_RESTARTS];
+    s->stop_on_convergence = pb->stop_on_convergence;
     s->opt.incpopsize = params[OPT_INCPOPSIZE];
     s->opt.diagonal = params[OPT_DIAGONAL] != 0.0;
     for (j = 0; j < s->n; j++)
@@ -803,6 +808,8 @@ static dc_status tell(void *sp, const dc_batch *b)
             pen += s->gamma[i] * d * d;
         }
         s->fit[k] = s->f[k] + pen / (double)N;
+        if (dc_better(s->f[k], s->run_best))
+            s->run_best = s->f[k];
         s->order[k].v = s->fit[k];
         s->order[k].i = k;
     }
@@ -925,7 +932,8 @@ static dc_status tell(void *sp, const dc_batch *b)
         s->ended = run_ended(s);
     if (s->ended) {
         size_t next;
-        if (s->restarts_done >= s->opt.restarts) {
+        int agreed = dc_restart_log_end(&s->log, s->run_best) && s->stop_on_convergence;
+        if (agreed || s->restarts_done >= s->opt.restarts) {
             s->done = 1;
             return DC_OK;
         }

@@ -23,6 +23,8 @@
 #ifndef DC_ENGINE_H
 #define DC_ENGINE_H
 
+#include <math.h>
+
 #include "common/alloc.h"
 #include "common/rng.h"
 #include "decido.h"
@@ -52,6 +54,8 @@ typedef struct dc_problem {
     dc_structure_kind structure;
     const int64_t *group;      /* structure groups (n), or NULL */
     size_t n_groups;
+    int stop_on_convergence;   /* the run's option: an engine that restarts
+                                  stops once its restarts agree (below) */
 } dc_problem;
 
 typedef struct dc_engine_vt {
@@ -76,6 +80,46 @@ typedef struct dc_engine_vt {
 static inline int dc_better(double a, double b)
 {
     return a < b || (b != b && a == a);
+}
+
+/* Restarts that agree.  An engine that restarts (a local search from new
+ * points, a population that collapsed) logs the value each start ended at;
+ * once DC_AGREE_RESTARTS consecutive starts have ended at the best value
+ * logged so far, within DC_AGREE_FTOL * max(1, |best|), more restarts keep
+ * finding the same thing and, when the run's stop_on_convergence option is
+ * on, the engine reports DC_STOP_CONVERGED.  The first start that finds a
+ * new best (beyond the tolerance) sets the count back to zero. */
+#define DC_AGREE_RESTARTS 2
+#define DC_AGREE_FTOL 1e-9
+
+typedef struct dc_restart_log {
+    double best;    /* the best end value logged */
+    int64_t starts; /* starts logged */
+    int64_t agree;  /* consecutive starts (after the first) that ended at best */
+} dc_restart_log;
+
+/* Log the value a start ended at; 1 when the restarts now agree. */
+static inline int dc_restart_log_end(dc_restart_log *log, double value)
+{
+    double scale, tol;
+    if (log->starts++ == 0 || (log->best != log->best && value == value)) {
+        log->best = value;
+        log->agree = 0;
+        return 0;
+    }
+    scale = fabs(log->best) > 1.0 ? fabs(log->best) : 1.0;
+    tol = DC_AGREE_FTOL * scale;
+    if (value < log->best - tol) { /* a better basin: start counting again */
+        log->best = value;
+        log->agree = 0;
+    } else if (value <= log->best + tol) {
+        if (value < log->best)
+            log->best = value;
+        log->agree++;
+    } else {
+        log->agree = 0;
+    }
+    return log->agree >= DC_AGREE_RESTARTS;
 }
 
 /* The registry (registry.c; rows in engines.def). */

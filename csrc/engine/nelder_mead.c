@@ -119,6 +119,8 @@ typedef struct state {
     int phase;
     int64_t restarts_done;
     int done;
+    int stop_on_convergence; /* the run's option: stop once restarts agree */
+    dc_restart_log log;      /* the values the descents ended at */
 } state;
 
 static dc_status init(void *sp, const dc_problem *pb, const double *prm)
@@ -130,6 +132,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->par.xtol = prm[OPT_XTOL];
     s->par.ftol = prm[OPT_FTOL];
     s->par.restarts = (int64_t)prm[OPT_RESTARTS];
+    s->stop_on_convergence = pb->stop_on_convergence;
     s->n = pb->n;
     s->rng = pb->rng;
     s->alloc = pb->alloc;
@@ -375,7 +378,8 @@ static dc_status tell(void *sp, const dc_batch *b)
         break;
     }
     if (s->phase == PH_REFLECT && converged(s)) {
-        if (m == 0 || (s->par.restarts >= 0 && s->restarts_done >= s->par.restarts)) {
+        int agreed = dc_restart_log_end(&s->log, s->fx[s->order[0]]) && s->stop_on_convergence;
+        if (m == 0 || agreed || (s->par.restarts >= 0 && s->restarts_done >= s->par.restarts)) {
             s->done = 1;
         } else {
             s->restarts_done++;

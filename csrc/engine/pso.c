@@ -108,7 +108,9 @@ typedef struct state {
     double best;        /* the current swarm's best value */
     int64_t since;      /* iterations without improvement of best */
     int fresh;          /* the next ask starts a new swarm */
-    int done;           /* nothing to search: converged */
+    int done;           /* nothing to search, or the restarts agree: converged */
+    int stop_on_convergence; /* the run's option: stop once restarts agree */
+    dc_restart_log log; /* the best values of the swarms that collapsed */
 } state;
 
 static dc_status init(void *sp, const dc_problem *pb, const double *prm)
@@ -120,6 +122,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->par.w = prm[OPT_W];
     s->par.c = prm[OPT_C];
     s->par.xtol = prm[OPT_XTOL];
+    s->stop_on_convergence = pb->stop_on_convergence;
     s->par.stall = (int64_t)prm[OPT_STALL];
     s->n = pb->n;
     s->rng = pb->rng;
@@ -338,8 +341,13 @@ static dc_status tell(void *sp, const dc_batch *b)
         draw_links(s); /* no improvement: a new random topology */
     }
     find_informants(s);
-    if (!(spread(s) >= s->par.xtol) || (s->par.stall > 0 && s->since >= s->par.stall))
-        s->fresh = 1; /* collapsed or stalled: restart with a new swarm */
+    if (!(spread(s) >= s->par.xtol)) {
+        s->fresh = 1; /* collapsed: restart with a new swarm, or stop once restarts agree */
+        if (dc_restart_log_end(&s->log, s->best) && s->stop_on_convergence)
+            s->done = 1;
+    } else if (s->par.stall > 0 && s->since >= s->par.stall) {
+        s->fresh = 1; /* stalled: restart with a new swarm */
+    }
     return DC_OK;
 }
 
