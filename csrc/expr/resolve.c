@@ -177,7 +177,7 @@ static dc_status unknown(resolver *r, const dc_node *nd, int is_call)
 static dc_status resolve_name(resolver *r, const dc_node *nd, dc_ref *out)
 {
     const char *s = r->text + nd->opos;
-    size_t len = nd->olen, k;
+    size_t len = nd->olen;
     dc_builder *b = r->b;
     int64_t var = dc_build_name_index(b, s, len);
     if (var >= 0) {
