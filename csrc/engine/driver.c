@@ -467,9 +467,10 @@ static void describe(driver *d)
 
 /* The engine has converged.  With stop_on_convergence the run ends there;
  * without it the engine starts again (from a uniform random point when it
- * takes one), as long as it evaluated something since its last start.
+ * takes one, planning for the budget left), as long as it evaluated
+ * something since its last start.
  * *again: 1 when the run goes on. */
-static dc_status converged_or_restart(driver *d, void *state, const dc_problem *pb,
+static dc_status converged_or_restart(driver *d, void *state, dc_problem *pb,
                                       const double *params, int64_t *start_evals, int *again)
 {
     const dc_engine_vt *vt = d->vt;
@@ -482,6 +483,7 @@ static dc_status converged_or_restart(driver *d, void *state, const dc_problem *
     if (vt->release)
         vt->release(state);
     memset(state, 0, vt->state_size);
+    pb->budget = d->run->max_evaluations - d->evals; /* a new start plans for what is left */
     if ((st = vt->init(state, pb, params)))
         return st;
     if (vt->seed_point) {
