@@ -271,11 +271,9 @@ def _positive(name: str, value: Any, integer: bool) -> Problem | None:
     if integer and isinstance(value, (int, np.integer)) and int(value) > MAX_EVALUATIONS:
         return Problem((name,), "invalid_argument",
                        f"{name} must be at most 2**63 - 1, got {value!r}")
-    try:
-        v = float(value)
-    except OverflowError:  # an int beyond the range of a float
-        v = math.inf
-    if not math.isfinite(v) or v <= 0 or (integer and (v != int(v) or v > MAX_EVALUATIONS)):
+    v = float(value) if _is_float(value) else math.inf
+    if not math.isfinite(v) or v <= 0 or (integer and v != int(v)) or (
+            integer and not isinstance(value, (int, np.integer)) and v >= 2.0**63):
         kind = "a positive integer" if integer else "a positive number"
         return Problem((name,), "invalid_argument", f"{name} must be {kind}, got {value!r}")
     return None
