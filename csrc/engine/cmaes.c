@@ -135,9 +135,10 @@ typedef struct state {
     int ended;           /* the run met a termination test */
     int flat;            /* consecutive flat generations */
     int restarts_done, done, asked_once;
-    double run_best;     /* the best value of the run */
+    double run_best;     /* the best value of the run, at run_best_x (n, unit cube) */
+    double *run_best_x;
     int stop_on_convergence; /* the run's option: stop once restarts agree */
-    dc_restart_log log;  /* the best values the runs ended at */
+    dc_restart_log log;  /* where the runs ended */
     /* per-lambda buffers (capacity lam_cap) */
     size_t lam_cap;
     double *Y, *U, *f, *fit, *wbuf, *zn2; /* zn2: |z_k|^2 = |C^(-1/2) y_k|^2 */
@@ -559,7 +560,9 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     s->hmed = alloc_doubles(s->alloc, hcap);
     s->hwork = alloc_doubles(s->alloc, hcap > s->pcap ? hcap : s->pcap);
     s->phist = alloc_doubles(s->alloc, s->pcap);
-    if (!s->hbest || !s->hmed || !s->hwork || !s->phist)
+    s->run_best_x = alloc_doubles(s->alloc, s->n);
+    if (!s->hbest || !s->hmed || !s->hwork || !s->phist || !s->run_best_x ||
+        dc_restart_log_init(&s->log, s->alloc, s->n))
         return DC_ERR_NOMEM;
     return start_run(s, lam);
 }
@@ -808,8 +811,10 @@ static dc_status tell(void *sp, const dc_batch *b)
             pen += s->gamma[i] * d * d;
         }
         s->fit[k] = s->f[k] + pen / (double)N;
-        if (dc_better(s->f[k], s->run_best))
+        if (dc_better(s->f[k], s->run_best)) {
             s->run_best = s->f[k];
+            memcpy(s->run_best_x, s->U + k * s->n, s->n * sizeof(double));
+        }
         s->order[k].v = s->fit[k];
         s->order[k].i = k;
     }
@@ -932,7 +937,8 @@ static dc_status tell(void *sp, const dc_batch *b)
         s->ended = run_ended(s);
     if (s->ended) {
         size_t next;
-        int agreed = dc_restart_log_end(&s->log, s->run_best) && s->stop_on_convergence;
+        int agreed =
+            dc_restart_log_end(&s->log, s->run_best, s->run_best_x) && s->stop_on_convergence;
         if (agreed || s->restarts_done >= s->opt.restarts) {
             s->done = 1;
             return DC_OK;
@@ -977,6 +983,8 @@ static void release(void *sp)
     free_doubles(a, s->hmed, s->hcap);
     free_doubles(a, s->hwork, s->hcap > s->pcap ? s->hcap : s->pcap);
     free_doubles(a, s->phist, s->pcap);
+    free_doubles(a, s->run_best_x, s->n);
+    dc_restart_log_free(&s->log);
 }
 
 /* a start point (composite engines): the mean of the current run */

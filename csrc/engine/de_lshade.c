@@ -150,7 +150,7 @@ typedef struct state {
     int converged;
     int agreed;            /* the converged runs agree (stop_on_convergence) */
     int stop_on_convergence; /* the run's option */
-    dc_restart_log log;    /* the best values of the runs that converged */
+    dc_restart_log log;    /* where the runs that converged ended */
     int seeded;            /* a seed point waits in U's extra row (cap) */
 } state;
 
@@ -308,7 +308,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params_in)
         !s->SF || !s->SCR || !s->dF || !s->order || !s->MF || !s->MCR)
         return DC_ERR_NOMEM;
     start_run(s);
-    return DC_OK;
+    return dc_restart_log_init(&s->log, s->alloc, n);
 }
 
 static void release(void *sp)
@@ -318,6 +318,7 @@ static void release(void *sp)
     size_t n = s->pa.n, cap = s->cap;
     if (!a)
         return;
+    dc_restart_log_free(&s->log);
     dc_mem_free(a, s->free_j, n * sizeof(size_t));
     dc_mem_free(a, s->bits, n * sizeof(uint32_t));
     dc_mem_free(a, s->idx, n * sizeof(uint32_t));
@@ -631,11 +632,12 @@ static dc_status tell(void *sp, const dc_batch *b)
     }
     s->converged = pa->n_free == 0 || has_converged(s);
     if (s->converged && pa->n_free > 0) {
-        double best = s->fx[0];
+        size_t at = 0; /* the population's best member */
         for (i = 1; i < s->np; i++)
-            if (dc_better(s->fx[i], best))
-                best = s->fx[i];
-        s->agreed = dc_restart_log_end(&s->log, best) && s->stop_on_convergence;
+            if (dc_better(s->fx[i], s->fx[at]))
+                at = i;
+        s->agreed = dc_restart_log_end(&s->log, s->fx[at], s->X + at * n) &&
+                    s->stop_on_convergence;
     }
     return DC_OK;
 }

@@ -23,8 +23,6 @@
 #ifndef DC_ENGINE_H
 #define DC_ENGINE_H
 
-#include <math.h>
-
 #include "common/alloc.h"
 #include "common/rng.h"
 #include "decido.h"
@@ -82,45 +80,34 @@ static inline int dc_better(double a, double b)
     return a < b || (b != b && a == a);
 }
 
-/* Restarts that agree.  An engine that restarts (a local search from new
- * points, a population that collapsed) logs the value each start ended at;
- * once DC_AGREE_RESTARTS consecutive starts have ended at the best value
- * logged so far, within DC_AGREE_FTOL * max(1, |best|), more restarts keep
- * finding the same thing and, when the run's stop_on_convergence option is
- * on, the engine reports DC_STOP_CONVERGED.  The first start that finds a
- * new best (beyond the tolerance) sets the count back to zero. */
+/* Restarts that agree (restart_log.c).  An engine that restarts (a local
+ * search from new points, a population that collapsed) logs the value and
+ * the point (unit cube; its own coordinates, dim of them) each start ended
+ * at.  Once DC_AGREE_RESTARTS consecutive starts have ended at the best
+ * point logged so far -- the value within DC_AGREE_FTOL * max(1, |best|),
+ * every coordinate within DC_AGREE_XTOL -- more restarts keep finding the
+ * same minimum and, when the run's stop_on_convergence option is on, the
+ * engine reports DC_STOP_CONVERGED.  A start that ends better (beyond the
+ * tolerance) becomes the best and the count starts again; one that ends
+ * elsewhere (worse, or as good at another point) breaks the run of
+ * agreement.  NaN is worse than any number. */
 #define DC_AGREE_RESTARTS 2
 #define DC_AGREE_FTOL 1e-9
+#define DC_AGREE_XTOL 1e-4
 
 typedef struct dc_restart_log {
-    double best;    /* the best end value logged */
+    const dc_allocator *alloc;
+    size_t dim;
+    double *x;      /* the best end point (dim) */
+    double best;    /* its value */
     int64_t starts; /* starts logged */
-    int64_t agree;  /* consecutive starts (after the first) that ended at best */
+    int64_t agree;  /* consecutive starts (after the best) that ended at it */
 } dc_restart_log;
 
-/* Log the value a start ended at; 1 when the restarts now agree. */
-static inline int dc_restart_log_end(dc_restart_log *log, double value)
-{
-    double scale, tol;
-    if (log->starts++ == 0 || (log->best != log->best && value == value)) {
-        log->best = value;
-        log->agree = 0;
-        return 0;
-    }
-    scale = fabs(log->best) > 1.0 ? fabs(log->best) : 1.0;
-    tol = DC_AGREE_FTOL * scale;
-    if (value < log->best - tol) { /* a better basin: start counting again */
-        log->best = value;
-        log->agree = 0;
-    } else if (value <= log->best + tol) {
-        if (value < log->best)
-            log->best = value;
-        log->agree++;
-    } else {
-        log->agree = 0;
-    }
-    return log->agree >= DC_AGREE_RESTARTS;
-}
+dc_status dc_restart_log_init(dc_restart_log *log, const dc_allocator *alloc, size_t dim);
+/* Log the value and point a start ended at; 1 when the restarts now agree. */
+int dc_restart_log_end(dc_restart_log *log, double value, const double *x);
+void dc_restart_log_free(dc_restart_log *log); /* safe on a zeroed log */
 
 /* The registry (registry.c; rows in engines.def). */
 const dc_engine_vt *dc_engine_find(const char *id);

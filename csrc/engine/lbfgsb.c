@@ -141,7 +141,7 @@ typedef struct state {
     int phase, tail, tail_dir;  /* tail: f-only mode at the end of the budget */
     int64_t restarts_left;
     int stop_on_convergence; /* the run's option: stop once restarts agree */
-    dc_restart_log log;      /* the values the starts ended at */
+    dc_restart_log log;      /* where the starts ended */
 } state;
 
 /* ---- helpers ---- */
@@ -218,7 +218,7 @@ static double pg_norm(const state *s)
 /* A start has converged: restart while options and budget allow, or stop. */
 static void converged(state *s)
 {
-    int agreed = dc_restart_log_end(&s->log, s->f) && s->stop_on_convergence;
+    int agreed = dc_restart_log_end(&s->log, s->f, s->x) && s->stop_on_convergence;
     if (!agreed && s->restarts_left > 0 && s->used < s->budget) {
         s->restarts_left--;
         new_start(s, 1);
@@ -442,7 +442,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
         return DC_ERR_NOMEM;
     s->f = NAN;
     new_start(s, s->random_start);
-    return DC_OK;
+    return dc_restart_log_init(&s->log, s->alloc, n);
 }
 
 /* The budget left cannot pay for a gradient: f-only points.  Along the last
@@ -568,6 +568,7 @@ static void release(void *sp)
     size_t n = s->n, mn = s->m * s->n * sizeof(double);
     if (!s->alloc)
         return;
+    dc_restart_log_free(&s->log);
     dc_mem_free(s->alloc, s->x, n * sizeof(double));
     dc_mem_free(s->alloc, s->g, n * sizeof(double));
     dc_mem_free(s->alloc, s->xt, n * sizeof(double));

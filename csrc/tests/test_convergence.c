@@ -3,7 +3,8 @@
  * restarts that agree (engine.h), and compiling many named variables.
  *
  *  - dc_restart_log: a new best restarts the count, DC_AGREE_RESTARTS
- *    consecutive ends at the best (within the tolerance) agree, NaN is worse;
+ *    consecutive ends at the best point (value and place within the
+ *    tolerances) agree, an equal value elsewhere does not, NaN is worse;
  *  - every engine lists the option, reads it by name, refuses bad values;
  *  - on a sphere every engine that restarts stops early with
  *    DC_STOP_CONVERGED (restarts agree) and, with the option at 0, spends the
@@ -22,17 +23,22 @@
 static void test_restart_log(void)
 {
     dc_restart_log log;
-    memset(&log, 0, sizeof log);
-    CHECK(!dc_restart_log_end(&log, NAN), "the first end never agrees");
-    CHECK(!dc_restart_log_end(&log, 5.0), "a number beats NaN: a new best");
+    const double here[2] = {0.25, 0.5}, near[2] = {0.25 + 1e-6, 0.5}, far[2] = {0.75, 0.5};
+    CHECK(dc_restart_log_init(&log, dc_mem_default(), 2) == DC_OK, "init");
+    CHECK(!dc_restart_log_end(&log, NAN, far), "the first end never agrees");
+    CHECK(!dc_restart_log_end(&log, 5.0, here), "a number beats NaN: a new best");
     CHECK(log.best == 5.0 && log.agree == 0, "best %g agree %lld", log.best,
           (long long)log.agree);
-    CHECK(!dc_restart_log_end(&log, 5.0 + 1e-12), "one end at the best: not yet");
-    CHECK(!dc_restart_log_end(&log, 1.0), "a better end starts counting again");
-    CHECK(!dc_restart_log_end(&log, 7.0), "a worse end breaks the run of agreement");
-    CHECK(!dc_restart_log_end(&log, 1.0 - 1e-10), "within the tolerance, and the best moves");
-    CHECK(log.best == 1.0 - 1e-10, "best %.17g", log.best);
-    CHECK(dc_restart_log_end(&log, 1.0), "DC_AGREE_RESTARTS ends at the best agree");
+    CHECK(!dc_restart_log_end(&log, 5.0 + 1e-12, near), "one end at the best: not yet");
+    CHECK(!dc_restart_log_end(&log, 1.0, here), "a better end starts counting again");
+    CHECK(!dc_restart_log_end(&log, 7.0, here), "a worse end breaks the run of agreement");
+    CHECK(!dc_restart_log_end(&log, 1.0 - 1e-10, near), "within the tolerances");
+    CHECK(log.best == 1.0 - 1e-10, "the best moves: %.17g", log.best);
+    CHECK(!dc_restart_log_end(&log, 1.0, far), "as good elsewhere: another minimum");
+    CHECK(!dc_restart_log_end(&log, 1.0, here), "counting again");
+    CHECK(dc_restart_log_end(&log, 1.0, near), "DC_AGREE_RESTARTS ends at the best agree");
+    dc_restart_log_free(&log);
+    dc_restart_log_free(&log); /* idempotent */
 }
 
 static int sphere(void *ud, const double *X, size_t rows, size_t n, double *f)
