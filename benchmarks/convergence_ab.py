@@ -14,7 +14,8 @@ solved to 1e-8, 1e-2 and 1e0 per engine.
 
 Usage::
 
-    pip wheel --no-deps <old checkout> -w /tmp/w && pip install --no-deps --target /tmp/old /tmp/w/*.whl
+    pip wheel --no-deps <old checkout> -w /tmp/w
+    pip install --no-deps --target /tmp/old /tmp/w/*.whl
     python benchmarks/convergence_ab.py --baseline /tmp/old --dims 10,30 --seeds 1,2,3
     python benchmarks/convergence_ab.py --baseline /tmp/old --bbob
 """
@@ -80,28 +81,33 @@ def suite_table(before: list[dict], after: list[dict]) -> str:
         ratio = statistics.mean(a[k][1] / b[k][1] for k in keys)
         earlier = sum(a[k][1] < b[k][1] for k in keys)
         worst = max(keys, key=lambda k: (a[k][0] - b[k][0]) / max(b[k][0], SOLVED))
-        lines.append(f"| {s} | {len(keys)} | {len(worse)} | {len(better)} | {worst[1]} d={worst[2]}: "
-                     f"{fmt(b[worst][0])} → {fmt(a[worst][0])} | {earlier} | {ratio:.2f} |")
+        lines.append(f"| {s} | {len(keys)} | {len(worse)} | {len(better)} | {worst[1]} "
+                     f"d={worst[2]}: {fmt(b[worst][0])} → {fmt(a[worst][0])} | {earlier} "
+                     f"| {ratio:.2f} |")
         for k in worse:
             detail.append(f"| {s} | {k[1]} | {k[2]} | {fmt(b[k][0])} | {fmt(a[k][0])} | "
                           f"{b[k][1]:.0f} | {a[k][1]:.0f} |")
     if detail:
-        lines += ["", "Rows worse after:", "", "| engine | problem | d | error before | error after "
-                  "| evaluations before | after |", "|---|---|---:|---:|---:|---:|---:|", *detail]
+        lines += ["", "Rows worse after:", "", "| engine | problem | d | error before "
+                  "| error after | evaluations before | after |",
+                  "|---|---|---:|---:|---:|---:|---:|", *detail]
     return "\n".join(lines)
 
 
 def bbob_table(before: list[dict], after: list[dict]) -> str:
     solvers = sorted({r["solver"] for r in before})
     lines = ["| engine | " + " | ".join(f"< {t:g} before → after" for t in TARGETS)
-             + " | evaluations before → after (median) |",
-             "|---|" + "---:|" * (len(TARGETS) + 1)]
+             + " | runs that stopped earlier | evaluations before → after (median) |",
+             "|---|" + "---:|" * (len(TARGETS) + 2)]
     for s in solvers:
         rb = [r for r in before if r["solver"] == s]
         ra = [r for r in after if r["solver"] == s]
         cells = [f"{sum(r['error'] < t for r in rb)} → {sum(r['error'] < t for r in ra)}"
                  for t in TARGETS]
-        evals = (f"{statistics.median(r['evaluations'] for r in rb):.0f} → "
+        used = {(r["problem"], r["seed"]): r["evaluations"] for r in rb}
+        earlier = sum(r["evaluations"] < used[r["problem"], r["seed"]] for r in ra)
+        evals = (f"{earlier}/{len(ra)} | "
+                 f"{statistics.median(r['evaluations'] for r in rb):.0f} → "
                  f"{statistics.median(r['evaluations'] for r in ra):.0f}")
         lines.append(f"| {s} | " + " | ".join(cells) + f" | {evals} |")
     return "\n".join(lines)

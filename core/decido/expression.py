@@ -234,7 +234,7 @@ class Expression:
             raise _input_error(f"unknown names in the values: {', '.join(extra)} (the "
                                f"variables are {', '.join(names)})")
         values = [x[v] for v in names]
-        bad = [v for v, value in zip(names, values) if not _is_real_scalar(value)]
+        bad = [v for v, value in zip(names, values, strict=True) if not _is_real_scalar(value)]
         if bad:
             raise _input_error("the values of " + ", ".join(
                 f"{v} ({type(x[v]).__name__})" for v in bad) + " are not real numbers")

@@ -459,7 +459,7 @@ def optimize(
         partial = getattr(exc, "result", None)
         if isinstance(partial, dict):  # the run in C was interrupted: its best so far
             partial.update(status="interrupted", message="interrupted (KeyboardInterrupt)")
-            exc.result = _result(partial, engine_id, int(seed), goal)
+            exc.result = _result(partial, engine_id, int(seed), goal)  # type: ignore[attr-defined]
         raise
     return _result(out, engine_id, int(seed), goal)
 

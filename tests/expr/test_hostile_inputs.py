@@ -104,7 +104,7 @@ def test_many_named_variables_compile_and_evaluate():
     e = decido.Expression(text, variables=names, max_length=len(text), max_instructions=4 * count)
     x = np.arange(count, dtype=np.float64)
     assert e.evaluate(x) == float(np.sum((np.arange(count) % 7 + 1) * x))
-    assert e.evaluate(dict(zip(names, x.tolist()))) == e.evaluate(x)
+    assert e.evaluate(dict(zip(names, x.tolist(), strict=True))) == e.evaluate(x)
     with pytest.raises(ExpressionError) as info:
         decido.Expression("v1", variables=names + ["v59999"])
     assert info.value.code == "invalid_variable" and "listed twice" in info.value.message
