@@ -50,7 +50,10 @@ def _real_array(x: object) -> NDArray[np.float64]:
                            "lost): give real numbers")
     if kind not in _REAL_KINDS:
         raise _input_error(f"inputs must be real numbers, got values of type {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    try:
+        return np.ascontiguousarray(arr, dtype=np.float64)
+    except OverflowError:  # a Python int beyond the range of a float
+        raise _input_error("an input is beyond the range of a float") from None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@
  * point seen.  A monitor (monitor.c) gets a snapshot after every iteration
  * and its stop flag is read before the first iteration and after each one.
  * Values are minimized internally (maximize negates them); NaN is worse than
- * any number.  Every evaluated point lies within the bounds: engines work in
+ * any number.  When the engine converges the run ends, unless the run's
+ * option stop_on_convergence is 0: then the engine starts again until the
+ * budget, clock or target ends the run.  Every evaluated point lies within the bounds: engines work in
  * [0,1]^n and the driver projects and scales.
  */
 #include <math.h>
@@ -377,10 +379,13 @@ static dc_status read_options(const dc_engine_vt *vt, const dc_run *run, double 
             char known[200];
             size_t used = 0, q;
             known[0] = '\0';
-            for (q = 0; q < info->n_options + N_RUN_OPTIONS && used < sizeof known; q++)
+            for (q = 0; q < info->n_options + N_RUN_OPTIONS && used < sizeof known; q++) {
+                const char *known_name = q < info->n_options
+                                             ? info->options[q].name
+                                             : run_options[q - info->n_options].name;
                 used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", q ? ", " : "",
-                                         q < info->n_options ? info->options[q].name
-                                                             : run_options[q - info->n_options].name);
+                                         known_name);
+            }
             return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
                                 "unknown option '%.40s' for engine '%s' (options: %s)",
                                 name ? name : "(null)", info->id, known);

@@ -601,13 +601,15 @@ static dc_status copy_names(dc_builder *b, const dc_options *opt, dc_error *err)
     while (cap < 2 * opt->n_variables)
         cap *= 2;
     p->names = dc_mem_calloc(&p->alloc, opt->n_variables, sizeof(char *));
+    if (!p->names)
+        return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
+    p->n_names = opt->n_variables;
     b->ntab = dc_mem_alloc(b->a, cap * sizeof(int64_t));
-    if (!p->names || !b->ntab)
+    if (!b->ntab)
         return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     b->ncap = cap;
     for (i = 0; i < cap; i++)
         b->ntab[i] = -1;
-    p->n_names = opt->n_variables;
     for (i = 0; i < opt->n_variables; i++) {
         const char *s = opt->variables[i];
         size_t n, k;

@@ -74,6 +74,13 @@ def test_strings_in_a_row_are_refused(values):
     assert info.value.code == "invalid_input"
 
 
+@pytest.mark.parametrize("values", [[10**400, 1], {"a": 1, "b": -(10**400)}])
+def test_integers_beyond_a_float_are_refused(values):
+    with pytest.raises(ExpressionError) as info:
+        NAMED.evaluate(values)
+    assert info.value.code == "invalid_input" and "range of a float" in info.value.message
+
+
 def test_extra_names_are_refused():
     with pytest.raises(ExpressionError) as info:
         NAMED.evaluate({"a": 1, "b": 2, "c": 3, "price": 4})
