@@ -5,7 +5,10 @@ A program objective runs entirely in C with the GIL released.  A Python
 callable is called back with the GIL held; an exception it raises stops the
 run, everything is freed, and the exception is re-raised unchanged.  A
 RunMonitor (dc_monitor) is shared with the run through atomics only: reading
-it or stopping the run never needs the run to take the GIL.
+it or stopping the run never needs the run to take the GIL.  A run on the main
+thread takes the GIL at most every 10 ms after an iteration to run the signal
+handlers, so Ctrl-C (KeyboardInterrupt) stops it; the exception then carries
+the result so far (``exc.result``).
 """
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport isnan
