@@ -19,6 +19,7 @@
 
 #include "engine/engine.h"
 #include "tests/check.h"
+#include "tests/objectives.h"
 
 static void test_restart_log(void)
 {
@@ -39,19 +40,6 @@ static void test_restart_log(void)
     CHECK(dc_restart_log_end(&log, 1.0, near), "DC_AGREE_RESTARTS ends at the best agree");
     dc_restart_log_free(&log);
     dc_restart_log_free(&log); /* idempotent */
-}
-
-static int sphere(void *ud, const double *X, size_t rows, size_t n, double *f)
-{
-    size_t r, j;
-    (void)ud;
-    for (r = 0; r < rows; r++) {
-        double s = 0.0;
-        for (j = 0; j < n; j++)
-            s += (X[r * n + j] - 0.25) * (X[r * n + j] - 0.25);
-        f[r] = s;
-    }
-    return 0;
 }
 
 static dc_status run_sphere(const char *id, const char *option, double value, int64_t budget,
