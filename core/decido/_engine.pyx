@@ -5,19 +5,36 @@ A program objective runs entirely in C with the GIL released.  A Python
 callable is called back with the GIL held; an exception it raises stops the
 run, everything is freed, and the exception is re-raised unchanged.  A
 RunMonitor (dc_monitor) is shared with the run through atomics only: reading
-it or stopping the run never needs the run to take the GIL.
+it or stopping the run never needs the run to take the GIL.  A run on the main
+thread takes the GIL at most every 10 ms after an iteration to run the signal
+handlers, so Ctrl-C (KeyboardInterrupt) stops it; the exception then carries
+the result so far (``exc.result``).
 """
+from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport isnan
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 cimport cython
 cimport decido._capi as c
 from decido._expr cimport Program
 
+import threading
+
 import numpy as np
 
 from decido.errors import EngineError
+
+# A run on the main thread looks for a pending signal (Ctrl-C) this often, in seconds.
+cdef double _SIGNAL_INTERVAL = 0.01
+
+
+cdef struct _Hook:
+    # what the after-iteration hook reads without the GIL
+    void *ctx                  # the _Context
+    bint has_callback
+    double next_signal_check   # CLOCK_MONOTONIC seconds; 0: never check
 
 
 cdef class _Context:
@@ -26,6 +43,13 @@ cdef class _Context:
     cdef object callback
     cdef object error
     cdef size_t n
+    cdef _Hook hook
+
+
+cdef double _monotonic() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
 
 
 cdef int _objective(void *ud, const double *X, size_t rows, size_t n,
@@ -63,13 +87,30 @@ cdef int _objective_gil(_Context ctx, const double *X, size_t rows, size_t n, do
 
 
 cdef int _callback(void *ud, const c.dc_progress *pr) noexcept nogil:
+    """After every iteration: the Python callback if there is one; on the main thread, at
+    most every _SIGNAL_INTERVAL seconds, the signal handlers (Ctrl-C: KeyboardInterrupt
+    stops the run).  Without a Python callback the GIL is taken only for that check."""
+    cdef _Hook *hook = <_Hook *>ud
+    cdef bint check = False
+    cdef double t
+    if hook.next_signal_check > 0:
+        t = _monotonic()
+        if t >= hook.next_signal_check:
+            hook.next_signal_check = t + _SIGNAL_INTERVAL
+            check = True
+    if not check and not hook.has_callback:
+        return 0
     with gil:
-        return _callback_gil(<_Context>ud, pr)
+        return _callback_gil(<_Context>hook.ctx, pr, check)
 
 
-cdef int _callback_gil(_Context ctx, const c.dc_progress *pr):
+cdef int _callback_gil(_Context ctx, const c.dc_progress *pr, bint check_signals):
     cdef const double[::1] view
     try:
+        if check_signals:
+            PyErr_CheckSignals()
+        if ctx.callback is None:
+            return 0
         view = <const double[:ctx.n]> pr.best_x
         progress = {
             "evaluations": pr.evaluations,
@@ -153,31 +194,36 @@ cdef class RunMonitor:
         return f"<RunMonitor {state}: {p['evaluations']} evaluations, best {p['best']}>"
 
 
+cdef dict _option(const c.dc_option_info *opt):
+    return {
+        "name": opt.name.decode(),
+        "default": int(opt.default_value) if opt.integer else opt.default_value,
+        "min": int(opt.min_value) if opt.integer else opt.min_value,
+        "max": int(opt.max_value) if opt.integer else opt.max_value,
+        "integer": bool(opt.integer),
+        "description": opt.description.decode(),
+    }
+
+
 def engines():
-    """The registry: a list of dicts (id, name, summary, kind, max_dims, options)."""
-    cdef size_t k, o
+    """The registry: a list of dicts (id, name, summary, kind, max_dims, options); each
+    engine's options are its own, then the run's options every engine takes
+    (``stop_on_convergence``)."""
+    cdef size_t k, o, n_run
     cdef const c.dc_engine_info *info
+    cdef const c.dc_option_info *run_options = c.dc_run_options(&n_run)
+    common = [_option(&run_options[o]) for o in range(n_run)]
     out = []
     for k in range(c.dc_engine_count()):
         info = c.dc_engine_at(k)
-        options = []
-        for o in range(info.n_options):
-            opt = info.options[o]
-            options.append({
-                "name": opt.name.decode(),
-                "default": int(opt.default_value) if opt.integer else opt.default_value,
-                "min": int(opt.min_value) if opt.integer else opt.min_value,
-                "max": int(opt.max_value) if opt.integer else opt.max_value,
-                "integer": bool(opt.integer),
-                "description": opt.description.decode(),
-            })
+        options = [_option(&info.options[o]) for o in range(info.n_options)]
         out.append({
             "id": info.id.decode(),
             "name": info.name.decode(),
             "summary": info.summary.decode(),
             "kind": info.kind.decode(),
             "max_dims": info.max_dims or None,
-            "options": options,
+            "options": options + [dict(opt) for opt in common],
         })
     return out
 
@@ -228,10 +274,14 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         spec.target = target
     spec.seed = seed
     spec.history_capacity = history_capacity
-    if callback is not None:
+    ctx.hook.ctx = <void *>ctx
+    ctx.hook.has_callback = callback is not None
+    if threading.current_thread() is threading.main_thread():
+        ctx.hook.next_signal_check = _monotonic()  # Ctrl-C reaches a run in C
+    if callback is not None or ctx.hook.next_signal_check > 0:
         ctx.callback = callback
         spec.callback = _callback
-        spec.callback_data = <void *>ctx
+        spec.callback_data = <void *>&ctx.hook
     if monitor is not None:
         if not isinstance(monitor, RunMonitor):
             raise EngineError("invalid_argument", "monitor must be a decido.RunMonitor",
@@ -266,12 +316,12 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         field = "monitor" if message.startswith("the monitor ") else None
         raise EngineError(code, message, field)
     try:
-        if ctx.error is not None:
+        if ctx.error is not None and not isinstance(ctx.error, KeyboardInterrupt):
             raise ctx.error
         xview = <const double[:n]> res.x
         history = [(res.history[k].evaluations, res.history[k].best)
                    for k in range(res.n_history)]
-        return {
+        out = {
             "x": np.array(xview, copy=True),
             "fun": res.fun,
             "evaluations": res.evaluations,
@@ -282,5 +332,9 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             "elapsed": res.elapsed,
             "history": history,
         }
+        if ctx.error is not None:  # Ctrl-C: the best so far rides on the exception
+            ctx.error.result = out
+            raise ctx.error
+        return out
     finally:
         c.dc_result_free(&res)

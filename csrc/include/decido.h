@@ -299,6 +299,12 @@ typedef struct dc_engine_info {
 
 size_t dc_engine_count(void);
 const dc_engine_info *dc_engine_at(size_t index);
+/* The options of the run that every engine takes (read by the driver, given
+ * by name among the engine's own): *count rows.  stop_on_convergence (1):
+ * end the run with DC_STOP_CONVERGED when the engine's convergence test is
+ * met or its restarts agree; 0: an engine that converged starts again (local
+ * engines from a uniform random point) until the budget, clock or target. */
+const dc_option_info *dc_run_options(size_t *count);
 const char *dc_engine_default(void);
 
 const char *dc_version(void);
