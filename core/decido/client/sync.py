@@ -1,0 +1,260 @@
+"""``decido.Client``: the blocking client of the decido service (httpx)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from numpy.typing import ArrayLike
+
+from decido.client import _ops
+from decido.client._http import (
+    DEFAULT_URL,
+    call_args,
+    failure,
+    headers,
+    httpx,
+    print_progress,
+    translate,
+)
+from decido.client._protocol import (
+    Call,
+    Emit,
+    Event,
+    EventParser,
+    NextEvent,
+    Op,
+    OpenStream,
+    Reply,
+    RetryPolicy,
+    Sleep,
+    raise_for,
+)
+from decido.client._ops import Objective, Progress, RunArgs, RunState
+from decido.optimize import OptimizeResult
+
+if TYPE_CHECKING:  # typing.Unpack is 3.11+
+    from typing_extensions import Unpack
+
+__all__ = ["Client", "Run"]
+
+T = TypeVar("T")
+
+
+class Run(RunState):
+    """A run on the service: ``id``, ``state``, ``document`` (the last read), ``progress``
+    and, once it has ended with one, ``result`` (a :class:`decido.OptimizeResult`)."""
+
+    def __init__(self, client: Client, document: dict[str, Any]) -> None:
+        super().__init__(document)
+        self._client = client
+
+    def refresh(self) -> Run:
+        """Read the run again (and its trace once it has ended); returns itself."""
+        self._client._drive(_ops.get_run(self))
+        return self
+
+    def cancel(self) -> Run:
+        """Ask the run to stop: it ends ``cancelled`` with its best so far."""
+        self._client._drive(_ops.cancel(self))
+        return self
+
+    def wait(self, timeout: float | None = None,
+             progress: bool | Progress = False) -> OptimizeResult | None:
+        """Block until the run ends; its result (None for a run cancelled before it
+        started). ``progress``: True prints the progress on stderr, a callable is called
+        with it. Raises :class:`RunFailed` for a failed run, :class:`Timeout` after
+        ``timeout`` seconds (the run goes on)."""
+        show = print_progress if progress is True else progress or None
+        return self._client._drive(_ops.wait(self, timeout, show))
+
+    def events(self, last_event_id: str | None = None) -> Iterator[Event]:
+        """The run's Server-Sent Events (``state``, ``progress``, then ``result`` or
+        ``error``), resuming after ``last_event_id`` and reconnecting with the last id seen
+        when the stream breaks."""
+        return self._client._iterate(_ops.events(self, last_event_id))
+
+
+class Client:
+    """The decido service from Python: the same calls and result types as the library.
+
+    ``Client(base_url, key)`` (``key`` defaults to ``DECIDO_KEY``); ``timeout`` seconds
+    bound every call; refused calls (429 but the monthly quota, 503) are retried as
+    ``retry`` says (:class:`RetryPolicy`). Use it as a context manager or :meth:`close` it.
+    """
+
+    def __init__(self, base_url: str = DEFAULT_URL, key: str | None = None, *,
+                 timeout: float = 30.0, retry: RetryPolicy | None = None,
+                 transport: Any = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self._http = httpx().Client(base_url=self.base_url, headers=headers(key),
+                                    transport=transport)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    # ----------------------------------------------------------- the API
+
+    def health(self) -> dict[str, Any]:
+        """``GET /v1/health``."""
+        return cast(dict[str, Any], self._drive(_ops.fetch("GET", "/v1/health")))
+
+    def engines(self) -> list[dict[str, Any]]:
+        """Metadata of every engine, as :func:`decido.engines`."""
+        return self._drive(_ops.engines())
+
+    def usage(self) -> dict[str, Any]:
+        """The key, its plan and tier, their limits and current usage."""
+        return cast(dict[str, Any], self._drive(_ops.fetch("GET", "/v1/usage")))
+
+    def create_key(self, label: str | None = None) -> dict[str, Any]:
+        """A new free key (``key``: its secret, shown once)."""
+        return self._drive(_ops.create_key(label))
+
+    def decide(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One decision: the body and the answer of :func:`decido.decide`."""
+        return cast(dict[str, Any], self._drive(_ops.fetch("POST", "/v1/decide", request)))
+
+    def batch(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Many decisions: the body and the answer of :func:`decido.decide_batch`."""
+        return cast(dict[str, Any], self._drive(_ops.fetch("POST", "/v1/batch", request)))
+
+    def decisions(self) -> Iterator[dict[str, Any]]:
+        """Every entry of the key's decision log, newest first (page after page)."""
+        return self._iterate(_ops.pages("/v1/decisions", {}))
+
+    def decision(self, decision_id: str) -> dict[str, Any]:
+        """One logged decision with its request and answer."""
+        path = f"/v1/decisions/{decision_id}"
+        return cast(dict[str, Any], self._drive(_ops.fetch("GET", path)))
+
+    def submit(self, objective: Objective, bounds: ArrayLike, *,
+               idempotency_key: str | None = None, **args: Unpack[RunArgs]) -> Run:
+        """Start a run (the arguments of :func:`decido.optimize`) and return its handle at
+        once. The call carries an ``Idempotency-Key`` (a new one unless given): a resent
+        submission never makes a second run."""
+        body = _ops.run_body(objective, bounds, args)
+        return Run(self, self._drive(_ops.submit(body, idempotency_key)))
+
+    def optimize(self, objective: Objective, bounds: ArrayLike, *,
+                 timeout: float | None = None, **args: Unpack[RunArgs]) -> OptimizeResult:
+        """Run on the service and wait for the result: :func:`decido.optimize` remotely."""
+        result = self.submit(objective, bounds, **args).wait(timeout)
+        assert result is not None  # only a run cancelled before it starts has none
+        return result
+
+    def minimize(self, objective: Objective, bounds: ArrayLike,
+                 **args: Any) -> OptimizeResult:
+        """:meth:`optimize` with ``goal="minimize"``."""
+        return self.optimize(objective, bounds, goal="minimize", **args)
+
+    def maximize(self, objective: Objective, bounds: ArrayLike,
+                 **args: Any) -> OptimizeResult:
+        """:meth:`optimize` with ``goal="maximize"``."""
+        return self.optimize(objective, bounds, goal="maximize", **args)
+
+    def run(self, run_id: str) -> Run:
+        """The handle of one of the key's runs (:class:`NotFound` for any other id)."""
+        return Run(self, self._drive(_ops.fetch("GET", f"/v1/runs/{run_id}")))
+
+    def runs(self, state: str | None = None, engine: str | None = None) -> Iterator[Run]:
+        """Every run of the key, newest first (page after page), optionally only those in
+        ``state`` or of ``engine``."""
+        pages = self._iterate(_ops.pages("/v1/runs", {"state": state, "engine": engine}))
+        return (Run(self, document) for document in pages)
+
+    # ----------------------------------------------------------- the driver
+
+    def _drive(self, op: Op[T]) -> T:
+        """Carry out an operation that emits nothing; its value."""
+        steps = self._iterate(op)
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+        raise AssertionError("this operation emits items")  # pragma: no cover
+
+    def _iterate(self, op: Op[T]) -> Generator[Any, None, T]:
+        """Carry out ``op``, yielding what it emits; returns its value."""
+        stream = _Stream()
+        outcome: Any = None
+        try:
+            while True:
+                try:
+                    step = op.send(outcome)
+                except StopIteration as stop:
+                    return cast(T, stop.value)
+                outcome = None
+                if isinstance(step, Emit):
+                    yield step.value
+                elif isinstance(step, Sleep):
+                    time.sleep(step.seconds)
+                elif isinstance(step, NextEvent):
+                    outcome = stream.next_event()
+                else:
+                    outcome = self._send(step, stream)
+        finally:
+            op.close()
+            stream.close()
+
+    def _send(self, step: Call | OpenStream, stream: _Stream) -> Reply | None:
+        """One call (or the opening of ``stream``), retried as :attr:`retry` says."""
+        call = step.call if isinstance(step, OpenStream) else step
+        attempt = 0
+        while True:
+            try:
+                if isinstance(step, OpenStream):
+                    return stream.open(self._http, call_args(call, self.timeout, True))
+                r = self._http.request(**call_args(call, self.timeout))
+                raise_for(r.status_code, r.headers, r.content)
+                return Reply(r.status_code, r.headers, r.content)
+            except Exception as exc:  # noqa: BLE001 - translated, then retried or raised
+                delay = failure(self.retry, call, attempt, exc)
+            time.sleep(delay)
+            attempt += 1
+
+
+class _Stream:
+    """The open event stream of one operation."""
+
+    def __init__(self) -> None:
+        self._context: Any = None
+        self._lines: Iterator[str] | None = None
+        self._parser = EventParser()
+
+    def open(self, http: Any, args: dict[str, Any]) -> None:
+        context = http.stream(**args)
+        response = context.__enter__()
+        if response.status_code >= 400:
+            content = response.read()
+            context.__exit__(None, None, None)
+            raise_for(response.status_code, response.headers, content)
+        self._context, self._lines, self._parser = context, response.iter_lines(), EventParser()
+
+    def next_event(self) -> Event | None:
+        """The next event, or None once the stream ended or broke (it is closed)."""
+        try:
+            for line in self._lines or ():
+                event = self._parser.feed(line)
+                if event is not None:
+                    return event
+        except Exception as exc:  # noqa: BLE001 - a broken stream is resumed by the op
+            if translate(exc) is exc:
+                raise
+        self.close()
+        return None
+
+    def close(self) -> None:
+        context, self._context, self._lines = self._context, None, None
+        if context is not None:
+            context.__exit__(None, None, None)
