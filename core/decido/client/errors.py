@@ -91,7 +91,7 @@ class InvalidRequest(ApiError, ValueError):
                        for e in problem.get("errors", []) if isinstance(e, dict)]
         if self.errors:
             lines = "".join(f"\n  {e.pointer or '(body)'}: {e.message}" for e in self.errors)
-            self.args = (f"{self.args[0]}{lines}",)
+            self.args = (f"{status} {self.code}:{lines}",)
 
 
 class Unauthorized(ApiError):
