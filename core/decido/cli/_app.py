@@ -131,6 +131,7 @@ def _run_here(objective: str, box: list[list[float]], args: dict[str, Any],
     and, on Ctrl-C, stops the run (it ends ``stopped`` with its best so far)."""
     monitor = decido.RunMonitor()
     outcome: list[Any] = []
+    done = threading.Event()  # not Thread.join: a join that Ctrl-C interrupts is spent
     checked = {k: v for k, v in args.items() if v is not None}
 
     def work() -> None:
@@ -138,22 +139,24 @@ def _run_here(objective: str, box: list[list[float]], args: dict[str, Any],
             outcome.append(decido.optimize(objective, box, monitor=monitor, **checked))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             outcome.append(exc)
+        finally:
+            done.set()
 
-    worker = threading.Thread(target=work, name="decido-run", daemon=True)
-    worker.start()
+    threading.Thread(target=work, name="decido-run", daemon=True).start()
     interrupted = False
     try:
-        while worker.is_alive():
-            worker.join(0.1)
+        while not done.wait(0.1):
             p = monitor.progress()
             display.update(p["evaluations"], p["best"], p["elapsed"])
     except KeyboardInterrupt:
         interrupted = True
         monitor.stop()
-        worker.join()
+        done.wait()
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
-    return outcome[0], interrupted
+    result: OptimizeResult = outcome[0]
+    display.update(result.evaluations, result.fun, result.elapsed)
+    return result, interrupted
 
 
 def _show(result: OptimizeResult, violated: list[str] | None, as_json: bool) -> None:
