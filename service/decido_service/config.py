@@ -99,6 +99,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_BODY_TIMEOUT": "body_timeout",
     "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
     "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
+    "DECIDO_SSE_HEARTBEAT": "sse_heartbeat",
 }
 _ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host",
                             "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips"}
@@ -140,6 +141,8 @@ class Settings:
     """Seconds an open connection may wait before (or between) requests."""
     connections_per_address: int = 64
     """Open connections per client address and worker process (0: no cap)."""
+    sse_heartbeat: int = 15
+    """Seconds between two ``: heartbeat`` comments of a run's event stream."""
     plans: dict[str, dict[str, int | None]] = field(
         default_factory=lambda: copy.deepcopy(DEFAULT_PLANS)
     )
@@ -152,7 +155,7 @@ class Settings:
     def __post_init__(self) -> None:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
                      "decision_retention_days",
-                     "header_timeout", "body_timeout", "keep_alive_timeout"):
+                     "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
