@@ -308,3 +308,43 @@ def test_event_parser_follows_the_text_event_stream_format() -> None:
     assert [(e.id, e.event) for e in events] == [("3", "progress"), ("3", "state")]
     assert events[0].data == {"evaluations": 5} and events[1].data == {"state": "running"}
     assert json.dumps(events[1].data)
+
+
+# ---------------------------------------------------------------- Server-Sent Events
+
+def test_events_follow_the_run_to_its_result(client: Client) -> None:
+    run = client.submit(SPHERE, [[-5, 5]] * 3, seed=9, engine="cmaes", max_evaluations=2000)
+    events = list(run.events())
+    kinds = [e.event for e in events]
+    assert kinds[0] == "state" and kinds[-1] == "result" and kinds.count("result") == 1
+    assert all(e.id for e in events) and len({e.id for e in events}) == len(events)
+    assert run.state == "succeeded" and run.result is not None
+    assert run.result.fun == events[-1].data["result"]["value"]
+    # resuming after the first event gives everything after it, nothing twice
+    again = list(client.run(run.id).events(last_event_id=events[0].id))
+    later = [(e.event, e.id) for e in events[1:] if e.event != "progress"]
+    assert [(e.event, e.id) for e in again if e.event != "progress"] == later
+
+
+def test_events_of_a_cancelled_run_end_with_its_result(client: Client) -> None:
+    slow = dict(SLOW)
+    run = client.submit(slow.pop("objective"), slow.pop("bounds"), **slow)
+    seen = []
+    for event in run.events():
+        seen.append(event.event)
+        if event.event == "progress":
+            run.cancel()
+    assert seen[-1] == "result" and "progress" in seen and run.state == "cancelled"
+    assert run.result is not None and run.result.status == "stopped"
+
+
+def test_async_events(live: LiveServer) -> None:
+    key = live.create_key(tier="team")["key"]
+
+    async def main() -> list[str]:
+        async with AsyncClient(url(live), key) as c:
+            run = await c.submit(SPHERE, [[-5, 5]] * 2, seed=1, max_evaluations=500)
+            return [e.event async for e in run.events()]
+
+    kinds = asyncio.run(main())
+    assert kinds[0] == "state" and kinds[-1] == "result"
