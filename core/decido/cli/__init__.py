@@ -38,8 +38,9 @@ def _service(args: list[str]) -> int:
         from decido_service.cli import main as service_main
 
         if args[0] == "serve":
-            import decido_service.serve  # noqa: F401 - its dependencies, checked now
             import sanic  # noqa: F401
+
+            import decido_service.serve  # noqa: F401 - its dependencies, checked now
     except ModuleNotFoundError as exc:
         return _missing(exc, "service", f"decido {args[0]}")
     return service_main(args)

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 import decido
 from decido.cli import _inputs
+from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
 from decido.cli._remote import client_for, follow, server_options
 from decido.cli._runs import runs
@@ -95,6 +94,7 @@ def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
                             "max_evaluations": budget, "time_limit": time_limit,
                             "options": _engine_options(options) or None}
     total = budget or max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * len(box))
+    result: OptimizeResult | None
     with ProgressDisplay(total) as display:
         if server is None:
             result, interrupted = _run_here(objective, box, args, display)
@@ -222,16 +222,12 @@ def decide(file: Path, method: str | None, criteria: tuple[str, ...], expression
 
 
 def _ranking(answer: dict[str, Any]) -> None:
-    table = Table("rank", "id", "score", box=None, pad_edge=False)
+    rows = table("rank", "id", "score")
     for row in answer.get("ranking", []):
         score = row.get("score")
-        table.add_row(str(row["rank"]), str(row["id"]),
-                      "-" if score is None else format(score, ".6g"))
-    console = Console(file=sys.stdout, soft_wrap=True)
-    console.print(table)
+        add_row(rows, row["rank"], row["id"], "-" if score is None else format(score, ".6g"))
+    print_table(rows)
     for item in answer.get("infeasible", []):
-        console.print(f"infeasible: {item['id']} ({'; '.join(item['violated'])})",
-                      markup=False)
+        click.echo(f"infeasible: {item['id']} ({'; '.join(item['violated'])})")
     if answer.get("best_is_tied"):
-        console.print(f"tied at the top: {', '.join(map(str, answer['ties'][0]))}",
-                      markup=False)
+        click.echo(f"tied at the top: {json.dumps(answer['ties'][0])}")

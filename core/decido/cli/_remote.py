@@ -48,5 +48,12 @@ def follow(run: Any, display: ProgressDisplay) -> tuple[OptimizeResult | None, b
             run.wait(progress=display.progress)
     except KeyboardInterrupt:
         run.cancel()
-        return run.wait(timeout=CANCEL_WAIT), True
-    return run.wait(), False
+        return _shown(run.wait(timeout=CANCEL_WAIT), display), True
+    return _shown(run.wait(), display), False
+
+
+def _shown(result: OptimizeResult | None, display: ProgressDisplay) -> OptimizeResult | None:
+    """The result, its evaluations and best value drawn last."""
+    if result is not None:
+        display.update(result.evaluations, result.fun, result.elapsed)
+    return result

@@ -7,9 +7,8 @@ import sys
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
+from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, best_text
 from decido.cli._remote import client_for, follow
 
@@ -55,11 +54,11 @@ def list_(state: str | None, engine: str | None, limit: int, as_json: bool, serv
     if as_json:
         click.echo(json.dumps(found))
         return
-    table = Table("id", "state", "engine", "dims", "created", "best", box=None, pad_edge=False)
+    rows = table("id", "state", "engine", "dims", "created", "best")
     for d in found:
-        table.add_row(d["id"], d["state"], str(d.get("engine")), str(d.get("dims")),
-                      d["created_at"], _best(d))
-    Console(file=sys.stdout, soft_wrap=True).print(table)
+        add_row(rows, d["id"], d["state"], d.get("engine"), d.get("dims"), d["created_at"],
+                _best(d))
+    print_table(rows)
     if not found:
         click.echo("(no runs)")
 

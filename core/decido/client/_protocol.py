@@ -115,7 +115,7 @@ class RetryPolicy:
         """Seconds to wait before attempt ``attempt + 1`` after ``error``, or None (raise)."""
         if attempt >= self.max_retries or isinstance(error, QuotaExceeded):
             return None
-        base = self.backoff * 2 ** attempt
+        base = self.backoff * 2.0 ** attempt
         if isinstance(error, Retryable) and error.retry_after is not None:
             base = error.retry_after
         elif isinstance(error, ApiError) and not isinstance(error, Retryable):

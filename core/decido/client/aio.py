@@ -23,6 +23,7 @@ from decido.client._http import (
     print_progress,
     translate,
 )
+from decido.client._ops import Objective, Progress, RunArgs, RunState
 from decido.client._protocol import (
     Call,
     Emit,
@@ -36,7 +37,6 @@ from decido.client._protocol import (
     Sleep,
     raise_for,
 )
-from decido.client._ops import Objective, Progress, RunArgs, RunState
 from decido.optimize import OptimizeResult
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+
@@ -212,7 +212,8 @@ class AsyncClient:
         while True:
             try:
                 if isinstance(step, OpenStream):
-                    return await stream.open(self._http, call_args(call, self.timeout, True))
+                    await stream.open(self._http, call_args(call, self.timeout, True))
+                    return None
                 r = await self._http.request(**call_args(call, self.timeout))
                 raise_for(r.status_code, r.headers, r.content)
                 return Reply(r.status_code, r.headers, r.content)

@@ -18,6 +18,7 @@ from decido.client._http import (
     print_progress,
     translate,
 )
+from decido.client._ops import Objective, Progress, RunArgs, RunState
 from decido.client._protocol import (
     Call,
     Emit,
@@ -31,7 +32,6 @@ from decido.client._protocol import (
     Sleep,
     raise_for,
 )
-from decido.client._ops import Objective, Progress, RunArgs, RunState
 from decido.optimize import OptimizeResult
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+
@@ -214,7 +214,8 @@ class Client:
         while True:
             try:
                 if isinstance(step, OpenStream):
-                    return stream.open(self._http, call_args(call, self.timeout, True))
+                    stream.open(self._http, call_args(call, self.timeout, True))
+                    return None
                 r = self._http.request(**call_args(call, self.timeout))
                 raise_for(r.status_code, r.headers, r.content)
                 return Reply(r.status_code, r.headers, r.content)
