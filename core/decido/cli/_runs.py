@@ -19,6 +19,11 @@ _server = click.option("--server", envvar="DECIDO_URL", default=_DEFAULT_SERVER,
                        show_default=True, metavar="URL", help="the server (or $DECIDO_URL)")
 _key = click.option("--key", envvar="DECIDO_KEY", metavar="KEY",
                     help="API key (default $DECIDO_KEY)")
+def _remote(command: Any) -> Any:
+    """``--server`` and ``--key``."""
+    return _server(_key(command))
+
+
 _json = click.option("--json", "as_json", is_flag=True, help="print JSON")
 
 
@@ -40,8 +45,7 @@ def _best(document: dict[str, Any]) -> str:
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="show at most this many (newest first)")
 @_json
-@_server
-@_key
+@_remote
 def list_(state: str | None, engine: str | None, limit: int, as_json: bool, server: str,
           key: str | None) -> None:
     """The key's runs, newest first."""
@@ -66,8 +70,7 @@ def list_(state: str | None, engine: str | None, limit: int, as_json: bool, serv
 @runs.command()
 @click.argument("run_id")
 @_json
-@_server
-@_key
+@_remote
 def show(run_id: str, as_json: bool, server: str, key: str | None) -> None:
     """One run: its state, progress or result."""
     with client_for(server, key) as client:
@@ -91,8 +94,7 @@ def show(run_id: str, as_json: bool, server: str, key: str | None) -> None:
 
 @runs.command()
 @click.argument("run_id")
-@_server
-@_key
+@_remote
 def watch(run_id: str, server: str, key: str | None) -> None:
     """Draw a run's progress until it ends (Ctrl-C cancels it and shows its best)."""
     with client_for(server, key) as client:
@@ -111,8 +113,7 @@ def watch(run_id: str, server: str, key: str | None) -> None:
 
 @runs.command()
 @click.argument("run_id")
-@_server
-@_key
+@_remote
 def cancel(run_id: str, server: str, key: str | None) -> None:
     """Ask a queued or running run to stop."""
     with client_for(server, key) as client:

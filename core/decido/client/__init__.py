@@ -14,49 +14,11 @@ calls are retried (:class:`RetryPolicy`); errors are typed (:mod:`decido.client.
 See docs/client.md.
 """
 
+from decido.client import errors
 from decido.client._protocol import Event, RetryPolicy
 from decido.client.aio import AsyncClient, AsyncRun
-from decido.client.errors import (
-    ApiError,
-    ClientError,
-    Conflict,
-    ConnectionFailed,
-    FieldError,
-    Forbidden,
-    InvalidRequest,
-    MissingDependency,
-    NotFound,
-    Overloaded,
-    QuotaExceeded,
-    RateLimited,
-    Retryable,
-    RunFailed,
-    Timeout,
-    Unauthorized,
-)
+from decido.client.errors import *  # noqa: F403 - every exception, listed in errors.__all__
 from decido.client.sync import Client, Run
 
-__all__ = [
-    "ApiError",
-    "AsyncClient",
-    "AsyncRun",
-    "Client",
-    "ClientError",
-    "Conflict",
-    "ConnectionFailed",
-    "Event",
-    "FieldError",
-    "Forbidden",
-    "InvalidRequest",
-    "MissingDependency",
-    "NotFound",
-    "Overloaded",
-    "QuotaExceeded",
-    "RateLimited",
-    "RetryPolicy",
-    "Retryable",
-    "Run",
-    "RunFailed",
-    "Timeout",
-    "Unauthorized",
-]
+__all__ = ["AsyncClient", "AsyncRun", "Client", "Event", "RetryPolicy", "Run",
+           *errors.__all__]
