@@ -149,10 +149,13 @@ def log_request(request: Request, status: int, ctx: Any = None) -> None:
         ctx = request.ctx
     started = getattr(ctx, "started", None)
     key = getattr(ctx, "key", None)
+    seconds = None if started is None else time.perf_counter() - started
     request.app.ctx.access_log.add(access_line(
-        request.method, request.path, status,
-        None if started is None else (time.perf_counter() - started) * 1e3,
+        request.method, request.path, status, None if seconds is None else seconds * 1e3,
         request_id(request, ctx), key["id"] if key else None))
+    metrics = request.app.ctx.metrics
+    if metrics is not None:
+        metrics.observe(request, status, seconds)
 
 
 class _UtcClock:

@@ -17,6 +17,7 @@ import socket
 import sys
 from typing import Any
 
+from decido_service import metrics
 from decido_service.config import Settings
 from decido_service.store.postgres_url import redact_url
 
@@ -54,6 +55,8 @@ def _environment(args: argparse.Namespace) -> Settings:
     # yourself to choose otherwise)
     for name in BLAS_THREAD_VARIABLES:
         os.environ.setdefault(name, "1")
+    if metrics.enabled():  # the workers' counters, summed by a scrape of any of them
+        metrics.prepare_directory()
     return settings
 
 
