@@ -76,9 +76,12 @@ def run_body(objective: Objective, bounds: ArrayLike, args: RunArgs) -> dict[str
     return body
 
 
-def optimize_result(run: Mapping[str, Any], trace: list[list[Any]]) -> OptimizeResult:
-    """The library's result of a finished run (its document) and its trace points."""
+def optimize_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> OptimizeResult:
+    """The library's result of a finished run (its document) and its trace (``columns``
+    and ``points``: ``history`` is its ``evaluations`` and ``best`` columns)."""
     r = run["result"]
+    columns = list(trace.get("columns") or ["evaluations", "best"])
+    at, best = columns.index("evaluations"), columns.index("best")
     value = r.get("value")
     return OptimizeResult(
         x=np.asarray(r.get("x") or [], dtype=np.float64),
@@ -88,7 +91,8 @@ def optimize_result(run: Mapping[str, Any], trace: list[list[Any]]) -> OptimizeR
         status=str(r.get("status")),
         message=str(r.get("message") or ""),
         elapsed=float(r.get("elapsed_ms") or 0.0) / 1e3,
-        history=[(int(e), math.nan if b is None else float(b)) for e, b in trace],
+        history=[(int(p[at]), math.nan if p[best] is None else float(p[best]))
+                 for p in trace.get("points") or []],
         engine=str(run.get("engine")),
         seed=int(r["seed"]) if isinstance(r.get("seed"), int) else 0,
         goal=str(run.get("goal") or "minimize"),
@@ -132,7 +136,7 @@ def _learn(run: RunState, document: dict[str, Any]) -> Op[None]:
     run.document = document
     if run.result is None and document.get("result") is not None and run.finished:
         trace = (yield Call("GET", _path(run.id, "trace"), resend=True)).json()
-        run.result = optimize_result(document, trace["points"])
+        run.result = optimize_result(document, trace)
 
 
 def submit(body: dict[str, Any], idempotency_key: str | None) -> Op[dict[str, Any]]:
