@@ -171,10 +171,10 @@ def test_rate_limited_has_retry_after_and_is_not_retried_beyond_max_wait(
 def test_submit_sends_an_idempotency_key(live: LiveServer, client: Client) -> None:
     seen: list[str | None] = []
 
-    def hook(request: Any) -> None:
+    async def hook(request: Any) -> None:
         seen.append(request.headers.get("idempotency-key"))
 
-    client._http.event_hooks["request"].append(hook)
+    client._aio._http.event_hooks["request"].append(hook)
     a = client.submit(SPHERE, [[-1, 1]], seed=1, max_evaluations=50)
     b = client.submit(SPHERE, [[-1, 1]], seed=1, max_evaluations=50)
     assert seen[0] and seen[1] and seen[0] != seen[1] and a.id != b.id
@@ -218,7 +218,11 @@ def _problem(status: int, code: str) -> dict[str, Any]:
 def test_429_and_503_are_retried_after_retry_after_with_jitter(
         monkeypatch: pytest.MonkeyPatch) -> None:
     slept: list[float] = []
-    monkeypatch.setattr("decido.client.sync.time.sleep", slept.append)
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr("decido.client.aio.asyncio.sleep", sleep)
     transport, calls = _answers((429, {"Retry-After": "2"}, _problem(429, "too_many_runs")),
                                 (503, {"Retry-After": "1"}, _problem(503, "overloaded")),
                                 (200, {}, {"default": "dss", "engines": []}))

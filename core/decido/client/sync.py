@@ -1,37 +1,26 @@
-"""``decido.Client``: the blocking client of the decido service (httpx)."""
+"""``decido.Client``: the blocking client of the decido service.
+
+It carries out the same operations as :class:`decido.AsyncClient` (:mod:`decido.client._ops`)
+with that client's driver, on a private event loop in a daemon thread of its own: a blocking
+call waits for its result (Ctrl-C interrupts the wait), and it works the same inside a
+program that already runs an event loop (a notebook).
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Generator, Iterator
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from numpy.typing import ArrayLike
 
 from decido.client import _ops
-from decido.client._http import (
-    DEFAULT_URL,
-    call_args,
-    failure,
-    headers,
-    httpx,
-    print_progress,
-    translate,
-)
+from decido.client._http import DEFAULT_URL, print_progress
 from decido.client._ops import Objective, Progress, RunArgs, RunState
-from decido.client._protocol import (
-    Call,
-    Emit,
-    Event,
-    EventParser,
-    NextEvent,
-    Op,
-    OpenStream,
-    Reply,
-    RetryPolicy,
-    Sleep,
-    raise_for,
-)
+from decido.client._protocol import Event, Op, RetryPolicy
+from decido.client.aio import AsyncClient
 from decido.optimize import OptimizeResult
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+
@@ -87,11 +76,14 @@ class Client:
     def __init__(self, base_url: str = DEFAULT_URL, key: str | None = None, *,
                  timeout: float = 30.0, retry: RetryPolicy | None = None,
                  transport: Any = None) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        self._http = httpx().Client(base_url=self.base_url, headers=headers(key),
-                                    transport=transport)
+        self._aio = AsyncClient(base_url, key, timeout=timeout, retry=retry,
+                                transport=transport)
+        self._loop = _Loop()
+
+    @property
+    def base_url(self) -> str:
+        """The service's address."""
+        return self._aio.base_url
 
     def __enter__(self) -> Client:
         return self
@@ -100,8 +92,8 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        """Close the connections."""
-        self._http.close()
+        """Close the connections (and the client's thread)."""
+        self._loop.close(self._aio.aclose())
 
     # ----------------------------------------------------------- the API
 
@@ -177,85 +169,54 @@ class Client:
 
     def _drive(self, op: Op[T]) -> T:
         """Carry out an operation that emits nothing; its value."""
-        steps = self._iterate(op)
-        try:
-            next(steps)
-        except StopIteration as stop:
-            return cast(T, stop.value)
-        raise AssertionError("this operation emits items")  # pragma: no cover
+        return self._loop.run(self._aio._drive(op))
 
-    def _iterate(self, op: Op[T]) -> Generator[Any, None, T]:
-        """Carry out ``op``, yielding what it emits; returns its value."""
-        stream = _Stream()
-        outcome: Any = None
+    def _iterate(self, op: Op[Any]) -> Iterator[Any]:
+        """Carry out ``op``, yielding what it emits."""
+        return self._loop.iterate(self._aio._iterate(op))
+
+
+class _Loop:
+    """An event loop running in a daemon thread, for the blocking client."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever,
+                                        name="decido-client", daemon=True)
+        self._thread.start()
+
+    def run(self, awaitable: Awaitable[T]) -> T:
+        """Run ``awaitable`` on the loop and wait for its result (Ctrl-C cancels it)."""
+
+        async def run() -> T:
+            return await awaitable
+
+        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
+    def iterate(self, items: AsyncIterator[Any]) -> Iterator[Any]:
+        """The items of an async iterator, one blocking wait each."""
         try:
             while True:
                 try:
-                    step = op.send(outcome)
-                except StopIteration as stop:
-                    return cast(T, stop.value)
-                outcome = None
-                if isinstance(step, Emit):
-                    yield step.value
-                elif isinstance(step, Sleep):
-                    time.sleep(step.seconds)
-                elif isinstance(step, NextEvent):
-                    outcome = stream.next_event()
-                else:
-                    outcome = self._send(step, stream)
+                    yield self.run(items.__anext__())
+                except StopAsyncIteration:
+                    return
         finally:
-            op.close()
-            stream.close()
+            closing = getattr(items, "aclose", None)
+            if closing is not None:
+                with contextlib.suppress(RuntimeError):  # already closed by a cancel
+                    self.run(closing())
 
-    def _send(self, step: Call | OpenStream, stream: _Stream) -> Reply | None:
-        """One call (or the opening of ``stream``), retried as :attr:`retry` says."""
-        call = step.call if isinstance(step, OpenStream) else step
-        attempt = 0
-        while True:
-            try:
-                if isinstance(step, OpenStream):
-                    stream.open(self._http, call_args(call, self.timeout, True))
-                    return None
-                r = self._http.request(**call_args(call, self.timeout))
-                raise_for(r.status_code, r.headers, r.content)
-                return Reply(r.status_code, r.headers, r.content)
-            except Exception as exc:  # noqa: BLE001 - translated, then retried or raised
-                delay = failure(self.retry, call, attempt, exc)
-            time.sleep(delay)
-            attempt += 1
-
-
-class _Stream:
-    """The open event stream of one operation."""
-
-    def __init__(self) -> None:
-        self._context: Any = None
-        self._lines: Iterator[str] | None = None
-        self._parser = EventParser()
-
-    def open(self, http: Any, args: dict[str, Any]) -> None:
-        context = http.stream(**args)
-        response = context.__enter__()
-        if response.status_code >= 400:
-            content = response.read()
-            context.__exit__(None, None, None)
-            raise_for(response.status_code, response.headers, content)
-        self._context, self._lines, self._parser = context, response.iter_lines(), EventParser()
-
-    def next_event(self) -> Event | None:
-        """The next event, or None once the stream ended or broke (it is closed)."""
+    def close(self, clean_up: Awaitable[None]) -> None:
+        """Await ``clean_up`` (the client's), then stop the loop and its thread."""
         try:
-            for line in self._lines or ():
-                event = self._parser.feed(line)
-                if event is not None:
-                    return event
-        except Exception as exc:  # noqa: BLE001 - a broken stream is resumed by the op
-            if translate(exc) is exc:
-                raise
-        self.close()
-        return None
-
-    def close(self) -> None:
-        context, self._context, self._lines = self._context, None, None
-        if context is not None:
-            context.__exit__(None, None, None)
+            self.run(clean_up)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
