@@ -4,6 +4,7 @@ run, nothing is built here)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -12,19 +13,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-VENV = Path(sys.executable).resolve().parents[1]
+VENV = Path(sys.prefix)  # this interpreter's virtual environment
 
 
 def dry_run(stamp: Path, *extra: str) -> str:
-    out = subprocess.run(["make", "-n", "serve", f"VENV={VENV}", f"SERVE_STAMP={stamp}",
-                          *extra], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in os.environ.items()  # not a sub-make of a `make test`
+           if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+    out = subprocess.run(["make", "--no-print-directory", "-n", "serve", f"VENV={VENV}",
+                          f"SERVE_STAMP={stamp}", *extra], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
 
 @pytest.fixture
 def stamp(tmp_path: Path) -> Path:
-    if shutil.which("make") is None or not (VENV / "bin" / "python").exists():
+    if shutil.which("make") is None or sys.prefix == sys.base_prefix:
         pytest.skip("needs make and a virtual environment")
     path = tmp_path / "serve.stamp"
     path.touch()  # newer than every source and the environment
