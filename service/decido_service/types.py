@@ -52,6 +52,7 @@ __all__ = [
     "RunProgress",
     "RunResult",
     "RunTrace",
+    "RunsDeleted",
     "Usage",
 ]
 
@@ -440,6 +441,12 @@ class RunTrace(Struct, forbid_unknown_fields=True):
     points: list[Annotated[list[float | None], Meta(min_length=3, max_length=3)]]
 
 
+class RunsDeleted(Struct, forbid_unknown_fields=True):
+    """The answer of ``DELETE /v1/runs``."""
+
+    deleted: Annotated[int, Meta(ge=0, description="finished runs deleted")]
+
+
 #: one line of a streamed run (`Accept: application/x-ndjson`)
 OptimizeEvent = ProgressEvent | ResultEvent | ErrorEvent
 
@@ -448,5 +455,5 @@ REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
-                                   DecisionLogRecord, Run, RunList, RunTrace)
+                                   DecisionLogRecord, Run, RunList, RunTrace, RunsDeleted)
 
