@@ -361,3 +361,12 @@ def test_a_resent_submission_is_the_same_run(client: Client) -> None:
     with pytest.raises(InvalidRequest) as err:  # the same key with another body
         client.submit(SPHERE, [[-1, 2]], seed=2, max_evaluations=50, idempotency_key="k-1")
     assert err.value.status == 422
+
+
+def test_the_blocking_client_works_inside_a_running_event_loop(client: Client) -> None:
+    """As in a notebook: the blocking client's calls run on its own loop and thread."""
+
+    async def inside() -> list[str]:
+        return [e["id"] for e in client.engines()]
+
+    assert asyncio.run(inside()) == [e["id"] for e in decido.engines()]
