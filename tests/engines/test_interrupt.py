@@ -22,8 +22,10 @@ CHILD = textwrap.dedent("""
     monitor = decido.RunMonitor()
     print("ready", flush=True)
     try:
+        # stop_on_convergence=False: a local engine that converges within the second
+        # before the signal would end the run first (seen on a fast moment of the VM)
         decido.minimize(objective, [[-5, 5]] * {dims}, engine={engine!r}, max_evaluations=10**10,
-                        seed=1, monitor=monitor)
+                        seed=1, monitor=monitor, stop_on_convergence=False)
     except KeyboardInterrupt as exc:
         caught = time.time()
         r = exc.result
