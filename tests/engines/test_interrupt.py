@@ -23,7 +23,7 @@ CHILD = textwrap.dedent("""
     print("ready", flush=True)
     try:
         decido.minimize(objective, [[-5, 5]] * {dims}, engine={engine!r}, max_evaluations=10**10,
-                        seed=1, monitor=monitor)
+                        seed=1, monitor=monitor, stop_on_convergence=False)
     except KeyboardInterrupt as exc:
         caught = time.time()
         r = exc.result
