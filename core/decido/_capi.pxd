@@ -125,6 +125,8 @@ cdef extern from "decido.h" nogil:
         size_t history_capacity
         const dc_allocator *allocator
         dc_monitor *monitor
+        int (*interrupt)(void *userdata) noexcept nogil
+        void *interrupt_data
 
     ctypedef struct dc_history_entry:
         int64_t evaluations

@@ -31,10 +31,13 @@ cdef double _SIGNAL_INTERVAL = 0.01
 
 
 cdef struct _Hook:
-    # what the after-iteration hook reads without the GIL
+    # what the interrupt hook (signals) reads without the GIL
     void *ctx                  # the _Context
-    bint has_callback
-    double next_signal_check   # CLOCK_MONOTONIC seconds; 0: never check
+    double next_signal_check   # CLOCK_MONOTONIC seconds
+    # the clock is read every `stride` iterations: the stride doubles while that takes
+    # under 1 ms and halves above 4 ms, so a run of microsecond iterations pays ~1 ns each
+    int countdown, stride
+    double last_read
 
 
 cdef class _Context:
@@ -86,31 +89,46 @@ cdef int _objective_gil(_Context ctx, const double *X, size_t rows, size_t n, do
     return 0
 
 
-cdef int _callback(void *ud, const c.dc_progress *pr) noexcept nogil:
-    """After every iteration: the Python callback if there is one; on the main thread, at
-    most every _SIGNAL_INTERVAL seconds, the signal handlers (Ctrl-C: KeyboardInterrupt
-    stops the run).  Without a Python callback the GIL is taken only for that check."""
+cdef int _interrupt(void *ud) noexcept nogil:
+    """After every iteration of a run on the main thread: at most every _SIGNAL_INTERVAL
+    seconds, take the GIL and run the signal handlers (Ctrl-C: KeyboardInterrupt stops
+    the run).  The clock is read every `stride` iterations only (see _Hook)."""
     cdef _Hook *hook = <_Hook *>ud
-    cdef bint check = False
     cdef double t
-    if hook.next_signal_check > 0:
-        t = _monotonic()
-        if t >= hook.next_signal_check:
-            hook.next_signal_check = t + _SIGNAL_INTERVAL
-            check = True
-    if not check and not hook.has_callback:
+    hook.countdown -= 1
+    if hook.countdown > 0:
         return 0
+    t = _monotonic()
+    if t - hook.last_read < 0.001 and hook.stride < 4096:
+        hook.stride *= 2
+    elif t - hook.last_read > 0.004 and hook.stride > 1:
+        hook.stride //= 2
+    hook.last_read = t
+    hook.countdown = hook.stride
+    if t < hook.next_signal_check:
+        return 0
+    hook.next_signal_check = t + _SIGNAL_INTERVAL
     with gil:
-        return _callback_gil(<_Context>hook.ctx, pr, check)
+        return _signals_gil(<_Context>hook.ctx)
 
 
-cdef int _callback_gil(_Context ctx, const c.dc_progress *pr, bint check_signals):
+cdef int _signals_gil(_Context ctx):
+    try:
+        PyErr_CheckSignals()
+    except BaseException as exc:
+        ctx.error = exc
+        return 1
+    return 0
+
+
+cdef int _callback(void *ud, const c.dc_progress *pr) noexcept nogil:
+    with gil:
+        return _callback_gil(<_Context>ud, pr)
+
+
+cdef int _callback_gil(_Context ctx, const c.dc_progress *pr):
     cdef const double[::1] view
     try:
-        if check_signals:
-            PyErr_CheckSignals()
-        if ctx.callback is None:
-            return 0
         view = <const double[:ctx.n]> pr.best_x
         progress = {
             "evaluations": pr.evaluations,
@@ -274,14 +292,16 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         spec.target = target
     spec.seed = seed
     spec.history_capacity = history_capacity
-    ctx.hook.ctx = <void *>ctx
-    ctx.hook.has_callback = callback is not None
-    if threading.current_thread() is threading.main_thread():
-        ctx.hook.next_signal_check = _monotonic()  # Ctrl-C reaches a run in C
-    if callback is not None or ctx.hook.next_signal_check > 0:
+    if callback is not None:
         ctx.callback = callback
         spec.callback = _callback
-        spec.callback_data = <void *>&ctx.hook
+        spec.callback_data = <void *>ctx
+    if threading.current_thread() is threading.main_thread():
+        ctx.hook.ctx = <void *>ctx  # Ctrl-C reaches a run in C
+        ctx.hook.last_read = ctx.hook.next_signal_check = _monotonic()
+        ctx.hook.countdown = ctx.hook.stride = 1
+        spec.interrupt = _interrupt
+        spec.interrupt_data = <void *>&ctx.hook
     if monitor is not None:
         if not isinstance(monitor, RunMonitor):
             raise EngineError("invalid_argument", "monitor must be a decido.RunMonitor",

@@ -40,11 +40,9 @@ def _real_array(x: object) -> NDArray[np.float64]:
     arr = np.asarray(x)
     kind = arr.dtype.kind
     if kind == "O":
-        bad = next((v for v in arr.flat if not _is_real_scalar(v)), None)
-        if bad is not None:
-            kind = "c" if isinstance(bad, (complex, np.complexfloating)) else "U"
-        else:
-            kind = "f"
+        bad = [v for v in arr.flat if not _is_real_scalar(v)]
+        kind = "f" if not bad else "c" if isinstance(bad[0], (complex, np.complexfloating)) \
+            else "O"
     if kind == "c":
         raise _input_error("complex values are not accepted (the imaginary part would be "
                            "lost): give real numbers")
@@ -222,26 +220,31 @@ class Expression:
             raise ValueError(f"expected a vector of length {k}, got shape {row.shape}")
         return row
 
-    def _mapping_row(self, x: Mapping[str, float]) -> list[float]:
+    def _mapping_row(self, x: Mapping[str, float]) -> NDArray[np.float64]:
         """The values of a mapping in the order of the variables: every variable, no
         other name, real numbers only (else :class:`ExpressionError`, ``invalid_input``)."""
         names = self._variables
         if names is None:
             raise TypeError("a mapping of values needs an expression with variables")
-        missing = [v for v in names if v not in x]
-        if missing:
-            raise _input_error(f"missing values for variables: {', '.join(missing)}")
+        try:
+            values = [x[v] for v in names]
+        except KeyError:
+            missing = [v for v in names if v not in x]
+            raise _input_error(f"missing values for variables: {', '.join(missing)}") from None
         if len(x) != len(names):
             known = set(names)
             extra = [repr(k) for k in x if k not in known]
             raise _input_error(f"unknown names in the values: {', '.join(extra)} (the "
                                f"variables are {', '.join(names)})")
-        values = [x[v] for v in names]
-        bad = [v for v, value in zip(names, values, strict=True) if not _is_real_scalar(value)]
-        if bad:
-            raise _input_error("the values of " + ", ".join(
-                f"{v} ({type(x[v]).__name__})" for v in bad) + " are not real numbers")
-        return values
+        try:
+            return _real_array(values)
+        except (ExpressionError, ValueError, TypeError):
+            bad = [f"{v} ({type(value).__name__})"
+                   for v, value in zip(names, values, strict=True) if not _is_real_scalar(value)]
+            if bad:
+                raise _input_error(f"the values of {', '.join(bad)} are not real "
+                                   "numbers") from None
+            raise
 
     def evaluate(self, x: ArrayLike | Mapping[str, float] | None = None) -> float:
         """The value at one point ``x`` (length ``n_inputs``; a mapping by name for

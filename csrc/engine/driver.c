@@ -655,7 +655,9 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
             goto cleanup;
         }
         d.iters++;
-        if (run->callback && d.have_best) {
+        if (run->interrupt && run->interrupt(run->interrupt_data))
+            d.stop = DC_STOP_ERROR;
+        if (!d.stop && run->callback && d.have_best) {
             dc_progress pr;
             int rc;
             pr.evaluations = d.evals;

@@ -257,6 +257,11 @@ typedef struct dc_run {
     size_t history_capacity;     /* 0: 512 */
     const dc_allocator *allocator;
     dc_monitor *monitor;         /* NULL: none */
+    /* Polled after every iteration, before the callback (NULL: none); nonzero
+     * ends the run as DC_STOP_ERROR.  Cheaper than a callback (no progress
+     * report is built): a binding uses it to look for pending signals. */
+    int (*interrupt)(void *userdata);
+    void *interrupt_data;
 } dc_run;
 
 typedef struct dc_history_entry {

@@ -9,6 +9,7 @@
  *  - on a sphere every engine that restarts stops early with
  *    DC_STOP_CONVERGED (restarts agree) and, with the option at 0, spends the
  *    whole budget (an engine that converged starts again);
+ *  - dc_run.interrupt stops a run after the iteration it returns nonzero;
  *  - N named variables: duplicates found wherever they are, names that are
  *    prefixes of each other resolved to their own inputs.
  */
@@ -123,6 +124,50 @@ static void test_engines_stop(void)
     }
 }
 
+static int interrupt_fifth(void *ud)
+{
+    int *calls = ud;
+    return ++*calls >= 5;
+}
+
+static int count_callback(void *ud, const dc_progress *pr)
+{
+    int *calls = ud;
+    (void)pr;
+    ++*calls;
+    return 0;
+}
+
+/* dc_run.interrupt: polled after every iteration, before the callback; nonzero ends the run
+ * as DC_STOP_ERROR with the best point so far */
+static void test_interrupt_hook(void)
+{
+    double lo[2] = {-1, -1}, hi[2] = {1, 1};
+    int polls = 0, callbacks = 0;
+    dc_run run;
+    dc_result res;
+    dc_error err;
+    dc_run_init(&run);
+    run.n = 2;
+    run.lower = lo;
+    run.upper = hi;
+    run.objective = sphere;
+    run.max_evaluations = 1000000;
+    run.interrupt = interrupt_fifth;
+    run.interrupt_data = &polls;
+    run.callback = count_callback;
+    run.callback_data = &callbacks;
+    if (dc_optimize("nelder_mead", &run, &res, &err) != DC_OK) {
+        CHECK(0, "interrupt: %s", err.message);
+        return;
+    }
+    CHECK(res.stop == DC_STOP_ERROR && res.iterations == 5 && polls == 5 && callbacks == 4,
+          "interrupted: %s after %lld iterations, %d polls, %d callbacks", dc_stop_name(res.stop),
+          (long long)res.iterations, polls, callbacks);
+    CHECK(res.evaluations > 0 && isfinite(res.fun), "the best so far: %g", res.fun);
+    dc_result_free(&res);
+}
+
 static void test_many_names(void)
 {
     enum { N = 20000 };
@@ -192,6 +237,7 @@ int main(void)
     test_restart_log();
     test_option_listed();
     test_engines_stop();
+    test_interrupt_hook();
     test_many_names();
     printf("test_convergence: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

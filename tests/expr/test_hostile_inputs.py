@@ -67,7 +67,8 @@ def test_values_that_are_not_numbers_are_refused(values):
     assert info.value.code == "invalid_input" and "not real numbers" in info.value.message
 
 
-@pytest.mark.parametrize("values", [["1", "2"], np.array(["1", "2"]), [1, "2"]])
+@pytest.mark.parametrize("values", [["1", "2"], np.array(["1", "2"]), [1, "2"], [None, 1],
+                                    np.array([1.0, None])])
 def test_strings_in_a_row_are_refused(values):
     with pytest.raises(ExpressionError) as info:
         NAMED.evaluate(values)
