@@ -197,11 +197,11 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
                                        "409; longer: 400",
                         "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
     "last_event_id": {"name": "Last-Event-ID", "in": "header", "required": False,
-                      "description": "resume after this event id (the last one seen); an "
-                                     "id this stream never sent: 400",
-                      "schema": {"type": "string", "pattern": r"^([1-4]|2\.[0-9]{1,19})$"}},
+                      "description": "resume after this event id (the last one seen; empty: "
+                                     "from the start); an id this stream never sent: 400",
+                      "schema": {"type": "string", "pattern": r"^([1-4]|2\.[0-9]{1,19})?$"}},
     "format": {"name": "format", "in": "query", "required": False,
-               "description": "json (default) or csv (text/csv: evaluations,best lines)",
+               "description": "json (default) or csv (text/csv: evaluations,elapsed_ms,best lines)",
                "schema": {"enum": ["json", "csv"], "default": "json"}},
 }
 _RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}

@@ -50,9 +50,9 @@ Cursor = tuple[int, int]
 def parse_last_event_id(text: str | None) -> Cursor:
     """The cursor after the event ``text`` (``(0, -1)``: nothing seen); 400
     ``invalid_parameter`` for an id this service never sent."""
-    if text is None or not text.strip():
+    if not text:  # absent, or empty: nothing seen (EventSource sends no empty id)
         return 0, -1
-    match = _LAST_ID.fullmatch(text.strip())
+    match = _LAST_ID.fullmatch(text)
     if match is None or (match.group(2) is not None and match.group(1) != "2"):
         raise ApiError("invalid_parameter", f"Last-Event-ID: {text[:40]!r} is not an event id "
                                             "of this stream")

@@ -49,6 +49,23 @@ def test_decisions_are_logged_listed_and_read_back(server: LiveServer) -> None:
     assert record["answer"] == answers[2] and record["answer_truncated"] is False
 
 
+def test_a_logged_request_reads_back_as_the_service_read_it(server: LiveServer) -> None:
+    """A number past 64 bits is a double to the service (orjson): the log keeps the body as
+    sent and reads it back the same way (it was a 500: read back as a Python int, which
+    orjson cannot write)."""
+    key = server.create_key(plan="sdk")["key"]
+    raw = (b'{"options": [{"id": "a", "attributes": {"price": 123456789012345678901234567890}},'
+           b' {"id": "b", "attributes": {"price": 2}}], "method": "wsm",'
+           b' "criteria": [{"attribute": "price", "weight": 1}]}')
+    r = server.request("POST", "/v1/decide", raw=raw,
+                       headers={**auth(key), "Content-Type": "application/json"})
+    assert r.status == 200, r.body
+    entry = _log(server, key)["data"][0]
+    r = server.request("GET", f"/v1/decisions/{entry['id']}", headers=auth(key))
+    assert r.status == 200, r.body
+    assert r.json()["request"]["options"][0]["attributes"]["price"] == 1.2345678901234568e29
+
+
 def test_log_false_keeps_a_call_out_of_the_log(server: LiveServer) -> None:
     key = server.create_key()["key"]
     assert server.request("POST", "/v1/decide", {**DECISION, "log": False},

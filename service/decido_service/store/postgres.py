@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
+import orjson
 from asyncpg import Connection as Conn
 from asyncpg import exceptions as errors
 
@@ -555,7 +556,7 @@ class PostgresStore:
                 " AND seq < $2 ORDER BY seq DESC LIMIT $3", key_id, before, int(limit)))
 
         return [DecisionRecord(id=r[0], key_id=r[1], created_at=r[2],
-                               summary=json.loads(r[3]), request=None, answer=None)
+                               summary=orjson.loads(r[3]), request=None, answer=None)
                 for r in await self._read(page)]
 
     async def get_decision(self, key_id: str, decision_id: str) -> DecisionRecord | None:
@@ -568,9 +569,9 @@ class PostgresStore:
         r = await self._read(get)
         if r is None:
             return None
-        return DecisionRecord(id=r[0], key_id=r[1], created_at=r[2], summary=json.loads(r[3]),
-                              request=json.loads(r[4]),
-                              answer=None if r[5] is None else json.loads(r[5]))
+        return DecisionRecord(id=r[0], key_id=r[1], created_at=r[2], summary=orjson.loads(r[3]),
+                              request=orjson.loads(r[4]),
+                              answer=None if r[5] is None else orjson.loads(r[5]))
 
     # ------------------------------------------------------------------ lifecycle
     async def close(self) -> None:

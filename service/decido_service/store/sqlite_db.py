@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -11,6 +10,8 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
+
+import orjson
 
 from decido_service import keys
 from decido_service.store import (
@@ -450,7 +451,7 @@ class SQLiteDatabase:
                 (key_id, before if before is not None else 2**63 - 1, int(limit)),
             ).fetchall()
         return [DecisionRecord(id=r[0], key_id=r[1], created_at=r[2],
-                               summary=json.loads(r[3]), request=None, answer=None)
+                               summary=orjson.loads(r[3]), request=None, answer=None)
                 for r in rows]
 
     def get_decision(self, key_id: str, decision_id: str) -> DecisionRecord | None:
@@ -462,9 +463,9 @@ class SQLiteDatabase:
                 " WHERE id = ? AND key_id = ?", (decision_id, key_id)).fetchone()
         if r is None:
             return None
-        return DecisionRecord(id=r[0], key_id=r[1], created_at=r[2], summary=json.loads(r[3]),
-                              request=json.loads(r[4]),
-                              answer=None if r[5] is None else json.loads(r[5]))
+        return DecisionRecord(id=r[0], key_id=r[1], created_at=r[2], summary=orjson.loads(r[3]),
+                              request=orjson.loads(r[4]),
+                              answer=None if r[5] is None else orjson.loads(r[5]))
 
     # ---------------------------------------------------------------- lifecycle
     def close(self) -> None:
