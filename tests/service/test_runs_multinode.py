@@ -9,13 +9,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from conftest import LiveServer, auth
 from sse import Stream
 from test_api_runs import SLOW, SPHERE, submit, wait_for
 from test_store_multinode import database  # noqa: F401 - fixture
+from test_store_multinode import nodes as fleet
 
 FINAL = ("succeeded", "failed", "cancelled")
 #: one run thread per worker, a 2 s lease: a dead node's run is noticed in seconds
@@ -24,18 +24,9 @@ ENV = {"DECIDO_RUN_THREADS": "1", "DECIDO_RUN_LEASE": "2"}
 
 @contextlib.contextmanager
 def nodes(workdir: Path, url: str, count: int = 3) -> Iterator[list[LiveServer]]:
-    servers = []
-    for i in range(count):
-        (workdir / f"node{i}").mkdir()
-        servers.append(LiveServer(workdir / f"node{i}", dict(ENV), workers=1, db_url=url))
-    try:
-        with ThreadPoolExecutor(count) as pool:
-            list(pool.map(LiveServer.start, servers))
+    """Three one-worker nodes on the real clock (leases and time limits are real time)."""
+    with fleet(workdir, url, count, env={**ENV, "DECIDO_FAKE_NOW": ""}, workers=1) as servers:
         yield servers
-    finally:
-        for server in servers:
-            if server.proc is not None:
-                server.stop()
 
 
 def test_submit_on_a_watch_on_b_cancel_from_c(

@@ -34,8 +34,8 @@ PG_SOCKET = "/var/run/postgresql/.s.PGSQL.5432"
 
 
 @contextlib.contextmanager
-def nodes(workdir: Path, url: str, count: int = NODES,
-          env: dict[str, str] | None = None) -> Iterator[list[LiveServer]]:
+def nodes(workdir: Path, url: str, count: int = NODES, env: dict[str, str] | None = None,
+          workers: int = 2) -> Iterator[list[LiveServer]]:
     """``count`` servers on one database, started together, stopped on the way out
     (``env``: more settings; ``DECIDO_FAKE_NOW=""`` runs them on the real clock)."""
     base = {"DECIDO_PLANS": json.dumps(PLANS), "DECIDO_KEYS_PER_HOUR": str(KEYS_PER_HOUR)}
@@ -46,7 +46,7 @@ def nodes(workdir: Path, url: str, count: int = NODES,
     for i in range(count):
         folder = workdir / f"node{i}"
         folder.mkdir()
-        servers.append(LiveServer(folder, dict(env), workers=2, db_url=url))
+        servers.append(LiveServer(folder, dict(env), workers=workers, db_url=url))
     try:
         with ThreadPoolExecutor(count) as pool:
             list(pool.map(LiveServer.start, servers))
