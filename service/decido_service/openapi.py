@@ -198,8 +198,9 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
                         "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
     "last_event_id": {"name": "Last-Event-ID", "in": "header", "required": False,
                       "description": "resume after this event id (the last one seen); an "
-                                     "id this stream never sent: 400",
-                      "schema": {"type": "string", "pattern": r"^([1-4]|2\.[0-9]{1,19})$"}},
+                                     "id this stream never sent: 400; empty: from the start",
+                      "schema": {"type": "string",
+                                 "pattern": r"^\s*([1-4]|2\.[0-9]{1,19})?\s*$"}},
     "format": {"name": "format", "in": "query", "required": False,
                "description": "json (default) or csv (text/csv: evaluations,best lines)",
                "schema": {"enum": ["json", "csv"], "default": "json"}},
