@@ -5,7 +5,8 @@ request that the document says is valid must be answered 2xx, or refused for a r
 document does not claim to describe — credentials or caps (401, 403), counters or
 overload (429, 503), an id that is well formed but names nothing of the key's (404, or 400
 ``invalid_parameter`` as a ``starting_after`` cursor), a run in the wrong state (409), an
-``Idempotency-Key`` already used with another request or still in use (422, 409), or a
+``Idempotency-Key`` already used with another request or still in use (422, 409) or whose
+run was deleted since (404), or a
 422 whose every fault is one of the library's semantic checks (bounds out of order, options
 outside the engine's ranges, an expression that does not compile). Any other 400, a 415, or
 a 422 naming a schema fault (``invalid_type``, ``required``, ``unknown_field``,
@@ -35,6 +36,8 @@ def schema_valid_data_is_accepted(ctx, response, case) -> bool | None:
         return None
     if status == 404 and case.path_parameters:  # a well-formed id of nothing of the key's
         return None
+    if status == 404 and (case.headers or {}).get("Idempotency-Key") is not None:
+        return None  # the run of the key's earlier use was deleted since
     if "/v1/runs/" in case.path and status == 409:
         return None  # a run in the wrong state
     if status in (409, 422) and json.loads(response.content).get("code") in (
