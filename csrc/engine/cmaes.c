@@ -86,7 +86,8 @@ static const dc_engine_info info = {
     "cmaes", "CMA-ES (IPOP)",
     "Covariance matrix adaptation evolution strategy with IPOP restarts (population doubled "
     "at each restart) and a diagonal covariance (sep-CMA-ES) above 100 dimensions.",
-    "evolution strategy", 0, options, N_OPTIONS};
+    "evolution strategy", 0, options, N_OPTIONS,
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 #define TOLFUN 1e-12
 #define TOLX_FACTOR 1e-12

@@ -55,7 +55,8 @@ static const dc_engine_info info = {
     "coordinate (dense 1-D sampling and golden-section refinement, identical coordinates "
     "solved once); anything else gets a population search with restarts polished by "
     "L-BFGS on exact gradients.",
-    "structure-aware hybrid", 0, options, N_OPTIONS};
+    "structure-aware hybrid", 0, options, N_OPTIONS,
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 #define GOLD 0.6180339887498949
 #define BRACKET_TOL 1e-15
@@ -99,6 +100,7 @@ typedef struct state {
     double best_f;
     double *best_u;
     int have_best;
+    double *seed_u;   /* a start point given by seed_point, or NULL */
 } state;
 
 /* ---- buffers ---- */
@@ -456,7 +458,7 @@ static dc_status next_round(state *s)
         s->round_budget = left;
     if (!s->global.live) /* the population engine keeps its state across rounds */
         return sub_start(s, &s->global, global_id(),
-                         (int64_t)(s->share * (double)s->pbp->budget), NULL);
+                         (int64_t)(s->share * (double)s->pbp->budget), s->seed_u);
     return DC_OK;
 }
 
@@ -580,6 +582,26 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->ubest, s->cols * sizeof(double));
     dc_mem_free(s->alloc, s->gbest, s->cols * sizeof(double));
     dc_mem_free(s->alloc, s->best_u, s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->seed_u, s->n * sizeof(double));
 }
 
-const dc_engine_vt dc_eng_dss = {&info, sizeof(state), init, ask, tell, stop, release, NULL};
+/* A start point: the hybrid's first polish starts there instead of the
+ * centre, and the population search takes it in.  The separable plan
+ * ignores it (it samples every coordinate's whole interval anyway). */
+static dc_status seed_point(void *sp, const double *u)
+{
+    state *s = sp;
+    if (s->phase != PH_POLISH && s->phase != PH_GLOBAL)
+        return DC_OK;
+    if (!s->seed_u && !(s->seed_u = dc_mem_alloc(s->alloc, s->n * sizeof(double))))
+        return DC_ERR_NOMEM;
+    memcpy(s->seed_u, u, s->n * sizeof(double));
+    memcpy(s->best_u, u, s->n * sizeof(double));
+    if (s->phase == PH_POLISH && s->polish.live && s->polish.vt->seed_point)
+        return s->polish.vt->seed_point(s->polish.state, u);
+    if (s->phase == PH_GLOBAL && s->global.live && s->global.vt->seed_point)
+        return s->global.vt->seed_point(s->global.state, u);
+    return DC_OK;
+}
+
+const dc_engine_vt dc_eng_dss = {&info, sizeof(state), init, ask, tell, stop, release, seed_point};
