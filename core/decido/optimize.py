@@ -274,7 +274,7 @@ def _check(
         bounds = None
     if variables is None:
         bound_faults, b = _bounds(bounds) if bounds is not None else (
-            [Problem(("bounds",), "invalid_bounds", "bounds (or variables) are required")],
+            [Problem(("bounds",), "required", "bounds (or variables) are required")],
             None)
         found += bound_faults
     else:

@@ -165,7 +165,8 @@ class Execution:
         state = "cancelled" if body["status"] == "stopped" else "succeeded"
         trace = thin_trace(body["history"])
         result = {k: body[k] for k in ("x", "value", "evaluations", "iterations", "status",
-                                       "message", "elapsed_ms", "seed")}
+                                       "message", "elapsed_ms", "seed", "feasible",
+                                       "max_violation", "constraints")}
         await self._finish(state, result=result, trace=trace, columns={
             "status": body["status"], "value": body["value"], "seed": body["seed"],
             "evaluations": body["evaluations"], "elapsed_ms": body["elapsed_ms"]})

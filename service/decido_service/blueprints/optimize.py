@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
@@ -189,9 +190,12 @@ def execute(req: OptimizeRequest, objective: decido.Expression, budget: dict[str
             monitor: decido.RunMonitor) -> dict[str, Any]:
     """Run one optimization (in a pool thread); the response body without its ``id``."""
     r = decido.optimize(
-        objective, req.bounds, goal=req.goal, engine=req.engine,
+        objective, req.bounds or None, goal=req.goal, engine=req.engine,
         max_evaluations=budget["max_evaluations"], time_limit=budget["time_limit"],
         target=req.target, seed=req.seed, options=req.options, monitor=monitor,
+        variables=None if req.variables is None else msgspec.to_builtins(req.variables),
+        integers=req.integers, x0=req.x0, constraints=req.constraints,
+        constraint_tolerance=req.constraint_tolerance,
     )
     elapsed_ms = round(r.elapsed * 1e3, 3)
     return {
@@ -199,4 +203,6 @@ def execute(req: OptimizeRequest, objective: decido.Expression, budget: dict[str
         "x": r.x.tolist(), "value": r.fun, "goal": r.goal, "evaluations": r.evaluations,
         "iterations": r.iterations, "elapsed_ms": elapsed_ms, "seed": r.seed,
         "dims": req.dims, "history": [[int(e), float(b)] for e, b in r.history],
+        "feasible": r.feasible, "max_violation": r.max_violation,
+        "constraints": r.constraints, "variables": r.variables,  # orjson: NaN, inf -> null
     }
