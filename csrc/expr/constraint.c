@@ -5,7 +5,7 @@
  * exactly one comparison at the top level (outside brackets and calls).
  * Anything else is refused with the position of the fault: no comparison,
  * a chain (a <= b <= c), a strict or != comparison, and/or/not at the top
- * level.  The two sides are then compiled as ONE program "(lhs)-(rhs)" in the
+ * level, a bracket never closed or closing nothing.  The two sides are then compiled as ONE program "(lhs)-(rhs)" in the
  * caller's context (same variables as the objective), so a constraint costs
  * one evaluation and one reverse sweep; errors of that compile are mapped
  * back to positions in the caller's text.
@@ -41,11 +41,12 @@ dc_status dc_compile_constraint(const char *text, size_t length, const dc_option
     dc_token tok, first, second;
     dc_status st;
     size_t depth = 0, count = 0, ntok = 0, body = 0, lhs_len, rhs_pos, rhs_len, total;
-    dc_token op;
+    dc_token op, open;
     char *buf;
 
     memset(err, 0, sizeof *err);
     memset(&op, 0, sizeof op);
+    memset(&open, 0, sizeof open);
     memset(&first, 0, sizeof first);
     memset(&second, 0, sizeof second);
     if (!out || !info || (!text && length))
@@ -84,10 +85,13 @@ dc_status dc_compile_constraint(const char *text, size_t length, const dc_option
             continue;
         }
         if (tok.kind == TK_LPAREN || tok.kind == TK_LBRACKET) {
-            depth++;
+            if (depth++ == 0)
+                open = tok;
         } else if (tok.kind == TK_RPAREN || tok.kind == TK_RBRACKET) {
-            if (depth)
-                depth--;
+            if (depth == 0)
+                return dc_set_error(err, DC_ERR_SYNTAX, tok.pos, tok.len,
+                                    "%s closes no bracket", dc_lex_describe(tok.kind));
+            depth--;
         } else if (depth == 0 && (tok.kind == TK_AND || tok.kind == TK_OR || tok.kind == TK_NOT)) {
             return dc_set_error(err, DC_ERR_SYNTAX, tok.pos, tok.len,
                                 "a constraint is one comparison: %s is not allowed outside "
@@ -108,6 +112,9 @@ dc_status dc_compile_constraint(const char *text, size_t length, const dc_option
                                     "a constraint compares with <=, >= or ==, not '!='");
         }
     }
+    if (depth)
+        return dc_set_error(err, DC_ERR_SYNTAX, open.pos, open.len, "%s is never closed",
+                            dc_lex_describe(open.kind));
     if (count == 0)
         return dc_set_error(err, DC_ERR_SYNTAX, body, length > body ? length - body : 0,
                             "a constraint must be one comparison: lhs <= rhs, lhs >= rhs or "

@@ -141,6 +141,7 @@ dc_status dc_gradient(const dc_program *program, dc_workspace *workspace,
  * program computes g = lhs - rhs; the sense says what must hold (g <= 0,
  * g >= 0, g == 0).  Refused (DC_ERR_SYNTAX or DC_ERR_EMPTY, with the byte
  * position): no comparison, a chain, <, > or !=, and/or/not at the top level,
+ * a bracket never closed or closing nothing,
  * an empty side; any compile error of a side is reported at its position in
  * text.  info gets the sense and the spans of the name (length 0: none) and
  * of the operator. */
