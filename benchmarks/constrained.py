@@ -39,8 +39,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import decido  # noqa: E402
 from constrained_suite import SUITE, CProblem, brute_force  # noqa: E402
+
+import decido  # noqa: E402
 from decido.design import compile_constraints, design_problems  # noqa: E402
 
 REACH = 1e-4
@@ -95,7 +96,8 @@ class Tracked:
         return np.array([c.program.evaluate(x) for c in self.cons])
 
     def excess(self, g: np.ndarray) -> float:
-        return float(sum(max(0.0, c.violation(v) - self.p.tol) for c, v in zip(self.cons, g)))
+        return float(sum(max(0.0, c.violation(v) - self.p.tol)
+                         for c, v in zip(self.cons, g, strict=True)))
 
     def gap(self, f: float) -> float:
         return (f - self.fstar) / max(1.0, abs(self.fstar))
@@ -120,7 +122,7 @@ class Tracked:
         """Every constraint as c(x) <= 0 (equalities as |h| - tol)."""
         g = self.gvals(self.decode(z))
         out = []
-        for c, v in zip(self.cons, g):
+        for c, v in zip(self.cons, g, strict=True):
             out.append(v if c.sense == "<=" else -v if c.sense == ">=" else abs(v) - self.p.tol)
         return np.array(out)
 
@@ -167,7 +169,7 @@ def scipy_de(t: Tracked, seed: int) -> dict[str, Any]:
     popsize = 15
     maxiter = max(1, t.budget // (popsize * n) - 1)
     try:
-        differential_evolution(t.objective, list(zip(t.lower, t.upper)), seed=seed,
+        differential_evolution(t.objective, list(zip(t.lower, t.upper, strict=True)), seed=seed,
                                popsize=popsize, maxiter=maxiter, polish=False, tol=0,
                                constraints=t.scipy_constraints(), integrality=t.integral)
     except Budget:

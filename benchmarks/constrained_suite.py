@@ -46,7 +46,8 @@ class CProblem:
 
 
 def _reals(names: str, lo: list[float], hi: list[float]) -> list[dict[str, Any]]:
-    return [{"name": n, "lower": a, "upper": b} for n, a, b in zip(names.split(), lo, hi)]
+    return [{"name": n, "lower": a, "upper": b}
+            for n, a, b in zip(names.split(), lo, hi, strict=True)]
 
 
 G01 = CProblem(

@@ -11,7 +11,7 @@ variables (``x``, ``n`` or the names) and refuses any that is NaN at every point
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +86,13 @@ class Design:
         return X
 
 
+def _getter(v: Any) -> Callable[[str], Any]:
+    """Members of a variable given as a dict or as an object with attributes."""
+    if isinstance(v, dict):
+        return v.get
+    return lambda key: getattr(v, key, None)
+
+
 def _variable_problems(variables: Any) -> tuple[list[Problem], list[tuple[str, Any]]]:
     """Faults of ``variables``, and ``(name, spec)`` of each well-formed one."""
     if not isinstance(variables, (list, tuple)) or not variables:
@@ -97,7 +104,7 @@ def _variable_problems(variables: Any) -> tuple[list[Problem], list[tuple[str, A
     seen: set[str] = set()
     for k, v in enumerate(variables):
         where = ("variables", k)
-        get = v.get if isinstance(v, dict) else (lambda key, _v=v: getattr(_v, key, None))
+        get = _getter(v)
         name = get("name")
         if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
             found.append(Problem(where, "invalid_argument",
@@ -292,6 +299,7 @@ def compile_constraints(texts: Sequence[str], design: Design, *, n: int | None =
         except ExpressionError as exc:
             raise ConstraintError(k, exc.code, exc.message, exc.position, exc.length,
                                   text) from None
+        assert prog.constraint is not None
         sense, name_pos, name_len, _, _ = prog.constraint
         name = text[name_pos:name_pos + name_len] if name_len else f"c{k}"
         out.append(Constraint(name, text, _SENSES[sense], prog))

@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -387,7 +387,8 @@ def _objective(objective: Objective, design: Design) -> Any:
 
 
 def _constraint_report(cons: list[Constraint], g: list[float]) -> list[dict[str, Any]]:
-    return [{"name": c.name, "value": v, "violation": c.violation(v)} for c, v in zip(cons, g)]
+    return [{"name": c.name, "value": v, "violation": c.violation(v)}
+            for c, v in zip(cons, g, strict=True)]
 
 
 def optimize(
@@ -487,7 +488,7 @@ def optimize(
         max_violation=float(out["max_violation"]),
         constraints=_constraint_report(cons, out["g"]),
         variables=None if design.names is None else {
-            name: float(v) for name, v in zip(design.names, out["x"])},
+            name: float(v) for name, v in zip(design.names, out["x"], strict=True)},
     )
 
 
