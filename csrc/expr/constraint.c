@@ -40,7 +40,7 @@ dc_status dc_compile_constraint(const char *text, size_t length, const dc_option
     dc_lexer lx;
     dc_token tok, first, second;
     dc_status st;
-    size_t depth = 0, count = 0, ntok = 0, body = 0, lhs_len, rhs_pos, rhs_len, total;
+    size_t depth = 0, count = 0, ntok = 0, body = 0, lhs_len, rhs_pos, rhs_len, total, limit;
     dc_token op, open;
     char *buf;
 
@@ -53,16 +53,12 @@ dc_status dc_compile_constraint(const char *text, size_t length, const dc_option
         return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "NULL argument");
     *out = NULL;
     memset(info, 0, sizeof *info);
-    if (options)
-        opt = *options;
-    else
-        dc_options_init(&opt);
-    if (!opt.max_length)
-        opt.max_length = DC_DEFAULT_MAX_LENGTH;
-    if (length > opt.max_length)
-        return dc_set_error(err, DC_ERR_TOO_LONG, opt.max_length, length - opt.max_length,
-                            "constraint too long: %zu characters (limit %zu)", length,
-                            opt.max_length);
+    dc_options_init(&opt);
+    opt = options ? *options : opt;
+    limit = opt.max_length ? opt.max_length : DC_DEFAULT_MAX_LENGTH;
+    if (length > limit)
+        return dc_set_error(err, DC_ERR_TOO_LONG, limit, length - limit,
+                            "constraint too long: %zu characters (limit %zu)", length, limit);
     a = opt.allocator ? opt.allocator : dc_mem_default();
     lx.alloc = a;
     lx.text = text;
@@ -136,7 +132,7 @@ dc_status dc_compile_constraint(const char *text, size_t length, const dc_option
     memcpy(buf + 1 + lhs_len, ")-(", 3);
     memcpy(buf + 4 + lhs_len, text + rhs_pos, rhs_len);
     buf[4 + lhs_len + rhs_len] = ')';
-    opt.max_length = opt.max_length + 5;
+    opt.max_length = limit + 5;
     st = dc_compile(buf, total, &opt, out, err);
     dc_mem_free(a, buf, total);
     if (st) {

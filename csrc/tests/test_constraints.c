@@ -10,6 +10,7 @@
 
 #include "decido.h"
 #include "tests/check.h"
+#include "tests/failing_alloc.h"
 
 static dc_program *compile_x(const char *text, size_t n)
 {
@@ -183,31 +184,6 @@ static dc_status run(const char *engine, const dc_program *obj, setup *su, size_
     if (st && st != DC_ERR_NOMEM)
         printf("  %s: %s\n", engine, err.message);
     return st;
-}
-
-typedef struct counting {
-    long allocations, fail_after, live;
-} counting;
-
-static void *failing_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
-{
-    counting *c = ud;
-    (void)old_size;
-    if (new_size == 0) {
-        if (ptr)
-            c->live--;
-        free(ptr);
-        return NULL;
-    }
-    if (c->allocations >= c->fail_after)
-        return NULL;
-    c->allocations++;
-    {
-        void *q = realloc(ptr, new_size);
-        if (q && !ptr)
-            c->live++;
-        return q;
-    }
 }
 
 static void test_engines(void)
