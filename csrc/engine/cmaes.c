@@ -25,10 +25,14 @@
  * dimensions (full covariance costs O(N^2) memory and O(N^3) per
  * decomposition), so the engine never holds an O(n^2) matrix for n > 100.
  *
- * Restarts (IPOP-CMA-ES, Auger & Hansen 2005).  When a run meets one of the
- * termination tests below, a new run starts from a new uniformly random mean
- * in the unit cube (every run, the first included: no privileged centre),
- * sigma = sigma0, C = I and lambda multiplied by incpopsize.  After
+ * Restarts (BIPOP-CMA-ES, Hansen 2009, by default; IPOP-CMA-ES, Auger &
+ * Hansen 2005, with schedule = 1).  When a run meets one of the termination
+ * tests below, a new run starts from a new uniformly random mean in the unit
+ * cube (every run, the first included: no privileged centre) and C = I.
+ * IPOP: sigma = sigma0 and lambda multiplied by incpopsize.  BIPOP: the
+ * regime that has spent fewer evaluations runs next: a large run as IPOP's,
+ * or a small one with lambda between the default and half the large one and
+ * sigma = sigma0 10^(-2u), u uniform (see restart()).  After
  * `restarts` restarts the next termination reports DC_STOP_CONVERGED; until
  * then only the budget, clock or target (the driver's) end the search.
  * lambda is capped so that the population buffers, lambda * (N + n + 4)
@@ -62,7 +66,7 @@
  * seed_point(u) (composite engines) puts the current run's mean at u.
  *
  * Options: popsize (0 = 4 + floor(3 ln N); values 1 count as 2), sigma0
- * (relative to the cube's width), restarts, incpopsize, diagonal.  Fixed
+ * (relative to the cube's width), restarts, incpopsize, diagonal, schedule.  Fixed
  * coordinates (lower == upper) are left out: N counts the free ones.
  */
 #include <math.h>
@@ -71,21 +75,25 @@
 
 #include "engine/engine.h"
 
-enum { OPT_POPSIZE, OPT_SIGMA0, OPT_RESTARTS, OPT_INCPOPSIZE, OPT_DIAGONAL, N_OPTIONS };
+enum { OPT_POPSIZE, OPT_SIGMA0, OPT_RESTARTS, OPT_INCPOPSIZE, OPT_DIAGONAL, OPT_SCHEDULE,
+       N_OPTIONS };
 
 static const dc_option_info options[N_OPTIONS] = {
     {"popsize", 0, 0, 100000, 1, "initial population lambda (0 = 4 + floor(3 ln n))"},
     {"sigma0", 0.3, 1e-12, 1, 0, "initial step size, relative to the width of the bounds (0, 1]"},
-    {"restarts", 9, 0, 100, 1, "IPOP restarts before reporting convergence"},
+    {"restarts", 9, 0, 100, 1, "restarts before reporting convergence"},
     {"incpopsize", 2, 1, 10, 0, "population growth factor at each restart"},
     {"diagonal", 0, 0, 1, 1,
      "1 = separable (diagonal) covariance; 0 = full up to 100 dimensions, diagonal above"},
+    {"schedule", 0, 0, 1, 1,
+     "restart schedule: 0 = BIPOP (large and small populations in turn), 1 = IPOP"},
 };
 
 static const dc_engine_info info = {
-    "cmaes", "CMA-ES (IPOP)",
-    "Covariance matrix adaptation evolution strategy with IPOP restarts (population doubled "
-    "at each restart) and a diagonal covariance (sep-CMA-ES) above 100 dimensions.",
+    "cmaes", "CMA-ES (BIPOP)",
+    "Covariance matrix adaptation evolution strategy with BIPOP restarts (runs with a doubled "
+    "population alternate with small-population runs of small steps; IPOP as an option) and "
+    "a diagonal covariance (sep-CMA-ES) above 100 dimensions.",
     "evolution strategy", 0, options, N_OPTIONS,
     DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
@@ -101,7 +109,7 @@ static const dc_engine_info info = {
 typedef struct settings {
     size_t popsize;
     double sigma0, incpopsize;
-    int restarts, diagonal;
+    int restarts, diagonal, ipop;
 } settings;
 
 /* strategy parameters of one run: functions of N and lambda only */
@@ -136,6 +144,11 @@ typedef struct state {
     int ended;           /* the run met a termination test */
     int flat;            /* consecutive flat generations */
     int restarts_done, done, asked_once;
+    /* BIPOP: the default and the large regime's lambda, evaluations spent by
+     * each regime, the current run's, and whether it is a small one */
+    size_t lam_default, lam_large;
+    int64_t evals_large, evals_small, run_evals;
+    int small_run;
     /* per-lambda buffers (capacity lam_cap) */
     size_t lam_cap;
     double *Y, *U, *f, *fit, *wbuf, *zn2; /* zn2: |z_k|^2 = |C^(-1/2) y_k|^2 */
@@ -494,6 +507,38 @@ static dc_status start_run(state *s, size_t lam)
     s->hcount = s->hhead = 0;
     s->gamma_init = 0;
     s->pcount = 0;
+    s->run_evals = 0;
+    return DC_OK;
+}
+
+/* The next run after a termination.  IPOP: lambda times incpopsize.  BIPOP
+ * (Hansen 2009): the regime that has spent fewer evaluations goes next; a
+ * large run doubles (incpopsize) the large regime's lambda, a small run
+ * draws u ~ U(0,1) and takes lambda = lam_default (lam_large / (2
+ * lam_default))^(u^2) and sigma = sigma0 10^(-2u); the first run counts as
+ * a large one. */
+static dc_status restart(state *s)
+{
+    size_t lam;
+    if (s->small_run)
+        s->evals_small += s->run_evals;
+    else
+        s->evals_large += s->run_evals;
+    s->small_run = !s->opt.ipop && s->evals_small < s->evals_large;
+    if (!s->small_run) {
+        lam = (size_t)floor((double)s->lam_large * s->opt.incpopsize + 0.5);
+        s->lam_large = cap_lambda(s, lam);
+        return start_run(s, s->lam_large);
+    }
+    {
+        double u = dc_rng_uniform(s->rng);
+        double ratio = 0.5 * (double)s->lam_large / (double)s->lam_default;
+        dc_status st;
+        lam = (size_t)floor((double)s->lam_default * pow(ratio > 1.0 ? ratio : 1.0, u * u));
+        if ((st = start_run(s, cap_lambda(s, lam))))
+            return st;
+        s->sigma = s->opt.sigma0 * pow(10.0, -2.0 * u);
+    }
     return DC_OK;
 }
 
@@ -510,6 +555,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     s->opt.restarts = (int)params[OPT_RESTARTS];
     s->opt.incpopsize = params[OPT_INCPOPSIZE];
     s->opt.diagonal = params[OPT_DIAGONAL] != 0.0;
+    s->opt.ipop = params[OPT_SCHEDULE] != 0.0;
     for (j = 0; j < s->n; j++)
         N += !(pb->fixed && pb->fixed[j]);
     s->N = N;
@@ -557,6 +603,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     s->phist = alloc_doubles(s->alloc, s->pcap);
     if (!s->hbest || !s->hmed || !s->hwork || !s->phist)
         return DC_ERR_NOMEM;
+    s->lam_default = s->lam_large = lam;
     return start_run(s, lam);
 }
 
@@ -794,6 +841,7 @@ static dc_status tell(void *sp, const dc_batch *b)
         s->done = 1;
         return DC_OK;
     }
+    s->run_evals += (int64_t)lam;
     /* rank by f(proj x) + boundary penalty of the unprojected x */
     update_penalty(s);
     for (k = 0; k < lam; k++) {
@@ -925,14 +973,12 @@ static dc_status tell(void *sp, const dc_batch *b)
     if (!s->ended)
         s->ended = run_ended(s);
     if (s->ended) {
-        size_t next;
         if (s->restarts_done >= s->opt.restarts) {
             s->done = 1;
             return DC_OK;
         }
         s->restarts_done++;
-        next = (size_t)floor((double)lam * s->opt.incpopsize + 0.5);
-        return start_run(s, cap_lambda(s, next));
+        return restart(s);
     }
     return DC_OK;
 }
