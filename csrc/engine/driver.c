@@ -817,6 +817,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     pb.fixed = d.fixed;
     pb.structure = DC_STRUCT_GENERAL;
     pb.exact_gradient = run->program != NULL;
+    pb.constrained = run->n_constraints > 0;
     if (run->program && !run->n_constraints) { /* constraints couple everything */
         pb.exact_gradient = 1;
         pb.structure = dc_structure_kind_of(run->program);

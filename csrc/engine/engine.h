@@ -52,6 +52,7 @@ typedef struct dc_problem {
     dc_structure_kind structure;
     const int64_t *group;      /* structure groups (n), or NULL */
     size_t n_groups;
+    int constrained;           /* the driver's constraint layer ranks the values */
 } dc_problem;
 
 typedef struct dc_engine_vt {
