@@ -118,3 +118,14 @@ def test_bad_inputs_are_listed_with_pointers_and_positions(server: LiveServer,
         body = assert_problem(server.request("POST", "/v1/optimize", req,
                                              headers=auth(free_key)), 422, "validation_failed")
         assert [e["pointer"] for e in body["errors"]] == [pointer], body
+
+
+def test_constraint_tolerance_decides_what_is_feasible(server: LiveServer,
+                                                       free_key: str) -> None:
+    req = {"bounds": [[0, 1]], "objective_expression": "x[0]", "constraints": ["x[0] >= 1.05"],
+           "engine": "de", "seed": 2, "max_evaluations": 500}
+    strict = server.request("POST", "/v1/optimize", req, headers=auth(free_key)).json()
+    loose = server.request("POST", "/v1/optimize", {**req, "constraint_tolerance": 0.1},
+                           headers=auth(free_key)).json()
+    assert strict["status"] == "infeasible" and loose["feasible"] is True
+    assert loose["constraints"][0]["violation"] <= 0.1
