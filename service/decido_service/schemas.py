@@ -34,7 +34,7 @@ import decido
 from decido.design import compile_constraints, design_problems
 from decido.optimize import Problem, problems
 from decido_service.errors import ApiError, field_error, validation_error
-from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest
+from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
 
 __all__ = [
     "batch_size",
@@ -215,7 +215,7 @@ def request_schema(kind: type[Any]) -> dict[str, Any]:
     """The JSON Schema of a request type with its components under ``components``
     (the same text as in the OpenAPI document)."""
     (ref,), components = msgspec.json.schema_components([kind], ref_template=_COMPONENTS)
-    return {**ref, "components": {"schemas": components}}
+    return {**ref, "components": {"schemas": with_extras(components)}}
 
 
 _VALIDATORS: dict[type[Any], Any] = {

@@ -28,6 +28,7 @@ __all__ = [
     "DecisionLogRecord",
     "REQUEST_TYPES",
     "RESPONSE_TYPES",
+    "SCHEMA_EXTRAS",
     "Engine",
     "EngineOption",
     "Engines",
@@ -55,6 +56,7 @@ __all__ = [
     "RunTrace",
     "Usage",
     "Variable",
+    "with_extras",
 ]
 
 #: what a run id looks like: ``run_`` and 24 lowercase hex digits (96 random bits)
@@ -501,6 +503,19 @@ OptimizeEvent = ProgressEvent | ResultEvent | ErrorEvent
 
 #: the request bodies, by OpenAPI component name
 REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest}
+#: what the generated component schemas cannot say, added to them by name
+SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
+    "OptimizeRequest": {"anyOf": [
+        {"required": ["bounds"]},
+        {"required": ["variables"], "properties": {"variables": {"type": "array"}}}]}}
+
+
+def with_extras(components: dict[str, Any]) -> dict[str, Any]:
+    """``components`` (from ``msgspec.json.schema_components``) with :data:`SCHEMA_EXTRAS`."""
+    for name, extra in SCHEMA_EXTRAS.items():
+        if name in components:
+            components[name].update(extra)
+    return components
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
