@@ -129,3 +129,14 @@ def test_constraint_tolerance_decides_what_is_feasible(server: LiveServer,
                            headers=auth(free_key)).json()
     assert strict["status"] == "infeasible" and loose["feasible"] is True
     assert loose["constraints"][0]["violation"] <= 0.1
+
+
+def test_max_dims_counts_every_variable(server: LiveServer, free_key: str) -> None:
+    # free tier: 50 dimensions; 51 variables (integer and discrete ones too) are refused
+    variables = ([{"name": f"v{k}", "lower": 0, "upper": 1} for k in range(49)]
+                 + [{"name": "k", "lower": 0, "upper": 3, "type": "integer"},
+                    {"name": "s", "values": [1, 2]}])
+    req = {"variables": variables, "objective_expression": "v0 + k + s"}
+    body = assert_problem(server.request("POST", "/v1/optimize", req, headers=auth(free_key)),
+                          403, "max_dims_exceeded")
+    assert body["requested"] == 51
