@@ -201,8 +201,11 @@ def scipy_local(method: str) -> Callable[[Tracked, int], dict[str, Any]]:
             while True:
                 x0 = t.lower + rng.random(len(t.lower)) * (t.upper - t.lower)
                 before = t.evals
-                minimize(t.objective, x0, method=method, bounds=Bounds(t.lower, t.upper),
-                         constraints=cons, options={"maxiter": 1000})
+                try:
+                    minimize(t.objective, x0, method=method, bounds=Bounds(t.lower, t.upper),
+                             constraints=cons, options={"maxiter": 1000})
+                except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+                    pass  # e.g. trust-constr on a NaN: the next start
                 if t.evals == before:
                     break
         except Budget:
