@@ -143,7 +143,9 @@ class Tracked:
         return [NonlinearConstraint(lambda z: self.gvals(self.decode(z)), lo, hi)]
 
     def result(self) -> dict[str, Any]:
-        assert self.best is not None
+        if self.best is None:  # the peer evaluated the objective nowhere (scipy's DE
+            return {"feasible": False, "gap": math.inf, "reached": None,  # found no
+                    "evals": self.evals}  # feasible trial in its time)
         excess, f = self.best
         return {"feasible": excess == 0, "gap": self.gap(f) if excess == 0 else math.inf,
                 "reached": self.reached, "evals": self.evals}
