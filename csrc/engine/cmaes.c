@@ -25,8 +25,9 @@
  * dimensions (full covariance costs O(N^2) memory and O(N^3) per
  * decomposition), so the engine never holds an O(n^2) matrix for n > 100.
  *
- * Restarts (BIPOP-CMA-ES, Hansen 2009, by default; IPOP-CMA-ES, Auger &
- * Hansen 2005, with schedule = 1).  When a run meets one of the termination
+ * Restarts (IPOP-CMA-ES, Auger & Hansen 2005, by default; BIPOP-CMA-ES,
+ * Hansen 2009, with schedule = 0: on BBOB f1-f24, d = 10, 10,000 evaluations
+ * it solved 34/72 pairs to 1e-2 against IPOP's 37, so IPOP stays the default).  When a run meets one of the termination
  * tests below, a new run starts from a new uniformly random mean in the unit
  * cube (every run, the first included: no privileged centre) and C = I.
  * IPOP: sigma = sigma0 and lambda multiplied by incpopsize.  BIPOP: the
@@ -85,15 +86,16 @@ static const dc_option_info options[N_OPTIONS] = {
     {"incpopsize", 2, 1, 10, 0, "population growth factor at each restart"},
     {"diagonal", 0, 0, 1, 1,
      "1 = separable (diagonal) covariance; 0 = full up to 100 dimensions, diagonal above"},
-    {"schedule", 0, 0, 1, 1,
-     "restart schedule: 0 = BIPOP (large and small populations in turn), 1 = IPOP"},
+    {"schedule", 1, 0, 1, 1,
+     "restart schedule: 1 = IPOP (the default: better than this BIPOP on BBOB d = 10), "
+     "0 = BIPOP (large and small populations in turn)"},
 };
 
 static const dc_engine_info info = {
-    "cmaes", "CMA-ES (BIPOP)",
-    "Covariance matrix adaptation evolution strategy with BIPOP restarts (runs with a doubled "
-    "population alternate with small-population runs of small steps; IPOP as an option) and "
-    "a diagonal covariance (sep-CMA-ES) above 100 dimensions.",
+    "cmaes", "CMA-ES (IPOP)",
+    "Covariance matrix adaptation evolution strategy with IPOP restarts (population doubled "
+    "at each restart; BIPOP as an option) and a diagonal covariance (sep-CMA-ES) above 100 "
+    "dimensions.",
     "evolution strategy", 0, options, N_OPTIONS,
     DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
@@ -836,6 +838,7 @@ static dc_status tell(void *sp, const dc_batch *b)
     size_t N = s->N, lam = p->lam, mu = p->mu, k, i, j, r;
     double *yw = s->work, *zw = s->work + N, *t = s->work + 2 * N;
     double psn = 0.0, hsig, decay, sq_cs, sq_cc;
+    dc_status st;
     (void)b;
     if (N == 0) {
         s->done = 1;
@@ -978,7 +981,11 @@ static dc_status tell(void *sp, const dc_batch *b)
             return DC_OK;
         }
         s->restarts_done++;
-        return restart(s);
+        if ((st = restart(s)))
+            return st;
+        if (s->small_run)
+            s->restarts_done--; /* BIPOP: only large runs count as restarts */
+        return DC_OK;
     }
     return DC_OK;
 }

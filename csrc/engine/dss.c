@@ -24,7 +24,7 @@
  * hybrid below.
  *
  * Any other objective (chained, grouped, general, or a Python callable) gets
- * a robust global hybrid: a population search (BIPOP-CMA-ES, else L-SHADE,
+ * a robust global hybrid: a population search (IPOP-CMA-ES, else L-SHADE,
  * else random search, whichever the registry has) in rounds, with the best
  * point polished by projected L-BFGS (exact AD gradients for expressions)
  * from the centre first and after each global round, until the budget ends.

@@ -1,9 +1,9 @@
-"""The ``cmaes`` engine (BIPOP-CMA-ES, IPOP as an option, sep-CMA-ES above 100 dimensions) through
+"""The ``cmaes`` engine (IPOP-CMA-ES, BIPOP as an option, sep-CMA-ES above 100 dimensions) through
 ``decido.minimize``.
 
 Accuracies asserted below (f - f* < tol, seeds 1 and 2, budgets in evaluations) are
 what CMA-ES with its defaults (lambda = 4 + 3 ln n, sigma0 = 0.3 of the box, active
-weights, up to 9 BIPOP restarts) reaches; over seeds 0..19 the worst value measured is
+weights, up to 9 IPOP restarts) reaches; over seeds 0..19 the worst value measured is
 at least 1e3 times below the tolerance:
 
 - sphere ``sum(x**2)`` on [-5, 5]: d=2, 2,000 -> 1e-12; d=10, 10,000 -> 1e-11
@@ -130,12 +130,13 @@ def test_convergence_and_restarts():
     flat = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2, "incpopsize": 1})
     assert flat.status == "converged" and flat.evaluations == 8 * flat.iterations
     # IPOP: populations 8, 16, 32 -> more than 8 evaluations per generation on average
-    ipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2, "schedule": 1})
+    ipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2})
     assert ipop.status == "converged" and ipop.evaluations > 8 * ipop.iterations
     assert ipop.evaluations > flat.evaluations
-    # BIPOP (the default): 8, then a small run (8: half the large population is not more
-    # than the default), then a large one (16): fewer evaluations per generation than IPOP
-    bipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2})
+    # BIPOP (schedule 0): 8, then small runs (8: half the large population is not more than
+    # the default; they do not count as restarts), then a large one (16): fewer evaluations
+    # per generation than IPOP
+    bipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2, "schedule": 0})
     assert bipop.status == "converged" and bipop.evaluations > 8 * bipop.iterations
     assert bipop.evaluations / bipop.iterations < ipop.evaluations / ipop.iterations
     # default: 9 restarts, then converged (the budget is not the limit)
@@ -175,7 +176,7 @@ def test_option_defaults():
     (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
     defaults = {o["name"]: o["default"] for o in info["options"]}
     assert defaults == {"popsize": 0, "sigma0": 0.3, "restarts": 9, "incpopsize": 2, "diagonal": 0,
-                        "schedule": 0}
+                        "schedule": 1}
     assert info["max_dims"] is None
 
 
