@@ -5,7 +5,7 @@ from typing import Any
 from decido._expr import c_version as _c_version
 from decido.decide import LIMITS as DECISION_LIMITS
 from decido.decide import DecisionError, decide, decide_batch, decision_schemas
-from decido.errors import DecidoError, EngineError, ExpressionError
+from decido.errors import ConstraintError, DecidoError, EngineError, ExpressionError
 from decido.expression import DEFAULT_LIMITS, Expression, Structure
 from decido.optimize import (
     OptimizeResult,
@@ -23,6 +23,7 @@ __all__ = [
     "Client",
     "DECISION_LIMITS",
     "DEFAULT_LIMITS",
+    "ConstraintError",
     "DecidoError",
     "DecisionError",
     "EngineError",

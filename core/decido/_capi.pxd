@@ -70,6 +70,27 @@ cdef extern from "decido.h" nogil:
                                  const double *T, size_t rows, size_t row_stride, double *G)
     const char *dc_version()
 
+    ctypedef enum dc_constraint_sense:
+        DC_CONSTRAINT_LE
+        DC_CONSTRAINT_GE
+        DC_CONSTRAINT_EQ
+
+    ctypedef struct dc_constraint_info:
+        dc_constraint_sense sense
+        size_t name_pos
+        size_t name_len
+        size_t op_pos
+        size_t op_len
+
+    dc_status dc_compile_constraint(const char *text, size_t length, const dc_options *options,
+                                    dc_program **out, dc_constraint_info *info,
+                                    dc_error *error)
+
+    enum:
+        DC_SUPPORTS_CONSTRAINTS
+        DC_SUPPORTS_INTEGERS
+        DC_SUPPORTS_X0
+
     ctypedef enum dc_stop:
         DC_STOP_NONE
         DC_STOP_ERROR
@@ -127,6 +148,15 @@ cdef extern from "decido.h" nogil:
         dc_monitor *monitor
         int (*interrupt)(void *userdata) noexcept nogil
         void *interrupt_data
+        const double *x0
+        size_t n_x0
+        const unsigned char *integer
+        const double *const *values
+        const size_t *n_values
+        const dc_program *const *constraints
+        const dc_constraint_sense *senses
+        size_t n_constraints
+        double constraint_tolerance
 
     ctypedef struct dc_history_entry:
         int64_t evaluations
@@ -143,6 +173,10 @@ cdef extern from "decido.h" nogil:
         double elapsed
         dc_history_entry *history
         size_t n_history
+        int feasible
+        double max_violation
+        double *g
+        size_t n_g
 
     void dc_run_init(dc_run *run)
     dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *result,
@@ -165,6 +199,7 @@ cdef extern from "decido.h" nogil:
         size_t max_dims
         const dc_option_info *options
         size_t n_options
+        unsigned supports
 
     size_t dc_engine_count()
     const dc_engine_info *dc_engine_at(size_t index)

@@ -34,4 +34,10 @@ def run(
     callback: Callable[[dict[str, Any]], Any] | None,
     history_capacity: int,
     monitor: RunMonitor | None = None,
+    x0: NDArray[np.float64] | None = None,
+    integer: NDArray[np.uint8] | None = None,
+    discrete: list[NDArray[np.float64] | None] | None = None,
+    constraints: list[Any] | None = None,
+    senses: list[int] | None = None,
+    constraint_tolerance: float = 0.0,
 ) -> dict[str, Any]: ...

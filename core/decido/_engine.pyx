@@ -242,6 +242,11 @@ def engines():
             "kind": info.kind.decode(),
             "max_dims": info.max_dims or None,
             "options": options + [dict(opt) for opt in common],
+            "supports": {
+                "constraints": bool(info.supports & c.DC_SUPPORTS_CONSTRAINTS),
+                "integers": bool(info.supports & c.DC_SUPPORTS_INTEGERS),
+                "x0": bool(info.supports & c.DC_SUPPORTS_X0),
+            },
         })
     return out
 
@@ -253,8 +258,11 @@ def default_engine():
 def run(str engine, object lower, object upper, object objective, bint vectorized,
         bint maximize, int64_t max_evaluations, double time_limit, object target,
         uint64_t seed, dict options, object callback, size_t history_capacity,
-        object monitor=None):
-    """Run the driver; returns a dict of the result fields."""
+        object monitor=None, object x0=None, object integer=None, object discrete=None,
+        object constraints=None, object senses=None, double constraint_tolerance=0.0):
+    """Run the driver; returns a dict of the result fields.  x0: (k, n) start points;
+    integer: n flags; discrete: n arrays (None: not discrete) of increasing values;
+    constraints: Programs g = lhs - rhs with senses (0 <=, 1 >=, 2 ==)."""
     cdef const double[::1] lo = lower
     cdef const double[::1] hi = upper
     cdef c.dc_run spec
@@ -268,6 +276,15 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
     cdef Py_ssize_t k
     cdef size_t n = lo.shape[0]
     cdef const double[::1] xview
+    cdef const double[:, ::1] x0view
+    cdef const unsigned char[::1] intview
+    cdef const double[::1] vview
+    cdef const double **vptr = NULL
+    cdef size_t *vcount = NULL
+    cdef const c.dc_program **cptr = NULL
+    cdef c.dc_constraint_sense *sptr = NULL
+    cdef Py_ssize_t m = 0
+    keep = []  # arrays whose memory the run reads
     engine_b = engine.encode()
     cdef const char *engine_c = engine_b
     option_keys = [str(key).encode() for key in options]
@@ -307,12 +324,57 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             raise EngineError("invalid_argument", "monitor must be a decido.RunMonitor",
                               "monitor")
         spec.monitor = (<RunMonitor>monitor).mon  # kept alive by the argument
+    if x0 is not None and len(x0):
+        x0view = x0
+        spec.x0 = &x0view[0, 0]
+        spec.n_x0 = x0view.shape[0]
+    if integer is not None:
+        intview = integer
+        spec.integer = &intview[0]
+    if discrete is not None:
+        vptr = <const double **>malloc(n * sizeof(double *))
+        vcount = <size_t *>malloc(n * sizeof(size_t))
+        if vptr is NULL or vcount is NULL:
+            free(vptr)
+            free(vcount)
+            raise MemoryError()
+        for k in range(<Py_ssize_t>n):
+            vptr[k] = NULL
+            vcount[k] = 0
+            if discrete[k] is not None:
+                vview = discrete[k]
+                keep.append(discrete[k])
+                vptr[k] = &vview[0]
+                vcount[k] = vview.shape[0]
+        spec.values = vptr
+        spec.n_values = vcount
+    if constraints:
+        m = len(constraints)
+        cptr = <const c.dc_program **>malloc(m * sizeof(c.dc_program *))
+        sptr = <c.dc_constraint_sense *>malloc(m * sizeof(c.dc_constraint_sense))
+        if cptr is NULL or sptr is NULL:
+            free(cptr)
+            free(sptr)
+            free(vptr)
+            free(vcount)
+            raise MemoryError()
+        for k in range(m):
+            cptr[k] = (<Program>constraints[k]).prog
+            sptr[k] = <c.dc_constraint_sense>(<int>senses[k])
+        spec.constraints = cptr
+        spec.senses = sptr
+        spec.n_constraints = m
+        spec.constraint_tolerance = constraint_tolerance
     if option_keys:
         names = <const char **>malloc(len(option_keys) * sizeof(char *))
         values = <double *>malloc(len(option_keys) * sizeof(double))
         if names is NULL or values is NULL:
             free(names)
             free(values)
+            free(vptr)
+            free(vcount)
+            free(cptr)
+            free(sptr)
             raise MemoryError()
         for k, key in enumerate(option_keys):
             names[k] = <const char *>key
@@ -326,6 +388,10 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
     finally:
         free(names)
         free(values)
+        free(vptr)
+        free(vcount)
+        free(cptr)
+        free(sptr)
     if st != c.DC_OK:
         if ctx.error is not None:
             raise ctx.error
@@ -351,6 +417,9 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             "message": res.message.decode("utf-8", "replace"),
             "elapsed": res.elapsed,
             "history": history,
+            "feasible": res.feasible != 0,
+            "max_violation": res.max_violation,
+            "g": [res.g[k] for k in range(res.n_g)],
         }
         if ctx.error is not None:  # Ctrl-C: the best so far rides on the exception
             ctx.error.result = out

@@ -3,6 +3,7 @@ from numpy.typing import NDArray
 
 class Program:
     n_inputs: int
+    constraint: tuple[int, int, int, int, int] | None
     def __init__(
         self,
         text: bytes,
@@ -12,6 +13,7 @@ class Program:
         max_depth: int,
         max_instructions: int,
         source: str,
+        constraint: bool = False,
     ) -> None: ...
     @property
     def n_instructions(self) -> int: ...

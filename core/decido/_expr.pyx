@@ -58,8 +58,10 @@ cdef class Program:
     """A compiled expression (see decido.Expression for the public API)."""
 
     def __cinit__(self, bytes text, int64_t n, list variables, size_t max_length,
-                  size_t max_depth, size_t max_instructions, str source):
+                  size_t max_depth, size_t max_instructions, str source,
+                  bint constraint=False):
         cdef c.dc_options opt
+        cdef c.dc_constraint_info info
         cdef c.dc_error err
         cdef c.dc_status st
         cdef const char **names = NULL
@@ -83,7 +85,10 @@ cdef class Program:
             opt.n_variables = len(encoded)
         try:
             with nogil:
-                st = c.dc_compile(ptext, tlen, &opt, &self.prog, &err)
+                if constraint:
+                    st = c.dc_compile_constraint(ptext, tlen, &opt, &self.prog, &info, &err)
+                else:
+                    st = c.dc_compile(ptext, tlen, &opt, &self.prog, &err)
         finally:
             free(names)
         if st != c.DC_OK:
@@ -93,6 +98,11 @@ cdef class Program:
                 c.dc_status_code(st).decode(), err.message.decode("utf-8", "replace"),
                 source, text, err.position, err.length)
         self.n_inputs = c.dc_program_n_inputs(self.prog)
+        # a constraint: (sense 0 <=, 1 >=, 2 ==, name byte span, operator byte span)
+        self.constraint = None
+        if constraint:
+            self.constraint = (<int>info.sense, info.name_pos, info.name_len, info.op_pos,
+                               info.op_len)
 
     def __dealloc__(self):
         self._pool = None

@@ -8,7 +8,9 @@ the fault, and a message that shows the text with a caret under the fault.
 
 from __future__ import annotations
 
-__all__ = ["DecidoError", "EngineError", "ExpressionError"]
+from typing import Any
+
+__all__ = ["ConstraintError", "DecidoError", "EngineError", "ExpressionError"]
 
 _WINDOW = 72
 
@@ -57,6 +59,23 @@ class ExpressionError(DecidoError, ValueError):
     def __reduce__(self) -> tuple[type[ExpressionError], tuple[str, str, int, int, str | None]]:
         # keep pickling (multiprocessing) working
         return (type(self), (self.code, self.message, self.position, self.length, self.text))
+
+
+class ConstraintError(ExpressionError):
+    """A constraint that cannot be used: not one comparison, a side that does not compile,
+    or NaN at every point tried.  ``index`` is its place in ``constraints``; ``code``,
+    ``position`` and ``length`` are those of :class:`ExpressionError` (``position`` in
+    the constraint's own text)."""
+
+    def __init__(self, index: int, code: str, message: str, position: int = 0,
+                 length: int = 0, text: str | None = None) -> None:
+        self.index = index
+        super().__init__(code, f"constraints[{index}]: {message}", position, length, text)
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.index, self.code, self.message, self.position, self.length,
+                             self.text))
 
 
 class EngineError(DecidoError, ValueError):

@@ -7,13 +7,16 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from decido import _engine
 from decido._engine import RunMonitor
+from decido._problem import Problem
+from decido._problem import is_real as _is_real
+from decido.design import Constraint, Design, compile_constraints, design_problems
 from decido.errors import EngineError
 from decido.expression import Expression
 
@@ -58,6 +61,12 @@ class OptimizeResult:
         history: ``(evaluations, best)`` at each improvement and at the end (bounded).
         engine: the engine id.  seed: the seed used (replays the run).
         goal: ``minimize`` or ``maximize``.  gradients: gradient evaluations among them.
+        feasible: every constraint holds at ``x`` (within ``constraint_tolerance``; True
+            without constraints).  max_violation: the largest violation at ``x``.
+        constraints: per constraint at ``x``: ``{"name", "value", "violation"}`` (value:
+            lhs - rhs).  variables: ``x`` by name when the problem had ``variables``.
+        With constraints and no feasible point found, ``status`` is ``infeasible`` and
+        ``x`` the least violating point (``message`` says why the run stopped).
     """
 
     x: NDArray[np.float64]
@@ -72,6 +81,10 @@ class OptimizeResult:
     seed: int
     goal: str
     gradients: int = 0
+    feasible: bool = True
+    max_violation: float = 0.0
+    constraints: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    variables: dict[str, float] | None = None
 
     @property
     def success(self) -> bool:
@@ -90,36 +103,6 @@ def default_engine() -> str:
     return str(_engine.default_engine())
 
 
-class Problem(NamedTuple):
-    """One fault of an optimization request, as :func:`problems` reports it.
-
-    ``path`` is where it is (``("bounds", 3)``, ``("options", "popsize")``, ``()`` for the
-    whole request), ``code`` a stable machine code (those of :class:`EngineError`),
-    ``message`` a human explanation."""
-
-    path: tuple[str | int, ...]
-    code: str
-    message: str
-
-    @property
-    def pointer(self) -> str:
-        """The RFC 6901 JSON pointer of :attr:`path` in a request body: ``/bounds/3``."""
-        return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path)
-
-    @property
-    def field(self) -> str:
-        """:attr:`path` as :attr:`EngineError.field` writes it: ``bounds[3]``,
-        ``options.popsize`` (``""`` for the whole request)."""
-        out = ""
-        for p in self.path:
-            out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
-        return out
-
-    def error(self) -> EngineError:
-        """This fault as the :class:`EngineError` that :func:`optimize` raises."""
-        return EngineError(self.code, self.message, self.field or None)
-
-
 @dataclass(frozen=True)
 class _Checked:
     """What :func:`_check` found: the faults, and the parsed arguments when there are none."""
@@ -129,15 +112,10 @@ class _Checked:
     """an (n, 2) array or a list of n pairs"""
     engine: str
     options: dict[str, float]
+    design: Design | None = None
 
 
 _NO_BOUNDS = np.empty((0, 2), dtype=np.float64)
-
-
-def _is_real(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(
-        value, (int, float, np.integer, np.floating)
-    )
 
 
 def _is_float(value: Any) -> bool:
@@ -306,10 +284,27 @@ def _scalars(max_evaluations: Any, time_limit: Any, target: Any, seed: Any) -> l
 def _check(
     bounds: Any, *, goal: Any = "minimize", engine: Any = None, max_evaluations: Any = None,
     time_limit: Any = None, target: Any = None, seed: Any = None, options: Any = None,
+    variables: Any = None, integers: Any = None, x0: Any = None, constraints: Any = None,
+    constraint_tolerance: Any = None,
 ) -> _Checked:
     found = _goal(goal)
-    bound_faults, b = _bounds(bounds)
-    found += bound_faults
+    if variables is not None and bounds is not None:
+        found.append(Problem(("variables",), "invalid_argument",
+                             "give bounds or variables, not both"))
+        bounds = None
+    if variables is None:
+        bound_faults, b = _bounds(bounds) if bounds is not None else (
+            [Problem(("bounds",), "required", "bounds (or variables) are required")],
+            None)
+        found += bound_faults
+    else:
+        b = None
+    design_faults, design = design_problems(
+        b, variables=variables, integers=integers, x0=x0, constraints=constraints,
+        constraint_tolerance=constraint_tolerance)
+    found += design_faults
+    if design is not None and variables is not None:
+        b = np.column_stack((design.lower, design.upper))
     engine_id = default_engine() if engine is None else engine
     info = _engine_table().get(engine_id) if isinstance(engine_id, str) else None
     opts: dict[str, float] = {}
@@ -326,10 +321,30 @@ def _check(
                                  f"dimensions, got {n}"))
         option_faults, opts = _options(info, options)
         found += option_faults
+        found += _support(info, design, constraints)
     found += _scalars(max_evaluations, time_limit, target, seed)
     if found or b is None:
         return _Checked(found, _NO_BOUNDS, str(engine_id), {})
-    return _Checked([], b, engine_id, opts)
+    return _Checked([], b, engine_id, opts, design)
+
+
+def _support(info: dict[str, Any], design: Design | None, constraints: Any) -> list[Problem]:
+    """What the problem asks of the engine beyond a box, against ``info["supports"]``."""
+    wants = []
+    if constraints:
+        wants.append(("constraints", "constraints", "constraints"))
+    if design is not None and (design.integer is not None or design.discrete is not None):
+        wants.append(("integers", "integers", "integer or discrete variables"))
+    if design is not None and design.x0 is not None:
+        wants.append(("x0", "x0", "a start point (x0)"))
+    found = []
+    for flag, where, what in wants:
+        if not info["supports"][flag]:
+            able = ", ".join(e["id"] for e in _engine_table().values() if e["supports"][flag])
+            found.append(Problem((where,), "invalid_argument",
+                                 f"engine {info['id']!r} cannot take {what}; engines that "
+                                 f"can: {able}"))
+    return found
 
 
 def problems(
@@ -342,21 +357,63 @@ def problems(
     target: Any = None,
     seed: Any = None,
     options: Any = None,
+    variables: Any = None,
+    integers: Any = None,
+    x0: Any = None,
+    constraints: Any = None,
+    constraint_tolerance: Any = None,
 ) -> list[Problem]:
-    """Every fault of these :func:`optimize` arguments (the objective aside), in the order
-    :func:`optimize` checks them; ``[]`` when it would start the run.
+    """Every fault of these :func:`optimize` arguments (the objective and the constraints'
+    text aside), in the order :func:`optimize` checks them; ``[]`` when it would start the
+    run.
 
-    The one check of bounds (finite, ``lower <= upper``, a finite width), the engine (known,
-    ``len(bounds)`` within its ``max_dims``), its options (known names, within their ranges,
-    integral where the engine says so), the goal, budgets and seed. :func:`optimize` raises
-    the first as an :class:`EngineError`; the HTTP service lists them all."""
+    The one check of bounds (finite, ``lower <= upper``, a finite width) or variables, of
+    ``integers``, ``x0`` and ``constraint_tolerance`` (:mod:`decido.design`), the engine
+    (known, the dimensions within its ``max_dims``, able to take constraints, integers and
+    start points as asked), its options (known names, within their ranges, integral where
+    the engine says so), the goal, budgets and seed. :func:`optimize` raises the first as an
+    :class:`EngineError`; the HTTP service lists them all."""
     return _check(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
-                  time_limit=time_limit, target=target, seed=seed, options=options).problems
+                  time_limit=time_limit, target=target, seed=seed, options=options,
+                  variables=variables, integers=integers, x0=x0, constraints=constraints,
+                  constraint_tolerance=constraint_tolerance).problems
+
+
+def _objective(objective: Objective, design: Design) -> Any:
+    """The program (or callable) the driver evaluates, in the design's context."""
+    n = design.n
+    if isinstance(objective, str):
+        if design.names is not None:
+            return Expression(objective, variables=design.names)._program
+        return Expression(objective, n=n)._program
+    if isinstance(objective, Expression):
+        wanted = ("the variables " + ", ".join(design.names)) if design.names is not None \
+            else f"n={n}"
+        have = objective.variables if design.names is not None else objective.n
+        if have != (design.names if design.names is not None else n):
+            what = f"n={objective.n}" if objective.n else (
+                f"variables {objective.variables}" if objective.variables else "no vector x")
+            raise EngineError("invalid_argument",
+                              f"the expression has {what} but the problem has {wanted}",
+                              "objective")
+        return objective._program
+    if callable(objective):
+        return objective
+    raise EngineError(
+        "invalid_argument",
+        "objective must be an expression string, a decido.Expression or a callable",
+        "objective",
+    )
+
+
+def _constraint_report(cons: list[Constraint], g: list[float]) -> list[dict[str, Any]]:
+    return [{"name": c.name, "value": v, "violation": c.violation(v)}
+            for c, v in zip(cons, g, strict=True)]
 
 
 def optimize(
     objective: Objective,
-    bounds: ArrayLike,
+    bounds: ArrayLike | None = None,
     *,
     goal: str = "minimize",
     engine: str | None = None,
@@ -369,12 +426,18 @@ def optimize(
     vectorized: bool = False,
     monitor: RunMonitor | None = None,
     stop_on_convergence: bool | None = None,
+    constraints: list[str] | None = None,
+    constraint_tolerance: float | None = None,
+    integers: list[int] | None = None,
+    variables: list[dict[str, Any]] | None = None,
+    x0: ArrayLike | None = None,
 ) -> OptimizeResult:
     """Optimize ``objective`` over the box ``bounds`` (``goal`` = minimize | maximize).
 
-    ``objective`` is an expression string (compiled with ``n = len(bounds)``), a
-    :class:`decido.Expression`, a callable ``f(x) -> float``, or with ``vectorized=True``
-    a callable ``f(X) -> array`` over a population ``X`` of shape ``(P, n)``.
+    ``objective`` is an expression string (compiled with ``n = len(bounds)``, or over the
+    names of ``variables``), a :class:`decido.Expression`, a callable ``f(x) -> float``, or
+    with ``vectorized=True`` a callable ``f(X) -> array`` over a population ``X`` of shape
+    ``(P, n)``.
     Stops at ``max_evaluations`` (default ``max(10000, 2000 n)``), ``time_limit``
     seconds, once the best value reaches ``target``, when the engine converges,
     when ``callback(progress)`` returns a truthy value, or when ``monitor.stop()``
@@ -382,12 +445,21 @@ def optimize(
     without the GIL; see its docstring).  ``seed=None`` draws a seed,
     reported in the result.  ``stop_on_convergence=False`` (the option of the same name,
     which every engine takes) spends the whole budget: an engine that converged starts
-    again.  Invalid arguments raise :class:`decido.EngineError` or
-    :class:`decido.ExpressionError` (both ``ValueError``) before any work starts.
+    again.  Invalid arguments raise :class:`decido.EngineError`,
+    :class:`decido.ExpressionError` or :class:`decido.ConstraintError` (all
+    ``ValueError``) before any work starts.
 
     Ctrl-C (``KeyboardInterrupt``) stops a run within about 10 ms, also one that runs in
     C; the exception carries the best point so far as ``exc.result``, an
     :class:`OptimizeResult` with status ``interrupted``.
+
+    Beyond a box: ``constraints`` (strings ``"[name:] lhs <= rhs"``, ``>=`` or ``==`` in
+    the expression language, over the objective's variables; feasible within
+    ``constraint_tolerance``, default 1e-6), ``integers`` (indices of ``x`` that take
+    integer values), ``variables`` instead of ``bounds`` (``{"name", "lower", "upper",
+    "type": "real" | "integer"}`` or ``{"name", "values": [...]}``), and ``x0`` (a start
+    point or a list of them: each is evaluated first and the engine starts from the best).
+    ``decido.engines()`` says which engine takes what.
     """
     if stop_on_convergence is not None:
         if not isinstance(stop_on_convergence, bool):
@@ -396,40 +468,24 @@ def optimize(
         if options is None or isinstance(options, Mapping):
             options = {**(options or {}), "stop_on_convergence": int(stop_on_convergence)}
     checked = _check(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
-                     time_limit=time_limit, target=target, seed=seed, options=options)
+                     time_limit=time_limit, target=target, seed=seed, options=options,
+                     variables=variables, integers=integers, x0=x0, constraints=constraints,
+                     constraint_tolerance=constraint_tolerance)
     if checked.problems:
         raise checked.problems[0].error()
-    engine_id, opts = checked.engine, checked.options
-    b = np.asarray(checked.bounds, dtype=np.float64)
-    lower, upper = np.ascontiguousarray(b[:, 0]), np.ascontiguousarray(b[:, 1])
-    n = lower.shape[0]
-    if isinstance(objective, str):
-        program: Any = Expression(objective, n=n)._program
-    elif isinstance(objective, Expression):
-        if objective.n != n:
-            what = f"n={objective.n}" if objective.n else "no vector x"
-            raise EngineError(
-                "invalid_argument",
-                f"the expression has {what} but there are {n} bounds",
-                "objective",
-            )
-        program = objective._program
-    elif callable(objective):
-        program = objective
-    else:
-        raise EngineError(
-            "invalid_argument",
-            "objective must be an expression string, a decido.Expression or a callable",
-            "objective",
-        )
+    engine_id, opts, design = checked.engine, checked.options, checked.design
+    assert design is not None
+    n = design.n
+    program = _objective(objective, design)
+    if seed is None:
+        seed = secrets.randbits(63)
+    cons = compile_constraints(constraints or [], design, probe_seed=int(seed))
     budget = (
         max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * n)
         if max_evaluations is None
         else int(max_evaluations)
     )
     limit = 0.0 if time_limit is None else float(time_limit)
-    if seed is None:
-        seed = secrets.randbits(63)
     if callback is not None and not callable(callback):
         raise EngineError("invalid_argument", "callback must be callable", "callback")
     if monitor is not None and not isinstance(monitor, RunMonitor):
@@ -440,37 +496,33 @@ def optimize(
         )
     try:
         out = _engine.run(
-            engine_id,
-            lower,
-            upper,
-            program,
-            bool(vectorized),
-            goal == "maximize",
-            budget,
-            limit,
-            None if target is None else float(target),
-            int(seed),
-            opts,
-            callback,
-            _HISTORY,
-            monitor,
+            engine_id, design.lower, design.upper, program, bool(vectorized),
+            goal == "maximize", budget, limit, None if target is None else float(target),
+            int(seed), opts, callback, _HISTORY, monitor, x0=design.x0,
+            integer=design.integer, discrete=design.discrete,
+            constraints=[c.program for c in cons],
+            senses=[("<=", ">=", "==").index(c.sense) for c in cons],
+            constraint_tolerance=design.tolerance,
         )
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "result", None)
         if isinstance(partial, dict):  # the run in C was interrupted: its best so far
             partial.update(status="interrupted", message="interrupted (KeyboardInterrupt)")
-            exc.result = _result(partial, engine_id, int(seed), goal)  # type: ignore[attr-defined]
+            exc.result = _result(  # type: ignore[attr-defined]
+                partial, engine_id, int(seed), goal, design, cons)
         raise
-    return _result(out, engine_id, int(seed), goal)
+    return _result(out, engine_id, int(seed), goal, design, cons)
 
 
-def _result(out: dict[str, Any], engine: str, seed: int, goal: str) -> OptimizeResult:
+def _result(out: dict[str, Any], engine: str, seed: int, goal: str, design: Design,
+            cons: list[Constraint]) -> OptimizeResult:
+    feasible = bool(out["feasible"])
     return OptimizeResult(
         x=out["x"],
         fun=float(out["fun"]),
         evaluations=int(out["evaluations"]),
         iterations=int(out["iterations"]),
-        status=out["status"],
+        status=out["status"] if feasible else "infeasible",
         message=out["message"],
         elapsed=float(out["elapsed"]),
         history=out["history"],
@@ -478,15 +530,22 @@ def _result(out: dict[str, Any], engine: str, seed: int, goal: str) -> OptimizeR
         seed=seed,
         goal=goal,
         gradients=int(out["gradients"]),
+        feasible=feasible,
+        max_violation=float(out["max_violation"]),
+        constraints=_constraint_report(cons, out["g"]),
+        variables=None if design.names is None else {
+            name: float(v) for name, v in zip(design.names, out["x"], strict=True)},
     )
 
 
-def minimize(objective: Objective, bounds: ArrayLike, **kwargs: Any) -> OptimizeResult:
+def minimize(objective: Objective, bounds: ArrayLike | None = None, **kwargs: Any
+             ) -> OptimizeResult:
     """Minimize ``objective`` over ``bounds``; see :func:`optimize` for the arguments."""
     return optimize(objective, bounds, goal="minimize", **kwargs)
 
 
-def maximize(objective: Objective, bounds: ArrayLike, **kwargs: Any) -> OptimizeResult:
+def maximize(objective: Objective, bounds: ArrayLike | None = None, **kwargs: Any
+             ) -> OptimizeResult:
     """Maximize ``objective`` over ``bounds``; see :func:`optimize` for the arguments."""
     return optimize(objective, bounds, goal="maximize", **kwargs)
 

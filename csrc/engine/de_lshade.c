@@ -105,7 +105,8 @@ static const dc_engine_info info = {
     "de", "Differential evolution (L-SHADE)",
     "L-SHADE: current-to-pbest/1/bin with an archive, success-history adaptation of F and "
     "CR, linear population size reduction; restarts when converged.",
-    "population", 0, options, N_OPTIONS};
+    "population", 0, options, N_OPTIONS,
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 #define MAX_POP 5000u
 #define MIN_GENERATIONS 25 /* the budget rule for NP_init and for restarts */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/constraints.h"
 #include "engine/engine.h"
 #include "expr/expr.h"
 
@@ -30,8 +31,11 @@ typedef struct driver {
     const dc_engine_vt *vt;
     const dc_allocator *alloc;
     size_t n;
-    double *span;            /* upper - lower */
+    double *lo, *span;       /* effective lower bound and width (integers: ceil(lower)
+                                and the number of integers; discrete: 0 and the count) */
+    unsigned char *kind;     /* K_REAL, K_INTEGER, K_DISCRETE */
     unsigned char *fixed;
+    unsigned char *frozen;   /* no gradient: fixed, integer or discrete */
     dc_workspace *ws;
     double *X;               /* scaled rows */
     size_t x_cap;            /* doubles */
@@ -45,7 +49,18 @@ typedef struct driver {
     dc_stop stop;
     size_t chunk;            /* rows evaluated between clock checks */
     double *fd;              /* 2n+1 values for central differences */
+    /* constraints (constraints.c): m > 0 when there are any */
+    dc_cons cons;
+    double best_excess;      /* of best_x: 0 when feasible */
+    double *best_g;          /* m: g at best_x */
+    double *alm_u, *alm_g;   /* the best Lagrangian point since the last update */
+    double alm_best, alm_f, alm_prev_f;
+    int alm_have, alm_rounds, last_kind;
+    double *xbuf;            /* n: a point being evaluated alone */
 } driver;
+
+enum { K_REAL, K_INTEGER, K_DISCRETE };
+#define ALM_MAX_ROUNDS 100
 
 static double now(void)
 {
@@ -93,20 +108,34 @@ static void history_push(driver *d, double value)
     r->n_history++;
 }
 
-static void consider(driver *d, const double *x, double f)
+/* The best point: feasible before infeasible, then by value (feasible) or
+ * by excess (infeasible); g (NULL without constraints) its constraint values */
+static void consider_g(driver *d, const double *x, double f, double excess, const double *g)
 {
-    if (!d->have_best || dc_better(f, d->best)) {
+    int better = !d->have_best || excess < d->best_excess ||
+                 (excess == d->best_excess && dc_better(f, d->best));
+    if (better) {
         d->best = f;
+        d->best_excess = excess;
         d->have_best = 1;
         memcpy(d->best_x, x, d->n * sizeof(double));
+        if (g)
+            memcpy(d->best_g, g, d->cons.m * sizeof(double));
         history_push(d, f);
     }
 }
 
-/* u in [0,1]^n -> x in the box (projected; fixed coordinates exact) */
+static void consider(driver *d, const double *x, double f)
+{
+    consider_g(d, x, f, 0.0, NULL);
+}
+
+/* u in [0,1]^n -> x in the box (projected; fixed coordinates exact).  An
+ * integer coordinate's cube is cut into one equal cell per integer, a
+ * discrete one's into one cell per value. */
 static void scale_rows(const driver *d, const double *U, size_t rows, double *X)
 {
-    const double *lo = d->run->lower, *hi = d->run->upper;
+    const double *hi = d->run->upper;
     size_t r, j, n = d->n;
     for (r = 0; r < rows; r++) {
         const double *u = U + r * n;
@@ -118,10 +147,35 @@ static void scale_rows(const driver *d, const double *U, size_t rows, double *X)
                 t = 0.0; /* also NaN */
             if (t > 1.0)
                 t = 1.0;
-            v = lo[j] + t * d->span[j];
-            if (v > hi[j])
-                v = hi[j];
-            x[j] = d->fixed[j] ? lo[j] : v;
+            if (d->kind[j] == K_REAL) {
+                v = d->lo[j] + t * d->span[j];
+                if (v > hi[j])
+                    v = hi[j];
+                x[j] = d->fixed[j] ? d->lo[j] : v;
+            } else {
+                double cell = floor(t * d->span[j]);
+                if (cell > d->span[j] - 1.0)
+                    cell = d->span[j] - 1.0;
+                x[j] = d->kind[j] == K_INTEGER ? d->lo[j] + cell
+                                               : d->run->values[j][(size_t)cell];
+            }
+        }
+    }
+}
+
+/* x in the box -> the centre of its cell in the cube (start points) */
+static void unscale(const driver *d, const double *x, double *u)
+{
+    size_t j, k;
+    for (j = 0; j < d->n; j++) {
+        if (d->kind[j] == K_DISCRETE) {
+            for (k = 0; k + 1 < d->run->n_values[j] && d->run->values[j][k] != x[j]; k++)
+                ;
+            u[j] = ((double)k + 0.5) / d->span[j];
+        } else if (d->kind[j] == K_INTEGER) {
+            u[j] = (x[j] - d->lo[j] + 0.5) / d->span[j];
+        } else {
+            u[j] = d->span[j] > 0 ? (x[j] - d->lo[j]) / d->span[j] : 0.5;
         }
     }
 }
@@ -181,17 +235,39 @@ static int out_of_time(driver *d)
     return 0;
 }
 
-/* Evaluate points in chunks, checking budget and clock between chunks;
- * the chunk grows while a chunk takes well under the clock's tolerance. */
-static dc_status eval_points(driver *d, dc_batch *b)
+/* The objective values f[0..rows) of the points X become what the engine is
+ * told: unchanged without constraints, else the feasibility-rule key; each
+ * point is a candidate for the best. */
+static dc_status judge_rows(driver *d, const double *X, size_t rows, double *f)
 {
-    size_t done = 0, rows = b->rows;
+    size_t r, m = d->cons.m;
     dc_status st;
-    if (!reserve_x(d, rows))
-        return DC_ERR_NOMEM;
-    scale_rows(d, b->U, rows, d->X);
+    if (!m) {
+        for (r = 0; r < rows; r++)
+            consider(d, X + r * d->n, f[r]);
+        return DC_OK;
+    }
+    if ((st = dc_cons_eval(&d->cons, X, rows)))
+        return st;
+    dc_cons_observe(&d->cons, f, rows);
+    for (r = 0; r < rows; r++) {
+        const double *g = d->cons.G + r * m;
+        double e = dc_cons_excess(&d->cons, g);
+        consider_g(d, X + r * d->n, f[r], e, g);
+        f[r] = dc_cons_key(&d->cons, f[r], e);
+    }
+    return DC_OK;
+}
+
+/* Evaluate points X (in the box) in chunks, checking budget and clock between
+ * chunks; the chunk grows while a chunk takes well under the clock's
+ * tolerance. */
+static dc_status eval_x(driver *d, const double *X, size_t rows, double *f)
+{
+    size_t done = 0;
+    dc_status st;
     while (done < rows && !d->stop) {
-        size_t k = rows - done, r;
+        size_t k = rows - done;
         int64_t left = d->run->max_evaluations - d->evals;
         double t = now();
         if (left <= 0) {
@@ -202,13 +278,13 @@ static dc_status eval_points(driver *d, dc_batch *b)
             k = d->chunk;
         if ((int64_t)k > left)
             k = (size_t)left;
-        if ((st = evaluate_rows(d, d->X + done * d->n, k, b->f + done)))
+        if ((st = evaluate_rows(d, X + done * d->n, k, f + done)))
             return st;
         if (d->stop)
             break;
         d->evals += (int64_t)k;
-        for (r = 0; r < k; r++)
-            consider(d, d->X + (done + r) * d->n, b->f[done + r]);
+        if ((st = judge_rows(d, X + done * d->n, k, f + done)))
+            return st;
         done += k;
         if (d->deadline > 0) {
             if (now() - t < 0.005 && d->chunk < 4096)
@@ -222,11 +298,53 @@ static dc_status eval_points(driver *d, dc_batch *b)
     return DC_OK;
 }
 
+static dc_status eval_points(driver *d, dc_batch *b)
+{
+    if (!reserve_x(d, b->rows))
+        return DC_ERR_NOMEM;
+    scale_rows(d, b->U, b->rows, d->X);
+    return eval_x(d, d->X, b->rows, b->f);
+}
+
+/* With constraints, the value of a gradient batch is the augmented
+ * Lagrangian: f[0..rows) (objective values of X) become it in place, and
+ * each point is a candidate for the best; grad (one row, df/dx in x space)
+ * becomes dL/dx when given.  u: the row in the cube (the Lagrangian's best
+ * point is remembered for the multiplier update). */
+static dc_status to_merit(driver *d, const double *X, size_t rows, double *f, double *grad,
+                          const double *u)
+{
+    size_t r, m = d->cons.m;
+    if (!m) {
+        for (r = 0; r < rows; r++)
+            consider(d, X + r * d->n, f[r]);
+        return DC_OK;
+    }
+    for (r = 0; r < rows; r++) {
+        double L;
+        dc_status st = dc_cons_lagrangian(&d->cons, X + r * d->n, f[r], &L, grad, d->alm_g + m);
+        const double *g = d->alm_g + m;
+        if (st)
+            return st;
+        consider_g(d, X + r * d->n, f[r], dc_cons_excess(&d->cons, g), g);
+        if (u && (!d->alm_have || dc_better(L, d->alm_best))) {
+            d->alm_best = L;
+            d->alm_f = f[r];
+            d->alm_have = 1;
+            memcpy(d->alm_u, u, d->n * sizeof(double));
+            memcpy(d->alm_g, g, m * sizeof(double));
+        }
+        f[r] = L;
+    }
+    return DC_OK;
+}
+
 /* f and df/du: exact by AD for programs; central differences otherwise. */
 static dc_status eval_gradients(driver *d, dc_batch *b)
 {
     size_t r, j, n = d->n;
     int64_t cost = d->run->program ? 1 : (int64_t)(2 * n + 1);
+    dc_status st;
     if (!reserve_x(d, d->run->program ? 1 : 2 * FD_CHUNK))
         return DC_ERR_NOMEM;
     if (!d->run->program && !d->fd) {
@@ -242,26 +360,27 @@ static dc_status eval_gradients(driver *d, dc_batch *b)
         }
         scale_rows(d, b->U + r * n, 1, d->X);
         if (d->run->program) {
-            dc_status st = dc_gradient(d->run->program, d->ws, d->X, &b->f[r], g);
-            if (st)
+            if ((st = dc_gradient(d->run->program, d->ws, d->X, &b->f[r], g)))
                 return st;
             if (d->run->maximize) {
                 b->f[r] = -b->f[r];
                 for (j = 0; j < n; j++)
                     g[j] = -g[j];
             }
+            if ((st = to_merit(d, d->X, 1, &b->f[r], g, b->U + r * n)))
+                return st;
             for (j = 0; j < n; j++)
-                g[j] = d->fixed[j] ? 0.0 : g[j] * d->span[j];
+                g[j] = d->frozen[j] ? 0.0 : g[j] * d->span[j];
         } else {
             /* central differences, one-sided at the bounds: x, then pairs
              * x + h e_j, x - h e_j for FD_CHUNK coordinates at a time */
             double *x0 = d->fd, *vals = d->fd + n;
             size_t j0, q;
-            dc_status st;
             memcpy(x0, d->X, n * sizeof(double));
             if ((st = evaluate_rows(d, x0, 1, &b->f[r])) || d->stop)
                 return st;
-            consider(d, x0, b->f[r]);
+            if ((st = to_merit(d, x0, 1, &b->f[r], NULL, b->U + r * n)))
+                return st;
             for (j0 = 0; j0 < n; j0 += FD_CHUNK) {
                 size_t cnt = n - j0 < FD_CHUNK ? n - j0 : FD_CHUNK;
                 for (q = 0; q < cnt; q++) {
@@ -270,26 +389,24 @@ static dc_status eval_gradients(driver *d, dc_batch *b)
                     double xj = x0[jj], h = 1.4901161193847656e-08 * (fabs(xj) > 1 ? fabs(xj) : 1);
                     memcpy(xp, x0, n * sizeof(double));
                     memcpy(xm, x0, n * sizeof(double));
-                    if (!d->fixed[jj]) {
+                    if (!d->frozen[jj]) {
                         xp[jj] = xj + h <= d->run->upper[jj] ? xj + h : xj;
                         xm[jj] = xj - h >= d->run->lower[jj] ? xj - h : xj;
                     }
                 }
                 if ((st = evaluate_rows(d, d->X, 2 * cnt, vals)) || d->stop)
                     return st;
+                if ((st = to_merit(d, d->X, 2 * cnt, vals, NULL, NULL)))
+                    return st;
                 for (q = 0; q < cnt; q++) {
                     size_t jj = j0 + q;
                     double xp = d->X[2 * q * n + jj], xm = d->X[(2 * q + 1) * n + jj];
-                    consider(d, d->X + 2 * q * n, vals[2 * q]);
-                    consider(d, d->X + (2 * q + 1) * n, vals[2 * q + 1]);
-                    g[jj] = (d->fixed[jj] || xp == xm)
+                    g[jj] = (d->frozen[jj] || xp == xm)
                                 ? 0.0
                                 : (vals[2 * q] - vals[2 * q + 1]) / (xp - xm) * d->span[jj];
                 }
             }
         }
-        if (d->run->program)
-            consider(d, d->X, b->f[r]);
         d->evals += cost;
         d->grads++;
         if (out_of_time(d))
@@ -403,6 +520,102 @@ static dc_status read_options(const dc_engine_vt *vt, const dc_run *run, double 
     return DC_OK;
 }
 
+/* integer and discrete coordinates, start points, constraints */
+static dc_status validate_kinds(const dc_run *run, dc_error *err)
+{
+    size_t j, k, r;
+    for (j = 0; j < run->n; j++) {
+        size_t nv = run->n_values ? run->n_values[j] : 0;
+        if (nv) {
+            const double *v = run->values ? run->values[j] : NULL;
+            if (!v)
+                return dc_set_error(err, DC_ERR_ARGUMENT, j, 0, "values[%zu] is NULL", j);
+            for (k = 0; k < nv; k++)
+                if (!isfinite(v[k]) || (k && !(v[k] > v[k - 1])))
+                    return dc_set_error(err, DC_ERR_ARGUMENT, j, 0,
+                                        "values[%zu] must be finite and increasing", j);
+        } else if (run->integer && run->integer[j] &&
+                   ceil(run->lower[j]) > floor(run->upper[j])) {
+            return dc_set_error(err, DC_ERR_ARGUMENT, j, 0,
+                                "x[%zu] is an integer but [%g, %g] holds no integer", j,
+                                run->lower[j], run->upper[j]);
+        }
+    }
+    if (run->n_x0 && !run->x0)
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "x0 is NULL");
+    for (r = 0; r < run->n_x0; r++)
+        for (j = 0; j < run->n; j++) {
+            double x = run->x0[r * run->n + j];
+            size_t nv = run->n_values ? run->n_values[j] : 0;
+            int ok = isfinite(x);
+            if (ok && nv) {
+                for (k = 0; k < nv && run->values[j][k] != x; k++)
+                    ;
+                ok = k < nv;
+            } else if (ok) {
+                ok = x >= run->lower[j] && x <= run->upper[j] &&
+                     !(run->integer && run->integer[j] && x != floor(x));
+            }
+            if (!ok)
+                return dc_set_error(err, DC_ERR_ARGUMENT, j, 0,
+                                    "x0[%zu][%zu] = %g is not a value x[%zu] can take", r, j, x,
+                                    j);
+        }
+    if (run->n_constraints && (!run->constraints || !run->senses))
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "constraints are NULL");
+    for (k = 0; k < run->n_constraints; k++) {
+        if (!run->constraints[k] || dc_program_n_inputs(run->constraints[k]) != run->n)
+            return dc_set_error(err, DC_ERR_ARGUMENT, k, 0,
+                                "constraint %zu must be a program over the %zu inputs", k,
+                                run->n);
+        if ((unsigned)run->senses[k] > (unsigned)DC_CONSTRAINT_EQ)
+            return dc_set_error(err, DC_ERR_ARGUMENT, k, 0, "constraint %zu: unknown sense", k);
+    }
+    if (run->constraint_tolerance != run->constraint_tolerance)
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "constraint_tolerance is NaN");
+    return DC_OK;
+}
+
+/* The engines whose info has a flag, comma-separated, into buf. */
+static const char *engines_with(unsigned flag, char *buf, size_t cap)
+{
+    size_t k, used = 0;
+    buf[0] = '\0';
+    for (k = 0; k < dc_engine_count() && used < cap; k++)
+        if (dc_engine_at(k)->supports & flag)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%s", used ? ", " : "",
+                                     dc_engine_at(k)->id);
+    return buf;
+}
+
+/* What the run asks of the engine beyond a box, against what it supports. */
+static dc_status check_support(const dc_engine_vt *vt, const dc_run *run, dc_error *err)
+{
+    char buf[200];
+    size_t j;
+    int discrete = 0;
+    const char *what = NULL;
+    unsigned flag = 0;
+    for (j = 0; j < run->n; j++)
+        if ((run->integer && run->integer[j]) || (run->n_values && run->n_values[j]))
+            discrete = 1;
+    if (run->n_constraints && !(vt->info->supports & DC_SUPPORTS_CONSTRAINTS)) {
+        what = "constraints";
+        flag = DC_SUPPORTS_CONSTRAINTS;
+    } else if (discrete && !(vt->info->supports & DC_SUPPORTS_INTEGERS)) {
+        what = "integer or discrete variables";
+        flag = DC_SUPPORTS_INTEGERS;
+    } else if (run->n_x0 && !((vt->info->supports & DC_SUPPORTS_X0) && vt->seed_point)) {
+        what = "a start point (x0)";
+        flag = DC_SUPPORTS_X0;
+    }
+    if (!what)
+        return DC_OK;
+    return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
+                        "engine '%s' cannot take %s; engines that can: %s", vt->info->id, what,
+                        engines_with(flag, buf, sizeof buf));
+}
+
 static dc_status validate(const dc_run *run, dc_error *err)
 {
     size_t j;
@@ -435,7 +648,7 @@ static dc_status validate(const dc_run *run, dc_error *err)
             return dc_set_error(err, DC_ERR_ARGUMENT, j, 0,
                                 "bounds[%zu]: the interval is too wide to represent", j);
     }
-    return DC_OK;
+    return validate_kinds(run, err);
 }
 
 static void describe(driver *d)
@@ -505,6 +718,60 @@ static dc_status converged_or_restart(driver *d, void *state, dc_problem *pb,
     return DC_OK;
 }
 
+/* Evaluate the start points (counted) and start the engine from the best. */
+static dc_status start_points(driver *d, const dc_engine_vt *vt, void *state, dc_error *err)
+{
+    size_t rows = d->run->n_x0;
+    double *f = dc_mem_alloc(d->alloc, rows * sizeof(double));
+    dc_status st;
+    if (!f || !reserve_x(d, rows)) {
+        dc_mem_free(d->alloc, f, rows * sizeof(double));
+        return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    memcpy(d->X, d->run->x0, rows * d->n * sizeof(double));
+    st = eval_x(d, d->X, rows, f);
+    dc_mem_free(d->alloc, f, rows * sizeof(double));
+    if (st)
+        return dc_set_error(err, st, 0, 0, "evaluation failed (%s)", dc_status_code(st));
+    if (d->have_best && !d->stop) {
+        unscale(d, d->best_x, d->xbuf);
+        if ((st = vt->seed_point(state, d->xbuf)))
+            return dc_set_error(err, st, 0, 0, "engine '%s' failed (%s)", vt->info->id,
+                                dc_status_code(st));
+    }
+    return DC_OK;
+}
+
+/* The multipliers from the best Lagrangian point since the last update. */
+static void alm_update(driver *d)
+{
+    if (!d->alm_have)
+        return;
+    dc_cons_update(&d->cons, d->alm_g);
+    d->alm_prev_f = d->alm_f;
+    d->alm_have = 0;
+    d->alm_rounds++;
+}
+
+/* A gradient engine converged on the Lagrangian: 1 when the run goes on with
+ * new multipliers from that point (not yet feasible, or its value still
+ * moving), 0 when the constrained problem is solved too. */
+static int alm_restart(driver *d, const dc_engine_vt *vt, void *state)
+{
+    double f = d->alm_f;
+    int feasible;
+    if (!d->cons.m || d->last_kind != DC_ASK_GRADIENT || !d->alm_have || !vt->seed_point ||
+        d->alm_rounds >= ALM_MAX_ROUNDS || d->evals >= d->run->max_evaluations)
+        return 0;
+    feasible = dc_cons_excess(&d->cons, d->alm_g) == 0.0;
+    if (feasible && d->alm_rounds > 0 &&
+        fabs(f - d->alm_prev_f) <= 1e-9 * (1.0 + fabs(f)))
+        return 0;
+    memcpy(d->xbuf, d->alm_u, d->n * sizeof(double));
+    alm_update(d);
+    return vt->seed_point(state, d->xbuf) == DC_OK;
+}
+
 dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_error *error)
 {
     dc_error scratch;
@@ -535,6 +802,8 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
         return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
                             "engine '%s' handles at most %zu dimensions, got %zu", vt->info->id,
                             vt->info->max_dims, n);
+    if ((st = check_support(vt, run, err)))
+        return st;
     if (run->monitor) {
         if (!dc_monitor_begin(run->monitor))
             return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
@@ -556,20 +825,54 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
         res->history_cap = 4;
     params = dc_mem_calloc(d.alloc, vt->info->n_options + 1, sizeof(double));
     d.span = dc_mem_alloc(d.alloc, n * sizeof(double));
+    d.lo = dc_mem_alloc(d.alloc, n * sizeof(double));
+    d.kind = dc_mem_alloc(d.alloc, n);
+    d.frozen = dc_mem_alloc(d.alloc, n);
+    d.xbuf = dc_mem_alloc(d.alloc, n * sizeof(double));
     d.fixed = dc_mem_alloc(d.alloc, n);
     d.best_x = dc_mem_alloc(d.alloc, n * sizeof(double));
     res->x = dc_mem_alloc(d.alloc, n * sizeof(double));
     res->history = dc_mem_alloc(d.alloc, (res->history_cap + 1) * sizeof(dc_history_entry));
     state = dc_mem_calloc(d.alloc, 1, vt->state_size);
-    if (!params || !d.span || !d.fixed || !d.best_x || !res->x || !res->history || !state) {
+    if (!params || !d.span || !d.lo || !d.kind || !d.frozen || !d.xbuf || !d.fixed ||
+        !d.best_x || !res->x || !res->history || !state) {
         st = dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
         goto cleanup;
     }
     if ((st = read_options(vt, run, params, run_params, err)))
         goto cleanup;
     for (j = 0; j < n; j++) {
-        d.span[j] = run->upper[j] - run->lower[j];
-        d.fixed[j] = run->upper[j] == run->lower[j];
+        size_t nv = run->n_values ? run->n_values[j] : 0;
+        if (nv) {
+            d.kind[j] = K_DISCRETE;
+            d.lo[j] = 0.0;
+            d.span[j] = (double)nv; /* one cell per value */
+            d.fixed[j] = nv == 1;
+        } else if (run->integer && run->integer[j]) {
+            d.kind[j] = K_INTEGER;
+            d.lo[j] = ceil(run->lower[j]);
+            d.span[j] = floor(run->upper[j]) - d.lo[j] + 1.0; /* one cell per integer */
+            d.fixed[j] = d.span[j] == 1.0;
+        } else {
+            d.kind[j] = K_REAL;
+            d.lo[j] = run->lower[j];
+            d.span[j] = run->upper[j] - run->lower[j];
+            d.fixed[j] = run->upper[j] == run->lower[j];
+        }
+        d.frozen[j] = d.fixed[j] || d.kind[j] != K_REAL;
+    }
+    if (run->n_constraints) {
+        size_t m = run->n_constraints;
+        d.best_g = dc_mem_calloc(d.alloc, m, sizeof(double));
+        d.alm_g = dc_mem_calloc(d.alloc, 2 * m, sizeof(double));
+        d.alm_u = dc_mem_alloc(d.alloc, n * sizeof(double));
+        res->g = dc_mem_calloc(d.alloc, m, sizeof(double));
+        res->n_g = m;
+        if (!d.best_g || !d.alm_g || !d.alm_u || !res->g ||
+            dc_cons_init(&d.cons, run, d.alloc)) {
+            st = dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
+            goto cleanup;
+        }
     }
     if (run->program) {
         d.ws = dc_workspace_new(run->program, d.alloc);
@@ -587,7 +890,9 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     pb.fixed = d.fixed;
     pb.structure = DC_STRUCT_GENERAL;
     pb.stop_on_convergence = run_params[RUN_OPT_STOP_ON_CONVERGENCE] != 0.0;
-    if (run->program) {
+    pb.exact_gradient = run->program != NULL;
+    pb.constrained = run->n_constraints > 0;
+    if (run->program && !run->n_constraints) { /* constraints couple everything */
         pb.exact_gradient = 1;
         pb.structure = dc_structure_kind_of(run->program);
         pb.separable = pb.structure == DC_STRUCT_SEPARABLE;
@@ -613,11 +918,14 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     }
     if (run->monitor && dc_monitor_stop_requested(run->monitor))
         d.stop = DC_STOP_MONITOR; /* stopped before it started */
+    if (!d.stop && run->n_x0 && (st = start_points(&d, vt, state, err)))
+        goto cleanup;
     while (!d.stop) {
         dc_batch b;
         memset(&b, 0, sizeof b);
-        if ((d.stop = vt->stop(state)) == DC_STOP_NONE &&
-            (st = vt->ask(state, &b))) {
+        if ((d.stop = vt->stop(state)) == DC_STOP_CONVERGED && alm_restart(&d, vt, state))
+            d.stop = DC_STOP_NONE;
+        if (d.stop == DC_STOP_NONE && (st = vt->ask(state, &b))) {
             st = dc_set_error(err, st, 0, 0, "engine '%s' failed (%s)", vt->info->id,
                               dc_status_code(st));
             goto cleanup;
@@ -633,6 +941,9 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
         }
         if (d.stop)
             break;
+        if (d.cons.m && d.last_kind == DC_ASK_GRADIENT && b.kind != DC_ASK_GRADIENT)
+            alm_update(&d); /* a gradient phase (a composite's polish) ended */
+        d.last_kind = b.kind;
         if (b.kind == DC_ASK_GRADIENT)
             st = eval_gradients(&d, &b);
         else if (b.kind == DC_ASK_TERMS)
@@ -643,7 +954,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
             st = dc_set_error(err, st, 0, 0, "evaluation failed (%s)", dc_status_code(st));
             goto cleanup;
         }
-        if (d.have_best && run->has_target && d.best <= d.target) {
+        if (d.have_best && run->has_target && d.best <= d.target && d.best_excess == 0.0) {
             d.stop = DC_STOP_TARGET;
             break;
         }
@@ -674,16 +985,16 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     }
     if (!d.have_best && d.stop != DC_STOP_ERROR && d.evals < run->max_evaluations) {
         /* nothing evaluated yet (a run cut short at once): the centre */
-        double f;
+        double f, *u = d.best_x;
         for (j = 0; j < n; j++)
-            d.best_x[j] = d.fixed[j] ? run->lower[j] : run->lower[j] + 0.5 * d.span[j];
-        if ((st = evaluate_rows(&d, d.best_x, 1, &f)))
+            u[j] = 0.5;
+        scale_rows(&d, u, 1, d.xbuf);
+        if ((st = evaluate_rows(&d, d.xbuf, 1, &f)))
             goto cleanup;
         if (d.stop != DC_STOP_ERROR) {
             d.evals++;
-            d.best = f;
-            d.have_best = 1;
-            history_push(&d, f);
+            if ((st = judge_rows(&d, d.xbuf, 1, &f)))
+                goto cleanup;
         }
     }
     memcpy(res->x, d.best_x, n * sizeof(double));
@@ -698,7 +1009,19 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
         res->history[res->n_history].best = res->fun;
         res->n_history++;
     }
+    res->feasible = 1;
+    if (d.cons.m) {
+        memcpy(res->g, d.best_g, d.cons.m * sizeof(double));
+        res->max_violation = dc_cons_max_violation(&d.cons, d.best_g);
+        res->feasible = d.have_best && d.best_excess == 0.0;
+    }
     describe(&d);
+    if (!res->feasible) {
+        size_t used = strlen(res->message);
+        snprintf(res->message + used, sizeof res->message - used,
+                 "; no feasible point found (least maximum violation %.6g)",
+                 res->max_violation);
+    }
     st = DC_OK;
 cleanup:
     if (watched)
@@ -709,6 +1032,14 @@ cleanup:
     dc_mem_free(d.alloc, state, vt ? vt->state_size : 0);
     dc_mem_free(d.alloc, params, ((vt ? vt->info->n_options : 0) + 1) * sizeof(double));
     dc_mem_free(d.alloc, d.span, n * sizeof(double));
+    dc_mem_free(d.alloc, d.lo, n * sizeof(double));
+    dc_mem_free(d.alloc, d.kind, n);
+    dc_mem_free(d.alloc, d.frozen, n);
+    dc_mem_free(d.alloc, d.xbuf, n * sizeof(double));
+    dc_mem_free(d.alloc, d.best_g, run->n_constraints * sizeof(double));
+    dc_mem_free(d.alloc, d.alm_g, 2 * run->n_constraints * sizeof(double));
+    dc_mem_free(d.alloc, d.alm_u, n * sizeof(double));
+    dc_cons_free(&d.cons);
     dc_mem_free(d.alloc, d.fixed, n);
     dc_mem_free(d.alloc, d.best_x, n * sizeof(double));
     dc_mem_free(d.alloc, d.X, d.x_cap * sizeof(double));
@@ -728,4 +1059,6 @@ void dc_result_free(dc_result *r)
     r->x = NULL;
     dc_mem_free(&r->alloc, r->history, (r->history_cap + 1) * sizeof(dc_history_entry));
     r->history = NULL;
+    dc_mem_free(&r->alloc, r->g, r->n_g * sizeof(double));
+    r->g = NULL;
 }

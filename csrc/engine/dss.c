@@ -55,7 +55,8 @@ static const dc_engine_info info = {
     "coordinate (dense 1-D sampling and golden-section refinement, identical coordinates "
     "solved once); anything else gets a population search with restarts polished by "
     "L-BFGS on exact gradients.",
-    "structure-aware hybrid", 0, options, N_OPTIONS};
+    "structure-aware hybrid", 0, options, N_OPTIONS,
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 #define GOLD 0.6180339887498949
 #define BRACKET_TOL 1e-15
@@ -94,12 +95,15 @@ typedef struct state {
     /* hybrid */
     double share;
     sub global, polish;
+    sub global2;      /* constrained problems: a second population engine */
+    sub *cur;         /* the population engine of this round */
     int64_t spent, round_budget, round_spent;
     int polished_centre;
     int final;        /* the global search converged: polish once more, then done */
     double best_f;
     double *best_u;
     int have_best;
+    double *seed_u;   /* a start point given by seed_point, or NULL */
 } state;
 
 /* ---- buffers ---- */
@@ -421,12 +425,16 @@ static int can_polish(const state *s)
            (s->pbp->exact_gradient || s->n <= 30);
 }
 
-static const char *global_id(void)
+/* The population engine: CMA-ES, else L-SHADE, PSO or random search; on
+ * constrained problems the second one (global2) is the next of that list, and
+ * the two take turns (they fail on different problems:
+ * benchmarks/constrained.py). */
+static const char *global_id(int second)
 {
     static const char *const order[] = {"cmaes", "de", "pso", "random"};
     size_t k;
-    for (k = 0; k < sizeof order / sizeof order[0]; k++)
-        if (dc_engine_find(order[k]))
+    for (k = 0; k < 4; k++)
+        if (dc_engine_find(order[k]) && !second--)
             return order[k];
     return "random";
 }
@@ -457,11 +465,21 @@ static dc_status next_round(state *s)
     sub_release(s, &s->polish);
     s->phase = PH_GLOBAL;
     s->round_budget = (int64_t)(s->share * (double)left);
+    if (s->pbp->constrained) { /* two engines in turn, each half a round */
+        int second = s->cur == &s->global;
+        s->cur = second ? &s->global2 : &s->global;
+        s->round_budget = s->round_budget / 2 > 0 ? s->round_budget / 2 : left;
+        if (!s->cur->live)
+            return sub_start(s, s->cur, global_id(second),
+                             (int64_t)(0.5 * s->share * (double)s->pbp->budget), s->seed_u);
+        return DC_OK;
+    }
+    s->cur = &s->global;
     if (s->round_budget < 1)
         s->round_budget = left;
     if (!s->global.live) /* the population engine keeps its state across rounds */
-        return sub_start(s, &s->global, global_id(),
-                         (int64_t)(s->share * (double)s->pbp->budget), NULL);
+        return sub_start(s, &s->global, global_id(0),
+                         (int64_t)(s->share * (double)s->pbp->budget), s->seed_u);
     return DC_OK;
 }
 
@@ -521,14 +539,14 @@ static dc_status ask(void *sp, dc_batch *b)
     {
         int tries;
         for (tries = 0; tries < 4; tries++) {
-            sub *e = s->phase == PH_POLISH ? &s->polish : &s->global;
+            sub *e = s->phase == PH_POLISH ? &s->polish : s->cur;
             if (e->live && s->round_spent < s->round_budget && !e->vt->stop(e->state)) {
                 if ((st = e->vt->ask(e->state, b)))
                     return st;
                 if (b->rows)
                     return DC_OK;
             }
-            if (e == &s->global && e->live && e->vt->stop(e->state)) {
+            if (e != &s->polish && e->live && e->vt->stop(e->state)) {
                 /* done for good: a fresh one next round, or (its restarts
                  * agree and the run stops on convergence) a last polish */
                 s->final = s->pb.stop_on_convergence;
@@ -565,7 +583,7 @@ static dc_status tell(void *sp, const dc_batch *b)
         break;
     }
     {
-        sub *e = s->phase == PH_POLISH ? &s->polish : &s->global;
+        sub *e = s->phase == PH_POLISH ? &s->polish : s->cur;
         int64_t cost = batch_cost(s, b);
         s->spent += cost;
         s->round_spent += cost;
@@ -584,6 +602,7 @@ static void release(void *sp)
 {
     state *s = sp;
     sub_release(s, &s->global);
+    sub_release(s, &s->global2);
     sub_release(s, &s->polish);
     release_rows(s);
     dc_mem_free(s->alloc, s->grid, s->K * s->cols * sizeof(double));
@@ -591,6 +610,26 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->ubest, s->cols * sizeof(double));
     dc_mem_free(s->alloc, s->gbest, s->cols * sizeof(double));
     dc_mem_free(s->alloc, s->best_u, s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->seed_u, s->n * sizeof(double));
 }
 
-const dc_engine_vt dc_eng_dss = {&info, sizeof(state), init, ask, tell, stop, release, NULL};
+/* A start point: the hybrid's first polish starts there instead of the
+ * centre, and the population search takes it in.  The separable plan
+ * ignores it (it samples every coordinate's whole interval anyway). */
+static dc_status seed_point(void *sp, const double *u)
+{
+    state *s = sp;
+    if (s->phase != PH_POLISH && s->phase != PH_GLOBAL)
+        return DC_OK;
+    if (!s->seed_u && !(s->seed_u = dc_mem_alloc(s->alloc, s->n * sizeof(double))))
+        return DC_ERR_NOMEM;
+    memcpy(s->seed_u, u, s->n * sizeof(double));
+    memcpy(s->best_u, u, s->n * sizeof(double));
+    if (s->phase == PH_POLISH && s->polish.live && s->polish.vt->seed_point)
+        return s->polish.vt->seed_point(s->polish.state, u);
+    if (s->phase == PH_GLOBAL && s->cur->live && s->cur->vt->seed_point)
+        return s->cur->vt->seed_point(s->cur->state, u);
+    return DC_OK;
+}
+
+const dc_engine_vt dc_eng_dss = {&info, sizeof(state), init, ask, tell, stop, release, seed_point};

@@ -54,6 +54,7 @@ typedef struct dc_problem {
     size_t n_groups;
     int stop_on_convergence;   /* the run's option: an engine that restarts
                                   stops once its restarts agree (below) */
+    int constrained;           /* the driver's constraint layer ranks the values */
 } dc_problem;
 
 typedef struct dc_engine_vt {

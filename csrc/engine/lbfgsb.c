@@ -107,7 +107,8 @@ static const dc_engine_info info = {
     "lbfgsb", "Projected L-BFGS",
     "Projected limited-memory BFGS for box constraints with exact AD gradients (central "
     "differences for callables); a local method, optional random restarts.",
-    "local", 0, options, N_OPTIONS};
+    "local", 0, options, N_OPTIONS,
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_X0};
 
 #define C1 1e-4       /* Armijo constant */
 #define FIRST_STEP 0.1 /* first steepest-descent step: this much of the cube */

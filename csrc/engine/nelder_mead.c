@@ -90,7 +90,8 @@ static const dc_engine_info info = {
     "nelder_mead", "Adaptive Nelder-Mead",
     "Nelder-Mead simplex search with Gao-Han adaptive coefficients, bounds by projection, "
     "restarts from random points; a local method for small dimensions.",
-    "local", MAX_DIMS, options, N_OPTIONS};
+    "local", MAX_DIMS, options, N_OPTIONS,
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 enum { PH_INIT, PH_REFLECT, PH_EXPAND, PH_OUTSIDE, PH_INSIDE, PH_SHRINK };
 

@@ -82,7 +82,8 @@ static const dc_engine_info info = {
     "pso", "Particle swarm (SPSO-2011)",
     "Standard Particle Swarm Optimisation 2011: adaptive random topology, rotation-invariant "
     "hypersphere moves, restarts when the swarm collapses.",
-    "global", 0, options, N_OPTIONS};
+    "global", 0, options, N_OPTIONS,
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 typedef struct params {
     size_t swarm, informants;

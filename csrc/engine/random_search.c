@@ -21,7 +21,8 @@ static const dc_option_info options[N_OPTIONS] = {
 static const dc_engine_info info = {
     "random", "Random search",
     "Uniform or low-discrepancy random sampling of the box; the baseline every engine must beat.",
-    "baseline", 0, options, N_OPTIONS};
+    "baseline", 0, options, N_OPTIONS,
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS};
 
 typedef struct state {
     size_t n, batch;

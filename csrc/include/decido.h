@@ -136,6 +136,30 @@ dc_status dc_eval_many(const dc_program *program, dc_workspace *workspace,
 dc_status dc_gradient(const dc_program *program, dc_workspace *workspace,
                       const double *x, double *value, double *grad);
 
+/* Constraints: "[name:] lhs <= rhs", "lhs >= rhs" or "lhs == rhs" in the
+ * expression language, in the same context (options) as the objective.  The
+ * program computes g = lhs - rhs; the sense says what must hold (g <= 0,
+ * g >= 0, g == 0).  Refused (DC_ERR_SYNTAX or DC_ERR_EMPTY, with the byte
+ * position): no comparison, a chain, <, > or !=, and/or/not at the top level,
+ * a bracket never closed or closing nothing,
+ * an empty side; any compile error of a side is reported at its position in
+ * text.  info gets the sense and the spans of the name (length 0: none) and
+ * of the operator. */
+typedef enum dc_constraint_sense {
+    DC_CONSTRAINT_LE = 0,
+    DC_CONSTRAINT_GE,
+    DC_CONSTRAINT_EQ
+} dc_constraint_sense;
+
+typedef struct dc_constraint_info {
+    dc_constraint_sense sense;
+    size_t name_pos, name_len;
+    size_t op_pos, op_len;
+} dc_constraint_info;
+
+dc_status dc_compile_constraint(const char *text, size_t length, const dc_options *options,
+                                dc_program **out, dc_constraint_info *info, dc_error *error);
+
 /* Structure: which input coordinates interact. */
 typedef enum dc_structure_kind {
     DC_STRUCT_CONSTANT = 0,  /* depends on no input */
@@ -262,6 +286,26 @@ typedef struct dc_run {
      * report is built): a binding uses it to look for pending signals. */
     int (*interrupt)(void *userdata);
     void *interrupt_data;
+    /* Start points (engine/driver.c): n_x0 rows of n values inside the bounds.
+     * The driver evaluates each first (counted) and starts the engine from the
+     * best (engines with DC_SUPPORTS_X0). */
+    const double *x0;
+    size_t n_x0;
+    /* Integer and discrete coordinates (NULL: all real).  integer[j] = 1: x_j
+     * takes the integers in [ceil(lower), floor(upper)] (an empty range is an
+     * error).  n_values[j] > 0: x_j takes one of values[j][0..n_values[j])
+     * (finite, in increasing order; lower and upper are then ignored). */
+    const unsigned char *integer;
+    const double *const *values;
+    const size_t *n_values;
+    /* Constraints (engine/constraints.c): programs g_k = lhs - rhs over the
+     * same inputs as the objective, with their senses; a point is feasible
+     * when every violation (max(0, g), max(0, -g) or |g|) is at most
+     * constraint_tolerance (<= 0: 1e-6). */
+    const dc_program *const *constraints;
+    const dc_constraint_sense *senses;
+    size_t n_constraints;
+    double constraint_tolerance;
 } dc_run;
 
 typedef struct dc_history_entry {
@@ -278,6 +322,12 @@ typedef struct dc_result {
     double elapsed;
     dc_history_entry *history;
     size_t n_history;
+    /* constraints: x is the best feasible point, else the least violating;
+     * g holds every g_k at x (n_constraints values) */
+    int feasible;                /* 1 without constraints */
+    double max_violation;        /* 0 without constraints */
+    double *g;
+    size_t n_g;
     /* owned by the library */
     dc_allocator alloc;
     size_t n, history_cap;
@@ -295,11 +345,19 @@ typedef struct dc_option_info {
     const char *description; /* "0 = automatic" and such are stated here */
 } dc_option_info;
 
+/* What an engine takes besides a box (dc_engine_info.supports). */
+enum {
+    DC_SUPPORTS_CONSTRAINTS = 1, /* constraints (the driver's constraint layer) */
+    DC_SUPPORTS_INTEGERS = 2,    /* integer and discrete coordinates */
+    DC_SUPPORTS_X0 = 4           /* starts from a given point (seed_point) */
+};
+
 typedef struct dc_engine_info {
     const char *id, *name, *summary, *kind;
     size_t max_dims;         /* 0: no limit of its own */
     const dc_option_info *options;
     size_t n_options;
+    unsigned supports;       /* DC_SUPPORTS_* flags */
 } dc_engine_info;
 
 size_t dc_engine_count(void);

@@ -841,6 +841,22 @@ static int run_one(const uint8_t *data, size_t size, stats *S, int abort_on_fail
     S->runs++;
 
     make_context(ctx, hdr[3], &opt, &expect_inputs);
+    {
+        /* the same text as a constraint ("[name:] lhs <= rhs"): never a crash,
+         * spans within the text, one comparison operator found */
+        dc_program *cp = NULL;
+        dc_constraint_info ci;
+        dc_error ce;
+        if (dc_compile_constraint(text, len, &opt, &cp, &ci, &ce) == DC_OK) {
+            if (!cp || ci.op_pos + ci.op_len > len || ci.name_pos + ci.name_len > len ||
+                ci.op_len < 2 || (unsigned)ci.sense > (unsigned)DC_CONSTRAINT_EQ)
+                fail(&rc, "constraint compiled with a bad span or sense");
+            dc_program_free(cp);
+        } else if (cp || ce.position > len + 1 || ce.position + ce.length > len + 1) {
+            fail(&rc, "constraint error out of the text: %zu+%zu of %zu", ce.position,
+                 ce.length, len);
+        }
+    }
     tracker_init(&tp, SIZE_MAX);
     tracker_init(&tw, SIZE_MAX);
     ap.realloc = tracker_realloc;

@@ -13,6 +13,7 @@
 
 #include "decido.h"
 #include "tests/check.h"
+#include "tests/failing_alloc.h"
 
 typedef struct probe {
     const double *lo, *hi;
@@ -61,31 +62,6 @@ static dc_status run_engine(const char *id, size_t n, const double *lo, const do
     if (st && st != DC_ERR_NOMEM)
         printf("  %s: %s\n", id, err.message);
     return st;
-}
-
-typedef struct counting {
-    long allocations, fail_after, live;
-} counting;
-
-static void *failing_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
-{
-    counting *c = ud;
-    (void)old_size;
-    if (new_size == 0) {
-        if (ptr)
-            c->live--;
-        free(ptr);
-        return NULL;
-    }
-    if (c->allocations >= c->fail_after)
-        return NULL;
-    c->allocations++;
-    {
-        void *q = realloc(ptr, new_size);
-        if (q && !ptr)
-            c->live++;
-        return q;
-    }
 }
 
 static void test_engine(const char *id)

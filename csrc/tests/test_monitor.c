@@ -18,6 +18,7 @@
 #include "decido.h"
 #include "tests/check.h"
 #include "tests/objectives.h"
+#include "tests/failing_alloc.h"
 
 #define N 4
 
@@ -294,31 +295,6 @@ static void test_busy(void)
     CHECK(dc_optimize("random", &run, &res, &err) == DC_OK, "the monitor stayed busy");
     dc_result_free(&res);
     dc_monitor_free(m);
-}
-
-typedef struct counting {
-    long allocations, fail_after, live;
-} counting;
-
-static void *failing_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
-{
-    counting *c = ud;
-    (void)old_size;
-    if (new_size == 0) {
-        if (ptr)
-            c->live--;
-        free(ptr);
-        return NULL;
-    }
-    if (c->allocations >= c->fail_after)
-        return NULL;
-    c->allocations++;
-    {
-        void *q = realloc(ptr, new_size);
-        if (q && !ptr)
-            c->live++;
-        return q;
-    }
 }
 
 static void test_out_of_memory(void)

@@ -21,7 +21,13 @@ from decido_service import __version__
 from decido_service.errors import PROBLEM_TYPE, TITLES
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES
-from decido_service.types import REQUEST_TYPES, RESPONSE_TYPES, RUN_ID_PATTERN, OptimizeEvent
+from decido_service.types import (
+    REQUEST_TYPES,
+    RESPONSE_TYPES,
+    RUN_ID_PATTERN,
+    OptimizeEvent,
+    with_extras,
+)
 
 __all__ = ["EXAMPLES", "OPERATIONS", "Operation", "openapi_document"]
 
@@ -290,6 +296,7 @@ def _type_schemas() -> dict[str, Schema]:
     """The components generated from :mod:`decido_service.types`."""
     (*_, event), components = msgspec.json.schema_components(
         [*REQUEST_TYPES.values(), *RESPONSE_TYPES, OptimizeEvent], ref_template=_REF)
+    with_extras(components)
     components["OptimizeEvent"] = {
         **event, "description": "one line of a streamed run (Accept: application/x-ndjson)"}
     for schema in components.values():

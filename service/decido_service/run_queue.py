@@ -68,15 +68,20 @@ def execute(req: OptimizeRequest, objective: decido.Expression, budget: dict[str
     if budget.get("deadline") is not None:
         time_limit = max(min(time_limit, budget["deadline"] - time.time()), MIN_TIME_LIMIT)
     r = decido.optimize(
-        objective, req.bounds, goal=req.goal, engine=req.engine,
+        objective, req.bounds or None, goal=req.goal, engine=req.engine,
         max_evaluations=budget["max_evaluations"], time_limit=time_limit,
         target=req.target, seed=req.seed, options=req.options, monitor=monitor,
+        variables=None if req.variables is None else msgspec.to_builtins(req.variables),
+        integers=req.integers, x0=req.x0, constraints=req.constraints,
+        constraint_tolerance=req.constraint_tolerance,
     )
     return {
         "engine": r.engine, "status": r.status, "message": r.message,
         "x": r.x.tolist(), "value": r.fun, "goal": r.goal, "evaluations": r.evaluations,
         "iterations": r.iterations, "elapsed_ms": round(r.elapsed * 1e3, 3), "seed": r.seed,
         "dims": req.dims, "history": [[int(e), float(b)] for e, b in r.history],
+        "feasible": r.feasible, "max_violation": r.max_violation,
+        "constraints": r.constraints, "variables": r.variables,  # orjson: NaN, inf -> null
     }
 
 

@@ -173,7 +173,8 @@ class Execution:
         trace = thin_trace(timed(body["history"], [
             *self.samples, (body["evaluations"], body["elapsed_ms"])]))
         result = {k: body[k] for k in ("x", "value", "evaluations", "iterations", "status",
-                                       "message", "elapsed_ms", "seed")}
+                                       "message", "elapsed_ms", "seed", "feasible",
+                                       "max_violation", "constraints")}
         await self._finish(state, result=result, trace=trace, columns={
             "status": body["status"], "value": body["value"], "seed": body["seed"],
             "evaluations": body["evaluations"], "elapsed_ms": body["elapsed_ms"]})

@@ -31,9 +31,10 @@ from jsonschema.exceptions import ValidationError, best_match  # type: ignore[im
 from sanic import Request
 
 import decido
+from decido.design import compile_constraints, design_problems
 from decido.optimize import Problem, problems
 from decido_service.errors import ApiError, field_error, validation_error
-from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest
+from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
 
 __all__ = [
     "batch_size",
@@ -126,11 +127,43 @@ def compile_objective(req: OptimizeRequest) -> decido.Expression:
     The cost grows with the expression's length and the dimensions (8 ms for a short
     objective over 174,000 dimensions on the development VM): call it after the cheap caps,
     off the event loop."""
+    names = [v.name for v in req.variables] if req.variables is not None else None
     try:
-        return decido.Expression(req.objective_expression, n=req.dims)
+        objective = decido.Expression(req.objective_expression, n=None if names else req.dims,
+                                      variables=names)
     except decido.ExpressionError as exc:
         raise validation_error([field_error("objective_expression", exc.code, exc.message,
                                             exc.position)]) from None
+    if req.constraints:
+        faults = constraint_faults(req)
+        if faults:
+            raise validation_error(faults)
+    return objective
+
+
+def constraint_faults(req: OptimizeRequest) -> list[dict[str, Any]]:
+    """The 422 entries (pointer ``/constraints/<k>``, ``position`` in its text) of every
+    constraint that does not compile, is NaN at every point tried or reuses a name."""
+    _, design = design_problems(req.bounds or None, variables=req.variables,
+                                integers=req.integers)
+    if design is None or not req.constraints:
+        return []
+    found: list[dict[str, Any]] = []
+    for k, text in enumerate(req.constraints):
+        try:
+            compile_constraints([text], design)
+        except decido.ConstraintError as exc:
+            found.append(_constraint_entry(k, exc))
+    if not found:
+        try:
+            compile_constraints(req.constraints, design)
+        except decido.ConstraintError as exc:
+            found.append(_constraint_entry(exc.index, exc))
+    return found
+
+
+def _constraint_entry(k: int, exc: decido.ConstraintError) -> dict[str, Any]:
+    return field_error(f"constraints[{k}]", exc.code, exc.message, exc.position)
 
 
 def batch_size(body: Any) -> int:
@@ -158,14 +191,18 @@ def _semantic(req: Any) -> list[Problem]:
         get, bounds = req.get, req.get("bounds")
     else:
         get = lambda name, default=None: getattr(req, name)  # noqa: E731
-        bounds = req.bounds if req.dims < _ARRAY_FROM else np.fromiter(
-            chain.from_iterable(req.bounds), np.float64, 2 * req.dims).reshape(req.dims, 2)
+        bounds = None if not req.bounds else req.bounds if req.dims < _ARRAY_FROM else \
+            np.fromiter(chain.from_iterable(req.bounds), np.float64, 2 * req.dims
+                        ).reshape(req.dims, 2)
     seed = get("seed")
     if isinstance(seed, float) and seed.is_integer():  # JSON Schema's integers admit 7.0
         seed = int(seed)
     return problems(bounds, goal=get("goal", "minimize"), engine=get("engine"),
                     max_evaluations=get("max_evaluations"), time_limit=get("time_limit"),
-                    target=get("target"), seed=seed, options=get("options"))
+                    target=get("target"), seed=seed, options=get("options"),
+                    variables=get("variables"), integers=get("integers"), x0=get("x0"),
+                    constraints=get("constraints"),
+                    constraint_tolerance=get("constraint_tolerance"))
 
 
 def _entry(problem: Problem) -> dict[str, Any]:
@@ -178,7 +215,7 @@ def request_schema(kind: type[Any]) -> dict[str, Any]:
     """The JSON Schema of a request type with its components under ``components``
     (the same text as in the OpenAPI document)."""
     (ref,), components = msgspec.json.schema_components([kind], ref_template=_COMPONENTS)
-    return {**ref, "components": {"schemas": components}}
+    return {**ref, "components": {"schemas": with_extras(components)}}
 
 
 _VALIDATORS: dict[type[Any], Any] = {

@@ -28,10 +28,12 @@ __all__ = [
     "DecisionLogRecord",
     "REQUEST_TYPES",
     "RESPONSE_TYPES",
+    "SCHEMA_EXTRAS",
     "Engine",
     "EngineOption",
     "Engines",
     "ErrorEntry",
+    "ConstraintValue",
     "Health",
     "KeyCreated",
     "KeyRequest",
@@ -54,6 +56,8 @@ __all__ = [
     "RunTrace",
     "RunsDeleted",
     "Usage",
+    "Variable",
+    "with_extras",
 ]
 
 #: what a run id looks like: ``run_`` and 24 lowercase hex digits (96 random bits)
@@ -80,6 +84,21 @@ Limit = Annotated[int | None, Meta(description="null: unlimited")]
 
 # ---------------------------------------------------------------- requests
 
+class Variable(Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """A named variable: a real or integer range (`lower`, `upper`, `type`), or a discrete
+    set (`values`, e.g. standard sizes). The objective and constraints use its name."""
+
+    name: Annotated[str, Meta(min_length=1, max_length=64, pattern="^[A-Za-z_][A-Za-z0-9_]*$",
+                              description="a name of the expression language")]
+    lower: float | None = None
+    upper: float | None = None
+    type: Annotated[Literal["real", "integer"] | None, Meta(
+        description="default real; integer: the integers in [ceil(lower), floor(upper)]")
+    ] = None
+    values: Annotated[list[float], Meta(
+        min_length=1, description="a discrete set instead of lower/upper/type")] | None = None
+
+
 class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     """One optimization run (`POST /v1/optimize`). Absent or null optional numbers take
     their defaults."""
@@ -87,10 +106,12 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     bounds: Annotated[list[tuple[float, float]], Meta(
         min_length=1,
         description="one [lower, upper] pair per dimension (finite, lower <= upper); their "
-                    "number is the run's dims (Max Dims per tier)")]
+                    "number is the run's dims (Max Dims per tier); or give variables")
+    ] | UnsetType = UNSET
     objective_expression: Annotated[str, Meta(
         min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
-        description="the objective in decido's expression language over the vector x",
+        description="the objective in decido's expression language over the vector x (or "
+                    "the names of variables)",
         examples=["sum(x**2)"])]
     engine: Annotated[EngineId, Meta(
         description="an engine id from /v1/engines")] = decido.default_engine()
@@ -107,6 +128,23 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
         description="replays a run; drawn and reported when absent")] | None = None
     options: Annotated[dict[str, float], Meta(
         description="the engine's options by name (see /v1/engines)")] = {}
+    variables: Annotated[list[Variable], Meta(
+        min_length=1, description="named variables instead of bounds; their number is the "
+                                  "run's dims")] | None = None
+    integers: Annotated[list[int], Meta(
+        description="indices of x that take integer values (bounds rounded inward)")
+    ] | None = None
+    x0: Annotated[list[float | list[float]], Meta(
+        description="a start point (dims numbers) or a list of them, within the bounds")
+    ] | None = None
+    constraints: Annotated[list[Annotated[str, Meta(
+        min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"])]], Meta(
+        description="'[name:] lhs <= rhs' (or >=, ==) in the expression language over the "
+                    "objective's variables", examples=[["budget: x[0] + x[1] <= 1"]])
+    ] | None = None
+    constraint_tolerance: Annotated[float, Meta(
+        gt=0, description="largest violation that counts as feasible (default 1e-6)")
+    ] | None = None
 
     def __post_init__(self) -> None:
         # msgspec's range constraints stop at 64-bit signed integers: the seed's upper end
@@ -116,8 +154,8 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
 
     @property
     def dims(self) -> int:
-        """Number of dimensions (= number of bounds)."""
-        return len(self.bounds)
+        """Number of dimensions (= number of bounds or variables)."""
+        return len(self.bounds or self.variables or ())
 
 
 class KeyRequest(Struct, forbid_unknown_fields=True):
@@ -203,6 +241,9 @@ class Engine(Struct, forbid_unknown_fields=True):
     kind: str
     max_dims: Annotated[int | None, Meta(description="null: no limit of the engine's own")]
     options: list[EngineOption]
+    supports: Annotated[dict[str, bool], Meta(
+        description="what it takes besides a box: constraints, integers (integer and "
+                    "discrete variables), x0 (start points)")]
 
 
 class Engines(Struct, forbid_unknown_fields=True):
@@ -289,13 +330,23 @@ class Usage(Struct, forbid_unknown_fields=True):
 
 # ---------------------------------------------------------------- optimize
 
+class ConstraintValue(Struct, forbid_unknown_fields=True):
+    """A constraint at the result's x: its name, value (lhs - rhs) and violation."""
+
+    name: str
+    value: float | None
+    violation: float | None
+
+
 class OptimizeResult(Struct, forbid_unknown_fields=True):
     """The outcome of a run."""
 
     id: Annotated[str, Meta(description="the run's id (as run_id)")]
     run_id: Annotated[str, Meta(description="the run's id: GET /v1/runs/{run_id} reads it")]
     engine: EngineId
-    status: Literal["converged", "target_reached", "max_evaluations", "time_limit", "stopped"]
+    status: Annotated[Literal["converged", "target_reached", "max_evaluations", "time_limit",
+                              "stopped", "infeasible"], Meta(
+        description="infeasible: no point met every constraint (x is the least violating)")]
     message: str
     x: list[float]
     value: Annotated[float | None, Meta(description="objective at x (null if not finite)")]
@@ -309,6 +360,12 @@ class OptimizeResult(Struct, forbid_unknown_fields=True):
     # prefixItems (it validates them as an OpenAPI 3.0 "items" list)
     history: Annotated[list[Annotated[list[float | None], Meta(min_length=2, max_length=2)]],
                        Meta(description="[evaluations, best] at each improvement")]
+    feasible: Annotated[bool, Meta(description="every constraint holds at x")]
+    max_violation: Annotated[float | None, Meta(description="largest violation at x")]
+    constraints: Annotated[list[ConstraintValue], Meta(
+        description="each constraint at x, in request order")]
+    variables: Annotated[dict[str, float] | None, Meta(
+        description="x by name (requests with variables)")]
 
 
 class ProgressEvent(Struct, forbid_unknown_fields=True, tag_field="event", tag="progress"):
@@ -400,6 +457,9 @@ class RunResult(Struct, forbid_unknown_fields=True):
     message: str | None
     elapsed_ms: float | None
     seed: Annotated[int, Meta(ge=0)] | str | None
+    feasible: bool | None = None
+    max_violation: float | None = None
+    constraints: list[ConstraintValue] | None = None
 
 
 class Run(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -452,6 +512,19 @@ OptimizeEvent = ProgressEvent | ResultEvent | ErrorEvent
 
 #: the request bodies, by OpenAPI component name
 REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest}
+#: what the generated component schemas cannot say, added to them by name
+SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
+    "OptimizeRequest": {"anyOf": [
+        {"required": ["bounds"]},
+        {"required": ["variables"], "properties": {"variables": {"type": "array"}}}]}}
+
+
+def with_extras(components: dict[str, Any]) -> dict[str, Any]:
+    """``components`` (from ``msgspec.json.schema_components``) with :data:`SCHEMA_EXTRAS`."""
+    for name, extra in SCHEMA_EXTRAS.items():
+        if name in components:
+            components[name].update(extra)
+    return components
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,

@@ -32,7 +32,8 @@ def test_registry_lists_every_engine_with_options():
     for required in ("dss", "random"):
         assert required in ids
     for info in infos:
-        assert set(info) == {"id", "name", "summary", "kind", "max_dims", "options"}
+        assert set(info) == {"id", "name", "summary", "kind", "max_dims", "options", "supports"}
+        assert set(info["supports"]) == {"constraints", "integers", "x0"}
         for opt in info["options"]:
             assert opt["min"] <= opt["default"] <= opt["max"], (info["id"], opt)
             assert opt["description"]

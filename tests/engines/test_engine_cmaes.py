@@ -1,4 +1,4 @@
-"""The ``cmaes`` engine (IPOP-CMA-ES, sep-CMA-ES above 100 dimensions) through
+"""The ``cmaes`` engine (IPOP-CMA-ES, BIPOP as an option, sep-CMA-ES above 100 dimensions) through
 ``decido.minimize``.
 
 Accuracies asserted below (f - f* < tol, seeds 1 and 2, budgets in evaluations) are
@@ -133,6 +133,12 @@ def test_convergence_and_restarts():
     ipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2})
     assert ipop.status == "converged" and ipop.evaluations > 8 * ipop.iterations
     assert ipop.evaluations > flat.evaluations
+    # BIPOP (schedule 0): 8, then small runs (8: half the large population is not more than
+    # the default; they do not count as restarts), then a large one (16): fewer evaluations
+    # per generation than IPOP
+    bipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2, "schedule": 0})
+    assert bipop.status == "converged" and bipop.evaluations > 8 * bipop.iterations
+    assert bipop.evaluations / bipop.iterations < ipop.evaluations / ipop.iterations
     # default: 9 restarts, then converged (the budget is not the limit)
     full = run(SPHERE, bounds, max_evaluations=1_000_000)
     assert full.status == "converged" and full.evaluations < 1_000_000
@@ -170,7 +176,7 @@ def test_option_defaults():
     (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
     defaults = {o["name"]: o["default"] for o in info["options"]}
     assert defaults == {"popsize": 0, "sigma0": 0.3, "restarts": 9, "incpopsize": 2, "diagonal": 0,
-                        "stop_on_convergence": 1}
+                        "schedule": 1, "stop_on_convergence": 1}
     assert info["max_dims"] is None
 
 

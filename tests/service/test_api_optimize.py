@@ -23,7 +23,9 @@ def test_optimize_runs_and_is_recorded(server: LiveServer) -> None:
     assert r.status == 200, r.body
     body = r.json()
     assert set(body) == {"id", "run_id", "engine", "status", "message", "x", "value", "goal",
-                         "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history"}
+                         "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history",
+                         "feasible", "max_violation", "constraints", "variables"}
+    assert body["feasible"] and body["constraints"] == [] and body["variables"] is None
     assert body["engine"] == "dss" and body["dims"] == 4 and body["seed"] == 7
     assert body["status"] == "converged" and body["value"] < 1e-12
     assert all(abs(v - 1) < 1e-6 for v in body["x"])
@@ -201,7 +203,8 @@ def test_streamed_run_reports_progress_then_the_result(server: LiveServer) -> No
     assert last["event"] == "result" and last["status"] == "time_limit"
     assert set(last) == {"event", "id", "run_id", "engine", "status", "message", "x", "value",
                          "goal",
-                         "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history"}
+                         "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history",
+                         "feasible", "max_violation", "constraints", "variables"}
     assert last["evaluations"] >= evaluations[-1] and last["dims"] == 1000
     with open_database(str(server.db)) as store:
         assert [run["id"] for run in store.list_runs(made["id"])] == [last["id"]]
