@@ -99,9 +99,12 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_BODY_TIMEOUT": "body_timeout",
     "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
     "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
+    "DECIDO_TLS": "tls",
+    "DECIDO_SESSION_HOURS": "session_hours",
 }
 _ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host",
-                            "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips"}
+                            "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips",
+                            "DECIDO_SESSION_SECRET": "session_secret"}
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,14 @@ class Settings:
     """Seconds an open connection may wait before (or between) requests."""
     connections_per_address: int = 64
     """Open connections per client address and worker process (0: no cap)."""
+    session_secret: str = ""
+    """The dashboard's HMAC secret for session cookies and CSRF tokens (at least 32
+    characters); empty: one is made once and kept in the store, shared by every worker."""
+    session_hours: int = 8
+    """Hours a dashboard session lasts from sign-in."""
+    tls: int = 0
+    """1: the service is reached over HTTPS (say, behind a TLS proxy): the dashboard's
+    cookies are ``Secure``."""
     plans: dict[str, dict[str, int | None]] = field(
         default_factory=lambda: copy.deepcopy(DEFAULT_PLANS)
     )
@@ -151,7 +162,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
-                     "decision_retention_days",
+                     "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -166,6 +177,10 @@ class Settings:
             if row["max_time_limit"] is None:
                 raise ValueError(f"tiers[{name!r}]['max_time_limit'] cannot be unlimited")
         trusted_networks(self.forwarded_allow_ips)  # ValueError for a bad entry
+        if self.session_secret and len(self.session_secret) < 32:
+            raise ValueError("setting 'session_secret' must have at least 32 characters")
+        if self.tls not in (0, 1):
+            raise ValueError(f"setting 'tls' must be 0 or 1, got {self.tls!r}")
 
     @property
     def trusted_proxies(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

@@ -29,23 +29,28 @@ from decido_service.responses import json_response, read_route
 from decido_service.schemas import batch_size, json_body
 from decido_service.store import KeyRecord, Store
 
-__all__ = ["bp"]
+__all__ = ["answer", "bp"]
 
 bp = Blueprint("decide")
 
 
 async def _run(request: Request, key: KeyRecord, fn: Callable[[Any], dict[str, Any]],
                body: Any, log: bool) -> HTTPResponse:
+    return json_response(orjson.dumps(await answer(request, key, fn, body, log)))
+
+
+async def answer(request: Request, key: KeyRecord, fn: Callable[[Any], dict[str, Any]],
+                 body: Any, log: bool) -> dict[str, Any]:
     """``fn(body)`` (on the event loop for a small body, :func:`listeners.by_size`), logged
-    in the decision log unless ``log`` is false."""
+    in the decision log unless ``log`` is false (the caller has admitted it)."""
     started = time.perf_counter()
-    answer = await by_size(request, fn, body)
+    result = await by_size(request, fn, body)
     if log:
         ctx = request.app.ctx
         await ctx.admissions.log(decision_log.entry(
-            key["id"], ctx.settings.now(), body, answer, fn is decido.decide_batch,
+            key["id"], ctx.settings.now(), body, result, fn is decido.decide_batch,
             (time.perf_counter() - started) * 1e3))
-    return json_response(orjson.dumps(answer))
+    return result
 
 
 @bp.post("/decide")

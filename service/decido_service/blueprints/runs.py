@@ -24,15 +24,12 @@ from decido_service.blueprints.optimize import prepare, start_run
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
 from decido_service.responses import READ, Response, json_response, read_route
-from decido_service.schemas import engine_table
-from decido_service.store import FINISHED_STATES, RUN_STATES, KeyRecord, Store
+from decido_service.store import FINISHED_STATES, KeyRecord, Store
 
 __all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp"]
 
 bp = Blueprint("runs")
-#: the page size of ``GET /v1/runs`` without ``limit``, and its largest value
-DEFAULT_PAGE, MAX_PAGE = 20, 100
-_TRACE_COLUMNS = ["evaluations", "best"]
+DEFAULT_PAGE, MAX_PAGE = runs.DEFAULT_PAGE, runs.MAX_PAGE
 Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
 
 
@@ -60,24 +57,10 @@ async def list_runs(request: Request) -> HTTPResponse:
     """A page of the key's runs, newest first (``limit``, ``starting_after``, ``state``,
     ``engine``)."""
     key = await authenticate(request, fresh=True)
-    args = request.get_args(keep_blank_values=True)  # "limit=" is a bad limit
-    limit = _limit(args.get("limit"))
-    after = args.get("starting_after")
-    state = args.get("state")
-    engine = args.get("engine")
-    if after is not None and not runs.valid_run_id(after):
-        raise ApiError("invalid_parameter", f"starting_after: {after!r} is not a run id")
-    if state is not None and state not in RUN_STATES:
-        raise ApiError("invalid_parameter", f"state: expected one of {', '.join(RUN_STATES)}")
-    if engine is not None and engine not in engine_table():
-        raise ApiError("invalid_parameter", f"engine: {engine!r} is not an engine id (/v1/engines)")
-    store: Store = request.app.ctx.store
-    try:
-        rows = await store.page_runs(key["id"], limit + 1, after, state, engine)
-    except ValueError as exc:
-        raise ApiError("invalid_parameter", str(exc)) from None
-    body = {"data": [runs.run_view(r) for r in rows[:limit]], "has_more": len(rows) > limit}
-    return json_response(orjson.dumps(body))
+    query = runs.page_query(request.get_args(keep_blank_values=True))  # "limit=" is bad
+    rows, more = await runs.page(request.app.ctx.store, key["id"], query)
+    return json_response(orjson.dumps({"data": [runs.run_view(r) for r in rows],
+                                       "has_more": more}))
 
 
 @_route("/runs/<run_id:str>", (*READ, "DELETE"))
@@ -101,10 +84,8 @@ async def trace(request: Request, run_id: str) -> HTTPResponse:
         raise ApiError("invalid_parameter", "format: expected json or csv")
     points = runs.run_view(await _row(request, key, run_id), trace=True)["trace"]
     if fmt == "csv":
-        lines = [",".join(_TRACE_COLUMNS)] + [f"{int(e)},{orjson.dumps(b).decode()}"
-                                                for e, b in points]
-        return Response("\n".join(lines) + "\n", content_type="text/csv; charset=utf-8")
-    return json_response(orjson.dumps({"run_id": run_id, "columns": _TRACE_COLUMNS,
+        return Response(runs.trace_csv(points), content_type="text/csv; charset=utf-8")
+    return json_response(orjson.dumps({"run_id": run_id, "columns": runs.TRACE_COLUMNS,
                                        "points": points}))
 
 
@@ -113,13 +94,7 @@ async def trace(request: Request, run_id: str) -> HTTPResponse:
 async def cancel(request: Request, run_id: str) -> HTTPResponse:
     """Ask a queued or running run to stop (202); a finished one is 409."""
     key = await authenticate(request, fresh=True)
-    store: Store = request.app.ctx.store
-    state = await store.request_cancel(key["id"], run_id) if runs.valid_run_id(run_id) else None
-    if state is None:
-        raise _not_found(run_id)
-    if state in FINISHED_STATES:
-        raise ApiError("run_finished", f"run {run_id} is already {state}")
-    row = await _row(request, key, run_id)
+    row = await runs.cancel(request.app.ctx.store, key["id"], run_id)
     return json_response(orjson.dumps(runs.run_view(row)), status=202)
 
 
@@ -128,32 +103,12 @@ async def _delete(request: Request, key: KeyRecord, run_id: str) -> HTTPResponse
     store: Store = request.app.ctx.store
     state = await store.delete_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
     if state is None:
-        raise _not_found(run_id)
+        raise runs.not_found(run_id)
     if state not in FINISHED_STATES:
         raise ApiError("run_not_finished",
                        f"run {run_id} is {state}; cancel it and delete it once it ends")
     return Response(status=204)
 
 
-def _limit(text: str | None) -> int:
-    if text is None:
-        return DEFAULT_PAGE
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_PAGE or not text.strip().isdigit():
-        raise ApiError("invalid_parameter", f"limit: expected an integer from 1 to {MAX_PAGE}")
-    return value
-
-
 async def _row(request: Request, key: KeyRecord, run_id: str) -> dict[str, Any]:
-    store: Store = request.app.ctx.store
-    row = await store.get_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
-    if row is None:
-        raise _not_found(run_id)
-    return row
-
-
-def _not_found(run_id: str) -> ApiError:
-    return ApiError("not_found", f"no run {run_id!r} of this key")
+    return await runs.find(request.app.ctx.store, key["id"], run_id)
