@@ -18,7 +18,7 @@ from decido_service.blueprints.optimize import prepare_body, start_run
 from decido_service.dashboard import decide_form
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
-from decido_service.dashboard.routes import SIGN_IN, html, route
+from decido_service.dashboard.routes import SIGN_IN, form, html, route
 from decido_service.dashboard.session import Session
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
@@ -38,13 +38,14 @@ async def sign_in_form(request: Request) -> HTTPResponse:
     """The sign-in form (the overview when already signed in)."""
     if await sessions.current(request) is not None:
         return redirect("/dashboard")
-    return await _sign_in_page(request, None, 200)
+    return await _sign_in_page(request, None)
 
 
-async def _sign_in_page(request: Request, error: str | None, status: int) -> HTTPResponse:
+async def _sign_in_page(request: Request, error: str | None) -> HTTPResponse:
+    """The sign-in form, with ``error`` above it (200 either way: a form with its message)."""
     token, cookie = await sessions.signin_token(request)
     return sessions.set_signin_cookie(
-        page("sign_in.html", status=status, session=None, csrf=token, error=error), cookie)
+        page("sign_in.html", session=None, csrf=token, error=error), cookie)
 
 
 @route("/sign-in", ("POST",))
@@ -52,17 +53,17 @@ async def _sign_in_page(request: Request, error: str | None, status: int) -> HTT
 async def sign_in(request: Request) -> HTTPResponse:
     """Sign in with a key: a session cookie, then the overview; the form again with a
     message for a key that is unknown or revoked (the key is never echoed)."""
-    form = request.form
+    fields = form(request)
     try:
-        await sessions.check_signin(request, form)
+        await sessions.check_signin(request, fields)
     except ApiError as error:
-        return await _sign_in_page(request, error.detail, error.status_code)
-    secret = (form.get("key") or "").strip()
+        return await _sign_in_page(request, error.detail)
+    secret = (fields.get("key") or "").strip()
     store: Store = request.app.ctx.store
     key = await store.find_key(secret) if keys.is_well_formed(secret) else None
     if key is None or key["revoked_at"] is not None:
         reason = "this key is revoked" if key else "this is not a key of this service"
-        return await _sign_in_page(request, reason, 401)
+        return await _sign_in_page(request, reason)
     return redirect("/dashboard", await sessions.open_session(request, key))
 
 
@@ -105,7 +106,7 @@ async def replay(request: Request, session: Session, run_id: str) -> HTTPRespons
 async def create_key(request: Request, session: Session) -> HTTPResponse:
     """Make a key in the signed-in key's account (free plan and tier, as ``POST
     /v1/keys``, throttled per address the same way); its secret is shown once."""
-    label = (request.form.get("label") or "").strip() or None
+    label = (form(request).get("label") or "").strip() or None
     if label is not None and len(label) > LABEL_MAX:
         raise ApiError("invalid_parameter", f"label: at most {LABEL_MAX} characters")
     await throttle_address(request)
@@ -133,7 +134,7 @@ async def revoke_key(request: Request, session: Session, key_id: str) -> HTTPRes
 @html
 async def decide_page(request: Request, session: Session) -> HTTPResponse:
     """The decide form, filled with a small example."""
-    return _decide(session, decide_form.defaults(), None, None, [], 200)
+    return _decide(session, decide_form.defaults(), None, None, [])
 
 
 @route("/decide", ("POST",))
@@ -141,26 +142,29 @@ async def decide_page(request: Request, session: Session) -> HTTPResponse:
 async def decide(request: Request, session: Session) -> HTTPResponse:
     """Decide as ``POST /v1/decide`` does (counted and logged); the ranking, or the
     faults next to the form, which keeps what was typed."""
-    fields = {name: request.form.get(name) or "" for name in _FORM_FIELDS}
+    sent = form(request)
+    fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
     upload = request.files.get("options_file") if request.files else None
     if upload is not None and upload.body:
         fields["options"] = upload.body.decode("utf-8", errors="replace")
     try:
         body = decide_form.body_of(fields)
     except decide_form.FormError as exc:
-        return _decide(session, fields, None, None, exc.problems, 422)
+        return _decide(session, fields, None, None, exc.problems)
     key = session.key
     await admit(request, key, "decide")
     try:
         result = await answer(request, key, decido.decide, body, True)
     except decido.DecisionError as exc:
         problems = [f"{e.get('pointer') or 'body'}: {e.get('message')}" for e in exc.errors]
-        return _decide(session, fields, body, None, problems, 422)
-    return _decide(session, fields, body, result, [], 200)
+        return _decide(session, fields, body, None, problems)
+    return _decide(session, fields, body, result, [])
 
 
 def _decide(session: Session, fields: dict[str, str], body: object, result: object,
-            problems: list[str], status: int) -> HTTPResponse:
+            problems: list[str]) -> HTTPResponse:
+    """The decide page (a form shown again with its faults is a page like any other: 200,
+    as the sign-in form with its message)."""
     shown = None if body is None else orjson.dumps(body, option=orjson.OPT_INDENT_2).decode()
-    return page("decide.html", status=status, session=session, fields=fields,
+    return page("decide.html", session=session, fields=fields,
                 methods=decide_form.METHODS, body=shown, result=result, problems=problems)

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from sanic import Blueprint, Request
+from sanic.request import RequestParameters
 from sanic.response import HTTPResponse
 
 from decido_service.dashboard import session as sessions
@@ -24,7 +25,7 @@ from decido_service.dashboard.session import Session
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
 
-__all__ = ["SIGN_IN", "bp", "data", "html", "route"]
+__all__ = ["SIGN_IN", "bp", "data", "form", "html", "route"]
 
 bp = Blueprint("dashboard", url_prefix="/dashboard")
 SIGN_IN = "/dashboard/sign-in"
@@ -35,6 +36,11 @@ H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 def route(uri: str, methods: tuple[str, ...] = ("GET", "HEAD")) -> Callable[[H], H]:
     """Sanic's ``Blueprint.route`` on the dashboard's blueprint, typed."""
     return cast(Callable[[H], H], bp.route(uri, methods=methods))
+
+
+def form(request: Request) -> RequestParameters:
+    """The request's form fields (none for a body that is not a form)."""
+    return request.form or RequestParameters()
 
 
 def html(handler: Callable[..., Awaitable[HTTPResponse]]) -> Handler:
@@ -48,7 +54,7 @@ def html(handler: Callable[..., Awaitable[HTTPResponse]]) -> Handler:
             return redirect(SIGN_IN)
         try:
             if request.method == "POST":
-                sessions.check_csrf(request, session, request.form)
+                sessions.check_csrf(request, session, form(request))
             return await handler(request, session, *args, **kwargs)
         except ApiError as error:
             return error_page(session, error)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -45,6 +46,9 @@ PATH = "/dashboard"
 #: seconds the sign-in form's nonce cookie lives
 SIGNIN_SECONDS = 3600
 _SECRET_NAME = "dashboard_session"
+_NONCE_SHAPE = re.compile(r"[0-9a-f]{32}")
+#: a session cookie's value: id (32 hex), expiry (epoch seconds), MAC (64 hex)
+_COOKIE_SHAPE = re.compile(r"[0-9a-f]{32}\.[0-9]{1,12}\.[0-9a-f]{64}")
 
 
 class Session(NamedTuple):
@@ -83,14 +87,14 @@ async def current(request: Request) -> Session | None:
     """The request's live session, else ``None`` (no cookie, forged, expired, ended, or a
     revoked key: that session is deleted)."""
     raw = request.cookies.get(COOKIE)
-    if not raw or raw.count(".") != 2:
+    if not raw or _COOKIE_SHAPE.fullmatch(raw) is None:
         return None
     session_id, expires_text, mac = raw.split(".")
     secret = await _secret(request)
     if not hmac.compare_digest(mac, _mac(secret, "session", f"{session_id}.{expires_text}")):
         return None
     now = request.app.ctx.settings.now()
-    if not expires_text.isdigit() or int(expires_text) <= now:
+    if int(expires_text) <= now:
         return None
     store: Store = request.app.ctx.store
     key = await store.session_key(session_id, now)
@@ -134,16 +138,23 @@ def _same_origin(request: Request) -> bool:
     origin = request.headers.get("origin")
     if origin is None:
         return True  # not sent (older browsers on same-origin POSTs): the token decides
-    host = request.headers.get("host", "")
-    return urlsplit(origin).netloc == host and origin != "null"
+    host: str = request.headers.get("host", "")
+    try:
+        return urlsplit(origin).netloc == host and origin != "null"
+    except ValueError:  # not a URL at all
+        return False
+
+
+def _token_matches(token: object, expected: str) -> bool:
+    """Constant-time comparison of a submitted token (any text) with ``expected``."""
+    return isinstance(token, str) and hmac.compare_digest(token.encode(), expected.encode())
 
 
 def check_csrf(request: Request, session: Session, form: Any) -> None:
     """403 ``csrf_failed`` unless the form's ``csrf`` is the session's token and the
     request comes from this origin."""
     token = form.get("csrf") if form is not None else None
-    if (not isinstance(token, str) or not hmac.compare_digest(token, session.csrf)
-            or not _same_origin(request)):
+    if not _token_matches(token, session.csrf) or not _same_origin(request):
         raise ApiError("csrf_failed", "the form is stale or came from another site; "
                                       "reload the page and try again")
 
@@ -153,7 +164,7 @@ async def signin_token(request: Request) -> tuple[str, str | None]:
     ``Set-Cookie`` value that gives it one."""
     nonce = request.cookies.get(SIGNIN_COOKIE)
     cookie = None
-    if not nonce or len(nonce) != 32 or not nonce.isalnum():
+    if not nonce or _NONCE_SHAPE.fullmatch(nonce) is None:
         nonce = secrets.token_hex(16)
         cookie = _cookie(request, SIGNIN_COOKIE, nonce, SIGNIN_SECONDS)
     return _mac(await _secret(request), "signin", nonce), cookie
@@ -164,7 +175,7 @@ async def check_signin(request: Request, form: Any) -> None:
     nonce = request.cookies.get(SIGNIN_COOKIE) or ""
     token = form.get("csrf") if form is not None else None
     expected = _mac(await _secret(request), "signin", nonce)
-    if (not nonce or not isinstance(token, str) or not hmac.compare_digest(token, expected)
+    if (_NONCE_SHAPE.fullmatch(nonce) is None or not _token_matches(token, expected)
             or not _same_origin(request)):
         raise ApiError("csrf_failed", "the sign-in form is stale; reload the page and try again")
 

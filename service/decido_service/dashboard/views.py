@@ -54,7 +54,8 @@ async def overview(request: Request, session: Session) -> HTTPResponse:
 @html
 async def run_list(request: Request, session: Session) -> HTTPResponse:
     """The key's runs, newest first: filters by state and engine, a cursor, live rows."""
-    args = {k: v for k, v in request.get_args(keep_blank_values=True).items() if v != [""]}
+    # the filter form sends "state=" for any state: a blank value is no filter here
+    args = {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
     query = runs.page_query(args)
     rows, more = await runs.page(_store(request), session.key["id"], query)
     filters = {"state": query.state, "engine": query.engine}

@@ -1,6 +1,6 @@
-// The compare page: the convergence curves of 2-8 runs on one log-scaled plot (asinh when
-// a value is <= 0), joined on their evaluations (uPlot.join); the legend under the plot
-// names engine and seed. window.decidoDash.plots.compare is the plot (tests read it).
+// The compare page: the convergence curves of 2-8 runs on one log-scaled plot (a value
+// <= 0 drawn a decade below the smallest positive one), joined on their evaluations
+// (uPlot.join); the legend under the plot names engine and seed. window.decidoDash.plots.compare is the plot (tests read it).
 (function () {
   "use strict";
   var el = document.getElementById("compare");
@@ -16,7 +16,12 @@
     var tables = views.map(function (v) {
       return [v.trace.map(function (p) { return p[0]; }), v.trace.map(function (p) { return p[1]; })];
     });
-    var positive = tables.every(function (t) { return t[1].every(function (y) { return y > 0; }); });
+    var floor = Infinity;
+    tables.forEach(function (t) {
+      t[1].forEach(function (y) { if (y > 0 && y < floor) floor = y; });
+    });
+    floor = floor === Infinity ? 1e-12 : floor / 10;
+    tables.forEach(function (t) { t[1] = t[1].map(function (y) { return y > 0 ? y : floor; }); });
     var data = uPlot.join(tables);
     var series = [{label: "evaluations"}].concat(views.map(function (v, i) {
       return {label: v.engine + " seed " + v.row.seed, stroke: COLORS[i % COLORS.length],
@@ -24,7 +29,7 @@
     }));
     dash.plots.compare = new uPlot({
       width: Math.max(280, el.clientWidth || 600), height: 360,
-      scales: {x: {time: false}, y: positive ? {distr: 3} : {distr: 4, asinh: 1e-9}},
+      scales: {x: {time: false}, y: {distr: 3}},
       axes: [{label: "evaluations"}, {label: "best value (log)", size: 70}],
       series: series, legend: {show: false}
     }, data, el);

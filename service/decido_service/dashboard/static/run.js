@@ -25,29 +25,35 @@
     if (ms === null || ms === undefined) return "\u2014";
     return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s";
   }
-  function allPositive(ys) {
-    for (var i = 0; i < ys.length; i++) if (!(ys[i] > 0)) return false;
-    return true;
+  // Log scale: a value <= 0 (log cannot show it) is drawn at a floor a decade below the
+  // smallest positive value, and the note under the plot says so.
+  function logSafe(ys) {
+    var floor = Infinity, clipped = 0, i;
+    for (i = 0; i < ys.length; i++) if (ys[i] > 0 && ys[i] < floor) floor = ys[i];
+    floor = floor === Infinity ? 1e-12 : floor / 10;
+    var out = new Array(ys.length);
+    for (i = 0; i < ys.length; i++) {
+      if (ys[i] !== null && !(ys[i] > 0)) { out[i] = floor; clipped++; } else out[i] = ys[i];
+    }
+    return {ys: out, floor: floor, clipped: clipped};
   }
-  // A y scale: linear, or logarithmic (asinh when a value is <= 0, which log cannot show).
-  function yScale(ys, log) {
-    if (!log) return {distr: 1};
-    return allPositive(ys) ? {distr: 3} : {distr: 4, asinh: 1e-9};
-  }
+  dash.logSafe = logSafe;
 
   function drawConvergence(xs, ys, opts) {
     opts = opts || {};
     var started = performance.now();
     if (dash.plots.convergence) dash.plots.convergence.destroy();
+    var safe = opts.log ? logSafe(ys) : null;
     var plot = new uPlot({
       width: width(convEl), height: 320,
-      scales: {x: {time: false}, y: yScale(ys, opts.log)},
+      scales: {x: {time: false}, y: {distr: opts.log ? 3 : 1}},
       axes: [{label: opts.xLabel || "evaluations"}, {label: "best value", size: 70}],
       series: [{label: opts.xLabel || "evaluations"},
                {label: "best", stroke: "#1d4ed8", width: 2, points: {show: xs.length < 60}}],
       cursor: {drag: {x: true, y: false}}
-    }, [xs, ys], convEl);
+    }, [xs, safe ? safe.ys : ys], convEl);
     dash.plots.convergence = plot;
+    dash.clipped = safe ? safe.clipped : 0;
     convEl.dataset.points = String(xs.length);
     dash.lastDrawMs = performance.now() - started;
     return plot;
@@ -62,7 +68,7 @@
     document.getElementById("conv-note").textContent =
       state.evals.length + " points" + (useTime && state.estimated
         ? "; times are estimated from evaluations at the run's mean rate (the trace keeps evaluations only)"
-        : "");
+        : "") + (dash.clipped ? "; " + dash.clipped + " values <= 0 are drawn at the bottom of the log scale" : "");
   }
 
   function drawProfile(view) {
@@ -145,7 +151,7 @@
       state.best.push(p.best);
       state.times.push(p.elapsed_ms);
       setFacts(p.best, p.evaluations, p.elapsed_ms);
-      if (dash.plots.convergence && !timeX.checked) {
+      if (dash.plots.convergence && !timeX.checked && !logY.checked) {
         dash.plots.convergence.setData([state.evals, state.best]);
         convEl.dataset.points = String(state.evals.length);
       } else {
