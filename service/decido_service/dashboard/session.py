@@ -135,7 +135,7 @@ def clear_cookies(request: Request, response: HTTPResponse) -> HTTPResponse:
 
 
 def _same_origin(request: Request) -> bool:
-    origin = request.headers.get("origin")
+    origin: str | None = request.headers.get("origin")
     if origin is None:
         return True  # not sent (older browsers on same-origin POSTs): the token decides
     host: str = request.headers.get("host", "")
