@@ -99,6 +99,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_BODY_TIMEOUT": "body_timeout",
     "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
     "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
+    "DECIDO_SSE_HEARTBEAT": "sse_heartbeat",
     "DECIDO_TLS": "tls",
     "DECIDO_SESSION_HOURS": "session_hours",
 }
@@ -143,6 +144,8 @@ class Settings:
     """Seconds an open connection may wait before (or between) requests."""
     connections_per_address: int = 64
     """Open connections per client address and worker process (0: no cap)."""
+    sse_heartbeat: int = 15
+    """Seconds between two ``: heartbeat`` comments of a run's event stream."""
     session_secret: str = ""
     """The dashboard's HMAC secret for session cookies and CSRF tokens (at least 32
     characters); empty: one is made once and kept in the store, shared by every worker."""
@@ -163,7 +166,7 @@ class Settings:
     def __post_init__(self) -> None:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
                      "decision_retention_days", "session_hours",
-                     "header_timeout", "body_timeout", "keep_alive_timeout"):
+                     "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")

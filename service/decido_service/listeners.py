@@ -25,6 +25,7 @@ from sanic import Request, Sanic
 
 from decido_service.admission import KeyCache, Readiness
 from decido_service.errors import ApiError
+from decido_service.run_events import Feeds
 from decido_service.runs import wind_down
 from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
@@ -110,6 +111,7 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
     app.ctx.run_backlog = RunSlots(settings.run_backlog)  # POST /v1/runs
     app.ctx.executions = set()  # the runs going on in this worker (runs.Execution)
+    app.ctx.run_feeds = Feeds()  # the runs watched over SSE in this worker
     tune_gc()
 
 

@@ -103,6 +103,19 @@ OPERATIONS: tuple[Operation, ...] = (
               "runs", (202, "Run"), (401, 404, 409, 503), parameters=("run_id",),
               description="The run stops after its current iteration and ends `cancelled` "
                           "with its best so far; a finished run is 409."),
+    Operation("/v1/runs/{run_id}/events", "get", "runEvents",
+              "Watch a run: Server-Sent Events until it ends", "runs", (200, "events"),
+              (400, 401, 404, 503), parameters=("run_id", "last_event_id"),
+              description="`text/event-stream`. Each event has `id:`, `event:` and one "
+                          "`data:` line of JSON: `state` (data: the Run, on each state "
+                          "change: queued, running, the final state), `progress` (data: "
+                          "RunProgress, at most every 0.25 s while running), then exactly "
+                          "one `result` (final state succeeded or cancelled) or `error` "
+                          "(failed), data: the final Run; then the stream ends. A `: "
+                          "heartbeat` comment every 15 s. Send the last event id seen as "
+                          "`Last-Event-ID` to resume with no duplicate and no missed state; "
+                          "a finished run yields its final state and terminal event at "
+                          "once."),
     Operation("/v1/runs/{run_id}/trace", "get", "runTrace", "A run's convergence trace",
               "runs", (200, "RunTrace"), (400, 401, 404, 503),
               parameters=("run_id", "format")),
@@ -150,6 +163,10 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
     "engine": {"name": "engine", "in": "query", "required": False,
                "description": "only runs of this engine",
                "schema": {"enum": list(engine_table())}},
+    "last_event_id": {"name": "Last-Event-ID", "in": "header", "required": False,
+                      "description": "resume after this event id (the last one seen); an "
+                                     "id this stream never sent: 400",
+                      "schema": {"type": "string"}},
     "format": {"name": "format", "in": "query", "required": False,
                "description": "json (default) or csv (text/csv: evaluations,best lines)",
                "schema": {"enum": ["json", "csv"], "default": "json"}},
@@ -186,6 +203,15 @@ def _ok(op: Operation) -> dict[str, Any]:
         return {"description": "done; no body", "headers": dict(_RATE_HEADERS)}
     if name == "html":
         content: dict[str, Any] = {"text/html": {"schema": {"type": "string"}}}
+    elif name == "events":
+        content = {"text/event-stream": {"schema": {
+            "type": "object", "description": "one event (see the operation)",
+            "required": ["event", "data"],
+            "properties": {
+                "id": {"type": "string"},
+                "event": {"enum": ["state", "progress", "result", "error"]},
+                "data": {"type": "string", "contentMediaType": "application/json",
+                         "description": "Run (state, result, error) or RunProgress"}}}}}
     elif name == "object":
         content = {"application/json": {"schema": {"type": "object"}}}
     else:

@@ -164,8 +164,6 @@ class Execution:
             await self._finish("cancelled")
             return None
         body = {"run_id": self.run_id, **body}
-        if self.started_at is not None:
-            self.document["started_at"] = iso_utc(self.started_at)
         state = "cancelled" if body["status"] == "stopped" else "succeeded"
         trace = thin_trace(body["history"])
         result = {k: body[k] for k in ("x", "value", "evaluations", "iterations", "status",
@@ -205,6 +203,8 @@ class Execution:
                       columns: dict[str, Any] | None = None) -> None:
         assert state in FINISHED_STATES
         self.document.update(result=result, trace=trace or [], problem=problem)
+        if self.started_at is not None:
+            self.document["started_at"] = iso_utc(self.started_at)
         if result is not None:
             self.document["progress"] = None
         await self.store.update_run(self.run_id, {

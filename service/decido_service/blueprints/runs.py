@@ -18,15 +18,15 @@ import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
-from decido_service import runs
+from decido_service import run_events, runs
 from decido_service.admission import authenticate
 from decido_service.blueprints.optimize import prepare, start_run
 from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
+from decido_service.middleware import endpoint, response_headers, streamed
 from decido_service.responses import READ, Response, json_response, read_route
 from decido_service.store import FINISHED_STATES, KeyRecord, Store
 
-__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp"]
+__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp", "send_events"]
 
 bp = Blueprint("runs")
 DEFAULT_PAGE, MAX_PAGE = runs.DEFAULT_PAGE, runs.MAX_PAGE
@@ -87,6 +87,32 @@ async def trace(request: Request, run_id: str) -> HTTPResponse:
         return Response(runs.trace_csv(points), content_type="text/csv; charset=utf-8")
     return json_response(orjson.dumps({"run_id": run_id, "columns": runs.TRACE_COLUMNS,
                                        "points": points}))
+
+
+@bp.get("/runs/<run_id:str>/events")
+@endpoint
+async def events(request: Request, run_id: str) -> None:
+    """The run's Server-Sent Events (:mod:`decido_service.run_events`), resumed after
+    ``Last-Event-ID``; the stream ends after the terminal ``result`` or ``error`` event."""
+    key = await authenticate(request, fresh=True)
+    await send_events(request, key, run_id)
+
+
+async def send_events(request: Request, key: KeyRecord, run_id: str) -> None:
+    """Answer with the event stream of ``key``'s run (also the dashboard's, which has the
+    key from its session)."""
+    cursor = run_events.parse_last_event_id(request.headers.get("last-event-id"))
+    row = await _row(request, key, run_id)
+    ctx = request.app.ctx
+    async with ctx.run_feeds.watch(ctx.store, key["id"], row) as feed:
+        response = await request.respond(
+            status=200, content_type="text/event-stream",
+            headers={**response_headers(request), "Cache-Control": "no-store",
+                     "X-Accel-Buffering": "no"})
+        streamed(request, 200)
+        await run_events.stream(feed, cursor, response.send,
+                                heartbeat=ctx.settings.sse_heartbeat)
+        await response.eof()
 
 
 @bp.post("/runs/<run_id:str>/cancel")

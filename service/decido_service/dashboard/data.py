@@ -1,5 +1,6 @@
 """What the dashboard's scripts fetch (session cookie, never the key): a run's trace as
-JSON or CSV, the rows of running runs for the runs table, and the static assets."""
+JSON or CSV, its event stream, the rows of running runs for the runs table, and the
+static assets."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from decido_service import runs
+from decido_service.blueprints.runs import send_events
 from decido_service.dashboard import summary
 from decido_service.dashboard.render import asset
 from decido_service.dashboard.routes import data, route
@@ -37,6 +39,14 @@ async def trace_csv(request: Request, session: Session, run_id: str) -> HTTPResp
                          trace=True)
     return Response(runs.trace_csv(view["trace"]), content_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{run_id}.csv"'})
+
+
+@route("/runs/<run_id:str>/events", ("GET",))
+@data
+async def events(request: Request, session: Session, run_id: str) -> None:
+    """The run's Server-Sent Events, the same stream as ``GET /v1/runs/{id}/events``
+    (``Last-Event-ID`` resumes it)."""
+    await send_events(request, session.key, run_id)
 
 
 @route("/runs/live.json")

@@ -68,12 +68,12 @@ WINDOWS: tuple[str, ...] = ("minute", "hour", "month")
 #: ``document`` is the run document as JSON text (the service's, opaque to the store).
 RUN_FIELDS: tuple[str, ...] = (
     "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
-    "elapsed_ms", "goal", "seed", "state", "document", "finished_at",
+    "elapsed_ms", "goal", "seed", "state", "document", "finished_at", "owner", "lease_until",
 )
 #: The columns :meth:`Store.update_run` may change.
 RUN_UPDATABLE: frozenset[str] = frozenset(
     ("status", "value", "evaluations", "elapsed_ms", "seed", "state", "document",
-     "finished_at"))
+     "finished_at", "owner", "lease_until"))
 #: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES`.
 RUN_STATES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
 #: The states a run ends in (it can be deleted then; cancelling it is refused).
@@ -221,9 +221,44 @@ class Store(Protocol):
         """Store one optimization run record (:data:`RUN_FIELDS`; missing ``id`` and
         ``created_at`` are filled in, other missing fields are NULL)."""
 
-    async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
+    async def update_run(self, run_id: str, changes: Mapping[str, Any],
+                         expect: Mapping[str, Any] | None = None) -> bool:
         """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
-        other); ``False`` when there is no such run."""
+        other); ``False`` when there is no such run, or (``expect``) when one of the
+        row's columns named there is not equal to the value given (``None``: NULL)."""
+
+    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None) -> bool:
+        """:meth:`record_run`, but only while the run's key has fewer than ``cap`` runs
+        ``queued`` or ``running`` (``None``: no cap), checked and written atomically;
+        ``False`` (nothing written) when it has ``cap`` or more."""
+
+    async def claim_run(self, owner: str, lease_until: float) -> dict[str, Any] | None:
+        """Take the oldest ``queued`` run no process owns: it is ``owner``'s until
+        ``lease_until`` (epoch seconds), and no other call takes it; ``None`` when there
+        is none. Concurrent callers (any process, any node) never take the same run."""
+
+    async def expired_runs(self, now: float) -> list[dict[str, Any]]:
+        """The unfinished runs whose owner's lease ended before ``now``."""
+
+    async def delete_runs(self, key_id: str) -> int:
+        """Delete every finished run of ``key_id``; how many."""
+
+    async def prune_runs(self, finished_before: str) -> int:
+        """Delete every run (of any key) finished before ``finished_before`` (ISO 8601
+        UTC, as :func:`iso_utc` writes); how many."""
+
+    async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
+                                now: float, ttl: float) -> tuple[str, str | None]:
+        """Look up ``idem_key`` of ``key_id`` (a record older than ``ttl`` seconds counts
+        as absent and is replaced): ``("new", None)`` when there was none (a pending
+        record is written), ``("pending", None)`` while the first request with it is
+        still being answered, ``("mismatch", None)`` when it was used with another
+        ``fingerprint``, ``("done", response)`` with the stored answer."""
+
+    async def idempotency_end(self, key_id: str, idem_key: str,
+                              response: str | None) -> None:
+        """Store the answer of the request that began ``idem_key`` (``None``: forget the
+        pending record, so a retry is a new request)."""
 
     async def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
         """One of ``key_id``'s runs (:data:`RUN_FIELDS` and ``cancel_requested``), or

@@ -173,6 +173,47 @@ _POSTGRES_RUN_DOCUMENTS = (
     "CREATE INDEX runs_by_key_order ON runs (key_id, seq)",
 )
 
+_QUEUE_INDEXES = (
+    # the queue, the per-key cap and the lease sweep only ever look at unfinished runs
+    "CREATE INDEX runs_unfinished ON runs (key_id) WHERE state IN ('queued', 'running')",
+    "CREATE INDEX runs_by_finish ON runs (finished_at) WHERE finished_at IS NOT NULL",
+)
+
+
+def _sqlite_run_queue(conn: sqlite3.Connection) -> None:
+    """The durable queue: the process that owns a run (``owner``) until ``lease_until``
+    (epoch seconds) unless it renews the lease; the ``idempotency`` records of
+    ``Idempotency-Key`` (the request's fingerprint, and the answer once there is one)."""
+    for column in ("owner TEXT", "lease_until REAL"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    for statement in _QUEUE_INDEXES:
+        conn.execute(statement)
+    conn.execute(
+        """CREATE TABLE idempotency (
+            key_id        TEXT NOT NULL,
+            idem_key      TEXT NOT NULL,
+            fingerprint   TEXT NOT NULL,
+            created_epoch REAL NOT NULL,
+            response      TEXT,
+            PRIMARY KEY (key_id, idem_key)
+        ) WITHOUT ROWID"""
+    )
+
+
+_POSTGRES_RUN_QUEUE = (
+    "ALTER TABLE runs ADD COLUMN owner TEXT",
+    "ALTER TABLE runs ADD COLUMN lease_until DOUBLE PRECISION",
+    *_QUEUE_INDEXES,
+    """CREATE TABLE idempotency (
+        key_id        TEXT NOT NULL,
+        idem_key      TEXT NOT NULL,
+        fingerprint   TEXT NOT NULL,
+        created_epoch DOUBLE PRECISION NOT NULL,
+        response      TEXT,
+        PRIMARY KEY (key_id, idem_key)
+    )""",
+)
+
 _KEY_ACCOUNTS = (
     "ALTER TABLE keys ADD COLUMN account TEXT",
     "CREATE INDEX keys_by_account ON keys (account)",
@@ -202,5 +243,8 @@ MIGRATIONS: list[Migration] = [
     Migration("the decision log", _sqlite_decisions, _POSTGRES_DECISIONS),
     Migration("runs as resources: state, document, cancel flag", _sqlite_run_documents,
               _POSTGRES_RUN_DOCUMENTS),
+    Migration("the run queue (owner, lease) and idempotency records", _sqlite_run_queue,
+              _POSTGRES_RUN_QUEUE),
+
     Migration("key accounts, service secrets, sessions", _sqlite_key_accounts, _KEY_ACCOUNTS),
 ]

@@ -58,6 +58,7 @@ from decido_service.store import (
     iso_utc,
     key_record,
     new_key,
+    postgres_runs,
     window_bounds,
 )
 from decido_service.store.migrations import MIGRATIONS
@@ -76,8 +77,7 @@ FAIL_FAST = 1.0
 #: seconds :meth:`PostgresStore.ping` waits for a connection (health checks answer quickly)
 PING_TIMEOUT = 1.0
 _RUN_FIELDS = RUN_FIELDS
-_RUN_SELECT = ("SELECT " + ", ".join(f if f != "seed" else "seed::text" for f in RUN_FIELDS)
-               + ", cancel_requested FROM runs")
+_RUN_SELECT = f"SELECT {postgres_runs.COLUMNS} FROM runs"
 _INSERT_DECISION = (
     "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary, request, answer)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7)"
@@ -440,31 +440,76 @@ class PostgresStore:
     async def record_run(self, run: Mapping[str, Any]) -> None:
         """Insert one run record; missing ``id``/``created_at`` are filled in, other
         missing fields are NULL, unknown fields are ignored."""
+        values = self._run_values(run)
+
+        async def insert(conn: Conn) -> None:
+            await conn.execute(postgres_runs.INSERT, *values)
+
+        await self._write(insert)
+
+    def _run_values(self, run: Mapping[str, Any]) -> list[Any]:
+        """The arguments of :data:`_INSERT_RUN` for ``run`` (id and created_at filled)."""
         row = {name: run.get(name) for name in _RUN_FIELDS}
         row["id"] = row["id"] or uuid.uuid4().hex
         row["created_at"] = row["created_at"] or iso_utc(self._clock())
         row["seed"] = _jsonb_seed(row["seed"])
-        values = ", ".join(f"${i + 1}" + ("::jsonb" if f == "seed" else "")
-                           for i, f in enumerate(_RUN_FIELDS))
-        sql = f"INSERT INTO runs ({', '.join(_RUN_FIELDS)}) VALUES ({values})"
+        return [row[f] for f in _RUN_FIELDS]
 
-        async def insert(conn: Conn) -> None:
-            await conn.execute(sql, *(row[f] for f in _RUN_FIELDS))
-
-        await self._write(insert)
-
-    async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
+    async def update_run(self, run_id: str, changes: Mapping[str, Any],
+                         expect: Mapping[str, Any] | None = None) -> bool:
         """Set some :data:`RUN_UPDATABLE` columns of a run (see the protocol)."""
         columns = check_run_changes(changes)
         values = [_jsonb_seed(changes[c]) if c == "seed" else changes[c] for c in columns]
         sets = ", ".join(f"{c} = ${i + 2}" + ("::jsonb" if c == "seed" else "")
                          for i, c in enumerate(columns))
+        expected = list((expect or {}).items())
+        if expected:
+            check_run_changes(expect or {})
+        where = "".join(f" AND {c} IS NOT DISTINCT FROM ${len(values) + i + 2}"
+                        for i, (c, _) in enumerate(expected))
 
         async def update(conn: Conn) -> bool:
-            return _rowcount(await conn.execute(f"UPDATE runs SET {sets} WHERE id = $1",
-                                                run_id, *values)) == 1
+            status = await conn.execute(f"UPDATE runs SET {sets} WHERE id = $1{where}",
+                                        run_id, *values, *(v for _, v in expected))
+            return _rowcount(status) == 1
 
         return await self._write(update)
+
+    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None) -> bool:
+        """Insert a run unless its key has ``cap`` unfinished ones (the key's advisory
+        lock serialises the check and the insert across nodes)."""
+        values = self._run_values(run)
+        return await self._write(lambda conn: postgres_runs.enqueue(conn, values, cap))
+
+    async def claim_run(self, owner: str, lease_until: float) -> dict[str, Any] | None:
+        """Own the oldest unowned queued run until ``lease_until`` (``SKIP LOCKED``)."""
+        row = await self._write(lambda conn: postgres_runs.claim(conn, owner, lease_until))
+        return None if row is None else _run_row(row)
+
+    async def expired_runs(self, now: float) -> list[dict[str, Any]]:
+        """Unfinished runs whose lease ended before ``now``."""
+        rows = await self._read(lambda conn: postgres_runs.expired(conn, now))
+        return [_run_row(row) for row in rows]
+
+    async def delete_runs(self, key_id: str) -> int:
+        """Delete the key's finished runs; how many."""
+        return await self._write(lambda conn: postgres_runs.delete_finished(conn, key_id))
+
+    async def prune_runs(self, finished_before: str) -> int:
+        """Delete runs finished before ``finished_before``; how many."""
+        return await self._write(lambda conn: postgres_runs.prune(conn, finished_before))
+
+    async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
+                                now: float, ttl: float) -> tuple[str, str | None]:
+        """Look up (and when new, record) an idempotency key."""
+        return await self._write(lambda conn: postgres_runs.idempotency_begin(
+            conn, key_id, idem_key, fingerprint, now, ttl))
+
+    async def idempotency_end(self, key_id: str, idem_key: str,
+                              response: str | None) -> None:
+        """Store the answer of an idempotency key (``None``: forget it)."""
+        await self._write(lambda conn: postgres_runs.idempotency_end(
+            conn, key_id, idem_key, response))
 
     async def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
         """One of ``key_id``'s runs, or ``None``."""

@@ -43,6 +43,7 @@ from decido_service.store import (
     DecisionRecord,
     KeyRecord,
     StoreError,
+    sqlite_runs,
 )
 from decido_service.store.sqlite_db import SQLiteDatabase
 from decido_service.store.sqlite_schema import MIGRATIONS, parse_sqlite_url
@@ -143,9 +144,43 @@ class SQLiteStore:
         """Insert one run record."""
         await self._write(self.database.record_run, run)
 
-    async def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
-        """Set some columns of a run; ``False`` for an unknown id."""
-        return await self._write(self.database.update_run, run_id, changes)
+    async def update_run(self, run_id: str, changes: Mapping[str, Any],
+                         expect: Mapping[str, Any] | None = None) -> bool:
+        """Set some columns of a run; ``False`` for an unknown id (or one not as
+        ``expect`` says)."""
+        return await self._write(self.database.update_run, run_id, changes, expect)
+
+    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None) -> bool:
+        """Insert a run unless its key has ``cap`` unfinished ones."""
+        return await self._write(sqlite_runs.enqueue_run, self.database, run, cap)
+
+    async def claim_run(self, owner: str, lease_until: float) -> dict[str, Any] | None:
+        """Own the oldest unowned queued run until ``lease_until``."""
+        return await self._write(sqlite_runs.claim_run, self.database, owner, lease_until)
+
+    async def expired_runs(self, now: float) -> list[dict[str, Any]]:
+        """Unfinished runs whose lease ended before ``now``."""
+        return await self._read(sqlite_runs.expired_runs, self.database, now)
+
+    async def delete_runs(self, key_id: str) -> int:
+        """Delete the key's finished runs; how many."""
+        return await self._write(sqlite_runs.delete_runs, self.database, key_id)
+
+    async def prune_runs(self, finished_before: str) -> int:
+        """Delete runs finished before ``finished_before``; how many."""
+        return await self._write(sqlite_runs.prune_runs, self.database, finished_before)
+
+    async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
+                                now: float, ttl: float) -> tuple[str, str | None]:
+        """Look up (and when new, record) an idempotency key."""
+        return await self._write(sqlite_runs.idempotency_begin, self.database, key_id,
+                                 idem_key, fingerprint, now, ttl)
+
+    async def idempotency_end(self, key_id: str, idem_key: str,
+                              response: str | None) -> None:
+        """Store the answer of an idempotency key (``None``: forget it)."""
+        await self._write(sqlite_runs.idempotency_end, self.database, key_id, idem_key,
+                          response)
 
     async def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
         """One of ``key_id``'s runs, or ``None``."""

@@ -369,18 +369,19 @@ class SQLiteDatabase:
     def record_run(self, run: Mapping[str, Any]) -> None:
         """Insert one run record; missing ``id``/``created_at`` are filled in, other
         missing fields are NULL, unknown fields are ignored."""
+        with self._transaction() as conn:
+            self.insert_run(conn, run)
+
+    def insert_run(self, conn: sqlite3.Connection, run: Mapping[str, Any]) -> None:
+        """:meth:`record_run` inside the caller's transaction on ``conn``."""
         row = {name: run.get(name) for name in _RUN_FIELDS}
         row["id"] = row["id"] or uuid.uuid4().hex
         row["created_at"] = row["created_at"] or iso_utc(self._clock())
         seed = row["seed"]
         if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
             row["seed"] = str(seed)  # beyond SQLite's 64-bit integers
-        with self._transaction() as conn:
-            conn.execute(
-                f"INSERT INTO runs ({', '.join(_RUN_FIELDS)}) "
-                f"VALUES ({', '.join(':' + f for f in _RUN_FIELDS)})",
-                row,
-            )
+        conn.execute(f"INSERT INTO runs ({', '.join(_RUN_FIELDS)}) "
+                     f"VALUES ({', '.join(':' + f for f in _RUN_FIELDS)})", row)
 
     def list_runs(self, key_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """The newest run records, optionally of one key (for tools and tests; the service
@@ -395,7 +396,8 @@ class SQLiteDatabase:
             ).fetchall()
         return [dict(zip(_RUN_FIELDS, row, strict=True)) for row in rows]
 
-    def update_run(self, run_id: str, changes: Mapping[str, Any]) -> bool:
+    def update_run(self, run_id: str, changes: Mapping[str, Any],
+                   expect: Mapping[str, Any] | None = None) -> bool:
         """Set some :data:`RUN_UPDATABLE` columns of a run (see the protocol)."""
         columns = check_run_changes(changes)
         row = dict(changes)
@@ -403,9 +405,12 @@ class SQLiteDatabase:
         if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
             row["seed"] = str(seed)
         sets = ", ".join(f"{c} = :{c}" for c in columns)
+        conditions = "".join(f" AND {c} IS :expect_{c}" for c in check_run_changes(expect)) \
+            if expect else ""
+        expected = {f"expect_{c}": v for c, v in (expect or {}).items()}
         with self._transaction() as conn:
-            cur = conn.execute(f"UPDATE runs SET {sets} WHERE id = :run_id",
-                               {**row, "run_id": run_id})
+            cur = conn.execute(f"UPDATE runs SET {sets} WHERE id = :run_id{conditions}",
+                               {**row, **expected, "run_id": run_id})
             return cur.rowcount == 1
 
     def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:

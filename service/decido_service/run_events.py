@@ -1,0 +1,217 @@
+"""Server-Sent Events of a run (``GET /v1/runs/{id}/events``): what is sent, and when.
+
+A run's events are derived from its store row, so any worker of any node can serve them,
+whichever process executes the run. Each worker keeps one :class:`RunFeed` per watched run:
+it reads the row every :data:`~decido_service.runs.PROGRESS_INTERVAL` seconds (the pace the
+executing worker writes progress at) while at least one client watches, and every watcher
+of that run in the worker shares the read and the encoded events (:class:`Snapshot`).
+
+**Event ids** order a run's events; a consumer treats them as opaque and resumes by
+sending the last one it saw as ``Last-Event-ID``:
+
+- ``1``, ``2``, ``3``: the ``state`` events ``queued``, ``running`` and the final state;
+- ``2.<evaluations>``: a ``progress`` event (sent when the evaluation count changed);
+- ``4``: the terminal ``result`` or ``error`` event, after which the stream ends.
+
+A run's states are ``queued``, then ``running`` when it started, then its final state. A
+watcher (new or resumed) that has not seen a state the run went through is sent it, in
+order, before the current one: a state the run has already left is sent as the run document
+was when it entered that state (no progress, result or problem; ``finished_at`` null).
+A new watcher (no ``Last-Event-ID``) starts at the run's current state, so joining a
+finished run yields its final ``state`` and terminal event at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from decido_service.errors import ApiError
+from decido_service.runs import PROGRESS_INTERVAL, run_view
+from decido_service.store import FINISHED_STATES, Store
+
+__all__ = ["HEARTBEAT", "Cursor", "Feeds", "RunFeed", "Snapshot", "parse_last_event_id"]
+
+#: seconds between two ``: heartbeat`` comment lines of an open stream
+HEARTBEAT = 15.0
+#: the ordinal of each state in a run's event ids (every final state is 3)
+_ORDINAL = {"queued": 1, "running": 2, **{s: 3 for s in FINISHED_STATES}}
+_TERMINAL = 4
+_LAST_ID = re.compile(r"([1-4])(?:\.(\d{1,19}))?")
+#: a watcher's position: the last state ordinal and the last progress evaluations it saw
+Cursor = tuple[int, int]
+
+
+def parse_last_event_id(text: str | None) -> Cursor:
+    """The cursor after the event ``text`` (``(0, -1)``: nothing seen); 400
+    ``invalid_parameter`` for an id this service never sent."""
+    if text is None or not text.strip():
+        return 0, -1
+    match = _LAST_ID.fullmatch(text.strip())
+    if match is None or (match.group(2) is not None and match.group(1) != "2"):
+        raise ApiError("invalid_parameter", f"Last-Event-ID: {text[:40]!r} is not an event id "
+                                            "of this stream")
+    evaluations = int(match.group(2)) if match.group(2) is not None else -1
+    return int(match.group(1)), evaluations
+
+
+def _event(kind: str, event_id: str, data: Any) -> bytes:
+    return b"id: %s\nevent: %s\ndata: %s\n\n" % (event_id.encode(), kind.encode(),
+                                                  orjson.dumps(data))
+
+
+class Snapshot:
+    """One read of a run's row and the events it implies, encoded once for every watcher."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.view = run_view(row)
+        state = self.view["state"]
+        self.ordinal = _ORDINAL.get(state, 3)
+        self.final = state in FINISHED_STATES
+        started = self.view["started_at"] is not None or state == "running"
+        self.path = [1, *([2] if started else []), *([3] if self.final else [])]
+        progress = self.view["progress"] if state == "running" else None
+        self.evaluations = int(progress["evaluations"]) if progress else -1
+        self._progress = progress
+        self._cache: dict[Cursor, tuple[bytes, Cursor]] = {}
+
+    def events_after(self, cursor: Cursor, *, fresh: bool = False) -> tuple[bytes, Cursor]:
+        """The events a watcher at ``cursor`` is sent now, and its cursor afterwards.
+        ``fresh``: a new watcher (it starts at the current state)."""
+        key = (-1, -1) if fresh else cursor
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._cache[key] = self._compute((self.ordinal - 1, -1) if fresh
+                                                      else cursor)
+        return cached
+
+    def _compute(self, cursor: Cursor) -> tuple[bytes, Cursor]:
+        seen, evaluations = cursor
+        out: list[bytes] = []
+        for ordinal in self.path:
+            if ordinal > seen:
+                out.append(_event("state", str(ordinal), self._state_document(ordinal)))
+                seen, evaluations = ordinal, -1
+        if seen == 2 and self._progress is not None and self.evaluations > evaluations:
+            evaluations = self.evaluations
+            out.append(_event("progress", f"2.{evaluations}", self._progress))
+        if self.final and seen < _TERMINAL:
+            kind = "error" if self.view["state"] == "failed" else "result"
+            out.append(_event(kind, str(_TERMINAL), self.view))
+            seen = _TERMINAL
+        return b"".join(out), (seen, evaluations)
+
+    def _state_document(self, ordinal: int) -> dict[str, Any]:
+        if ordinal == self.ordinal:
+            return self.view
+        state = "queued" if ordinal == 1 else "running"
+        return {**self.view, "state": state, "finished_at": None, "progress": None,
+                "result": None, "problem": None,
+                "started_at": None if ordinal == 1 else self.view["started_at"]}
+
+
+class RunFeed:
+    """The latest :class:`Snapshot` of one run in this worker, read from the store every
+    :data:`~decido_service.runs.PROGRESS_INTERVAL` seconds while someone watches."""
+
+    def __init__(self, store: Store, key_id: str, run_id: str, row: dict[str, Any]) -> None:
+        self.store = store
+        self.key_id = key_id
+        self.run_id = run_id
+        self.snapshot: Snapshot | None = Snapshot(row)
+        self.watchers = 0
+        self._raw = (row["state"], row.get("document"), row.get("finished_at"))
+        self._changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start reading the store (once the first watcher joined)."""
+        if self._task is None and self.snapshot is not None and not self.snapshot.final:
+            self._task = asyncio.ensure_future(self._poll())
+
+    def stop(self) -> None:
+        """Stop reading (the last watcher left)."""
+        if self._task is not None:
+            self._task.cancel()
+
+    async def changed(self, timeout: float) -> None:
+        """Return when the snapshot changes, or after ``timeout`` seconds."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._changed), timeout)
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(PROGRESS_INTERVAL)
+            try:
+                row = await self.store.get_run(self.key_id, self.run_id)
+            except Exception:  # noqa: BLE001 - a busy or unreachable store: read again later
+                continue
+            if row is None:  # deleted meanwhile: the watchers' streams end
+                self.snapshot = None
+            else:
+                raw = (row["state"], row.get("document"), row.get("finished_at"))
+                if raw == self._raw:
+                    continue
+                self._raw = raw
+                self.snapshot = Snapshot(row)
+            changed, self._changed = self._changed, asyncio.get_running_loop().create_future()
+            changed.set_result(None)
+            if self.snapshot is None or self.snapshot.final:
+                return
+
+
+class Feeds:
+    """The feeds of one worker, by run (``app.ctx.run_feeds``)."""
+
+    def __init__(self) -> None:
+        self._feeds: dict[tuple[str, str], RunFeed] = {}
+
+    @contextlib.asynccontextmanager
+    async def watch(self, store: Store, key_id: str,
+                    row: dict[str, Any]) -> AsyncIterator[RunFeed]:
+        """The run's feed while the caller watches (``row``: the run as just read)."""
+        ident = (key_id, row["id"])
+        feed = self._feeds.get(ident)
+        if feed is None:
+            feed = self._feeds[ident] = RunFeed(store, key_id, row["id"], row)
+        feed.watchers += 1
+        feed.start()
+        try:
+            yield feed
+        finally:
+            feed.watchers -= 1
+            if feed.watchers == 0:
+                feed.stop()
+                if self._feeds.get(ident) is feed:
+                    del self._feeds[ident]
+
+
+async def stream(feed: RunFeed, cursor: Cursor, send: Any, *,
+                 heartbeat: float = HEARTBEAT) -> None:
+    """Send ``feed``'s events after ``cursor`` through ``send`` (an async callable of
+    bytes) until the terminal event, a heartbeat comment every ``heartbeat`` seconds."""
+    fresh = cursor == (0, -1)
+    loop = asyncio.get_running_loop()
+    last_sent = loop.time()
+    while True:
+        snapshot = feed.snapshot
+        if snapshot is None:
+            return
+        chunk, cursor = snapshot.events_after(cursor, fresh=fresh)
+        fresh = False
+        if chunk:
+            await send(chunk)
+            last_sent = loop.time()
+        if cursor[0] == _TERMINAL:
+            return
+        wait = last_sent + heartbeat - loop.time()
+        if wait <= 0:
+            await send(b": heartbeat\n\n")
+            last_sent = loop.time()
+            continue
+        await feed.changed(wait)

@@ -1,0 +1,155 @@
+"""``GET /v1/runs/{id}/events`` on a live server: state, progress and one terminal event;
+resume with Last-Event-ID (no duplicate, no gap); a finished run at once; heartbeats;
+other keys and bad ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+from conftest import LiveServer, auth, running
+from sse import Event, Stream
+from test_api_runs import SLOW, SPHERE, submit, wait_for
+
+from decido_service.types import Run
+
+FINAL = ("succeeded", "failed", "cancelled")
+
+
+def watch(server: LiveServer, key: str, run_id: str, last_id: str | None = None,
+          stop_after: int | None = None) -> list[Event]:
+    """The events of one connection (all of them, or the first ``stop_after``)."""
+    headers = auth(key)
+    if last_id is not None:
+        headers["Last-Event-ID"] = last_id
+    out: list[Event] = []
+    with Stream(server.port, f"/v1/runs/{run_id}/events", headers) as stream:
+        assert stream.status == 200, stream.response.read()
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        for event in stream.events():
+            if event.kind == "comment":
+                continue
+            out.append(event)
+            if stop_after is not None and len(out) >= stop_after:
+                break
+    return out
+
+
+def check_contract(events: list[Event]) -> None:
+    """Every event has an id; one terminal event, last; states in lifecycle order."""
+    assert all(e.id for e in events)
+    kinds = [e.kind for e in events]
+    assert kinds[-1] in ("result", "error") and sum(k in ("result", "error") for k in kinds) == 1
+    for e in events:
+        if e.kind in ("state", "result", "error"):
+            msgspec.convert(e.data, Run)
+        if e.kind == "progress":
+            assert set(e.data) == {"evaluations", "iterations", "best", "elapsed_ms"}
+    states = [e.data["state"] for e in events if e.kind == "state"]
+    order = ["queued", "running", "final"]
+    ranks = [order.index(s if s in order else "final") for s in states]
+    assert ranks == sorted(set(ranks)), states
+
+
+def test_watch_a_run_from_queued_to_its_result(server: LiveServer) -> None:
+    key = server.create_key(tier="team")["key"]
+    run = submit(server, key, {**SLOW, "time_limit": 2})
+    events = watch(server, key, run["id"])
+    check_contract(events)
+    states = [e.data["state"] for e in events if e.kind == "state"]
+    assert states[-2:] == ["running", "succeeded"], states
+    assert any(e.kind == "progress" for e in events)
+    assert events[-1].kind == "result" and events[-1].data["state"] == "succeeded"
+    assert events[-1].data["result"]["status"] == "time_limit"
+    evaluations = [e.data["evaluations"] for e in events if e.kind == "progress"]
+    assert evaluations == sorted(set(evaluations))
+
+
+def test_joining_a_finished_run_yields_its_final_state_and_result_at_once(
+        server: LiveServer) -> None:
+    key = server.create_key(tier="pro")["key"]
+    run = submit(server, key, SPHERE)
+    done = wait_for(server, key, run["id"], *FINAL)
+    events = watch(server, key, run["id"])
+    assert [e.kind for e in events] == ["state", "result"]
+    assert events[0].data == done and events[1].data == done
+    # resuming after the terminal event: nothing more, the stream ends
+    assert watch(server, key, run["id"], last_id=events[-1].id) == []
+    # resuming after the final state: only the terminal event
+    assert [e.kind for e in watch(server, key, run["id"], last_id=events[0].id)] == ["result"]
+
+
+def test_resume_with_last_event_id_has_no_duplicate_and_no_gap(server: LiveServer) -> None:
+    key = server.create_key(tier="team")["key"]
+    run = submit(server, key, {**SLOW, "time_limit": 3})
+    first = watch(server, key, run["id"], stop_after=1)
+    assert first[0].kind == "state"
+    seen = list(first)
+    # reconnect after each event, several times, until the stream ends
+    while seen[-1].kind not in ("result", "error"):
+        more = watch(server, key, run["id"], last_id=seen[-1].id, stop_after=2)
+        assert more, "a resumed stream of an unfinished run sends something"
+        assert not {e.id for e in more} & {e.id for e in seen}, "duplicate event"
+        seen += more
+    check_contract(seen)
+    states = [e.data["state"] for e in seen if e.kind == "state"]
+    assert states[0] in ("queued", "running") and states[-1] == "succeeded"
+    if states[0] == "queued":
+        assert states == ["queued", "running", "succeeded"]
+    # a resume from "queued" after the run ended replays the missed "running" state
+    replay = watch(server, key, run["id"], last_id="1")
+    assert [e.kind for e in replay] == ["state", "state", "result"]
+    assert [e.data["state"] for e in replay[:2]] == ["running", "succeeded"]
+    assert replay[0].data["result"] is None and replay[0].data["finished_at"] is None
+
+
+def test_cancel_is_seen_as_a_state_and_a_result(server: LiveServer) -> None:
+    key = server.create_key(tier="team")["key"]
+    run = submit(server, key, SLOW)
+    wait_for(server, key, run["id"], "running")
+    with Stream(server.port, f"/v1/runs/{run['id']}/events", auth(key)) as stream:
+        events = stream.events()
+        first = next(events)
+        assert first.kind == "state" and first.data["state"] == "running"
+        r = server.request("POST", f"/v1/runs/{run['id']}/cancel", headers=auth(key))
+        assert r.status == 202
+        rest = [e for e in events if e.kind != "comment"]
+    check_contract([first, *rest])
+    assert rest[-2].kind == "state" and rest[-2].data["state"] == "cancelled"
+    assert rest[-1].kind == "result" and rest[-1].data["result"]["status"] == "stopped"
+
+
+def test_other_keys_bad_ids_and_bad_last_event_id(server: LiveServer) -> None:
+    key = server.create_key(tier="pro")["key"]
+    other = server.create_key(tier="pro")["key"]
+    run = submit(server, key, SPHERE)
+    for who, path in ((other, f"/v1/runs/{run['id']}/events"),
+                      (key, "/v1/runs/run_nope/events"),
+                      (key, f"/v1/runs/run_{'0' * 24}/events")):
+        r = server.request("GET", path, headers=auth(who))
+        assert r.status == 404 and r.json()["code"] == "not_found", path
+    assert server.request("GET", f"/v1/runs/{run['id']}/events").status == 401
+    for bad in ("5", "x", "3.7", "2.abc"):
+        r = server.request("GET", f"/v1/runs/{run['id']}/events",
+                           headers={**auth(key), "Last-Event-ID": bad})
+        assert r.status == 400 and r.json()["code"] == "invalid_parameter", bad
+        assert r.json()["detail"].startswith("Last-Event-ID")
+
+
+def test_heartbeat_comments_while_nothing_changes(tmp_path: Path) -> None:
+    """A run held in the queue (one run thread, busy) sends no event for a while: the
+    stream carries ``: heartbeat`` comments (every DECIDO_SSE_HEARTBEAT seconds)."""
+    env = {"DECIDO_RUN_THREADS": "1", "DECIDO_SSE_HEARTBEAT": "1"}
+    with running(tmp_path, env, workers=1) as srv:
+        key = srv.create_key(tier="team")["key"]
+        busy = submit(srv, key, SLOW)
+        waiting = submit(srv, key, SPHERE)
+        with Stream(srv.port, f"/v1/runs/{waiting['id']}/events", auth(key)) as stream:
+            events = stream.events()
+            first = next(events)
+            assert first.kind == "state" and first.data["state"] == "queued"
+            assert next(events).kind == "comment" and next(events).kind == "comment"
+            srv.request("POST", f"/v1/runs/{busy['id']}/cancel", headers=auth(key))
+            rest = [e for e in events if e.kind != "comment"]
+        check_contract([first, *rest])
+        assert rest[-1].kind == "result" and rest[-1].data["state"] == "succeeded"
