@@ -74,12 +74,12 @@ def test_a_run_appears_grows_and_finishes(visit: Visit, server: Any, key: str) -
     assert row.count() == 1
     page = visit.go(f"/dashboard/runs/{run_id}")
     # the curve grows while the run runs (progress events over SSE)
-    page.wait_for_function("document.getElementById('convergence').dataset.points > 2",
+    page.wait_for_function("() => document.getElementById('convergence').dataset.points > 2",
                            timeout=WAIT_MS)
     grown = int(page.get_attribute("#convergence", "data-points"))
-    page.wait_for_function(f"document.getElementById('convergence').dataset.points > {grown}",
+    page.wait_for_function(f"() => document.getElementById('convergence').dataset.points > {grown}",
                            timeout=WAIT_MS)
-    page.wait_for_function("window.decidoDash.finished === true", timeout=WAIT_MS)
+    page.wait_for_function("() => window.decidoDash.finished === true", timeout=WAIT_MS)
     doc = run_doc(server, key, run_id)
     assert doc["state"] == "succeeded"
     assert page.inner_text("#run-state") == "succeeded"
@@ -99,7 +99,7 @@ def test_trace_downloads_and_replay(visit: Visit, server: Any, key: str) -> None
     done = wait_finished(server, key, run_id)
     visit.sign_in()
     page = visit.go(f"/dashboard/runs/{run_id}")
-    page.wait_for_function("window.decidoDash.finished === true")
+    page.wait_for_function("() => window.decidoDash.finished === true")
     with page.expect_download() as got:
         page.click("text=Trace as CSV")
     csv_text = open(got.value.path()).read()
@@ -127,7 +127,7 @@ def test_compare_two_runs(visit: Visit, server: Any, key: str) -> None:
     for run_id in ids:
         page.check(f"#pick-{run_id}")
     page.click("#compare-submit")
-    page.wait_for_function("window.decidoDash.plots.compare !== undefined")
+    page.wait_for_function("() => window.decidoDash.plots.compare !== undefined")
     assert page.evaluate("window.decidoDash.plots.compare.series.length") == 3
     assert page.evaluate("window.decidoDash.plots.compare.scales.y.distr") == 3  # log
     counts = page.evaluate("window.decidoDash.points")
@@ -148,7 +148,7 @@ def test_cancel_a_running_run_from_its_page(visit: Visit, server: Any, key: str)
     page.wait_for_url(visit.origin + f"/dashboard/runs/{run_id}")
     assert wait_finished(server, key, run_id)["state"] == "cancelled"
     page = visit.go(f"/dashboard/runs/{run_id}")
-    page.wait_for_function("window.decidoDash.finished === true")
+    page.wait_for_function("() => window.decidoDash.finished === true")
     assert page.inner_text("#run-state") == "cancelled"
     assert page.locator("#cancel").count() == 0
     visit.verify()
