@@ -23,10 +23,10 @@ from decido_service.errors import ApiError
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
 
-__all__ = ["COMPARE_MAX", "COMPARE_MIN"]
+__all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
 
-#: how many runs the compare page overlays
-COMPARE_MIN, COMPARE_MAX = 2, 8
+#: how many runs the compare page overlays, and how many of the latest it offers
+COMPARE_MIN, COMPARE_MAX, COMPARE_OFFERED = 2, 8, 30
 #: how many runs and decisions the overview lists
 LATEST = 5
 
@@ -78,17 +78,19 @@ async def run_page(request: Request, session: Session, run_id: str) -> HTTPRespo
 @route("/compare")
 @html
 async def compare(request: Request, session: Session) -> HTTPResponse:
-    """Pick 2-8 runs (the key's latest finished ones are offered) and overlay them."""
+    """Pick 2-8 runs (the key's latest succeeded ones are offered; any run of the key can
+    be named by ``run``) and overlay them."""
     chosen: list[str] = request.get_args().getlist("run", [])
     store = _store(request)
-    picked = [runs.run_view(await runs.find(store, session.key["id"], rid)) for rid in chosen]
     error = None
     if chosen and not COMPARE_MIN <= len(chosen) <= COMPARE_MAX:
         error = f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)})"
+    picked = [] if error else [runs.run_view(await runs.find(store, session.key["id"], rid))
+                               for rid in chosen]
     rows, _ = await runs.page(store, session.key["id"],
-                              runs.PageQuery(runs.MAX_PAGE, None, "succeeded", None))
+                              runs.PageQuery(COMPARE_OFFERED, None, "succeeded", None))
     return page("compare.html", session=session, offered=[summary.run_row(r) for r in rows],
-                picked=[] if error else [summary.run_row_of_view(v) for v in picked],
+                picked=[summary.run_row_of_view(v) for v in picked],
                 chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
 
 

@@ -30,7 +30,7 @@
     dash.plots.compare = new uPlot({
       width: Math.max(280, el.clientWidth || 600), height: 360,
       scales: {x: {time: false}, y: {distr: 3}},
-      axes: [{label: "evaluations"}, {label: "best value (log)", size: 70}],
+      axes: [{label: "evaluations"}, {label: "best value (log)", size: 70, values: window.decidoTicks}],
       series: series, legend: {show: false}
     }, data, el);
     dash.points = tables.map(function (t) { return t[0].length; });

@@ -1,7 +1,17 @@
-// Runs tables: rows of queued or running runs are refreshed every second from
-// /dashboard/runs/live.json (session cookie; no key in the browser) until they finish.
+// Every page: the plots' tick labels (window.decidoTicks), and the runs tables, whose rows
+// of queued or running runs are refreshed every second from /dashboard/runs/live.json
+// (session cookie; no key in the browser) until they finish.
 (function () {
   "use strict";
+  // uPlot axis values: 3 significant digits, exponents for the very small and the large
+  // (uPlot's default shows 1e-5 as "0" on a log axis)
+  window.decidoTicks = function (u, splits) {
+    return splits.map(function (v) {
+      if (v === null || v === undefined) return "";
+      var a = Math.abs(v);
+      return a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(0) : String(+v.toPrecision(3));
+    });
+  };
   var PERIOD = 1000;
   function fmt(v, digits) {
     if (v === null || v === undefined) return "\u2014";

@@ -47,7 +47,7 @@
     var plot = new uPlot({
       width: width(convEl), height: 320,
       scales: {x: {time: false}, y: {distr: opts.log ? 3 : 1}},
-      axes: [{label: opts.xLabel || "evaluations"}, {label: "best value", size: 70}],
+      axes: [{label: opts.xLabel || "evaluations"}, {label: "best value", size: 70, values: window.decidoTicks}],
       series: [{label: opts.xLabel || "evaluations"},
                {label: "best", stroke: "#1d4ed8", width: 2, points: {show: xs.length < 60}}],
       cursor: {drag: {x: true, y: false}}
@@ -85,7 +85,7 @@
     var dots = n <= 200;
     dash.plots.profile = new uPlot({
       width: width(profEl), height: 260, scales: {x: {time: false}},
-      axes: [{label: "variable index"}, {label: "value", size: 70}],
+      axes: [{label: "variable index"}, {label: "value", size: 70, values: window.decidoTicks}],
       series: [{label: "i"},
                {label: "x", stroke: "#1d4ed8", width: dots ? 0 : 1,
                 points: {show: dots, size: 5, fill: "#1d4ed8"}},
