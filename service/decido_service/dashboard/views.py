@@ -7,6 +7,7 @@ Each reads the store and the core through the same service modules as the API
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
@@ -40,12 +41,12 @@ def _store(request: Request) -> Store:
 @html
 async def overview(request: Request, session: Session) -> HTTPResponse:
     """Plan and tier, usage against quota on both surfaces, the latest runs and decisions."""
-    key, settings = session.key, request.app.ctx.settings
-    states = await _store(request).peek(limits.usage_specs(key, settings=settings),
-                                        settings.now())
+    key, settings, store = session.key, request.app.ctx.settings, _store(request)
+    states, (rows, _), decisions = await asyncio.gather(  # three reads at once
+        store.peek(limits.usage_specs(key, settings=settings), settings.now()),
+        runs.page(store, key["id"], runs.PageQuery(LATEST, None, None, None)),
+        store.list_decisions(key["id"], LATEST))
     usage = limits.usage_document(states, key, settings=settings)
-    rows, _ = await runs.page(_store(request), key["id"], runs.PageQuery(LATEST, None, None, None))
-    decisions = await _store(request).list_decisions(key["id"], LATEST)
     return page("overview.html", session=session, usage=usage, bars=summary.usage_bars(usage),
                 runs=[summary.run_row(r) for r in rows], decisions=decisions)
 
