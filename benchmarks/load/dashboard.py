@@ -66,7 +66,7 @@ async def _populate(db: str, runs: int) -> tuple[str, list[str]]:
             trace = []
             for k in range(TRACE):
                 best *= rng.uniform(0.9, 1.0)
-                trace.append([(k + 1) * 50, best])
+                trace.append([(k + 1) * 50, (k + 1) * 0.06, best])
             engine = ("dss", "de", "cmaes", "pso")[i % 4]
             doc = {"request": {"bounds": [[-5.0, 5.0]] * DIMS, "engine": engine,
                                "objective_expression": "sum(x**2)", "goal": "minimize",

@@ -9,6 +9,9 @@ environment over the defaults, keyword arguments over both) and derive variants 
 - ``tiers[name]`` (optimization tiers): ``minute`` requests per minute, ``month``
   optimizations per month, ``max_dims`` (number of bounds), ``max_evaluations`` and
   ``max_time_limit`` (seconds): the per-run compute caps;
+- ``tiers[name]["max_runs"]``: the key's runs ``queued`` or ``running`` at once
+  (``/v1/runs`` and ``/v1/optimize`` together; 429 ``too_many_runs`` beyond; Enterprise
+  keys can be given their own with ``limits.optimization.max_runs``);
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -39,6 +42,7 @@ TIER_FIELDS: tuple[str, ...] = (
     "max_evaluations",
     "max_time_limit",
     "refused",
+    "max_runs",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -58,6 +62,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_evaluations": 200_000,
         "max_time_limit": 10,
         "refused": 60,
+        "max_runs": 1,
     },
     "pro": {
         "minute": 60,
@@ -66,6 +71,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_evaluations": 2_000_000,
         "max_time_limit": 60,
         "refused": 600,
+        "max_runs": 4,
     },
     "team": {
         "minute": 300,
@@ -74,6 +80,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_evaluations": 10_000_000,
         "max_time_limit": 300,
         "refused": 3_000,
+        "max_runs": 16,
     },
     "enterprise": {
         "minute": 600,
@@ -82,6 +89,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_evaluations": 50_000_000,
         "max_time_limit": 600,
         "refused": 6_000,
+        "max_runs": 64,
     },
 }
 
@@ -100,6 +108,8 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
     "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
     "DECIDO_SSE_HEARTBEAT": "sse_heartbeat",
+    "DECIDO_RUN_LEASE": "run_lease",
+    "DECIDO_RUN_RETENTION_DAYS": "run_retention_days",
     "DECIDO_TLS": "tls",
     "DECIDO_SESSION_HOURS": "session_hours",
 }
@@ -125,10 +135,14 @@ class Settings:
     """Optimization runs executing at once per worker process."""
     run_queue: int = 8
     """Runs waiting for a thread per worker process; beyond it: 503 ``overloaded``."""
-    run_backlog: int = 64
-    """Runs of ``POST /v1/runs`` a worker process holds queued or running (they wait for a
-    thread of the same pool, behind the ones before them); beyond it: 503 ``overloaded``
-    with ``Retry-After``."""
+    run_backlog: int = 1000
+    """Runs ``queued`` in the store (every worker and node; ``POST /v1/runs``) beyond which
+    a submission is 503 ``overloaded`` with ``Retry-After``."""
+    run_lease: int = 20
+    """Seconds a process owns a run it executes without renewing its lease (renewed with
+    every progress write); a run whose lease ran out is ``failed`` ``interrupted``."""
+    run_retention_days: int = 30
+    """Days a finished run is kept."""
     keys_per_hour: int = 5
     """``POST /v1/keys`` per client address per UTC hour (counter ``keys.hour``)."""
     decision_retention_days: int = 30
@@ -166,7 +180,8 @@ class Settings:
     def __post_init__(self) -> None:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
                      "decision_retention_days", "session_hours",
-                     "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat"):
+                     "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
+                     "run_lease", "run_retention_days"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")

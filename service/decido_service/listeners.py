@@ -7,14 +7,18 @@ Per worker process: ``store`` (the async :class:`~decido_service.store.Store`),
 compiling objectives),
 ``run_pool`` (threads for optimization runs, ``settings.run_threads`` of them) and
 ``run_slots`` (how many ``/v1/optimize`` runs may be running or queued: ``run_threads +
-run_queue``), ``run_backlog`` (how many ``/v1/runs`` runs: ``run_backlog``).
+run_queue``), ``executions`` (the runs executing in this worker), ``run_worker`` (takes
+queued runs from the store: :mod:`decido_service.run_queue`) and ``run_feeds`` (the runs
+watched over Server-Sent Events: :mod:`decido_service.run_events`).
 :func:`in_thread` is how handlers reach the pools.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +30,7 @@ from sanic import Request, Sanic
 from decido_service.admission import KeyCache, Readiness
 from decido_service.errors import ApiError
 from decido_service.run_events import Feeds
+from decido_service.run_queue import RunWorker
 from decido_service.runs import wind_down
 from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
@@ -109,17 +114,21 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
     app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
-    app.ctx.run_backlog = RunSlots(settings.run_backlog)  # POST /v1/runs
     app.ctx.executions = set()  # the runs going on in this worker (runs.Execution)
     app.ctx.run_feeds = Feeds()  # the runs watched over SSE in this worker
+    app.ctx.run_worker = RunWorker(app.ctx)  # takes queued runs from the store
+    app.ctx.run_worker.start()
     tune_gc()
 
 
 async def close_resources(app: Sanic[Any, Any]) -> None:
-    """``after_server_stop``: give the runs in progress :data:`~decido_service.runs.
-    SHUTDOWN_GRACE` seconds, stop the rest (their final state is recorded), stop the pools,
-    send the admissions still queued, then close the store."""
+    """``after_server_stop``: stop taking queued runs, give the runs in progress
+    :data:`~decido_service.runs.SHUTDOWN_GRACE` seconds, stop the rest (their final state
+    is recorded), stop the pools, send the admissions still queued, close the store."""
     loop = asyncio.get_running_loop()
+    worker = getattr(app.ctx, "run_worker", None)
+    if worker is not None:
+        await worker.stop()
     executions = getattr(app.ctx, "executions", None)
     if executions:
         await wind_down(executions)
@@ -136,7 +145,19 @@ async def close_resources(app: Sanic[Any, Any]) -> None:
         await store.close()
 
 
+async def hold_shutdown(app: Sanic[Any, Any]) -> None:
+    """``before_server_stop``: once the worker is stopping, a further SIGTERM or SIGINT
+    (a process manager signals the whole group: the worker gets one of its own and one
+    relayed by Sanic's main process) is ignored, so it cannot stop the event loop in the
+    middle of :func:`close_resources` and lose the runs' final states."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, lambda: None)
+
+
 def register(app: Sanic[Any, Any]) -> None:
     """Attach the listeners to ``app``."""
+    app.register_listener(hold_shutdown, "before_server_stop")
     app.register_listener(open_resources, "before_server_start")
     app.register_listener(close_resources, "after_server_stop")

@@ -73,7 +73,8 @@ OPERATIONS: tuple[Operation, ...] = (
               "own)", "decisions", (200, "BatchResult"), (*_POSTED, 403, *_KEYED),
               "BatchRequest"),
     Operation("/v1/optimize", "post", "optimize", "One optimization run", "optimization",
-              (200, "OptimizeResult"), (*_POSTED, 403, *_KEYED), "OptimizeRequest",
+              (200, "OptimizeResult"), (*_POSTED, 403, 409, *_KEYED), "OptimizeRequest",
+              parameters=("idempotency_key",),
               description="Runs to the end and answers with the result. Send "
                           "`Accept: application/x-ndjson` to have the answer streamed "
                           "instead: one JSON object per line (OptimizeEvent), a `progress` "
@@ -88,10 +89,15 @@ OPERATIONS: tuple[Operation, ...] = (
               "One logged decision with its request and answer", "decisions",
               (200, "DecisionLogRecord"), (401, 404, 429, 503), parameters=("decision_id",)),
     Operation("/v1/runs", "post", "submitRun", "Submit a run (answered at once; it runs in "
-              "the background)", "runs", (202, "Run"), (*_POSTED, 403, *_KEYED),
-              "OptimizeRequest",
+              "the background)", "runs", (202, "Run"), (*_POSTED, 403, 409, *_KEYED),
+              "OptimizeRequest", parameters=("idempotency_key",),
               description="The body, validation, caps and limits of /v1/optimize; the run is "
-                          "counted at admission and answered `queued` with `Location`."),
+                          "counted at admission and answered `queued` with `Location`. "
+                          "A key's runs queued or running at once are capped by its tier "
+                          "(429 `too_many_runs`); a full queue is 503 `overloaded`."),
+    Operation("/v1/runs", "delete", "deleteRuns", "Delete every finished run of the key",
+              "runs", (200, "RunsDeleted"), (401, 503),
+              description="Queued and running runs are kept (cancel them first)."),
     Operation("/v1/runs", "get", "listRuns", "The key's runs, newest first", "runs",
               (200, "RunList"), (400, 401, 503),
               parameters=("limit", "starting_after", "state", "engine")),
@@ -163,10 +169,17 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
     "engine": {"name": "engine", "in": "query", "required": False,
                "description": "only runs of this engine",
                "schema": {"enum": list(engine_table())}},
+    "idempotency_key": {"name": "Idempotency-Key", "in": "header", "required": False,
+                        "description": "1 to 255 characters of the client's choice: the same "
+                                       "key and request within 24 h gets the first answer "
+                                       "again and is not counted twice; with another "
+                                       "request: 422; while the first is being answered: "
+                                       "409; longer: 400",
+                        "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
     "last_event_id": {"name": "Last-Event-ID", "in": "header", "required": False,
                       "description": "resume after this event id (the last one seen); an "
                                      "id this stream never sent: 400",
-                      "schema": {"type": "string"}},
+                      "schema": {"type": "string", "pattern": r"^([1-4]|2\.[0-9]{1,19})$"}},
     "format": {"name": "format", "in": "query", "required": False,
                "description": "json (default) or csv (text/csv: evaluations,best lines)",
                "schema": {"enum": ["json", "csv"], "default": "json"}},

@@ -23,8 +23,8 @@ decoded, defaults filled in), ``started_at``, ``progress``, ``result``, ``proble
 were resources have no document: they read back with their engine, goal, seed, status,
 value and evaluations, and ``request`` ``null``.
 
-The trace is ``[evaluations, best]`` at every improvement of the run (the engine's history),
-thinned to at most :data:`TRACE_POINTS` points by :func:`thin_trace`.
+The trace is ``[evaluations, elapsed_ms, best]`` at every improvement of the run
+(:mod:`decido_service.run_trace`).
 """
 
 from __future__ import annotations
@@ -42,20 +42,19 @@ import orjson
 
 import decido
 from decido_service.errors import PROBLEM_BASE, ApiError, as_api_error
+from decido_service.run_trace import COLUMNS, TRACE_POINTS, points, thin_trace, timed
 from decido_service.schemas import engine_table
-from decido_service.store import FINISHED_STATES, RUN_STATES, KeyRecord, Store, iso_utc
+from decido_service.store import FINISHED_STATES, RUN_STATES, Store, iso_utc
 from decido_service.types import RUN_ID_PATTERN, OptimizeRequest
 
 __all__ = ["PROGRESS_INTERVAL", "RUN_ID", "TRACE_POINTS", "Execution", "new_run_id",
-           "run_problem", "run_view", "start", "thin_trace", "valid_run_id",
-           "SHUTDOWN_GRACE", "fail_interrupted", "wind_down",
-           "DEFAULT_PAGE", "MAX_PAGE", "TRACE_COLUMNS", "PageQuery", "cancel", "find",
-           "not_found", "page", "page_query", "trace_csv"]
+           "new_document", "cancel_queued", "run_problem", "run_view", "thin_trace", "valid_run_id",
+           "SHUTDOWN_GRACE", "fail_interrupted", "fail_run", "wind_down",
+           "DEFAULT_PAGE", "MAX_PAGE", "PageQuery", "cancel", "find", "not_found", "page",
+           "page_query", "trace_csv"]
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
 PROGRESS_INTERVAL = 0.25
-#: the most points a stored trace keeps (:func:`thin_trace`)
-TRACE_POINTS = 1000
 #: seconds a running run is given to finish when its worker shuts down (SIGTERM)
 SHUTDOWN_GRACE = 5.0
 #: what a run id looks like (:data:`~decido_service.types.RUN_ID_PATTERN`)
@@ -70,17 +69,6 @@ def new_run_id() -> str:
 def valid_run_id(text: str) -> bool:
     """True when ``text`` has the shape of a run id (others are 404 without a lookup)."""
     return RUN_ID.fullmatch(text) is not None
-
-
-def thin_trace(points: list[list[float]], limit: int = TRACE_POINTS) -> list[list[float]]:
-    """``points`` when there are at most ``limit`` of them; otherwise ``limit`` of them
-    evenly spaced by index, the first and the last always kept (an improvement curve is
-    monotone, so every kept point lies on it and its shape stays)."""
-    n = len(points)
-    if n <= limit:
-        return points
-    step = (n - 1) / (limit - 1)
-    return [points[round(i * step)] for i in range(limit)]
 
 
 def run_problem(run_id: str, request_id: str, error: ApiError) -> dict[str, Any]:
@@ -107,27 +95,36 @@ def run_view(row: dict[str, Any], *, trace: bool = False) -> dict[str, Any]:
         "cancel_requested": bool(row.get("cancel_requested")),
     }
     if trace:
-        out["trace"] = doc.get("trace", [])
+        out["trace"] = points(doc.get("trace") or [])
     return out
 
 
 class Execution:
-    """One admitted run on its way through the run pool (see the module docs).
+    """One run executing in this worker's run pool (see the module docs).
 
+    The process owns the run's row (``owner``) while it executes it: every progress write
+    renews the lease (``lease`` seconds) on the condition that the row is still this
+    process's; a run whose row was taken away (its lease ran out and another process
+    marked it ``failed``, or it was deleted) is stopped and writes nothing more.
     ``task`` ends with the run's result body (the ``/v1/optimize`` answer without ``id``)
-    or raises the run's error; the row is final before it ends."""
+    or raises the run's error; the row is final before it ends. ``requeue`` (set on
+    shutdown) gives a run that has not started back to the queue instead of cancelling it."""
 
     def __init__(self, store: Store, key_id: str, run_id: str, request_id: str,
-                 req: OptimizeRequest, document: dict[str, Any]) -> None:
+                 document: dict[str, Any], owner: str, lease: float) -> None:
         self.store = store
         self.key_id = key_id
         self.run_id = run_id
         self.request_id = request_id
-        self.req = req
         self.document = document
+        self.owner = owner
+        self.lease = lease
         self.monitor = decido.RunMonitor()
         self.started_at: float | None = None
         self.cancelled = threading.Event()
+        self.requeue = False
+        self.lost = False
+        self.samples: list[tuple[int, float]] = []  # (evaluations, elapsed_ms) per tick
         self.task: asyncio.Future[dict[str, Any] | None] | None = None
 
     def stop(self) -> None:
@@ -161,11 +158,15 @@ class Execution:
                 self.run_id, self.request_id, as_api_error(exc)))
             raise
         if body is None:
-            await self._finish("cancelled")
+            if self.requeue and not self.lost:
+                await self._write({"owner": None, "lease_until": None})
+            else:
+                await self._finish("cancelled")
             return None
         body = {"run_id": self.run_id, **body}
         state = "cancelled" if body["status"] == "stopped" else "succeeded"
-        trace = thin_trace(body["history"])
+        trace = thin_trace(timed(body["history"], [
+            *self.samples, (body["evaluations"], body["elapsed_ms"])]))
         result = {k: body[k] for k in ("x", "value", "evaluations", "iterations", "status",
                                        "message", "elapsed_ms", "seed")}
         await self._finish(state, result=result, trace=trace, columns={
@@ -173,22 +174,32 @@ class Execution:
             "evaluations": body["evaluations"], "elapsed_ms": body["elapsed_ms"]})
         return body
 
+    async def _write(self, changes: dict[str, Any]) -> bool:
+        """Update the row if it is still this process's (else the run is stopped)."""
+        if self.lost:
+            return False
+        if not await self.store.update_run(self.run_id, changes, {"owner": self.owner}):
+            self.lost = True
+            self.stop()
+        return not self.lost
+
     async def _tick(self, running: bool) -> bool:
-        """One progress write (and the move to ``running``); a requested cancel stops the
-        run. Store errors are skipped: the next tick tries again."""
-        changes: dict[str, Any] = {}
+        """One progress write with the lease renewed (and the move to ``running``); a
+        requested cancel stops the run. Store errors are skipped: the next tick tries
+        again."""
+        changes: dict[str, Any] = {"lease_until": time.time() + self.lease}
         if self.started_at is not None:
             if not running:
                 changes["state"] = "running"
                 self.document["started_at"] = iso_utc(self.started_at)
             p = self.monitor.progress()
-            self.document["progress"] = {
+            self.document["progress"] = progress = {
                 "evaluations": p["evaluations"], "iterations": p["iterations"],
                 "best": p["best"], "elapsed_ms": round(p["elapsed"] * 1e3, 3)}
+            self.samples.append((progress["evaluations"], progress["elapsed_ms"]))
             changes["document"] = orjson.dumps(self.document).decode()
         try:
-            if changes:
-                await self.store.update_run(self.run_id, changes)
+            if await self._write(changes):
                 running = running or "state" in changes
             row = await self.store.get_run(self.key_id, self.run_id)
         except Exception:  # noqa: BLE001 - a busy store: progress is written next time
@@ -207,63 +218,73 @@ class Execution:
             self.document["started_at"] = iso_utc(self.started_at)
         if result is not None:
             self.document["progress"] = None
-        await self.store.update_run(self.run_id, {
-            "state": state, "finished_at": iso_utc(time.time()),
-            "document": orjson.dumps(self.document).decode(), **(columns or {})})
+        await self._write({"state": state, "finished_at": iso_utc(time.time()),
+                           "document": orjson.dumps(self.document).decode(),
+                           "owner": None, "lease_until": None, **(columns or {})})
 
 
-async def start(store: Store, key: KeyRecord, req: OptimizeRequest, request_id: str,
-                pool: Any, fn: Any, *args: Any) -> Execution:
-    """Record an admitted run ``queued`` and start it: ``fn(*args, monitor)`` in ``pool``
-    (the caller has counted it). Returns the execution; its ``task`` ends with the run."""
-    run_id = new_run_id()
-    document: dict[str, Any] = {"request": msgspec.to_builtins(req),
-                                "started_at": None, "progress": None, "result": None,
-                                "problem": None, "trace": []}
-    await store.record_run({"id": run_id, "key_id": key["id"], "engine": req.engine,
-                            "dims": req.dims, "goal": req.goal, "seed": req.seed,
-                            "state": "queued", "document": orjson.dumps(document).decode()})
-    execution = Execution(store, key["id"], run_id, request_id, req, document)
-    execution.task = asyncio.ensure_future(execution.drive(pool, fn, *args))
-    return execution
+def new_document(req: OptimizeRequest, budget: dict[str, Any]) -> dict[str, Any]:
+    """The document of a run just admitted: its request (defaults filled in) and the
+    budget the tier allowed it (``budget``: kept for the process that will execute it)."""
+    return {"request": msgspec.to_builtins(req), "budget": budget, "started_at": None,
+            "progress": None, "result": None, "problem": None, "trace": []}
 
 
 async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -> None:
     """On shutdown: give this worker's runs ``grace`` seconds to finish, then stop the
-    rest (running ones end ``cancelled`` with their best so far, queued ones without a
-    result) and wait until each has written its final row."""
+    rest (running ones end ``cancelled`` with their best so far; queued ones go back to
+    the queue, for a process that stays or the next one) and wait until each has
+    written its row."""
     tasks = {e.task for e in executions if e.task is not None}
     if not tasks:
         return
     _, pending = await asyncio.wait(tasks, timeout=grace)
     for execution in list(executions):
         if execution.task in pending:
+            execution.requeue = True
             execution.stop()
     if pending:
         await asyncio.wait(pending)
 
 
+async def cancel_queued(store: Store, run_id: str) -> None:
+    """End a queued run nobody has taken yet ``cancelled`` (no result) at once; a run a
+    process owns is left to it (it reads the cancel flag within a progress interval)."""
+    await store.update_run(run_id, {"state": "cancelled", "finished_at": iso_utc(time.time())},
+                           {"state": "queued", "owner": None})
+
+
+_INTERRUPTED = ApiError("interrupted", "the process running this run stopped before it "
+                                       "ended; submit it again (its request is kept)")
+
+
+async def fail_run(store: Store, row: dict[str, Any],
+                   expect: dict[str, Any] | None = None) -> bool:
+    """Mark ``row``'s run ``failed`` with a problem of code ``interrupted`` (when the row
+    is still as ``expect`` says); True when it was marked."""
+    doc: dict[str, Any] = orjson.loads(row["document"]) if row["document"] else {}
+    doc.update(progress=None, problem=run_problem(row["id"], "", _INTERRUPTED))
+    return await store.update_run(row["id"], {
+        "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
+        "lease_until": None, "document": orjson.dumps(doc).decode()}, expect)
+
+
 async def fail_interrupted(store: Store) -> int:
-    """Mark every queued or running run ``failed`` with a problem of code ``interrupted``;
-    the number marked. Only for a store no process is running runs of: ``decido serve``
-    calls it on a SQLite store (one node's file) before its workers start, so these are
-    the runs of a process that died (``kill -9``, a crash, a power loss)."""
-    rows = await store.unfinished_runs()
-    error = ApiError("interrupted", "the process running this run stopped before it ended; "
-                                    "submit it again (its request is kept)")
-    for row in rows:
-        doc: dict[str, Any] = orjson.loads(row["document"]) if row["document"] else {}
-        doc.update(progress=None, problem=run_problem(row["id"], "", error))
-        await store.update_run(row["id"], {"state": "failed", "finished_at": iso_utc(time.time()),
-                                           "document": orjson.dumps(doc).decode()})
-    return len(rows)
+    """Mark every run a process owned or was running ``failed`` (``interrupted``); the
+    number marked. Only for a store no process is running runs of: ``decido serve`` calls
+    it on a SQLite store (one node's file) before its workers start, so these are the
+    runs of a process that died (``kill -9``, a crash, a power loss). Queued runs nobody
+    had taken stay queued: they run once the workers are up."""
+    count = 0
+    for row in await store.unfinished_runs():
+        if row["owner"] is not None or row["state"] == "running":
+            count += await fail_run(store, row)
+    return count
 
 
 # ------------------------------------------------ reads and cancels, for every surface
 #: the page size of a list of runs without ``limit``, and its largest value
 DEFAULT_PAGE, MAX_PAGE = 20, 100
-#: the columns of a trace (JSON ``columns``, the CSV header)
-TRACE_COLUMNS = ["evaluations", "best"]
 
 
 class PageQuery(NamedTuple):
@@ -326,18 +347,22 @@ async def page(store: Store, key_id: str, query: PageQuery) -> tuple[list[dict[s
 
 
 async def cancel(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
-    """Ask a queued or running run to stop; its row after the request. 404 for a run
-    that is not the key's, 409 ``run_finished`` for a finished one."""
+    """Ask a queued or running run to stop (a queued one nobody took ends at once); its
+    row after the request. 404 for a run that is not the key's, 409 ``run_finished`` for
+    a finished one."""
     state = await store.request_cancel(key_id, run_id) if valid_run_id(run_id) else None
     if state is None:
         raise not_found(run_id)
     if state in FINISHED_STATES:
         raise ApiError("run_finished", f"run {run_id} is already {state}")
+    if state == "queued":
+        await cancel_queued(store, run_id)
     return await find(store, key_id, run_id)
 
 
-def trace_csv(points: list[list[float]]) -> str:
-    """A trace as CSV: the header :data:`TRACE_COLUMNS`, then one line per point."""
-    lines = [",".join(TRACE_COLUMNS)] + [f"{int(e)},{orjson.dumps(b).decode()}"
-                                         for e, b in points]
+def trace_csv(trace: list[list[Any]]) -> str:
+    """A trace as CSV: the header :data:`~decido_service.run_trace.COLUMNS`, then one
+    line per point (an unknown ``elapsed_ms`` empty)."""
+    lines = [",".join(COLUMNS)] + [",".join("" if v is None else orjson.dumps(v).decode()
+                                            for v in point) for point in trace]
     return "\n".join(lines) + "\n"

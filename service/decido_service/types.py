@@ -52,6 +52,7 @@ __all__ = [
     "RunProgress",
     "RunResult",
     "RunTrace",
+    "RunsDeleted",
     "Usage",
 ]
 
@@ -430,12 +431,20 @@ class RunList(Struct, forbid_unknown_fields=True):
 
 
 class RunTrace(Struct, forbid_unknown_fields=True):
-    """A run's convergence: the best value at each improvement (at most 1,000 points: a
-    longer history is thinned evenly, its first and last points kept)."""
+    """A run's convergence: ``[evaluations, elapsed_ms, best]`` at each improvement (at
+    most 1,000 points: a longer history is thinned evenly, its first and last points
+    kept). ``elapsed_ms`` is interpolated between the run's progress samples (every
+    0.25 s) by evaluations; it is null in traces recorded before it was kept."""
 
     run_id: str
-    columns: list[Literal["evaluations", "best"]]
-    points: list[Annotated[list[float | None], Meta(min_length=2, max_length=2)]]
+    columns: list[Literal["evaluations", "elapsed_ms", "best"]]
+    points: list[Annotated[list[float | None], Meta(min_length=3, max_length=3)]]
+
+
+class RunsDeleted(Struct, forbid_unknown_fields=True):
+    """The answer of ``DELETE /v1/runs``."""
+
+    deleted: Annotated[int, Meta(ge=0, description="finished runs deleted")]
 
 
 #: one line of a streamed run (`Accept: application/x-ndjson`)
@@ -446,5 +455,5 @@ REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
-                                   DecisionLogRecord, Run, RunList, RunTrace)
+                                   DecisionLogRecord, Run, RunList, RunTrace, RunsDeleted)
 

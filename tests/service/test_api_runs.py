@@ -13,7 +13,8 @@ import msgspec
 import pytest
 from conftest import LiveServer, auth, running
 
-from decido_service.runs import TRACE_POINTS, thin_trace
+from decido_service.run_trace import TRACE_POINTS, thin_trace, timed
+from decido_service.run_trace import points as stored_points
 from decido_service.types import Run, RunList, RunTrace
 
 SPHERE = {"bounds": [[-5, 5]] * 4, "objective_expression": "sum((x - 1)**2)", "seed": 7}
@@ -63,12 +64,15 @@ def test_submit_then_read_trace_list_and_delete(server: LiveServer) -> None:
     trace = server.request("GET", f"/v1/runs/{doc['id']}/trace", headers=auth(key))
     assert trace.status == 200
     points = msgspec.convert(trace.json(), RunTrace).points
-    assert points == direct["history"] and points[-1][1] == done["result"]["value"]
+    assert [[e, b] for e, _, b in points] == direct["history"]
+    assert points[-1][2] == done["result"]["value"]
+    times = [ms for _, ms, _ in points]
+    assert times == sorted(times) and times[-1] == done["result"]["elapsed_ms"]
     as_csv = server.request("GET", f"/v1/runs/{doc['id']}/trace?format=csv", headers=auth(key))
     assert as_csv.status == 200 and as_csv.header("content-type").startswith("text/csv")
     rows = list(csv.reader(io.StringIO(as_csv.body.decode())))
-    assert rows[0] == ["evaluations", "best"] and len(rows) == len(points) + 1
-    assert [int(rows[1][0]), float(rows[1][1])] == points[0]
+    assert rows[0] == ["evaluations", "elapsed_ms", "best"] and len(rows) == len(points) + 1
+    assert [int(rows[1][0]), float(rows[1][1]), float(rows[1][2])] == points[0]
     listed = server.request("GET", "/v1/runs", headers=auth(key))
     page = msgspec.convert(listed.json(), RunList)
     assert [r.id for r in page.data] == [direct["run_id"], doc["id"]] and not page.has_more
@@ -218,3 +222,12 @@ def test_thin_trace_keeps_first_last_and_at_most_the_limit(n: int) -> None:
     if n:
         assert out[0] == points[0] and out[-1] == points[-1]
     assert all(a[0] < b[0] for a, b in zip(out, out[1:], strict=False))  # in order, no repeat
+
+
+def test_trace_times_are_interpolated_between_samples_and_old_traces_read() -> None:
+    history = [[1, 9.0], [10, 5.0], [30, 2.0], [40, 1.0]]
+    samples = [(20, 100.0), (40, 300.0)]
+    assert timed(history, samples) == [[1, 5.0, 9.0], [10, 50.0, 5.0], [30, 200.0, 2.0],
+                                       [40, 300.0, 1.0]]
+    assert timed([[50, 0.5]], samples) == [[50, 300.0, 0.5]]  # past the last sample
+    assert stored_points([[1, 9.0], [3, 1.0, 2.0]]) == [[1, None, 9.0], [3, 1.0, 2.0]]

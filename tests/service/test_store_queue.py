@@ -23,14 +23,20 @@ def a_run(run_id: str, key_id: str = "k1", state: str = "queued", **extra: Any
 
 def test_enqueue_respects_the_cap_per_key(url: str) -> None:  # noqa: F811
     async def scenario(store: Store) -> None:
-        assert await store.enqueue_run(a_run("r1"), 2)
-        assert await store.enqueue_run(a_run("r2"), 2)
-        assert not await store.enqueue_run(a_run("r3"), 2)
+        assert await store.enqueue_run(a_run("r1"), 2) is None
+        assert await store.enqueue_run(a_run("r2"), 2) is None
+        assert await store.enqueue_run(a_run("r3"), 2) == "cap"
         assert await store.get_run("k1", "r3") is None  # nothing written
-        assert await store.enqueue_run(a_run("o1", key_id="k2"), 2)  # another key
-        assert await store.enqueue_run(a_run("r4"), None)  # no cap
+        assert await store.enqueue_run(a_run("o1", key_id="k2"), 2) is None  # another key
+        assert await store.enqueue_run(a_run("r4"), None) is None  # no cap
         await store.update_run("r1", {"state": "succeeded"})
-        assert await store.enqueue_run(a_run("r5"), 4)  # r2, r4 + r5 unfinished
+        assert await store.enqueue_run(a_run("r5"), 4) is None  # r2, r4 + r5 unfinished
+        # the queue's cap counts queued runs of every key
+        assert await store.enqueue_run(a_run("o2", key_id="k2"), None, 4) == "queue"
+        await store.update_run("r2", {"state": "running"})
+        assert await store.enqueue_run(a_run("o2", key_id="k2"), None, 4) is None
+        assert await store.discard_run("o2") and not await store.discard_run("o2")
+        assert await store.get_run("k2", "o2") is None
 
     run(url, scenario)
 
@@ -41,7 +47,7 @@ def test_concurrent_enqueues_of_one_key_stop_exactly_at_the_cap(url: str) -> Non
         try:
             results = await asyncio.gather(*(
                 stores[i % 3].enqueue_run(a_run(f"r{i}"), 5) for i in range(30)))
-            assert sum(results) == 5
+            assert results.count(None) == 5 and results.count("cap") == 25
             assert len(await stores[0].unfinished_runs()) == 5
         finally:
             for s in stores:

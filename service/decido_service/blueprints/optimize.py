@@ -20,6 +20,7 @@ as usual, with problem+json.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import orjson
@@ -27,18 +28,19 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import limits, runs
-from decido_service.admission import admit, authenticate, observe, refusals
+from decido_service import idempotency, limits, runs
+from decido_service.admission import authenticate, observe, refusals
 from decido_service.errors import ApiError, as_api_error, limit_error, problem_body
-from decido_service.listeners import RunSlots, by_size, in_thread
+from decido_service.listeners import by_size, in_thread
 from decido_service.middleware import endpoint, request_id, response_headers, streamed
 from decido_service.responses import json_response
+from decido_service.run_queue import admit_run
 from decido_service.schemas import compile_objective, decode_optimize, json_bytes
 from decido_service.store import KeyRecord
 from decido_service.types import OptimizeRequest
 
-__all__ = ["NDJSON", "PROGRESS_INTERVAL", "answer_of", "bp", "execute", "prepare",
-           "prepare_body", "start_run", "wants_stream"]
+__all__ = ["NDJSON", "PROGRESS_INTERVAL", "answer_of", "bp", "prepare", "prepare_body",
+           "start_run", "wants_stream"]
 
 bp = Blueprint("optimize")
 NDJSON = "application/x-ndjson"
@@ -51,7 +53,12 @@ PROGRESS_INTERVAL = 0.25
 async def optimize(request: Request) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key, req, objective, budget = await prepare(request)
-    execution = await start_run(request, key, req, objective, budget)
+    async with idempotency.claim(request, key, idempotency.header(request)) as prior:
+        if isinstance(prior, dict):
+            return await idempotency.replayed(request, key, prior)
+        execution = await start_run(request, key, req, objective, budget)
+        if prior is not None:
+            prior.done(execution.run_id, 200)
     if wants_stream(request):
         await _stream(request, execution)
         return None
@@ -119,33 +126,28 @@ def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str,
 
 
 async def start_run(request: Request, key: KeyRecord, req: OptimizeRequest,
-                    objective: decido.Expression, budget: dict[str, Any],
-                    slots: RunSlots | None = None) -> runs.Execution:
-    """Take one of ``slots`` (default the worker's ``run_slots``), count the run, record it
-    and start it in the run pool (see :mod:`decido_service.runs`); the slot is given back
-    when the run ends."""
+                    objective: decido.Expression, budget: dict[str, Any]) -> runs.Execution:
+    """Take one of the worker's ``run_slots``, record and count the run
+    (:func:`~decido_service.run_queue.admit_run`) and start it in this worker's run pool;
+    the slot is given back when the run ends. The time limit counts from now: the run's
+    wait for a thread is taken from it."""
     ctx = request.app.ctx
-    slots = ctx.run_slots if slots is None else slots
+    slots = ctx.run_slots
     try:
         slots.acquire()
     except ApiError:  # 503 overloaded: nothing counted; the headers show the minute
         await observe(request, limits.refusal_specs("optimize", key, settings=ctx.settings)[:1])
         raise
     try:
-        await admit(request, key, "optimize")
-        execution = await runs.start(ctx.store, key, req, request_id(request), ctx.run_pool,
-                                     execute, req, objective, budget)
+        budget = {**budget, "deadline": time.time() + budget["time_limit"]}
+        run_id, document = await admit_run(request, key, req, budget, queued=False)
+        execution: runs.Execution = ctx.run_worker.launch(
+            key["id"], run_id, request_id(request), document, req, objective, budget)
     except BaseException:
         slots.release()
         raise
     assert execution.task is not None
-    ctx.executions.add(execution)
-
-    def done(_: object) -> None:
-        slots.release()
-        ctx.executions.discard(execution)
-
-    execution.task.add_done_callback(done)
+    execution.task.add_done_callback(lambda _: slots.release())
     return execution
 
 
@@ -192,20 +194,3 @@ def progress_event(monitor: decido.RunMonitor) -> dict[str, Any]:
 
 def _line(event: dict[str, Any]) -> bytes:
     return orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE)
-
-
-def execute(req: OptimizeRequest, objective: decido.Expression, budget: dict[str, Any],
-            monitor: decido.RunMonitor) -> dict[str, Any]:
-    """Run one optimization (in a pool thread); the response body without its ``id``."""
-    r = decido.optimize(
-        objective, req.bounds, goal=req.goal, engine=req.engine,
-        max_evaluations=budget["max_evaluations"], time_limit=budget["time_limit"],
-        target=req.target, seed=req.seed, options=req.options, monitor=monitor,
-    )
-    elapsed_ms = round(r.elapsed * 1e3, 3)
-    return {
-        "engine": r.engine, "status": r.status, "message": r.message,
-        "x": r.x.tolist(), "value": r.fun, "goal": r.goal, "evaluations": r.evaluations,
-        "iterations": r.iterations, "elapsed_ms": elapsed_ms, "seed": r.seed,
-        "dims": req.dims, "history": [[int(e), float(b)] for e, b in r.history],
-    }

@@ -18,15 +18,19 @@ import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
-from decido_service import run_events, runs
+import decido
+from decido_service import idempotency, run_events, runs
 from decido_service.admission import authenticate
-from decido_service.blueprints.optimize import prepare, start_run
+from decido_service.blueprints.optimize import prepare
 from decido_service.errors import ApiError
-from decido_service.middleware import endpoint, response_headers, streamed
+from decido_service.middleware import endpoint, request_id, response_headers, streamed
 from decido_service.responses import READ, Response, json_response, read_route
+from decido_service.run_queue import admit_run
+from decido_service.run_trace import COLUMNS
 from decido_service.store import FINISHED_STATES, KeyRecord, Store
+from decido_service.types import OptimizeRequest
 
-__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp", "send_events"]
+__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp", "enqueue", "send_events"]
 
 bp = Blueprint("runs")
 DEFAULT_PAGE, MAX_PAGE = runs.DEFAULT_PAGE, runs.MAX_PAGE
@@ -41,14 +45,31 @@ def _route(uri: str, methods: tuple[str, ...]) -> Callable[[Handler], Handler]:
 @bp.post("/runs")
 @endpoint
 async def submit(request: Request) -> HTTPResponse:
-    """Admit a run and answer 202 with it queued (it runs in the background)."""
+    """Admit a run and answer 202 with it queued (it runs in the background: in this
+    worker when one of its run threads is free, else in whichever takes it first)."""
     key, req, objective, budget = await prepare(request)
-    execution = await start_run(request, key, req, objective, budget,
-                                request.app.ctx.run_backlog)
-    # app.ctx.executions holds the run until it ends: this request does not wait for it
-    row = await _row(request, key, execution.run_id)
-    return json_response(orjson.dumps(runs.run_view(row)), status=202,
-                         headers={"Location": f"/v1/runs/{execution.run_id}"})
+    async with idempotency.claim(request, key, idempotency.header(request)) as prior:
+        if isinstance(prior, dict):
+            return await idempotency.replayed(request, key, prior)
+        run_id = await enqueue(request, key, req, objective, budget)
+        body = orjson.dumps(runs.run_view(await _row(request, key, run_id)))
+        if prior is not None:
+            prior.done(run_id, 202, body)
+    return json_response(body, status=202, headers={"Location": f"/v1/runs/{run_id}"})
+
+
+async def enqueue(request: Request, key: KeyRecord, req: OptimizeRequest,
+                  objective: decido.Expression, budget: dict[str, Any]) -> str:
+    """Record an admitted run queued (counted) and start it in this worker when one of its
+    run threads is free, else leave it to whichever worker takes it first; its id. (Also
+    the dashboard's replay.)"""
+    run_id, document = await admit_run(request, key, req, budget, queued=True)
+    worker = request.app.ctx.run_worker
+    if worker.free() > 0:
+        worker.launch(key["id"], run_id, request_id(request), document, req, objective, budget)
+    else:
+        await worker.release(run_id)
+    return run_id
 
 
 @read_route(bp, "/runs")
@@ -61,6 +82,15 @@ async def list_runs(request: Request) -> HTTPResponse:
     rows, more = await runs.page(request.app.ctx.store, key["id"], query)
     return json_response(orjson.dumps({"data": [runs.run_view(r) for r in rows],
                                        "has_more": more}))
+
+
+@_route("/runs", ("DELETE",))
+@endpoint
+async def delete_runs(request: Request) -> HTTPResponse:
+    """Delete every finished run of the key (queued and running ones stay)."""
+    key = await authenticate(request, fresh=True)
+    store: Store = request.app.ctx.store
+    return json_response(orjson.dumps({"deleted": await store.delete_runs(key["id"])}))
 
 
 @_route("/runs/<run_id:str>", (*READ, "DELETE"))
@@ -85,7 +115,7 @@ async def trace(request: Request, run_id: str) -> HTTPResponse:
     points = runs.run_view(await _row(request, key, run_id), trace=True)["trace"]
     if fmt == "csv":
         return Response(runs.trace_csv(points), content_type="text/csv; charset=utf-8")
-    return json_response(orjson.dumps({"run_id": run_id, "columns": runs.TRACE_COLUMNS,
+    return json_response(orjson.dumps({"run_id": run_id, "columns": COLUMNS,
                                        "points": points}))
 
 

@@ -14,7 +14,8 @@ import decido
 from decido_service import keys, runs
 from decido_service.admission import admit, throttle_address
 from decido_service.blueprints.decide import answer
-from decido_service.blueprints.optimize import prepare_body, start_run
+from decido_service.blueprints.optimize import prepare_body
+from decido_service.blueprints.runs import enqueue
 from decido_service.dashboard import decide_form
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
@@ -96,9 +97,7 @@ async def replay(request: Request, session: Session, run_id: str) -> HTTPRespons
     if body.get("seed") is None and view["result"]:
         body["seed"] = view["result"]["seed"]
     req, objective, budget = await prepare_body(request, key, orjson.dumps(body))
-    execution = await start_run(request, key, req, objective, budget,
-                                request.app.ctx.run_backlog)
-    return redirect(f"/dashboard/runs/{execution.run_id}")
+    return redirect(f"/dashboard/runs/{await enqueue(request, key, req, objective, budget)}")
 
 
 @route("/keys", ("POST",))

@@ -17,6 +17,7 @@ from decido_service.dashboard.session import Session
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
 from decido_service.responses import Response, json_response
+from decido_service.run_trace import COLUMNS
 
 __all__: list[str] = []
 
@@ -27,7 +28,7 @@ async def trace_json(request: Request, session: Session, run_id: str) -> HTTPRes
     """The run's document with its trace (as ``GET /v1/runs/{id}`` and its trace)."""
     view = runs.run_view(await runs.find(request.app.ctx.store, session.key["id"], run_id),
                          trace=True)
-    return json_response(orjson.dumps({**view, "columns": runs.TRACE_COLUMNS,
+    return json_response(orjson.dumps({**view, "columns": COLUMNS,
                                        "row": summary.run_row_of_view(view)}))
 
 

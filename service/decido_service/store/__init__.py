@@ -227,10 +227,16 @@ class Store(Protocol):
         other); ``False`` when there is no such run, or (``expect``) when one of the
         row's columns named there is not equal to the value given (``None``: NULL)."""
 
-    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None) -> bool:
+    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None,
+                          queue_cap: int | None = None) -> str | None:
         """:meth:`record_run`, but only while the run's key has fewer than ``cap`` runs
-        ``queued`` or ``running`` (``None``: no cap), checked and written atomically;
-        ``False`` (nothing written) when it has ``cap`` or more."""
+        ``queued`` or ``running`` and the store fewer than ``queue_cap`` runs ``queued``
+        (``None``: no cap), checked and written atomically for the key; ``None`` when
+        written, else (nothing written) ``"cap"`` or ``"queue"``, the cap reached."""
+
+    async def discard_run(self, run_id: str) -> bool:
+        """Delete a run whatever its state (an admission that failed after it was
+        recorded); ``False`` when there is no such run."""
 
     async def claim_run(self, owner: str, lease_until: float) -> dict[str, Any] | None:
         """Take the oldest ``queued`` run no process owns: it is ``owner``'s until

@@ -475,11 +475,20 @@ class PostgresStore:
 
         return await self._write(update)
 
-    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None) -> bool:
-        """Insert a run unless its key has ``cap`` unfinished ones (the key's advisory
+    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None,
+                          queue_cap: int | None = None) -> str | None:
+        """Insert a run unless its key or the queue is at its cap (the key's advisory
         lock serialises the check and the insert across nodes)."""
         values = self._run_values(run)
-        return await self._write(lambda conn: postgres_runs.enqueue(conn, values, cap))
+        return await self._write(lambda conn: postgres_runs.enqueue(conn, values, cap,
+                                                                    queue_cap))
+
+    async def discard_run(self, run_id: str) -> bool:
+        """Delete a run whatever its state."""
+        async def delete(conn: Conn) -> bool:
+            return _rowcount(await conn.execute("DELETE FROM runs WHERE id = $1", run_id)) == 1
+
+        return await self._write(delete)
 
     async def claim_run(self, owner: str, lease_until: float) -> dict[str, Any] | None:
         """Own the oldest unowned queued run until ``lease_until`` (``SKIP LOCKED``)."""

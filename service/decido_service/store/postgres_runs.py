@@ -31,17 +31,24 @@ INSERT = (f"INSERT INTO runs ({', '.join(RUN_FIELDS)}) VALUES ("
 _KEY_ID = RUN_FIELDS.index("key_id")
 
 
-async def enqueue(conn: Conn, values: list[Any], cap: int | None) -> bool:
-    """Insert the run (``values`` in :data:`RUN_FIELDS` order) unless its key is at ``cap``."""
+async def enqueue(conn: Conn, values: list[Any], cap: int | None,
+                  queue_cap: int | None) -> str | None:
+    """Insert the run (``values`` in :data:`RUN_FIELDS` order) unless its key is at ``cap``
+    or the queue at ``queue_cap`` (``"cap"``, ``"queue"``)."""
+    key_id = values[_KEY_ID]
     if cap is not None:
-        key_id = values[_KEY_ID]
         await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", key_id)
         count = await conn.fetchval(
             f"SELECT count(*) FROM runs WHERE key_id = $1 AND {_UNFINISHED}", key_id)
         if count >= cap:
-            return False
+            return "cap"
+    if queue_cap is not None:
+        count = await conn.fetchval(
+            f"SELECT count(*) FROM runs WHERE {_UNFINISHED} AND state = 'queued'")
+        if count >= queue_cap:
+            return "queue"
     await conn.execute(INSERT, *values)
-    return True
+    return None
 
 
 async def claim(conn: Conn, owner: str, lease_until: float) -> Any:

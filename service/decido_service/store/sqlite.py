@@ -150,9 +150,14 @@ class SQLiteStore:
         ``expect`` says)."""
         return await self._write(self.database.update_run, run_id, changes, expect)
 
-    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None) -> bool:
-        """Insert a run unless its key has ``cap`` unfinished ones."""
-        return await self._write(sqlite_runs.enqueue_run, self.database, run, cap)
+    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None,
+                          queue_cap: int | None = None) -> str | None:
+        """Insert a run unless its key or the queue is at its cap."""
+        return await self._write(sqlite_runs.enqueue_run, self.database, run, cap, queue_cap)
+
+    async def discard_run(self, run_id: str) -> bool:
+        """Delete a run whatever its state."""
+        return await self._write(sqlite_runs.discard_run, self.database, run_id)
 
     async def claim_run(self, owner: str, lease_until: float) -> dict[str, Any] | None:
         """Own the oldest unowned queued run until ``lease_until``."""

@@ -12,22 +12,34 @@ from decido_service.store.sqlite_db import _RUN_SELECT as _SELECT
 from decido_service.store.sqlite_db import SQLiteDatabase
 from decido_service.store.sqlite_db import _run_row as _row
 
-__all__ = ["claim_run", "delete_runs", "enqueue_run", "expired_runs", "idempotency_begin",
-           "idempotency_end", "prune_runs"]
+__all__ = ["claim_run", "delete_runs", "discard_run", "enqueue_run", "expired_runs",
+           "idempotency_begin", "idempotency_end", "prune_runs"]
 
 _UNFINISHED = "state IN ('queued', 'running')"  # the partial index runs_unfinished
 
 
-def enqueue_run(db: SQLiteDatabase, run: Mapping[str, Any], cap: int | None) -> bool:
-    """Insert ``run`` unless its key has ``cap`` unfinished runs (one transaction)."""
+def enqueue_run(db: SQLiteDatabase, run: Mapping[str, Any], cap: int | None,
+                queue_cap: int | None) -> str | None:
+    """Insert ``run`` unless its key or the queue is at its cap (one transaction)."""
     with db._transaction() as conn:
         if cap is not None:
             (count,) = conn.execute(f"SELECT count(*) FROM runs WHERE key_id = ? AND "
                                     f"{_UNFINISHED}", (run["key_id"],)).fetchone()
             if count >= cap:
-                return False
+                return "cap"
+        if queue_cap is not None:
+            (count,) = conn.execute(f"SELECT count(*) FROM runs WHERE {_UNFINISHED} AND "
+                                    "state = 'queued'").fetchone()
+            if count >= queue_cap:
+                return "queue"
         db.insert_run(conn, run)
-    return True
+    return None
+
+
+def discard_run(db: SQLiteDatabase, run_id: str) -> bool:
+    """Delete the run whatever its state."""
+    with db._transaction() as conn:
+        return conn.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount == 1
 
 
 def claim_run(db: SQLiteDatabase, owner: str, lease_until: float) -> dict[str, Any] | None:

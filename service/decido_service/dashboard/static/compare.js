@@ -14,7 +14,8 @@
       .then(function (r) { return r.json(); });
   })).then(function (views) {
     var tables = views.map(function (v) {
-      return [v.trace.map(function (p) { return p[0]; }), v.trace.map(function (p) { return p[1]; })];
+      // points are [evaluations, elapsed_ms, best]
+      return [v.trace.map(function (p) { return p[0]; }), v.trace.map(function (p) { return p[2]; })];
     });
     var floor = Infinity;
     tables.forEach(function (t) {

@@ -67,7 +67,7 @@
                                      xLabel: useTime ? "time (ms)" : "evaluations"});
     document.getElementById("conv-note").textContent =
       state.evals.length + " points" + (useTime && state.estimated
-        ? "; times are estimated from evaluations at the run's mean rate (the trace keeps evaluations only)"
+        ? "; times are estimated from evaluations at the run's mean rate (this trace was stored without them)"
         : "") + (dash.clipped ? "; " + dash.clipped + " values <= 0 are drawn at the bottom of the log scale" : "");
   }
 
@@ -119,12 +119,16 @@
     state.view = view;
     var trace = view.trace || [];
     var result = view.result;
+    // points are [evaluations, elapsed_ms, best]; a trace stored before times were kept
+    // has elapsed_ms null: then times are estimated at the run's mean rate
     state.evals = trace.map(function (p) { return p[0]; });
-    state.best = trace.map(function (p) { return p[1]; });
+    state.best = trace.map(function (p) { return p[2]; });
+    state.estimated = trace.some(function (p) { return p[1] === null; });
     var total = result && result.evaluations ? result.evaluations : 0;
     var ms = result ? result.elapsed_ms : 0;
-    state.times = state.evals.map(function (e) { return total ? e / total * ms : 0; });
-    state.estimated = true;
+    state.times = trace.map(function (p) {
+      return state.estimated ? (total ? p[0] / total * ms : 0) : p[1];
+    });
     redraw();
     drawProfile(view);
     if (result) setFacts(result.value, result.evaluations, result.elapsed_ms);

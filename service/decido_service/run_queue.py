@@ -1,0 +1,223 @@
+"""The durable run queue: admitting a run into the store, and the worker that takes
+queued runs from it in every worker process of every node.
+
+**Admission** (:func:`admit_run`): the run is written ``queued`` with the per-key cap
+(``max_runs`` of the tier: runs ``queued`` + ``running``, 429 ``too_many_runs``) and, for
+``/v1/runs``, the store-wide queue cap (``DECIDO_RUN_BACKLOG``, 503 ``overloaded``)
+checked in the same store transaction; it is owned by this process while the request is
+counted, and deleted again when the count is refused, so a refused submission leaves no
+row and no count. Then ``/v1/optimize`` executes it here; ``/v1/runs`` executes it here
+when a run thread of this worker is free, else gives it to the queue (no owner).
+
+**The run worker** (:class:`RunWorker`, one per worker process): whenever a run thread is
+free it claims the oldest queued run nobody owns (:meth:`Store.claim_run`: an atomic
+update on SQLite, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL), at once after a local
+submission or a run's end, else every :data:`CLAIM_INTERVAL` seconds. A run is owned
+under a lease of ``DECIDO_RUN_LEASE`` seconds, renewed by each progress write (every
+0.25 s). Every :data:`SWEEP_INTERVAL` seconds each worker looks for runs whose lease
+ran out — their process died (``kill -9``, a crash, a node lost) — and marks them
+``failed`` with a problem of code ``interrupted`` (the one rule; the request is kept, a
+client can submit it again and get the same result from its seed); a run is noticed
+within lease + sweep interval (20 + 5 s by default). It also deletes runs finished more
+than ``DECIDO_RUN_RETENTION_DAYS`` days ago, once an hour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+import time
+from typing import Any
+
+import msgspec
+import orjson
+from sanic import Request
+
+import decido
+from decido_service import limits, runs
+from decido_service.admission import admit
+from decido_service.errors import ApiError, as_api_error
+from decido_service.schemas import compile_objective
+from decido_service.store import KeyRecord, Store, iso_utc
+from decido_service.types import OptimizeRequest
+
+__all__ = ["CLAIM_INTERVAL", "MIN_TIME_LIMIT", "SWEEP_INTERVAL", "RunWorker", "admit_run",
+           "execute", "sweep"]
+
+log = logging.getLogger("decido.service")
+
+#: seconds between two looks at the queue of an idle run worker
+CLAIM_INTERVAL = 0.5
+#: seconds between two sweeps for runs whose lease ran out
+SWEEP_INTERVAL = 5.0
+#: seconds between two deletions of runs past their retention
+PRUNE_INTERVAL = 3600.0
+#: the time limit a synchronous run gets when its wait already used its own up
+MIN_TIME_LIMIT = 1e-3
+
+
+def execute(req: OptimizeRequest, objective: decido.Expression, budget: dict[str, Any],
+            monitor: decido.RunMonitor) -> dict[str, Any]:
+    """Run one optimization (in a pool thread); the ``/v1/optimize`` body without its
+    ``id``. A ``deadline`` in ``budget`` (epoch seconds: a synchronous run's admission
+    plus its time limit) shortens the time limit by the time the run waited."""
+    time_limit = budget["time_limit"]
+    if budget.get("deadline") is not None:
+        time_limit = max(min(time_limit, budget["deadline"] - time.time()), MIN_TIME_LIMIT)
+    r = decido.optimize(
+        objective, req.bounds, goal=req.goal, engine=req.engine,
+        max_evaluations=budget["max_evaluations"], time_limit=time_limit,
+        target=req.target, seed=req.seed, options=req.options, monitor=monitor,
+    )
+    return {
+        "engine": r.engine, "status": r.status, "message": r.message,
+        "x": r.x.tolist(), "value": r.fun, "goal": r.goal, "evaluations": r.evaluations,
+        "iterations": r.iterations, "elapsed_ms": round(r.elapsed * 1e3, 3), "seed": r.seed,
+        "dims": req.dims, "history": [[int(e), float(b)] for e, b in r.history],
+    }
+
+
+async def admit_run(request: Request, key: KeyRecord, req: OptimizeRequest,
+                    budget: dict[str, Any], *, queued: bool) -> tuple[str, dict[str, Any]]:
+    """Record and count one run (module docs); its id and document. ``queued``: a
+    ``/v1/runs`` submission (the store-wide queue cap applies)."""
+    ctx = request.app.ctx
+    worker: RunWorker = ctx.run_worker
+    run_id = runs.new_run_id()
+    document = runs.new_document(req, budget)
+    cap = limits.tier_limits(key, settings=ctx.settings)["max_runs"]
+    store: Store = ctx.store
+    refused = await store.enqueue_run({
+        "id": run_id, "key_id": key["id"], "engine": req.engine, "dims": req.dims,
+        "goal": req.goal, "seed": req.seed, "state": "queued",
+        "document": orjson.dumps(document).decode(), "owner": worker.owner,
+        "lease_until": time.time() + worker.lease}, cap,
+        ctx.settings.run_backlog if queued else None)
+    if refused == "cap":
+        raise ApiError("too_many_runs", f"this key has {cap} runs queued or running, the "
+                       f"most its tier allows; retry when one ends",
+                       headers={"Retry-After": "1"}, extra={"limit_value": cap})
+    if refused == "queue":
+        raise ApiError("overloaded", "the run queue is full; retry shortly",
+                       headers={"Retry-After": "1"})
+    try:
+        await admit(request, key, "optimize")
+    except BaseException:
+        await asyncio.shield(store.discard_run(run_id))
+        raise
+    return run_id, document
+
+
+class RunWorker:
+    """Claims queued runs for this worker process and sweeps expired leases (module
+    docs). ``owner`` names this process in the rows it owns."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.lease = float(ctx.settings.run_lease)
+        self.wake = asyncio.Event()
+        self.stopping = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start claiming and sweeping."""
+        self._task = asyncio.ensure_future(self._loop())
+
+    async def stop(self) -> None:
+        """Stop claiming (the runs in progress go on; see :func:`runs.wind_down`)."""
+        self.stopping = True
+        self.wake.set()
+        if self._task is not None:
+            await self._task
+
+    def free(self) -> int:
+        """Run threads of this worker not taken by a run."""
+        return int(self.ctx.settings.run_threads) - len(self.ctx.executions)
+
+    def track(self, execution: runs.Execution) -> None:
+        """Hold ``execution`` in ``ctx.executions`` until it ends (then look for more)."""
+        assert execution.task is not None
+        self.ctx.executions.add(execution)
+
+        def done(_: object) -> None:
+            self.ctx.executions.discard(execution)
+            self.wake.set()
+
+        execution.task.add_done_callback(done)
+
+    def launch(self, key_id: str, run_id: str, request_id: str, document: dict[str, Any],
+               req: OptimizeRequest, objective: decido.Expression,
+               budget: dict[str, Any]) -> runs.Execution:
+        """Execute an owned run in this worker's run pool."""
+        execution = runs.Execution(self.ctx.store, key_id, run_id, request_id, document,
+                                   self.owner, self.lease)
+        execution.task = asyncio.ensure_future(execution.drive(
+            self.ctx.run_pool, execute, req, objective, budget))
+        self.track(execution)
+        return execution
+
+    async def release(self, run_id: str) -> None:
+        """Give an owned run that has not started to the queue."""
+        store: Store = self.ctx.store
+        await store.update_run(run_id, {"owner": None, "lease_until": None},
+                               {"owner": self.owner})
+        self.wake.set()
+
+    async def _claimed(self, row: dict[str, Any]) -> None:
+        """Start a run claimed from the queue (a run whose request no longer compiles,
+        e.g. after an upgrade, fails with the problem)."""
+        document: dict[str, Any] = orjson.loads(row["document"])
+        try:
+            req = msgspec.convert(document["request"], OptimizeRequest)
+            objective = await asyncio.get_running_loop().run_in_executor(
+                self.ctx.decide_pool, compile_objective, req)
+        except Exception as exc:  # noqa: BLE001 - the run fails, the worker goes on
+            document["problem"] = runs.run_problem(row["id"], "", as_api_error(exc))
+            await self.ctx.store.update_run(row["id"], {
+                "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
+                "lease_until": None, "document": orjson.dumps(document).decode()})
+            return
+        execution = self.launch(row["key_id"], row["id"], "", document, req, objective,
+                                document["budget"])
+        if row["cancel_requested"]:  # cancelled while this worker claimed it
+            execution.stop()
+
+    async def _loop(self) -> None:
+        store: Store = self.ctx.store
+        loop = asyncio.get_running_loop()
+        next_sweep = next_prune = loop.time()
+        while not self.stopping:
+            self.wake.clear()
+            try:
+                while self.free() > 0 and not self.stopping:
+                    row = await store.claim_run(self.owner, time.time() + self.lease)
+                    if row is None:
+                        break
+                    await self._claimed(row)
+                if loop.time() >= next_sweep:
+                    next_sweep = loop.time() + SWEEP_INTERVAL
+                    await sweep(store, time.time())
+                if loop.time() >= next_prune:
+                    next_prune = loop.time() + PRUNE_INTERVAL
+                    days = self.ctx.settings.run_retention_days
+                    await store.prune_runs(iso_utc(time.time() - days * 86400.0))
+            except Exception:  # noqa: BLE001 - a store outage: try again next round
+                log.debug("run worker: store call failed", exc_info=True)
+            try:
+                await asyncio.wait_for(self.wake.wait(), CLAIM_INTERVAL)
+            except asyncio.TimeoutError:
+                pass
+
+
+async def sweep(store: Store, now: float) -> int:
+    """Mark the runs whose lease ran out before ``now`` ``failed`` (``interrupted``); how
+    many this call marked (another sweeper may have marked the others)."""
+    marked = 0
+    for row in await store.expired_runs(now):
+        expect = {"owner": row["owner"], "lease_until": row["lease_until"]}
+        marked += await runs.fail_run(store, row, expect)
+    return marked
