@@ -1,5 +1,5 @@
-"""Fixtures of the dashboard's browser tests: one chromium per session, one live server
-per module, a fresh key and browser context per test (see ``browser_support``)."""
+"""Fixtures of the dashboard's browser tests: one chromium and one live server per
+module, a fresh key and browser context per test (see ``browser_support``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import pytest
 from browser_support import Visit, ensure_chromium, live, playwright_api
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless chromium for the whole session."""
+    """One headless chromium for the module of browser tests (not the session:
+    Playwright's sync API keeps an event loop running in this thread while it is open,
+    and the store tests' ``asyncio.run`` cannot run beside it)."""
     path = ensure_chromium()
     with playwright_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=path, headless=True,
