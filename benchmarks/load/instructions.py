@@ -113,6 +113,7 @@ TARGETS = {
     "health": ("GET", "/v1/health", None, False),
     "engines": ("GET", "/v1/engines", None, False),
     "decide": ("POST", "/v1/decide", run.DECIDE, True),
+    "decide-nolog": ("POST", "/v1/decide", {**run.DECIDE, "log": False}, True),
 }
 
 
@@ -189,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = {t: measure(t, args.requests, args.connections, args.cache_sim, work, helper, env,
                        key) for t in targets}
     names = list(next(iter(rows.values())))
-    print(f"events per request ({args.requests} requests, {args.connections} connections)")
+    print(f"events per request ({args.requests} requests, {args.connections} connections; "
+          f"callgrind files in {work})")
     print(f"{'target':10} " + " ".join(f"{n:>10}" for n in names))
     for target, row in rows.items():
         print(f"{target:10} " + " ".join(f"{row[n]:>10.1f}" for n in names))

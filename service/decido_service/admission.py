@@ -43,6 +43,7 @@ from decido_service.store import (
     AdmissionRequest,
     CounterSpec,
     CounterState,
+    DecisionEntry,
     KeyRecord,
     Store,
 )
@@ -120,11 +121,14 @@ def _revoked(revoked_at: str) -> ApiError:
     return _unauthorized("revoked_key", f"this key was revoked at {revoked_at}")
 
 
-async def admit(request: Request, key: KeyRecord, surface: str, amount: int = 1) -> None:
+async def admit(request: Request, key: KeyRecord, surface: str, amount: int = 1, *,
+                log: DecisionEntry | None = None) -> None:
     """Count one request of ``key`` on ``surface`` (``amount`` decisions of a batch) in one
-    store call; 429 over a limit, 401 when the key was revoked meanwhile."""
+    store call, writing ``log`` to the decision log in the same transaction when it is
+    admitted; 429 over a limit, 401 when the key was revoked meanwhile."""
     settings = request.app.ctx.settings
-    await _count(request, limits.specs_for(surface, key, amount, settings=settings), key["id"])
+    await _count(request, limits.specs_for(surface, key, amount, settings=settings), key["id"],
+                 log)
 
 
 @asynccontextmanager
@@ -157,10 +161,11 @@ async def throttle_address(request: Request) -> None:
     await _count(request, [limits.address_spec(client_address(request), settings=settings)])
 
 
-async def _count(request: Request, specs: list[CounterSpec], key_id: str | None = None) -> None:
+async def _count(request: Request, specs: list[CounterSpec], key_id: str | None = None,
+                 log: DecisionEntry | None = None) -> None:
     app = request.app
     now = app.ctx.settings.now()
-    admission = await app.ctx.admissions.submit(AdmissionRequest(specs, now, key_id))
+    admission = await app.ctx.admissions.submit(AdmissionRequest(specs, now, key_id, log))
     request.ctx.rate = admission.counters[0]
     if admission.revoked_at is not None:
         raise _revoked(admission.revoked_at)

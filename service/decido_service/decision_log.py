@@ -4,10 +4,9 @@ Every call is recorded for its key unless its body says ``"log": false`` (for a 
 ``"defaults": {"log": false}``). An entry keeps the request, a summary (the method, the best
 option and whether it is tied, the top of the ranking, counts, the time it took) and the
 whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else ``answer`` is
-``null`` and the summary says ``answer_truncated``). Entries are written in the group
-commit's next transaction (:meth:`GroupCommit.log
-<decido_service.store.group.GroupCommit.log>`) before the answer is sent, and kept
-``decision_retention_days`` (30 by default).
+``null`` and the summary says ``answer_truncated``). Entries are committed with the call's
+admission or the group commit's next batch (:mod:`decido_service.decisions`) before the
+answer is sent, and kept ``decision_retention_days`` (30 by default).
 
 Lists are pages in the Stripe manner: newest first, ``limit`` 1-100 (default 20), the
 cursor ``starting_after=<id>``, ``{"data": [...], "has_more": bool}``.
@@ -23,9 +22,9 @@ import orjson
 from sanic import Request
 
 from decido_service.errors import ApiError
-from decido_service.store import DecisionRecord, iso_utc
+from decido_service.store import DecisionEntry, iso_utc
 
-__all__ = ["ANSWER_CAP", "TOP", "entry", "page_params", "wants_log"]
+__all__ = ["ANSWER_CAP", "TOP", "DecisionEntry", "entry", "page_params", "wants_log"]
 
 #: the largest answer (JSON bytes) kept whole in an entry
 ANSWER_CAP = 256 * 1024
@@ -49,29 +48,32 @@ def wants_log(body: Any, batch: bool) -> bool:
     return flag
 
 
-def entry(key_id: str, now: float, request: Any, answer: dict[str, Any], batch: bool,
-          elapsed_ms: float) -> DecisionRecord:
-    """The log entry of one answered call."""
-    whole = len(orjson.dumps(answer)) <= ANSWER_CAP
+def entry(key_id: str, now: float, request: bytes, answer: Mapping[str, Any],
+          answer_json: bytes, *, batch: bool, elapsed_ms: float) -> DecisionEntry:
+    """The log entry of one answered call: ``request`` is the body as received,
+    ``answer_json`` the answer as sent (kept when at most :data:`ANSWER_CAP` bytes)."""
+    whole = len(answer_json) <= ANSWER_CAP
     summary = _batch_summary(answer) if batch else _summary(answer)
-    summary.update(kind="batch" if batch else "decide", elapsed_ms=round(elapsed_ms, 3),
-                   answer_truncated=not whole)
-    return DecisionRecord(id="dec_" + secrets.token_hex(12), key_id=key_id,
-                          created_at=iso_utc(now), summary=summary, request=request,
-                          answer=answer if whole else None)
+    summary["elapsed_ms"] = round(elapsed_ms, 3)
+    summary["answer_truncated"] = not whole
+    return DecisionEntry("dec_" + secrets.token_hex(12), key_id, iso_utc(now), now,
+                         orjson.dumps(summary).decode(), request.decode(),
+                         answer_json.decode() if whole else None)
 
 
 def _summary(answer: Mapping[str, Any]) -> dict[str, Any]:
-    return {"status": answer.get("status"), "method": answer.get("method"),
-            "best": answer.get("best"), "best_is_tied": answer.get("best_is_tied"),
-            "n_options": answer.get("n_options"), "n_feasible": answer.get("n_feasible"),
-            "top": [{"id": r["id"], "rank": r["rank"], "score": r["score"]}
-                    for r in answer.get("ranking", [])[:TOP]]}
+    get = answer.get
+    return {"kind": "decide", "status": get("status"), "method": get("method"),
+            "best": get("best"), "best_is_tied": get("best_is_tied"),
+            "n_options": get("n_options"), "n_feasible": get("n_feasible"),
+            # a ranking entry is {id, rank, score} unless explained: kept as it is then
+            "top": [r if len(r) == 3 else {"id": r["id"], "rank": r["rank"], "score": r["score"]}
+                    for r in get("ranking", ())[:TOP]]}
 
 
 def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
     results = answer.get("results", [])
-    return {"status": "ok" if answer.get("n_error") == 0 else "partial",
+    return {"kind": "batch", "status": "ok" if answer.get("n_error") == 0 else "partial",
             "n_decisions": answer.get("n_decisions"), "n_ok": answer.get("n_ok"),
             "n_error": answer.get("n_error"),
             "top": [{"id": r.get("id"), "best": r.get("best"), "status": r.get("status")}

@@ -168,11 +168,12 @@ class RunWorker:
         self.wake.set()
 
     async def _claimed(self, row: dict[str, Any]) -> None:
-        """Start a run claimed from the queue (a run whose request no longer compiles,
-        e.g. after an upgrade, fails with the problem)."""
-        document: dict[str, Any] = orjson.loads(row["document"])
+        """Start a run claimed from the queue (a run whose request no longer compiles, or
+        one queued by a version that kept no budget, fails with the problem)."""
+        document: dict[str, Any] = orjson.loads(row["document"] or "{}")
         try:
             req = msgspec.convert(document["request"], OptimizeRequest)
+            budget = dict(document["budget"])
             objective = await asyncio.get_running_loop().run_in_executor(
                 self.ctx.decide_pool, compile_objective, req)
         except Exception as exc:  # noqa: BLE001 - the run fails, the worker goes on
@@ -182,7 +183,7 @@ class RunWorker:
                 "lease_until": None, "document": orjson.dumps(document).decode()})
             return
         execution = self.launch(row["key_id"], row["id"], "", document, req, objective,
-                                document["budget"])
+                                budget)
         if row["cancel_requested"]:  # cancelled while this worker claimed it
             execution.stop()
 

@@ -2,23 +2,28 @@
 
 Every optimization the service admits (``POST /v1/runs`` and ``POST /v1/optimize``) is a
 row of the store's ``runs`` table from the moment it is counted until it is deleted: it is
-created ``queued`` right after admission, becomes ``running`` when a thread of the run pool
-picks it up, and ends ``succeeded``, ``failed`` or ``cancelled``. All of it goes through the
-store, not the memory of one worker, because the service runs several worker processes and
-a read or a cancel may reach another worker than the one executing the run:
+created ``queued`` at admission, is taken by one worker process (its ``owner``, under a
+lease: :mod:`decido_service.run_queue`), becomes ``running`` when a thread of that worker's
+run pool starts it, and ends ``succeeded``, ``failed`` or ``cancelled``. All of it goes
+through the store, not the memory of one worker, because the service runs several worker
+processes (and nodes) and a read or a cancel may reach another one than the one executing
+the run:
 
 - the executing worker writes the run's progress (evaluations, iterations, best so far,
-  elapsed) into the run's document at most every :data:`PROGRESS_INTERVAL` seconds;
+  elapsed) into the run's document at most every :data:`PROGRESS_INTERVAL` seconds, which
+  renews its lease;
 - ``POST /v1/runs/{id}/cancel`` sets the row's ``cancel_requested`` flag; the executing
   worker reads it at the same pace and stops the run through its :class:`decido.RunMonitor`
   (the run ends after its current iteration, ``cancelled``, its best so far kept). A run
-  cancelled before a thread picked it up ends ``cancelled`` without a result;
+  cancelled before a thread started it ends ``cancelled`` without a result (one nobody had
+  taken, at once: :func:`cancel_queued`);
 - a run the engine ends with status ``stopped`` (its monitor was stopped: a cancel, or the
   ``/v1/optimize`` client went away) is ``cancelled``; an error inside the run is
   ``failed`` with a problem document.
 
 The stored document (JSON in the row's ``document`` column) holds ``request`` (the body as
-decoded, defaults filled in), ``started_at``, ``progress``, ``result``, ``problem`` and
+decoded, defaults filled in), ``budget`` (the evaluations and time limit the tier allowed,
+for whichever worker executes it), ``started_at``, ``progress``, ``result``, ``problem`` and
 ``trace``; :func:`run_view` turns a row into the API's ``Run``. Rows written before runs
 were resources have no document: they read back with their engine, goal, seed, status,
 value and evaluations, and ``request`` ``null``.

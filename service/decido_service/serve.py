@@ -70,10 +70,12 @@ def banner(settings: Settings) -> str:
 async def _check_store(settings: Settings) -> None:
     """Open (create, migrate) and close the store once, so a bad ``--store`` fails here.
 
-    On SQLite (one node's file, no worker of it started yet) every run still ``queued`` or
-    ``running`` belonged to a process that died: it is marked ``failed`` (``interrupted``,
-    :func:`decido_service.runs.fail_interrupted`). A PostgreSQL store is shared by nodes
-    that may be running theirs, so nothing is marked there."""
+    On SQLite (one node's file, no worker of it started yet) every run a process owned or
+    was running belonged to a process that died: it is marked ``failed`` (``interrupted``,
+    :func:`decido_service.runs.fail_interrupted`); runs still queued stay queued. A
+    PostgreSQL store is shared by nodes that may be running theirs: there, the lease of a
+    dead process's runs runs out and another node marks them
+    (:mod:`decido_service.run_queue`)."""
     from decido_service.runs import fail_interrupted
     from decido_service.store import open_store
     from decido_service.store.postgres_url import is_postgres_url

@@ -120,6 +120,7 @@ def test_openapi_document(server: LiveServer) -> None:
     assert set(doc["paths"]) == {"/v1/health", "/v1/engines", "/v1/keys", "/v1/usage",
                                  "/v1/decide", "/v1/batch", "/v1/optimize", "/v1/runs",
                                  "/v1/runs/{run_id}", "/v1/runs/{run_id}/cancel",
+                                 "/v1/runs/{run_id}/events",
                                  "/v1/runs/{run_id}/trace", "/v1/decisions",
                                  "/v1/decisions/{decision_id}", "/v1/openapi.json", "/v1/docs"}
     assert_common_headers(r)

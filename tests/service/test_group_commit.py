@@ -7,7 +7,13 @@ import asyncio
 
 import pytest
 
-from decido_service.store import AdmissionRequest, CounterSpec, StoreError, open_store
+from decido_service.store import (
+    AdmissionRequest,
+    CounterSpec,
+    DecisionEntry,
+    StoreError,
+    open_store,
+)
 from decido_service.store.group import GroupCommit
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
@@ -157,9 +163,9 @@ def test_a_store_error_reaches_every_waiter() -> None:
 
 
 def test_decision_log_entries_ride_with_the_next_batch(db) -> None:  # noqa: ANN001
-    def entry(i: int) -> dict:
-        return {"id": f"dec_{i}", "key_id": "k", "created_at": "2026-01-01T00:00:00Z",
-                "summary": {"best": "a"}, "request": {"i": i}, "answer": None}
+    def entry(i: int) -> DecisionEntry:
+        return DecisionEntry(f"dec_{i}", "k", "2026-01-01T00:00:00Z", 1767225600.0,
+                             '{"best": "a"}', f'{{"i": {i}}}', None)
 
     async def main(store):  # noqa: ANN001, ANN202
         recording = _Recording(store)

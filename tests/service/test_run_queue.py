@@ -248,3 +248,26 @@ def stored_state(path: Path, run_id: str) -> tuple[str, str | None]:
         db.close()
     problem = json.loads(document).get("problem")
     return state, None if problem is None else problem["code"]
+
+
+def test_finished_runs_past_their_retention_are_deleted(tmp_path: Path) -> None:
+    """DECIDO_RUN_RETENTION_DAYS: a worker deletes the runs finished longer ago when it
+    starts (and hourly); newer ones and unfinished ones stay."""
+    with running(tmp_path, {"DECIDO_RUN_RETENTION_DAYS": "7"}, workers=1) as srv:
+        key = srv.create_key(tier="team")["key"]
+        recent = submit(srv, key, SPHERE)
+        wait_for(srv, key, recent["id"], *FINAL)
+        srv.stop()
+        db = sqlite3.connect(srv.db)
+        with db:
+            db.execute("INSERT INTO runs (id, key_id, created_at, state, document, finished_at)"
+                       " SELECT ?, key_id, '2020-01-01T00:00:00Z', 'succeeded', document,"
+                       " '2020-01-01T00:00:01Z' FROM runs WHERE id = ?",
+                       ("run_" + "0" * 24, recent["id"]))
+        db.close()
+        srv.start()
+        deadline = time.monotonic() + 30
+        while srv.request("GET", f"/v1/runs/run_{'0' * 24}", headers=auth(key)).status != 404:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert srv.request("GET", f"/v1/runs/{recent['id']}", headers=auth(key)).status == 200

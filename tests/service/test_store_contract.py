@@ -9,6 +9,7 @@ stores (nodes) admit at once. PostgreSQL gets a throwaway database per test
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -25,6 +26,7 @@ from decido_service import keys
 from decido_service.store import (
     AdmissionRequest,
     CounterSpec,
+    DecisionEntry,
     Store,
     StoreError,
     open_store,
@@ -360,10 +362,11 @@ def test_stores_admitting_at_once_admit_exactly_the_limit(url: str) -> None:
 # ---------------------------------------------------------------- decision log, runs
 
 
-def _decision(i: int, key_id: str = "k1", created: str = "2025-06-15T15:06:40Z") -> dict:
-    return {"id": f"dec_{i:03d}", "key_id": key_id, "created_at": created,
-            "summary": {"method": "wsm", "best": f"o{i}"}, "request": {"n": i},
-            "answer": None if i % 2 else {"best": f"o{i}"}}
+def _decision(i: int, key_id: str = "k1", created: str = "2025-06-15T15:06:40Z",
+              epoch: float = 1750000000.0) -> DecisionEntry:
+    return DecisionEntry(f"dec_{i:03d}", key_id, created, epoch,
+                         json.dumps({"method": "wsm", "best": f"o{i}"}), json.dumps({"n": i}),
+                         None if i % 2 else json.dumps({"best": f"o{i}"}))
 
 
 def test_decision_log(url: str) -> None:
@@ -380,6 +383,22 @@ def test_decision_log(url: str) -> None:
         assert got["request"] == {"n": 2} and got["answer"] == {"best": "o2"}
         assert (await store.get_decision("k1", "dec_001"))["answer"] is None
         assert await store.get_decision("k2", "dec_002") is None
+
+    run(url, scenario)
+
+
+def test_a_request_s_log_entry_is_written_only_when_it_is_admitted(url: str) -> None:
+    """The entry an admission request carries is committed with it, and not at all when
+    the request is refused."""
+    spec = CounterSpec("decisions", "k1", "minute", 1)
+
+    async def scenario(store: Store) -> None:
+        now = 1750000000.0
+        first, second = await store.admit_many([
+            AdmissionRequest([spec], now, log=_decision(1)),
+            AdmissionRequest([spec], now, log=_decision(2))])
+        assert first.admitted and not second.admitted
+        assert [d["id"] for d in await store.list_decisions("k1", 10)] == ["dec_001"]
 
     run(url, scenario)
 

@@ -34,11 +34,14 @@ PG_SOCKET = "/var/run/postgresql/.s.PGSQL.5432"
 
 
 @contextlib.contextmanager
-def nodes(workdir: Path, url: str, count: int = NODES) -> Iterator[list[LiveServer]]:
-    """``count`` servers on one database, started together, stopped on the way out."""
-    env = {"DECIDO_PLANS": json.dumps(PLANS), "DECIDO_KEYS_PER_HOUR": str(KEYS_PER_HOUR)}
+def nodes(workdir: Path, url: str, count: int = NODES,
+          env: dict[str, str] | None = None) -> Iterator[list[LiveServer]]:
+    """``count`` servers on one database, started together, stopped on the way out
+    (``env``: more settings; ``DECIDO_FAKE_NOW=""`` runs them on the real clock)."""
+    base = {"DECIDO_PLANS": json.dumps(PLANS), "DECIDO_KEYS_PER_HOUR": str(KEYS_PER_HOUR)}
     if fake_clock_supported():
-        env["DECIDO_FAKE_NOW"] = str(FAKE_NOW)  # no minute rolls over during a test
+        base["DECIDO_FAKE_NOW"] = str(FAKE_NOW)  # no minute rolls over during a test
+    env = {**base, **(env or {})}
     servers = []
     for i in range(count):
         folder = workdir / f"node{i}"

@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import sys
 import threading
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from decido_service.store import (
     Admission,
     AdmissionRequest,
     CounterSpec,
+    DecisionEntry,
     Store,
     StoreError,
     open_store,
@@ -455,25 +457,9 @@ def test_synchronous_full_option(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- decision log
 
 
-def _decision(i: int, key_id: str = "k1", created: str = "2025-06-15T15:06:40Z") -> dict:
-    return {"id": f"dec_{i:03d}", "key_id": key_id, "created_at": created,
-            "summary": {"method": "wsm", "best": f"o{i}"}, "request": {"n": i},
-            "answer": None if i % 2 else {"best": f"o{i}"}}
-
-
-def test_decision_log_pages_newest_first_per_key(store: SQLiteDatabase) -> None:
-    store.admit_many([], [_decision(i) for i in range(5)] + [_decision(9, "k2")])
-    first = store.list_decisions("k1", 2)
-    assert [d["id"] for d in first] == ["dec_004", "dec_003"]
-    assert first[0]["request"] is None and first[0]["summary"]["best"] == "o4"
-    rest = store.list_decisions("k1", 10, starting_after="dec_003")
-    assert [d["id"] for d in rest] == ["dec_002", "dec_001", "dec_000"]
-    with pytest.raises(ValueError, match="starting_after"):
-        store.list_decisions("k1", 10, starting_after="dec_009")  # another key's
-    got = store.get_decision("k1", "dec_002")
-    assert got["request"] == {"n": 2} and got["answer"] == {"best": "o2"}
-    assert store.get_decision("k1", "dec_001")["answer"] is None
-    assert store.get_decision("k2", "dec_002") is None  # another key's: not found
+def _decision(i: int, created: str) -> DecisionEntry:
+    epoch = datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+    return DecisionEntry(f"dec_{i:03d}", "k1", created, epoch, '{"best": "o1"}', "{}", None)
 
 
 def test_decision_log_is_pruned_after_its_retention(db: Path) -> None:

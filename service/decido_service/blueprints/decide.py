@@ -1,19 +1,11 @@
-"""The decision surface: ``POST /v1/decide`` and ``POST /v1/batch``, passed to the library.
+"""The decision surface: ``POST /v1/decide`` and ``POST /v1/batch``, passed to the library,
+and the decision log (``GET /v1/decisions``, ``GET /v1/decisions/{id}``).
 
 The JSON body goes to :func:`decido.decide` / :func:`decido.decide_batch` unchanged and the
-answer comes back unchanged; a ``DecisionError`` is a 422 naming the field. A decision is
-counted on the month when it is computed, ok or error (k for a batch of k items).
-
-A small request (a body of at most ``listeners.INLINE_BYTES`` bytes) is decided on the event loop
-right after it is counted: it takes tens of microseconds, less than handing it to a thread.
-Larger ones run in the worker's decision threads.
+answer comes back unchanged; how it is counted and logged: :mod:`decido_service.decisions`.
 """
 
 from __future__ import annotations
-
-import time
-from collections.abc import Callable
-from typing import Any
 
 import orjson
 from sanic import Blueprint, Request
@@ -22,35 +14,16 @@ from sanic.response import HTTPResponse
 import decido
 from decido_service import decision_log, limits
 from decido_service.admission import admit, authenticate, refusals
+from decido_service.decisions import answer
 from decido_service.errors import ApiError, limit_error
-from decido_service.listeners import by_size
 from decido_service.middleware import endpoint
 from decido_service.responses import json_response, read_route
 from decido_service.schemas import batch_size, json_body
-from decido_service.store import KeyRecord, Store
+from decido_service.store import Store
 
-__all__ = ["answer", "bp"]
+__all__ = ["bp"]
 
 bp = Blueprint("decide")
-
-
-async def _run(request: Request, key: KeyRecord, fn: Callable[[Any], dict[str, Any]],
-               body: Any, log: bool) -> HTTPResponse:
-    return json_response(orjson.dumps(await answer(request, key, fn, body, log)))
-
-
-async def answer(request: Request, key: KeyRecord, fn: Callable[[Any], dict[str, Any]],
-                 body: Any, log: bool) -> dict[str, Any]:
-    """``fn(body)`` (on the event loop for a small body, :func:`listeners.by_size`), logged
-    in the decision log unless ``log`` is false (the caller has admitted it)."""
-    started = time.perf_counter()
-    result = await by_size(request, fn, body)
-    if log:
-        ctx = request.app.ctx
-        await ctx.admissions.log(decision_log.entry(
-            key["id"], ctx.settings.now(), body, result, fn is decido.decide_batch,
-            (time.perf_counter() - started) * 1e3))
-    return result
 
 
 @bp.post("/decide")
@@ -61,8 +34,7 @@ async def decide(request: Request) -> HTTPResponse:
     async with refusals(request, key, "decide"):
         body = json_body(request)
         log = decision_log.wants_log(body, batch=False)
-    await admit(request, key, "decide")
-    return await _run(request, key, decido.decide, body, log)
+    return await answer(request, key, "decide", decido.decide, body, log=log)
 
 
 @bp.post("/batch")
@@ -77,8 +49,8 @@ async def batch(request: Request) -> HTTPResponse:
         violation = limits.check_batch(key, size, settings=request.app.ctx.settings)
         if violation is not None:
             raise limit_error(violation)
-    await admit(request, key, "batch", amount=size)
-    return await _run(request, key, decido.decide_batch, body, log)
+    return await answer(request, key, "batch", decido.decide_batch, body, log=log,
+                        amount=size)
 
 
 @read_route(bp, "/decisions")

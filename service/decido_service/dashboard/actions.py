@@ -11,9 +11,8 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import keys, runs
-from decido_service.admission import admit, throttle_address
-from decido_service.blueprints.decide import answer
+from decido_service import decisions, keys, runs
+from decido_service.admission import throttle_address
 from decido_service.blueprints.optimize import prepare_body
 from decido_service.blueprints.runs import enqueue
 from decido_service.dashboard import decide_form
@@ -150,10 +149,9 @@ async def decide(request: Request, session: Session) -> HTTPResponse:
         body = decide_form.body_of(fields)
     except decide_form.FormError as exc:
         return _decide(session, fields, None, None, exc.problems)
-    key = session.key
-    await admit(request, key, "decide")
-    try:
-        result = await answer(request, key, decido.decide, body, True)
+    try:  # counted and logged as a /v1/decide call with this body
+        result, _ = await decisions.decide(request, session.key, "decide", decido.decide, body,
+                                           log=True, sent=orjson.dumps(body))
     except decido.DecisionError as exc:
         problems = [f"{e.get('pointer') or 'body'}: {e.get('message')}" for e in exc.errors]
         return _decide(session, fields, body, None, problems)

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import asyncio
 
-from decido_service.store import Admission, AdmissionRequest, DecisionRecord, Store, StoreError
+from decido_service.store import Admission, AdmissionRequest, DecisionEntry, Store, StoreError
 
 __all__ = ["GroupCommit"]
 
 Pending = list[tuple[AdmissionRequest, "asyncio.Future[Admission]"]]
-Logged = list[tuple[DecisionRecord, "asyncio.Future[None]"]]
+Logged = list[tuple[DecisionEntry, "asyncio.Future[None]"]]
 
 
 class GroupCommit:
@@ -52,7 +52,7 @@ class GroupCommit:
         self._wake(loop)
         return future
 
-    def log(self, decision: DecisionRecord) -> asyncio.Future[None]:
+    def log(self, decision: DecisionEntry) -> asyncio.Future[None]:
         """A future that is done once ``decision`` is in the decision log (committed with
         the next batch); it fails with ``StoreError`` when the store does."""
         loop = asyncio.get_running_loop()

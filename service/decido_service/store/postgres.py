@@ -48,17 +48,18 @@ from decido_service.store import (
     AdmissionRequest,
     CounterSpec,
     CounterState,
+    DecisionEntry,
     DecisionRecord,
     KeyRecord,
-    Prepared,
     StoreError,
     check_run_changes,
     check_specs,
-    decision_row,
     iso_utc,
     key_record,
+    logged,
     new_key,
     postgres_runs,
+    prepare,
     window_bounds,
 )
 from decido_service.store.migrations import MIGRATIONS
@@ -379,23 +380,20 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ counters
     async def admit_many(self, requests: Sequence[AdmissionRequest],
-                         decisions: Sequence[DecisionRecord] = ()) -> list[Admission]:
+                         decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
         """Judge the requests in order and commit the admitted ones' increments, and
         ``decisions``, in one transaction (see
         :mod:`~decido_service.store.postgres_counters`)."""
-        prepared: list[Prepared] = []
-        for specs, now, key_id in requests:
-            checked = check_specs(specs)
-            prepared.append((checked, float(now), key_id,
-                             [window_bounds(s.window, now) for s in checked]))
-        rows = [decision_row(d) for d in decisions]
-        if not prepared and not rows:
+        prepared = prepare(requests)
+        if not prepared and not decisions:
             return []
 
         async def admit(conn: Conn) -> list[Admission]:
+            admissions = await admit_batch(conn, prepared)
+            rows = logged(requests, admissions, decisions)
             if rows:
                 await conn.executemany(_INSERT_DECISION, rows)
-            return await admit_batch(conn, prepared)
+            return admissions
 
         out = await self._write(admit)
         if prepared:

@@ -40,6 +40,7 @@ from decido_service.store import (
     AdmissionRequest,
     CounterSpec,
     CounterState,
+    DecisionEntry,
     DecisionRecord,
     KeyRecord,
     StoreError,
@@ -131,7 +132,7 @@ class SQLiteStore:
         return await self._write(self.database.revoke_key, key_id)
 
     async def admit_many(self, requests: Sequence[AdmissionRequest],
-                         decisions: Sequence[DecisionRecord] = ()) -> list[Admission]:
+                         decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
         """Judge and commit a batch of admissions (and log ``decisions``) in one
         transaction."""
         return await self._write(self.database.admit_many, requests, decisions)

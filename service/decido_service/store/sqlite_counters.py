@@ -114,14 +114,13 @@ def admit_batch(conn: sqlite3.Connection,
         if key_id is not None and key_id in revoked:
             out.append(_refused_for_revocation(conn, specs, bounds, revoked[key_id]))
             continue
-        idents = [(s.name, s.subject, s.window, b[0]) for s, b in zip(specs, bounds,
-                                                                       strict=True)]
+        idents = [(s.name, s.subject, s.window, bounds[i][0]) for i, s in enumerate(specs)]
         admission = judge(specs, [used[i] for i in idents], bounds)
         if not admission.admitted:
             conn.executemany(_UNDO, [(amount, *ident) for ident, (_, amount) in written.items()])
             return None
-        for ident, state in zip(idents, admission.counters, strict=True):
-            used[ident] = state.used
+        for i, state in enumerate(admission.counters):
+            used[idents[i]] = state.used
         out.append(admission)
     return out
 

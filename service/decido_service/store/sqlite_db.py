@@ -23,16 +23,17 @@ from decido_service.store import (
     AdmissionRequest,
     CounterSpec,
     CounterState,
+    DecisionEntry,
     DecisionRecord,
     KeyRecord,
-    Prepared,
     StoreError,
     check_run_changes,
     check_specs,
-    decision_row,
     iso_utc,
     key_record,
+    logged,
     new_key,
+    prepare,
     window_bounds,
 )
 from decido_service.store.sqlite_counters import admit_batch, admit_one, states
@@ -308,22 +309,19 @@ class SQLiteDatabase:
         return self.admit_many([AdmissionRequest(specs, when, key_id)])[0]
 
     def admit_many(self, requests: Sequence[AdmissionRequest],
-                   decisions: Sequence[DecisionRecord] = ()) -> list[Admission]:
+                   decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
         """Judge the requests in order in one ``BEGIN IMMEDIATE`` transaction (one commit
         for all of them; see :mod:`~decido_service.store.sqlite_counters`), and write
-        ``decisions`` to the decision log in the same transaction."""
-        prepared: list[Prepared] = []
-        for specs, now, key_id in requests:
-            checked = check_specs(specs)
-            prepared.append((checked, float(now), key_id,
-                             [window_bounds(s.window, now) for s in checked]))
+        the decision log's new rows (:func:`~decido_service.store.logged`) in it."""
+        prepared = prepare(requests)
         with self._transaction() as conn:
-            if decisions:
-                conn.executemany(_INSERT_DECISION, [decision_row(d) for d in decisions])
             together = admit_batch(conn, prepared)
             # one of them is refused: one request at a time
             out = together if together is not None else [admit_one(conn, *item)
                                                          for item in prepared]
+            rows = logged(requests, out, decisions)
+            if rows:
+                conn.executemany(_INSERT_DECISION, rows)
         if prepared:
             self._maybe_prune(prepared[-1][1])
         return out

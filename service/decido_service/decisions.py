@@ -1,0 +1,78 @@
+"""One call of the decision surface (``/v1/decide``, ``/v1/batch``): decide, count, log.
+
+A decision is counted when it is computed, answer or :class:`decido.DecisionError` (a 422
+naming the field) alike; ``amount`` is the number of decisions (k for a batch of k). The
+order depends on the body's size (:data:`~decido_service.listeners.INLINE_BYTES`):
+
+- **small** (the common case): decided on the event loop first (tens of microseconds, less
+  than handing it to a thread), then counted, and its decision-log entry rides in the same
+  store transaction as its admission: one group-commit round trip per call. A request over
+  its limit has then cost one small computation before its 429.
+- **larger**: counted first (a refused one costs no computation), decided in the worker's
+  decision threads, and its entry written with the next group-commit batch.
+
+Either way the entry is committed before the answer is sent, and the bodies are encoded
+once: the entry keeps the request as received and the answer as sent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from decido import DecisionError
+from decido_service import decision_log
+from decido_service.admission import admit
+from decido_service.listeners import INLINE_BYTES, in_thread
+from decido_service.responses import json_response
+from decido_service.store import KeyRecord
+
+__all__ = ["answer", "decide"]
+
+
+async def answer(request: Request, key: KeyRecord, surface: str,
+                 fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
+                 amount: int = 1) -> HTTPResponse:
+    """The API's 200 answer of :func:`decide` on the request's JSON body."""
+    _, encoded = await decide(request, key, surface, fn, body, log=log, amount=amount)
+    return json_response(encoded)
+
+
+async def decide(request: Request, key: KeyRecord, surface: str,
+                 fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
+                 amount: int = 1, sent: bytes | None = None) -> tuple[dict[str, Any], bytes]:
+    """``fn(body)`` counted as ``amount`` decisions of ``surface`` and, when ``log``,
+    recorded in the key's decision log (module docs): the answer and its JSON. ``sent`` is
+    the body as the client sent it (default: the request's body, already read as JSON)."""
+    ctx = request.app.ctx
+    started = time.perf_counter()
+    if sent is None:
+        sent = request.body
+    if len(sent) <= INLINE_BYTES:
+        try:
+            result = fn(body)
+        except DecisionError:
+            await admit(request, key, surface, amount)
+            raise
+        encoded = orjson.dumps(result)
+        entry = _entry(request, key, surface, sent, result, encoded, started) if log else None
+        await admit(request, key, surface, amount, log=entry)
+        return result, encoded
+    await admit(request, key, surface, amount)
+    result = await in_thread(ctx.decide_pool, fn, body)
+    encoded = orjson.dumps(result)
+    if log:
+        await ctx.admissions.log(_entry(request, key, surface, sent, result, encoded, started))
+    return result, encoded
+
+
+def _entry(request: Request, key: KeyRecord, surface: str, sent: bytes, result: dict[str, Any],
+           encoded: bytes, started: float) -> decision_log.DecisionEntry:
+    return decision_log.entry(key["id"], request.app.ctx.settings.now(), sent, result, encoded,
+                              batch=surface == "batch",
+                              elapsed_ms=(time.perf_counter() - started) * 1e3)
