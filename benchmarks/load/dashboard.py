@@ -53,13 +53,14 @@ async def _populate(db: str, runs: int) -> tuple[str, list[str]]:
     """A sdk/team key and ``runs`` finished runs of it; (secret, run ids, newest last)."""
     import orjson
 
-    from decido_service.store import open_store
+    from decido_service.store import iso_utc, open_store
 
     store = await open_store(db)
     try:
         record, secret = await store.create_key("sdk", "team", "bench")
         ids = []
         rng = random.Random(1)
+        finished = iso_utc(time.time())  # recent: runs are kept DECIDO_RUN_RETENTION_DAYS
         for i in range(runs):
             run_id = f"run_{i:024x}"
             best = 100.0
@@ -82,7 +83,7 @@ async def _populate(db: str, runs: int) -> tuple[str, list[str]]:
                 "id": run_id, "key_id": record["id"], "engine": engine, "dims": DIMS,
                 "goal": "minimize", "seed": i, "state": "succeeded", "status": "max_evaluations",
                 "value": best, "evaluations": TRACE * 50, "elapsed_ms": 12.5,
-                "document": orjson.dumps(doc).decode(), "finished_at": "2026-01-01T00:00:01Z"})
+                "document": orjson.dumps(doc).decode(), "finished_at": finished})
             ids.append(run_id)
         return secret, ids
     finally:
