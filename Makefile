@@ -1,7 +1,8 @@
 # decido — one command for everything a fresh clone needs.
 #   make test     : venv + build + install + ruff + mypy --strict + sanitizer C tests + pytest
 #   make bench    : asv benchmarks and the comparison script
-#   make serve    : venv + install with the service extra, then `decido serve` (SERVE_ARGS=...)
+#   make serve    : venv + install with the service extra (only when a source changed since
+#                   the last install: .decido/serve.stamp), then `decido serve` (SERVE_ARGS=...)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -13,6 +14,7 @@ SAN_BUILD := build/sanitize
 test: install lint typecheck ctest-sanitize pytest
 
 $(PY):
+	@echo "make: creating the virtual environment $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
@@ -45,9 +47,20 @@ compare: install
 	$(PY) benchmarks/compare_eval.py
 
 # the HTTP service on the embedded SQLite store (./decido.db), docs at /v1/docs;
-# e.g. make serve SERVE_ARGS="--port 8080 --workers 2"
-serve: venv
-	$(PIP) install --quiet ".[service]"
+# e.g. make serve SERVE_ARGS="--port 8080 --workers 2". The package is built and installed
+# once; again only when a file it is built from is newer than the stamp.
+SERVE_STAMP   ?= .decido/serve.stamp
+SERVE_SOURCES := pyproject.toml CMakeLists.txt $(shell find csrc core service -type f \
+                   ! -name '*.pyc' ! -path '*/__pycache__/*' 2>/dev/null)
+
+$(SERVE_STAMP): $(PY) $(SERVE_SOURCES)
+	@echo "make serve: building the C library and installing decido[service,metrics] into" \
+	      "$(VENV) (about 1-2 minutes; only after a change of the sources)..."
+	$(PIP) install --progress-bar on ".[service,metrics]"
+	@mkdir -p $(dir $@) && touch $@
+	@echo "make serve: installed; starting decido serve"
+
+serve: $(SERVE_STAMP)
 	$(VENV)/bin/decido serve $(SERVE_ARGS)
 
 clean:

@@ -83,3 +83,29 @@ class Gradient:
     def time_gradient(self, problem, n):
         expr, x, _ = CASES[problem, n]
         expr.gradient(x)
+
+
+NAMED_SIZES = [10_000, 40_000]
+
+
+def _named(count: int) -> tuple[str, list[str]]:
+    """A weighted sum of ``count`` named variables (the decision context)."""
+    names = [f"v{k}" for k in range(count)]
+    return " + ".join(f"{k % 7 + 1}*{name}" for k, name in enumerate(names)), names
+
+
+NAMED = {count: _named(count) for count in NAMED_SIZES}
+
+
+class CompileNamed:
+    """Compile a sum over N named variables: near-linear in N (each name in the text is
+    found by a hash lookup; it was a scan of the variables, O(N^2))."""
+
+    params = NAMED_SIZES
+    param_names = ["names"]
+    timeout = 120
+
+    def time_compile_named(self, count):
+        text, names = NAMED[count]
+        decido.Expression(text, variables=names, max_length=len(text),
+                          max_instructions=4 * count)

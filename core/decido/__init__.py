@@ -1,5 +1,7 @@
 """decido: decision and optimization engines over a compiled expression language."""
 
+from typing import Any
+
 from decido._expr import c_version as _c_version
 from decido.decide import LIMITS as DECISION_LIMITS
 from decido.decide import DecisionError, decide, decide_batch, decision_schemas
@@ -17,6 +19,8 @@ from decido.optimize import (
 
 __version__ = "0.1.0"
 __all__ = [
+    "AsyncClient",
+    "Client",
     "DECISION_LIMITS",
     "DEFAULT_LIMITS",
     "DecidoError",
@@ -37,5 +41,18 @@ __all__ = [
     "minimize",
     "optimize",
 ]
+
+_CLIENT = ("Client", "AsyncClient")
+
+
+def __getattr__(name: str) -> Any:
+    """``decido.Client`` and ``decido.AsyncClient`` from :mod:`decido.client`, imported on
+    first use (PEP 562): ``import decido`` never imports the client or httpx."""
+    if name in _CLIENT:
+        from decido import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'decido' has no attribute {name!r}")
+
 
 assert _c_version() == __version__, "decido: the C library and the package disagree on version"

@@ -125,6 +125,8 @@ cdef extern from "decido.h" nogil:
         size_t history_capacity
         const dc_allocator *allocator
         dc_monitor *monitor
+        int (*interrupt)(void *userdata) noexcept nogil
+        void *interrupt_data
 
     ctypedef struct dc_history_entry:
         int64_t evaluations
@@ -166,6 +168,7 @@ cdef extern from "decido.h" nogil:
 
     size_t dc_engine_count()
     const dc_engine_info *dc_engine_at(size_t index)
+    const dc_option_info *dc_run_options(size_t *count)
     const char *dc_engine_default()
 
     dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,

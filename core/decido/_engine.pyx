@@ -5,19 +5,39 @@ A program objective runs entirely in C with the GIL released.  A Python
 callable is called back with the GIL held; an exception it raises stops the
 run, everything is freed, and the exception is re-raised unchanged.  A
 RunMonitor (dc_monitor) is shared with the run through atomics only: reading
-it or stopping the run never needs the run to take the GIL.
+it or stopping the run never needs the run to take the GIL.  A run on the main
+thread takes the GIL at most every 10 ms after an iteration to run the signal
+handlers, so Ctrl-C (KeyboardInterrupt) stops it; the exception then carries
+the result so far (``exc.result``).
 """
+from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport isnan
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 cimport cython
 cimport decido._capi as c
 from decido._expr cimport Program
 
+import threading
+
 import numpy as np
 
 from decido.errors import EngineError
+
+# A run on the main thread looks for a pending signal (Ctrl-C) this often, in seconds.
+cdef double _SIGNAL_INTERVAL = 0.01
+
+
+cdef struct _Hook:
+    # what the interrupt hook (signals) reads without the GIL
+    void *ctx                  # the _Context
+    double next_signal_check   # CLOCK_MONOTONIC seconds
+    # the clock is read every `stride` iterations: the stride doubles while that takes
+    # under 1 ms and halves above 4 ms, so a run of microsecond iterations pays ~1 ns each
+    int countdown, stride
+    double last_read
 
 
 cdef class _Context:
@@ -26,6 +46,13 @@ cdef class _Context:
     cdef object callback
     cdef object error
     cdef size_t n
+    cdef _Hook hook
+
+
+cdef double _monotonic() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
 
 
 cdef int _objective(void *ud, const double *X, size_t rows, size_t n,
@@ -56,6 +83,38 @@ cdef int _objective_gil(_Context ctx, const double *X, size_t rows, size_t n, do
             for r in range(rows):
                 value = ctx.objective(points[r])
                 f[r] = float(value)
+    except BaseException as exc:
+        ctx.error = exc
+        return 1
+    return 0
+
+
+cdef int _interrupt(void *ud) noexcept nogil:
+    """After every iteration of a run on the main thread: at most every _SIGNAL_INTERVAL
+    seconds, take the GIL and run the signal handlers (Ctrl-C: KeyboardInterrupt stops
+    the run).  The clock is read every `stride` iterations only (see _Hook)."""
+    cdef _Hook *hook = <_Hook *>ud
+    cdef double t
+    hook.countdown -= 1
+    if hook.countdown > 0:
+        return 0
+    t = _monotonic()
+    if t - hook.last_read < 0.001 and hook.stride < 4096:
+        hook.stride *= 2
+    elif t - hook.last_read > 0.004 and hook.stride > 1:
+        hook.stride //= 2
+    hook.last_read = t
+    hook.countdown = hook.stride
+    if t < hook.next_signal_check:
+        return 0
+    hook.next_signal_check = t + _SIGNAL_INTERVAL
+    with gil:
+        return _signals_gil(<_Context>hook.ctx)
+
+
+cdef int _signals_gil(_Context ctx):
+    try:
+        PyErr_CheckSignals()
     except BaseException as exc:
         ctx.error = exc
         return 1
@@ -153,31 +212,36 @@ cdef class RunMonitor:
         return f"<RunMonitor {state}: {p['evaluations']} evaluations, best {p['best']}>"
 
 
+cdef dict _option(const c.dc_option_info *opt):
+    return {
+        "name": opt.name.decode(),
+        "default": int(opt.default_value) if opt.integer else opt.default_value,
+        "min": int(opt.min_value) if opt.integer else opt.min_value,
+        "max": int(opt.max_value) if opt.integer else opt.max_value,
+        "integer": bool(opt.integer),
+        "description": opt.description.decode(),
+    }
+
+
 def engines():
-    """The registry: a list of dicts (id, name, summary, kind, max_dims, options)."""
-    cdef size_t k, o
+    """The registry: a list of dicts (id, name, summary, kind, max_dims, options); each
+    engine's options are its own, then the run's options every engine takes
+    (``stop_on_convergence``)."""
+    cdef size_t k, o, n_run
     cdef const c.dc_engine_info *info
+    cdef const c.dc_option_info *run_options = c.dc_run_options(&n_run)
+    common = [_option(&run_options[o]) for o in range(n_run)]
     out = []
     for k in range(c.dc_engine_count()):
         info = c.dc_engine_at(k)
-        options = []
-        for o in range(info.n_options):
-            opt = info.options[o]
-            options.append({
-                "name": opt.name.decode(),
-                "default": int(opt.default_value) if opt.integer else opt.default_value,
-                "min": int(opt.min_value) if opt.integer else opt.min_value,
-                "max": int(opt.max_value) if opt.integer else opt.max_value,
-                "integer": bool(opt.integer),
-                "description": opt.description.decode(),
-            })
+        options = [_option(&info.options[o]) for o in range(info.n_options)]
         out.append({
             "id": info.id.decode(),
             "name": info.name.decode(),
             "summary": info.summary.decode(),
             "kind": info.kind.decode(),
             "max_dims": info.max_dims or None,
-            "options": options,
+            "options": options + [dict(opt) for opt in common],
         })
     return out
 
@@ -232,6 +296,12 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         ctx.callback = callback
         spec.callback = _callback
         spec.callback_data = <void *>ctx
+    if threading.current_thread() is threading.main_thread():
+        ctx.hook.ctx = <void *>ctx  # Ctrl-C reaches a run in C
+        ctx.hook.last_read = ctx.hook.next_signal_check = _monotonic()
+        ctx.hook.countdown = ctx.hook.stride = 1
+        spec.interrupt = _interrupt
+        spec.interrupt_data = <void *>&ctx.hook
     if monitor is not None:
         if not isinstance(monitor, RunMonitor):
             raise EngineError("invalid_argument", "monitor must be a decido.RunMonitor",
@@ -266,12 +336,12 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         field = "monitor" if message.startswith("the monitor ") else None
         raise EngineError(code, message, field)
     try:
-        if ctx.error is not None:
+        if ctx.error is not None and not isinstance(ctx.error, KeyboardInterrupt):
             raise ctx.error
         xview = <const double[:n]> res.x
         history = [(res.history[k].evaluations, res.history[k].best)
                    for k in range(res.n_history)]
-        return {
+        out = {
             "x": np.array(xview, copy=True),
             "fun": res.fun,
             "evaluations": res.evaluations,
@@ -282,5 +352,9 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             "elapsed": res.elapsed,
             "history": history,
         }
+        if ctx.error is not None:  # Ctrl-C: the best so far rides on the exception
+            ctx.error.result = out
+            raise ctx.error
+        return out
     finally:
         c.dc_result_free(&res)

@@ -18,6 +18,40 @@ _F64 = np.dtype(np.float64)
 
 #: Default limits; each can be changed per Expression.
 DEFAULT_LIMITS = {"max_length": 10_000, "max_depth": 256, "max_instructions": 65_536}
+#: The largest value a limit may be given (far beyond what memory allows).
+MAX_LIMIT = 2**48
+_REAL_KINDS = frozenset("biuf")
+
+
+def _input_error(message: str) -> ExpressionError:
+    return ExpressionError("invalid_input", message)
+
+
+def _is_real_scalar(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating, np.bool_))
+
+
+def _real_array(x: object) -> NDArray[np.float64]:
+    """``x`` as a C-contiguous float64 array; complex values, strings and anything else
+    that is not a real number raise :class:`ExpressionError` (code ``invalid_input``)
+    instead of being truncated or parsed."""
+    if type(x) is np.ndarray and x.dtype == _F64:
+        return np.ascontiguousarray(x)
+    arr = np.asarray(x)
+    kind = arr.dtype.kind
+    if kind == "O":
+        bad = [v for v in arr.flat if not _is_real_scalar(v)]
+        kind = "f" if not bad else "c" if isinstance(bad[0], (complex, np.complexfloating)) \
+            else "O"
+    if kind == "c":
+        raise _input_error("complex values are not accepted (the imaginary part would be "
+                           "lost): give real numbers")
+    if kind not in _REAL_KINDS:
+        raise _input_error(f"inputs must be real numbers, got values of type {arr.dtype}")
+    try:
+        return np.ascontiguousarray(arr, dtype=np.float64)
+    except OverflowError:  # a Python int beyond the range of a float
+        raise _input_error("an input is beyond the range of a float") from None
 
 
 @dataclass(frozen=True)
@@ -102,8 +136,10 @@ class Expression:
             ("max_depth", max_depth),
             ("max_instructions", max_instructions),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{limit} must be a positive int, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not (
+                    1 <= value <= MAX_LIMIT):
+                raise ExpressionError(
+                    "invalid_limit", f"{limit} must be an int between 1 and 2**48, got {value!r}")
         if len(text) > max_length:
             raise ExpressionError(
                 "too_long",
@@ -178,16 +214,37 @@ class Expression:
                 raise ValueError(f"this expression needs an input of length {k}")
             return np.zeros(0)
         if isinstance(x, Mapping):
-            if self._variables is None:
-                raise TypeError("a mapping of values needs an expression with variables")
-            missing = [v for v in self._variables if v not in x]
-            if missing:
-                raise ValueError(f"missing values for variables: {', '.join(missing)}")
-            x = [x[v] for v in self._variables]
-        row = np.ascontiguousarray(x, dtype=np.float64)
+            x = self._mapping_row(x)
+        row = _real_array(x)
         if row.ndim != 1 or row.shape[0] != k:
             raise ValueError(f"expected a vector of length {k}, got shape {row.shape}")
         return row
+
+    def _mapping_row(self, x: Mapping[str, float]) -> NDArray[np.float64]:
+        """The values of a mapping in the order of the variables: every variable, no
+        other name, real numbers only (else :class:`ExpressionError`, ``invalid_input``)."""
+        names = self._variables
+        if names is None:
+            raise TypeError("a mapping of values needs an expression with variables")
+        try:
+            values = [x[v] for v in names]
+        except KeyError:
+            missing = [v for v in names if v not in x]
+            raise _input_error(f"missing values for variables: {', '.join(missing)}") from None
+        if len(x) != len(names):
+            known = set(names)
+            extra = [repr(k) for k in x if k not in known]
+            raise _input_error(f"unknown names in the values: {', '.join(extra)} (the "
+                               f"variables are {', '.join(names)})")
+        try:
+            return _real_array(values)
+        except (ExpressionError, ValueError, TypeError):
+            bad = [f"{v} ({type(value).__name__})"
+                   for v, value in zip(names, values, strict=True) if not _is_real_scalar(value)]
+            if bad:
+                raise _input_error(f"the values of {', '.join(bad)} are not real "
+                                   "numbers") from None
+            raise
 
     def evaluate(self, x: ArrayLike | Mapping[str, float] | None = None) -> float:
         """The value at one point ``x`` (length ``n_inputs``; a mapping by name for
@@ -202,7 +259,7 @@ class Expression:
 
     def evaluate_many(self, X: ArrayLike) -> NDArray[np.float64]:
         """One value per row of ``X`` (shape ``(P, n_inputs)``)."""
-        rows = np.ascontiguousarray(X, dtype=np.float64)
+        rows = _real_array(X)
         k = self.n_inputs
         if rows.ndim != 2 or rows.shape[1] != k:
             raise ValueError(f"expected an array of shape (P, {k}), got shape {rows.shape}")
@@ -240,7 +297,7 @@ class Expression:
         K candidate values for every coordinate at once.  Raises
         ``ExpressionError`` (code ``"not_separable"``) for coupled expressions.
         """
-        rows = np.ascontiguousarray(T, dtype=np.float64)
+        rows = _real_array(T)
         k = self.n_inputs
         if rows.ndim != 2 or rows.shape[1] != k:
             raise ValueError(f"expected an array of shape (K, {k}), got shape {rows.shape}")

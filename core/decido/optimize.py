@@ -51,7 +51,8 @@ class OptimizeResult:
             evaluations of a separable objective count as one).
         iterations: engine iterations (ask/tell rounds).
         status: ``converged``, ``target_reached``, ``max_evaluations``, ``time_limit``
-            or ``stopped`` (by the callback or the monitor; ``message`` says which).
+            or ``stopped`` (by the callback or the monitor; ``message`` says which);
+            ``interrupted`` only on the ``result`` of a ``KeyboardInterrupt``.
         message: a human explanation of the status.
         elapsed: wall seconds.
         history: ``(evaluations, best)`` at each improvement and at the end (bounded).
@@ -137,6 +138,15 @@ def _is_real(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(
         value, (int, float, np.integer, np.floating)
     )
+
+
+def _is_float(value: Any) -> bool:
+    """True when ``float(value)`` works (an int may be beyond a float's range)."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _pair_problem(j: int, lo: float, hi: float) -> Problem | None:
@@ -240,7 +250,7 @@ def _options(info: dict[str, Any], options: Any) -> tuple[list[Problem], dict[st
                                                           f"{info['id']!r} (options: {known})"))
         elif not _is_real(value):
             found.append(Problem(where, "invalid_option", f"option {name!r} must be a number"))
-        elif not (spec["min"] <= float(value) <= spec["max"]) or (
+        elif not (spec["min"] <= value <= spec["max"]) or (
                 spec["integer"] and float(value) != int(value)):
             kind = "an integer" if spec["integer"] else "a number"
             found.append(Problem(where, "invalid_option",
@@ -251,11 +261,19 @@ def _options(info: dict[str, Any], options: Any) -> tuple[list[Problem], dict[st
     return found, out
 
 
+#: The largest budget a run takes (the driver counts evaluations in 64 bits).
+MAX_EVALUATIONS = 2**63 - 1
+
+
 def _positive(name: str, value: Any, integer: bool) -> Problem | None:
     if not _is_real(value):
         return Problem((name,), "invalid_argument", f"{name} must be a number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0 or (integer and v != int(v)):
+    if integer and isinstance(value, (int, np.integer)) and int(value) > MAX_EVALUATIONS:
+        return Problem((name,), "invalid_argument",
+                       f"{name} must be at most 2**63 - 1, got {value!r}")
+    v = float(value) if _is_float(value) else math.inf
+    if not math.isfinite(v) or v <= 0 or (integer and v != int(v)) or (
+            integer and not isinstance(value, (int, np.integer)) and v >= 2.0**63):
         kind = "a positive integer" if integer else "a positive number"
         return Problem((name,), "invalid_argument", f"{name} must be {kind}, got {value!r}")
     return None
@@ -274,8 +292,10 @@ def _scalars(max_evaluations: Any, time_limit: Any, target: Any, seed: Any) -> l
         found.append(_positive("max_evaluations", max_evaluations, True))
     if time_limit is not None:
         found.append(_positive("time_limit", time_limit, False))
-    if target is not None and (not _is_real(target) or math.isnan(float(target))):
-        found.append(Problem(("target",), "invalid_argument", "target must be a number (not NaN)"))
+    if target is not None and (not _is_real(target) or not _is_float(target)
+                               or math.isnan(float(target))):
+        found.append(Problem(("target",), "invalid_argument",
+                             "target must be a number (not NaN, within the range of a float)"))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
                              or not 0 <= int(seed) < SEED_END):
         found.append(Problem(("seed",), "invalid_argument",
@@ -348,6 +368,7 @@ def optimize(
     callback: Callable[[dict[str, Any]], Any] | None = None,
     vectorized: bool = False,
     monitor: RunMonitor | None = None,
+    stop_on_convergence: bool | None = None,
 ) -> OptimizeResult:
     """Optimize ``objective`` over the box ``bounds`` (``goal`` = minimize | maximize).
 
@@ -359,9 +380,21 @@ def optimize(
     when ``callback(progress)`` returns a truthy value, or when ``monitor.stop()``
     was called (a :class:`decido.RunMonitor`: progress and stop from any thread,
     without the GIL; see its docstring).  ``seed=None`` draws a seed,
-    reported in the result.  Invalid arguments raise :class:`decido.EngineError` or
+    reported in the result.  ``stop_on_convergence=False`` (the option of the same name,
+    which every engine takes) spends the whole budget: an engine that converged starts
+    again.  Invalid arguments raise :class:`decido.EngineError` or
     :class:`decido.ExpressionError` (both ``ValueError``) before any work starts.
+
+    Ctrl-C (``KeyboardInterrupt``) stops a run within about 10 ms, also one that runs in
+    C; the exception carries the best point so far as ``exc.result``, an
+    :class:`OptimizeResult` with status ``interrupted``.
     """
+    if stop_on_convergence is not None:
+        if not isinstance(stop_on_convergence, bool):
+            raise EngineError("invalid_argument", "stop_on_convergence must be True or False",
+                              "stop_on_convergence")
+        if options is None or isinstance(options, Mapping):
+            options = {**(options or {}), "stop_on_convergence": int(stop_on_convergence)}
     checked = _check(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
                      time_limit=time_limit, target=target, seed=seed, options=options)
     if checked.problems:
@@ -405,22 +438,33 @@ def optimize(
             f"monitor must be a decido.RunMonitor, got {type(monitor).__name__}",
             "monitor",
         )
-    out = _engine.run(
-        engine_id,
-        lower,
-        upper,
-        program,
-        bool(vectorized),
-        goal == "maximize",
-        budget,
-        limit,
-        None if target is None else float(target),
-        int(seed),
-        opts,
-        callback,
-        _HISTORY,
-        monitor,
-    )
+    try:
+        out = _engine.run(
+            engine_id,
+            lower,
+            upper,
+            program,
+            bool(vectorized),
+            goal == "maximize",
+            budget,
+            limit,
+            None if target is None else float(target),
+            int(seed),
+            opts,
+            callback,
+            _HISTORY,
+            monitor,
+        )
+    except KeyboardInterrupt as exc:
+        partial = getattr(exc, "result", None)
+        if isinstance(partial, dict):  # the run in C was interrupted: its best so far
+            partial.update(status="interrupted", message="interrupted (KeyboardInterrupt)")
+            exc.result = _result(partial, engine_id, int(seed), goal)  # type: ignore[attr-defined]
+        raise
+    return _result(out, engine_id, int(seed), goal)
+
+
+def _result(out: dict[str, Any], engine: str, seed: int, goal: str) -> OptimizeResult:
     return OptimizeResult(
         x=out["x"],
         fun=float(out["fun"]),
@@ -430,8 +474,8 @@ def optimize(
         message=out["message"],
         elapsed=float(out["elapsed"]),
         history=out["history"],
-        engine=engine_id,
-        seed=int(seed),
+        engine=engine,
+        seed=seed,
         goal=goal,
         gradients=int(out["gradients"]),
     )

@@ -135,6 +135,10 @@ typedef struct state {
     int ended;           /* the run met a termination test */
     int flat;            /* consecutive flat generations */
     int restarts_done, done, asked_once;
+    double run_best;     /* the best value of the run, at run_best_x (n, unit cube) */
+    double *run_best_x;
+    int stop_on_convergence; /* the run's option: stop once restarts agree */
+    dc_restart_log log;  /* where the runs ended */
     /* per-lambda buffers (capacity lam_cap) */
     size_t lam_cap;
     double *Y, *U, *f, *fit, *wbuf, *zn2; /* zn2: |z_k|^2 = |C^(-1/2) y_k|^2 */
@@ -471,6 +475,7 @@ static dc_status start_run(state *s, size_t lam)
     if ((st = reserve_lambda(s, lam)))
         return st;
     set_strategy(s, lam);
+    s->run_best = NAN;
     s->sigma = s->opt.sigma0;
     for (i = 0; i < N; i++) {
         s->m[i] = dc_rng_uniform(s->rng);
@@ -507,6 +512,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     s->opt.popsize = (size_t)params[OPT_POPSIZE];
     s->opt.sigma0 = params[OPT_SIGMA0];
     s->opt.restarts = (int)params[OPT_RESTARTS];
+    s->stop_on_convergence = pb->stop_on_convergence;
     s->opt.incpopsize = params[OPT_INCPOPSIZE];
     s->opt.diagonal = params[OPT_DIAGONAL] != 0.0;
     for (j = 0; j < s->n; j++)
@@ -554,7 +560,9 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     s->hmed = alloc_doubles(s->alloc, hcap);
     s->hwork = alloc_doubles(s->alloc, hcap > s->pcap ? hcap : s->pcap);
     s->phist = alloc_doubles(s->alloc, s->pcap);
-    if (!s->hbest || !s->hmed || !s->hwork || !s->phist)
+    s->run_best_x = alloc_doubles(s->alloc, s->n);
+    if (!s->hbest || !s->hmed || !s->hwork || !s->phist || !s->run_best_x ||
+        dc_restart_log_init(&s->log, s->alloc, s->n))
         return DC_ERR_NOMEM;
     return start_run(s, lam);
 }
@@ -803,6 +811,10 @@ static dc_status tell(void *sp, const dc_batch *b)
             pen += s->gamma[i] * d * d;
         }
         s->fit[k] = s->f[k] + pen / (double)N;
+        if (dc_better(s->f[k], s->run_best)) {
+            s->run_best = s->f[k];
+            memcpy(s->run_best_x, s->U + k * s->n, s->n * sizeof(double));
+        }
         s->order[k].v = s->fit[k];
         s->order[k].i = k;
     }
@@ -925,7 +937,9 @@ static dc_status tell(void *sp, const dc_batch *b)
         s->ended = run_ended(s);
     if (s->ended) {
         size_t next;
-        if (s->restarts_done >= s->opt.restarts) {
+        int agreed =
+            dc_restart_log_end(&s->log, s->run_best, s->run_best_x) && s->stop_on_convergence;
+        if (agreed || s->restarts_done >= s->opt.restarts) {
             s->done = 1;
             return DC_OK;
         }
@@ -969,6 +983,8 @@ static void release(void *sp)
     free_doubles(a, s->hmed, s->hcap);
     free_doubles(a, s->hwork, s->hcap > s->pcap ? s->hcap : s->pcap);
     free_doubles(a, s->phist, s->pcap);
+    free_doubles(a, s->run_best_x, s->n);
+    dc_restart_log_free(&s->log);
 }
 
 /* a start point (composite engines): the mean of the current run */

@@ -148,6 +148,9 @@ typedef struct state {
     int64_t run_start, run_budget;
     int evolving;          /* 0: the next ask is a fresh population */
     int converged;
+    int agreed;            /* the converged runs agree (stop_on_convergence) */
+    int stop_on_convergence; /* the run's option */
+    dc_restart_log log;    /* where the runs that converged ended */
     int seeded;            /* a seed point waits in U's extra row (cap) */
 } state;
 
@@ -262,6 +265,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params_in)
     pa->restarts = params_in[OPT_RESTARTS] != 0.0;
     pa->xtol = params_in[OPT_XTOL];
     pa->ftol = params_in[OPT_FTOL];
+    s->stop_on_convergence = pb->stop_on_convergence;
     pa->evals_per_member = params_in[OPT_EVALS_PER];
     pa->budget = pb->budget;
     np = floor(params_in[OPT_POPSIZE] * (double)n + 0.5);
@@ -304,7 +308,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params_in)
         !s->SF || !s->SCR || !s->dF || !s->order || !s->MF || !s->MCR)
         return DC_ERR_NOMEM;
     start_run(s);
-    return DC_OK;
+    return dc_restart_log_init(&s->log, s->alloc, n);
 }
 
 static void release(void *sp)
@@ -314,6 +318,7 @@ static void release(void *sp)
     size_t n = s->pa.n, cap = s->cap;
     if (!a)
         return;
+    dc_restart_log_free(&s->log);
     dc_mem_free(a, s->free_j, n * sizeof(size_t));
     dc_mem_free(a, s->bits, n * sizeof(uint32_t));
     dc_mem_free(a, s->idx, n * sizeof(uint32_t));
@@ -626,6 +631,14 @@ static dc_status tell(void *sp, const dc_batch *b)
             reduce(s, (size_t)target);
     }
     s->converged = pa->n_free == 0 || has_converged(s);
+    if (s->converged && pa->n_free > 0) {
+        size_t at = 0; /* the population's best member */
+        for (i = 1; i < s->np; i++)
+            if (dc_better(s->fx[i], s->fx[at]))
+                at = i;
+        s->agreed = dc_restart_log_end(&s->log, s->fx[at], s->X + at * n) &&
+                    s->stop_on_convergence;
+    }
     return DC_OK;
 }
 
@@ -636,7 +649,7 @@ static dc_stop stop(const void *sp)
     if (s->pa.n_free == 0)
         return DC_STOP_CONVERGED; /* nothing to search */
     if (s->converged &&
-        (!s->pa.restarts || left < (int64_t)(MIN_GENERATIONS * s->pa.np_min)))
+        (!s->pa.restarts || s->agreed || left < (int64_t)(MIN_GENERATIONS * s->pa.np_min)))
         return DC_STOP_CONVERGED;
     return DC_STOP_NONE;
 }

@@ -9,7 +9,9 @@
  * point seen.  A monitor (monitor.c) gets a snapshot after every iteration
  * and its stop flag is read before the first iteration and after each one.
  * Values are minimized internally (maximize negates them); NaN is worse than
- * any number.  Every evaluated point lies within the bounds: engines work in
+ * any number.  When the engine converges the run ends, unless the run's
+ * option stop_on_convergence is 0: then the engine starts again until the
+ * budget, clock or target ends the run.  Every evaluated point lies within the bounds: engines work in
  * [0,1]^n and the driver projects and scales.
  */
 #include <math.h>
@@ -326,41 +328,77 @@ static dc_status eval_terms(driver *d, dc_batch *b)
 
 /* ---- options ---- */
 
+enum { RUN_OPT_STOP_ON_CONVERGENCE, N_RUN_OPTIONS };
+
+static const dc_option_info run_options[N_RUN_OPTIONS] = {
+    {"stop_on_convergence", 1, 0, 1, 1,
+     "1 = end the run (status converged) when the engine's convergence test is met or its "
+     "restarts agree; 0 = start the engine again until the budget, clock or target"},
+};
+
+const dc_option_info *dc_run_options(size_t *count)
+{
+    if (count)
+        *count = N_RUN_OPTIONS;
+    return run_options;
+}
+
+/* The option named name: the engine's own (params) or the run's (run_params). */
+static const dc_option_info *find_option(const dc_engine_info *info, const char *name,
+                                         double *params, double *run_params, double **slot)
+{
+    size_t o;
+    for (o = 0; o < info->n_options; o++)
+        if (strcmp(name, info->options[o].name) == 0) {
+            *slot = &params[o];
+            return &info->options[o];
+        }
+    for (o = 0; o < N_RUN_OPTIONS; o++)
+        if (strcmp(name, run_options[o].name) == 0) {
+            *slot = &run_params[o];
+            return &run_options[o];
+        }
+    return NULL;
+}
+
 static dc_status read_options(const dc_engine_vt *vt, const dc_run *run, double *params,
-                              dc_error *err)
+                              double *run_params, dc_error *err)
 {
     const dc_engine_info *info = vt->info;
     size_t k, o;
     for (o = 0; o < info->n_options; o++)
         params[o] = info->options[o].default_value;
+    for (o = 0; o < N_RUN_OPTIONS; o++)
+        run_params[o] = run_options[o].default_value;
     for (k = 0; k < run->n_options; k++) {
         const char *name = run->option_names[k];
-        double v = run->option_values[k];
-        for (o = 0; o < info->n_options; o++)
-            if (name && strcmp(name, info->options[o].name) == 0)
-                break;
-        if (o == info->n_options) {
-            char known[160];
+        double v = run->option_values[k], *slot = NULL;
+        const dc_option_info *opt = name ? find_option(info, name, params, run_params, &slot)
+                                         : NULL;
+        if (!opt) {
+            char known[200];
             size_t used = 0, q;
             known[0] = '\0';
-            for (q = 0; q < info->n_options && used < sizeof known; q++)
+            for (q = 0; q < info->n_options + N_RUN_OPTIONS && used < sizeof known; q++) {
+                const char *known_name = q < info->n_options
+                                             ? info->options[q].name
+                                             : run_options[q - info->n_options].name;
                 used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", q ? ", " : "",
-                                         info->options[q].name);
+                                         known_name);
+            }
             return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
                                 "unknown option '%.40s' for engine '%s' (options: %s)",
-                                name ? name : "(null)", info->id,
-                                info->n_options ? known : "none");
+                                name ? name : "(null)", info->id, known);
         }
-        if (!(v >= info->options[o].min_value && v <= info->options[o].max_value))
+        if (!(v >= opt->min_value && v <= opt->max_value))
             return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
                                 "option '%s' of engine '%s' must be between %g and %g, got %g",
-                                info->options[o].name, info->id, info->options[o].min_value,
-                                info->options[o].max_value, v);
-        if (info->options[o].integer && v != floor(v))
+                                opt->name, info->id, opt->min_value, opt->max_value, v);
+        if (opt->integer && v != floor(v))
             return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
                                 "option '%s' of engine '%s' must be an integer, got %g",
-                                info->options[o].name, info->id, v);
-        params[o] = v;
+                                opt->name, info->id, v);
+        *slot = v;
     }
     return DC_OK;
 }
@@ -432,6 +470,41 @@ static void describe(driver *d)
     }
 }
 
+/* The engine has converged.  With stop_on_convergence the run ends there;
+ * without it the engine starts again (from a uniform random point when it
+ * takes one, planning for the budget left), as long as it evaluated
+ * something since its last start.
+ * *again: 1 when the run goes on. */
+static dc_status converged_or_restart(driver *d, void *state, dc_problem *pb,
+                                      const double *params, int64_t *start_evals, int *again)
+{
+    const dc_engine_vt *vt = d->vt;
+    dc_status st;
+    size_t j;
+    *again = 0;
+    d->stop = DC_STOP_CONVERGED;
+    if (pb->stop_on_convergence || d->evals == *start_evals)
+        return DC_OK;
+    if (vt->release)
+        vt->release(state);
+    memset(state, 0, vt->state_size);
+    pb->budget = d->run->max_evaluations - d->evals; /* a new start plans for what is left */
+    if ((st = vt->init(state, pb, params)))
+        return st;
+    if (vt->seed_point) {
+        if (!reserve_x(d, 1))
+            return DC_ERR_NOMEM;
+        for (j = 0; j < d->n; j++)
+            d->X[j] = dc_rng_uniform(pb->rng);
+        if ((st = vt->seed_point(state, d->X)))
+            return st;
+    }
+    *start_evals = d->evals;
+    d->stop = DC_STOP_NONE;
+    *again = 1;
+    return DC_OK;
+}
+
 dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_error *error)
 {
     dc_error scratch;
@@ -441,10 +514,10 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     dc_problem pb;
     dc_rng rng;
     void *state = NULL;
-    double *params = NULL;
-    int64_t *group = NULL;
+    double *params = NULL, run_params[N_RUN_OPTIONS];
+    int64_t *group = NULL, start_evals = 0;
     dc_status st;
-    int started = 0, watched = 0;
+    int started = 0, watched = 0, again;
     size_t j, n;
 
     memset(err, 0, sizeof *err);
@@ -492,7 +565,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
         st = dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
         goto cleanup;
     }
-    if ((st = read_options(vt, run, params, err)))
+    if ((st = read_options(vt, run, params, run_params, err)))
         goto cleanup;
     for (j = 0; j < n; j++) {
         d.span[j] = run->upper[j] - run->lower[j];
@@ -513,6 +586,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     pb.budget = run->max_evaluations;
     pb.fixed = d.fixed;
     pb.structure = DC_STRUCT_GENERAL;
+    pb.stop_on_convergence = run_params[RUN_OPT_STOP_ON_CONVERGENCE] != 0.0;
     if (run->program) {
         pb.exact_gradient = 1;
         pb.structure = dc_structure_kind_of(run->program);
@@ -542,17 +616,23 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     while (!d.stop) {
         dc_batch b;
         memset(&b, 0, sizeof b);
-        if ((d.stop = vt->stop(state)))
-            break;
-        if ((st = vt->ask(state, &b))) {
+        if ((d.stop = vt->stop(state)) == DC_STOP_NONE &&
+            (st = vt->ask(state, &b))) {
             st = dc_set_error(err, st, 0, 0, "engine '%s' failed (%s)", vt->info->id,
                               dc_status_code(st));
             goto cleanup;
         }
-        if (b.rows == 0) {
-            d.stop = DC_STOP_CONVERGED;
-            break;
+        if (d.stop == DC_STOP_CONVERGED || (d.stop == DC_STOP_NONE && b.rows == 0)) {
+            if ((st = converged_or_restart(&d, state, &pb, params, &start_evals, &again))) {
+                st = dc_set_error(err, st, 0, 0, "engine '%s' could not restart (%s)",
+                                  vt->info->id, dc_status_code(st));
+                goto cleanup;
+            }
+            if (again)
+                continue;
         }
+        if (d.stop)
+            break;
         if (b.kind == DC_ASK_GRADIENT)
             st = eval_gradients(&d, &b);
         else if (b.kind == DC_ASK_TERMS)
@@ -575,7 +655,9 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
             goto cleanup;
         }
         d.iters++;
-        if (run->callback && d.have_best) {
+        if (run->interrupt && run->interrupt(run->interrupt_data))
+            d.stop = DC_STOP_ERROR;
+        if (!d.stop && run->callback && d.have_best) {
             dc_progress pr;
             int rc;
             pr.evaluations = d.evals;

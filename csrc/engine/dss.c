@@ -96,6 +96,7 @@ typedef struct state {
     sub global, polish;
     int64_t spent, round_budget, round_spent;
     int polished_centre;
+    int final;        /* the global search converged: polish once more, then done */
     double best_f;
     double *best_u;
     int have_best;
@@ -435,6 +436,10 @@ static const char *global_id(void)
 static dc_status next_round(state *s)
 {
     int64_t left = s->pbp->budget - s->spent;
+    if (s->final && (s->phase == PH_POLISH || !can_polish(s) || !s->have_best)) {
+        s->phase = PH_DONE; /* converged: the global search's last best is polished */
+        return DC_OK;
+    }
     if (left < 1)
         left = 1;
     s->round_spent = 0;
@@ -523,10 +528,16 @@ static dc_status ask(void *sp, dc_batch *b)
                 if (b->rows)
                     return DC_OK;
             }
-            if (e == &s->global && e->live && e->vt->stop(e->state))
-                sub_release(s, e); /* done for good: a fresh one next round */
+            if (e == &s->global && e->live && e->vt->stop(e->state)) {
+                /* done for good: a fresh one next round, or (its restarts
+                 * agree and the run stops on convergence) a last polish */
+                s->final = s->pb.stop_on_convergence;
+                sub_release(s, e);
+            }
             if ((st = next_round(s)))
                 return st;
+            if (s->phase == PH_DONE)
+                break;
         }
         b->rows = 0; /* nothing left to try */
         return DC_OK;

@@ -52,6 +52,8 @@ typedef struct dc_problem {
     dc_structure_kind structure;
     const int64_t *group;      /* structure groups (n), or NULL */
     size_t n_groups;
+    int stop_on_convergence;   /* the run's option: an engine that restarts
+                                  stops once its restarts agree (below) */
 } dc_problem;
 
 typedef struct dc_engine_vt {
@@ -77,6 +79,35 @@ static inline int dc_better(double a, double b)
 {
     return a < b || (b != b && a == a);
 }
+
+/* Restarts that agree (restart_log.c).  An engine that restarts (a local
+ * search from new points, a population that collapsed) logs the value and
+ * the point (unit cube; its own coordinates, dim of them) each start ended
+ * at.  Once DC_AGREE_RESTARTS consecutive starts have ended at the best
+ * point logged so far -- the value within DC_AGREE_FTOL * max(1, |best|),
+ * every coordinate within DC_AGREE_XTOL -- more restarts keep finding the
+ * same minimum and, when the run's stop_on_convergence option is on, the
+ * engine reports DC_STOP_CONVERGED.  A start that ends better (beyond the
+ * tolerance) becomes the best and the count starts again; one that ends
+ * elsewhere (worse, or as good at another point) breaks the run of
+ * agreement.  NaN is worse than any number. */
+#define DC_AGREE_RESTARTS 2
+#define DC_AGREE_FTOL 1e-9
+#define DC_AGREE_XTOL 1e-4
+
+typedef struct dc_restart_log {
+    const dc_allocator *alloc;
+    size_t dim;
+    double *x;      /* the best end point (dim) */
+    double best;    /* its value */
+    int64_t starts; /* starts logged */
+    int64_t agree;  /* consecutive starts (after the best) that ended at it */
+} dc_restart_log;
+
+dc_status dc_restart_log_init(dc_restart_log *log, const dc_allocator *alloc, size_t dim);
+/* Log the value and point a start ended at; 1 when the restarts now agree. */
+int dc_restart_log_end(dc_restart_log *log, double value, const double *x);
+void dc_restart_log_free(dc_restart_log *log); /* safe on a zeroed log */
 
 /* The registry (registry.c; rows in engines.def). */
 const dc_engine_vt *dc_engine_find(const char *id);

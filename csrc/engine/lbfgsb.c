@@ -140,6 +140,8 @@ typedef struct state {
     int ls_iter, steepest;      /* trials so far; direction is steepest descent */
     int phase, tail, tail_dir;  /* tail: f-only mode at the end of the budget */
     int64_t restarts_left;
+    int stop_on_convergence; /* the run's option: stop once restarts agree */
+    dc_restart_log log;      /* where the starts ended */
 } state;
 
 /* ---- helpers ---- */
@@ -216,7 +218,8 @@ static double pg_norm(const state *s)
 /* A start has converged: restart while options and budget allow, or stop. */
 static void converged(state *s)
 {
-    if (s->restarts_left > 0 && s->used < s->budget) {
+    int agreed = dc_restart_log_end(&s->log, s->f, s->x) && s->stop_on_convergence;
+    if (!agreed && s->restarts_left > 0 && s->used < s->budget) {
         s->restarts_left--;
         new_start(s, 1);
     } else {
@@ -419,6 +422,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     s->budget = pb->budget;
     s->cost = pb->exact_gradient ? 1 : (int64_t)(2 * n + 1);
     s->restarts_left = s->restarts;
+    s->stop_on_convergence = pb->stop_on_convergence;
     if (!dc_mul_size(s->m, n, &mn) || !dc_mul_size(mn, sizeof(double), &mn))
         return DC_ERR_NOMEM;
     s->x = dc_mem_alloc(s->alloc, n * sizeof(double));
@@ -438,7 +442,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
         return DC_ERR_NOMEM;
     s->f = NAN;
     new_start(s, s->random_start);
-    return DC_OK;
+    return dc_restart_log_init(&s->log, s->alloc, n);
 }
 
 /* The budget left cannot pay for a gradient: f-only points.  Along the last
@@ -564,6 +568,7 @@ static void release(void *sp)
     size_t n = s->n, mn = s->m * s->n * sizeof(double);
     if (!s->alloc)
         return;
+    dc_restart_log_free(&s->log);
     dc_mem_free(s->alloc, s->x, n * sizeof(double));
     dc_mem_free(s->alloc, s->g, n * sizeof(double));
     dc_mem_free(s->alloc, s->xt, n * sizeof(double));

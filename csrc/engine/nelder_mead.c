@@ -119,6 +119,8 @@ typedef struct state {
     int phase;
     int64_t restarts_done;
     int done;
+    int stop_on_convergence; /* the run's option: stop once restarts agree */
+    dc_restart_log log;      /* where the descents ended */
 } state;
 
 static dc_status init(void *sp, const dc_problem *pb, const double *prm)
@@ -130,6 +132,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->par.xtol = prm[OPT_XTOL];
     s->par.ftol = prm[OPT_FTOL];
     s->par.restarts = (int64_t)prm[OPT_RESTARTS];
+    s->stop_on_convergence = pb->stop_on_convergence;
     s->n = pb->n;
     s->rng = pb->rng;
     s->alloc = pb->alloc;
@@ -165,7 +168,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     for (k = 0; k < m1 * s->n; k++)
         s->U[k] = 0.5; /* fixed coordinates keep this; the driver uses the bound */
     s->phase = PH_INIT;
-    return DC_OK;
+    return dc_restart_log_init(&s->log, s->alloc, s->m);
 }
 
 /* x_0 and x_0 + step e_j (backwards where the cube ends). */
@@ -375,7 +378,9 @@ static dc_status tell(void *sp, const dc_batch *b)
         break;
     }
     if (s->phase == PH_REFLECT && converged(s)) {
-        if (m == 0 || (s->par.restarts >= 0 && s->restarts_done >= s->par.restarts)) {
+        int agreed = dc_restart_log_end(&s->log, s->fx[s->order[0]], s->X + s->order[0] * m) &&
+                     s->stop_on_convergence;
+        if (m == 0 || agreed || (s->par.restarts >= 0 && s->restarts_done >= s->par.restarts)) {
             s->done = 1;
         } else {
             s->restarts_done++;
@@ -395,6 +400,7 @@ static void release(void *sp)
 {
     state *s = sp;
     size_t m1 = s->rows_cap;
+    dc_restart_log_free(&s->log);
     dc_mem_free(s->alloc, s->free_idx, s->n * sizeof(size_t));
     dc_mem_free(s->alloc, s->X, m1 * s->m * sizeof(double));
     dc_mem_free(s->alloc, s->fx, m1 * sizeof(double));

@@ -108,7 +108,9 @@ typedef struct state {
     double best;        /* the current swarm's best value */
     int64_t since;      /* iterations without improvement of best */
     int fresh;          /* the next ask starts a new swarm */
-    int done;           /* nothing to search: converged */
+    int done;           /* nothing to search, or the restarts agree: converged */
+    int stop_on_convergence; /* the run's option: stop once restarts agree */
+    dc_restart_log log; /* where the swarms that collapsed ended */
 } state;
 
 static dc_status init(void *sp, const dc_problem *pb, const double *prm)
@@ -120,6 +122,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->par.w = prm[OPT_W];
     s->par.c = prm[OPT_C];
     s->par.xtol = prm[OPT_XTOL];
+    s->stop_on_convergence = pb->stop_on_convergence;
     s->par.stall = (int64_t)prm[OPT_STALL];
     s->n = pb->n;
     s->rng = pb->rng;
@@ -153,7 +156,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
         s->x[k] = 0.5;
         s->v[k] = 0.0;
     }
-    return DC_OK;
+    return dc_restart_log_init(&s->log, s->alloc, s->n);
 }
 
 /* Each particle informs itself (implicitly) and K random particles. */
@@ -338,8 +341,17 @@ static dc_status tell(void *sp, const dc_batch *b)
         draw_links(s); /* no improvement: a new random topology */
     }
     find_informants(s);
-    if (!(spread(s) >= s->par.xtol) || (s->par.stall > 0 && s->since >= s->par.stall))
-        s->fresh = 1; /* collapsed or stalled: restart with a new swarm */
+    if (!(spread(s) >= s->par.xtol)) {
+        s->fresh = 1; /* collapsed: restart with a new swarm, or stop once restarts agree */
+        size_t at = 0; /* the swarm's best particle */
+        for (i = 1; i < S; i++)
+            if (dc_better(s->pf[i], s->pf[at]))
+                at = i;
+        if (dc_restart_log_end(&s->log, s->pf[at], s->p + at * s->n) && s->stop_on_convergence)
+            s->done = 1;
+    } else if (s->par.stall > 0 && s->since >= s->par.stall) {
+        s->fresh = 1; /* stalled: restart with a new swarm */
+    }
     return DC_OK;
 }
 
@@ -353,6 +365,7 @@ static void release(void *sp)
 {
     state *s = sp;
     size_t S = s->par.swarm;
+    dc_restart_log_free(&s->log);
     dc_mem_free(s->alloc, s->free_idx, s->n * sizeof(size_t));
     dc_mem_free(s->alloc, s->x, s->sn * sizeof(double));
     dc_mem_free(s->alloc, s->v, s->sn * sizeof(double));

@@ -566,32 +566,68 @@ static int valid_name(const char *s)
     return i <= 255;
 }
 
-static dc_status copy_names(dc_program *p, const dc_options *opt, dc_error *err)
+/* FNV-1a over a name's bytes, mixed: the variable table's hash. */
+static uint64_t hash_name(const char *s, size_t len)
 {
-    size_t i, j;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t i;
+    for (i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return mix(h);
+}
+
+int64_t dc_build_name_index(const dc_builder *b, const char *s, size_t len)
+{
+    size_t k, mask = b->ncap - 1;
+    if (!b->ncap)
+        return -1;
+    for (k = (size_t)hash_name(s, len) & mask; b->ntab[k] >= 0; k = (k + 1) & mask) {
+        const char *name = b->p->names[b->ntab[k]];
+        if (strncmp(name, s, len) == 0 && name[len] == '\0')
+            return b->ntab[k];
+    }
+    return -1;
+}
+
+/* Copy the variable names into the program and index them in the builder's
+ * hash table (a duplicate is found by the same lookup): linear in the number
+ * of names, so is every later lookup of a name in the text. */
+static dc_status copy_names(dc_builder *b, const dc_options *opt, dc_error *err)
+{
+    dc_program *p = b->p;
+    size_t i, cap = 16;
     if (!opt->n_variables)
         return DC_OK;
+    while (cap < 2 * opt->n_variables)
+        cap *= 2;
     p->names = dc_mem_calloc(&p->alloc, opt->n_variables, sizeof(char *));
     if (!p->names)
         return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     p->n_names = opt->n_variables;
+    b->ntab = dc_mem_alloc(b->a, cap * sizeof(int64_t));
+    if (!b->ntab)
+        return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
+    b->ncap = cap;
+    for (i = 0; i < cap; i++)
+        b->ntab[i] = -1;
     for (i = 0; i < opt->n_variables; i++) {
         const char *s = opt->variables[i];
-        size_t n;
+        size_t n, k;
         if (!valid_name(s) || dc_reserved_name(s))
             return dc_set_error(err, DC_ERR_VARIABLE, 0, 0,
                                 "variable %zu ('%.64s') is not a valid name: use letters, digits "
                                 "and '_', not starting with a digit, and not a keyword or "
                                 "function name", i, s ? s : "(null)");
-        for (j = 0; j < i; j++)
-            if (strcmp(s, opt->variables[j]) == 0)
+        n = strlen(s);
+        for (k = (size_t)hash_name(s, n) & (cap - 1); b->ntab[k] >= 0; k = (k + 1) & (cap - 1))
+            if (strcmp(p->names[b->ntab[k]], s) == 0)
                 return dc_set_error(err, DC_ERR_VARIABLE, 0, 0,
                                     "variable '%.64s' is listed twice", s);
-        n = strlen(s);
         p->names[i] = dc_mem_alloc(&p->alloc, n + 1);
         if (!p->names[i])
             return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
         memcpy(p->names[i], s, n + 1);
+        b->ntab[k] = (int64_t)i;
     }
     return DC_OK;
 }
@@ -654,7 +690,10 @@ dc_status dc_compile(const char *text, size_t length, const dc_options *options,
         return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     p->alloc = *a;
     p->n_inputs = opt.n > 0 ? (size_t)opt.n : opt.n_variables;
-    if ((st = copy_names(p, &opt, err)))
+    b.p = p;
+    b.a = a;
+    b.err = err;
+    if ((st = copy_names(&b, &opt, err)))
         goto cleanup;
 
     if ((st = dc_parse(text, length, opt.max_depth, 4 * opt.max_instructions + 64, a, &ast, err)))
@@ -684,6 +723,7 @@ cleanup:
     dc_ast_free(&ast, a);
     dc_mem_free(a, b.ctab, b.ccap * sizeof(int32_t));
     dc_mem_free(a, b.ktab, b.kcap * sizeof(int32_t));
+    dc_mem_free(a, b.ntab, b.ncap * sizeof(int64_t));
     if (st) {
         dc_program_free(p);
         return st;

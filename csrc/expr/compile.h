@@ -21,6 +21,8 @@ struct dc_builder {
     size_t ccap, ccount;
     int32_t *ktab;         /* scalar constants by bit pattern */
     size_t kcap, kcount;
+    int64_t *ntab;         /* variable names: indices into p->names, open addressing */
+    size_t ncap;
 };
 
 dc_status dc_build_scalar(dc_builder *b, double x, dc_ref *out);
@@ -30,6 +32,10 @@ dc_status dc_build_pow(dc_builder *b, dc_ref base, dc_ref exponent, dc_ref *out)
 dc_status dc_build_reduce(dc_builder *b, int op, dc_ref arg, dc_ref *out);
 const dc_value *dc_build_value(const dc_builder *b, dc_ref r);
 int dc_build_const_scalar(const dc_builder *b, dc_ref r, double *x);
+
+/* The index of the variable named by the len bytes at s, or -1 (a hash
+ * lookup: compiling N names stays linear in N). */
+int64_t dc_build_name_index(const dc_builder *b, const char *s, size_t len);
 
 /* resolve.c: keywords and built-in function names cannot be variables. */
 int dc_reserved_name(const char *s);

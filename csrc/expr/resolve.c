@@ -177,17 +177,16 @@ static dc_status unknown(resolver *r, const dc_node *nd, int is_call)
 static dc_status resolve_name(resolver *r, const dc_node *nd, dc_ref *out)
 {
     const char *s = r->text + nd->opos;
-    size_t len = nd->olen, k;
+    size_t len = nd->olen;
     dc_builder *b = r->b;
-    for (k = 0; k < r->opt->n_variables; k++) {
-        if (name_is(r->text, nd->opos, len, r->opt->variables[k])) {
-            out->v.val = 0;
-            out->v.off = (int32_t)k;
-            out->v.step = 0;
-            out->len = 1;
-            out->vec = 0;
-            return DC_OK;
-        }
+    int64_t var = dc_build_name_index(b, s, len);
+    if (var >= 0) {
+        out->v.val = 0;
+        out->v.off = (int32_t)var;
+        out->v.step = 0;
+        out->len = 1;
+        out->vec = 0;
+        return DC_OK;
     }
     if (r->opt->n > 0) {
         if (len == 1 && s[0] == 'x') {

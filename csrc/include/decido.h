@@ -257,6 +257,11 @@ typedef struct dc_run {
     size_t history_capacity;     /* 0: 512 */
     const dc_allocator *allocator;
     dc_monitor *monitor;         /* NULL: none */
+    /* Polled after every iteration, before the callback (NULL: none); nonzero
+     * ends the run as DC_STOP_ERROR.  Cheaper than a callback (no progress
+     * report is built): a binding uses it to look for pending signals. */
+    int (*interrupt)(void *userdata);
+    void *interrupt_data;
 } dc_run;
 
 typedef struct dc_history_entry {
@@ -299,6 +304,12 @@ typedef struct dc_engine_info {
 
 size_t dc_engine_count(void);
 const dc_engine_info *dc_engine_at(size_t index);
+/* The options of the run that every engine takes (read by the driver, given
+ * by name among the engine's own): *count rows.  stop_on_convergence (1):
+ * end the run with DC_STOP_CONVERGED when the engine's convergence test is
+ * met or its restarts agree; 0: an engine that converged starts again (local
+ * engines from a uniform random point) until the budget, clock or target. */
+const dc_option_info *dc_run_options(size_t *count);
 const char *dc_engine_default(void);
 
 const char *dc_version(void);

@@ -17,23 +17,11 @@
 
 #include "decido.h"
 #include "tests/check.h"
+#include "tests/objectives.h"
 
 #define N 4
 
 static const double lo[N] = {-2, -1, 0, -5}, hi[N] = {2, 3, 1, 5};
-
-static int sphere(void *ud, const double *X, size_t rows, size_t n, double *f)
-{
-    size_t r, j;
-    (void)ud;
-    for (r = 0; r < rows; r++) {
-        double s = 0.0;
-        for (j = 0; j < n; j++)
-            s += (X[r * n + j] - 0.3) * (X[r * n + j] - 0.3);
-        f[r] = s;
-    }
-    return 0;
-}
 
 /* What the callback does and sees. */
 typedef struct watch {

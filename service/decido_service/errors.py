@@ -230,6 +230,7 @@ def problem_body(request: Request, error: ApiError) -> dict[str, Any]:
 def problem_handler(request: Request, exc: Exception) -> HTTPResponse:
     """The one error handler: every exception becomes problem+json (500s are logged)."""
     error = as_api_error(exc)
+    request.ctx.problem_code = error.code  # for the metrics of refused admissions
     if error.status_code >= 500 and error.code == "internal_error":
         log.error(
             "unhandled error", exc_info=exc,

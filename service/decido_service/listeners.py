@@ -122,16 +122,10 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
 
 
 async def close_resources(app: Sanic[Any, Any]) -> None:
-    """``after_server_stop``: stop taking queued runs, give the runs in progress
-    :data:`~decido_service.runs.SHUTDOWN_GRACE` seconds, stop the rest (their final state
-    is recorded), stop the pools, send the admissions still queued, close the store."""
+    """``after_server_stop``: finish the runs (:func:`stop_runs`, a no-op when it ran
+    already), stop the pools, send the admissions still queued, close the store."""
+    await stop_runs(app)
     loop = asyncio.get_running_loop()
-    worker = getattr(app.ctx, "run_worker", None)
-    if worker is not None:
-        await worker.stop()
-    executions = getattr(app.ctx, "executions", None)
-    if executions:
-        await wind_down(executions)
     for name in ("run_pool", "decide_pool"):
         pool = getattr(app.ctx, name, None)
         if pool is not None:
@@ -145,19 +139,28 @@ async def close_resources(app: Sanic[Any, Any]) -> None:
         await store.close()
 
 
-async def hold_shutdown(app: Sanic[Any, Any]) -> None:
-    """``before_server_stop``: once the worker is stopping, a further SIGTERM or SIGINT
-    (a process manager signals the whole group: the worker gets one of its own and one
-    relayed by Sanic's main process) is ignored, so it cannot stop the event loop in the
-    middle of :func:`close_resources` and lose the runs' final states."""
+async def stop_runs(app: Sanic[Any, Any]) -> None:
+    """``before_server_stop`` (SIGTERM), while the open connections are still served:
+    ignore a further SIGTERM or SIGINT (a process manager signals the whole group: the
+    worker gets one of its own and one relayed by Sanic's main process, which would stop
+    the event loop in the middle of this), stop admitting and taking queued runs, give
+    the runs in progress :data:`~decido_service.runs.SHUTDOWN_GRACE` seconds, then stop
+    the rest (their final state is recorded; their clients get their answers before
+    Sanic closes the connections)."""
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, lambda: None)
+    worker = getattr(app.ctx, "run_worker", None)
+    if worker is not None:
+        await worker.stop()
+    executions = getattr(app.ctx, "executions", None)
+    if executions:
+        await wind_down(executions)
 
 
 def register(app: Sanic[Any, Any]) -> None:
     """Attach the listeners to ``app``."""
-    app.register_listener(hold_shutdown, "before_server_stop")
+    app.register_listener(stop_runs, "before_server_stop")
     app.register_listener(open_resources, "before_server_start")
     app.register_listener(close_resources, "after_server_stop")

@@ -10,7 +10,8 @@ health check. The headers go on Sanic's own ``HTTPResponse`` (public API only).
 The request id echoes a sane incoming ``X-Request-Id`` (1-128 characters of
 ``[A-Za-z0-9._-]``), else is 32 hex digits: a random per-process prefix and a counter,
 unique across workers and restarts. Access logs are one JSON object per line on stderr:
-method, path, status, ms, request_id, key_id — never a secret, a header value or a body.
+time (UTC, ISO 8601 with milliseconds), method, path, status, ms, request_id, key_id —
+never a secret, a header value or a body.
 The event loop collects the lines of each worker and writes them together at most
 :data:`AccessLog.FLUSH_AFTER` seconds later (or at once past :data:`AccessLog.MAX_LINES`
 lines, and when the worker stops), so a busy worker makes one ``write`` for many requests
@@ -148,16 +149,39 @@ def log_request(request: Request, status: int, ctx: Any = None) -> None:
         ctx = request.ctx
     started = getattr(ctx, "started", None)
     key = getattr(ctx, "key", None)
+    seconds = None if started is None else time.perf_counter() - started
     request.app.ctx.access_log.add(access_line(
-        request.method, request.path, status,
-        None if started is None else (time.perf_counter() - started) * 1e3,
+        request.method, request.path, status, None if seconds is None else seconds * 1e3,
         request_id(request, ctx), key["id"] if key else None))
+    metrics = request.app.ctx.metrics
+    if metrics is not None:
+        metrics.observe(request, status, seconds)
+
+
+class _UtcClock:
+    """``2026-11-25T16:54:03.123Z`` for now: the date and time formatted once a second."""
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._text = ""
+
+    def now(self) -> str:
+        t = time.time()
+        second = int(t)
+        if second != self._second:
+            self._second = second
+            self._text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        return f"{self._text}.{min(999, int((t - second) * 1000)):03d}Z"
+
+
+_CLOCK = _UtcClock()
 
 
 def access_line(method: str, path: str, status: int, ms: float | None, rid: str,
-                key_id: str | None) -> bytes:
-    """One access log line: a JSON object (no newline) with ``method``, ``path``,
-    ``status``, ``ms`` (3 decimals, or null), ``request_id`` and ``key_id`` (or null).
+                key_id: str | None, at: str | None = None) -> bytes:
+    """One access log line: a JSON object (no newline) with ``time`` (``at``, default
+    now: UTC, ISO 8601 with milliseconds), ``method``, ``path``, ``status``, ``ms`` (3
+    decimals, or null), ``request_id`` and ``key_id`` (or null).
 
     The common line (printable ASCII strings, no quote or backslash) is formatted
     directly; anything else is encoded by orjson. (orjson starts every output in a
@@ -165,11 +189,13 @@ def access_line(method: str, path: str, status: int, ms: float | None, rid: str,
     enough to cost a page fault every few requests.)"""
     # one check of the texts together: each property _plain checks is per character
     texts = method + path + rid if key_id is None else method + path + rid + key_id
+    at = at or _CLOCK.now()
     if ms is not None and ms == ms and ms < 1e12 and _plain(texts):
-        return (b'{"method":"%s","path":"%s","status":%d,"ms":%.3f,"request_id":"%s",'
-                b'"key_id":%s}') % (method.encode(), path.encode(), status, ms, rid.encode(),
-                                    b"null" if key_id is None else b'"%s"' % key_id.encode())
-    return orjson.dumps({"method": method, "path": path, "status": status,
+        return (b'{"time":"%s","method":"%s","path":"%s","status":%d,"ms":%.3f,'
+                b'"request_id":"%s","key_id":%s}') % (
+                    at.encode(), method.encode(), path.encode(), status, ms, rid.encode(),
+                    b"null" if key_id is None else b'"%s"' % key_id.encode())
+    return orjson.dumps({"time": at, "method": method, "path": path, "status": status,
                          "ms": None if ms is None else round(ms, 3), "request_id": rid,
                          "key_id": key_id})
 

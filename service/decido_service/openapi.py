@@ -23,7 +23,7 @@ from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES
 from decido_service.types import REQUEST_TYPES, RESPONSE_TYPES, RUN_ID_PATTERN, OptimizeEvent
 
-__all__ = ["OPERATIONS", "Operation", "openapi_document"]
+__all__ = ["EXAMPLES", "OPERATIONS", "Operation", "openapi_document"]
 
 Schema = dict[str, Any]
 _REF = "#/components/schemas/{name}"
@@ -130,6 +130,26 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("/v1/docs", "get", "docs", "Interactive documentation (vendored Swagger UI)",
               "meta", (200, "html"), (), keyed=False),
 )
+
+_SUPPLIERS = [{"id": "s1", "attributes": {"price": 18.5, "quality": 7.2, "lead_time": 5}},
+              {"id": "s2", "attributes": {"price": 22.0, "quality": 8.1, "lead_time": 12}},
+              {"id": "s3", "attributes": {"price": 15.0, "quality": 6.0, "lead_time": 3}}]
+_CRITERIA = [{"attribute": "price", "goal": "minimize", "weight": 5},
+             {"attribute": "quality", "goal": "maximize", "weight": 3}]
+#: a request body that works, by component: the interactive docs' "Try it out" starts
+#: from it (tests/service/test_api_openapi.py sends each one)
+EXAMPLES: dict[str, Any] = {
+    "KeyRequest": {"label": "my laptop"},
+    "DecideRequest": {"options": _SUPPLIERS, "method": "topsis", "criteria": _CRITERIA,
+                      "constraints": ["price <= 25", "lead_time < 10 or quality >= 9"],
+                      "explain": True},
+    "BatchRequest": {"defaults": {"method": "wsm", "criteria": _CRITERIA},
+                     "decisions": [{"id": "all", "options": _SUPPLIERS},
+                                   {"id": "cheap two", "options": _SUPPLIERS[::2]}]},
+    "OptimizeRequest": {"bounds": [[-5, 5], [-5, 5], [-5, 5]],
+                        "objective_expression": "sum((x - 1)**2)", "engine": "de",
+                        "max_evaluations": 20000, "time_limit": 2, "seed": 42},
+}
 
 _HEADERS = {
     "X-RateLimit-Limit": {"description": "the limit of the counter this response describes "
@@ -254,8 +274,11 @@ def _operation(op: Operation) -> dict[str, Any]:
     if op.parameters:
         out["parameters"] = list(op.parameters)
     if op.body:
+        media: dict[str, Any] = {"schema": _ref(op.body)}
+        if op.body in EXAMPLES:
+            media["example"] = EXAMPLES[op.body]
         out["requestBody"] = {"required": op.body_required,
-                              "content": {"application/json": {"schema": _ref(op.body)}}}
+                              "content": {"application/json": media}}
     if op.parameters:
         out["parameters"] = [_PARAMETERS[name] for name in op.parameters]
     if not op.keyed:

@@ -86,6 +86,9 @@ async def admit_run(request: Request, key: KeyRecord, req: OptimizeRequest,
     ``/v1/runs`` submission (the store-wide queue cap applies)."""
     ctx = request.app.ctx
     worker: RunWorker = ctx.run_worker
+    if worker.stopping:  # SIGTERM: this worker admits no more runs
+        raise ApiError("overloaded", "this worker is stopping; retry (another worker or "
+                       "node will take it)", headers={"Retry-After": "1"})
     run_id = runs.new_run_id()
     document = runs.new_document(req, budget)
     cap = limits.tier_limits(key, settings=ctx.settings)["max_runs"]
@@ -151,10 +154,11 @@ class RunWorker:
 
     def launch(self, key_id: str, run_id: str, request_id: str, document: dict[str, Any],
                req: OptimizeRequest, objective: decido.Expression,
-               budget: dict[str, Any]) -> runs.Execution:
-        """Execute an owned run in this worker's run pool."""
+               budget: dict[str, Any], *, queued: bool = True) -> runs.Execution:
+        """Execute an owned run in this worker's run pool (``queued``: a ``/v1/runs``
+        run, given back to the queue if the worker stops before it starts)."""
         execution = runs.Execution(self.ctx.store, key_id, run_id, request_id, document,
-                                   self.owner, self.lease)
+                                   self.owner, self.lease, queued=queued)
         execution.task = asyncio.ensure_future(execution.drive(
             self.ctx.run_pool, execute, req, objective, budget))
         self.track(execution)

@@ -113,10 +113,13 @@ class Execution:
     marked it ``failed``, or it was deleted) is stopped and writes nothing more.
     ``task`` ends with the run's result body (the ``/v1/optimize`` answer without ``id``)
     or raises the run's error; the row is final before it ends. ``requeue`` (set on
-    shutdown) gives a run that has not started back to the queue instead of cancelling it."""
+    shutdown for a ``queued`` run, one of ``POST /v1/runs``) gives a run that has not
+    started back to the queue instead of cancelling it; a ``/v1/optimize`` run's client is
+    gone with the process, so it is cancelled."""
 
     def __init__(self, store: Store, key_id: str, run_id: str, request_id: str,
-                 document: dict[str, Any], owner: str, lease: float) -> None:
+                 document: dict[str, Any], owner: str, lease: float, *,
+                 queued: bool = True) -> None:
         self.store = store
         self.key_id = key_id
         self.run_id = run_id
@@ -127,6 +130,7 @@ class Execution:
         self.monitor = decido.RunMonitor()
         self.started_at: float | None = None
         self.cancelled = threading.Event()
+        self.queued = queued  # from the queue (POST /v1/runs), not a waiting /v1/optimize
         self.requeue = False
         self.lost = False
         self.samples: list[tuple[int, float]] = []  # (evaluations, elapsed_ms) per tick
@@ -237,16 +241,16 @@ def new_document(req: OptimizeRequest, budget: dict[str, Any]) -> dict[str, Any]
 
 async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -> None:
     """On shutdown: give this worker's runs ``grace`` seconds to finish, then stop the
-    rest (running ones end ``cancelled`` with their best so far; queued ones go back to
-    the queue, for a process that stays or the next one) and wait until each has
-    written its row."""
+    rest (running ones end ``cancelled`` with their best so far; ``/v1/runs`` runs not
+    started go back to the queue, for a process that stays or the next one; waiting
+    ``/v1/optimize`` runs end ``cancelled``) and wait until each has written its row."""
     tasks = {e.task for e in executions if e.task is not None}
     if not tasks:
         return
     _, pending = await asyncio.wait(tasks, timeout=grace)
     for execution in list(executions):
         if execution.task in pending:
-            execution.requeue = True
+            execution.requeue = execution.queued
             execution.stop()
     if pending:
         await asyncio.wait(pending)

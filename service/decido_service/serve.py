@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
+import socket
 import sys
 from typing import Any
 
+from decido_service import metrics
 from decido_service.config import Settings
 from decido_service.store.postgres_url import redact_url
 
-__all__ = ["BLAS_THREAD_VARIABLES", "register", "serve"]
+__all__ = ["BLAS_THREAD_VARIABLES", "port_problem", "register", "serve"]
 
 #: environment variables that size the BLAS/OpenMP thread pools of NumPy's libraries
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -52,6 +55,8 @@ def _environment(args: argparse.Namespace) -> Settings:
     # yourself to choose otherwise)
     for name in BLAS_THREAD_VARIABLES:
         os.environ.setdefault(name, "1")
+    if metrics.enabled():  # the workers' counters, summed by a scrape of any of them
+        metrics.prepare_directory()
     return settings
 
 
@@ -88,6 +93,31 @@ async def _check_store(settings: Settings) -> None:
         await store.close()
 
 
+def port_problem(host: str, port: int, error: OSError | None = None) -> str | None:
+    """Why ``decido serve`` cannot listen on ``host:port`` (a bind is tried, as Sanic's
+    with ``SO_REUSEADDR``, unless the failure ``error`` is given), with what to do; None
+    when it can."""
+    if error is None:
+        try:
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind((host, port))
+            return None
+        except OSError as exc:
+            error = exc
+    where = f"{host}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (f"decido serve: port {port} is already in use on {host} (another "
+                f"decido serve, or another program). Pick another port: decido serve "
+                f"--port {port + 1} (or DECIDO_PORT={port + 1}; make serve "
+                f'SERVE_ARGS="--port {port + 1}").\n')
+    if error.errno == errno.EACCES:
+        return (f"decido serve: no permission to listen on {where} (ports below 1024 need "
+                "privileges); pick a port above 1023 with --port.\n")
+    return f"decido serve: cannot listen on {where}: {error.strerror or error}\n"
+
+
 def serve(args: argparse.Namespace) -> int:
     """Run the service until interrupted; returns the exit code."""
     from sanic import Sanic
@@ -95,6 +125,10 @@ def serve(args: argparse.Namespace) -> int:
 
     from decido_service.app import create_app
     settings = _environment(args)
+    problem = port_problem(settings.host, settings.port)
+    if problem is not None:
+        sys.stderr.write(problem)
+        return 1
     asyncio.run(_check_store(settings))
     loader = AppLoader(factory=create_app)
     app = loader.load()
@@ -106,5 +140,9 @@ def serve(args: argparse.Namespace) -> int:
 
     app.prepare(host=settings.host, port=settings.port, workers=settings.workers,
                 access_log=False, motd=False, single_process=False)
-    Sanic.serve(primary=app, app_loader=loader)
+    try:
+        Sanic.serve(primary=app, app_loader=loader)
+    except OSError as exc:  # taken between the check and the bind
+        sys.stderr.write(port_problem(settings.host, settings.port, exc) or f"{exc}\n")
+        return 1
     return 0

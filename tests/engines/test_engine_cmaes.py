@@ -169,7 +169,8 @@ def test_options_validated(options):
 def test_option_defaults():
     (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
     defaults = {o["name"]: o["default"] for o in info["options"]}
-    assert defaults == {"popsize": 0, "sigma0": 0.3, "restarts": 9, "incpopsize": 2, "diagonal": 0}
+    assert defaults == {"popsize": 0, "sigma0": 0.3, "restarts": 9, "incpopsize": 2, "diagonal": 0,
+                        "stop_on_convergence": 1}
     assert info["max_dims"] is None
 
 

@@ -108,9 +108,12 @@ def test_exact_budget_and_bounds(budget):
 
 
 def test_restarts_use_the_whole_budget():
-    # sphere converges long before 30,000 evaluations: restarts keep going
-    r = run(SPHERE, [(-5, 5)] * 3, max_evaluations=30_000)
+    # sphere converges long before 30,000 evaluations: without stop_on_convergence,
+    # restarts keep going; with it (the default) the run ends once the restarts agree
+    r = run(SPHERE, [(-5, 5)] * 3, max_evaluations=30_000, stop_on_convergence=False)
     assert r.evaluations == 30_000 and r.status == "max_evaluations"
+    stopped = run(SPHERE, [(-5, 5)] * 3, max_evaluations=30_000)
+    assert stopped.status == "converged" and stopped.evaluations < 30_000
     assert r.fun < 1e-20
     # without restarts the engine stops when the population has converged
     s = run(SPHERE, [(-5, 5)] * 3, max_evaluations=30_000, options={"restarts": 0})
@@ -148,6 +151,7 @@ def test_options_listed():
         "xtol": (1e-12, 0, 1),
         "ftol": (1e-12, 0, 1),
         "evals_per_member": (550, 0, 1e6),
+        "stop_on_convergence": (1, 0, 1),
     }
     assert set(opts) == set(expected)
     for name, (default, lo, hi) in expected.items():

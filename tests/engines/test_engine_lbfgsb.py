@@ -156,7 +156,8 @@ def test_points_within_bounds():
         seen.append(x.copy())
         return float(np.sum((x - 10) ** 2) + np.sum(np.sin(5 * x)))
 
-    r = run(f, np.c_[lo, hi], max_evaluations=3_000, options={"restarts": 100})
+    r = run(f, np.c_[lo, hi], max_evaluations=3_000,
+            options={"restarts": 100, "stop_on_convergence": 0})
     X = np.array(seen)
     assert len(X) == r.evaluations == 3_000
     assert np.all(X >= lo) and np.all(X <= hi)
@@ -199,6 +200,7 @@ def test_option_defaults_listed():
         "restarts": 0,
         "start": 0,
         "max_linesearch": 30,
+        "stop_on_convergence": 1,
     }
     assert (opts["memory"]["min"], opts["memory"]["max"]) == (1, 100)
     assert (opts["restarts"]["min"], opts["restarts"]["max"]) == (0, 1_000_000)

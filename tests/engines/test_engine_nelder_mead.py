@@ -59,14 +59,19 @@ def test_restarts_then_converged(restarts):
     one = run(SHIFTED, [(-3, 4)] * 3, max_evaluations=100_000, options={"restarts": 0})
     assert r.status == "converged" and one.status == "converged"
     assert r.fun < 1e-12
-    # every descent costs roughly the same: restarts + 1 of them
+    # every descent costs roughly the same: restarts + 1 of them, or fewer when two
+    # restarts in a row end at the best minimum (they agree: docs/optimization.md)
+    descents = min(restarts, 2) + 1
     ratio = r.evaluations / one.evaluations
-    assert restarts + 0.5 < ratio < restarts + 1.5
+    assert descents - 0.5 < ratio < descents + 0.5
 
 
 def test_unlimited_restarts_use_the_budget():
-    r = run(SHIFTED, [(-3, 4)] * 3, max_evaluations=20_000)
+    r = run(SHIFTED, [(-3, 4)] * 3, max_evaluations=20_000, stop_on_convergence=False)
     assert r.status == "max_evaluations" and r.evaluations == 20_000 and r.fun < 1e-12
+    # by default the descents that end at the same minimum end the run
+    agreed = run(SHIFTED, [(-3, 4)] * 3, max_evaluations=20_000)
+    assert agreed.status == "converged" and agreed.evaluations < 20_000 and agreed.fun < 1e-12
 
 
 def test_restarts_help_on_rastrigin():
@@ -143,7 +148,8 @@ def test_options_validated(options):
 def test_options_listed_with_defaults():
     (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
     opts = {o["name"]: o["default"] for o in info["options"]}
-    assert opts == {"initial_step": 0.1, "xtol": 1e-10, "ftol": 1e-12, "restarts": -1}
+    assert opts == {"initial_step": 0.1, "xtol": 1e-10, "ftol": 1e-12, "restarts": -1,
+                    "stop_on_convergence": 1}
     assert info["max_dims"] == 100
     assert info["kind"] == "local"
 

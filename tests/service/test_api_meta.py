@@ -195,6 +195,9 @@ def test_access_log_line_per_request(server: LiveServer, free_key: str) -> None:
     line = lines[0]
     assert line["method"] == "GET" and line["path"] == "/v1/usage" and line["status"] == 200
     assert line["request_id"] == rid and line["key_id"] == r.json()["key"]["id"]
-    assert line["ms"] >= 0 and set(line) == {"method", "path", "status", "ms", "request_id",
-                                             "key_id"}
+    assert line["ms"] >= 0 and set(line) == {"time", "method", "path", "status", "ms",
+                                             "request_id", "key_id"}
+    assert line["time"].endswith("Z") and r.header("x-request-id") == rid
+    generated = server.request("GET", "/v1/health").header("x-request-id")
+    assert generated and len(generated) == 32  # made when the request has none
     assert free_key not in server.log.read_text()

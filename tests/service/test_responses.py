@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import time
+from datetime import datetime, timezone
 
 import orjson
 import pytest
@@ -262,6 +263,10 @@ def test_access_lines_are_json_with_the_same_fields(method, path, status, ms, ri
     assert parsed["method"] == method and parsed["path"] == path
     assert parsed["status"] == status and parsed["request_id"] == rid
     assert parsed["key_id"] == key_id
+    assert list(parsed)[0] == "time"
+    assert datetime.strptime(parsed["time"], "%Y-%m-%dT%H:%M:%S.%fZ")  # UTC, milliseconds
+    assert abs(datetime.strptime(parsed["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=timezone.utc).timestamp() - time.time()) < 3600
     if ms is None or ms != ms:
         assert parsed["ms"] is None
     else:

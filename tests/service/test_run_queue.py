@@ -271,3 +271,30 @@ def test_finished_runs_past_their_retention_are_deleted(tmp_path: Path) -> None:
             assert time.monotonic() < deadline
             time.sleep(0.2)
         assert srv.request("GET", f"/v1/runs/{recent['id']}", headers=auth(key)).status == 200
+
+
+def test_sigterm_requeues_waiting_runs_and_cancels_waiting_optimize(tmp_path: Path) -> None:
+    """A stopping worker gives /v1/runs runs it had not started back to the queue, and
+    ends a /v1/optimize run still waiting for its thread cancelled (its client is gone)."""
+    env = {"DECIDO_RUN_THREADS": "1", "DECIDO_RUN_QUEUE": "2"}
+    with running(tmp_path, env, workers=1) as srv:
+        key = srv.create_key(tier="team")["key"]
+        busy = submit(srv, key, SLOW)
+        wait_for(srv, key, busy["id"], "running")
+        sync = threading.Thread(target=lambda: srv.request(
+            "POST", "/v1/optimize", SPHERE, headers=auth(key), timeout=60), daemon=True)
+        sync.start()
+        deadline = time.monotonic() + 30
+        while len(srv.request("GET", "/v1/runs?state=queued",
+                              headers=auth(key)).json()["data"]) < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        waiting = srv.request("GET", "/v1/runs?state=queued", headers=auth(key)).json()["data"]
+        srv.stop()
+        db = sqlite3.connect(srv.db)
+        states = dict(db.execute("SELECT id, state FROM runs").fetchall())
+        owners = dict(db.execute("SELECT id, owner FROM runs").fetchall())
+        db.close()
+        (optimize_run,) = [r["id"] for r in waiting]
+        assert states[busy["id"]] == "cancelled" and states[optimize_run] == "cancelled"
+        assert all(owner is None for owner in owners.values())

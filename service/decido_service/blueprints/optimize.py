@@ -142,7 +142,8 @@ async def start_run(request: Request, key: KeyRecord, req: OptimizeRequest,
         budget = {**budget, "deadline": time.time() + budget["time_limit"]}
         run_id, document = await admit_run(request, key, req, budget, queued=False)
         execution: runs.Execution = ctx.run_worker.launch(
-            key["id"], run_id, request_id(request), document, req, objective, budget)
+            key["id"], run_id, request_id(request), document, req, objective, budget,
+            queued=False)
     except BaseException:
         slots.release()
         raise

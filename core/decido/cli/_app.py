@@ -1,0 +1,233 @@
+"""The click commands of ``decido``: ``optimize``, ``decide``, ``runs`` (and ``serve``,
+``keys``, handed to the service's own command line)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import click
+
+import decido
+from decido.cli import _inputs
+from decido.cli._output import add_row, print_table, table
+from decido.cli._progress import ProgressDisplay
+from decido.cli._remote import client_for, follow, server_options
+from decido.cli._runs import runs
+from decido.errors import DecidoError
+from decido.optimize import DEFAULT_EVALUATIONS_PER_DIM, MIN_DEFAULT_EVALUATIONS, OptimizeResult
+
+__all__ = ["INTERRUPTED", "cli"]
+
+#: the exit code after Ctrl-C (128 + SIGINT)
+INTERRUPTED = 130
+_SHOWN_X = 10
+
+
+class _Group(click.Group):
+    """Library and client errors are printed as ``decido: ...`` (exit 1), not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except DecidoError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(decido.__version__, prog_name="decido")
+def cli() -> None:
+    """decido: optimization and decisions, here or on a decido server."""
+
+
+def _service_command(name: str, summary: str) -> None:
+    @cli.command(name, help=summary, add_help_option=False,
+                 context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    @click.pass_context
+    def command(ctx: click.Context) -> None:
+        from decido.cli import _service
+
+        ctx.exit(_service([name, *ctx.args]))
+
+
+_service_command("serve", "Run the HTTP service (the 'service' extra; see decido serve -h).")
+_service_command("keys", "Create, list and revoke API keys (see decido keys -h).")
+cli.add_command(runs)
+
+
+@cli.command()
+@click.argument("expression")
+@click.option("--bounds", "-b", "bounds", multiple=True, required=True, metavar="LO:HI",
+              help="the box: once with --dims N, or once per variable")
+@click.option("--dims", "-n", type=click.IntRange(min=1), help="number of variables")
+@click.option("--constraint", "-c", "constraints", multiple=True, metavar="LEFT<=RIGHT",
+              help="a constraint (<=, >=, <, >, ==) over x; repeatable")
+@click.option("--penalty", type=click.FloatRange(min=0, min_open=True), default=1e6,
+              show_default=True, help="weight of a constraint's violation")
+@click.option("--maximize", "goal", flag_value="maximize", help="maximize (default: minimize)")
+@click.option("--minimize", "goal", flag_value="minimize", default=True, hidden=True)
+@click.option("--engine", "-e", help="an engine id (decido.engines(); default dss)")
+@click.option("--seed", type=click.IntRange(min=0), help="replays a run")
+@click.option("--budget", type=click.IntRange(min=1),
+              help="most evaluations (default max(10000, 2000 n))")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), help="seconds")
+@click.option("--target", type=float, help="stop once the best value is this good")
+@click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
+              help="an engine option; repeatable")
+@click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@server_options
+def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
+             constraints: tuple[str, ...], penalty: float, goal: str, engine: str | None,
+             seed: int | None, budget: int | None, time_limit: float | None,
+             target: float | None, options: tuple[str, ...], as_json: bool,
+             server: str | None, key: str | None) -> None:
+    """Optimize EXPRESSION over the vector x: here, or on a server with --server.
+
+    A progress bar on a terminal (plain lines otherwise, on stderr); Ctrl-C stops the run
+    and prints the best point so far."""
+    box = _inputs.bounds(bounds, dims)
+    objective = _inputs.penalized(expression, constraints, goal, penalty)
+    args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
+                            "max_evaluations": budget, "time_limit": time_limit,
+                            "options": _engine_options(options) or None}
+    total = budget or max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * len(box))
+    result: OptimizeResult | None
+    with ProgressDisplay(total) as display:
+        if server is None:
+            result, interrupted = _run_here(objective, box, args, display)
+        else:
+            with client_for(server, key) as client:
+                run = client.submit(objective, box, **args)
+                result, interrupted = follow(run, display)
+    if result is None:
+        raise click.ClickException("the run was cancelled before it started")
+    violated = _inputs.feasible(constraints, result.x) if constraints else None
+    if interrupted:
+        click.echo("interrupted: the best point so far", err=True)
+    _show(result, violated, as_json)
+    if interrupted:
+        sys.exit(INTERRUPTED)
+
+
+def _engine_options(given: tuple[str, ...]) -> dict[str, float]:
+    out = {}
+    for text in given:
+        name, sep, value = text.partition("=")
+        try:
+            out[name] = float(value) if sep else float("nan")
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise click.BadParameter(f"{text!r}: expected NAME=NUMBER", param_hint="--option")
+    return out
+
+
+def _run_here(objective: str, box: list[list[float]], args: dict[str, Any],
+              display: ProgressDisplay) -> tuple[OptimizeResult, bool]:
+    """Run in a thread with a :class:`decido.RunMonitor`; this thread draws the progress
+    and, on Ctrl-C, stops the run (it ends ``stopped`` with its best so far)."""
+    monitor = decido.RunMonitor()
+    outcome: list[Any] = []
+    done = threading.Event()  # not Thread.join: a join that Ctrl-C interrupts is spent
+    checked = {k: v for k, v in args.items() if v is not None}
+
+    def work() -> None:
+        try:
+            outcome.append(decido.optimize(objective, box, monitor=monitor, **checked))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            outcome.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="decido-run", daemon=True).start()
+    interrupted = False
+    try:
+        while not done.wait(0.1):
+            p = monitor.progress()
+            display.update(p["evaluations"], p["best"], p["elapsed"])
+    except KeyboardInterrupt:
+        interrupted = True
+        monitor.stop()
+        done.wait()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    result: OptimizeResult = outcome[0]
+    display.update(result.evaluations, result.fun, result.elapsed)
+    return result, interrupted
+
+
+def _show(result: OptimizeResult, violated: list[str] | None, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(_inputs.result_json(result, violated)))
+        return
+    x = ", ".join(format(v, ".6g") for v in result.x[:_SHOWN_X])
+    more = f", ... ({len(result.x)} values)" if len(result.x) > _SHOWN_X else ""
+    status = result.message if result.message.startswith(result.status) else \
+        f"{result.status}: {result.message}"
+    rows = [("status", status), ("best value", f"{result.fun:.10g}"),
+            ("x", f"[{x}{more}]"),
+            ("evaluations", f"{result.evaluations} ({result.iterations} iterations)"),
+            ("elapsed", f"{result.elapsed:.3f} s"),
+            ("engine", f"{result.engine} (seed {result.seed})")]
+    if violated is not None:
+        rows.append(("feasible", "yes" if not violated else "no: " + "; ".join(violated)))
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        click.echo(f"{name.ljust(width)}  {value}")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--method", "-m", help="topsis, wsm, wpm, vikor, ... (default: the request's, "
+                                     "else topsis)")
+@click.option("--criterion", "criteria", multiple=True, metavar="ATTR:min|max[:WEIGHT]",
+              help="a criterion; repeatable")
+@click.option("--expression", help="score the options with this expression instead")
+@click.option("--constraint", "constraints", multiple=True, metavar="EXPR",
+              help="a constraint over the attributes, e.g. 'price <= 25'; repeatable")
+@click.option("--top-k", type=click.IntRange(min=1), help="rank only the best K")
+@click.option("--id", "id_column", metavar="COLUMN", help="the CSV column naming an option "
+                                                          "(default: id, else the first)")
+@click.option("--json", "as_json", is_flag=True, help="print the whole answer as JSON")
+@server_options
+def decide(file: Path, method: str | None, criteria: tuple[str, ...], expression: str | None,
+           constraints: tuple[str, ...], top_k: int | None, id_column: str | None,
+           as_json: bool, server: str | None, key: str | None) -> None:
+    """Rank the options of FILE (CSV with a header row, or JSON) and print the ranking."""
+    request = _inputs.decision_request(file, id_column)
+    if criteria:
+        request["criteria"] = [_inputs.criterion(c) for c in criteria]
+    if expression is not None:
+        request["expression"] = expression
+    if constraints:
+        request["constraints"] = list(constraints)
+    if method is not None:
+        request["method"] = method
+    elif "criteria" in request and "expression" not in request:
+        request.setdefault("method", "topsis")
+    if top_k is not None:
+        request["top_k"] = top_k
+    if server is None:
+        answer = decido.decide(request)
+    else:
+        with client_for(server, key) as client:
+            answer = client.decide(request)
+    if as_json:
+        click.echo(json.dumps(answer))
+        return
+    _ranking(answer)
+
+
+def _ranking(answer: dict[str, Any]) -> None:
+    rows = table("rank", "id", "score")
+    for row in answer.get("ranking", []):
+        score = row.get("score")
+        add_row(rows, row["rank"], row["id"], "-" if score is None else format(score, ".6g"))
+    print_table(rows)
+    for item in answer.get("infeasible", []):
+        click.echo(f"infeasible: {item['id']} ({'; '.join(item['violated'])})")
+    if answer.get("best_is_tied"):
+        click.echo(f"tied at the top: {json.dumps(answer['ties'][0])}")

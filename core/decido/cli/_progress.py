@@ -1,0 +1,74 @@
+"""A run's progress on stderr: a live rich bar on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+__all__ = ["ProgressDisplay", "best_text"]
+
+
+def best_text(best: float | None) -> str:
+    """A best value as shown (``-`` before the first evaluation)."""
+    return "-" if best is None else format(best, ".6g")
+
+
+class ProgressDisplay:
+    """Shows ``update(evaluations, best, elapsed)`` (``elapsed`` in seconds): on a terminal
+    a bar of evaluations out of ``total`` with the best value and the time; elsewhere a
+    plain line at most every ``every`` seconds (and the last one on exit)."""
+
+    def __init__(self, total: int | None, out: TextIO | None = None,
+                 every: float = 1.0) -> None:
+        self.out = out or sys.stderr
+        self.console = Console(file=self.out)
+        self.total = total
+        self.every = every
+        self._last: tuple[int, float | None, float] | None = None
+        self._shown: tuple[int, float | None, float] | None = None
+        self._printed = -float("inf")
+        self._bar: Progress | None = None
+        if self.console.is_terminal:
+            self._bar = Progress(TextColumn("[bold]optimizing"), BarColumn(),
+                                 MofNCompleteColumn(), TextColumn("best {task.fields[best]}"),
+                                 TimeElapsedColumn(), console=self.console, transient=False)
+            self._task = self._bar.add_task("run", total=total, best="-")
+
+    def __enter__(self) -> ProgressDisplay:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+        elif self._last is not None and self._last != self._shown:
+            self._line(*self._last)
+
+    def update(self, evaluations: int, best: float | None, elapsed: float) -> None:
+        """The run's latest progress."""
+        if self._last is not None and self._last[:2] == (evaluations, best):
+            return
+        self._last = (evaluations, best, elapsed)
+        if self._bar is not None:
+            self._bar.update(self._task, completed=evaluations, best=best_text(best))
+        elif time.monotonic() - self._printed >= self.every:
+            self._line(evaluations, best, elapsed)
+
+    def progress(self, progress: dict[str, Any]) -> None:
+        """:meth:`update` from the service's progress member (``elapsed_ms``)."""
+        self.update(int(progress["evaluations"]), progress.get("best"),
+                    float(progress["elapsed_ms"]) / 1e3)
+
+    def _line(self, evaluations: int, best: float | None, elapsed: float) -> None:
+        self._printed, self._shown = time.monotonic(), (evaluations, best, elapsed)
+        of = f"/{self.total}" if self.total else ""
+        self.out.write(f"evaluations {evaluations}{of}  best {best_text(best)}  "
+                       f"elapsed {elapsed:.1f} s\n")
+        self.out.flush()

@@ -1,0 +1,100 @@
+"""What both drivers share about httpx: importing it, the headers, a :class:`Call` as
+httpx's arguments, httpx's errors as the client's, whether a failure is retried, the
+default progress printer."""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+import decido
+from decido.client._protocol import Call, RetryPolicy
+from decido.client.errors import (
+    ApiError,
+    ClientError,
+    ConnectionFailed,
+    MissingDependency,
+    Retryable,
+    Timeout,
+)
+
+__all__ = ["DEFAULT_URL", "STREAM_READ", "call_args", "headers", "httpx", "print_progress",
+           "failure", "translate"]
+
+#: the server when neither ``base_url`` nor ``DECIDO_URL`` says another
+DEFAULT_URL = "http://127.0.0.1:8000"
+#: the shortest read timeout of an event stream (seconds): the server sends a heartbeat
+#: every 15 s
+STREAM_READ = 40.0
+
+
+def httpx() -> ModuleType:
+    """The httpx module, or :class:`MissingDependency` naming the extra to install."""
+    try:
+        import httpx as module
+    except ModuleNotFoundError as exc:
+        raise MissingDependency(
+            "decido.Client needs httpx: pip install 'decido[client]'") from exc
+    return module
+
+
+def headers(key: str | None) -> dict[str, str]:
+    """The headers of every call: the key (``key``, else ``DECIDO_KEY``) as a bearer token."""
+    key = key if key is not None else os.environ.get("DECIDO_KEY")
+    out = {"User-Agent": f"decido-client/{decido.__version__}",
+           "Accept": "application/json"}
+    if key:
+        out["Authorization"] = f"Bearer {key}"
+    return out
+
+
+def call_args(call: Call, timeout: float, stream: bool = False) -> dict[str, Any]:
+    """The keyword arguments of ``httpx.Client.request`` (and ``stream``) for ``call``."""
+    seconds = call.timeout if call.timeout is not None else timeout
+    http = httpx()
+    hdrs = dict(call.headers)
+    if stream:
+        hdrs["Accept"] = "text/event-stream"
+    return {"method": call.method, "url": call.path, "params": call.params,
+            "json": call.json, "headers": hdrs,
+            "timeout": http.Timeout(seconds, read=max(seconds, STREAM_READ) if stream
+                                    else seconds)}
+
+
+def translate(exc: BaseException) -> BaseException:
+    """httpx's exceptions as the client's (:class:`Timeout`, :class:`ConnectionFailed`);
+    anything else unchanged."""
+    http = httpx()
+    if isinstance(exc, http.TimeoutException):
+        return Timeout(f"the service did not answer in time: {exc!r}")
+    if isinstance(exc, http.TransportError):
+        return ConnectionFailed(f"cannot reach the service: {exc}")
+    return exc
+
+
+def failure(policy: RetryPolicy, call: Call, attempt: int, exc: Exception) -> float:
+    """After attempt ``attempt`` of ``call`` failed with ``exc``: the seconds to wait before
+    sending it again, or raise the failure (as the client's exception). A 429 or 503 was
+    refused (nothing was done): worth another try; a transport failure only when the call
+    is safe to resend."""
+    error = translate(exc)
+    delay = None
+    if isinstance(error, Retryable) or (
+            call.resend and isinstance(error, ClientError) and not isinstance(error, ApiError)):
+        delay = policy.delay(attempt, error)
+    if delay is None:
+        raise error from (None if error is exc else exc)
+    return delay
+
+
+def print_progress(progress: dict[str, Any]) -> None:
+    """The default progress of :meth:`Run.wait` (``progress=True``): one line on stderr."""
+    best = progress.get("best")
+    line = (f"evaluations {progress['evaluations']}  best "
+            f"{'-' if best is None else format(best, '.6g')}  "
+            f"elapsed {progress['elapsed_ms'] / 1e3:.1f} s")
+    end = "\r" if sys.stderr.isatty() else "\n"
+    sys.stderr.write(line + end)
+    sys.stderr.flush()

@@ -1,0 +1,264 @@
+"""``decido.AsyncClient``: the asyncio client of the decido service (httpx).
+
+The same operations as :class:`decido.Client` (:mod:`decido.client._ops`), each a
+coroutine; iterations (:meth:`AsyncClient.runs`, :meth:`AsyncRun.events`) are
+``async for`` loops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from numpy.typing import ArrayLike
+
+from decido.client import _ops
+from decido.client._http import (
+    DEFAULT_URL,
+    call_args,
+    failure,
+    headers,
+    httpx,
+    print_progress,
+    translate,
+)
+from decido.client._ops import Objective, Progress, RunArgs, RunState
+from decido.client._protocol import (
+    Call,
+    Emit,
+    Event,
+    EventParser,
+    NextEvent,
+    Op,
+    OpenStream,
+    Reply,
+    RetryPolicy,
+    Sleep,
+    raise_for,
+)
+from decido.optimize import OptimizeResult
+
+if TYPE_CHECKING:  # typing.Unpack is 3.11+
+    from typing_extensions import Unpack
+
+__all__ = ["AsyncClient", "AsyncRun"]
+
+T = TypeVar("T")
+
+
+class AsyncRun(RunState):
+    """:class:`decido.client.Run` for :class:`AsyncClient`: the same members, coroutines."""
+
+    def __init__(self, client: AsyncClient, document: dict[str, Any]) -> None:
+        super().__init__(document)
+        self._client = client
+
+    async def refresh(self) -> AsyncRun:
+        """Read the run again (and its trace once it has ended); returns itself."""
+        await self._client._drive(_ops.get_run(self))
+        return self
+
+    async def cancel(self) -> AsyncRun:
+        """Ask the run to stop: it ends ``cancelled`` with its best so far."""
+        await self._client._drive(_ops.cancel(self))
+        return self
+
+    async def wait(self, timeout: float | None = None,
+                   progress: bool | Progress = False) -> OptimizeResult | None:
+        """As :meth:`decido.client.Run.wait`."""
+        show = print_progress if progress is True else progress or None
+        return await self._client._drive(_ops.wait(self, timeout, show))
+
+    def events(self, last_event_id: str | None = None) -> AsyncIterator[Event]:
+        """As :meth:`decido.client.Run.events`, an ``async for`` iteration."""
+        return self._client._iterate(_ops.events(self, last_event_id))
+
+
+class AsyncClient:
+    """:class:`decido.Client` for asyncio: the same arguments, methods and results, each
+    a coroutine. Use it as an ``async with`` context manager or ``await`` :meth:`aclose`."""
+
+    def __init__(self, base_url: str = DEFAULT_URL, key: str | None = None, *,
+                 timeout: float = 30.0, retry: RetryPolicy | None = None,
+                 transport: Any = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self._http = httpx().AsyncClient(base_url=self.base_url, headers=headers(key),
+                                         transport=transport)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def health(self) -> dict[str, Any]:
+        """``GET /v1/health``."""
+        return cast(dict[str, Any], await self._drive(_ops.fetch("GET", "/v1/health")))
+
+    async def engines(self) -> list[dict[str, Any]]:
+        """Metadata of every engine, as :func:`decido.engines`."""
+        return await self._drive(_ops.engines())
+
+    async def usage(self) -> dict[str, Any]:
+        """The key, its plan and tier, their limits and current usage."""
+        return cast(dict[str, Any], await self._drive(_ops.fetch("GET", "/v1/usage")))
+
+    async def create_key(self, label: str | None = None) -> dict[str, Any]:
+        """A new free key (``key``: its secret, shown once)."""
+        return await self._drive(_ops.create_key(label))
+
+    async def decide(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One decision: the body and the answer of :func:`decido.decide`."""
+        answer = await self._drive(_ops.fetch("POST", "/v1/decide", request))
+        return cast(dict[str, Any], answer)
+
+    async def batch(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Many decisions: the body and the answer of :func:`decido.decide_batch`."""
+        answer = await self._drive(_ops.fetch("POST", "/v1/batch", request))
+        return cast(dict[str, Any], answer)
+
+    def decisions(self) -> AsyncIterator[dict[str, Any]]:
+        """Every entry of the key's decision log, newest first (page after page)."""
+        return self._iterate(_ops.pages("/v1/decisions", {}))
+
+    async def decision(self, decision_id: str) -> dict[str, Any]:
+        """One logged decision with its request and answer."""
+        answer = await self._drive(_ops.fetch("GET", f"/v1/decisions/{decision_id}"))
+        return cast(dict[str, Any], answer)
+
+    async def submit(self, objective: Objective, bounds: ArrayLike, *,
+                     idempotency_key: str | None = None,
+                     **args: Unpack[RunArgs]) -> AsyncRun:
+        """As :meth:`decido.Client.submit`."""
+        body = _ops.run_body(objective, bounds, args)
+        return AsyncRun(self, await self._drive(_ops.submit(body, idempotency_key)))
+
+    async def optimize(self, objective: Objective, bounds: ArrayLike, *,
+                       timeout: float | None = None,
+                       **args: Unpack[RunArgs]) -> OptimizeResult:
+        """As :meth:`decido.Client.optimize`."""
+        run = await self.submit(objective, bounds, **args)
+        result = await run.wait(timeout)
+        assert result is not None  # only a run cancelled before it starts has none
+        return result
+
+    async def minimize(self, objective: Objective, bounds: ArrayLike,
+                       **args: Any) -> OptimizeResult:
+        """:meth:`optimize` with ``goal="minimize"``."""
+        return await self.optimize(objective, bounds, goal="minimize", **args)
+
+    async def maximize(self, objective: Objective, bounds: ArrayLike,
+                       **args: Any) -> OptimizeResult:
+        """:meth:`optimize` with ``goal="maximize"``."""
+        return await self.optimize(objective, bounds, goal="maximize", **args)
+
+    async def run(self, run_id: str) -> AsyncRun:
+        """The handle of one of the key's runs (:class:`NotFound` for any other id)."""
+        return AsyncRun(self, await self._drive(_ops.fetch("GET", f"/v1/runs/{run_id}")))
+
+    async def runs(self, state: str | None = None,
+                   engine: str | None = None) -> AsyncIterator[AsyncRun]:
+        """Every run of the key, newest first (page after page), optionally only those in
+        ``state`` or of ``engine``."""
+        async for document in self._iterate(
+                _ops.pages("/v1/runs", {"state": state, "engine": engine})):
+            yield AsyncRun(self, document)
+
+    # ----------------------------------------------------------- the driver
+
+    async def _drive(self, op: Op[T]) -> T:
+        """Carry out an operation that emits nothing; its value."""
+        box: list[T] = []
+        async for _ in self._iterate(op, box):
+            raise AssertionError("this operation emits items")  # pragma: no cover
+        return box[0]
+
+    async def _iterate(self, op: Op[T], box: list[T] | None = None) -> AsyncIterator[Any]:
+        """Carry out ``op``, yielding what it emits; its value is appended to ``box``."""
+        stream = _Stream()
+        outcome: Any = None
+        try:
+            while True:
+                try:
+                    step = op.send(outcome)
+                except StopIteration as stop:
+                    if box is not None:
+                        box.append(stop.value)
+                    return
+                outcome = None
+                if isinstance(step, Emit):
+                    yield step.value
+                elif isinstance(step, Sleep):
+                    await asyncio.sleep(step.seconds)
+                elif isinstance(step, NextEvent):
+                    outcome = await stream.next_event()
+                else:
+                    outcome = await self._send(step, stream)
+        finally:
+            op.close()
+            await stream.close()
+
+    async def _send(self, step: Call | OpenStream, stream: _Stream) -> Reply | None:
+        """One call (or the opening of ``stream``), retried as :attr:`retry` says."""
+        call = step.call if isinstance(step, OpenStream) else step
+        attempt = 0
+        while True:
+            try:
+                if isinstance(step, OpenStream):
+                    await stream.open(self._http, call_args(call, self.timeout, True))
+                    return None
+                r = await self._http.request(**call_args(call, self.timeout))
+                raise_for(r.status_code, r.headers, r.content)
+                return Reply(r.status_code, r.headers, r.content)
+            except Exception as exc:  # noqa: BLE001 - translated, then retried or raised
+                delay = failure(self.retry, call, attempt, exc)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+
+class _Stream:
+    """The open event stream of one operation."""
+
+    def __init__(self) -> None:
+        self._context: Any = None
+        self._lines: AsyncIterator[str] | None = None
+        self._parser = EventParser()
+
+    async def open(self, http: Any, args: dict[str, Any]) -> None:
+        context = http.stream(**args)
+        response = await context.__aenter__()
+        if response.status_code >= 400:
+            content = await response.aread()
+            await context.__aexit__(None, None, None)
+            raise_for(response.status_code, response.headers, content)
+        self._context, self._lines, self._parser = context, response.aiter_lines(), EventParser()
+
+    async def next_event(self) -> Event | None:
+        """The next event, or None once the stream ended or broke (it is closed)."""
+        try:
+            async for line in self._lines or _nothing():
+                event = self._parser.feed(line)
+                if event is not None:
+                    return event
+        except Exception as exc:  # noqa: BLE001 - a broken stream is resumed by the op
+            if translate(exc) is exc:
+                raise
+        await self.close()
+        return None
+
+    async def close(self) -> None:
+        context, self._context, self._lines = self._context, None, None
+        if context is not None:
+            await context.__aexit__(None, None, None)
+
+
+async def _nothing() -> AsyncIterator[str]:
+    return
+    yield  # pragma: no cover

@@ -1,0 +1,244 @@
+/*
+ * test_convergence.c -- the run option stop_on_convergence and the rule of
+ * restarts that agree (engine.h), and compiling many named variables.
+ *
+ *  - dc_restart_log: a new best restarts the count, DC_AGREE_RESTARTS
+ *    consecutive ends at the best point (value and place within the
+ *    tolerances) agree, an equal value elsewhere does not, NaN is worse;
+ *  - every engine lists the option, reads it by name, refuses bad values;
+ *  - on a sphere every engine that restarts stops early with
+ *    DC_STOP_CONVERGED (restarts agree) and, with the option at 0, spends the
+ *    whole budget (an engine that converged starts again);
+ *  - dc_run.interrupt stops a run after the iteration it returns nonzero;
+ *  - N named variables: duplicates found wherever they are, names that are
+ *    prefixes of each other resolved to their own inputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "tests/check.h"
+#include "tests/objectives.h"
+
+static void test_restart_log(void)
+{
+    dc_restart_log log;
+    const double here[2] = {0.25, 0.5}, near[2] = {0.25 + 1e-6, 0.5}, far[2] = {0.75, 0.5};
+    CHECK(dc_restart_log_init(&log, dc_mem_default(), 2) == DC_OK, "init");
+    CHECK(!dc_restart_log_end(&log, NAN, far), "the first end never agrees");
+    CHECK(!dc_restart_log_end(&log, 5.0, here), "a number beats NaN: a new best");
+    CHECK(log.best == 5.0 && log.agree == 0, "best %g agree %lld", log.best,
+          (long long)log.agree);
+    CHECK(!dc_restart_log_end(&log, 5.0 + 1e-12, near), "one end at the best: not yet");
+    CHECK(!dc_restart_log_end(&log, 1.0, here), "a better end starts counting again");
+    CHECK(!dc_restart_log_end(&log, 7.0, here), "a worse end breaks the run of agreement");
+    CHECK(!dc_restart_log_end(&log, 1.0 - 1e-10, near), "within the tolerances");
+    CHECK(log.best == 1.0 - 1e-10, "the best moves: %.17g", log.best);
+    CHECK(!dc_restart_log_end(&log, 1.0, far), "as good elsewhere: another minimum");
+    CHECK(!dc_restart_log_end(&log, 1.0, here), "counting again");
+    CHECK(dc_restart_log_end(&log, 1.0, near), "DC_AGREE_RESTARTS ends at the best agree");
+    dc_restart_log_free(&log);
+    dc_restart_log_free(&log); /* idempotent */
+}
+
+static dc_status run_sphere(const char *id, const char *option, double value, int64_t budget,
+                            dc_result *res, dc_error *err)
+{
+    enum { N = 4 };
+    double lo[N], hi[N];
+    const char *names[1];
+    double values[1];
+    dc_run run;
+    size_t j;
+    for (j = 0; j < N; j++) {
+        lo[j] = -5.0;
+        hi[j] = 5.0;
+    }
+    dc_run_init(&run);
+    run.n = N;
+    run.lower = lo;
+    run.upper = hi;
+    run.objective = sphere;
+    run.max_evaluations = budget;
+    run.seed = 7;
+    if (option) {
+        names[0] = option;
+        values[0] = value;
+        run.option_names = names;
+        run.option_values = values;
+        run.n_options = 1;
+    }
+    return dc_optimize(id, &run, res, err);
+}
+
+static void test_option_listed(void)
+{
+    size_t count = 0;
+    const dc_option_info *opt = dc_run_options(&count);
+    dc_result res;
+    dc_error err;
+    CHECK(count == 1 && strcmp(opt[0].name, "stop_on_convergence") == 0,
+          "the run's options: %zu", count);
+    CHECK(opt[0].default_value == 1.0 && opt[0].integer, "default on, an integer");
+    CHECK(run_sphere("pso", "stop_on_convergence", 2, 100, &res, &err) == DC_ERR_ARGUMENT &&
+              strstr(err.message, "stop_on_convergence") != NULL,
+          "out of range: %s", err.message);
+    CHECK(run_sphere("pso", "stop_on_convergenc", 1, 100, &res, &err) == DC_ERR_ARGUMENT &&
+              strstr(err.message, "stop_on_convergence") != NULL,
+          "an unknown option lists it: %s", err.message);
+}
+
+static void test_engines_stop(void)
+{
+    static const char *const restarting[] = {"dss", "cmaes", "pso", "nelder_mead"};
+    const int64_t budget = 200000;
+    size_t k;
+    for (k = 0; k < dc_engine_count(); k++) {
+        const char *id = dc_engine_at(k)->id;
+        dc_result res;
+        dc_error err;
+        size_t q;
+        int restarts = 0;
+        for (q = 0; q < sizeof restarting / sizeof restarting[0]; q++)
+            restarts |= strcmp(id, restarting[q]) == 0;
+        if (run_sphere(id, NULL, 0, budget, &res, &err) != DC_OK) {
+            CHECK(0, "%s: %s", id, err.message);
+            continue;
+        }
+        if (restarts || strcmp(id, "lbfgsb") == 0)
+            CHECK(res.stop == DC_STOP_CONVERGED && res.evaluations < budget && res.fun < 1e-8,
+                  "%s on a sphere: %s after %lld evaluations, f %g", id, dc_stop_name(res.stop),
+                  (long long)res.evaluations, res.fun);
+        dc_result_free(&res);
+        if (run_sphere(id, "stop_on_convergence", 0, 20000, &res, &err) != DC_OK) {
+            CHECK(0, "%s: %s", id, err.message);
+            continue;
+        }
+        /* a gradient by finite differences costs 2n + 1 = 9: the last may not fit */
+        CHECK(res.stop == DC_STOP_MAX_EVALUATIONS && res.evaluations > 20000 - 9,
+              "%s without stop_on_convergence: %s after %lld evaluations", id,
+              dc_stop_name(res.stop), (long long)res.evaluations);
+        dc_result_free(&res);
+    }
+}
+
+static int interrupt_fifth(void *ud)
+{
+    int *calls = ud;
+    return ++*calls >= 5;
+}
+
+static int count_callback(void *ud, const dc_progress *pr)
+{
+    int *calls = ud;
+    (void)pr;
+    ++*calls;
+    return 0;
+}
+
+/* dc_run.interrupt: polled after every iteration, before the callback; nonzero ends the run
+ * as DC_STOP_ERROR with the best point so far */
+static void test_interrupt_hook(void)
+{
+    double lo[2] = {-1, -1}, hi[2] = {1, 1};
+    int polls = 0, callbacks = 0;
+    dc_run run;
+    dc_result res;
+    dc_error err;
+    dc_run_init(&run);
+    run.n = 2;
+    run.lower = lo;
+    run.upper = hi;
+    run.objective = sphere;
+    run.max_evaluations = 1000000;
+    run.interrupt = interrupt_fifth;
+    run.interrupt_data = &polls;
+    run.callback = count_callback;
+    run.callback_data = &callbacks;
+    if (dc_optimize("nelder_mead", &run, &res, &err) != DC_OK) {
+        CHECK(0, "interrupt: %s", err.message);
+        return;
+    }
+    CHECK(res.stop == DC_STOP_ERROR && res.iterations == 5 && polls == 5 && callbacks == 4,
+          "interrupted: %s after %lld iterations, %d polls, %d callbacks", dc_stop_name(res.stop),
+          (long long)res.iterations, polls, callbacks);
+    CHECK(res.evaluations > 0 && isfinite(res.fun), "the best so far: %g", res.fun);
+    dc_result_free(&res);
+}
+
+static void test_many_names(void)
+{
+    enum { N = 20000 };
+    char **names = calloc(N, sizeof(char *));
+    char *text = malloc((size_t)N * 16);
+    double *x = malloc(N * sizeof(double)), v = 0.0;
+    size_t k, used = 0;
+    dc_options o;
+    dc_program *p = NULL;
+    dc_error err;
+    dc_status st;
+    CHECK(names && text && x, "out of memory");
+    if (!names || !text || !x)
+        goto done;
+    for (k = 0; k < N; k++) {
+        /* "a1", "a12", "a123"...: many names are prefixes of others */
+        names[k] = malloc(16);
+        if (!names[k])
+            goto done;
+        snprintf(names[k], 16, "a%zu", k);
+        x[k] = (double)k;
+        used += (size_t)snprintf(text + used, (size_t)N * 16 - used, "%s%s", k ? "+" : "",
+                                 names[k]);
+    }
+    dc_options_init(&o);
+    o.variables = (const char *const *)names;
+    o.n_variables = N;
+    o.max_length = used;
+    o.max_instructions = 4 * N;
+    st = dc_compile(text, used, &o, &p, &err);
+    CHECK(st == DC_OK, "%d names: %s", N, err.message);
+    if (p) {
+        dc_workspace *ws = dc_workspace_new(p, NULL);
+        CHECK(ws && dc_eval(p, ws, x, &v) == DC_OK && v == (double)N * (N - 1) / 2,
+              "the sum of %d named inputs: %g", N, v);
+        dc_workspace_free(ws);
+        dc_program_free(p);
+        p = NULL;
+    }
+    /* a duplicate at the very end, and one far apart */
+    snprintf(names[N - 1], 16, "a%d", N - 2);
+    st = dc_compile("a0", 2, &o, &p, &err);
+    CHECK(st == DC_ERR_VARIABLE && strstr(err.message, "listed twice"), "duplicate: %s",
+          err.message);
+    dc_program_free(p);
+    p = NULL;
+    snprintf(names[N - 1], 16, "a0");
+    st = dc_compile("a0", 2, &o, &p, &err);
+    CHECK(st == DC_ERR_VARIABLE && strstr(err.message, "'a0'"), "duplicate: %s", err.message);
+    dc_program_free(p);
+    p = NULL;
+    snprintf(names[N - 1], 16, "b");
+    st = dc_compile("a1 + a", 6, &o, &p, &err);
+    CHECK(st == DC_ERR_UNKNOWN_NAME, "a prefix of a name is no name: %s", dc_status_code(st));
+    dc_program_free(p);
+done:
+    if (names)
+        for (k = 0; k < N; k++)
+            free(names[k]);
+    free(names);
+    free(text);
+    free(x);
+}
+
+int main(void)
+{
+    test_restart_log();
+    test_option_listed();
+    test_engines_stop();
+    test_interrupt_hook();
+    test_many_names();
+    printf("test_convergence: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,89 @@
+"""Engines stop when they can tell they have converged (docs/optimization.md, "Convergence"):
+a local engine by its own test, a population when it collapsed, a restart strategy when
+consecutive restarts end at the same best; ``stop_on_convergence=False`` spends the budget."""
+
+import numpy as np
+import pytest
+
+import decido
+from decido import EngineError
+from decido.optimize import problems
+
+ENGINES = [e["id"] for e in decido.engines()]
+#: every engine that restarts (or is local): each stops on a sphere long before the budget
+STOPPING = ["dss", "cmaes", "pso", "nelder_mead", "lbfgsb"]
+BUDGET = 200_000
+
+
+def sphere(x):
+    return float(np.sum((x - 0.3) ** 2))
+
+
+@pytest.mark.parametrize("engine", STOPPING)
+@pytest.mark.parametrize("objective", ["sum((x - 0.3)**2)", sphere], ids=["expression", "callable"])
+def test_a_solved_sphere_ends_converged_before_the_budget(engine, objective):
+    r = decido.minimize(objective, [[-5, 5]] * 10, engine=engine, seed=3,
+                        max_evaluations=BUDGET)
+    assert r.status == "converged" and r.success, (r.status, r.evaluations)
+    assert r.evaluations < BUDGET // 2
+    assert r.fun < 1e-8
+    assert "convergence test" in r.message
+
+
+def test_the_issue_example_sphere_found_at_once_stops_early():
+    # the centre is the minimum: dss's first polish finds it at once; the run then ends
+    r = decido.minimize(lambda x: float(np.sum(x**2)), [[-5, 5]] * 10, seed=1,
+                        max_evaluations=BUDGET)
+    assert r.fun == 0.0 and r.history[0][1] == 0.0
+    assert r.status == "converged" and r.evaluations < BUDGET // 2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_stop_on_convergence_false_spends_the_whole_budget(engine):
+    budget = 3000
+    r = decido.minimize("sum((x - 0.3)**2)", [[-5, 5]] * 4, engine=engine, seed=3,
+                        max_evaluations=budget, stop_on_convergence=False)
+    assert r.status == "max_evaluations" and r.evaluations == budget
+    assert r.fun < (1.0 if engine == "random" else 1e-6)
+    # the same through the engine's options, as the HTTP service passes them
+    again = decido.minimize("sum((x - 0.3)**2)", [[-5, 5]] * 4, engine=engine, seed=3,
+                            max_evaluations=budget, options={"stop_on_convergence": 0})
+    assert again.evaluations == budget and again.fun == r.fun
+
+
+def test_a_local_engine_that_converged_starts_again_from_random_points():
+    r = decido.minimize("sum((x - 0.3)**2) + 0.1*sum(cos(9*x))", [[-2, 2]] * 3,
+                        engine="lbfgsb", seed=5, max_evaluations=2000,
+                        stop_on_convergence=False)
+    once = decido.minimize("sum((x - 0.3)**2) + 0.1*sum(cos(9*x))", [[-2, 2]] * 3,
+                           engine="lbfgsb", seed=5, max_evaluations=2000)
+    assert once.status == "converged" and once.evaluations < 2000
+    assert r.evaluations == 2000 and r.fun <= once.fun
+
+
+def test_restarts_that_end_in_different_basins_go_on():
+    # Rastrigin: every descent of nelder_mead ends in another local minimum
+    r = decido.minimize("10*n + sum(x**2 - 10*cos(2*pi*x))", [[-5.12, 5.12]] * 8,
+                        engine="nelder_mead", seed=2, max_evaluations=20_000)
+    assert r.status == "max_evaluations"
+
+
+def test_every_engine_lists_the_option():
+    for info in decido.engines():
+        (opt,) = [o for o in info["options"] if o["name"] == "stop_on_convergence"]
+        assert (opt["default"], opt["min"], opt["max"], opt["integer"]) == (1, 0, 1, True)
+
+
+@pytest.mark.parametrize("value", [2, 0.5, -1])
+def test_the_option_is_checked_like_any_other(value):
+    with pytest.raises(EngineError) as info:
+        decido.minimize("sum(x**2)", [[0, 1]], options={"stop_on_convergence": value})
+    assert info.value.code == "invalid_option" and info.value.field == "options.stop_on_convergence"
+    found = problems([[0, 1]], engine="pso", options={"stop_on_convergence": value})
+    assert [p.pointer for p in found] == ["/options/stop_on_convergence"]
+
+
+def test_the_keyword_takes_a_bool_only():
+    with pytest.raises(EngineError) as info:
+        decido.minimize("sum(x**2)", [[0, 1]], stop_on_convergence=1)
+    assert info.value.field == "stop_on_convergence"

@@ -1,0 +1,109 @@
+"""The ``decido`` command against a real server: ``optimize --server``, ``decide --server``,
+``runs list|show|watch|cancel``, Ctrl-C of a remote run (it is cancelled, its best shown)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import LiveServer, decido_command, running
+
+from decido.client import Client
+
+pytest.importorskip("httpx")
+pytest.importorskip("click")
+
+SLOW = ["sum(sin(x)**2 + cos(3*x))", "-b", "-5:5", "-n", "500", "--engine", "random",
+        "--budget", "5000000", "--time-limit", "30"]
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with running(tmp_path_factory.mktemp("cli"), workers=1) as srv:
+        yield srv
+
+
+@pytest.fixture
+def remote(live: LiveServer) -> dict[str, str]:
+    """The environment of a command talking to ``live`` with a fresh team key."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DECIDO_")}
+    return {**env, "DECIDO_URL": f"http://127.0.0.1:{live.port}",
+            "DECIDO_KEY": live.create_key(tier="team")["key"]}
+
+
+def decido(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*decido_command(), *args], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def test_optimize_on_the_server_then_list_and_show_the_run(remote: dict[str, str]) -> None:
+    out = decido(remote, "optimize", "sum((x - 1)**2)", "-b", "-5:5", "-n", "3", "--seed",
+                 "3", "--engine", "de", "--budget", "3000", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["engine"] == "de" and result["seed"] == 3 and result["fun"] < 1e-3
+    assert out.stderr.splitlines()[-1].startswith("evaluations ")
+    listed = json.loads(decido(remote, "runs", "list", "--json").stdout)
+    assert len(listed) == 1 and listed[0]["state"] == "succeeded"
+    run_id = listed[0]["id"]
+    table = decido(remote, "runs", "list").stdout.splitlines()
+    assert table[0].split() == ["id", "state", "engine", "dims", "created", "best"]
+    assert table[1].split()[:4] == [run_id, "succeeded", "de", "3"]
+    shown = decido(remote, "runs", "show", run_id)
+    assert f"id           {run_id}" in shown.stdout and "status       " in shown.stdout
+    assert json.loads(decido(remote, "runs", "show", run_id, "--json").stdout)["id"] == run_id
+    missing = decido(remote, "runs", "show", "run_" + "0" * 24)
+    assert missing.returncode == 1 and "404 not_found" in missing.stderr
+
+
+def test_watch_and_cancel_a_remote_run(remote: dict[str, str]) -> None:
+    with Client(remote["DECIDO_URL"], remote["DECIDO_KEY"]) as client:
+        run = client.submit("sum(sin(x)**2)", [[-5, 5]] * 300, engine="random",
+                            max_evaluations=5_000_000, time_limit=30)
+        watcher = subprocess.Popen([*decido_command(), "runs", "watch", run.id],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env=remote)
+        assert watcher.stderr is not None
+        assert watcher.stderr.readline().startswith("evaluations ")  # it is drawing
+        out = decido(remote, "runs", "cancel", run.id)
+        assert out.returncode == 0 and "cancel requested" in out.stdout
+        stdout, _ = watcher.communicate(timeout=60)
+        assert watcher.returncode == 0
+        assert stdout.startswith(f"{run.id} cancelled: stopped, best ")
+        assert run.refresh().state == "cancelled"
+        again = decido(remote, "runs", "cancel", run.id)
+        assert again.returncode == 1 and "409 run_finished" in again.stderr
+
+
+def test_ctrl_c_cancels_the_remote_run_and_prints_its_best(remote: dict[str, str]) -> None:
+    proc = subprocess.Popen([*decido_command(), "optimize", *SLOW], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=remote)
+    assert proc.stderr is not None
+    assert proc.stderr.readline().startswith("evaluations ")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "status       stopped" in out and "best value" in out
+    with Client(remote["DECIDO_URL"], remote["DECIDO_KEY"]) as client:
+        assert [r.state for r in client.runs()] == ["cancelled"]
+
+
+def test_decide_on_the_server(remote: dict[str, str], tmp_path: Path) -> None:
+    data = tmp_path / "o.csv"
+    data.write_text("id,price,quality\na,10,5\nb,12,9\n")
+    out = decido(remote, "decide", str(data), "--criterion", "price:min:2", "--criterion",
+                 "quality:max", "--json")
+    assert out.returncode == 0, out.stderr
+    local = subprocess.run([*decido_command(), "decide", str(data), "--criterion",
+                            "price:min:2", "--criterion", "quality:max", "--json"],
+                           capture_output=True, text=True, timeout=60,
+                           env={k: v for k, v in remote.items() if not k.startswith("DECIDO")})
+    assert json.loads(out.stdout)["ranking"] == json.loads(local.stdout)["ranking"]
+    bad = decido({**remote, "DECIDO_KEY": "dk_" + "x" * 43}, "decide", str(data),
+                 "--criterion", "price:min")
+    assert bad.returncode == 1 and "401" in bad.stderr
