@@ -16,14 +16,12 @@ source, from ``localStorage``/``sessionStorage`` and from the cookies.
 from __future__ import annotations
 
 import importlib.util
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from debian import ensure_package
 
 pytest.importorskip("sanic")
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -51,17 +49,7 @@ auth = live.auth
 
 def ensure_chromium() -> str:
     """``/usr/bin/chromium``, installed with apt when missing (CI runs as root)."""
-    if os.path.exists(CHROMIUM):
-        return CHROMIUM
-    if shutil.which("apt-get") is None or os.geteuid() != 0:
-        pytest.skip("no /usr/bin/chromium and no root apt-get to install it")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]
-    if subprocess.run(install, env=env, capture_output=True, timeout=900).returncode != 0:
-        subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=900,
-                       check=True)
-        subprocess.run(install, env=env, capture_output=True, timeout=900, check=True)
-    return CHROMIUM
+    return ensure_package(CHROMIUM, "chromium")
 
 
 class Visit:
