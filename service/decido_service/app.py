@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from sanic import Sanic
 
-from decido_service import blueprints, connections, listeners, metrics, middleware
+from decido_service import blueprints, connections, dashboard, listeners, metrics, middleware
 from decido_service.config import Settings
 from decido_service.responses import DecidoRequest
 
@@ -40,4 +40,5 @@ def create_app(settings: Settings | None = None) -> Sanic[Any, Any]:
     middleware.register(app)
     metrics.register(app)
     blueprints.register(app)
+    dashboard.register(app)
     return app

@@ -110,9 +110,12 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_SSE_HEARTBEAT": "sse_heartbeat",
     "DECIDO_RUN_LEASE": "run_lease",
     "DECIDO_RUN_RETENTION_DAYS": "run_retention_days",
+    "DECIDO_TLS": "tls",
+    "DECIDO_SESSION_HOURS": "session_hours",
 }
 _ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host",
-                            "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips"}
+                            "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips",
+                            "DECIDO_SESSION_SECRET": "session_secret"}
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,14 @@ class Settings:
     """Open connections per client address and worker process (0: no cap)."""
     sse_heartbeat: int = 15
     """Seconds between two ``: heartbeat`` comments of a run's event stream."""
+    session_secret: str = ""
+    """The dashboard's HMAC secret for session cookies and CSRF tokens (at least 32
+    characters); empty: one is made once and kept in the store, shared by every worker."""
+    session_hours: int = 8
+    """Hours a dashboard session lasts from sign-in."""
+    tls: int = 0
+    """1: the service is reached over HTTPS (say, behind a TLS proxy): the dashboard's
+    cookies are ``Secure``."""
     plans: dict[str, dict[str, int | None]] = field(
         default_factory=lambda: copy.deepcopy(DEFAULT_PLANS)
     )
@@ -168,7 +179,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
-                     "decision_retention_days",
+                     "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
                      "run_lease", "run_retention_days"):
             value = getattr(self, name)
@@ -184,6 +195,10 @@ class Settings:
             if row["max_time_limit"] is None:
                 raise ValueError(f"tiers[{name!r}]['max_time_limit'] cannot be unlimited")
         trusted_networks(self.forwarded_allow_ips)  # ValueError for a bad entry
+        if self.session_secret and len(self.session_secret) < 32:
+            raise ValueError("setting 'session_secret' must have at least 32 characters")
+        if self.tls not in (0, 1):
+            raise ValueError(f"setting 'tls' must be 0 or 1, got {self.tls!r}")
 
     @property
     def trusted_proxies(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

@@ -54,6 +54,7 @@ TITLES: dict[str, tuple[int, str]] = {
     "revoked_key": (401, "Revoked key"),
     "max_dims_exceeded": (403, "Too many dimensions for the tier"),
     "compute_cap_exceeded": (403, "Above the tier's per-run compute cap"),
+    "csrf_failed": (403, "Cross-site request refused"),
     "not_found": (404, "Not found"),
     "method_not_allowed": (405, "Method not allowed"),
     "request_timeout": (408, "Request timeout"),

@@ -39,20 +39,24 @@ import re
 import secrets
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
 
 import decido
 from decido_service.errors import PROBLEM_BASE, ApiError, as_api_error
-from decido_service.run_trace import TRACE_POINTS, points, thin_trace, timed
-from decido_service.store import FINISHED_STATES, Store, iso_utc
+from decido_service.run_trace import COLUMNS, TRACE_POINTS, points, thin_trace, timed
+from decido_service.schemas import engine_table
+from decido_service.store import FINISHED_STATES, RUN_STATES, Store, iso_utc
 from decido_service.types import RUN_ID_PATTERN, OptimizeRequest
 
 __all__ = ["PROGRESS_INTERVAL", "RUN_ID", "TRACE_POINTS", "Execution", "new_run_id",
            "new_document", "cancel_queued", "run_problem", "run_view", "thin_trace", "valid_run_id",
-           "SHUTDOWN_GRACE", "fail_interrupted", "fail_run", "wind_down"]
+           "SHUTDOWN_GRACE", "fail_interrupted", "fail_run", "wind_down",
+           "DEFAULT_PAGE", "MAX_PAGE", "PageQuery", "cancel", "find", "not_found", "page",
+           "page_query", "trace_csv"]
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
 PROGRESS_INTERVAL = 0.25
@@ -286,3 +290,89 @@ async def fail_interrupted(store: Store) -> int:
         if row["owner"] is not None or row["state"] == "running":
             count += await fail_run(store, row)
     return count
+
+
+# ------------------------------------------------ reads and cancels, for every surface
+#: the page size of a list of runs without ``limit``, and its largest value
+DEFAULT_PAGE, MAX_PAGE = 20, 100
+
+
+class PageQuery(NamedTuple):
+    """A page of a key's runs: its size, the cursor and the filters."""
+
+    limit: int
+    starting_after: str | None
+    state: str | None
+    engine: str | None
+
+
+def not_found(run_id: str) -> ApiError:
+    """The 404 of a run that is not one of the key's (or no run at all)."""
+    return ApiError("not_found", f"no run {run_id!r} of this key")
+
+
+async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
+    """The row of one of ``key_id``'s runs; 404 ``not_found`` otherwise (a malformed id
+    without a lookup)."""
+    row = await store.get_run(key_id, run_id) if valid_run_id(run_id) else None
+    if row is None:
+        raise not_found(run_id)
+    return row
+
+
+def page_query(args: Mapping[str, str]) -> PageQuery:
+    """The page asked for by ``limit``, ``starting_after``, ``state`` and ``engine`` (one
+    value each); 400 ``invalid_parameter`` naming the first bad one."""
+    limit = _limit(args.get("limit"))
+    after, state, engine = args.get("starting_after"), args.get("state"), args.get("engine")
+    if after is not None and not valid_run_id(after):
+        raise ApiError("invalid_parameter", f"starting_after: {after!r} is not a run id")
+    if state is not None and state not in RUN_STATES:
+        raise ApiError("invalid_parameter", f"state: expected one of {', '.join(RUN_STATES)}")
+    if engine is not None and engine not in engine_table():
+        raise ApiError("invalid_parameter", f"engine: {engine!r} is not an engine id (/v1/engines)")
+    return PageQuery(limit, after, state, engine)
+
+
+def _limit(text: str | None) -> int:
+    if text is None:
+        return DEFAULT_PAGE
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_PAGE or not text.strip().isdigit():
+        raise ApiError("invalid_parameter", f"limit: expected an integer from 1 to {MAX_PAGE}")
+    return value
+
+
+async def page(store: Store, key_id: str, query: PageQuery) -> tuple[list[dict[str, Any]], bool]:
+    """The rows of a page of ``key_id``'s runs, newest first, and whether more follow."""
+    try:
+        rows = await store.page_runs(key_id, query.limit + 1, query.starting_after, query.state,
+                                     query.engine)
+    except ValueError as exc:  # a cursor that is not one of the key's runs
+        raise ApiError("invalid_parameter", str(exc)) from None
+    return rows[:query.limit], len(rows) > query.limit
+
+
+async def cancel(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
+    """Ask a queued or running run to stop (a queued one nobody took ends at once); its
+    row after the request. 404 for a run that is not the key's, 409 ``run_finished`` for
+    a finished one."""
+    state = await store.request_cancel(key_id, run_id) if valid_run_id(run_id) else None
+    if state is None:
+        raise not_found(run_id)
+    if state in FINISHED_STATES:
+        raise ApiError("run_finished", f"run {run_id} is already {state}")
+    if state == "queued":
+        await cancel_queued(store, run_id)
+    return await find(store, key_id, run_id)
+
+
+def trace_csv(trace: list[list[Any]]) -> str:
+    """A trace as CSV: the header :data:`~decido_service.run_trace.COLUMNS`, then one
+    line per point (an unknown ``elapsed_ms`` empty)."""
+    lines = [",".join(COLUMNS)] + [",".join("" if v is None else orjson.dumps(v).decode()
+                                            for v in point) for point in trace]
+    return "\n".join(lines) + "\n"

@@ -120,6 +120,67 @@ def test_keys_unknown_malformed_and_limits(url: str) -> None:
     run(url, scenario)
 
 
+def test_key_accounts(url: str) -> None:
+    """A key made with ``owner`` joins the owner's account; every key of the account lists
+    the same keys (revoked included); a key without an owner is its own account."""
+    async def scenario(store: Store) -> None:
+        first, _ = await store.create_key("sdk", "pro", "main")
+        stranger, _ = await store.create_key("free", "free")
+        child, _ = await store.create_key("free", "free", "ci", owner=first["id"])
+        grandchild, _ = await store.create_key("free", "free", owner=child["id"])
+        orphan, _ = await store.create_key("free", "free", owner="no-such-id")
+        await store.revoke_key(child["id"])
+        account = [first["id"], child["id"], grandchild["id"]]
+        for member in account:
+            assert [k["id"] for k in await store.account_keys(member)] == account
+        listed = await store.account_keys(first["id"])
+        assert listed[1]["revoked_at"] is not None and listed[1]["label"] == "ci"
+        assert [k["id"] for k in await store.account_keys(stranger["id"])] == [stranger["id"]]
+        assert [k["id"] for k in await store.account_keys(orphan["id"])] == [orphan["id"]]
+        assert await store.account_keys("no-such-id") == []
+
+    run(url, scenario)
+
+
+def test_sessions(url: str) -> None:
+    """A session gives its key until it expires or is closed; revoked keys are still
+    returned (the caller ends their sessions); expired rows go when a session opens."""
+    async def scenario(store: Store) -> None:
+        key, _ = await store.create_key("free", "free")
+        await store.open_session("s1", key["id"], NOW + 60, NOW)
+        await store.open_session("s2", key["id"], NOW + 120, NOW)
+        assert (await store.session_key("s1", NOW))["id"] == key["id"]
+        assert await store.session_key("s1", NOW + 60) is None  # expired
+        assert await store.session_key("nope", NOW) is None
+        await store.close_session("s2")
+        await store.close_session("s2")  # twice: nothing happens
+        assert await store.session_key("s2", NOW) is None
+        await store.revoke_key(key["id"])
+        assert (await store.session_key("s1", NOW))["revoked_at"] is not None
+        await store.open_session("s3", key["id"], NOW + 300, NOW + 100)  # s1 pruned
+        assert await store.session_key("s1", NOW) is None
+
+    run(url, scenario)
+
+
+def test_service_secrets_are_made_once(url: str) -> None:
+    """The first candidate stored under a name is what every store on the database reads."""
+    async def main() -> list[str]:
+        stores = await asyncio.gather(*(open_store(url) for _ in range(3)))
+        try:
+            got = await asyncio.gather(*(s.service_secret("session", f"c{i}")
+                                         for i, s in enumerate(stores)))
+            got.append(await stores[0].service_secret("session", "late"))
+            got.append(await stores[1].service_secret("other", "x"))
+            return got
+        finally:
+            for s in stores:
+                await s.close()
+
+    got = asyncio.run(main())
+    assert got[0] in ("c0", "c1", "c2") and got[:4] == [got[0]] * 4 and got[4] == "x"
+
+
 # ---------------------------------------------------------------- admission
 
 

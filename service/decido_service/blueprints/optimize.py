@@ -39,8 +39,8 @@ from decido_service.schemas import compile_objective, decode_optimize, json_byte
 from decido_service.store import KeyRecord
 from decido_service.types import OptimizeRequest
 
-__all__ = ["NDJSON", "PROGRESS_INTERVAL", "answer_of", "bp", "prepare", "start_run",
-           "wants_stream"]
+__all__ = ["NDJSON", "PROGRESS_INTERVAL", "answer_of", "bp", "prepare", "prepare_body",
+           "start_run", "wants_stream"]
 
 bp = Blueprint("optimize")
 NDJSON = "application/x-ndjson"
@@ -78,11 +78,20 @@ async def prepare(request: Request
     within the tier's caps and the compiled objective (refusals charged to the key)."""
     key = await authenticate(request)
     async with refusals(request, key, "optimize"):
+        raw = json_bytes(request)
+    return (key, *await prepare_body(request, key, raw))
+
+
+async def prepare_body(request: Request, key: KeyRecord, raw: bytes
+                       ) -> tuple[OptimizeRequest, decido.Expression, dict[str, Any]]:
+    """:func:`prepare` for a body already read (the dashboard's replay sends a stored
+    one): the decoded body, its budget and the compiled objective (refusals charged)."""
+    async with refusals(request, key, "optimize"):
         # nothing compiled yet; a large body is decoded in a thread
-        req = await by_size(request, decode_optimize, json_bytes(request))
+        req = await by_size(request, decode_optimize, raw)
         budget = _budget(request, key, req)  # the tier's caps before any compile
         objective = await in_thread(request.app.ctx.decide_pool, compile_objective, req)
-    return key, req, objective, budget
+    return req, objective, budget
 
 
 def wants_stream(request: Request) -> bool:

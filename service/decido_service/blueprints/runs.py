@@ -18,6 +18,7 @@ import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
+import decido
 from decido_service import idempotency, run_events, runs
 from decido_service.admission import authenticate
 from decido_service.blueprints.optimize import prepare
@@ -26,14 +27,13 @@ from decido_service.middleware import endpoint, request_id, response_headers, st
 from decido_service.responses import READ, Response, json_response, read_route
 from decido_service.run_queue import admit_run
 from decido_service.run_trace import COLUMNS
-from decido_service.schemas import engine_table
-from decido_service.store import FINISHED_STATES, RUN_STATES, KeyRecord, Store
+from decido_service.store import FINISHED_STATES, KeyRecord, Store
+from decido_service.types import OptimizeRequest
 
-__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp"]
+__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp", "enqueue", "send_events"]
 
 bp = Blueprint("runs")
-#: the page size of ``GET /v1/runs`` without ``limit``, and its largest value
-DEFAULT_PAGE, MAX_PAGE = 20, 100
+DEFAULT_PAGE, MAX_PAGE = runs.DEFAULT_PAGE, runs.MAX_PAGE
 Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
 
 
@@ -51,17 +51,25 @@ async def submit(request: Request) -> HTTPResponse:
     async with idempotency.claim(request, key, idempotency.header(request)) as prior:
         if isinstance(prior, dict):
             return await idempotency.replayed(request, key, prior)
-        run_id, document = await admit_run(request, key, req, budget, queued=True)
-        worker = request.app.ctx.run_worker
-        if worker.free() > 0:
-            worker.launch(key["id"], run_id, request_id(request), document, req, objective,
-                          budget)
-        else:
-            await worker.release(run_id)
+        run_id = await enqueue(request, key, req, objective, budget)
         body = orjson.dumps(runs.run_view(await _row(request, key, run_id)))
         if prior is not None:
             prior.done(run_id, 202, body)
     return json_response(body, status=202, headers={"Location": f"/v1/runs/{run_id}"})
+
+
+async def enqueue(request: Request, key: KeyRecord, req: OptimizeRequest,
+                  objective: decido.Expression, budget: dict[str, Any]) -> str:
+    """Record an admitted run queued (counted) and start it in this worker when one of its
+    run threads is free, else leave it to whichever worker takes it first; its id. (Also
+    the dashboard's replay.)"""
+    run_id, document = await admit_run(request, key, req, budget, queued=True)
+    worker = request.app.ctx.run_worker
+    if worker.free() > 0:
+        worker.launch(key["id"], run_id, request_id(request), document, req, objective, budget)
+    else:
+        await worker.release(run_id)
+    return run_id
 
 
 @read_route(bp, "/runs")
@@ -70,24 +78,10 @@ async def list_runs(request: Request) -> HTTPResponse:
     """A page of the key's runs, newest first (``limit``, ``starting_after``, ``state``,
     ``engine``)."""
     key = await authenticate(request, fresh=True)
-    args = request.get_args(keep_blank_values=True)  # "limit=" is a bad limit
-    limit = _limit(args.get("limit"))
-    after = args.get("starting_after")
-    state = args.get("state")
-    engine = args.get("engine")
-    if after is not None and not runs.valid_run_id(after):
-        raise ApiError("invalid_parameter", f"starting_after: {after!r} is not a run id")
-    if state is not None and state not in RUN_STATES:
-        raise ApiError("invalid_parameter", f"state: expected one of {', '.join(RUN_STATES)}")
-    if engine is not None and engine not in engine_table():
-        raise ApiError("invalid_parameter", f"engine: {engine!r} is not an engine id (/v1/engines)")
-    store: Store = request.app.ctx.store
-    try:
-        rows = await store.page_runs(key["id"], limit + 1, after, state, engine)
-    except ValueError as exc:
-        raise ApiError("invalid_parameter", str(exc)) from None
-    body = {"data": [runs.run_view(r) for r in rows[:limit]], "has_more": len(rows) > limit}
-    return json_response(orjson.dumps(body))
+    query = runs.page_query(request.get_args(keep_blank_values=True))  # "limit=" is bad
+    rows, more = await runs.page(request.app.ctx.store, key["id"], query)
+    return json_response(orjson.dumps({"data": [runs.run_view(r) for r in rows],
+                                       "has_more": more}))
 
 
 @_route("/runs", ("DELETE",))
@@ -120,9 +114,7 @@ async def trace(request: Request, run_id: str) -> HTTPResponse:
         raise ApiError("invalid_parameter", "format: expected json or csv")
     points = runs.run_view(await _row(request, key, run_id), trace=True)["trace"]
     if fmt == "csv":
-        lines = [",".join(COLUMNS)] + [",".join("" if v is None else orjson.dumps(v).decode()
-                                                for v in point) for point in points]
-        return Response("\n".join(lines) + "\n", content_type="text/csv; charset=utf-8")
+        return Response(runs.trace_csv(points), content_type="text/csv; charset=utf-8")
     return json_response(orjson.dumps({"run_id": run_id, "columns": COLUMNS,
                                        "points": points}))
 
@@ -133,6 +125,12 @@ async def events(request: Request, run_id: str) -> None:
     """The run's Server-Sent Events (:mod:`decido_service.run_events`), resumed after
     ``Last-Event-ID``; the stream ends after the terminal ``result`` or ``error`` event."""
     key = await authenticate(request, fresh=True)
+    await send_events(request, key, run_id)
+
+
+async def send_events(request: Request, key: KeyRecord, run_id: str) -> None:
+    """Answer with the event stream of ``key``'s run (also the dashboard's, which has the
+    key from its session)."""
     cursor = run_events.parse_last_event_id(request.headers.get("last-event-id"))
     row = await _row(request, key, run_id)
     ctx = request.app.ctx
@@ -152,15 +150,7 @@ async def events(request: Request, run_id: str) -> None:
 async def cancel(request: Request, run_id: str) -> HTTPResponse:
     """Ask a queued or running run to stop (202); a finished one is 409."""
     key = await authenticate(request, fresh=True)
-    store: Store = request.app.ctx.store
-    state = await store.request_cancel(key["id"], run_id) if runs.valid_run_id(run_id) else None
-    if state is None:
-        raise _not_found(run_id)
-    if state in FINISHED_STATES:
-        raise ApiError("run_finished", f"run {run_id} is already {state}")
-    if state == "queued":
-        await runs.cancel_queued(store, run_id)
-    row = await _row(request, key, run_id)
+    row = await runs.cancel(request.app.ctx.store, key["id"], run_id)
     return json_response(orjson.dumps(runs.run_view(row)), status=202)
 
 
@@ -169,32 +159,12 @@ async def _delete(request: Request, key: KeyRecord, run_id: str) -> HTTPResponse
     store: Store = request.app.ctx.store
     state = await store.delete_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
     if state is None:
-        raise _not_found(run_id)
+        raise runs.not_found(run_id)
     if state not in FINISHED_STATES:
         raise ApiError("run_not_finished",
                        f"run {run_id} is {state}; cancel it and delete it once it ends")
     return Response(status=204)
 
 
-def _limit(text: str | None) -> int:
-    if text is None:
-        return DEFAULT_PAGE
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_PAGE or not text.strip().isdigit():
-        raise ApiError("invalid_parameter", f"limit: expected an integer from 1 to {MAX_PAGE}")
-    return value
-
-
 async def _row(request: Request, key: KeyRecord, run_id: str) -> dict[str, Any]:
-    store: Store = request.app.ctx.store
-    row = await store.get_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
-    if row is None:
-        raise _not_found(run_id)
-    return row
-
-
-def _not_found(run_id: str) -> ApiError:
-    return ApiError("not_found", f"no run {run_id!r} of this key")
+    return await runs.find(request.app.ctx.store, key["id"], run_id)

@@ -181,8 +181,11 @@ class Store(Protocol):
         """True when the store answers a trivial query and its schema is current."""
 
     async def create_key(self, plan: str, tier: str, label: str | None = None,
-                         limits: dict[str, Any] | None = None) -> tuple[KeyRecord, str]:
-        """Create a key; return its record and the secret (the only time it is seen)."""
+                         limits: dict[str, Any] | None = None,
+                         owner: str | None = None) -> tuple[KeyRecord, str]:
+        """Create a key; return its record and the secret (the only time it is seen).
+        With ``owner`` (a key id) the new key joins that key's account
+        (:meth:`account_keys`); an unknown ``owner`` leaves it in an account of its own."""
 
     async def find_key(self, secret: str) -> KeyRecord | None:
         """The key for a presented secret (revoked keys included), else ``None``.
@@ -196,6 +199,28 @@ class Store(Protocol):
 
     async def revoke_key(self, key_id: str) -> bool:
         """Set ``revoked_at`` (kept if already set); ``False`` for an unknown id."""
+
+    async def open_session(self, session_id: str, key_id: str, expires: float,
+                           now: float) -> None:
+        """Record a dashboard session of ``key_id`` valid until ``expires`` (epoch
+        seconds); sessions expired at ``now`` are deleted on the way."""
+
+    async def session_key(self, session_id: str, now: float) -> KeyRecord | None:
+        """The key of a session that exists and has not expired at ``now`` (revoked keys
+        included: the caller ends their sessions), else ``None``."""
+
+    async def close_session(self, session_id: str) -> None:
+        """End a session (nothing happens for an unknown id)."""
+
+    async def account_keys(self, key_id: str) -> list[KeyRecord]:
+        """The keys of ``key_id``'s account (itself, the key that made it and every key
+        made by a key of the account; revoked ones included), oldest first; ``[]`` for an
+        unknown id."""
+
+    async def service_secret(self, name: str, candidate: str) -> str:
+        """The secret stored under ``name``; the first call for a name stores
+        ``candidate`` and returns it, every later call (any worker, any node) the same
+        value."""
 
     async def admit_many(self, requests: Sequence[AdmissionRequest],
                          decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
@@ -294,6 +319,11 @@ class Store(Protocol):
 #: the columns of a key row in the order :func:`key_record` reads and :func:`new_key` writes
 #: them (the hash of the secret follows them in a written row)
 KEY_COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
+#: the account of the key whose id is the statement's parameter (none: NULL)
+ACCOUNT_OF = "(SELECT COALESCE(account, id) FROM keys WHERE id = {})"
+#: the key of a live session: the parameters are the session id and the time now
+SESSION_KEY = ("SELECT " + KEY_COLUMNS + " FROM keys WHERE id = (SELECT key_id FROM sessions "
+               "WHERE id = {} AND expires_epoch > {})")
 
 
 def new_key(plan: str, tier: str, label: str | None, limits: dict[str, Any] | None,

@@ -214,6 +214,29 @@ _POSTGRES_RUN_QUEUE = (
     )""",
 )
 
+_KEY_ACCOUNTS = (
+    "ALTER TABLE keys ADD COLUMN account TEXT",
+    "CREATE INDEX keys_by_account ON keys (account)",
+    "CREATE TABLE service_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE sessions (
+        id            TEXT PRIMARY KEY,
+        key_id        TEXT NOT NULL,
+        expires_epoch DOUBLE PRECISION NOT NULL
+    )""",
+    "CREATE INDEX sessions_by_expiry ON sessions (expires_epoch)",
+)
+
+
+def _sqlite_key_accounts(conn: sqlite3.Connection) -> None:
+    """Key accounts, service secrets, dashboard sessions: a key made by another key (the
+    dashboard's keys page) has that key's ``account`` (NULL: the key is its own account,
+    ``account`` = its id); ``service_secrets`` holds secrets every worker and node shares
+    (the dashboard's session secret), made once; ``sessions`` the dashboard's signed-in
+    sessions (a session ends when its row goes: sign-out, expiry)."""
+    for statement in _KEY_ACCOUNTS:
+        conn.execute(statement)
+
+
 #: The ordered list (module docs): version ``i + 1`` is ``MIGRATIONS[i]``.
 MIGRATIONS: list[Migration] = [
     Migration("initial: keys, counters, runs", _sqlite_initial, _POSTGRES_INITIAL),
@@ -222,4 +245,6 @@ MIGRATIONS: list[Migration] = [
               _POSTGRES_RUN_DOCUMENTS),
     Migration("the run queue (owner, lease) and idempotency records", _sqlite_run_queue,
               _POSTGRES_RUN_QUEUE),
+
+    Migration("key accounts, service secrets, sessions", _sqlite_key_accounts, _KEY_ACCOUNTS),
 ]

@@ -89,9 +89,10 @@ class SQLiteStore:
             return False
 
     async def create_key(self, plan: str, tier: str, label: str | None = None,
-                         limits: dict[str, Any] | None = None) -> tuple[KeyRecord, str]:
+                         limits: dict[str, Any] | None = None,
+                         owner: str | None = None) -> tuple[KeyRecord, str]:
         """Create a key; ``(record, secret)``."""
-        return await self._write(self.database.create_key, plan, tier, label, limits)
+        return await self._write(self.database.create_key, plan, tier, label, limits, owner)
 
     async def find_key(self, secret: str) -> KeyRecord | None:
         """The key of ``secret`` (revoked included), else ``None``."""
@@ -104,6 +105,27 @@ class SQLiteStore:
     async def list_keys(self) -> list[KeyRecord]:
         """All keys, oldest first."""
         return await self._read(self.database.list_keys)
+
+    async def account_keys(self, key_id: str) -> list[KeyRecord]:
+        """The keys of ``key_id``'s account, oldest first."""
+        return await self._read(self.database.account_keys, key_id)
+
+    async def service_secret(self, name: str, candidate: str) -> str:
+        """The secret stored under ``name`` (``candidate`` the first time)."""
+        return await self._write(self.database.service_secret, name, candidate)
+
+    async def open_session(self, session_id: str, key_id: str, expires: float,
+                           now: float) -> None:
+        """Record a session (expired ones deleted)."""
+        await self._write(self.database.open_session, session_id, key_id, expires, now)
+
+    async def session_key(self, session_id: str, now: float) -> KeyRecord | None:
+        """The key of a live session, else ``None``."""
+        return await self._read(self.database.session_key, session_id, now)
+
+    async def close_session(self, session_id: str) -> None:
+        """End a session."""
+        await self._write(self.database.close_session, session_id)
 
     async def revoke_key(self, key_id: str) -> bool:
         """Revoke; ``False`` for an unknown id."""

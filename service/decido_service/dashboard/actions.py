@@ -1,0 +1,167 @@
+"""The dashboard's forms: sign in and out, cancel and replay a run, make and revoke keys,
+try a decision. Every state-changing action is a POST form with a CSRF token
+(:mod:`decido_service.dashboard.session`); each goes through the same service functions
+as the API (admission and counting included) and answers with a redirect or a page.
+"""
+
+from __future__ import annotations
+
+import orjson
+from sanic import Request
+from sanic.response import HTTPResponse
+
+import decido
+from decido_service import decisions, keys, runs
+from decido_service.admission import throttle_address
+from decido_service.blueprints.optimize import prepare_body
+from decido_service.blueprints.runs import enqueue
+from decido_service.dashboard import decide_form
+from decido_service.dashboard import session as sessions
+from decido_service.dashboard.render import page, redirect
+from decido_service.dashboard.routes import SIGN_IN, form, html, route
+from decido_service.dashboard.session import Session
+from decido_service.errors import ApiError
+from decido_service.middleware import endpoint
+from decido_service.store import Store
+
+__all__ = ["LABEL_MAX"]
+
+#: the longest key label (as ``POST /v1/keys``)
+LABEL_MAX = 200
+_FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
+                "top_k")
+
+
+@route("/sign-in")
+@endpoint
+async def sign_in_form(request: Request) -> HTTPResponse:
+    """The sign-in form (the overview when already signed in)."""
+    if await sessions.current(request) is not None:
+        return redirect("/dashboard")
+    return await _sign_in_page(request, None)
+
+
+async def _sign_in_page(request: Request, error: str | None) -> HTTPResponse:
+    """The sign-in form, with ``error`` above it (200 either way: a form with its message)."""
+    token, cookie = await sessions.signin_token(request)
+    return sessions.set_signin_cookie(
+        page("sign_in.html", session=None, csrf=token, error=error), cookie)
+
+
+@route("/sign-in", ("POST",))
+@endpoint
+async def sign_in(request: Request) -> HTTPResponse:
+    """Sign in with a key: a session cookie, then the overview; the form again with a
+    message for a key that is unknown or revoked (the key is never echoed)."""
+    fields = form(request)
+    try:
+        await sessions.check_signin(request, fields)
+    except ApiError as error:
+        return await _sign_in_page(request, error.detail)
+    secret = (fields.get("key") or "").strip()
+    store: Store = request.app.ctx.store
+    key = await store.find_key(secret) if keys.is_well_formed(secret) else None
+    if key is None or key["revoked_at"] is not None:
+        reason = "this key is revoked" if key else "this is not a key of this service"
+        return await _sign_in_page(request, reason)
+    return redirect("/dashboard", await sessions.open_session(request, key))
+
+
+@route("/sign-out", ("POST",))
+@html
+async def sign_out(request: Request, session: Session) -> HTTPResponse:
+    """End the session; back to the sign-in page."""
+    await sessions.end(request, session)
+    return sessions.clear_cookies(request, redirect(SIGN_IN))
+
+
+@route("/runs/<run_id:str>/cancel", ("POST",))
+@html
+async def cancel(request: Request, session: Session, run_id: str) -> HTTPResponse:
+    """Ask the run to stop (as ``POST /v1/runs/{id}/cancel``); back to its page."""
+    await runs.cancel(request.app.ctx.store, session.key["id"], run_id)
+    return redirect(f"/dashboard/runs/{run_id}")
+
+
+@route("/runs/<run_id:str>/replay", ("POST",))
+@html
+async def replay(request: Request, session: Session, run_id: str) -> HTTPResponse:
+    """Submit the run's request again with its seed (admitted and counted as
+    ``POST /v1/runs``); the new run's page."""
+    key = session.key
+    view = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
+    body = dict(view["request"] or {})
+    if not body:
+        raise ApiError("invalid_parameter", f"run {run_id} has no stored request to replay")
+    if body.get("seed") is None and view["result"]:
+        body["seed"] = view["result"]["seed"]
+    req, objective, budget = await prepare_body(request, key, orjson.dumps(body))
+    return redirect(f"/dashboard/runs/{await enqueue(request, key, req, objective, budget)}")
+
+
+@route("/keys", ("POST",))
+@html
+async def create_key(request: Request, session: Session) -> HTTPResponse:
+    """Make a key in the signed-in key's account (free plan and tier, as ``POST
+    /v1/keys``, throttled per address the same way); its secret is shown once."""
+    label = (form(request).get("label") or "").strip() or None
+    if label is not None and len(label) > LABEL_MAX:
+        raise ApiError("invalid_parameter", f"label: at most {LABEL_MAX} characters")
+    await throttle_address(request)
+    store: Store = request.app.ctx.store
+    record, secret = await store.create_key("free", "free", label, owner=session.key["id"])
+    return page("keys.html", session=session, keys=await store.account_keys(session.key["id"]),
+                created={"secret": secret, "record": record})
+
+
+@route("/keys/<key_id:str>/revoke", ("POST",))
+@html
+async def revoke_key(request: Request, session: Session, key_id: str) -> HTTPResponse:
+    """Revoke a key of the account (the signed-in one too: that ends the session)."""
+    store: Store = request.app.ctx.store
+    if key_id not in {k["id"] for k in await store.account_keys(session.key["id"])}:
+        raise ApiError("not_found", f"no key {key_id!r} in this account")
+    await store.revoke_key(key_id)
+    if key_id == session.key["id"]:
+        await sessions.end(request, session)
+        return sessions.clear_cookies(request, redirect(SIGN_IN))
+    return redirect("/dashboard/keys")
+
+
+@route("/decide")
+@html
+async def decide_page(request: Request, session: Session) -> HTTPResponse:
+    """The decide form, filled with a small example."""
+    return _decide(session, decide_form.defaults(), None, None, [])
+
+
+@route("/decide", ("POST",))
+@html
+async def decide(request: Request, session: Session) -> HTTPResponse:
+    """Decide as ``POST /v1/decide`` does (counted and logged); the ranking, or the
+    faults next to the form, which keeps what was typed."""
+    sent = form(request)
+    fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
+    upload = request.files.get("options_file") if request.files else None
+    if upload is not None and upload.body:
+        fields["options"] = upload.body.decode("utf-8", errors="replace")
+    try:
+        body = decide_form.body_of(fields)
+    except decide_form.FormError as exc:
+        return _decide(session, fields, None, None, exc.problems)
+    try:  # counted and logged as a /v1/decide call with this body
+        result, _ = await decisions.decide(request, session.key, "decide", decido.decide, body,
+                                           log=True, sent=orjson.dumps(body))
+    except decido.DecisionError as exc:
+        problems = [f"{e.get('pointer') or 'body'}: {e.get('message')}" for e in exc.errors]
+        return _decide(session, fields, body, None, problems)
+    return _decide(session, fields, body, result, [])
+
+
+def _decide(session: Session, fields: dict[str, str], body: object, result: object,
+            problems: list[str]) -> HTTPResponse:
+    """The decide page (a form shown again with its faults is a page like any other: 200,
+    as the sign-in form with its message)."""
+    shown = None if body is None else orjson.dumps(body, option=orjson.OPT_INDENT_2).decode()
+    return page("decide.html", session=session, fields=fields,
+                methods=decide_form.METHODS, body=shown, result=result, problems=problems)

@@ -1,0 +1,178 @@
+"""The decide page's form: options as CSV or JSON, criteria lines, constraints -> the body
+of ``POST /v1/decide``, or every fault found, each naming where it is.
+
+- **Options**, CSV: a header row naming the columns, one of them the id column (``id``
+  unless the form names another); every other column is an attribute whose cells are
+  numbers. JSON: a list of ``{"id": ..., "attributes": {...}}`` (the API's form) or of flat
+  objects ``{"id": ..., "price": 18.5, ...}``. Ids are unique.
+- **Criteria**: one per line, ``attribute goal weight`` (``goal`` ``min``/``minimize`` or
+  ``max``/``maximize``, the weight optional); not used by the method ``expression``.
+- **Constraints**: one expression per line.
+
+The body is checked by :func:`decido.decide` as any API request is; the faults this module
+finds are the ones the form's text formats add (a row with a missing column, a cell that is
+not a number, an id given twice).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+import orjson
+
+import decido
+
+__all__ = ["METHODS", "FormError", "body_of", "defaults"]
+
+#: the methods of ``/v1/decide`` (from the library's request schema)
+METHODS: tuple[str, ...] = tuple(
+    m for m in decido.decision_schemas()["DecideRequest"]["properties"]["method"]["enum"] if m)
+_GOALS = {"min": "minimize", "minimize": "minimize", "max": "maximize", "maximize": "maximize"}
+#: the most options the form takes (a bigger decision belongs to the API)
+MAX_OPTIONS = 10_000
+
+
+class FormError(ValueError):
+    """The form's faults, each a sentence naming the row, column or line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def defaults() -> dict[str, str]:
+    """The form as first shown: a small example the user can edit."""
+    return {"options": "id,price,quality,lead_time\ns1,18.5,7.2,5\ns2,22,8.1,12\ns3,15,6,3\n",
+            "id_column": "id", "method": "topsis",
+            "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
+            "constraints": "price <= 25", "expression": "", "top_k": ""}
+
+
+def body_of(fields: dict[str, str]) -> dict[str, Any]:
+    """The ``/v1/decide`` body of the form's ``fields``; :class:`FormError` listing every
+    fault found."""
+    problems: list[str] = []
+    options = _options(fields.get("options", ""), fields.get("id_column", "").strip() or "id",
+                       problems)
+    method = fields.get("method", "")
+    body: dict[str, Any] = {"options": options, "method": method, "explain": True}
+    if method not in METHODS:
+        problems.append(f"method: pick one of {', '.join(METHODS)}")
+    if method == "expression":
+        body["expression"] = fields.get("expression", "").strip()
+        if not body["expression"]:
+            problems.append("expression: the method 'expression' needs a score expression")
+    else:
+        body["criteria"] = _criteria(fields.get("criteria", ""), problems)
+    constraints = [c.strip() for c in fields.get("constraints", "").splitlines() if c.strip()]
+    if constraints:
+        body["constraints"] = constraints
+    top_k = fields.get("top_k", "").strip()
+    if top_k:
+        if top_k.isdigit() and int(top_k) >= 1:
+            body["top_k"] = int(top_k)
+        else:
+            problems.append(f"top k: {top_k!r} is not a whole number of at least 1")
+    if problems:
+        raise FormError(problems)
+    return body
+
+
+def _options(text: str, id_column: str, problems: list[str]) -> list[dict[str, Any]]:
+    stripped = text.strip()
+    if not stripped:
+        problems.append("options: paste or upload a CSV with a header row, or JSON")
+        return []
+    rows = _json_rows(stripped, problems) if stripped[0] in "[{" else _csv_rows(
+        stripped, id_column, problems)
+    seen: set[Any] = set()
+    for n, option in enumerate(rows, start=1):
+        if option["id"] in seen:
+            problems.append(f"options: row {n}: the id {option['id']!r} is given twice")
+        seen.add(option["id"])
+    if len(rows) > MAX_OPTIONS:
+        problems.append(f"options: at most {MAX_OPTIONS} in the form (send more to the API)")
+    return rows
+
+
+def _csv_rows(text: str, id_column: str, problems: list[str]) -> list[dict[str, Any]]:
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip() for h in next(reader)]
+    if id_column not in header:
+        problems.append(f"options: the header row has no {id_column!r} column "
+                        f"(it has {', '.join(header)})")
+        return []
+    if len(set(header)) != len(header):
+        problems.append("options: the header row names a column twice")
+    id_at = header.index(id_column)
+    out = []
+    for line, cells in enumerate(reader, start=2):
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            problems.append(f"options: line {line} has {len(cells)} fields, the header "
+                            f"has {len(header)} (a missing or extra column)")
+            continue
+        attributes = {}
+        for name, cell in zip(header, cells, strict=True):
+            if name == id_column:
+                continue
+            value = _number(cell)
+            if value is None:
+                problems.append(f"options: line {line}, column {name!r}: {cell.strip()!r} "
+                                "is not a number")
+            attributes[name] = value
+        out.append({"id": cells[id_at].strip(), "attributes": attributes})
+    return out
+
+
+def _json_rows(text: str, problems: list[str]) -> list[dict[str, Any]]:
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        problems.append(f"options: not valid JSON ({exc})")
+        return []
+    if isinstance(data, dict):
+        data = data.get("options")
+    if not isinstance(data, list) or not all(isinstance(o, dict) and "id" in o for o in data):
+        problems.append("options: JSON must be a list of objects, each with an 'id'")
+        return []
+    return [o if isinstance(o.get("attributes"), dict) else
+            {"id": o["id"], "attributes": {k: v for k, v in o.items() if k != "id"}}
+            for o in data]
+
+
+def _number(cell: str) -> float | None:
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _criteria(text: str, problems: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for line, raw in enumerate(text.splitlines(), start=1):
+        parts = raw.split()
+        if not parts:
+            continue
+        criterion: dict[str, Any] = {"attribute": parts[0]}
+        if len(parts) > 1:
+            goal = _GOALS.get(parts[1].lower())
+            if goal is None:
+                problems.append(f"criteria: line {line}: goal {parts[1]!r} is not min or max")
+            criterion["goal"] = goal
+        if len(parts) > 2:
+            weight = _number(parts[2])
+            if weight is None:
+                problems.append(f"criteria: line {line}: weight {parts[2]!r} is not a number")
+            criterion["weight"] = weight
+        if len(parts) > 3:
+            problems.append(f"criteria: line {line}: write 'attribute goal weight'")
+        out.append(criterion)
+    if not out:
+        problems.append("criteria: give at least one line 'attribute goal weight'")
+    return out

@@ -1,0 +1,40 @@
+// The compare page: the convergence curves of 2-8 runs on one log-scaled plot (a value
+// <= 0 drawn a decade below the smallest positive one), joined on their evaluations
+// (uPlot.join); the legend under the plot names engine and seed. window.decidoDash.plots.compare is the plot (tests read it).
+(function () {
+  "use strict";
+  var el = document.getElementById("compare");
+  if (!el) return;
+  var COLORS = ["#1d4ed8", "#b91c1c", "#047857", "#7c3aed", "#c2410c", "#0e7490", "#a21caf",
+                "#4d7c0f"];
+  var ids = el.dataset.runs.split(",");
+  var dash = window.decidoDash = {plots: {}};
+  Promise.all(ids.map(function (id) {
+    return fetch("/dashboard/runs/" + id + "/trace.json", {credentials: "same-origin"})
+      .then(function (r) { return r.json(); });
+  })).then(function (views) {
+    var tables = views.map(function (v) {
+      // points are [evaluations, elapsed_ms, best]
+      return [v.trace.map(function (p) { return p[0]; }), v.trace.map(function (p) { return p[2]; })];
+    });
+    var floor = Infinity;
+    tables.forEach(function (t) {
+      t[1].forEach(function (y) { if (y > 0 && y < floor) floor = y; });
+    });
+    floor = floor === Infinity ? 1e-12 : floor / 10;
+    tables.forEach(function (t) { t[1] = t[1].map(function (y) { return y > 0 ? y : floor; }); });
+    var data = uPlot.join(tables);
+    var series = [{label: "evaluations"}].concat(views.map(function (v, i) {
+      return {label: v.engine + " seed " + v.row.seed, stroke: COLORS[i % COLORS.length],
+              width: 2, spanGaps: true, points: {show: false}};
+    }));
+    dash.plots.compare = new uPlot({
+      width: Math.max(280, el.clientWidth || 600), height: 360,
+      scales: {x: {time: false}, y: {distr: 3}},
+      axes: [{label: "evaluations"}, {label: "best value (log)", size: 70, values: window.decidoTicks}],
+      series: series, legend: {show: false}
+    }, data, el);
+    dash.points = tables.map(function (t) { return t[0].length; });
+    el.dataset.series = String(views.length);
+  });
+})();

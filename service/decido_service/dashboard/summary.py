@@ -1,0 +1,75 @@
+"""What the dashboard's tables and summaries show of a run, a request and the usage."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from urllib.parse import urlencode
+
+from decido_service import runs
+
+__all__ = ["next_query", "request_summary", "run_row", "run_row_of_view", "usage_bars"]
+
+
+def run_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A line of a runs table from a store row."""
+    return run_row_of_view(runs.run_view(row))
+
+
+def run_row_of_view(view: dict[str, Any]) -> dict[str, Any]:
+    """A line of a runs table from a ``Run`` document: id, state, engine, dims, best
+    value, evaluations, created, duration (ms), seed."""
+    result, progress = view.get("result"), view.get("progress")
+    source = result or progress or {}
+    best = result.get("value") if result else (progress or {}).get("best")
+    request = view.get("request") or {}
+    seed = (result or {}).get("seed", request.get("seed"))
+    return {"id": view["id"], "state": view["state"], "engine": view["engine"],
+            "dims": view["dims"], "best": best, "evaluations": source.get("evaluations"),
+            "created": view["created_at"], "duration_ms": source.get("elapsed_ms"),
+            "seed": seed, "live": view["state"] in ("queued", "running")}
+
+
+def request_summary(request: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The request of a run as the run page shows it: the expression, a summary of the
+    bounds (readable at d = 1000: how many, the range of lower and upper bounds, whether
+    they are all the same), engine, goal, options, seed and budget."""
+    if not request:
+        return None
+    bounds = request.get("bounds") or []
+    lows = [b[0] for b in bounds]
+    highs = [b[1] for b in bounds]
+    same = len({(lo, hi) for lo, hi in zip(lows, highs, strict=True)}) == 1
+    return {"expression": request.get("objective_expression"), "dims": len(bounds),
+            "bounds": (f"[{lows[0]:g}, {highs[0]:g}] for every variable" if same else
+                       f"lower {min(lows):g} … {max(lows):g}, upper {min(highs):g} … "
+                       f"{max(highs):g}") if bounds else "none",
+            "engine": request.get("engine"), "goal": request.get("goal"),
+            "options": request.get("options") or {}, "seed": request.get("seed"),
+            "max_evaluations": request.get("max_evaluations"),
+            "time_limit": request.get("time_limit"), "target": request.get("target")}
+
+
+def usage_bars(usage: dict[str, Any]) -> list[dict[str, Any]]:
+    """The overview's bars: used against the limit, this minute and this month, for
+    decisions and optimization (``percent`` ``None`` when unlimited)."""
+    bars = []
+    for surface, label in (("decision", "Decisions"), ("optimization", "Optimizations")):
+        doc = usage[surface]
+        for window in ("minute", "month"):
+            state = doc[window]
+            limit = state["limit"]
+            used = state["used"] if "used" in state else (
+                None if limit is None else limit - state["remaining"])
+            percent = None if not limit else min(100.0, 100.0 * (used or 0) / limit)
+            bars.append({"label": f"{label} this {window}", "used": used, "limit": limit,
+                         "percent": percent,
+                         "width": None if percent is None else max(0, math.ceil(percent))})
+    return bars
+
+
+def next_query(filters: dict[str, str | None], rows: list[dict[str, Any]]) -> str:
+    """The query string of the next page (the filters and the last row's id)."""
+    args = {k: v for k, v in filters.items() if v}
+    args["starting_after"] = rows[-1]["id"]
+    return urlencode(args)

@@ -1,0 +1,261 @@
+"""The dashboard's scenarios in headless chromium against a live server (see conftest).
+
+Every scenario ends with ``Visit.verify``: no console error, every request to the
+service's own origin, the key absent from the page sources, storage and cookies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from typing import Any
+
+import pytest
+from browser_support import WAIT_MS, Visit, auth, live
+
+#: a run that lasts a few seconds (its time limit; CMA-ES on Rastrigin, d = 50)
+SLOW_RUN = {"bounds": [[-5.12, 5.12]] * 50, "engine": "cmaes", "seed": 11,
+            "objective_expression": "10*n + sum(x**2 - 10*cos(2*pi*x))",
+            "max_evaluations": 10_000_000, "time_limit": 4}
+QUICK_RUN = {"bounds": [[-5.12, 5.12]] * 5, "engine": "de",
+             "objective_expression": "10*n + sum(x**2 - 10*cos(2*pi*x))",
+             "max_evaluations": 20_000}
+
+
+def submit(server: Any, key: str, body: dict[str, Any]) -> str:
+    response = server.request("POST", "/v1/runs", body, headers=auth(key))
+    assert response.status == 202, response.body
+    run_id: str = response.json()["id"]
+    return run_id
+
+
+def run_doc(server: Any, key: str, run_id: str) -> dict[str, Any]:
+    doc: dict[str, Any] = server.request("GET", f"/v1/runs/{run_id}", headers=auth(key)).json()
+    return doc
+
+
+def wait_finished(server: Any, key: str, run_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        doc = run_doc(server, key, run_id)
+        if doc["state"] not in ("queued", "running"):
+            return doc
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+def trace_points(server: Any, key: str, run_id: str) -> int:
+    body = server.request("GET", f"/v1/runs/{run_id}/trace", headers=auth(key)).json()
+    return len(body["points"])
+
+
+def test_sign_in_shows_plan_usage_and_latest(visit: Visit, server: Any, key: str) -> None:
+    run_id = submit(server, key, QUICK_RUN)
+    wait_finished(server, key, run_id)
+    visit.sign_in()
+    page = visit.page
+    assert "tier team" in page.inner_text("main").replace("\n", " ")
+    assert page.locator("meter").count() == 4  # both surfaces, this minute and this month
+    assert page.locator(f'tr[data-run="{run_id}"]').count() == 1
+    for path in ("/dashboard/runs", "/dashboard/engines", "/dashboard/decisions",
+                 "/dashboard/keys", "/dashboard/decide", "/dashboard/compare"):
+        assert visit.go(path).locator("h1").count() == 1
+    assert visit.go("/dashboard/engines").locator("h2", has_text="dss").count() == 1
+    visit.verify()
+
+
+def test_a_run_appears_grows_and_finishes(visit: Visit, server: Any, key: str) -> None:
+    visit.sign_in()
+    run_id = submit(server, key, SLOW_RUN)
+    page = visit.go("/dashboard/runs")
+    row = page.locator(f'tr[data-run="{run_id}"]')
+    assert row.count() == 1
+    page = visit.go(f"/dashboard/runs/{run_id}")
+    # the curve grows while the run runs (progress events over SSE)
+    page.wait_for_function("() => document.getElementById('convergence').dataset.points > 2",
+                           timeout=WAIT_MS)
+    grown = int(page.get_attribute("#convergence", "data-points"))
+    page.wait_for_function(f"() => document.getElementById('convergence').dataset.points > {grown}",
+                           timeout=WAIT_MS)
+    page.wait_for_function("() => window.decidoDash.finished === true", timeout=WAIT_MS)
+    doc = run_doc(server, key, run_id)
+    assert doc["state"] == "succeeded"
+    assert page.inner_text("#run-state") == "succeeded"
+    # the plot holds the trace's points (read from the plot's data, not pixels)
+    shown = page.evaluate("window.decidoDash.plots.convergence.data[0].length")
+    assert shown == trace_points(server, key, run_id) > 1
+    assert page.evaluate("window.decidoDash.plots.profile.data[1].length") == 50
+    page.check("#log-y")
+    assert page.evaluate("window.decidoDash.plots.convergence.scales.y.distr") == 3
+    page.check("#time-x")
+    assert page.evaluate("window.decidoDash.plots.convergence.data[0].length") == shown
+    visit.verify()
+
+
+def test_trace_downloads_and_replay(visit: Visit, server: Any, key: str) -> None:
+    run_id = submit(server, key, {**QUICK_RUN, "seed": 5})
+    done = wait_finished(server, key, run_id)
+    visit.sign_in()
+    page = visit.go(f"/dashboard/runs/{run_id}")
+    page.wait_for_function("() => window.decidoDash.finished === true")
+    with page.expect_download() as got:
+        page.click("text=Trace as CSV")
+    csv_text = open(got.value.path()).read()
+    api_csv = server.request("GET", f"/v1/runs/{run_id}/trace?format=csv", headers=auth(key))
+    assert csv_text == api_csv.body.decode()
+    with page.expect_download() as got:
+        page.click("text=Trace as JSON")
+    assert len(json.load(open(got.value.path()))["trace"]) == trace_points(server, key, run_id)
+    page.click("#replay")
+    page.wait_for_url(re.compile(r".*/dashboard/runs/run_[0-9a-f]{24}$"))
+    new_id = page.url.rsplit("/", 1)[1]
+    assert new_id != run_id
+    again = wait_finished(server, key, new_id)
+    assert again["result"]["value"] == done["result"]["value"]
+    assert again["result"]["x"] == done["result"]["x"]
+    visit.verify()
+
+
+def test_compare_two_runs(visit: Visit, server: Any, key: str) -> None:
+    ids = [submit(server, key, {**QUICK_RUN, "seed": s}) for s in (1, 2)]
+    for run_id in ids:
+        wait_finished(server, key, run_id)
+    visit.sign_in()
+    page = visit.go("/dashboard/compare")
+    for run_id in ids:
+        page.check(f"#pick-{run_id}")
+    page.click("#compare-submit")
+    page.wait_for_function("() => window.decidoDash.plots.compare !== undefined")
+    assert page.evaluate("window.decidoDash.plots.compare.series.length") == 3
+    assert page.evaluate("window.decidoDash.plots.compare.scales.y.distr") == 3  # log
+    counts = page.evaluate("window.decidoDash.points")
+    assert sorted(counts) == sorted(trace_points(server, key, r) for r in ids)
+    legend = page.inner_text("#legend")
+    assert legend.count("de · seed") == 2
+    page = visit.go("/dashboard/compare?run=" + ids[0])  # one run is not enough
+    assert "pick from 2 to 8 runs" in page.inner_text(".error")
+    visit.verify()
+
+
+def test_cancel_a_running_run_from_its_page(visit: Visit, server: Any, key: str) -> None:
+    visit.sign_in()
+    run_id = submit(server, key, {**SLOW_RUN, "bounds": [[-5.12, 5.12]] * 500,
+                                  "time_limit": 120})
+    page = visit.go(f"/dashboard/runs/{run_id}")
+    page.click("#cancel")
+    page.wait_for_url(visit.origin + f"/dashboard/runs/{run_id}")
+    assert wait_finished(server, key, run_id)["state"] == "cancelled"
+    page = visit.go(f"/dashboard/runs/{run_id}")
+    page.wait_for_function("() => window.decidoDash.finished === true")
+    assert page.inner_text("#run-state") == "cancelled"
+    assert page.locator("#cancel").count() == 0
+    visit.verify()
+
+
+def test_create_and_revoke_a_key(visit: Visit, server: Any, key: str) -> None:
+    visit.sign_in()
+    page = visit.go("/dashboard/keys")
+    page.fill("#label", "ci <b>bot</b>")
+    page.click("#create-key")
+    secret = page.input_value("#new-secret")
+    assert re.fullmatch(r"dk_[A-Za-z0-9_-]{43}", secret)
+    assert page.locator("#keys tbody tr").count() == 2
+    assert "ci <b>bot</b>" in page.inner_text("#keys")  # escaped, shown as typed
+    assert server.request("GET", "/v1/usage", headers=auth(secret)).status == 200
+    new_row = page.locator("#keys tbody tr").nth(1)
+    new_row.locator("button", has_text="Revoke").click()
+    page.wait_for_url(visit.origin + "/dashboard/keys")
+    assert page.locator("#keys tbody tr").nth(1).locator('[data-col="revoked"]').inner_text() != "—"
+    refused = server.request("GET", "/v1/usage", headers=auth(secret))
+    assert refused.status == 401 and refused.json()["code"] == "revoked_key"
+    # revoking the signed-in key ends the session
+    page.locator("#keys tbody tr").nth(0).locator("button", has_text="Revoke").click()
+    page.wait_for_url(visit.origin + "/dashboard/sign-in")
+    visit.go("/dashboard/keys")
+    assert visit.page.url == visit.origin + "/dashboard/sign-in"
+    visit.verify()
+
+
+OPTIONS_CSV = "id,price,quality,lead_time\ns1,18.5,7.2,5\ns2,22,8.1,12\ns3,15,6,3\ns4,30,9.5,2\n"
+
+
+def test_a_decision_from_csv_ranks_as_the_api(visit: Visit, server: Any, key: str) -> None:
+    visit.sign_in()
+    page = visit.go("/dashboard/decide")
+    page.fill("#options", OPTIONS_CSV)
+    page.select_option("#method", "topsis")
+    page.fill("#criteria", "price min 5\nquality max 3\nlead_time min 2")
+    page.fill("#constraints", "price <= 25")
+    page.click("#decide-submit")
+    page.wait_for_selector("#ranking")
+    shown = page.locator('#ranking [data-col="id"]').all_inner_texts()
+    body = json.loads(page.input_value("#request-body"))
+    api = server.request("POST", "/v1/decide", body, headers=auth(key)).json()
+    assert shown == [r["id"] for r in api["ranking"]]
+    assert page.inner_text("#best") == api["best"]
+    assert "s4" in page.inner_text("#infeasible")
+    # the decision is in the log, as an API call's would be
+    page = visit.go("/dashboard/decisions")
+    assert page.locator("tbody tr").count() >= 1
+    visit.verify()
+
+
+@pytest.mark.parametrize(("csv_text", "message"), [
+    ("id,price,quality\ns1,18.5\ns2,22,8.1\n", "line 2 has 2 fields"),
+    ("id,price,quality\ns1,cheap,7\ns2,22,8.1\n", "'cheap' is not a number"),
+    ("id,price,quality\ns1,18,7\ns1,22,8.1\n", "the id 's1' is given twice"),
+    ("name,price\ns1,18\n", "no 'id' column"),
+])
+def test_a_bad_csv_is_named_next_to_the_form(visit: Visit, csv_text: str,
+                                             message: str) -> None:
+    visit.sign_in()
+    page = visit.go("/dashboard/decide")
+    page.fill("#options", csv_text)
+    page.fill("#criteria", "price min 1")
+    page.click("#decide-submit")
+    page.wait_for_selector("#decide-problems")
+    assert message in page.inner_text("#decide-problems")
+    assert page.input_value("#options") == csv_text  # what was typed is kept
+    assert page.input_value("#criteria") == "price min 1"
+    visit.verify()
+
+
+def test_sign_out_then_pages_redirect(visit: Visit, server: Any, key: str) -> None:
+    visit.sign_in()
+    cookies = visit.context.cookies()
+    visit.page.click("text=Sign out")
+    visit.page.wait_for_url(visit.origin + "/dashboard/sign-in")
+    for path in ("/dashboard", "/dashboard/runs", "/dashboard/keys", "/dashboard/decide"):
+        visit.go(path)
+        assert visit.page.url == visit.origin + "/dashboard/sign-in"
+    # the old cookie, replayed, opens nothing: the session ended on the server
+    visit.context.add_cookies(cookies)
+    visit.go("/dashboard")
+    assert visit.page.url == visit.origin + "/dashboard/sign-in"
+    visit.verify()
+
+
+def test_a_revoked_keys_session_ends(visit: Visit, server: Any, key: str) -> None:
+    visit.sign_in()
+    key_id = server.request("GET", "/v1/usage", headers=auth(key)).json()["key"]["id"]
+    subprocess.run([*live.decido_command(), "keys", "revoke", key_id, "--db", server.db_url],
+                   check=True, capture_output=True, env=server.environment(), timeout=60)
+    visit.go("/dashboard/runs")
+    assert visit.page.url == visit.origin + "/dashboard/sign-in"
+    visit.verify()
+
+
+def test_a_narrow_screen(browser: Any, server: Any, key: str) -> None:
+    visit = Visit(browser, server, key, width=375)
+    try:
+        visit.sign_in()
+        for path in ("/dashboard", "/dashboard/runs", "/dashboard/decide", "/dashboard/keys"):
+            page = visit.go(path)
+            # nothing but the tables' own scroll boxes is wider than the screen
+            assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        visit.verify()
+    finally:
+        visit.close()
+
