@@ -122,7 +122,11 @@ def replay(outcome: dict[str, Any], row: dict[str, Any] | None) -> tuple[int, by
             "value": result["value"], "goal": view["goal"],
             "evaluations": result["evaluations"], "iterations": result["iterations"],
             "elapsed_ms": result["elapsed_ms"], "seed": result["seed"], "dims": view["dims"],
-            "history": [[e, b] for e, _, b in view["trace"]]}
+            "history": [[e, b] for e, _, b in view["trace"]],
+            "feasible": result.get("feasible", True),
+            "max_violation": result.get("max_violation", 0.0),
+            "constraints": result.get("constraints") or [],
+            "variables": result.get("variables")}
     return 200, orjson.dumps(body)
 
 

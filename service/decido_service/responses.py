@@ -17,20 +17,18 @@ holding the connection.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar, cast
 
-import orjson
 from sanic import Blueprint
 from sanic.exceptions import RequestTimeout
 from sanic.helpers import has_message_body
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
-__all__ = ["JSON", "READ", "BodyDeadlines", "DecidoRequest", "Response", "encode_json",
+__all__ = ["JSON", "READ", "BodyDeadlines", "DecidoRequest", "Response",
            "json_response", "read_route"]
 
 JSON = "application/json"
@@ -67,18 +65,6 @@ class Response(HTTPResponse):
                 return super().processed_headers
             out.append((name.encode(), text.encode()))
         return iter(out)
-
-
-def encode_json(value: Any, option: int = 0) -> bytes:
-    """``orjson.dumps(value, option=option)``; for what orjson cannot encode, integers
-    beyond 64 bits above all (a JSON body may carry them, and the decision log keeps
-    requests as received), the standard library's encoder (indented when ``option`` has
-    ``OPT_INDENT_2``)."""
-    try:
-        return orjson.dumps(value, option=option)
-    except TypeError:
-        indent = 2 if option & orjson.OPT_INDENT_2 else None
-        return json.dumps(value, indent=indent, ensure_ascii=False).encode()
 
 
 def json_response(body: bytes, status: int = 200, headers: dict[str, str] | None = None,

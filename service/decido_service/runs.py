@@ -178,7 +178,7 @@ class Execution:
             *self.samples, (body["evaluations"], body["elapsed_ms"])]))
         result = {k: body[k] for k in ("x", "value", "evaluations", "iterations", "status",
                                        "message", "elapsed_ms", "seed", "feasible",
-                                       "max_violation", "constraints")}
+                                       "max_violation", "constraints", "variables")}
         await self._finish(state, result=result, trace=trace, columns={
             "status": body["status"], "value": body["value"], "seed": body["seed"],
             "evaluations": body["evaluations"], "elapsed_ms": body["elapsed_ms"]})
@@ -249,7 +249,9 @@ async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -
     if not tasks:
         return
     _, pending = await asyncio.wait(tasks, timeout=grace)
-    for execution in list(executions):
+    # the waiting ones first: a running one stopped first frees its thread, which could
+    # otherwise start a waiting run before that run hears it is stopped
+    for execution in sorted(executions, key=lambda e: e.started_at is not None):
         if execution.task in pending:
             execution.requeue = execution.queued
             execution.stop()

@@ -460,6 +460,7 @@ class RunResult(Struct, forbid_unknown_fields=True):
     feasible: bool | None = None
     max_violation: float | None = None
     constraints: list[ConstraintValue] | None = None
+    variables: dict[str, float] | None = None
 
 
 class Run(Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -17,7 +17,7 @@ from decido_service.admission import admit, authenticate, refusals
 from decido_service.decisions import answer
 from decido_service.errors import ApiError, limit_error
 from decido_service.middleware import endpoint
-from decido_service.responses import encode_json, json_response, read_route
+from decido_service.responses import json_response, read_route
 from decido_service.schemas import batch_size, json_body
 from decido_service.store import Store
 
@@ -81,6 +81,6 @@ async def decision(request: Request, decision_id: str) -> HTTPResponse:
     found = await store.get_decision(key["id"], decision_id)
     if found is None:
         raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
-    return json_response(encode_json({  # a request may hold integers beyond 64 bits
+    return json_response(orjson.dumps({
         "id": found["id"], "created_at": found["created_at"], **found["summary"],
         "request": found["request"], "answer": found["answer"]}))

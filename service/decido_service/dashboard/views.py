@@ -21,7 +21,6 @@ from decido_service.dashboard.render import page
 from decido_service.dashboard.routes import html, route
 from decido_service.dashboard.session import Session
 from decido_service.errors import ApiError
-from decido_service.responses import encode_json
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
 
@@ -140,4 +139,4 @@ async def engine_list(request: Request, session: Session) -> HTTPResponse:
 
 
 def _pretty(value: Any) -> str:
-    return encode_json(value, orjson.OPT_INDENT_2).decode()
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
