@@ -8,7 +8,8 @@ What is counted, in every worker process:
 * ``decido_http_request_duration_seconds{route, method}``: a latency histogram;
 * ``decido_admissions_refused_total{code}``: requests refused by a limit or cap (429, the
   403 caps, 503 overloaded or store unavailable), by problem code;
-* ``decido_runs{state}``: runs ``queued`` and ``running`` now, read from the store at each
+* ``decido_runs{state}``: runs in the store in each state (``queued``, ``running``, and the
+  finished ones until their retention ends), read from the store at each
   scrape (so every worker and node agrees: it is the store's number, not a process's).
 
 Several worker processes: ``decido serve`` points ``PROMETHEUS_MULTIPROC_DIR`` at a fresh
@@ -25,6 +26,8 @@ import shutil
 import tempfile
 import time
 from typing import TYPE_CHECKING, Any
+
+from decido_service.store import RUN_STATES
 
 if TYPE_CHECKING:  # decido serve imports this module; Sanic only in the workers
     from sanic import Request, Sanic
@@ -97,11 +100,11 @@ class Metrics:
         if os.environ.get(ENV_DIR):
             registry = CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        runs = GaugeMetricFamily("decido_runs", "runs queued or running now (the store's)",
-                                 labels=["state"])
-        rows = await store.unfinished_runs()
-        for state in ("queued", "running"):
-            runs.add_metric([state], sum(1 for r in rows if r.get("state") == state))
+        runs = GaugeMetricFamily("decido_runs", "runs in the store by state (finished ones "
+                                 "until their retention ends)", labels=["state"])
+        counts = await store.count_runs()
+        for state in RUN_STATES:
+            runs.add_metric([state], counts.get(state, 0))
         return generate_latest(registry) + generate_latest(_Fixed(runs))
 
 

@@ -68,7 +68,17 @@ def test_metrics_sum_every_worker(tmp_path: Path) -> None:
         states = {dict(labels)["state"]: v for (name, labels), v in got.items()
                   if name == "decido_runs"}
         assert states["running"] + states["queued"] == 1
+        assert set(states) == {"queued", "running", "succeeded", "failed", "cancelled"}
         srv.request("POST", f"/v1/runs/{run['id']}/cancel", headers=auth(pro))
+        deadline = time.monotonic() + 30  # a finished run counts in its final state
+        while True:
+            got = samples(srv.request("GET", "/metrics").body.decode())
+            states = {dict(labels)["state"]: v for (name, labels), v in got.items()
+                      if name == "decido_runs"}
+            if states["cancelled"] == 1 and states["running"] + states["queued"] == 0:
+                break
+            assert time.monotonic() < deadline, states
+            time.sleep(0.2)
         # both workers wrote their own files: the sum came from several processes
         files = [p.name for p in (tmp_path / "metrics").iterdir()]
         assert len({re.sub(r"\D", "", f) for f in files if f.startswith("counter")}) == 2

@@ -431,6 +431,7 @@ def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
                                     "seed": 2**64 - 1 if i == 0 else i})
         await store.record_run({"id": "run_" + "f" * 24, "key_id": "other", "state": "queued"})
         assert await store.update_run(ids[0], {"state": "running", "document": '{"a": 1}'})
+        assert await store.count_runs() == {"queued": 5, "running": 1}  # every key's
         assert not await store.update_run("run_" + "e" * 24, {"state": "running"})
         with pytest.raises(ValueError):
             await store.update_run(ids[0], {"key_id": "other"})

@@ -295,6 +295,11 @@ class Store(Protocol):
     async def unfinished_runs(self) -> list[dict[str, Any]]:
         """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
 
+    async def count_runs(self) -> dict[str, int]:
+        """The number of runs (of every key) in each state that has any; finished runs
+        count until their retention ends, rows from before runs had states as
+        ``succeeded``."""
+
     async def request_cancel(self, key_id: str, run_id: str) -> str | None:
         """Set the run's ``cancel_requested`` flag unless it is finished; its state, or
         ``None`` when ``key_id`` has no such run."""

@@ -559,6 +559,14 @@ class PostgresStore:
 
         return [_run_row(row) for row in await self._read(rows)]
 
+    async def count_runs(self) -> dict[str, int]:
+        """Runs by state (see the protocol)."""
+        async def rows(conn: Conn) -> list[Any]:
+            return list(await conn.fetch(
+                "SELECT COALESCE(state, 'succeeded') AS s, count(*) FROM runs GROUP BY s"))
+
+        return {str(r[0]): int(r[1]) for r in await self._read(rows)}
+
     async def request_cancel(self, key_id: str, run_id: str) -> str | None:
         """Flag an unfinished run for cancellation; its state (see the protocol)."""
         async def cancel(conn: Conn) -> str | None:

@@ -203,6 +203,10 @@ class SQLiteStore:
         """Every queued or running run, oldest first."""
         return await self._read(self.database.unfinished_runs)
 
+    async def count_runs(self) -> dict[str, int]:
+        """Runs by state (see the protocol)."""
+        return await self._read(self.database.count_runs)
+
     async def request_cancel(self, key_id: str, run_id: str) -> str | None:
         """Flag an unfinished run for cancellation; its state or ``None``."""
         return await self._write(self.database.request_cancel, key_id, run_id)

@@ -52,6 +52,7 @@ _INSERT_DECISION = (
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _RUN_FIELDS = RUN_FIELDS
+_COUNT_RUNS = "SELECT COALESCE(state, 'succeeded') AS s, count(*) FROM runs GROUP BY s"
 _RUN_SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
 
 
@@ -448,6 +449,13 @@ class SQLiteDatabase:
             rows = conn.execute(f"{_RUN_SELECT} WHERE state IN ('queued', 'running') "
                                 "ORDER BY rowid").fetchall()
         return [_run_row(row) for row in rows]
+
+    def count_runs(self) -> dict[str, int]:
+        """Runs by state (see the protocol)."""
+        conn = self._conn()
+        with self._errors():
+            rows = conn.execute(_COUNT_RUNS).fetchall()
+        return {str(state): int(n) for state, n in rows}
 
     def request_cancel(self, key_id: str, run_id: str) -> str | None:
         """Flag an unfinished run for cancellation; its state (see the protocol)."""
