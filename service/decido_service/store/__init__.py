@@ -40,6 +40,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 from decido_service import keys
 
 __all__ = [
+    "COUNT_RUNS_SQL",
     "WINDOWS",
     "Admission",
     "AdmissionRequest",
@@ -61,6 +62,10 @@ __all__ = [
 ]
 
 WINDOWS: tuple[str, ...] = ("minute", "hour", "month")
+
+#: runs by state (:meth:`Store.count_runs`), the same SQL on both backends; rows written
+#: before runs had states count as ``succeeded``
+COUNT_RUNS_SQL = "SELECT COALESCE(state, 'succeeded') AS s, count(*) FROM runs GROUP BY s"
 
 #: The columns of a run row: :meth:`Store.record_run` writes them (missing ones NULL),
 #: :meth:`Store.get_run` and :meth:`Store.page_runs` return them (plus ``cancel_requested``).

@@ -41,6 +41,7 @@ from asyncpg import exceptions as errors
 from decido_service import keys
 from decido_service.store import (
     ACCOUNT_OF,
+    COUNT_RUNS_SQL,
     FINISHED_STATES,
     KEY_COLUMNS,
     RUN_FIELDS,
@@ -562,8 +563,7 @@ class PostgresStore:
     async def count_runs(self) -> dict[str, int]:
         """Runs by state (see the protocol)."""
         async def rows(conn: Conn) -> list[Any]:
-            return list(await conn.fetch(
-                "SELECT COALESCE(state, 'succeeded') AS s, count(*) FROM runs GROUP BY s"))
+            return list(await conn.fetch(COUNT_RUNS_SQL))
 
         return {str(r[0]): int(r[1]) for r in await self._read(rows)}
 

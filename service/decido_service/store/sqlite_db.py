@@ -16,6 +16,7 @@ import orjson
 from decido_service import keys
 from decido_service.store import (
     ACCOUNT_OF,
+    COUNT_RUNS_SQL,
     FINISHED_STATES,
     KEY_COLUMNS,
     RUN_FIELDS,
@@ -52,7 +53,6 @@ _INSERT_DECISION = (
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _RUN_FIELDS = RUN_FIELDS
-_COUNT_RUNS = "SELECT COALESCE(state, 'succeeded') AS s, count(*) FROM runs GROUP BY s"
 _RUN_SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
 
 
@@ -454,7 +454,7 @@ class SQLiteDatabase:
         """Runs by state (see the protocol)."""
         conn = self._conn()
         with self._errors():
-            rows = conn.execute(_COUNT_RUNS).fetchall()
+            rows = conn.execute(COUNT_RUNS_SQL).fetchall()
         return {str(state): int(n) for state, n in rows}
 
     def request_cancel(self, key_id: str, run_id: str) -> str | None:
