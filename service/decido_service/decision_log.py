@@ -14,7 +14,6 @@ cursor ``starting_after=<id>``, ``{"data": [...], "has_more": bool}``.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +21,7 @@ import orjson
 from sanic import Request
 
 from decido_service.errors import ApiError
-from decido_service.store import DecisionEntry, iso_utc
+from decido_service.store import DecisionEntry, iso_utc, ordered_id
 
 __all__ = ["ANSWER_CAP", "TOP", "DecisionEntry", "entry", "page_params", "wants_log"]
 
@@ -56,7 +55,7 @@ def entry(key_id: str, now: float, request: bytes, answer: Mapping[str, Any],
     summary = _batch_summary(answer) if batch else _summary(answer)
     summary["elapsed_ms"] = round(elapsed_ms, 3)
     summary["answer_truncated"] = not whole
-    return DecisionEntry("dec_" + secrets.token_hex(12), key_id, iso_utc(now), now,
+    return DecisionEntry(ordered_id("dec_", now), key_id, iso_utc(now), now,
                          orjson.dumps(summary).decode(), request.decode(),
                          answer_json.decode() if whole else None)
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import secrets
 import threading
 import time
 from collections.abc import Mapping
@@ -49,7 +48,7 @@ import decido
 from decido_service.errors import PROBLEM_BASE, ApiError, as_api_error
 from decido_service.run_trace import COLUMNS, TRACE_POINTS, points, thin_trace, timed
 from decido_service.schemas import engine_table
-from decido_service.store import FINISHED_STATES, RUN_STATES, Store, iso_utc
+from decido_service.store import FINISHED_STATES, RUN_STATES, Store, iso_utc, ordered_id
 from decido_service.types import RUN_ID_PATTERN, OptimizeRequest
 
 __all__ = ["PROGRESS_INTERVAL", "RUN_ID", "TRACE_POINTS", "Execution", "new_run_id",
@@ -67,8 +66,8 @@ RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 def new_run_id() -> str:
-    """A fresh run id (``run_`` + 96 random bits in hex)."""
-    return "run_" + secrets.token_hex(12)
+    """A fresh run id (``run_`` + 24 hex digits: :func:`~decido_service.store.ordered_id`)."""
+    return ordered_id("run_", time.time())
 
 
 def valid_run_id(text: str) -> bool:

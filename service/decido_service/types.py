@@ -60,7 +60,7 @@ __all__ = [
     "with_extras",
 ]
 
-#: what a run id looks like: ``run_`` and 24 lowercase hex digits (96 random bits)
+#: what a run id looks like: ``run_`` and 24 lowercase hex digits (``store.ordered_id``)
 RUN_ID_PATTERN = "^run_[0-9a-f]{24}$"
 #: the longest key label (characters)
 MAX_LABEL = 200

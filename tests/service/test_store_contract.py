@@ -655,3 +655,13 @@ def test_cli_keys_on_the_store(url: str, capsys: pytest.CaptureFixture[str]) -> 
     assert cli.main(["keys", "revoke", "nope", "--store", url]) == 1
     found = run(url, lambda store: store.find_key(made["key"]))
     assert found is not None and found["revoked_at"] is not None
+
+
+def test_ordered_ids_sort_by_creation_time_and_differ() -> None:
+    from decido_service.store import ordered_id
+
+    ids = [ordered_id("dec_", 1_767_225_600.0 + i / 1000) for i in range(50)]
+    assert ids == sorted(ids) and len(set(ids)) == 50
+    assert all(len(i) == 4 + 24 and int(i[4:], 16) >= 0 for i in ids)
+    same_ms = {ordered_id("run_", 1_767_225_600.0) for _ in range(1000)}
+    assert len(same_ms) == 1000  # 48 random bits apart within one millisecond
