@@ -53,15 +53,31 @@ PROGRESS_INTERVAL = 0.25
 async def optimize(request: Request) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key, req, objective, budget = await prepare(request)
+    started = await _start_once(request, key, req, objective, budget)
+    if isinstance(started, HTTPResponse):  # the stored answer of a repeated Idempotency-Key
+        return started
+    if wants_stream(request):
+        await _stream(request, started)
+        return None
+    return await _result(started)
+
+
+async def _start_once(request: Request, key: KeyRecord, req: OptimizeRequest,
+                      objective: decido.Expression, budget: dict[str, Any]
+                      ) -> runs.Execution | HTTPResponse:
+    """The run started for this request, or the answer replayed for a request repeated
+    under the same ``Idempotency-Key``."""
     async with idempotency.claim(request, key, idempotency.header(request)) as prior:
         if isinstance(prior, dict):
             return await idempotency.replayed(request, key, prior)
         execution = await start_run(request, key, req, objective, budget)
         if prior is not None:
             prior.done(execution.run_id, 200)
-    if wants_stream(request):
-        await _stream(request, execution)
-        return None
+    return execution
+
+
+async def _result(execution: runs.Execution) -> HTTPResponse:
+    """The 200 answer once the run has ended; a client that goes away stops the run."""
     assert execution.task is not None
     try:
         body = await asyncio.shield(execution.task)
