@@ -3,8 +3,6 @@ exact penalty), criteria, and the options of a decision read from a CSV or JSON 
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import re
@@ -13,8 +11,9 @@ from typing import Any
 
 import click
 
-__all__ = ["bounds", "criterion", "decision_request", "feasible", "option_values",
-           "penalized", "result_json"]
+from decido.option_table import options_from_csv
+
+__all__ = ["bounds", "criterion", "decision_request", "feasible", "penalized", "result_json"]
 
 _COMPARISON = re.compile(r"^(?P<lhs>.+?)(?P<op><=|>=|==|<|>)(?P<rhs>[^<>=]+)$")
 _GOALS = {"min": "minimize", "minimize": "minimize", "max": "maximize", "maximize": "maximize"}
@@ -94,26 +93,12 @@ def criterion(text: str) -> dict[str, Any]:
     return {"attribute": parts[0], "goal": _GOALS[parts[1]], "weight": weight}
 
 
-def option_values(text: str) -> float | str:
-    """A CSV cell: a number when it reads as one, else the text."""
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return value if math.isfinite(value) else text
-
-
 def _csv_options(text: str, id_column: str | None) -> list[dict[str, Any]]:
-    rows = list(csv.DictReader(io.StringIO(text)))
-    if not rows:
-        raise click.BadParameter("the CSV file has no rows below its header row")
-    columns = list(rows[0])
-    key = id_column or ("id" if "id" in columns else columns[0])
-    if key not in columns:
-        raise click.BadParameter(f"no column {key!r} in the CSV header ({', '.join(columns)})",
-                                 param_hint="--id")
-    return [{"id": row[key], "attributes": {c: option_values(v) for c, v in row.items()
-                                            if c != key and c is not None}} for row in rows]
+    options, problems = options_from_csv(text, id_column)
+    if problems:
+        raise click.BadParameter("the CSV file: " + "; ".join(problems), param_hint="--id"
+                                 if id_column and problems[0].startswith("the header") else None)
+    return options
 
 
 def decision_request(path: Path, id_column: str | None) -> dict[str, Any]:

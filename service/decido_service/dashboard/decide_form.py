@@ -16,14 +16,12 @@ not a number, an id given twice).
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 from typing import Any
 
 import orjson
 
 import decido
+from decido.option_table import cell_value, options_from_csv
 
 __all__ = ["METHODS", "FormError", "body_of", "defaults"]
 
@@ -86,8 +84,11 @@ def _options(text: str, id_column: str, problems: list[str]) -> list[dict[str, A
     if not stripped:
         problems.append("options: paste or upload a CSV with a header row, or JSON")
         return []
-    rows = _json_rows(stripped, problems) if stripped[0] in "[{" else _csv_rows(
-        stripped, id_column, problems)
+    if stripped[0] in "[{":
+        rows = _json_rows(stripped, problems)
+    else:
+        rows, found = options_from_csv(stripped, id_column, numbers_only=True)
+        problems.extend(f"options: {problem}" for problem in found)
     seen: set[Any] = set()
     for n, option in enumerate(rows, start=1):
         if option["id"] in seen:
@@ -96,37 +97,6 @@ def _options(text: str, id_column: str, problems: list[str]) -> list[dict[str, A
     if len(rows) > MAX_OPTIONS:
         problems.append(f"options: at most {MAX_OPTIONS} in the form (send more to the API)")
     return rows
-
-
-def _csv_rows(text: str, id_column: str, problems: list[str]) -> list[dict[str, Any]]:
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader)]
-    if id_column not in header:
-        problems.append(f"options: the header row has no {id_column!r} column "
-                        f"(it has {', '.join(header)})")
-        return []
-    if len(set(header)) != len(header):
-        problems.append("options: the header row names a column twice")
-    id_at = header.index(id_column)
-    out = []
-    for line, cells in enumerate(reader, start=2):
-        if not any(c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            problems.append(f"options: line {line} has {len(cells)} fields, the header "
-                            f"has {len(header)} (a missing or extra column)")
-            continue
-        attributes = {}
-        for name, cell in zip(header, cells, strict=True):
-            if name == id_column:
-                continue
-            value = _number(cell)
-            if value is None:
-                problems.append(f"options: line {line}, column {name!r}: {cell.strip()!r} "
-                                "is not a number")
-            attributes[name] = value
-        out.append({"id": cells[id_at].strip(), "attributes": attributes})
-    return out
 
 
 def _json_rows(text: str, problems: list[str]) -> list[dict[str, Any]]:
@@ -145,14 +115,6 @@ def _json_rows(text: str, problems: list[str]) -> list[dict[str, Any]]:
             for o in data]
 
 
-def _number(cell: str) -> float | None:
-    try:
-        value = float(cell)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def _criteria(text: str, problems: list[str]) -> list[dict[str, Any]]:
     out = []
     for line, raw in enumerate(text.splitlines(), start=1):
@@ -166,8 +128,8 @@ def _criteria(text: str, problems: list[str]) -> list[dict[str, Any]]:
                 problems.append(f"criteria: line {line}: goal {parts[1]!r} is not min or max")
             criterion["goal"] = goal
         if len(parts) > 2:
-            weight = _number(parts[2])
-            if weight is None:
+            weight = cell_value(parts[2])
+            if isinstance(weight, str):
                 problems.append(f"criteria: line {line}: weight {parts[2]!r} is not a number")
             criterion["weight"] = weight
         if len(parts) > 3:

@@ -1,0 +1,64 @@
+"""The options of a decision read from a CSV table: one text format, one reader, for the CLI
+(``decido decide options.csv``) and the dashboard's decide form.
+
+A header row names the columns; one of them is the id column (``id_column``; by default
+``id`` when the header has it, else the first column) and every other one an attribute.
+Blank lines are skipped. A cell that reads as a finite number is that number; any other
+cell is kept as its text (``numbers_only``: named as a problem instead).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+__all__ = ["cell_value", "options_from_csv"]
+
+
+def cell_value(text: str) -> float | str:
+    """A cell: the finite number it reads as, else its text (stripped)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text.strip()
+    return value if math.isfinite(value) else text.strip()
+
+
+def options_from_csv(text: str, id_column: str | None = None, *,
+                     numbers_only: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+    """``(options, problems)`` of a CSV table (module docs): the options as the API takes
+    them (``{"id", "attributes"}``), and every problem found, each a sentence naming the
+    line or column (the options are not to be used when there is one)."""
+    rows = csv.reader(io.StringIO(text))
+    header = [name.strip() for name in next(rows, [])]
+    if not any(header):
+        return [], ["the table has no header row"]
+    key = id_column or ("id" if "id" in header else header[0])
+    if key not in header:
+        return [], [f"the header row has no {key!r} column (it has {', '.join(header)})"]
+    problems = []
+    if len(set(header)) != len(header):
+        problems.append("the header row names a column twice")
+    id_at = header.index(key)
+    options = []
+    for line, cells in enumerate(rows, start=2):
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) != len(header):
+            problems.append(f"line {line} has {len(cells)} fields, the header has "
+                            f"{len(header)} (a missing or extra column)")
+            continue
+        attributes: dict[str, Any] = {}
+        for name, cell in zip(header, cells, strict=True):
+            if name == key:
+                continue
+            value = cell_value(cell)
+            if numbers_only and isinstance(value, str):
+                problems.append(f"line {line}, column {name!r}: {value!r} is not a number")
+            attributes[name] = value
+        options.append({"id": cells[id_at].strip(), "attributes": attributes})
+    if not options and not problems:
+        problems.append("the table has no rows below its header row")
+    return options, problems
