@@ -27,18 +27,15 @@ from typing import Any
 
 from asyncpg import Connection  # type: ignore[import-untyped]  # no type hints
 
-from decido_service.store import (
-    Admission,
-    CounterSpec,
-    CounterState,
+from decido_service.store.admission_rule import (
     Ident,
     Prepared,
     batch_totals,
     counter_state,
     increment,
-    iso_utc,
     judge,
 )
+from decido_service.store.records import Admission, CounterSpec, CounterState, iso_utc
 
 __all__ = ["admit_batch", "states"]
 
@@ -65,7 +62,6 @@ _COUNTS = (
     ' AND c."window" = t."window" AND c.window_start = t.window_start'
 )
 _REVOCATIONS = "SELECT id, revoked_at FROM keys WHERE id = ANY($1::text[])"
-
 
 
 def _columns(idents: Sequence[Ident]) -> list[list[Any]]:

@@ -20,18 +20,15 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from decido_service.store import (
-    Admission,
-    CounterSpec,
-    CounterState,
+from decido_service.store.admission_rule import (
     Ident,
     Prepared,
     batch_totals,
     counter_state,
     increment,
-    iso_utc,
     judge,
 )
+from decido_service.store.records import Admission, CounterSpec, CounterState, iso_utc
 
 __all__ = ["admit_batch", "admit_one", "count", "states"]
 
@@ -65,7 +62,6 @@ def _count_row(conn: sqlite3.Connection, ident: Ident) -> int:
         "SELECT count FROM counters WHERE name = ? AND subject = ? AND window = ?"
         " AND window_start = ?", ident).fetchone()
     return 0 if row is None else int(row[0])
-
 
 
 def _revocations(conn: sqlite3.Connection, key_ids: set[str], now: float) -> dict[str, str]:

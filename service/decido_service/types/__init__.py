@@ -1,0 +1,123 @@
+"""The request and response bodies of the service, as msgspec Structs: the one source.
+
+Decoding (:mod:`decido_service.schemas`), the 422 error list and the OpenAPI components
+(:mod:`decido_service.openapi`) all come from these types. Limits are the library's
+(:data:`decido.DEFAULT_LIMITS`, :data:`decido.optimize.SEED_END`), engine ids are read from
+:func:`decido.engines` at import, problem codes from :data:`decido_service.errors.TITLES`.
+What a type cannot say (``lower <= upper``, options within the engine's ranges, a valid
+expression) is checked by :func:`decido.optimize.problems` and the expression compiler.
+
+A class's docstring is its schema's description: it is written for API users.
+
+The types are grouped by surface, a module each: :mod:`~decido_service.types.fields`
+(the field types they share), :mod:`~decido_service.types.problems`,
+:mod:`~decido_service.types.meta`, :mod:`~decido_service.types.account`,
+:mod:`~decido_service.types.optimize`, :mod:`~decido_service.types.decision_log` and
+:mod:`~decido_service.types.runs`; every name is re-exported here, with the tables of
+request and response bodies the decoder and the OpenAPI document read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from decido_service.types.account import (
+    DecisionUsage,
+    KeyCreated,
+    KeyRequest,
+    KeyUsage,
+    MinuteUsage,
+    MonthUsage,
+    OptimizationUsage,
+    Usage,
+)
+from decido_service.types.decision_log import (
+    DecisionLogEntry,
+    DecisionLogPage,
+    DecisionLogRecord,
+)
+from decido_service.types.fields import MAX_LABEL, RUN_ID_PATTERN
+from decido_service.types.meta import Engine, EngineOption, Engines, Health
+from decido_service.types.optimize import (
+    ConstraintValue,
+    ErrorEvent,
+    OptimizeEvent,
+    OptimizeRequest,
+    OptimizeResult,
+    ProgressEvent,
+    ResultEvent,
+    Variable,
+)
+from decido_service.types.problems import ErrorEntry, Problem
+from decido_service.types.runs import (
+    Run,
+    RunList,
+    RunProgress,
+    RunResult,
+    RunsDeleted,
+    RunTrace,
+)
+
+__all__ = [
+    "MAX_LABEL",
+    "RUN_ID_PATTERN",
+    "DecisionLogEntry",
+    "DecisionLogPage",
+    "DecisionLogRecord",
+    "REQUEST_TYPES",
+    "RESPONSE_TYPES",
+    "SCHEMA_EXTRAS",
+    "Engine",
+    "EngineOption",
+    "Engines",
+    "ErrorEntry",
+    "ConstraintValue",
+    "Health",
+    "KeyCreated",
+    "KeyRequest",
+    "KeyUsage",
+    "MinuteUsage",
+    "MonthUsage",
+    "OptimizationUsage",
+    "OptimizeEvent",
+    "OptimizeRequest",
+    "OptimizeResult",
+    "Problem",
+    "ProgressEvent",
+    "DecisionUsage",
+    "ErrorEvent",
+    "ResultEvent",
+    "Run",
+    "RunList",
+    "RunProgress",
+    "RunResult",
+    "RunTrace",
+    "RunsDeleted",
+    "Usage",
+    "Variable",
+    "with_extras",
+]
+
+
+#: the request bodies, by OpenAPI component name
+REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest}
+#: what the generated component schemas cannot say, added to them by name
+SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
+    "OptimizeRequest": {"anyOf": [
+        {"required": ["bounds"]},
+        {"required": ["variables"], "properties": {"variables": {"type": "array"}}}]}}
+
+
+def with_extras(components: dict[str, Any]) -> dict[str, Any]:
+    """``components`` (from ``msgspec.json.schema_components``) with :data:`SCHEMA_EXTRAS`."""
+    for name, extra in SCHEMA_EXTRAS.items():
+        if name in components:
+            components[name].update(extra)
+    return components
+
+
+#: the response bodies
+RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
+                                   ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
+                                   DecisionLogRecord, Run, RunList, RunTrace, RunsDeleted)
+

@@ -1,0 +1,36 @@
+"""The field types the request and response bodies share: ids, counts, times, limits,
+and the enumerations read from the library and the service's tables at import."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from msgspec import Meta
+
+import decido
+from decido_service.errors import TITLES
+from decido_service.store import RUN_STATES
+
+__all__ = ["MAX_LABEL", "RUN_ID_PATTERN", "Count", "EngineId", "Epoch", "Goal", "Limit",
+           "ProblemCode", "RunState", "Timestamp"]
+
+#: what a run id looks like: ``run_`` and 24 lowercase hex digits (``store.ordered_id``)
+RUN_ID_PATTERN = "^run_[0-9a-f]{24}$"
+#: the longest key label (characters)
+MAX_LABEL = 200
+
+if TYPE_CHECKING:
+    EngineId = str
+    ProblemCode = str
+    RunState = str
+else:
+    EngineId = Literal[tuple(e["id"] for e in decido.engines())]
+    ProblemCode = Literal[tuple(sorted(TITLES))]
+    RunState = Literal[RUN_STATES]
+
+Goal = Literal["minimize", "maximize"]
+Count = Annotated[int, Meta(ge=0)]
+Epoch = Annotated[int, Meta(description="Unix epoch seconds")]
+Timestamp = Annotated[str, Meta(extra_json_schema={"format": "date-time"})]
+#: a limit or cap; null: unlimited
+Limit = Annotated[int | None, Meta(description="null: unlimited")]

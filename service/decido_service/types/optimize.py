@@ -1,0 +1,151 @@
+"""`POST /v1/optimize`: the request, its result and the lines of a streamed run."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+import decido
+from decido.optimize import SEED_END
+from decido_service.types.fields import Count, EngineId, Goal
+from decido_service.types.problems import Problem
+
+__all__ = ["ConstraintValue", "ErrorEvent", "OptimizeEvent", "OptimizeRequest", "OptimizeResult",
+           "ProgressEvent", "ResultEvent", "Variable"]
+
+
+class Variable(Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """A named variable: a real or integer range (`lower`, `upper`, `type`), or a discrete
+    set (`values`, e.g. standard sizes). The objective and constraints use its name."""
+
+    name: Annotated[str, Meta(min_length=1, max_length=64, pattern="^[A-Za-z_][A-Za-z0-9_]*$",
+                              description="a name of the expression language")]
+    lower: float | None = None
+    upper: float | None = None
+    type: Annotated[Literal["real", "integer"] | None, Meta(
+        description="default real; integer: the integers in [ceil(lower), floor(upper)]")
+    ] = None
+    values: Annotated[list[float], Meta(
+        min_length=1, description="a discrete set instead of lower/upper/type")] | None = None
+
+
+class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
+    """One optimization run (`POST /v1/optimize`). Absent or null optional numbers take
+    their defaults."""
+
+    bounds: Annotated[list[tuple[float, float]], Meta(
+        min_length=1,
+        description="one [lower, upper] pair per dimension (finite, lower <= upper); their "
+                    "number is the run's dims (Max Dims per tier); or give variables")
+    ] | UnsetType = UNSET
+    objective_expression: Annotated[str, Meta(
+        min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
+        description="the objective in decido's expression language over the vector x (or "
+                    "the names of variables)",
+        examples=["sum(x**2)"])]
+    engine: Annotated[EngineId, Meta(
+        description="an engine id from /v1/engines")] = decido.default_engine()
+    goal: Goal = "minimize"
+    max_evaluations: Annotated[int, Meta(
+        ge=1, description="default min(max(10000, 2000 n), tier cap); above the cap: 403")
+    ] | None = None
+    time_limit: Annotated[float, Meta(
+        gt=0, description="seconds; default the tier's cap; above it: 403")] | None = None
+    target: Annotated[float | None, Meta(
+        description="stop once the best value is at least this good")] = None
+    seed: Annotated[int, Meta(
+        ge=0, extra_json_schema={"maximum": SEED_END - 1},
+        description="replays a run; drawn and reported when absent")] | None = None
+    options: Annotated[dict[str, float], Meta(
+        description="the engine's options by name (see /v1/engines)")] = {}
+    variables: Annotated[list[Variable], Meta(
+        min_length=1, description="named variables instead of bounds; their number is the "
+                                  "run's dims")] | None = None
+    integers: Annotated[list[int], Meta(
+        description="indices of x that take integer values (bounds rounded inward)")
+    ] | None = None
+    x0: Annotated[list[float | list[float]], Meta(
+        description="a start point (dims numbers) or a list of them, within the bounds")
+    ] | None = None
+    constraints: Annotated[list[Annotated[str, Meta(
+        min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"])]], Meta(
+        description="'[name:] lhs <= rhs' (or >=, ==) in the expression language over the "
+                    "objective's variables", examples=[["budget: x[0] + x[1] <= 1"]])
+    ] | None = None
+    constraint_tolerance: Annotated[float, Meta(
+        gt=0, description="largest violation that counts as feasible (default 1e-6)")
+    ] | None = None
+
+    def __post_init__(self) -> None:
+        # msgspec's range constraints stop at 64-bit signed integers: the seed's upper end
+        # (in the schema as its maximum) is checked here, so decoding refuses it too
+        if self.seed is not None and self.seed >= SEED_END:
+            raise ValueError(f"seed must be below {SEED_END}")
+
+    @property
+    def dims(self) -> int:
+        """Number of dimensions (= number of bounds or variables)."""
+        return len(self.bounds or self.variables or ())
+
+
+
+class ConstraintValue(Struct, forbid_unknown_fields=True):
+    """A constraint at the result's x: its name, value (lhs - rhs) and violation."""
+
+    name: str
+    value: float | None
+    violation: float | None
+
+
+class OptimizeResult(Struct, forbid_unknown_fields=True):
+    """The outcome of a run."""
+
+    id: Annotated[str, Meta(description="the run's id (as run_id)")]
+    run_id: Annotated[str, Meta(description="the run's id: GET /v1/runs/{run_id} reads it")]
+    engine: EngineId
+    status: Annotated[Literal["converged", "target_reached", "max_evaluations", "time_limit",
+                              "stopped", "infeasible"], Meta(
+        description="infeasible: no point met every constraint (x is the least violating)")]
+    message: str
+    x: list[float]
+    value: Annotated[float | None, Meta(description="objective at x (null if not finite)")]
+    goal: Goal
+    evaluations: Count
+    iterations: Count
+    elapsed_ms: float
+    seed: Annotated[int, Meta(ge=0)]
+    dims: Annotated[int, Meta(ge=1)]
+    # pairs as 2-item lists, not tuples: schemathesis 4 misreads a response schema's
+    # prefixItems (it validates them as an OpenAPI 3.0 "items" list)
+    history: Annotated[list[Annotated[list[float | None], Meta(min_length=2, max_length=2)]],
+                       Meta(description="[evaluations, best] at each improvement")]
+    feasible: Annotated[bool, Meta(description="every constraint holds at x")]
+    max_violation: Annotated[float | None, Meta(description="largest violation at x")]
+    constraints: Annotated[list[ConstraintValue], Meta(
+        description="each constraint at x, in request order")]
+    variables: Annotated[dict[str, float] | None, Meta(
+        description="x by name (requests with variables)")]
+
+
+class ProgressEvent(Struct, forbid_unknown_fields=True, tag_field="event", tag="progress"):
+    """A streamed run's progress (every 0.25 s while it lasts)."""
+
+    evaluations: Count
+    iterations: Count
+    best: Annotated[float | None, Meta(
+        description="best value so far (goal's sense); null before the first evaluation")]
+    elapsed_ms: float
+
+
+class ResultEvent(OptimizeResult, tag_field="event", tag="result"):
+    """A streamed run's last line: its result."""
+
+
+class ErrorEvent(Problem, tag_field="event", tag="error"):
+    """A streamed run's last line when it failed after the stream began."""
+
+
+
+#: one line of a streamed run (`Accept: application/x-ndjson`)
+OptimizeEvent = ProgressEvent | ResultEvent | ErrorEvent
