@@ -38,7 +38,7 @@
 
 #include "engine/engine.h"
 
-enum { OPT_GRID, OPT_BASINS, OPT_GLOBAL_SHARE, N_OPTIONS };
+enum { OPT_GRID, OPT_BASINS, OPT_GLOBAL_SHARE, OPT_NEIGHBOURS, N_OPTIONS };
 
 static const dc_option_info options[N_OPTIONS] = {
     {"grid", 0, 0, 1 << 20, 1,
@@ -47,6 +47,10 @@ static const dc_option_info options[N_OPTIONS] = {
     {"basins", 3, 1, 64, 1, "best grid minima refined per coordinate"},
     {"global_share", 0.8, 0.05, 0.99, 0,
      "share of each hybrid round given to the population search (the rest polishes)"},
+    {"neighbours", 1, 0, 1, 1,
+     "1 = search the neighbouring values of integer and discrete coordinates (one and two "
+     "at a time) around the best point after each population round, when every coordinate "
+     "is integer or discrete; 0 = off"},
 };
 
 static const dc_engine_info info = {
@@ -62,7 +66,9 @@ static const dc_engine_info info = {
 #define BRACKET_TOL 1e-15
 #define MAX_ROUNDS 90
 
-enum { PH_GRID, PH_REFINE, PH_CONFIRM, PH_DONE, PH_POLISH, PH_GLOBAL };
+enum { PH_GRID, PH_REFINE, PH_CONFIRM, PH_DONE, PH_POLISH, PH_GLOBAL, PH_NEIGHBOURS };
+
+#define PAIRS_MAX_DISCRETE 16 /* pairs of moves up to this many integer/discrete coordinates */
 
 typedef struct bracket {
     double a, b, c, d, fc, fd;
@@ -104,6 +110,16 @@ typedef struct state {
     double *best_u;
     int have_best;
     double *seed_u;   /* a start point given by seed_point, or NULL */
+    /* integer and discrete coordinates: the neighbourhood search (nb_*) */
+    size_t *disc, nd;  /* the coordinates (not fixed), nd of them */
+    double *inc_u, inc_f; /* the incumbent and its value (a points batch) */
+    int inc_have;
+    double *done_u;    /* the incumbent where the last search ended */
+    int have_done;
+    size_t move, n_moves; /* next move; moves in the neighbourhood */
+    double *cand;      /* a row per move */
+    int nb_moved;      /* the incumbent moved in this search */
+    int global_rounds; /* population rounds started */
 } state;
 
 /* ---- buffers ---- */
@@ -406,17 +422,24 @@ static int64_t batch_cost(const state *s, const dc_batch *b)
     return (int64_t)b->rows;
 }
 
+static int better_incumbent(state *s, const double *u, double f);
+
 static void note_best(state *s, const dc_batch *b)
 {
     size_t r;
     if (b->kind == DC_ASK_TERMS)
         return;
-    for (r = 0; r < b->rows; r++)
+    for (r = 0; r < b->rows; r++) {
         if (!s->have_best || dc_better(b->f[r], s->best_f)) {
             s->best_f = b->f[r];
             memcpy(s->best_u, b->U + r * s->n, s->n * sizeof(double));
             s->have_best = 1;
         }
+        /* the neighbourhood's incumbent: values of points only (a polish's
+         * values are its merit function) */
+        if (s->nd && b->kind == DC_ASK_POINTS && s->phase != PH_NEIGHBOURS)
+            better_incumbent(s, b->U + r * s->n, b->f[r]);
+    }
 }
 
 static int can_polish(const state *s)
@@ -439,19 +462,138 @@ static const char *global_id(int second)
     return "random";
 }
 
+/* ---- hybrid: integer and discrete neighbourhood ---- */
+
+/* The cell of coordinate j of u. */
+static double cell_of(const state *s, const double *u, size_t j)
+{
+    double L = s->pbp->levels[j], c = floor(u[j] * L);
+    return c < 0.0 ? 0.0 : c > L - 1.0 ? L - 1.0 : c;
+}
+
+/* Move t of the neighbourhood applied to base into out: one coordinate a
+ * cell up or down (t < 2 nd), then pairs of coordinates each a cell up or
+ * down; 0 when it leaves the range. */
+static int apply_move(const state *s, const double *base, size_t t, double *out)
+{
+    size_t q[2], k, cnt;
+    int dir[2];
+    memcpy(out, base, s->n * sizeof(double));
+    if (t < 2 * s->nd) {
+        q[0] = t / 2;
+        dir[0] = t % 2 ? 1 : -1;
+        cnt = 1;
+    } else {
+        size_t p = (t - 2 * s->nd) / 4, a = 0, b;
+        dir[0] = (t - 2 * s->nd) % 2 ? 1 : -1;
+        dir[1] = ((t - 2 * s->nd) / 2) % 2 ? 1 : -1;
+        while (p >= s->nd - 1 - a) { /* pair p of (a, b), a < b, in order */
+            p -= s->nd - 1 - a;
+            a++;
+        }
+        b = a + 1 + p;
+        q[0] = a;
+        q[1] = b;
+        cnt = 2;
+    }
+    for (k = 0; k < cnt; k++) {
+        size_t j = s->disc[q[k]];
+        double c = cell_of(s, base, j) + dir[k];
+        if (c < 0.0 || c > s->pbp->levels[j] - 1.0)
+            return 0;
+        out[j] = (c + 0.5) / s->pbp->levels[j];
+    }
+    return 1;
+}
+
+/* 1 when the incumbent's integer and discrete cells are those where the last
+ * search ended (nothing new to search around). */
+static int searched(const state *s)
+{
+    size_t q;
+    if (!s->have_done)
+        return 0;
+    for (q = 0; q < s->nd; q++)
+        if (cell_of(s, s->inc_u, s->disc[q]) != cell_of(s, s->done_u, s->disc[q]))
+            return 0;
+    return 1;
+}
+
+static int better_incumbent(state *s, const double *u, double f)
+{
+    if (s->inc_have && !dc_better(f, s->inc_f))
+        return 0;
+    memcpy(s->inc_u, u, s->n * sizeof(double));
+    s->inc_f = f;
+    s->inc_have = 1;
+    return 1;
+}
+
+/* The search ended (no move improves, or its budget is spent). */
+static void neighbours_done(state *s)
+{
+    memcpy(s->done_u, s->inc_u, s->n * sizeof(double));
+    s->have_done = 1;
+    memcpy(s->best_u, s->inc_u, s->n * sizeof(double)); /* the next polish starts there */
+    sub_release(s, &s->polish);
+}
+
+/* The next batch of the neighbourhood search: every move at once (the best
+ * one that improves is taken); rows = 0 when the search has ended. */
+static dc_status ask_neighbours(state *s, dc_batch *b)
+{
+    size_t t, rows = 0;
+    int64_t left = s->round_budget - s->round_spent;
+    b->rows = 0;
+    if (left < 1 || (!s->nb_moved && searched(s)))
+        return DC_OK;
+    for (t = 0; t < s->n_moves && (int64_t)rows < left; t++)
+        if (apply_move(s, s->inc_u, t, s->cand + rows * s->n))
+            rows++;
+    b->kind = DC_ASK_POINTS;
+    b->U = s->cand;
+    b->rows = rows;
+    b->f = s->f; /* rows_cap >= n_moves (init) */
+    return DC_OK;
+}
+
+static dc_status tell_neighbours(state *s, const dc_batch *b)
+{
+    size_t r, best = 0;
+    for (r = 1; r < b->rows; r++)
+        if (dc_better(b->f[r], b->f[best]))
+            best = r;
+    if (b->rows && better_incumbent(s, b->U + best * s->n, b->f[best]))
+        s->nb_moved = 1;
+    else
+        s->round_spent = s->round_budget; /* a local optimum: the search ends */
+    return DC_OK;
+}
+
 /* Start the next hybrid round: polish after a global round (and first of
  * all from the centre), a global round after a polish. */
 static dc_status next_round(state *s)
 {
     int64_t left = s->pbp->budget - s->spent;
-    if (s->final && (s->phase == PH_POLISH || !can_polish(s) || !s->have_best)) {
+    int prev = s->phase, idle = prev == PH_NEIGHBOURS && !s->nb_moved;
+    if (left < 1)
+        left = 1;
+    if (s->nd && s->have_best && s->global_rounds &&
+        (prev == PH_POLISH || (prev == PH_GLOBAL && !can_polish(s)))) {
+        /* integer and discrete coordinates: search around the best point */
+        s->phase = PH_NEIGHBOURS;
+        s->round_spent = 0;
+        s->round_budget = left / 4 > 0 ? left / 4 : left;
+        s->move = 0;
+        s->nb_moved = 0;
+        return DC_OK;
+    }
+    if (s->final && (prev == PH_POLISH || idle || !can_polish(s) || !s->have_best)) {
         s->phase = PH_DONE; /* converged: the global search's last best is polished */
         return DC_OK;
     }
-    if (left < 1)
-        left = 1;
     s->round_spent = 0;
-    if (s->phase != PH_POLISH && can_polish(s) && (s->have_best || !s->polished_centre)) {
+    if (prev != PH_POLISH && !idle && can_polish(s) && (s->have_best || !s->polished_centre)) {
         if (!s->polished_centre) {
             size_t j;
             for (j = 0; j < s->n; j++)
@@ -464,6 +606,7 @@ static dc_status next_round(state *s)
     }
     sub_release(s, &s->polish);
     s->phase = PH_GLOBAL;
+    s->global_rounds++;
     s->round_budget = (int64_t)(s->share * (double)left);
     if (s->pbp->constrained) { /* two engines in turn, each half a round */
         int second = s->cur == &s->global;
@@ -510,6 +653,29 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
         s->phase = PH_GRID;
         return reserve_rows(s, rows);
     }
+    if (pb->levels && params[OPT_NEIGHBOURS] != 0.0) {
+        /* every coordinate integer or discrete (with real ones too, a move
+         * would need the real ones re-solved: not searched) */
+        size_t j, real = 0;
+        for (j = 0; j < s->n; j++)
+            real += pb->levels[j] == 0.0 && !(pb->fixed && pb->fixed[j]);
+        s->disc = real ? NULL : dc_mem_alloc(s->alloc, s->n * sizeof(size_t));
+        if (!real && !s->disc)
+            return DC_ERR_NOMEM;
+        for (j = 0; j < s->n && !real; j++)
+            if (pb->levels[j] > 1.0)
+                s->disc[s->nd++] = j;
+    }
+    if (s->nd) {
+        s->n_moves = 2 * s->nd;
+        if (s->nd >= 2 && s->nd <= PAIRS_MAX_DISCRETE)
+            s->n_moves += 2 * s->nd * (s->nd - 1); /* 4 per pair */
+        s->inc_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
+        s->done_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
+        s->cand = dc_mem_alloc(s->alloc, s->n_moves * s->n * sizeof(double));
+        if (!s->inc_u || !s->done_u || !s->cand || reserve_rows(s, s->n_moves))
+            return DC_ERR_NOMEM;
+    }
     s->phase = -1;
     return next_round(s);
 }
@@ -538,8 +704,20 @@ static dc_status ask(void *sp, dc_batch *b)
      * is spent or it has converged, start the next round */
     {
         int tries;
-        for (tries = 0; tries < 4; tries++) {
+        for (tries = 0; tries < 8; tries++) {
             sub *e = s->phase == PH_POLISH ? &s->polish : s->cur;
+            if (s->phase == PH_NEIGHBOURS) {
+                if ((st = ask_neighbours(s, b)))
+                    return st;
+                if (b->rows)
+                    return DC_OK;
+                neighbours_done(s);
+                if ((st = next_round(s)))
+                    return st;
+                if (s->phase == PH_DONE)
+                    break;
+                continue;
+            }
             if (e->live && s->round_spent < s->round_budget && !e->vt->stop(e->state)) {
                 if ((st = e->vt->ask(e->state, b)))
                     return st;
@@ -588,6 +766,8 @@ static dc_status tell(void *sp, const dc_batch *b)
         s->spent += cost;
         s->round_spent += cost;
         note_best(s, b);
+        if (s->phase == PH_NEIGHBOURS)
+            return tell_neighbours(s, b);
         return e->live ? e->vt->tell(e->state, b) : DC_OK;
     }
 }
@@ -611,6 +791,10 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->gbest, s->cols * sizeof(double));
     dc_mem_free(s->alloc, s->best_u, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->seed_u, s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->disc, s->n * sizeof(size_t));
+    dc_mem_free(s->alloc, s->inc_u, s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->done_u, s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->cand, s->n_moves * s->n * sizeof(double));
 }
 
 /* A start point: the hybrid's first polish starts there instead of the

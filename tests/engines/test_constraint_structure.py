@@ -1,0 +1,116 @@
+"""dss on integer and discrete problems, and constraints that are only bounds (issue 19):
+the neighbourhood search of integer coordinates, bounds tightened by one-variable linear
+constraints, and the separable path kept for them."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import decido
+
+#: a 0-1 knapsack of 12 items (values, weights, capacity 40% of the total weight)
+_RNG = np.random.default_rng(11)
+_V = _RNG.integers(10, 100, 12)
+_W = _RNG.integers(5, 60, 12)
+_CAP = int(_W.sum() * 0.4)
+KNAPSACK = "-(" + " + ".join(f"{a}*x[{j}]" for j, a in enumerate(_V)) + ")"
+CAPACITY = " + ".join(f"{a}*x[{j}]" for j, a in enumerate(_W)) + f" <= {_CAP}"
+
+
+def _knapsack_optimum() -> float:
+    X = np.array(list(itertools.product([0, 1], repeat=12)))
+    return float(-(X @ _V)[X @ _W <= _CAP].max())
+
+
+def _knapsack(seed: int, neighbours: int) -> decido.OptimizeResult:
+    return decido.minimize(KNAPSACK, [[0, 1]] * 12, integers=list(range(12)),
+                           constraints=[CAPACITY], seed=seed, max_evaluations=1000,
+                           options={"neighbours": neighbours})
+
+
+def test_the_neighbourhood_search_finds_the_knapsack_optimum_more_often() -> None:
+    # the population rounds alone (cells rounded to 0/1) stall one swap from the optimum;
+    # moving one or two items at a time around the best point finds it
+    best = _knapsack_optimum()
+    hits = {nb: sum(_knapsack(seed, nb).fun == best for seed in range(8)) for nb in (0, 1)}
+    assert hits[1] >= 6 and hits[1] > hits[0], hits
+    for seed in range(8):
+        r = _knapsack(seed, 1)
+        assert r.feasible and r.fun >= best
+
+
+def test_the_neighbourhood_search_replays_bit_for_bit() -> None:
+    a, b = _knapsack(5, 1), _knapsack(5, 1)
+    assert a.fun == b.fun and a.evaluations == b.evaluations
+    assert np.array_equal(a.x, b.x) and a.history == b.history
+
+
+def test_the_neighbourhood_option_is_validated() -> None:
+    with pytest.raises(decido.EngineError):
+        decido.minimize("x[0]", [[0, 1]], engine="dss", options={"neighbours": 2})
+
+
+@pytest.mark.parametrize("constraint, lo, hi", [
+    ("x[0] <= 3", -5.0, 3.0),
+    ("2*x[0] >= 1", 0.5, 5.0),
+    ("-x[0] + 1 >= 0", -5.0, 1.0),
+    ("(x[0] - 1)/4 <= 0.5", -5.0, 3.0),
+    ("x[0] == 2.5", 2.5, 2.5),
+])
+def test_a_one_variable_linear_constraint_is_a_bound(constraint: str, lo: float, hi: float
+                                                     ) -> None:
+    # every engine searches the tightened box only: even random search never leaves it
+    seen: list[float] = []
+
+    def f(x: np.ndarray) -> float:
+        seen.append(float(x[0]))
+        return float((x[0] - 10.0) ** 2 + (x[1] + 10.0) ** 2)
+
+    r = decido.minimize(f, [[-5, 5]] * 2, engine="random", constraints=[constraint], seed=1,
+                        max_evaluations=300)
+    assert r.feasible
+    assert min(seen) >= lo - 1e-12 and max(seen) <= hi + 1e-12
+    assert min(seen) < lo + 0.5 and max(seen) > hi - 0.5
+
+
+def test_a_nonlinear_or_two_variable_constraint_is_not_a_bound() -> None:
+    for constraint in ("x[0]**2 <= 1", "x[0] + x[1] <= 1", "abs(x[0]) <= 1"):
+        seen: list[float] = []
+
+        def f(x: np.ndarray) -> float:
+            seen.append(float(x[0]))  # noqa: B023
+            return float(x[0] + x[1])
+
+        decido.minimize(f, [[-5, 5]] * 2, engine="random", constraints=[constraint], seed=1,
+                        max_evaluations=300)
+        assert max(seen) > 2.0, constraint  # the engine still searches the whole box
+
+
+def test_integer_and_discrete_coordinates_take_the_tightened_bounds() -> None:
+    r = decido.minimize("-(t + k)", variables=[
+        {"name": "t", "values": [0.5, 1.0, 1.5, 2.0, 2.5]},
+        {"name": "k", "lower": 0, "upper": 10, "type": "integer"}],
+        constraints=["t <= 1.7", "2*k <= 9"], seed=0, max_evaluations=200)
+    assert r.feasible and r.variables == {"t": 1.5, "k": 4.0}
+
+
+def test_a_separable_objective_with_bound_constraints_stays_separable() -> None:
+    # Rastrigin is solved coordinate by coordinate (status converged, few evaluations) with
+    # x[0] <= -1.5 and x[3] >= 2.5 as with its box alone; the answer sits on the new bounds'
+    # nearest minima of each coordinate
+    rastrigin = "10*n + sum(x**2 - 10*cos(2*pi*x))"
+    box = [[-5.12, 5.12]] * 6
+    free = decido.minimize(rastrigin, box, seed=0)
+    r = decido.minimize(rastrigin, box, constraints=["x[0] <= -1.5", "x[3] >= 2.5"], seed=0)
+    assert free.status == r.status == "converged"
+    assert r.evaluations <= 2 * free.evaluations
+    assert r.feasible
+    assert r.x[0] == pytest.approx(-1.99, abs=0.01) and r.x[3] == pytest.approx(2.98, abs=0.01)
+    assert np.allclose(np.delete(r.x, [0, 3]), 0.0, atol=1e-6)
+    # a general constraint keeps the hybrid (the whole budget, no separable convergence)
+    g = decido.minimize(rastrigin, box, constraints=["x[0]*x[1] <= 1"], seed=0,
+                        max_evaluations=3000)
+    assert g.status == "max_evaluations"
