@@ -68,6 +68,7 @@ static const dc_engine_info info = {
 
 enum { PH_GRID, PH_REFINE, PH_CONFIRM, PH_DONE, PH_POLISH, PH_GLOBAL, PH_NEIGHBOURS };
 
+#define ALM_ROUNDS 20 /* constrained polish: augmented Lagrangian subproblems a round */
 #define PAIRS_MAX_DISCRETE 16 /* pairs of moves up to this many integer/discrete coordinates */
 
 typedef struct bracket {
@@ -117,9 +118,18 @@ typedef struct state {
     double *done_u;    /* the incumbent where the last search ended */
     int have_done;
     size_t move, n_moves; /* next move; moves in the neighbourhood */
-    double *cand;      /* a row per move */
+    double *cand;      /* a row per move (every coordinate integer or discrete), else one */
     int nb_moved;      /* the incumbent moved in this search */
+    int mixed;         /* real coordinates too: each move's point is polished */
+    int nb_stage;      /* mixed: 0 next move, 1 polishing it, 2 its point's value */
+    double *mv_u, mv_f; /* mixed: the best point of the move's polish by value */
+    int mv_have;
+    int64_t mv_spent, mv_budget;
     int global_rounds; /* population rounds started */
+    /* constrained polish: subproblems of the augmented Lagrangian (the driver
+     * updates the multipliers when a points batch follows gradient batches) */
+    double *pol_u, pol_L, pol_prev; /* the subproblem's best point, its merit; last value */
+    int pol_have, alm_round, confirming;
 } state;
 
 /* ---- buffers ---- */
@@ -538,6 +548,86 @@ static void neighbours_done(state *s)
     sub_release(s, &s->polish);
 }
 
+/* Mixed problems: the moves one at a time, each point polished on the real
+ * coordinates (subproblems of the augmented Lagrangian, each ended by its
+ * point's value, as in the polish rounds) within mv_budget; the first move
+ * whose best value improves on the incumbent is taken and the moves start
+ * again around it. */
+static dc_status ask_moves(state *s, dc_batch *b)
+{
+    dc_status st;
+    if (s->nb_stage == 0) {
+        while (s->move < s->n_moves && !apply_move(s, s->inc_u, s->move, s->cand))
+            s->move++;
+        if (s->move >= s->n_moves)
+            return DC_OK; /* no move improves: the search ends */
+        s->mv_budget = 50 * (int64_t)(s->n - s->nd + 1);
+        s->mv_spent = 0;
+        s->mv_have = 0;
+        s->alm_round = 0;
+        s->pol_have = 0;
+        s->nb_stage = 1;
+        if ((st = sub_start(s, &s->polish, "lbfgsb", s->mv_budget, s->cand)))
+            return st;
+    }
+    if (s->nb_stage == 1) {
+        if (s->polish.live && s->mv_spent < s->mv_budget && !s->polish.vt->stop(s->polish.state)) {
+            if ((st = s->polish.vt->ask(s->polish.state, b)))
+                return st;
+            if (b->rows)
+                return DC_OK;
+        }
+        sub_release(s, &s->polish);
+        s->nb_stage = 2;
+    }
+    memcpy(s->cand, s->pol_have ? s->pol_u : s->cand, s->n * sizeof(double));
+    b->kind = DC_ASK_POINTS;
+    b->U = s->cand;
+    b->rows = 1;
+    b->f = s->f;
+    return DC_OK;
+}
+
+static dc_status tell_moves(state *s, const dc_batch *b)
+{
+    size_t r;
+    double f;
+    int same;
+    if (s->nb_stage == 1) { /* a polish batch */
+        s->mv_spent += batch_cost(s, b);
+        for (r = 0; r < b->rows; r++)
+            if (!s->pol_have || dc_better(b->f[r], s->pol_L)) {
+                memcpy(s->pol_u, b->U + r * s->n, s->n * sizeof(double));
+                s->pol_L = b->f[r];
+                s->pol_have = 1;
+            }
+        return s->polish.live ? s->polish.vt->tell(s->polish.state, b) : DC_OK;
+    }
+    f = b->f[0];
+    s->mv_spent++;
+    same = s->alm_round > 0 && !dc_better(f, s->pol_prev - 1e-9 * (1.0 + fabs(f)));
+    if (!s->mv_have || dc_better(f, s->mv_f)) {
+        memcpy(s->mv_u, b->U, s->n * sizeof(double));
+        s->mv_f = f;
+        s->mv_have = 1;
+    }
+    s->pol_prev = f;
+    s->alm_round++;
+    s->pol_have = 0;
+    if (!same && s->mv_spent < s->mv_budget && s->alm_round < ALM_ROUNDS) {
+        s->nb_stage = 1; /* the next subproblem from this point */
+        return sub_start(s, &s->polish, "lbfgsb", s->mv_budget - s->mv_spent, b->U);
+    }
+    s->nb_stage = 0;
+    if (better_incumbent(s, s->mv_u, s->mv_f)) {
+        s->nb_moved = 1;
+        s->move = 0;
+    } else {
+        s->move++;
+    }
+    return DC_OK;
+}
+
 /* The next batch of the neighbourhood search: every move at once (the best
  * one that improves is taken); rows = 0 when the search has ended. */
 static dc_status ask_neighbours(state *s, dc_batch *b)
@@ -547,6 +637,8 @@ static dc_status ask_neighbours(state *s, dc_batch *b)
     b->rows = 0;
     if (left < 1 || (!s->nb_moved && searched(s)))
         return DC_OK;
+    if (s->mixed)
+        return ask_moves(s, b);
     for (t = 0; t < s->n_moves && (int64_t)rows < left; t++)
         if (apply_move(s, s->inc_u, t, s->cand + rows * s->n))
             rows++;
@@ -560,6 +652,8 @@ static dc_status ask_neighbours(state *s, dc_batch *b)
 static dc_status tell_neighbours(state *s, const dc_batch *b)
 {
     size_t r, best = 0;
+    if (s->mixed)
+        return tell_moves(s, b);
     for (r = 1; r < b->rows; r++)
         if (dc_better(b->f[r], b->f[best]))
             best = r;
@@ -586,6 +680,7 @@ static dc_status next_round(state *s)
         s->round_budget = left / 4 > 0 ? left / 4 : left;
         s->move = 0;
         s->nb_moved = 0;
+        s->nb_stage = 0;
         return DC_OK;
     }
     if (s->final && (prev == PH_POLISH || idle || !can_polish(s) || !s->have_best)) {
@@ -601,6 +696,8 @@ static dc_status next_round(state *s)
             s->polished_centre = 1;
         }
         s->phase = PH_POLISH;
+        s->pol_have = 0;
+        s->alm_round = 0;
         s->round_budget = left / 5 > 0 ? left / 5 : left;
         return sub_start(s, &s->polish, "lbfgsb", s->round_budget, s->best_u);
     }
@@ -656,15 +753,17 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     if (pb->levels && params[OPT_NEIGHBOURS] != 0.0) {
         /* every coordinate integer or discrete (with real ones too, a move
          * would need the real ones re-solved: not searched) */
-        size_t j, real = 0;
-        for (j = 0; j < s->n; j++)
-            real += pb->levels[j] == 0.0 && !(pb->fixed && pb->fixed[j]);
-        s->disc = real ? NULL : dc_mem_alloc(s->alloc, s->n * sizeof(size_t));
-        if (!real && !s->disc)
+        size_t j;
+        s->disc = dc_mem_alloc(s->alloc, s->n * sizeof(size_t));
+        if (!s->disc)
             return DC_ERR_NOMEM;
-        for (j = 0; j < s->n && !real; j++)
+        for (j = 0; j < s->n; j++) {
             if (pb->levels[j] > 1.0)
                 s->disc[s->nd++] = j;
+            else if (pb->levels[j] == 0.0 && !(pb->fixed && pb->fixed[j]))
+                s->mixed = 1;
+        }
+        s->mixed = s->mixed && can_polish(s);
     }
     if (s->nd) {
         s->n_moves = 2 * s->nd;
@@ -673,7 +772,13 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
         s->inc_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
         s->done_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
         s->cand = dc_mem_alloc(s->alloc, s->n_moves * s->n * sizeof(double));
-        if (!s->inc_u || !s->done_u || !s->cand || reserve_rows(s, s->n_moves))
+        s->mv_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
+        if (!s->inc_u || !s->done_u || !s->cand || !s->mv_u || reserve_rows(s, s->n_moves))
+            return DC_ERR_NOMEM;
+    }
+    if (pb->constrained || s->mixed) {
+        s->pol_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
+        if (!s->pol_u || reserve_rows(s, 1))
             return DC_ERR_NOMEM;
     }
     s->phase = -1;
@@ -724,6 +829,18 @@ static dc_status ask(void *sp, dc_batch *b)
                 if (b->rows)
                     return DC_OK;
             }
+            if (e == &s->polish && e->live && s->pol_have && s->pbp->constrained &&
+                s->round_spent < s->round_budget && s->alm_round < ALM_ROUNDS) {
+                /* a subproblem converged: its point's value (new multipliers),
+                 * then the next subproblem from there (tell) */
+                sub_release(s, e);
+                s->confirming = 1;
+                b->kind = DC_ASK_POINTS;
+                b->U = s->pol_u;
+                b->rows = 1;
+                b->f = s->f;
+                return DC_OK;
+            }
             if (e != &s->polish && e->live && e->vt->stop(e->state)) {
                 /* done for good: a fresh one next round, or (its restarts
                  * agree and the run stops on convergence) a last polish */
@@ -740,9 +857,26 @@ static dc_status ask(void *sp, dc_batch *b)
     }
 }
 
+/* The value of a converged subproblem's point: the polish ends when it did not
+ * improve on the last one, else the next subproblem starts there with the
+ * round's budget left. */
+static dc_status tell_confirm(state *s, const dc_batch *b)
+{
+    double f = b->f[0];
+    int same = s->alm_round > 0 && !dc_better(f, s->pol_prev - 1e-9 * (1.0 + fabs(f)));
+    s->confirming = 0;
+    s->pol_prev = f;
+    s->alm_round++;
+    s->pol_have = 0;
+    if (same)
+        return DC_OK; /* the polish is done (its sub-engine is released) */
+    return sub_start(s, &s->polish, "lbfgsb", s->round_budget - s->round_spent, b->U);
+}
+
 static dc_status tell(void *sp, const dc_batch *b)
 {
     state *s = sp;
+    size_t r;
     switch (s->phase) {
     case PH_GRID:
         tell_grid(s);
@@ -768,6 +902,15 @@ static dc_status tell(void *sp, const dc_batch *b)
         note_best(s, b);
         if (s->phase == PH_NEIGHBOURS)
             return tell_neighbours(s, b);
+        if (s->confirming)
+            return tell_confirm(s, b);
+        if (s->phase == PH_POLISH && s->pbp->constrained)
+            for (r = 0; r < b->rows; r++)
+                if (!s->pol_have || dc_better(b->f[r], s->pol_L)) {
+                    memcpy(s->pol_u, b->U + r * s->n, s->n * sizeof(double));
+                    s->pol_L = b->f[r];
+                    s->pol_have = 1;
+                }
         return e->live ? e->vt->tell(e->state, b) : DC_OK;
     }
 }
@@ -795,6 +938,8 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->inc_u, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->done_u, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->cand, s->n_moves * s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->pol_u, s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->mv_u, s->n * sizeof(double));
 }
 
 /* A start point: the hybrid's first polish starts there instead of the

@@ -114,3 +114,50 @@ def test_a_separable_objective_with_bound_constraints_stays_separable() -> None:
     g = decido.minimize(rastrigin, box, constraints=["x[0]*x[1] <= 1"], seed=0,
                         max_evaluations=3000)
     assert g.status == "max_evaluations"
+
+
+#: the pressure vessel (Coello 2000) with thicknesses in 1/16-inch steps (best known 6059.714)
+VESSEL = dict(
+    objective="0.6224*ts*r*l + 1.7781*th*r**2 + 3.1661*ts**2*l + 19.84*ts**2*r",
+    variables=[{"name": "ts", "values": [0.0625 * k for k in range(1, 100)]},
+               {"name": "th", "values": [0.0625 * k for k in range(1, 100)]},
+               {"name": "r", "lower": 10, "upper": 200}, {"name": "l", "lower": 10, "upper": 200}],
+    constraints=["ts >= 0.0193*r", "th >= 0.00954*r", "pi*r**2*l + 4/3*pi*r**3 >= 1296000",
+                 "l <= 240"])
+
+
+def test_moves_of_discrete_thicknesses_are_polished_on_the_real_coordinates() -> None:
+    # a thinner shell is only feasible with a smaller radius: each move's point is polished
+    # on r and l before it is compared, so the search leaves 7/8 inch for 13/16
+    def gaps(neighbours: int) -> list[float]:
+        return [decido.minimize(**VESSEL, seed=seed, max_evaluations=5000,  # type: ignore[arg-type]
+                                options={"neighbours": neighbours}).fun / 6059.714 - 1
+                for seed in range(10)]
+    off, on = gaps(0), gaps(1)
+    assert float(np.median(on)) < 0.5 * float(np.median(off)), (on, off)
+    assert sum(g < 1e-5 for g in on) >= 1
+
+
+def test_a_mixed_constrained_run_replays_bit_for_bit() -> None:
+    a = decido.minimize(**VESSEL, seed=4, max_evaluations=3000)  # type: ignore[arg-type]
+    b = decido.minimize(**VESSEL, seed=4, max_evaluations=3000)  # type: ignore[arg-type]
+    assert a.fun == b.fun and np.array_equal(a.x, b.x) and a.history == b.history
+    assert a.feasible
+
+
+def test_the_constrained_polish_solves_g01_by_augmented_lagrangian_rounds() -> None:
+    # CEC 2006 G01 (optimum -15 at a vertex): dss's polish solves one subproblem after
+    # another (new multipliers between them) instead of one per round
+    names = " ".join(f"x{k}" for k in range(1, 14)).split()
+    variables = [{"name": v, "lower": 0, "upper": 100 if k in (9, 10, 11) else 1}
+                 for k, v in enumerate(names)]
+    objective = ("5*(x1+x2+x3+x4) - 5*(x1**2+x2**2+x3**2+x4**2)"
+                 " - (x5+x6+x7+x8+x9+x10+x11+x12+x13)")
+    constraints = ["2*x1+2*x2+x10+x11 <= 10", "2*x1+2*x3+x10+x12 <= 10",
+                   "2*x2+2*x3+x11+x12 <= 10", "-8*x1+x10 <= 0", "-8*x2+x11 <= 0",
+                   "-8*x3+x12 <= 0", "-2*x4-x5+x10 <= 0", "-2*x6-x7+x11 <= 0",
+                   "-2*x8-x9+x12 <= 0"]
+    for seed in (0, 1):
+        r = decido.minimize(objective, variables=variables, constraints=constraints, seed=seed,
+                            max_evaluations=1500)
+        assert r.feasible and r.fun == pytest.approx(-15.0, abs=1e-6)
