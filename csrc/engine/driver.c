@@ -396,8 +396,8 @@ static dc_status eval_gradients(driver *d, dc_batch *b)
                     memcpy(xp, x0, n * sizeof(double));
                     memcpy(xm, x0, n * sizeof(double));
                     if (!d->frozen[jj]) {
-                        xp[jj] = xj + h <= d->run->upper[jj] ? xj + h : xj;
-                        xm[jj] = xj - h >= d->run->lower[jj] ? xj - h : xj;
+                        xp[jj] = xj + h <= d->hi[jj] ? xj + h : xj;
+                        xm[jj] = xj - h >= d->lo[jj] ? xj - h : xj;
                     }
                 }
                 if ((st = evaluate_rows(d, d->X, 2 * cnt, vals)) || d->stop)
@@ -966,6 +966,8 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     pb.stop_on_convergence = run_params[RUN_OPT_STOP_ON_CONVERGENCE] != 0.0;
     pb.exact_gradient = run->program != NULL;
     pb.constrained = general > 0;
+    for (j = 0; j < run->n_constraints; j++)
+        pb.equalities |= run->senses[j] == DC_CONSTRAINT_EQ;
     for (j = 0; j < n; j++)
         if (d.kind[j] != K_REAL)
             pb.levels = d.levels;

@@ -28,7 +28,11 @@
  * else random search, whichever the registry has) in rounds, with the best
  * point polished by projected L-BFGS (exact AD gradients for expressions)
  * from the centre first and after each global round, until the budget ends.
- * The sub-engines run unchanged through this engine's ask/tell.
+ * The sub-engines run unchanged through this engine's ask/tell.  With
+ * constraints a polish solves augmented-Lagrangian subproblems one after
+ * another (tell_confirm), and with equalities each round also polishes from
+ * random points.  Integer and discrete coordinates get a neighbourhood search
+ * around the best point after each round (ask_neighbours).
  *
  * Options: grid (K, 0 = automatic), basins (B), global_share (fraction of
  * each round given to the population search).
@@ -68,8 +72,10 @@ static const dc_engine_info info = {
 
 enum { PH_GRID, PH_REFINE, PH_CONFIRM, PH_DONE, PH_POLISH, PH_GLOBAL, PH_NEIGHBOURS };
 
+#define RANDOM_POLISH_MIN 20 /* (n + 1) evaluations left in the round for one more */
 #define ALM_ROUNDS 20 /* constrained polish: augmented Lagrangian subproblems a round */
 #define PAIRS_MAX_DISCRETE 16 /* pairs of moves up to this many integer/discrete coordinates */
+#define MOVES_MAX_DIMS 100    /* mixed problems: nelder_mead's limit */
 
 typedef struct bracket {
     double a, b, c, d, fc, fd;
@@ -120,9 +126,10 @@ typedef struct state {
     size_t move, n_moves; /* next move; moves in the neighbourhood */
     double *cand;      /* a row per move (every coordinate integer or discrete), else one */
     int nb_moved;      /* the incumbent moved in this search */
-    int mixed;         /* real coordinates too: each move's point is polished */
-    int nb_stage;      /* mixed: 0 next move, 1 polishing it, 2 its point's value */
-    double *mv_u, mv_f; /* mixed: the best point of the move's polish by value */
+    int mixed;         /* real coordinates too: searched again around each move */
+    int nb_stage;      /* mixed: 0 next move, 1 searching around it */
+    unsigned char *move_fixed; /* mixed: fixed, integer and discrete coordinates */
+    double *mv_u, mv_f; /* mixed: the best point of the move's search by value */
     int mv_have;
     int64_t mv_spent, mv_budget;
     int global_rounds; /* population rounds started */
@@ -130,6 +137,7 @@ typedef struct state {
      * updates the multipliers when a points batch follows gradient batches) */
     double *pol_u, pol_L, pol_prev; /* the subproblem's best point, its merit; last value */
     int pol_have, alm_round, confirming;
+    int random_polished; /* this round's polish from a random point was done */
 } state;
 
 /* ---- buffers ---- */
@@ -548,84 +556,69 @@ static void neighbours_done(state *s)
     sub_release(s, &s->polish);
 }
 
-/* Mixed problems: the moves one at a time, each point polished on the real
- * coordinates (subproblems of the augmented Lagrangian, each ended by its
- * point's value, as in the polish rounds) within mv_budget; the first move
- * whose best value improves on the incumbent is taken and the moves start
- * again around it. */
+/* Mixed problems: the moves one at a time; around each, Nelder-Mead searches
+ * the real coordinates again (the integer and discrete ones held: fixed for
+ * it, and set to the move's values in every row it asks) within mv_budget,
+ * ranked by the feasibility rules; the first move whose best value improves
+ * on the incumbent is taken and the moves start again around it. */
 static dc_status ask_moves(state *s, dc_batch *b)
 {
     dc_status st;
-    if (s->nb_stage == 0) {
-        while (s->move < s->n_moves && !apply_move(s, s->inc_u, s->move, s->cand))
-            s->move++;
-        if (s->move >= s->n_moves)
-            return DC_OK; /* no move improves: the search ends */
-        s->mv_budget = 50 * (int64_t)(s->n - s->nd + 1);
-        s->mv_spent = 0;
-        s->mv_have = 0;
-        s->alm_round = 0;
-        s->pol_have = 0;
-        s->nb_stage = 1;
-        if ((st = sub_start(s, &s->polish, "lbfgsb", s->mv_budget, s->cand)))
-            return st;
-    }
-    if (s->nb_stage == 1) {
-        if (s->polish.live && s->mv_spent < s->mv_budget && !s->polish.vt->stop(s->polish.state)) {
+    size_t r, q;
+    for (;;) {
+        if (s->nb_stage == 0) {
+            while (s->move < s->n_moves && !apply_move(s, s->inc_u, s->move, s->cand))
+                s->move++;
+            if (s->move >= s->n_moves)
+                return DC_OK; /* no move improves: the search ends */
+            s->mv_budget = 50 * (int64_t)(s->n - s->nd + 1);
+            s->mv_spent = 0;
+            s->mv_have = 0;
+            s->nb_stage = 1;
+            s->pb.fixed = s->move_fixed; /* the search sees the real coordinates only */
+            st = sub_start(s, &s->polish, "nelder_mead", s->mv_budget, s->cand);
+            s->pb.fixed = s->pbp->fixed;
+            if (st)
+                return st;
+        }
+        if (s->polish.live && s->mv_spent < s->mv_budget &&
+            !s->polish.vt->stop(s->polish.state)) {
             if ((st = s->polish.vt->ask(s->polish.state, b)))
                 return st;
-            if (b->rows)
+            if (b->rows) { /* the move's integer and discrete values in every row */
+                if ((st = reserve_rows(s, b->rows)))
+                    return st;
+                memcpy(s->U, b->U, b->rows * s->n * sizeof(double));
+                for (r = 0; r < b->rows; r++)
+                    for (q = 0; q < s->nd; q++)
+                        s->U[r * s->n + s->disc[q]] = s->cand[s->disc[q]];
+                b->U = s->U;
                 return DC_OK;
+            }
         }
+        /* the move's search ended: the first move that improves is taken */
         sub_release(s, &s->polish);
-        s->nb_stage = 2;
+        s->nb_stage = 0;
+        if (s->mv_have && better_incumbent(s, s->mv_u, s->mv_f)) {
+            s->nb_moved = 1;
+            s->move = 0;
+        } else {
+            s->move++;
+        }
     }
-    memcpy(s->cand, s->pol_have ? s->pol_u : s->cand, s->n * sizeof(double));
-    b->kind = DC_ASK_POINTS;
-    b->U = s->cand;
-    b->rows = 1;
-    b->f = s->f;
-    return DC_OK;
 }
 
 static dc_status tell_moves(state *s, const dc_batch *b)
 {
     size_t r;
-    double f;
-    int same;
-    if (s->nb_stage == 1) { /* a polish batch */
-        s->mv_spent += batch_cost(s, b);
-        for (r = 0; r < b->rows; r++)
-            if (!s->pol_have || dc_better(b->f[r], s->pol_L)) {
-                memcpy(s->pol_u, b->U + r * s->n, s->n * sizeof(double));
-                s->pol_L = b->f[r];
-                s->pol_have = 1;
-            }
-        return s->polish.live ? s->polish.vt->tell(s->polish.state, b) : DC_OK;
-    }
-    f = b->f[0];
-    s->mv_spent++;
-    same = s->alm_round > 0 && !dc_better(f, s->pol_prev - 1e-9 * (1.0 + fabs(f)));
-    if (!s->mv_have || dc_better(f, s->mv_f)) {
-        memcpy(s->mv_u, b->U, s->n * sizeof(double));
-        s->mv_f = f;
-        s->mv_have = 1;
-    }
-    s->pol_prev = f;
-    s->alm_round++;
-    s->pol_have = 0;
-    if (!same && s->mv_spent < s->mv_budget && s->alm_round < ALM_ROUNDS) {
-        s->nb_stage = 1; /* the next subproblem from this point */
-        return sub_start(s, &s->polish, "lbfgsb", s->mv_budget - s->mv_spent, b->U);
-    }
-    s->nb_stage = 0;
-    if (better_incumbent(s, s->mv_u, s->mv_f)) {
-        s->nb_moved = 1;
-        s->move = 0;
-    } else {
-        s->move++;
-    }
-    return DC_OK;
+    s->mv_spent += (int64_t)b->rows;
+    for (r = 0; r < b->rows; r++)
+        if (!s->mv_have || dc_better(b->f[r], s->mv_f)) {
+            memcpy(s->mv_u, b->U + r * s->n, s->n * sizeof(double));
+            s->mv_f = b->f[r];
+            s->mv_have = 1;
+        }
+    return s->polish.live ? s->polish.vt->tell(s->polish.state, b) : DC_OK;
 }
 
 /* The next batch of the neighbourhood search: every move at once (the best
@@ -664,6 +657,14 @@ static dc_status tell_neighbours(state *s, const dc_batch *b)
     return DC_OK;
 }
 
+/* A uniform point of the cube (the run's generator). */
+static void random_point(state *s, double *u)
+{
+    size_t j;
+    for (j = 0; j < s->n; j++)
+        u[j] = dc_rng_uniform(s->pbp->rng);
+}
+
 /* Start the next hybrid round: polish after a global round (and first of
  * all from the centre), a global round after a polish. */
 static dc_status next_round(state *s)
@@ -672,6 +673,19 @@ static dc_status next_round(state *s)
     int prev = s->phase, idle = prev == PH_NEIGHBOURS && !s->nb_moved;
     if (left < 1)
         left = 1;
+    if (prev == PH_POLISH && s->pbp->constrained && s->pbp->equalities && s->global_rounds &&
+        !s->random_polished && !s->final) {
+        /* equality constraints: a second polish from a uniform random point
+         * (the population rounds hardly reach a thin feasible set; local
+         * solves from new points find its other basins) */
+        s->random_polished = 1;
+        random_point(s, s->pol_u);
+        s->round_spent = 0;
+        s->round_budget = left / 5 > 0 ? left / 5 : left;
+        s->pol_have = 0;
+        s->alm_round = 0;
+        return sub_start(s, &s->polish, "lbfgsb", s->round_budget, s->pol_u);
+    }
     if (s->nd && s->have_best && s->global_rounds &&
         (prev == PH_POLISH || (prev == PH_GLOBAL && !can_polish(s)))) {
         /* integer and discrete coordinates: search around the best point */
@@ -704,6 +718,7 @@ static dc_status next_round(state *s)
     sub_release(s, &s->polish);
     s->phase = PH_GLOBAL;
     s->global_rounds++;
+    s->random_polished = 0;
     s->round_budget = (int64_t)(s->share * (double)left);
     if (s->pbp->constrained) { /* two engines in turn, each half a round */
         int second = s->cur == &s->global;
@@ -763,9 +778,11 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
             else if (pb->levels[j] == 0.0 && !(pb->fixed && pb->fixed[j]))
                 s->mixed = 1;
         }
-        s->mixed = s->mixed && can_polish(s);
+        if (s->mixed && (!dc_engine_find("nelder_mead") || s->n > MOVES_MAX_DIMS))
+            s->nd = 0; /* mixed, and no local search for the moves: no neighbourhood */
     }
     if (s->nd) {
+        size_t j;
         s->n_moves = 2 * s->nd;
         if (s->nd >= 2 && s->nd <= PAIRS_MAX_DISCRETE)
             s->n_moves += 2 * s->nd * (s->nd - 1); /* 4 per pair */
@@ -773,10 +790,14 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
         s->done_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
         s->cand = dc_mem_alloc(s->alloc, s->n_moves * s->n * sizeof(double));
         s->mv_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
-        if (!s->inc_u || !s->done_u || !s->cand || !s->mv_u || reserve_rows(s, s->n_moves))
+        s->move_fixed = dc_mem_alloc(s->alloc, s->n);
+        if (!s->inc_u || !s->done_u || !s->cand || !s->mv_u || !s->move_fixed ||
+            reserve_rows(s, s->n_moves))
             return DC_ERR_NOMEM;
+        for (j = 0; j < s->n; j++)
+            s->move_fixed[j] = (pb->fixed && pb->fixed[j]) || pb->levels[j] > 0.0;
     }
-    if (pb->constrained || s->mixed) {
+    if (pb->constrained) {
         s->pol_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
         if (!s->pol_u || reserve_rows(s, 1))
             return DC_ERR_NOMEM;
@@ -868,6 +889,13 @@ static dc_status tell_confirm(state *s, const dc_batch *b)
     s->pol_prev = f;
     s->alm_round++;
     s->pol_have = 0;
+    if (same && s->random_polished &&
+        s->round_budget - s->round_spent >= RANDOM_POLISH_MIN * (int64_t)(s->n + 1)) {
+        /* polishes from random points: another one while the round lasts */
+        random_point(s, s->pol_u);
+        s->alm_round = 0;
+        return sub_start(s, &s->polish, "lbfgsb", s->round_budget - s->round_spent, s->pol_u);
+    }
     if (same)
         return DC_OK; /* the polish is done (its sub-engine is released) */
     return sub_start(s, &s->polish, "lbfgsb", s->round_budget - s->round_spent, b->U);
@@ -940,6 +968,7 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->cand, s->n_moves * s->n * sizeof(double));
     dc_mem_free(s->alloc, s->pol_u, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->mv_u, s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->move_fixed, s->n);
 }
 
 /* A start point: the hybrid's first polish starts there instead of the

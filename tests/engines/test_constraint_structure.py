@@ -126,16 +126,17 @@ VESSEL = dict(
                  "l <= 240"])
 
 
-def test_moves_of_discrete_thicknesses_are_polished_on_the_real_coordinates() -> None:
-    # a thinner shell is only feasible with a smaller radius: each move's point is polished
-    # on r and l before it is compared, so the search leaves 7/8 inch for 13/16
+def test_moves_of_discrete_thicknesses_search_the_real_coordinates_again() -> None:
+    # a thinner shell is only feasible with a smaller radius: around each move the real
+    # coordinates are searched again (Nelder-Mead, the thicknesses held) before the move is
+    # compared, so runs leave 7/8 inch for the best known 13/16
     def gaps(neighbours: int) -> list[float]:
         return [decido.minimize(**VESSEL, seed=seed, max_evaluations=5000,  # type: ignore[arg-type]
                                 options={"neighbours": neighbours}).fun / 6059.714 - 1
                 for seed in range(10)]
     off, on = gaps(0), gaps(1)
-    assert float(np.median(on)) < 0.5 * float(np.median(off)), (on, off)
-    assert sum(g < 1e-5 for g in on) >= 1
+    assert float(np.median(on)) < 0.1 * float(np.median(off)), (on, off)
+    assert sum(g < 1e-5 for g in on) >= 4
 
 
 def test_a_mixed_constrained_run_replays_bit_for_bit() -> None:
@@ -161,3 +162,29 @@ def test_the_constrained_polish_solves_g01_by_augmented_lagrangian_rounds() -> N
         r = decido.minimize(objective, variables=variables, constraints=constraints, seed=seed,
                             max_evaluations=1500)
         assert r.feasible and r.fun == pytest.approx(-15.0, abs=1e-6)
+
+
+#: CEC 2006 G13 (three equalities within 1e-4; best known 0.053941514)
+G13 = dict(objective="exp(x[0]*x[1]*x[2]*x[3]*x[4])",
+           bounds=[[-2.3, 2.3]] * 2 + [[-3.2, 3.2]] * 3,
+           constraints=["sum(x**2) == 10", "x[1]*x[2] - 5*x[3]*x[4] == 0",
+                        "x[0]**3 + x[1]**3 == -1"], constraint_tolerance=1e-4)
+
+
+def test_equality_constrained_problems_get_polishes_from_random_points() -> None:
+    # the population rounds hardly reach G13's thin feasible set; polishes from random
+    # points find its best basin in most runs
+    found = [decido.minimize(**G13, seed=seed, max_evaluations=5000)  # type: ignore[arg-type]
+             for seed in range(6)]
+    assert all(r.feasible for r in found)
+    assert sum(r.fun < 0.053941514 * (1 + 1e-6) for r in found) >= 3
+
+
+def test_a_polish_reaches_the_edge_of_an_equality_s_tolerance() -> None:
+    # G11: x1**2 + (x2 - 1)**2 with x2 == x1**2 within 1e-4: 0.75 exactly, 0.7499 on the
+    # tolerance's edge (the best known value), which the Lagrangian's band reaches
+    r = decido.minimize("x[0]**2 + (x[1] - 1)**2", [[-1, 1]] * 2,
+                        constraints=["x[1] - x[0]**2 == 0"], constraint_tolerance=1e-4,
+                        engine="lbfgsb", x0=[0.5, 0.5], max_evaluations=2000)
+    assert r.feasible and r.max_violation <= 1e-4
+    assert r.fun == pytest.approx(0.7499, abs=1e-7)
