@@ -126,8 +126,12 @@ typedef struct state {
     size_t move, n_moves; /* next move; moves in the neighbourhood */
     double *cand;      /* a row per move (every coordinate integer or discrete), else one */
     int nb_moved;      /* the incumbent moved in this search */
+    int nb_complete;   /* no move improved (not cut short by the budget) */
+    double *nb_start_u, nb_start_f; /* the incumbent the last search started from */
+    int nb_have_start;
     int mixed;         /* real coordinates too: searched again around each move */
-    int nb_stage;      /* mixed: 0 next move, 1 searching around it */
+    int nb_stage;      /* mixed: 0 next move, 2 its point as it is, 3 then 1 searching
+                          around it */
     unsigned char *move_fixed; /* mixed: fixed, integer and discrete coordinates */
     double *mv_u, mv_f; /* mixed: the best point of the move's search by value */
     int mv_have;
@@ -453,9 +457,11 @@ static void note_best(state *s, const dc_batch *b)
             memcpy(s->best_u, b->U + r * s->n, s->n * sizeof(double));
             s->have_best = 1;
         }
-        /* the neighbourhood's incumbent: values of points only (a polish's
-         * values are its merit function) */
-        if (s->nd && b->kind == DC_ASK_POINTS && s->phase != PH_NEIGHBOURS)
+        /* the neighbourhood's incumbent: values of points, and of gradient
+         * batches without constraints (with them, a polish's values are its
+         * merit function: its best point is evaluated when it ends) */
+        if (s->nd && s->phase != PH_NEIGHBOURS &&
+            (b->kind == DC_ASK_POINTS || !s->pbp->constrained))
             better_incumbent(s, b->U + r * s->n, b->f[r]);
     }
 }
@@ -547,11 +553,14 @@ static int better_incumbent(state *s, const double *u, double f)
     return 1;
 }
 
-/* The search ended (no move improves, or its budget is spent). */
+/* The search ended (no move improves, or its budget is spent: then it is not
+ * marked searched, and runs again next time). */
 static void neighbours_done(state *s)
 {
-    memcpy(s->done_u, s->inc_u, s->n * sizeof(double));
-    s->have_done = 1;
+    if (s->nb_complete) {
+        memcpy(s->done_u, s->inc_u, s->n * sizeof(double));
+        s->have_done = 1;
+    }
     memcpy(s->best_u, s->inc_u, s->n * sizeof(double)); /* the next polish starts there */
     sub_release(s, &s->polish);
 }
@@ -569,11 +578,21 @@ static dc_status ask_moves(state *s, dc_batch *b)
         if (s->nb_stage == 0) {
             while (s->move < s->n_moves && !apply_move(s, s->inc_u, s->move, s->cand))
                 s->move++;
-            if (s->move >= s->n_moves)
-                return DC_OK; /* no move improves: the search ends */
+            if (s->move >= s->n_moves) {
+                s->nb_complete = 1; /* no move improves: the search ends */
+                return DC_OK;
+            }
+            s->mv_have = 0;
+            s->nb_stage = 2; /* first the moved point as it is */
+            b->kind = DC_ASK_POINTS;
+            b->U = s->cand;
+            b->rows = 1;
+            b->f = s->f;
+            return DC_OK;
+        }
+        if (s->nb_stage == 3) { /* it did not improve: search the real coordinates */
             s->mv_budget = 50 * (int64_t)(s->n - s->nd + 1);
             s->mv_spent = 0;
-            s->mv_have = 0;
             s->nb_stage = 1;
             s->pb.fixed = s->move_fixed; /* the search sees the real coordinates only */
             st = sub_start(s, &s->polish, "nelder_mead", s->mv_budget, s->cand);
@@ -611,6 +630,16 @@ static dc_status ask_moves(state *s, dc_batch *b)
 static dc_status tell_moves(state *s, const dc_batch *b)
 {
     size_t r;
+    if (s->nb_stage == 2) { /* the moved point as it is */
+        if (better_incumbent(s, b->U, b->f[0])) {
+            s->nb_moved = 1;
+            s->move = 0;
+            s->nb_stage = 0;
+        } else {
+            s->nb_stage = 3;
+        }
+        return DC_OK;
+    }
     s->mv_spent += (int64_t)b->rows;
     for (r = 0; r < b->rows; r++)
         if (!s->mv_have || dc_better(b->f[r], s->mv_f)) {
@@ -650,10 +679,12 @@ static dc_status tell_neighbours(state *s, const dc_batch *b)
     for (r = 1; r < b->rows; r++)
         if (dc_better(b->f[r], b->f[best]))
             best = r;
-    if (b->rows && better_incumbent(s, b->U + best * s->n, b->f[best]))
+    if (b->rows && better_incumbent(s, b->U + best * s->n, b->f[best])) {
         s->nb_moved = 1;
-    else
-        s->round_spent = s->round_budget; /* a local optimum: the search ends */
+    } else {
+        s->nb_complete = 1; /* a local optimum: the search ends */
+        s->round_spent = s->round_budget;
+    }
     return DC_OK;
 }
 
@@ -692,8 +723,14 @@ static dc_status next_round(state *s)
         s->phase = PH_NEIGHBOURS;
         s->round_spent = 0;
         s->round_budget = left / 4 > 0 ? left / 4 : left;
-        s->move = 0;
+        if (!s->nb_have_start || s->inc_f != s->nb_start_f ||
+            memcmp(s->inc_u, s->nb_start_u, s->n * sizeof(double)) != 0)
+            s->move = 0; /* a new incumbent: its moves from the first; else go on */
+        memcpy(s->nb_start_u, s->inc_u, s->n * sizeof(double));
+        s->nb_start_f = s->inc_f;
+        s->nb_have_start = 1;
         s->nb_moved = 0;
+        s->nb_complete = 0;
         s->nb_stage = 0;
         return DC_OK;
     }
@@ -791,7 +828,8 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
         s->cand = dc_mem_alloc(s->alloc, s->n_moves * s->n * sizeof(double));
         s->mv_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
         s->move_fixed = dc_mem_alloc(s->alloc, s->n);
-        if (!s->inc_u || !s->done_u || !s->cand || !s->mv_u || !s->move_fixed ||
+        s->nb_start_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
+        if (!s->inc_u || !s->done_u || !s->cand || !s->mv_u || !s->move_fixed || !s->nb_start_u ||
             reserve_rows(s, s->n_moves))
             return DC_ERR_NOMEM;
         for (j = 0; j < s->n; j++)
@@ -851,9 +889,11 @@ static dc_status ask(void *sp, dc_batch *b)
                     return DC_OK;
             }
             if (e == &s->polish && e->live && s->pol_have && s->pbp->constrained &&
-                s->round_spent < s->round_budget && s->alm_round < ALM_ROUNDS) {
+                ((s->round_spent < s->round_budget && s->alm_round < ALM_ROUNDS) || s->nd)) {
                 /* a subproblem converged: its point's value (new multipliers),
-                 * then the next subproblem from there (tell) */
+                 * then the next subproblem from there (tell); with integer or
+                 * discrete coordinates also when the round's budget ended, for
+                 * the neighbourhood's incumbent */
                 sub_release(s, e);
                 s->confirming = 1;
                 b->kind = DC_ASK_POINTS;
@@ -896,7 +936,7 @@ static dc_status tell_confirm(state *s, const dc_batch *b)
         s->alm_round = 0;
         return sub_start(s, &s->polish, "lbfgsb", s->round_budget - s->round_spent, s->pol_u);
     }
-    if (same)
+    if (same || s->round_spent >= s->round_budget || s->alm_round >= ALM_ROUNDS)
         return DC_OK; /* the polish is done (its sub-engine is released) */
     return sub_start(s, &s->polish, "lbfgsb", s->round_budget - s->round_spent, b->U);
 }
@@ -969,6 +1009,7 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->pol_u, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->mv_u, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->move_fixed, s->n);
+    dc_mem_free(s->alloc, s->nb_start_u, s->n * sizeof(double));
 }
 
 /* A start point: the hybrid's first polish starts there instead of the
