@@ -752,8 +752,9 @@ static dc_status start_points(driver *d, const dc_engine_vt *vt, void *state, dc
  * a bound: d->lo and d->hi (from the run's bounds) are tightened to it, when
  * the constraint holds at the new bound and the interval keeps a value the
  * coordinate can take.  Returns the number of constraints that are not such
- * bounds (they still rank every point; a bound's constraint holds in the box). */
-static size_t tighten_bounds(driver *d)
+ * bounds (they still rank every point; a bound's constraint holds in the box);
+ * *equalities gets 1 when one of those is an equality. */
+static size_t tighten_bounds(driver *d, int *equalities)
 {
     const dc_run *run = d->run;
     size_t k, j, q, left = 0;
@@ -762,6 +763,7 @@ static size_t tighten_bounds(driver *d)
         int below, above, step;
         if (!dc_structure_affine1(run->constraints[k], &j, &a, &b)) {
             left++;
+            *equalities |= run->senses[k] == DC_CONSTRAINT_EQ;
             continue;
         }
         t = -b / a;
@@ -792,6 +794,7 @@ static size_t tighten_bounds(driver *d)
         }
         if (step == 4 || !(lo <= hi) || (run->integer && run->integer[j] && ceil(lo) > floor(hi))) {
             left++;
+            *equalities |= run->senses[k] == DC_CONSTRAINT_EQ;
             continue;
         }
         if (run->n_values && run->n_values[j]) {
@@ -800,6 +803,7 @@ static size_t tighten_bounds(driver *d)
                 inside += run->values[j][v] >= lo && run->values[j][v] <= hi;
             if (!inside) {
                 left++;
+                *equalities |= run->senses[k] == DC_CONSTRAINT_EQ;
                 continue;
             }
         }
@@ -851,7 +855,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     double *params = NULL, run_params[N_RUN_OPTIONS];
     int64_t *group = NULL, start_evals = 0;
     dc_status st;
-    int started = 0, watched = 0, again;
+    int started = 0, watched = 0, again, equalities = 0;
     size_t j, n, general = 0;
 
     memset(err, 0, sizeof *err);
@@ -925,7 +929,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     }
     memcpy(d.lo, run->lower, n * sizeof(double));
     memcpy(d.hi, run->upper, n * sizeof(double));
-    general = tighten_bounds(&d);
+    general = tighten_bounds(&d, &equalities);
     for (j = 0; j < n; j++) {
         size_t nv = run->n_values ? run->n_values[j] : 0;
         if (nv) {
@@ -966,8 +970,7 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     pb.stop_on_convergence = run_params[RUN_OPT_STOP_ON_CONVERGENCE] != 0.0;
     pb.exact_gradient = run->program != NULL;
     pb.constrained = general > 0;
-    for (j = 0; j < run->n_constraints; j++)
-        pb.equalities |= run->senses[j] == DC_CONSTRAINT_EQ;
+    pb.equalities = equalities;
     for (j = 0; j < n; j++)
         if (d.kind[j] != K_REAL)
             pb.levels = d.levels;
