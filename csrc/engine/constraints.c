@@ -13,6 +13,18 @@
 #include "engine/constraints.h"
 
 #define RHO_MAX 1e12
+/* A constraint whose gradient (x units) at the Lagrangian's first point is
+ * longer than SCALE_LENGTH enters it divided down to that length: a volume of
+ * 1e6 or a stress of 1e4 would otherwise set the penalty for every other
+ * constraint (rho is set from the sum of squares) and leave them unpenalized.
+ * Shorter ones (G01's linear constraints: 2.4 to 8) are left as they are. */
+#define SCALE_LENGTH 10.0
+/* An equality holds within the tolerance (|g| <= tol is feasible): the
+ * Lagrangian aims at the band |g| <= (1 - BAND_MARGIN) tol, as two
+ * inequalities sharing one signed multiplier, so a solution on the band's
+ * edge (G11's best known value, 0.7499 for 0.75, is one) is reached from
+ * within the tolerance rather than at g = 0. */
+#define BAND_MARGIN 1e-4
 
 dc_status dc_cons_init(dc_cons *c, const dc_run *run, const dc_allocator *a)
 {
@@ -25,8 +37,9 @@ dc_status dc_cons_init(dc_cons *c, const dc_run *run, const dc_allocator *a)
     c->alloc = a;
     c->ws = dc_mem_calloc(a, c->m, sizeof(dc_workspace *));
     c->lambda = dc_mem_calloc(a, c->m, sizeof(double));
+    c->scale = dc_mem_alloc(a, c->m * sizeof(double));
     c->grad = dc_mem_alloc(a, c->n * sizeof(double));
-    if (!c->ws || !c->lambda || !c->grad)
+    if (!c->ws || !c->lambda || !c->scale || !c->grad)
         return DC_ERR_NOMEM;
     for (k = 0; k < c->m; k++)
         if (!(c->ws[k] = dc_workspace_new(c->prog[k], a)))
@@ -45,6 +58,7 @@ void dc_cons_free(dc_cons *c)
             dc_workspace_free(c->ws[k]);
     dc_mem_free(c->alloc, c->ws, c->m * sizeof(dc_workspace *));
     dc_mem_free(c->alloc, c->lambda, c->m * sizeof(double));
+    dc_mem_free(c->alloc, c->scale, c->m * sizeof(double));
     dc_mem_free(c->alloc, c->grad, c->n * sizeof(double));
     dc_mem_free(c->alloc, c->G, c->g_cap * (c->m + 1) * sizeof(double));
     memset(c, 0, sizeof *c);
@@ -143,13 +157,19 @@ dc_status dc_cons_lagrangian(dc_cons *c, const double *x, double f, double *L, d
     size_t k, j;
     double sum = f;
     if (c->rho == 0.0) {
-        /* first use: a penalty on the objective's scale */
+        /* first use: long constraints scaled (SCALE_LENGTH), a penalty on the
+         * objective's scale */
         double sq = 0.0;
         for (k = 0; k < c->m; k++) {
-            double gk;
-            dc_status st = dc_eval(c->prog[k], c->ws[k], x, &gk);
+            double gk, norm = 0.0;
+            dc_status st = dc_gradient(c->prog[k], c->ws[k], x, &gk, c->grad);
             if (st)
                 return st;
+            for (j = 0; j < c->n; j++)
+                norm += isfinite(c->grad[j]) ? c->grad[j] * c->grad[j] : 0.0;
+            norm = sqrt(norm);
+            c->scale[k] = norm > SCALE_LENGTH ? SCALE_LENGTH / norm : 1.0;
+            gk *= c->scale[k];
             sq += isfinite(gk) ? gk * gk : 0.0;
         }
         c->rho = 10.0 * (isfinite(f) && fabs(f) > 1.0 ? fabs(f) : 1.0) / (sq > 1.0 ? sq : 1.0);
@@ -161,15 +181,23 @@ dc_status dc_cons_lagrangian(dc_cons *c, const double *x, double f, double *L, d
         if (st)
             return st;
         g[k] = gk;
+        gk *= c->scale[k];
         if (c->sense[k] == DC_CONSTRAINT_EQ) {
-            sum += c->lambda[k] * gk + 0.5 * c->rho * gk * gk;
-            coef = c->lambda[k] + c->rho * gk;
+            double band = c->scale[k] * c->tol * (1.0 - BAND_MARGIN);
+            double lp = c->lambda[k] > 0.0 ? c->lambda[k] : 0.0;
+            double lm = c->lambda[k] < 0.0 ? -c->lambda[k] : 0.0;
+            double up = lp + c->rho * (gk - band), dn = lm + c->rho * (-gk - band);
+            up = up > 0.0 ? up : 0.0;
+            dn = dn > 0.0 ? dn : 0.0;
+            sum += (up * up - lp * lp + dn * dn - lm * lm) / (2.0 * c->rho);
+            coef = up - dn;
         } else {
             double ck = as_le(c->sense[k], gk), t = c->lambda[k] + c->rho * ck;
             double tp = t > 0.0 ? t : 0.0;
             sum += (tp * tp - c->lambda[k] * c->lambda[k]) / (2.0 * c->rho);
             coef = c->sense[k] == DC_CONSTRAINT_GE ? -tp : tp;
         }
+        coef *= c->scale[k];
         if (grad && coef != 0.0)
             for (j = 0; j < c->n; j++)
                 grad[j] += coef * c->grad[j];
@@ -185,10 +213,15 @@ void dc_cons_update(dc_cons *c, const double *g)
     if (c->rho == 0.0 || !isfinite(viol))
         return;
     for (k = 0; k < c->m; k++) {
-        if (c->sense[k] == DC_CONSTRAINT_EQ) {
-            c->lambda[k] += c->rho * g[k];
+        double gk = c->scale[k] * g[k];
+        if (c->sense[k] == DC_CONSTRAINT_EQ) { /* the band's two sides (lagrangian) */
+            double band = c->scale[k] * c->tol * (1.0 - BAND_MARGIN);
+            double lp = c->lambda[k] > 0.0 ? c->lambda[k] : 0.0;
+            double lm = c->lambda[k] < 0.0 ? -c->lambda[k] : 0.0;
+            double up = lp + c->rho * (gk - band), dn = lm + c->rho * (-gk - band);
+            c->lambda[k] = (up > 0.0 ? up : 0.0) - (dn > 0.0 ? dn : 0.0);
         } else {
-            double t = c->lambda[k] + c->rho * as_le(c->sense[k], g[k]);
+            double t = c->lambda[k] + c->rho * as_le(c->sense[k], gk);
             c->lambda[k] = t > 0.0 ? t : 0.0;
         }
     }

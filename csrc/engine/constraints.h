@@ -28,7 +28,10 @@ typedef struct dc_cons {
     double *G;          /* g_cap rows x m */
     size_t g_cap;
     double *grad;       /* n: one constraint's gradient */
-    double *lambda;     /* m multipliers */
+    double *lambda;     /* m multipliers (of the scaled constraints) */
+    double *scale;      /* m: the Lagrangian sees scale_k * g_k, scale_k = min(1,
+                           SCALE_LENGTH / |grad g_k|) at its first point (a constraint
+                           of a large magnitude, e.g. a volume, would swamp it) */
     double rho;         /* penalty; 0 until the first Lagrangian */
     double worst;       /* largest finite objective value seen (keys) */
     int have_worst;
@@ -47,7 +50,7 @@ double dc_cons_max_violation(const dc_cons *c, const double *g);
 void dc_cons_observe(dc_cons *c, const double *f, size_t rows);
 /* The feasibility-rule key of a point with objective f and excess e. */
 double dc_cons_key(const dc_cons *c, double f, double excess);
-/* L = f + sum_k psi_k(g_k); with grad (df/dx in, dL/dx out, n values) the
+/* L = f + sum_k psi_k(scale_k g_k); with grad (df/dx in, dL/dx out, n values) the
  * exact gradient by AD of every constraint at x.  g gets the m values. */
 dc_status dc_cons_lagrangian(dc_cons *c, const double *x, double f, double *L, double *grad,
                              double *g);

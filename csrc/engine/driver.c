@@ -32,7 +32,11 @@ typedef struct driver {
     const dc_allocator *alloc;
     size_t n;
     double *lo, *span;       /* effective lower bound and width (integers: ceil(lower)
-                                and the number of integers; discrete: 0 and the count) */
+                                and the number of integers; discrete: the first value's
+                                index and the count) */
+    double *hi;              /* effective upper bound (x space): the bounds tightened by
+                                constraints on one coordinate (tighten_bounds) */
+    double *levels;          /* cells of an integer or discrete coordinate, 0 for a real one */
     unsigned char *kind;     /* K_REAL, K_INTEGER, K_DISCRETE */
     unsigned char *fixed;
     unsigned char *frozen;   /* no gradient: fixed, integer or discrete */
@@ -135,7 +139,7 @@ static void consider(driver *d, const double *x, double f)
  * discrete one's into one cell per value. */
 static void scale_rows(const driver *d, const double *U, size_t rows, double *X)
 {
-    const double *hi = d->run->upper;
+    const double *hi = d->hi;
     size_t r, j, n = d->n;
     for (r = 0; r < rows; r++) {
         const double *u = U + r * n;
@@ -157,13 +161,14 @@ static void scale_rows(const driver *d, const double *U, size_t rows, double *X)
                 if (cell > d->span[j] - 1.0)
                     cell = d->span[j] - 1.0;
                 x[j] = d->kind[j] == K_INTEGER ? d->lo[j] + cell
-                                               : d->run->values[j][(size_t)cell];
+                                               : d->run->values[j][(size_t)(d->lo[j] + cell)];
             }
         }
     }
 }
 
-/* x in the box -> the centre of its cell in the cube (start points) */
+/* x in the box -> the centre of its cell in the cube (start points; a point
+ * outside bounds tightened by constraints goes to the nearest face) */
 static void unscale(const driver *d, const double *x, double *u)
 {
     size_t j, k;
@@ -171,12 +176,13 @@ static void unscale(const driver *d, const double *x, double *u)
         if (d->kind[j] == K_DISCRETE) {
             for (k = 0; k + 1 < d->run->n_values[j] && d->run->values[j][k] != x[j]; k++)
                 ;
-            u[j] = ((double)k + 0.5) / d->span[j];
+            u[j] = ((double)k - d->lo[j] + 0.5) / d->span[j];
         } else if (d->kind[j] == K_INTEGER) {
             u[j] = (x[j] - d->lo[j] + 0.5) / d->span[j];
         } else {
             u[j] = d->span[j] > 0 ? (x[j] - d->lo[j]) / d->span[j] : 0.5;
         }
+        u[j] = u[j] < 0.0 ? 0.0 : u[j] > 1.0 ? 1.0 : u[j];
     }
 }
 
@@ -390,8 +396,8 @@ static dc_status eval_gradients(driver *d, dc_batch *b)
                     memcpy(xp, x0, n * sizeof(double));
                     memcpy(xm, x0, n * sizeof(double));
                     if (!d->frozen[jj]) {
-                        xp[jj] = xj + h <= d->run->upper[jj] ? xj + h : xj;
-                        xm[jj] = xj - h >= d->run->lower[jj] ? xj - h : xj;
+                        xp[jj] = xj + h <= d->hi[jj] ? xj + h : xj;
+                        xm[jj] = xj - h >= d->lo[jj] ? xj - h : xj;
                     }
                 }
                 if ((st = evaluate_rows(d, d->X, 2 * cnt, vals)) || d->stop)
@@ -742,6 +748,71 @@ static dc_status start_points(driver *d, const dc_engine_vt *vt, void *state, dc
     return DC_OK;
 }
 
+/* A constraint exactly a*x_j + b in one coordinate (dc_structure_affine1) is
+ * a bound: d->lo and d->hi (from the run's bounds) are tightened to it, when
+ * the constraint holds at the new bound and the interval keeps a value the
+ * coordinate can take.  Returns the number of constraints that are not such
+ * bounds (they still rank every point; a bound's constraint holds in the box);
+ * *equalities gets 1 when one of those is an equality. */
+static size_t tighten_bounds(driver *d, int *equalities)
+{
+    const dc_run *run = d->run;
+    size_t k, j, q, left = 0;
+    for (k = 0; k < run->n_constraints; k++) {
+        double a, b, t, lo, hi, g;
+        int below, above, step;
+        if (!dc_structure_affine1(run->constraints[k], &j, &a, &b)) {
+            left++;
+            *equalities |= run->senses[k] == DC_CONSTRAINT_EQ;
+            continue;
+        }
+        t = -b / a;
+        /* x_j <= t (below) and/or x_j >= t (above) */
+        below = run->senses[k] == DC_CONSTRAINT_EQ || (run->senses[k] == DC_CONSTRAINT_LE) == (a > 0);
+        above = run->senses[k] == DC_CONSTRAINT_EQ || !below;
+        lo = above && t > d->lo[j] ? t : d->lo[j];
+        hi = below && t < d->hi[j] ? t : d->hi[j];
+        for (q = 0; q < d->n; q++)
+            d->xbuf[q] = run->lower[q];
+        /* the constraint must hold at the new bounds (rounding); else step inward */
+        for (step = 0; step < 4; step++) {
+            double lo_v, hi_v;
+            d->xbuf[j] = lo;
+            if (dc_eval(run->constraints[k], d->cons.ws[k], d->xbuf, &g))
+                break;
+            lo_v = dc_cons_violation(run->senses[k], g);
+            d->xbuf[j] = hi;
+            if (dc_eval(run->constraints[k], d->cons.ws[k], d->xbuf, &g))
+                break;
+            hi_v = dc_cons_violation(run->senses[k], g);
+            if (lo_v <= d->cons.tol && hi_v <= d->cons.tol)
+                break;
+            if (lo_v > d->cons.tol)
+                lo = nextafter(lo, INFINITY);
+            if (hi_v > d->cons.tol)
+                hi = nextafter(hi, -INFINITY);
+        }
+        if (step == 4 || !(lo <= hi) || (run->integer && run->integer[j] && ceil(lo) > floor(hi))) {
+            left++;
+            *equalities |= run->senses[k] == DC_CONSTRAINT_EQ;
+            continue;
+        }
+        if (run->n_values && run->n_values[j]) {
+            size_t v, inside = 0;
+            for (v = 0; v < run->n_values[j]; v++)
+                inside += run->values[j][v] >= lo && run->values[j][v] <= hi;
+            if (!inside) {
+                left++;
+                *equalities |= run->senses[k] == DC_CONSTRAINT_EQ;
+                continue;
+            }
+        }
+        d->lo[j] = lo;
+        d->hi[j] = hi;
+    }
+    return left;
+}
+
 /* The multipliers from the best Lagrangian point since the last update. */
 static void alm_update(driver *d)
 {
@@ -784,8 +855,8 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     double *params = NULL, run_params[N_RUN_OPTIONS];
     int64_t *group = NULL, start_evals = 0;
     dc_status st;
-    int started = 0, watched = 0, again;
-    size_t j, n;
+    int started = 0, watched = 0, again, equalities = 0;
+    size_t j, n, general = 0;
 
     memset(err, 0, sizeof *err);
     if (!res)
@@ -826,6 +897,8 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     params = dc_mem_calloc(d.alloc, vt->info->n_options + 1, sizeof(double));
     d.span = dc_mem_alloc(d.alloc, n * sizeof(double));
     d.lo = dc_mem_alloc(d.alloc, n * sizeof(double));
+    d.hi = dc_mem_alloc(d.alloc, n * sizeof(double));
+    d.levels = dc_mem_alloc(d.alloc, n * sizeof(double));
     d.kind = dc_mem_alloc(d.alloc, n);
     d.frozen = dc_mem_alloc(d.alloc, n);
     d.xbuf = dc_mem_alloc(d.alloc, n * sizeof(double));
@@ -834,33 +907,13 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     res->x = dc_mem_alloc(d.alloc, n * sizeof(double));
     res->history = dc_mem_alloc(d.alloc, (res->history_cap + 1) * sizeof(dc_history_entry));
     state = dc_mem_calloc(d.alloc, 1, vt->state_size);
-    if (!params || !d.span || !d.lo || !d.kind || !d.frozen || !d.xbuf || !d.fixed ||
+    if (!params || !d.span || !d.lo || !d.hi || !d.levels || !d.kind || !d.frozen || !d.xbuf || !d.fixed ||
         !d.best_x || !res->x || !res->history || !state) {
         st = dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
         goto cleanup;
     }
     if ((st = read_options(vt, run, params, run_params, err)))
         goto cleanup;
-    for (j = 0; j < n; j++) {
-        size_t nv = run->n_values ? run->n_values[j] : 0;
-        if (nv) {
-            d.kind[j] = K_DISCRETE;
-            d.lo[j] = 0.0;
-            d.span[j] = (double)nv; /* one cell per value */
-            d.fixed[j] = nv == 1;
-        } else if (run->integer && run->integer[j]) {
-            d.kind[j] = K_INTEGER;
-            d.lo[j] = ceil(run->lower[j]);
-            d.span[j] = floor(run->upper[j]) - d.lo[j] + 1.0; /* one cell per integer */
-            d.fixed[j] = d.span[j] == 1.0;
-        } else {
-            d.kind[j] = K_REAL;
-            d.lo[j] = run->lower[j];
-            d.span[j] = run->upper[j] - run->lower[j];
-            d.fixed[j] = run->upper[j] == run->lower[j];
-        }
-        d.frozen[j] = d.fixed[j] || d.kind[j] != K_REAL;
-    }
     if (run->n_constraints) {
         size_t m = run->n_constraints;
         d.best_g = dc_mem_calloc(d.alloc, m, sizeof(double));
@@ -873,6 +926,31 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
             st = dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
             goto cleanup;
         }
+    }
+    memcpy(d.lo, run->lower, n * sizeof(double));
+    memcpy(d.hi, run->upper, n * sizeof(double));
+    general = tighten_bounds(&d, &equalities);
+    for (j = 0; j < n; j++) {
+        size_t nv = run->n_values ? run->n_values[j] : 0;
+        if (nv) {
+            size_t first = 0, count = 0, v;
+            for (v = 0; v < nv; v++)
+                if (run->values[j][v] >= d.lo[j] && run->values[j][v] <= d.hi[j] && !count++)
+                    first = v;
+            d.kind[j] = K_DISCRETE;
+            d.lo[j] = (double)first;
+            d.span[j] = (double)count; /* one cell per value */
+        } else if (run->integer && run->integer[j]) {
+            d.kind[j] = K_INTEGER;
+            d.lo[j] = ceil(d.lo[j]);
+            d.span[j] = floor(d.hi[j]) - d.lo[j] + 1.0; /* one cell per integer */
+        } else {
+            d.kind[j] = K_REAL;
+            d.span[j] = d.hi[j] - d.lo[j];
+        }
+        d.fixed[j] = d.kind[j] == K_REAL ? d.span[j] == 0.0 : d.span[j] == 1.0;
+        d.levels[j] = d.kind[j] == K_REAL ? 0.0 : d.span[j];
+        d.frozen[j] = d.fixed[j] || d.kind[j] != K_REAL;
     }
     if (run->program) {
         d.ws = dc_workspace_new(run->program, d.alloc);
@@ -891,14 +969,18 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     pb.structure = DC_STRUCT_GENERAL;
     pb.stop_on_convergence = run_params[RUN_OPT_STOP_ON_CONVERGENCE] != 0.0;
     pb.exact_gradient = run->program != NULL;
-    pb.constrained = run->n_constraints > 0;
-    if (run->program && !run->n_constraints) { /* constraints couple everything */
+    pb.constrained = general > 0;
+    pb.equalities = equalities;
+    for (j = 0; j < n; j++)
+        if (d.kind[j] != K_REAL)
+            pb.levels = d.levels;
+    if (run->program && !pb.constrained) { /* constraints couple everything (bounds do not) */
         pb.exact_gradient = 1;
         pb.structure = dc_structure_kind_of(run->program);
         pb.separable = pb.structure == DC_STRUCT_SEPARABLE;
         pb.identical_terms = pb.separable && dc_structure_identical_terms(run->program);
         for (j = 1; j < n && pb.identical_terms; j++)
-            if (run->lower[j] != run->lower[0] || run->upper[j] != run->upper[0])
+            if (d.lo[j] != d.lo[0] || d.hi[j] != d.hi[0] || d.kind[j] != d.kind[0])
                 pb.identical_terms = 0;
         group = dc_mem_alloc(d.alloc, n * sizeof(int64_t));
         if (!group) {
@@ -1033,6 +1115,8 @@ cleanup:
     dc_mem_free(d.alloc, params, ((vt ? vt->info->n_options : 0) + 1) * sizeof(double));
     dc_mem_free(d.alloc, d.span, n * sizeof(double));
     dc_mem_free(d.alloc, d.lo, n * sizeof(double));
+    dc_mem_free(d.alloc, d.hi, n * sizeof(double));
+    dc_mem_free(d.alloc, d.levels, n * sizeof(double));
     dc_mem_free(d.alloc, d.kind, n);
     dc_mem_free(d.alloc, d.frozen, n);
     dc_mem_free(d.alloc, d.xbuf, n * sizeof(double));

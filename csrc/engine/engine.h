@@ -54,7 +54,13 @@ typedef struct dc_problem {
     size_t n_groups;
     int stop_on_convergence;   /* the run's option: an engine that restarts
                                   stops once its restarts agree (below) */
-    int constrained;           /* the driver's constraint layer ranks the values */
+    int constrained;           /* the driver's constraint layer ranks the values
+                                  (constraints that are only bounds on one coordinate
+                                  tighten the box instead and do not count) */
+    int equalities;            /* ... and some of those are equalities */
+    const double *levels;      /* levels[j] > 0: coordinate j is integer or discrete, its
+                                  [0, 1] cut into levels[j] equal cells, one per value;
+                                  0 for a real coordinate; NULL when every one is real */
 } dc_problem;
 
 typedef struct dc_engine_vt {

@@ -15,6 +15,7 @@
  *   grouped    two or more independent groups
  *   general    anything else
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -767,4 +768,149 @@ dc_status dc_separable_terms(const dc_program *p, dc_workspace *ws, const double
         }
     }
     return DC_OK;
+}
+
+/* ---- affine in one coordinate ---- */
+
+#define AFFINE_MAX_ELEMS 4096 /* elements of all values tracked (else: not affine) */
+
+typedef struct aff {
+    double a, b; /* a*x_j + b; a NaN: not affine (or not in x_j alone) */
+} aff;
+
+static aff aff_elem(const dc_program *p, const aff *val, const size_t *start, dc_operand o,
+                    int64_t i)
+{
+    const dc_value *v = &p->values[o.val];
+    int64_t e = (int64_t)o.off + i * (int64_t)o.step;
+    aff bad = {NAN, 0.0};
+    if (e < 0 || e >= (int64_t)(v->len > 0 ? v->len : 1))
+        return bad;
+    return val[start[o.val] + (size_t)e];
+}
+
+static aff aff_op(int op, aff x, aff y)
+{
+    aff r = {NAN, 0.0};
+    if (x.a != x.a || y.a != y.a)
+        return r;
+    switch (op) {
+    case OP_ADD: r.a = x.a + y.a; r.b = x.b + y.b; break;
+    case OP_SUB: r.a = x.a - y.a; r.b = x.b - y.b; break;
+    case OP_NEG: r.a = -x.a; r.b = -x.b; break;
+    case OP_MUL:
+        if (x.a == 0.0) {
+            r.a = x.b * y.a;
+            r.b = x.b * y.b;
+        } else if (y.a == 0.0) {
+            r.a = x.a * y.b;
+            r.b = x.b * y.b;
+        }
+        break;
+    case OP_DIV:
+        if (y.a == 0.0 && y.b != 0.0) {
+            r.a = x.a / y.b;
+            r.b = x.b / y.b;
+        }
+        break;
+    default: break;
+    }
+    if (!isfinite(r.a) || !isfinite(r.b))
+        r.a = NAN;
+    return r;
+}
+
+/* One instruction over the affine forms of its operands' elements. */
+static void aff_instr(const dc_program *p, const dc_instr *in, aff *val, const size_t *start)
+{
+    int cls = dc_op_info(in->op)->cls, k;
+    aff *d = &val[start[in->dst]];
+    int64_t i, m = in->m > 0 ? in->m : 1;
+    if (cls == EW) {
+        for (i = 0; i < m; i++) {
+            aff x[3] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}};
+            int constant = 1;
+            for (k = 0; k < in->nin; k++) {
+                x[k] = aff_elem(p, val, start, in->in[k], i);
+                constant = constant && x[k].a == 0.0;
+            }
+            if (constant) { /* any operation of constants is a constant */
+                d[i].a = 0.0;
+                d[i].b = dc_scalar_op(in->op, x[0].b, x[1].b, x[2].b);
+            } else {
+                d[i] = aff_op(in->op, x[0], x[1]);
+            }
+        }
+    } else if ((cls == RED && (in->op == OP_SUM || in->op == OP_MEAN)) || cls == RED2) {
+        aff sum = {0.0, 0.0};
+        int op = in->op == OP_SUMADD ? OP_ADD : in->op == OP_SUMSUB ? OP_SUB : OP_MUL;
+        for (i = 0; i < m; i++) {
+            aff x = aff_elem(p, val, start, in->in[0], i);
+            if (cls == RED2)
+                x = aff_op(op, x, aff_elem(p, val, start, in->in[1], i));
+            sum = aff_op(OP_ADD, sum, x);
+        }
+        if (in->op == OP_MEAN)
+            sum = aff_op(OP_DIV, sum, (aff){0.0, (double)m});
+        d[0] = sum;
+    } else {
+        for (i = 0; i < m; i++)
+            d[i].a = NAN;
+    }
+}
+
+int dc_structure_affine1(const dc_program *p, size_t *j_out, double *a_out, double *b_out)
+{
+    size_t n, j = 0, k, used = 0, total = 0, *start;
+    aff *val, res;
+    int ok = 0;
+    if (!p || !p->st.used || p->result.val < 0)
+        return 0;
+    n = p->n_inputs;
+    for (k = 0; k < n; k++)
+        if (p->st.used[k]) {
+            j = k;
+            used++;
+        }
+    if (used != 1)
+        return 0;
+    for (k = 0; k < p->n_values; k++) {
+        total += (size_t)(p->values[k].len > 0 ? p->values[k].len : 1);
+        if (total > AFFINE_MAX_ELEMS)
+            return 0;
+    }
+    start = dc_mem_alloc(&p->alloc, p->n_values * sizeof(size_t));
+    val = dc_mem_alloc(&p->alloc, (total ? total : 1) * sizeof(aff));
+    if (start && val) {
+        size_t at = 0, c;
+        for (k = 0; k < p->n_values; k++) {
+            const dc_value *v = &p->values[k];
+            size_t len = (size_t)(v->len > 0 ? v->len : 1), e;
+            start[k] = at;
+            for (e = 0; e < len; e++) {
+                aff *w = &val[at + e];
+                w->a = NAN;
+                w->b = 0.0;
+                if (v->kind == VK_CONST) {
+                    w->a = 0.0;
+                    w->b = p->consts[v->index + (int64_t)e];
+                } else if (v->kind == VK_INPUT && e == j) {
+                    w->a = 1.0;
+                }
+            }
+            at += len;
+        }
+        for (c = 0; c < p->n_code; c++)
+            aff_instr(p, &p->code[c], val, start);
+        res = aff_elem(p, val, start, p->result, 0);
+        if (res.a == res.a && res.a != 0.0 && isfinite(res.b)) {
+            *j_out = j;
+            *a_out = res.a;
+            *b_out = res.b;
+            ok = 1;
+        }
+    }
+    dc_mem_free(&p->alloc, start, p->n_values * sizeof(size_t));
+    dc_mem_free(&p->alloc, val, (total ? total : 1) * sizeof(aff));
+    return ok;
 }

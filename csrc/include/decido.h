@@ -185,6 +185,11 @@ dc_status dc_structure_edges(const dc_program *program, int64_t *pairs, size_t c
                              size_t *count);
 /* Which inputs the function depends on at all: used[j] = 0/1. */
 void dc_structure_used(const dc_program *program, unsigned char *used);
+/* 1 when the scalar program is exactly a*x_j + b (a != 0) in one coordinate j:
+ * built from x_j and constants by + - negation, products and quotients by
+ * constants, sums and means (e.g. "2*x[1] - 1", a constraint x[1] >= 0.5).
+ * *j, *a, *b get them; 0 otherwise (nothing written). */
+int dc_structure_affine1(const dc_program *program, size_t *j, double *a, double *b);
 
 /* For a separable program: G[k*n + j] = g_j(T[k*row_stride + j]) for all
  * k < rows, j < n, where f(x) = c + sum_j g_j(x_j) with a constant c.

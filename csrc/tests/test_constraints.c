@@ -283,8 +283,67 @@ static void test_bad_runs(void)
     dc_program_free(c3);
 }
 
+/* dss's phases: a polish of Lagrangian subproblems and polishes from random
+ * points (an equality), the neighbourhood of integer coordinates; feasible,
+ * replayed, and every allocation failure reported without leaks */
+static void test_dss_phases(void)
+{
+    dc_program *obj_eq = compile_x("(x[0] - 0.3)**2 + (x[1] - 0.7)**2 + x[2]", 3);
+    dc_program *obj_int = compile_x("sum((x - 2.4)**2)", 3);
+    dc_program *eq, *cap;
+    dc_constraint_info ci;
+    dc_error err;
+    int which;
+    CHECK(constraint("x[0]*x[1] == 0.1", 3, &eq, &ci, &err) == DC_OK, "%s", err.message);
+    CHECK(constraint("x[0] + x[1] + x[2] <= 5", 3, &cap, &ci, &err) == DC_OK, "%s",
+          err.message);
+    for (which = 0; which < 2; which++) {
+        const dc_program *obj = which ? obj_int : obj_eq;
+        setup su;
+        dc_result res, again;
+        long fail_after;
+        size_t j;
+        memset(&su, 0, sizeof su);
+        for (j = 0; j < 3; j++) {
+            su.lo[j] = which ? 0 : -1;
+            su.hi[j] = which ? 5 : 1;
+            su.integer[j] = (unsigned char)which;
+        }
+        su.cons[0] = which ? cap : eq;
+        su.senses[0] = which ? DC_CONSTRAINT_LE : DC_CONSTRAINT_EQ;
+        if (run("dss", obj, &su, 3, 1, 0, 3000, NULL, &res) == DC_OK) {
+            CHECK(res.feasible, "dss phases %d: infeasible (%g)", which, res.max_violation);
+            if (which) /* two 2s and a 1: 0.16 + 0.16 + 1.96 */
+                CHECK(fabs(res.fun - 2.28) < 1e-12, "dss integers: %g", res.fun);
+            if (run("dss", obj, &su, 3, 1, 0, 3000, NULL, &again) == DC_OK) {
+                CHECK(memcmp(res.x, again.x, 3 * sizeof(double)) == 0 && res.fun == again.fun,
+                      "dss phases %d: a replay differs", which);
+                dc_result_free(&again);
+            }
+            dc_result_free(&res);
+        } else {
+            CHECK(0, "dss phases %d refused", which);
+        }
+        for (fail_after = 0; fail_after < 60; fail_after++) {
+            counting cnt = {0, fail_after, 0};
+            dc_allocator a = {failing_realloc, &cnt};
+            dc_status st = run("dss", obj, &su, 3, 1, 0, 1500, &a, &res);
+            if (st == DC_OK)
+                dc_result_free(&res);
+            CHECK(st == DC_OK || st == DC_ERR_NOMEM, "dss phases: %s", dc_status_code(st));
+            CHECK(cnt.live == 0, "dss phases %d: %ld blocks leaked after failure %ld", which,
+                  cnt.live, fail_after);
+        }
+    }
+    dc_program_free(obj_eq);
+    dc_program_free(obj_int);
+    dc_program_free(eq);
+    dc_program_free(cap);
+}
+
 int main(void)
 {
+    test_dss_phases();
     test_compile();
     test_hostile();
     test_engines();

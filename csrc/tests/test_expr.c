@@ -389,8 +389,43 @@ static void test_gradient_of_input_reductions(void)
     }
 }
 
+/* dc_structure_affine1: exactly a*x_j + b in one coordinate, nothing else */
+static void test_affine_in_one_coordinate(void)
+{
+    static const struct {
+        const char *text;
+        size_t j;
+        double a, b;
+    } yes[] = {{"x[1]", 1, 1.0, 0.0},           {"2*x[1] - 1", 1, 2.0, -1.0},
+               {"-x[0] + 3", 0, -1.0, 3.0},      {"(x[2] - 1)/4", 2, 0.25, -0.25},
+               {"sum(x[1:2]) * 3", 1, 3.0, 0.0}, {"x[0] + sqrt(4)", 0, 1.0, 2.0},
+               {"mean(x[3:4] + 1)", 3, 1.0, 1.0}};
+    static const char *const no[] = {"x[0]**2", "x[0]*x[0]", "x[0] + x[1]", "abs(x[0])",
+                                     "1/x[0]", "x[0] - x[0]", "3", "sum(x)", "sin(x[0])",
+                                     "x[0] * 0"};
+    size_t t, j;
+    double a, b;
+    for (t = 0; t < sizeof yes / sizeof yes[0]; t++) {
+        dc_error err;
+        dc_program *p = compile_n(yes[t].text, 4, &err);
+        CHECK(p && dc_structure_affine1(p, &j, &a, &b) == 1 && j == yes[t].j &&
+                  fabs(a - yes[t].a) < 1e-15 && fabs(b - yes[t].b) < 1e-15,
+              "%s is affine in x[%zu]", yes[t].text, yes[t].j);
+        dc_program_free(p);
+    }
+    for (t = 0; t < sizeof no / sizeof no[0]; t++) {
+        dc_error err;
+        dc_program *p = compile_n(no[t], 4, &err);
+        CHECK(p && dc_structure_affine1(p, &j, &a, &b) == 0, "%s is not affine in one "
+              "coordinate", no[t]);
+        dc_program_free(p);
+    }
+    CHECK(dc_structure_affine1(NULL, &j, &a, &b) == 0, "NULL program");
+}
+
 int main(void)
 {
+    test_affine_in_one_coordinate();
     test_gradient_of_input_reductions();
     test_values();
     test_errors();
