@@ -8,6 +8,10 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from decido_service.types.fields import MAX_LABEL, Count, Epoch, Limit, Timestamp
 
+#: a surface's budget of refused requests (docs/service.md, "Refused requests")
+RefusedPerMinute = Annotated[Limit, Meta(
+    description="refused requests a minute before 429 too_many_refused")]
+
 __all__ = ["DecisionUsage", "KeyCreated", "KeyRequest", "KeyUsage", "MinuteUsage", "MonthUsage",
            "OptimizationUsage", "Usage"]
 
@@ -69,8 +73,7 @@ class DecisionUsage(Struct, forbid_unknown_fields=True):
     minute: MinuteUsage
     month: MonthUsage
     batch_max: Limit
-    refused_per_minute: Annotated[Limit, Meta(
-        description="refused requests a minute before 429 too_many_refused")]
+    refused_per_minute: RefusedPerMinute
 
 
 class OptimizationUsage(Struct, forbid_unknown_fields=True):
@@ -82,8 +85,7 @@ class OptimizationUsage(Struct, forbid_unknown_fields=True):
     max_dims: Limit
     max_evaluations: Limit
     max_time_limit: Annotated[float, Meta(description="seconds")]
-    refused_per_minute: Annotated[Limit, Meta(
-        description="refused requests a minute before 429 too_many_refused")]
+    refused_per_minute: RefusedPerMinute
 
 
 class Usage(Struct, forbid_unknown_fields=True):
