@@ -54,7 +54,7 @@
  *
  * Termination tests of a run (as in pycma; each leads to a restart):
  *   tolfun        best values of the last 10 + ceil(30 N / lambda) generations
- *                 and the current generation's values span less than 1e-11
+ *                 and the current generation's values span less than 1e-12
  *   tolfunhist    those best values alone span less than 1e-12
  *   tolx          sigma * p_c,i and sigma * sqrt(C_ii) below 1e-12 * sigma0
  *   (a small BIPOP run also ends before it exceeds its share, above)
@@ -104,7 +104,7 @@ static const dc_engine_info info = {
     "evolution strategy", 0, options, N_OPTIONS,
     DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
-#define TOLFUN 1e-11
+#define TOLFUN 1e-12
 #define TOLFUNHIST 1e-12
 #define TOLX_FACTOR 1e-12
 #define MAX_CONDITION 1e14
