@@ -179,15 +179,32 @@ class Run:
 # --------------------------------------------------------------------------
 
 
-def decido_solvers() -> dict[str, int | None]:
-    """Engine id -> max_dims (None: no limit)."""
-    return {e["id"]: e["max_dims"] for e in decido.engines()}
+# decido engines run with non-default options, chosen by name with --engines (not run by
+# default): name -> (engine id, options)
+VARIANTS: dict[str, tuple[str, dict[str, float]]] = {"cmaes_ipop": ("cmaes", {"schedule": 1})}
+
+
+def decido_solvers(variants: bool = False) -> dict[str, int | None]:
+    """Engine id (and, with ``variants``, the names of VARIANTS) -> max_dims (None: no
+    limit)."""
+    dims = {e["id"]: e["max_dims"] for e in decido.engines()}
+    if variants:
+        dims.update({v: dims[eng] for v, (eng, _) in VARIANTS.items()})
+    return dims
 
 
 def run_decido(engine: str, objective, bounds, budget: int, seed: int, vectorized=False):
-    """decido.minimize; returns (best value, evaluations, status)."""
+    """decido.minimize (``engine`` may name one of VARIANTS); returns (best value,
+    evaluations, status)."""
+    engine, options = VARIANTS.get(engine, (engine, {}))
     r = decido.minimize(
-        objective, bounds, engine=engine, max_evaluations=budget, seed=seed, vectorized=vectorized
+        objective,
+        bounds,
+        engine=engine,
+        max_evaluations=budget,
+        seed=seed,
+        vectorized=vectorized,
+        options=options,
     )
     return float(r.fun), int(r.evaluations), str(r.status)
 
@@ -779,7 +796,10 @@ def main(argv=None) -> int:
     ap.add_argument("--problems", help="comma-separated; 'name*' adds the shifted variant")
     ap.add_argument("--dims", help="comma-separated dimensions (default 10,30,100)")
     ap.add_argument("--seeds", help="comma-separated seeds (default 1,2,3)")
-    ap.add_argument("--engines", help="decido engines (default: all)")
+    ap.add_argument(
+        "--engines",
+        help=f"decido engines (default: all), or a variant: {', '.join(VARIANTS)}",
+    )
     ap.add_argument("--peers", help=f"comma-separated, from {','.join(PEERS)}; 'none' for none")
     ap.add_argument(
         "--slow-seeds",
@@ -810,8 +830,8 @@ def main(argv=None) -> int:
     quick = args.quick
     dims = parse_list(args.dims, int) or ([10] if quick else list(DIMS))
     seeds = parse_list(args.seeds, int) or ([SEEDS[0]] if quick else list(SEEDS))
-    all_engines = decido_solvers()
-    names = parse_list(args.engines) or list(all_engines)
+    all_engines = decido_solvers(variants=True)
+    names = parse_list(args.engines) or list(decido_solvers())
     unknown = [e for e in names if e not in all_engines]
     if unknown:
         ap.error(f"unknown engines {unknown}; known: {list(all_engines)}")

@@ -1,5 +1,5 @@
 /*
- * cmaes.c -- CMA-ES with IPOP restarts; separable (diagonal) covariance in
+ * cmaes.c -- CMA-ES with BIPOP restarts; separable (diagonal) covariance in
  * high dimension.
  *
  * Algorithm.  The (mu/mu_w, lambda)-CMA-ES of Hansen's tutorial ("The CMA
@@ -25,15 +25,17 @@
  * dimensions (full covariance costs O(N^2) memory and O(N^3) per
  * decomposition), so the engine never holds an O(n^2) matrix for n > 100.
  *
- * Restarts (IPOP-CMA-ES, Auger & Hansen 2005, by default; BIPOP-CMA-ES,
- * Hansen 2009, with schedule = 0: on BBOB f1-f24, d = 10, 10,000 evaluations
- * it solved 34/72 pairs to 1e-2 against IPOP's 37, so IPOP stays the default).  When a run meets one of the termination
- * tests below, a new run starts from a new uniformly random mean in the unit
- * cube (every run, the first included: no privileged centre) and C = I.
- * IPOP: sigma = sigma0 and lambda multiplied by incpopsize.  BIPOP: the
- * regime that has spent fewer evaluations runs next: a large run as IPOP's,
- * or a small one with lambda between the default and half the large one and
- * sigma = sigma0 10^(-2u), u uniform (see restart()).  After
+ * Restarts (BIPOP-CMA-ES, Hansen 2009, by default; IPOP-CMA-ES, Auger &
+ * Hansen 2005, with schedule = 1; BBOB results in docs/optimization.md).
+ * When a run meets one of the termination tests below, a new run starts from
+ * a new uniformly random mean in the unit cube (every run, the first
+ * included: no privileged centre) and C = I.  IPOP: sigma = sigma0 and
+ * lambda multiplied by incpopsize.  BIPOP: the regime that has spent fewer
+ * evaluations runs next (the first run counts as a small one): a large run
+ * as IPOP's, or a small one with lambda between the default and the last
+ * large one, sigma = sigma0 10^(-2u), u uniform, and at most half the large
+ * regime's evaluations (see restart()).  Small runs do not count in
+ * `restarts`.  After
  * `restarts` restarts the next termination reports DC_STOP_CONVERGED; until
  * then only the budget, clock or target (the driver's) end the search.
  * lambda is capped so that the population buffers, lambda * (N + n + 4)
@@ -53,16 +55,19 @@
  * Termination tests of a run (as in pycma; each leads to a restart):
  *   tolfun        best values of the last 10 + ceil(30 N / lambda) generations
  *                 and the current generation's values span less than 1e-12
+ *   tolfunhist    those best values alone span less than 1e-12
  *   tolx          sigma * p_c,i and sigma * sqrt(C_ii) below 1e-12 * sigma0
+ *   (a small BIPOP run also ends before it exceeds its share, above)
  *   noeffectaxis  0.1 sigma along a principal axis does not change the mean
  *   noeffectcoord 0.2 sigma sqrt(C_ii) does not change some mean coordinate
  *   conditioncov  cond(C) > 1e14 (or a non-positive eigenvalue)
  *   tolstagnation no progress in the median of the best and of the median
  *                 values over l = 100 + 100 N^1.5 / lambda generations
  *   tolupsigma    sigma / sigma0 > 1e20 * sqrt(max eig C) (divergence)
- *   flatfitness   the best and the ceil(0.7 lambda)-th value are equal for 3
- *                 generations running (each flat generation also enlarges
- *                 sigma by exp(0.2 + c_s / d_s), as in the tutorial)
+ *   flatfitness   the best and the floor(0.75 lambda)-th ranked value (from 0)
+ *                 are equal for 2 generations running (pycma's tolflatfitness;
+ *                 the tutorial's enlarging of sigma instead kept runs on the
+ *                 plateaus of BBOB f7 until the budget ended)
  *
  * seed_point(u) (composite engines) puts the current run's mean at u.
  *
@@ -86,24 +91,25 @@ static const dc_option_info options[N_OPTIONS] = {
     {"incpopsize", 2, 1, 10, 0, "population growth factor at each restart"},
     {"diagonal", 0, 0, 1, 1,
      "1 = separable (diagonal) covariance; 0 = full up to 100 dimensions, diagonal above"},
-    {"schedule", 1, 0, 1, 1,
-     "restart schedule: 1 = IPOP (the default: better than this BIPOP on BBOB d = 10), "
-     "0 = BIPOP (large and small populations in turn)"},
+    {"schedule", 0, 0, 1, 1,
+     "restart schedule: 0 = BIPOP (the default: large and small populations in turn), "
+     "1 = IPOP (population multiplied by incpopsize at each restart)"},
 };
 
 static const dc_engine_info info = {
-    "cmaes", "CMA-ES (IPOP)",
-    "Covariance matrix adaptation evolution strategy with IPOP restarts (population doubled "
-    "at each restart; BIPOP as an option) and a diagonal covariance (sep-CMA-ES) above 100 "
-    "dimensions.",
+    "cmaes", "CMA-ES (BIPOP)",
+    "Covariance matrix adaptation evolution strategy with BIPOP restarts (runs with a "
+    "doubling large population and runs with a small population and small steps in turn; "
+    "IPOP as an option) and a diagonal covariance (sep-CMA-ES) above 100 dimensions.",
     "evolution strategy", 0, options, N_OPTIONS,
     DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 #define TOLFUN 1e-12
+#define TOLFUNHIST 1e-12
 #define TOLX_FACTOR 1e-12
 #define MAX_CONDITION 1e14
 #define TOLUPSIGMA 1e20
-#define FLAT_LIMIT 3
+#define FLAT_LIMIT 2
 #define AUTO_DIAGONAL 100
 #define MAX_POP_DOUBLES ((size_t)1 << 23)
 
@@ -153,7 +159,7 @@ typedef struct state {
     /* BIPOP: the default and the large regime's lambda, evaluations spent by
      * each regime, the current run's, and whether it is a small one */
     size_t lam_default, lam_large;
-    int64_t evals_large, evals_small, run_evals;
+    int64_t evals_large, evals_small, run_evals, run_cap;
     int small_run;
     /* per-lambda buffers (capacity lam_cap) */
     size_t lam_cap;
@@ -515,15 +521,18 @@ static dc_status start_run(state *s, size_t lam)
     s->gamma_init = 0;
     s->pcount = 0;
     s->run_evals = 0;
+    s->run_cap = 0;
     return DC_OK;
 }
 
 /* The next run after a termination.  IPOP: lambda times incpopsize.  BIPOP
- * (Hansen 2009): the regime that has spent fewer evaluations goes next; a
- * large run doubles (incpopsize) the large regime's lambda, a small run
- * draws u ~ U(0,1) and takes lambda = lam_default (lam_large / (2
- * lam_default))^(u^2) and sigma = sigma0 10^(-2u); the first run counts as
- * a large one. */
+ * (Hansen 2009): the regime that has spent fewer evaluations goes next (the
+ * first run, of default lambda, counts as a small one); a large run
+ * multiplies the large regime's lambda by incpopsize, a small run draws
+ * u ~ U(0,1) and takes lambda = lam_default (lam_large / lam_default)^(u^2)
+ * with lam_large the last large run's (as pycma), sigma = sigma0 10^(-2u),
+ * and ends before it spends half of the large regime's evaluations (as
+ * pycma's maxiter for small runs). */
 static dc_status restart(state *s)
 {
     size_t lam;
@@ -539,12 +548,13 @@ static dc_status restart(state *s)
     }
     {
         double u = dc_rng_uniform(s->rng);
-        double ratio = 0.5 * (double)s->lam_large / (double)s->lam_default;
+        double ratio = (double)s->lam_large / (double)s->lam_default;
         dc_status st;
         lam = (size_t)floor((double)s->lam_default * pow(ratio > 1.0 ? ratio : 1.0, u * u));
         if ((st = start_run(s, cap_lambda(s, lam))))
             return st;
         s->sigma = s->opt.sigma0 * pow(10.0, -2.0 * u);
+        s->run_cap = s->evals_large / 2;
     }
     return DC_OK;
 }
@@ -614,6 +624,9 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
         dc_restart_log_init(&s->log, s->alloc, s->n))
         return DC_ERR_NOMEM;
     s->lam_default = s->lam_large = lam;
+    /* BIPOP counts the first run (default lambda) in the small regime, as
+     * pycma does: a large run comes next */
+    s->small_run = !s->opt.ipop;
     return start_run(s, lam);
 }
 
@@ -758,6 +771,9 @@ static int run_ended(state *s)
     int small = 1;
     if (!isfinite(s->sigma) || s->sigma <= 0.0)
         return 1;
+    /* BIPOP: a small run ends before it spends half the large regime's total */
+    if (s->run_cap > 0 && s->run_evals + (int64_t)lam > s->run_cap)
+        return 1;
     for (i = 0; i < N; i++) {
         if (!isfinite(s->m[i]))
             return 1;
@@ -772,7 +788,8 @@ static int run_ended(state *s)
             lo = fmin(lo, v);
             hi = fmax(hi, v);
         }
-        if (hi - lo < TOLFUN && s->fit[s->order[lam - 1].i] - s->fit[s->order[0].i] < TOLFUN)
+        if (hi - lo < TOLFUNHIST ||
+            (hi - lo < TOLFUN && s->fit[s->order[lam - 1].i] - s->fit[s->order[0].i] < TOLFUN))
             return 1;
     }
     /* tolx */
@@ -958,16 +975,15 @@ static dc_status tell(void *sp, const dc_batch *b)
     }
     /* step size (CSA), exponent capped at 1 as in pycma */
     s->sigma *= exp(fmin(1.0, (p->cs / p->damps) * (sqrt(psn) / p->chin - 1.0)));
-    /* flat fitness: enlarge sigma (tutorial) and count */
+    /* flat fitness (pycma's tolflatfitness): count generations whose best
+     * ranked value equals the floor(0.75 lambda)-th */
     {
-        size_t q = (size_t)ceil(0.7 * (double)lam);
-        double a = s->order[0].v, z = s->order[q > 0 ? q - 1 : 0].v;
-        if (a == z || (a != a && z != z)) {
-            s->sigma *= exp(0.2 + p->cs / p->damps);
+        size_t q = (size_t)(0.75 * (double)lam);
+        double a = s->order[0].v, z = s->order[q < lam ? q : lam - 1].v;
+        if (a == z || (a != a && z != z))
             s->flat++;
-        } else {
+        else
             s->flat = 0;
-        }
     }
     /* lazy eigendecomposition */
     if (s->diag) {

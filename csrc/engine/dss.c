@@ -24,7 +24,7 @@
  * hybrid below.
  *
  * Any other objective (chained, grouped, general, or a Python callable) gets
- * a robust global hybrid: a population search (IPOP-CMA-ES, else L-SHADE,
+ * a robust global hybrid: a population search (BIPOP-CMA-ES, else L-SHADE,
  * else random search, whichever the registry has) in rounds, with the best
  * point polished by projected L-BFGS (exact AD gradients for expressions)
  * from the centre first and after each global round, until the budget ends.
@@ -740,16 +740,23 @@ static dc_status next_round(state *s)
     }
     s->round_spent = 0;
     if (prev != PH_POLISH && !idle && can_polish(s) && (s->have_best || !s->polished_centre)) {
+        /* a fifth of what is left; the first polish (from the centre) of an
+         * unconstrained problem a twentieth: on black-box multimodal problems
+         * (finite differences) a longer one only takes from the population
+         * search (BBOB: docs/optimization.md) */
+        int64_t part = 5;
         if (!s->polished_centre) {
             size_t j;
             for (j = 0; j < s->n; j++)
                 s->best_u[j] = 0.5;
             s->polished_centre = 1;
+            if (!s->pbp->constrained)
+                part = 20;
         }
         s->phase = PH_POLISH;
         s->pol_have = 0;
         s->alm_round = 0;
-        s->round_budget = left / 5 > 0 ? left / 5 : left;
+        s->round_budget = left / part > 0 ? left / part : left;
         return sub_start(s, &s->polish, "lbfgsb", s->round_budget, s->best_u);
     }
     sub_release(s, &s->polish);

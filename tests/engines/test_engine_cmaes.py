@@ -1,10 +1,10 @@
-"""The ``cmaes`` engine (IPOP-CMA-ES, BIPOP as an option, sep-CMA-ES above 100 dimensions) through
+"""The ``cmaes`` engine (BIPOP-CMA-ES, IPOP as an option, sep-CMA-ES above 100 dimensions) through
 ``decido.minimize``.
 
 Accuracies asserted below (f - f* < tol, seeds 1 and 2, budgets in evaluations) are
 what CMA-ES with its defaults (lambda = 4 + 3 ln n, sigma0 = 0.3 of the box, active
-weights, up to 9 IPOP restarts) reaches; over seeds 0..19 the worst value measured is
-at least 1e3 times below the tolerance:
+weights, BIPOP restarts) reaches; over seeds 0..19 the worst value measured is at least 1e3
+times below the tolerance:
 
 - sphere ``sum(x**2)`` on [-5, 5]: d=2, 2,000 -> 1e-12; d=10, 10,000 -> 1e-11
   (1e-8 after about 1,500 evaluations, as pycma); d=100 (full covariance), 20,000
@@ -129,14 +129,14 @@ def test_convergence_and_restarts():
     # lambda0 = 8 in 4-D; incpopsize 1 keeps it, so every generation costs 8
     flat = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2, "incpopsize": 1})
     assert flat.status == "converged" and flat.evaluations == 8 * flat.iterations
-    # IPOP: populations 8, 16, 32 -> more than 8 evaluations per generation on average
-    ipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2})
+    # IPOP (schedule 1): populations 8, 16, 32 -> more than 8 evaluations per generation
+    ipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2, "schedule": 1})
     assert ipop.status == "converged" and ipop.evaluations > 8 * ipop.iterations
     assert ipop.evaluations > flat.evaluations
-    # BIPOP (schedule 0): 8, then small runs (8: half the large population is not more than
-    # the default; they do not count as restarts), then a large one (16): fewer evaluations
-    # per generation than IPOP
-    bipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2, "schedule": 0})
+    # BIPOP (the default): 8 (counted as a small run), a large one (16), then small runs
+    # (8 to 16; they do not count as restarts) until they have spent as much as the large
+    # ones: fewer evaluations per generation than IPOP
+    bipop = run(SPHERE, bounds, max_evaluations=100_000, options={"restarts": 2})
     assert bipop.status == "converged" and bipop.evaluations > 8 * bipop.iterations
     assert bipop.evaluations / bipop.iterations < ipop.evaluations / ipop.iterations
     # default: 9 restarts, then converged (the budget is not the limit)
@@ -176,8 +176,82 @@ def test_option_defaults():
     (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
     defaults = {o["name"]: o["default"] for o in info["options"]}
     assert defaults == {"popsize": 0, "sigma0": 0.3, "restarts": 9, "incpopsize": 2, "diagonal": 0,
-                        "schedule": 1, "stop_on_convergence": 1}
+                        "schedule": 0, "stop_on_convergence": 1}
     assert info["max_dims"] is None
+    assert "BIPOP" in info["name"] and "BIPOP" in info["summary"]
+    (schedule,) = [o for o in info["options"] if o["name"] == "schedule"]
+    assert schedule["description"].startswith("restart schedule: 0 = BIPOP (the default")
+
+
+def populations(schedule, seed):
+    """The result and the population of every generation (evaluations per iteration) of a
+    run on Rastrigin in 4-D, where restarts never agree: the restart schedule shows."""
+    sizes = []
+    done = [0]
+
+    def record(progress):
+        sizes.append(progress["evaluations"] - done[0])
+        done[0] = progress["evaluations"]
+
+    options = {} if schedule is None else {"schedule": schedule}
+    r = run(
+        RASTRIGIN,
+        [(-5.12, 5.12)] * 4,
+        max_evaluations=60_000,
+        seed=seed,
+        options=options,
+        callback=record,
+    )
+    return r, sizes
+
+
+def runs_of(sizes):
+    """Consecutive generations of equal population, as (population, generations)."""
+    out: list[list[int]] = []
+    for lam in sizes:
+        if out and out[-1][0] == lam:
+            out[-1][1] += 1
+        else:
+            out.append([lam, 1])
+    return [(lam, g) for lam, g in out]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_bipop_small_regime_on_rastrigin(seed):
+    r, sizes = populations(None, seed)
+    # every generation is reported but the one the budget cut
+    assert r.evaluations == 60_000 and 0 <= 60_000 - sum(sizes) < 2 * max(sizes)
+    runs = runs_of(sizes[:-1])  # the last generation may be cut by the budget
+    lams = [lam for lam, _ in runs]
+    # the default run (lambda = 4 + floor(3 ln 4) = 8) first, then a large one (16)
+    assert lams[:2] == [8, 16]
+    large = [8]
+    small = []
+    for lam in lams[1:]:
+        if lam == 2 * large[-1]:
+            large.append(lam)
+        else:  # a small run: between the default and the last large population
+            assert 8 <= lam <= large[-1]
+            small.append(lam)
+    assert len(large) >= 4 and len(small) >= 3
+    # small runs between the first two large ones, with a population below the large one
+    first16, first32 = lams.index(16), lams.index(32)
+    assert first32 > first16 + 1 and all(lam <= 16 for lam in lams[first16 + 1 : first32])
+    # IPOP on the same problem only doubles
+    _, ipop = populations(1, seed)
+    ipop_lams = [lam for lam, _ in runs_of(ipop[:-1])]
+    assert ipop_lams == [8 * 2**k for k in range(len(ipop_lams))]
+    # and BIPOP finds Rastrigin's global minimum
+    assert r.fun < 1e-8
+
+
+def test_bipop_replays_bit_for_bit():
+    a, sa = populations(None, 5)
+    b, sb = populations(None, 5)
+    assert sa == sb and a.x.tobytes() == b.x.tobytes() and a.fun == b.fun
+    assert a.history == b.history
+    c, sc = populations(None, 6)
+    assert sc != sa
 
 
 def test_callables_match_expression():
