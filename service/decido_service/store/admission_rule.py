@@ -41,6 +41,7 @@ from decido_service.store.records import (
 )
 
 __all__ = [
+    "PRUNE_GRACE",
     "WINDOWS",
     "Ident",
     "Prepared",
@@ -55,6 +56,9 @@ __all__ = [
 ]
 
 WINDOWS: tuple[str, ...] = ("minute", "hour", "month")
+#: minute and hour counter rows this many seconds past their window's end are pruned (both
+#: backends' ``prune``)
+PRUNE_GRACE = 3600
 
 
 def logged(requests: Sequence[AdmissionRequest], admissions: Sequence[Admission],

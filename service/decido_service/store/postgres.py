@@ -26,7 +26,13 @@ from typing import Any
 
 from asyncpg import Connection as Conn  # type: ignore[import-untyped]  # no type hints
 
-from decido_service.store.admission_rule import check_specs, logged, prepare, window_bounds
+from decido_service.store.admission_rule import (
+    PRUNE_GRACE,
+    check_specs,
+    logged,
+    prepare,
+    window_bounds,
+)
 from decido_service.store.migrations import MIGRATIONS
 from decido_service.store.postgres_counters import admit_batch, states
 from decido_service.store.postgres_keys import PostgresKeys
@@ -43,7 +49,6 @@ from decido_service.store.records import (
     StoreError,
     iso_utc,
 )
-from decido_service.store.sqlite_db import PRUNE_GRACE
 
 __all__ = ["MIGRATION_LOCK", "PostgresStore"]
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from decido_service.store.admission_rule import check_specs, logged, prepare, window_bounds
+from decido_service.store.admission_rule import (
+    PRUNE_GRACE,
+    check_specs,
+    logged,
+    prepare,
+    window_bounds,
+)
 from decido_service.store.records import (
     Admission,
     AdmissionRequest,
@@ -22,9 +28,6 @@ from decido_service.store.sqlite_runs import SQLiteRuns
 from decido_service.store.sqlite_schema import MIGRATIONS, current_version, parse_sqlite_url
 
 __all__ = ["SQLiteDatabase", "open_database"]
-
-#: Minute and hour counter rows older than this (seconds past their window's end) are pruned.
-PRUNE_GRACE = 3600
 
 
 class SQLiteDatabase(SQLiteKeys, SQLiteRuns, SQLiteLog):
