@@ -242,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", help="a comma-separated subset of " + ",".join(TARGETS)
                     + " (default: all; hello always runs, the ratios are to it)")
     args = ap.parse_args(argv)
+    unknown = set(args.targets.split(",")) - set(TARGETS) if args.targets else set()
+    if unknown:
+        ap.error(f"unknown targets {sorted(unknown)}; known: {', '.join(TARGETS)}")
 
     tmp = Path(tempfile.mkdtemp(prefix="decido-load-"))
     env = {**os.environ,

@@ -96,8 +96,7 @@ def criterion(text: str) -> dict[str, Any]:
 def _csv_options(text: str, id_column: str | None) -> list[dict[str, Any]]:
     options, problems = options_from_csv(text, id_column)
     if problems:
-        raise click.BadParameter("the CSV file: " + "; ".join(problems), param_hint="--id"
-                                 if id_column and problems[0].startswith("the header") else None)
+        raise click.BadParameter("the CSV file: " + "; ".join(problems))
     return options
 
 

@@ -125,8 +125,8 @@ def ordered_id(prefix: str, epoch: float) -> str:
     """A new record id: ``prefix``, then 12 hex digits of the creation time in milliseconds
     and 12 of randomness (48 bits). Ids of later records sort after earlier ones (to the
     millisecond), so a table's unique index on them grows at its end: a decision-log row
-    cost ~35 us of CPU to insert with fully random ids, ~19 us with these (batches of 10,
-    WAL: ``benchmarks/load/log_ids.py``). The randomness only keeps ids apart, it guards
+    costs 0.75x the CPU to insert of one with fully random ids (batches of 10, WAL:
+    ``benchmarks/load/log_ids.py``). The randomness only keeps ids apart, it guards
     nothing (every read of a record is scoped to its key), so it comes from the process's
     ``random`` generator (seeded from the OS) rather than a system call per id."""
     return f"{prefix}{int(epoch * 1000):012x}{random.getrandbits(48):012x}"
