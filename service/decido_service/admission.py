@@ -32,8 +32,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 
 from sanic import Request
 
@@ -131,19 +130,28 @@ async def admit(request: Request, key: KeyRecord, surface: str, amount: int = 1,
                  log)
 
 
-@asynccontextmanager
-async def refusals(request: Request, key: KeyRecord, surface: str) -> AsyncIterator[None]:
+class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
     """Charge an :class:`ApiError` raised inside (a request refused before admission) to
     the key's ``refused`` budget of ``surface``, then let it through (or 429
-    ``too_many_refused`` once the budget is spent)."""
-    try:
-        yield
-    except ApiError as error:
-        if error.status_code in _CHARGED:
+    ``too_many_refused`` once the budget is spent). (A class rather than
+    ``contextlib.asynccontextmanager``, whose generator it entered and left on every
+    request.)"""
+
+    __slots__ = ("key", "request", "surface")
+
+    def __init__(self, request: Request, key: KeyRecord, surface: str) -> None:
+        self.request, self.key, self.surface = request, key, surface
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: object) -> None:
+        if isinstance(error, ApiError) and error.status_code in _CHARGED:
+            request = self.request
             settings = request.app.ctx.settings
-            await _count(request, limits.refusal_specs(surface, key, settings=settings),
-                         key["id"])
-        raise
+            await _count(request, limits.refusal_specs(self.surface, self.key,
+                                                       settings=settings), self.key["id"])
 
 
 async def observe(request: Request, specs: Sequence[CounterSpec]) -> list[CounterState]:

@@ -88,27 +88,34 @@ def validate_overrides(limits: Any) -> dict[str, dict[str, int | None]] | None:
 
 
 def _merged(table: Mapping[str, Mapping[str, Any]], name: str, what: str,
-            override: Any) -> dict[str, Any]:
-    if name not in table:
+            override: Any) -> Mapping[str, Any]:
+    """The row ``name`` of ``table`` with the key's ``override`` applied (the table's own
+    row, not a copy, when the key has none: callers only read it)."""
+    row = table.get(name)
+    if row is None:
         raise ValueError(f"unknown {what} {name!r}; known: {', '.join(table)}")
-    limits = dict(table[name])
-    if override is not None and isinstance(override, Mapping):
-        limits.update({k: v for k, v in override.items() if k in limits})
-    return limits
+    if override is None or not isinstance(override, Mapping):
+        return row
+    return {**row, **{k: v for k, v in override.items() if k in row}}
+
+
+def _override(key: KeyRecord, section: str) -> Any:
+    extra = key.get("limits")
+    return extra.get(section) if extra else None
 
 
 def plan_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str, Any]:
     """``{"plan", "minute", "month", "batch_max"}`` of the key (per-key overrides applied)."""
     s = settings or get_settings()
-    override = (key.get("limits") or {}).get("decision")
-    return {"plan": key["plan"], **_merged(s.plans, key["plan"], "plan", override)}
+    return {"plan": key["plan"], **_merged(s.plans, key["plan"], "plan",
+                                           _override(key, "decision"))}
 
 
 def tier_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str, Any]:
     """``{"tier", "minute", "month", "max_dims", "max_evaluations", "max_time_limit"}``."""
     s = settings or get_settings()
-    override = (key.get("limits") or {}).get("optimization")
-    return {"tier": key["tier"], **_merged(s.tiers, key["tier"], "tier", override)}
+    return {"tier": key["tier"], **_merged(s.tiers, key["tier"], "tier",
+                                           _override(key, "optimization"))}
 
 
 #: surface -> (the plan/tier table section, the counters' name prefix)
@@ -120,12 +127,15 @@ SURFACES: dict[str, tuple[str, str]] = {
 
 
 def _surface_limits(surface: str, key: KeyRecord, settings: Settings | None) -> tuple[
-        str, dict[str, Any]]:
+        str, Mapping[str, Any]]:
+    """The counters' name prefix and the limits (plan or tier row) of ``surface``."""
     if surface not in SURFACES:
         raise ValueError(f"unknown surface {surface!r}; expected one of {', '.join(SURFACES)}")
     section, prefix = SURFACES[surface]
-    table = plan_limits if section == "decision" else tier_limits
-    return prefix, table(key, settings=settings)
+    s = settings or get_settings()
+    if section == "decision":
+        return prefix, _merged(s.plans, key["plan"], "plan", _override(key, section))
+    return prefix, _merged(s.tiers, key["tier"], "tier", _override(key, section))
 
 
 def specs_for(
