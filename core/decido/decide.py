@@ -14,7 +14,6 @@ feasible options (``decido._mcdm_methods``), and competition ranks are computed 
 from __future__ import annotations
 
 import array
-import itertools
 import numbers
 import operator
 from collections.abc import Mapping
@@ -108,7 +107,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     k = len(criteria)
     if not texts:  # every option is feasible; the criteria are the matrix
         out = _header(plan, len(ids), len(ids))
-        return _decide_mcdm(plan, out, np.asfortranarray(X), None, ids, criteria, [])
+        return _decide_mcdm(plan, out, X, None, ids, criteria, [])
     col = {name: j for j, name in enumerate(columns)}
     Xv = X[:, [col[v] for v in variables]] if variables else np.empty((len(ids), 0))
 
@@ -122,9 +121,9 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     feasible = np.flatnonzero(feasible_mask)
     infeasible = _infeasible(plan.constraints, holds, feasible_mask, ids)
     # the criteria are the first columns; column-major, since every method
-    # reduces over the options, down the columns
+    # reduces over the options, down the columns (X is)
     all_feasible = feasible.size == len(ids)
-    Xc = np.asfortranarray(X[:, :k] if all_feasible else X[feasible_mask, :k])
+    Xc = X[:, :k] if all_feasible else np.asfortranarray(X[feasible_mask, :k])
     out = _header(plan, len(ids), feasible.size)
     if feasible.size == 0:
         out["weights"] = _given_weights(plan)
@@ -386,30 +385,30 @@ def _score_expression(program: Expression, Xv: Array, used: list[int], plan: Pla
 
 # ---------------------------------------------------------------- options matrix
 def _matrix(attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults) -> Array | None:
-    """Options x columns as float64 (see :func:`_values`), or None after a fault."""
+    """Options x columns as float64, column-major (see :func:`_values`), or None after a
+    fault."""
     if not columns:
         return np.empty((len(attrs), 0))
     flat = _values(attrs, columns, faults)
     if flat is None:
         return None
-    return np.frombuffer(flat, dtype=np.float64).reshape(len(attrs), len(columns))
+    return np.frombuffer(flat, dtype=np.float64).reshape(len(columns), len(attrs)).T
 
 
 def _values(
     attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults
 ) -> array.array[float] | None:
-    """Options x columns, row-major, as an ``array('d')`` of finite values (JSON booleans
-    count as 1 and 0), or None when some value is missing or not a finite number (each
-    such value is a fault).
+    """Options x columns, column-major (column by column), as an ``array('d')`` of finite
+    values (JSON booleans count as 1 and 0), or None when some value is missing or not a
+    finite number (each such value is a fault).
 
-    One pass in C over the values (``array('d').fromlist`` accepts exactly the real
-    numbers); anything else is found and named by :func:`_checked`.
+    One pass in C per column (``array('d').fromlist`` accepts exactly the real numbers);
+    anything else is found and named by :func:`_checked`.
     """
-    get = operator.itemgetter(*columns)
     flat = array.array("d")
     try:
-        rows = list(map(get, attrs))
-        flat.fromlist(list(itertools.chain.from_iterable(rows)) if len(columns) > 1 else rows)
+        for name in columns:
+            flat.fromlist(list(map(operator.itemgetter(name), attrs)))
     except (KeyError, TypeError, OverflowError):
         return _checked(attrs, columns, faults)
     # a finite sum means finite values (an overflowing sum only takes the exact check);
@@ -459,7 +458,7 @@ def _checked(
                 faults.add(where, "non_finite_value", f"value must be finite, got {x}")
                 ok = False
                 continue
-            flat[i * len(columns) + j] = x
+            flat[j * len(attrs) + i] = x
     return flat if ok else None
 
 
