@@ -107,7 +107,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     k = len(criteria)
     if not texts:  # every option is feasible; the criteria are the matrix
         out = _header(plan, len(ids), len(ids))
-        return _decide_mcdm(plan, out, X, None, ids, criteria, [])
+        return _decide_mcdm(plan, out, X, None, ids, criteria, [], faults)
     col = {name: j for j, name in enumerate(columns)}
     Xv = X[:, [col[v] for v in variables]] if variables else np.empty((len(ids), 0))
 
@@ -135,7 +135,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
         return out
     index = None if all_feasible else feasible
     if plan.method != "expression":
-        return _decide_mcdm(plan, out, Xc, index, ids, criteria, infeasible)
+        return _decide_mcdm(plan, out, Xc, index, ids, criteria, infeasible, faults)
 
     used = [variables.index(v) for v in uses[-1]]
     scored = _score_expression(programs[-1], Xv[feasible], used, plan)
@@ -154,11 +154,11 @@ def _decide_mcdm(
     ids: list[Any],
     criteria: list[str],
     infeasible: list[dict[str, Any]],
+    faults: Faults,
 ) -> dict[str, Any]:
     """Score the feasible options (``Xc``: feasible options x criteria, column-major;
     ``feasible``: their option indices, None when every option is feasible) by a
-    multi-criteria method and fill ``out``."""
-    faults = Faults()
+    multi-criteria method and fill ``out``; ``faults`` are the request's (none yet)."""
     _check_values(plan, Xc, feasible, criteria, faults)
     faults.check()
     scored, w = _score_mcdm(plan, Xc)
@@ -610,7 +610,7 @@ def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array]:
     if m > 1 and True in flags:
         _warn_constant(plan, flags)
     if plan.weighting in _SET_WEIGHTS:
-        w = np.array(_weights(plan), dtype=np.float64)
+        w = np.array(_weights(plan))  # Python floats: float64
     else:
         assert plan.weighting is not None  # a multi-criteria method has one
         auto = auto_weights(Xc, benefit, plan.weighting)
@@ -651,25 +651,26 @@ def _answer(
     magnitude), each in rank then input order; ``best`` is the first of its group."""
     order, ranks = competition_ranks(scored.score, plan.higher_is_better, RANK_TOLERANCE)
     options = order if feasible is None else feasible[order]
-    m = len(ranks)
+    rank_list = ranks.tolist()
+    m = len(rank_list)
     # p + 1 ties with p (for a few options, Python costs less than NumPy's calls)
     if m <= SMALL_MATRIX:
-        rank_list = ranks.tolist()
         tied = [p for p in range(m - 1) if rank_list[p] == rank_list[p + 1]]
     else:
         tied = np.flatnonzero(ranks[1:] == ranks[:-1]).tolist()
     ties: list[list[Any]] = []
     for p in tied:
-        if p == 0 or ranks[p] != ranks[p - 1]:  # a new group
+        if p == 0 or rank_list[p] != rank_list[p - 1]:  # a new group
             ties.append([ids[int(options[p])]])
         ties[-1].append(ids[int(options[p + 1])])
     best_is_tied = bool(tied) and tied[0] == 0
     if plan.top_k is not None:
-        order, options, ranks = order[: plan.top_k], options[: plan.top_k], ranks[: plan.top_k]
+        top = plan.top_k
+        order, options, rank_list = order[:top], options[:top], rank_list[:top]
     scores = _floats(scored.score[order].tolist())
     ranking = [
         {"id": ids[i], "rank": r, "score": s}
-        for i, r, s in zip(options.tolist(), ranks.tolist(), scores, strict=True)
+        for i, r, s in zip(options.tolist(), rank_list, scores, strict=True)
     ]
     if plan.explain:
         parts = {
