@@ -682,30 +682,25 @@ def _answer(
         )
         for n, entry in enumerate(ranking):
             entry["explanation"] = {key: value[n] for key, value in parts.items()}
-    out.update(
-        status="ok",
-        best=ranking[0]["id"],
-        best_is_tied=best_is_tied,
-        ties=ties,
-        ranking=ranking,
-    )
+    out["status"] = "ok"
+    out["best"] = ranking[0]["id"]
+    out["best_is_tied"] = best_is_tied
+    out["ties"] = ties
+    out["ranking"] = ranking
 
 
 def _header(plan: Plan, n_options: int, n_feasible: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if plan.request_id is not None:
-        out["id"] = plan.request_id
-    out.update(
-        status="ok",
-        method=plan.method,
-        normalization=plan.normalization,
-        weighting=plan.weighting,
-        weights={},
-        higher_is_better=plan.higher_is_better,
-        best=None,
-        best_is_tied=False,
-        ties=[],
-        n_options=n_options,
-        n_feasible=n_feasible,
-    )
-    return out
+    out: dict[str, Any] = {
+        "status": "ok",
+        "method": plan.method,
+        "normalization": plan.normalization,
+        "weighting": plan.weighting,
+        "weights": {},
+        "higher_is_better": plan.higher_is_better,
+        "best": None,
+        "best_is_tied": False,
+        "ties": [],
+        "n_options": n_options,
+        "n_feasible": n_feasible,
+    }
+    return out if plan.request_id is None else {"id": plan.request_id, **out}
