@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import array
 import numbers
-import operator
 from collections.abc import Mapping
 from math import fsum, isfinite
 from typing import Any
@@ -402,13 +401,12 @@ def _values(
     values (JSON booleans count as 1 and 0), or None when some value is missing or not a
     finite number (each such value is a fault).
 
-    One pass in C per column (``array('d').fromlist`` accepts exactly the real numbers);
-    anything else is found and named by :func:`_checked`.
+    One pass in C over the values (``array('d').fromlist`` accepts exactly the real
+    numbers); anything else is found and named by :func:`_checked`.
     """
     flat = array.array("d")
     try:
-        for name in columns:
-            flat.fromlist(list(map(operator.itemgetter(name), attrs)))
+        flat.fromlist([a[name] for name in columns for a in attrs])
     except (KeyError, TypeError, OverflowError):
         return _checked(attrs, columns, faults)
     # a finite sum means finite values (an overflowing sum only takes the exact check);
