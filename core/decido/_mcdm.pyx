@@ -1,10 +1,24 @@
 # cython: language_level=3, freethreading_compatible=True
 """Thin binding over the decision kernels in C (csrc/decide/, csrc/include/decido.h)."""
+from cpython.buffer cimport (
+    PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer,
+)
 from libc.stdint cimport int64_t
 
 cimport decido._capi as c
 
 import numpy as np
+
+
+cdef void* _data(object fresh) except NULL:
+    """The data of ``fresh``, an array just made by ``np.empty`` (which owns its data, so
+    the buffer can be released at once).  Outputs are written through this pointer: a
+    typed memoryview per output costs about as much as the kernel on small requests."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(fresh, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS)
+    cdef void* data = view.buf
+    PyBuffer_Release(&view)
+    return data
 
 
 def competition_ranks(const double[::1] score, bint higher_is_better, double rel_tol):
@@ -13,11 +27,12 @@ def competition_ranks(const double[::1] score, bint higher_is_better, double rel
     cdef c.dc_status st = c.DC_OK
     order = np.empty(n, dtype=np.int64)
     ranks = np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] o = order
-    cdef int64_t[::1] r = ranks
+    cdef int64_t* o
+    cdef int64_t* r
     if n:
+        o, r = <int64_t*>_data(order), <int64_t*>_data(ranks)
         with nogil:
-            st = c.dc_rank_competition(&score[0], n, higher_is_better, rel_tol, &o[0], &r[0])
+            st = c.dc_rank_competition(&score[0], n, higher_is_better, rel_tol, o, r)
     if st != c.DC_OK:
         raise ValueError(f"decido: {c.dc_status_code(st).decode()}")
     return order, ranks
@@ -67,10 +82,10 @@ def normalize(const double[::1, :] X not None, bytes benefit not None, str norm 
     cdef const unsigned char* maximize = benefit
     cdef c.dc_normalization how = _norm(norm)
     R_ = np.empty((m, k), order="F")
-    cdef double[::1, :] R = R_
+    cdef double* R = <double*>_data(R_)
     cdef c.dc_status st
     with nogil:
-        st = c.dc_mcdm_normalize(&X[0, 0], m, k, maximize, how, &R[0, 0])
+        st = c.dc_mcdm_normalize(&X[0, 0], m, k, maximize, how, R)
     _raise(st)
     return R_
 
@@ -91,15 +106,15 @@ def topsis(const double[::1, :] X not None, bytes benefit not None,
     score_ = np.empty(m)
     best_ = np.empty(m)
     worst_ = np.empty(m)
-    cdef double[::1, :] R = R_
-    cdef double[::1, :] V = V_
-    cdef double[::1] score = score_
-    cdef double[::1] d_best = best_
-    cdef double[::1] d_worst = worst_
+    cdef double* R = <double*>_data(R_)
+    cdef double* V = <double*>_data(V_)
+    cdef double* score = <double*>_data(score_)
+    cdef double* d_best = <double*>_data(best_)
+    cdef double* d_worst = <double*>_data(worst_)
     cdef c.dc_status st
     with nogil:
-        st = c.dc_mcdm_topsis(&X[0, 0], m, k, maximize, &w[0], how, &R[0, 0], &V[0, 0],
-                              &score[0], &d_best[0], &d_worst[0])
+        st = c.dc_mcdm_topsis(&X[0, 0], m, k, maximize, &w[0], how, R, V, score, d_best,
+                              d_worst)
     _raise(st)
     return score_, R_, V_, best_, worst_
 
@@ -114,13 +129,12 @@ def wsm(const double[::1, :] X not None, bytes benefit not None,
     R_ = np.empty((m, k), order="F")
     C_ = np.empty((m, k), order="F")
     score_ = np.empty(m)
-    cdef double[::1, :] R = R_
-    cdef double[::1, :] C = C_
-    cdef double[::1] score = score_
+    cdef double* R = <double*>_data(R_)
+    cdef double* C = <double*>_data(C_)
+    cdef double* score = <double*>_data(score_)
     cdef c.dc_status st
     with nogil:
-        st = c.dc_mcdm_wsm(&X[0, 0], m, k, maximize, &w[0], how, &R[0, 0], &C[0, 0],
-                           &score[0])
+        st = c.dc_mcdm_wsm(&X[0, 0], m, k, maximize, &w[0], how, R, C, score)
     _raise(st)
     return score_, R_, C_
 
@@ -134,12 +148,12 @@ def moora(const double[::1, :] X not None, bytes benefit not None,
     R_ = np.empty((m, k), order="F")
     C_ = np.empty((m, k), order="F")
     score_ = np.empty(m)
-    cdef double[::1, :] R = R_
-    cdef double[::1, :] C = C_
-    cdef double[::1] score = score_
+    cdef double* R = <double*>_data(R_)
+    cdef double* C = <double*>_data(C_)
+    cdef double* score = <double*>_data(score_)
     cdef c.dc_status st
     with nogil:
-        st = c.dc_mcdm_moora(&X[0, 0], m, k, maximize, &w[0], &R[0, 0], &C[0, 0], &score[0])
+        st = c.dc_mcdm_moora(&X[0, 0], m, k, maximize, &w[0], R, C, score)
     _raise(st)
     return score_, R_, C_
 
@@ -154,14 +168,13 @@ def vikor(const double[::1, :] X not None, bytes benefit not None,
     S_ = np.empty(m)
     R_ = np.empty(m)
     Q_ = np.empty(m)
-    cdef double[::1, :] T = T_
-    cdef double[::1] S = S_
-    cdef double[::1] Rmax = R_
-    cdef double[::1] Q = Q_
+    cdef double* T = <double*>_data(T_)
+    cdef double* S = <double*>_data(S_)
+    cdef double* Rmax = <double*>_data(R_)
+    cdef double* Q = <double*>_data(Q_)
     cdef c.dc_status st
     with nogil:
-        st = c.dc_mcdm_vikor(&X[0, 0], m, k, maximize, &w[0], v, &T[0, 0], &S[0], &Rmax[0],
-                             &Q[0])
+        st = c.dc_mcdm_vikor(&X[0, 0], m, k, maximize, &w[0], v, T, S, Rmax, Q)
     _raise(st)
     return Q_, T_, S_, R_
 
@@ -179,17 +192,16 @@ def spotis(const double[::1, :] X not None, bytes benefit not None,
     D_ = np.empty((m, k), order="F")
     C_ = np.empty((m, k), order="F")
     score_ = np.empty(m)
-    cdef double[::1] lower = lower_
-    cdef double[::1] upper = upper_
-    cdef double[::1, :] D = D_
-    cdef double[::1, :] C = C_
-    cdef double[::1] score = score_
+    cdef double* lower = <double*>_data(lower_)
+    cdef double* upper = <double*>_data(upper_)
+    cdef double* D = <double*>_data(D_)
+    cdef double* C = <double*>_data(C_)
+    cdef double* score = <double*>_data(score_)
     cdef c.dc_status st
     with nogil:
         for j in range(k):
             lower[j] = bounds[j, 0]
             upper[j] = bounds[j, 1]
-        st = c.dc_mcdm_spotis(&X[0, 0], m, k, maximize, &w[0], &lower[0], &upper[0],
-                              &D[0, 0], &C[0, 0], &score[0])
+        st = c.dc_mcdm_spotis(&X[0, 0], m, k, maximize, &w[0], lower, upper, D, C, score)
     _raise(st)
     return score_, D_, C_

@@ -355,7 +355,9 @@ def parse_plan(request: Any, faults: Faults) -> Plan:
     except _Bad as bad:
         faults.add(("method",), "unknown_method", bad.message)
         method = None
-    flags = {name: _flag(get(name), name, faults) for name in FLAGS}
+    explain = _flag(get("explain"), "explain", faults)
+    sensitivity = _flag(get("sensitivity"), "sensitivity", faults)
+    _flag(get("log"), "log", faults)  # read by the service
     plan = Plan(
         method=method or "wsm",
         normalization=None,
@@ -366,8 +368,8 @@ def parse_plan(request: Any, faults: Faults) -> Plan:
         expression=None,
         higher_is_better=method not in ASCENDING,
         top_k=_top_k(get("top_k"), faults),
-        explain=flags["explain"],
-        sensitivity=flags["sensitivity"],
+        explain=explain,
+        sensitivity=sensitivity,
         request_id=_request_id(get("id"), faults),
     )
     normalization, weighting = get("normalization"), get("weighting")

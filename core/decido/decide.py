@@ -14,9 +14,7 @@ feasible options (``decido._mcdm_methods``), and competition ranks are computed 
 from __future__ import annotations
 
 import array
-import itertools
 import numbers
-import operator
 from collections.abc import Mapping
 from math import fsum, isfinite
 from typing import Any
@@ -108,7 +106,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     k = len(criteria)
     if not texts:  # every option is feasible; the criteria are the matrix
         out = _header(plan, len(ids), len(ids))
-        return _decide_mcdm(plan, out, np.asfortranarray(X), None, ids, criteria, [])
+        return _decide_mcdm(plan, out, X, None, ids, criteria, [], faults)
     col = {name: j for j, name in enumerate(columns)}
     Xv = X[:, [col[v] for v in variables]] if variables else np.empty((len(ids), 0))
 
@@ -122,9 +120,9 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     feasible = np.flatnonzero(feasible_mask)
     infeasible = _infeasible(plan.constraints, holds, feasible_mask, ids)
     # the criteria are the first columns; column-major, since every method
-    # reduces over the options, down the columns
+    # reduces over the options, down the columns (X is)
     all_feasible = feasible.size == len(ids)
-    Xc = np.asfortranarray(X[:, :k] if all_feasible else X[feasible_mask, :k])
+    Xc = X[:, :k] if all_feasible else np.asfortranarray(X[feasible_mask, :k])
     out = _header(plan, len(ids), feasible.size)
     if feasible.size == 0:
         out["weights"] = _given_weights(plan)
@@ -136,7 +134,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
         return out
     index = None if all_feasible else feasible
     if plan.method != "expression":
-        return _decide_mcdm(plan, out, Xc, index, ids, criteria, infeasible)
+        return _decide_mcdm(plan, out, Xc, index, ids, criteria, infeasible, faults)
 
     used = [variables.index(v) for v in uses[-1]]
     scored = _score_expression(programs[-1], Xv[feasible], used, plan)
@@ -155,11 +153,11 @@ def _decide_mcdm(
     ids: list[Any],
     criteria: list[str],
     infeasible: list[dict[str, Any]],
+    faults: Faults,
 ) -> dict[str, Any]:
     """Score the feasible options (``Xc``: feasible options x criteria, column-major;
     ``feasible``: their option indices, None when every option is feasible) by a
-    multi-criteria method and fill ``out``."""
-    faults = Faults()
+    multi-criteria method and fill ``out``; ``faults`` are the request's (none yet)."""
     _check_values(plan, Xc, feasible, criteria, faults)
     faults.check()
     scored, w = _score_mcdm(plan, Xc)
@@ -386,30 +384,29 @@ def _score_expression(program: Expression, Xv: Array, used: list[int], plan: Pla
 
 # ---------------------------------------------------------------- options matrix
 def _matrix(attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults) -> Array | None:
-    """Options x columns as float64 (see :func:`_values`), or None after a fault."""
+    """Options x columns as float64, column-major (see :func:`_values`), or None after a
+    fault."""
     if not columns:
         return np.empty((len(attrs), 0))
     flat = _values(attrs, columns, faults)
     if flat is None:
         return None
-    return np.frombuffer(flat, dtype=np.float64).reshape(len(attrs), len(columns))
+    return np.frombuffer(flat, dtype=np.float64).reshape(len(columns), len(attrs)).T
 
 
 def _values(
     attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults
 ) -> array.array[float] | None:
-    """Options x columns, row-major, as an ``array('d')`` of finite values (JSON booleans
-    count as 1 and 0), or None when some value is missing or not a finite number (each
-    such value is a fault).
+    """Options x columns, column-major (column by column), as an ``array('d')`` of finite
+    values (JSON booleans count as 1 and 0), or None when some value is missing or not a
+    finite number (each such value is a fault).
 
     One pass in C over the values (``array('d').fromlist`` accepts exactly the real
     numbers); anything else is found and named by :func:`_checked`.
     """
-    get = operator.itemgetter(*columns)
     flat = array.array("d")
     try:
-        rows = list(map(get, attrs))
-        flat.fromlist(list(itertools.chain.from_iterable(rows)) if len(columns) > 1 else rows)
+        flat.fromlist([a[name] for name in columns for a in attrs])
     except (KeyError, TypeError, OverflowError):
         return _checked(attrs, columns, faults)
     # a finite sum means finite values (an overflowing sum only takes the exact check);
@@ -459,7 +456,7 @@ def _checked(
                 faults.add(where, "non_finite_value", f"value must be finite, got {x}")
                 ok = False
                 continue
-            flat[i * len(columns) + j] = x
+            flat[j * len(attrs) + i] = x
     return flat if ok else None
 
 
@@ -611,7 +608,7 @@ def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array]:
     if m > 1 and True in flags:
         _warn_constant(plan, flags)
     if plan.weighting in _SET_WEIGHTS:
-        w = np.array(_weights(plan), dtype=np.float64)
+        w = np.array(_weights(plan))  # Python floats: float64
     else:
         assert plan.weighting is not None  # a multi-criteria method has one
         auto = auto_weights(Xc, benefit, plan.weighting)
@@ -652,25 +649,26 @@ def _answer(
     magnitude), each in rank then input order; ``best`` is the first of its group."""
     order, ranks = competition_ranks(scored.score, plan.higher_is_better, RANK_TOLERANCE)
     options = order if feasible is None else feasible[order]
-    m = len(ranks)
+    rank_list = ranks.tolist()
+    m = len(rank_list)
     # p + 1 ties with p (for a few options, Python costs less than NumPy's calls)
     if m <= SMALL_MATRIX:
-        rank_list = ranks.tolist()
         tied = [p for p in range(m - 1) if rank_list[p] == rank_list[p + 1]]
     else:
         tied = np.flatnonzero(ranks[1:] == ranks[:-1]).tolist()
     ties: list[list[Any]] = []
     for p in tied:
-        if p == 0 or ranks[p] != ranks[p - 1]:  # a new group
+        if p == 0 or rank_list[p] != rank_list[p - 1]:  # a new group
             ties.append([ids[int(options[p])]])
         ties[-1].append(ids[int(options[p + 1])])
     best_is_tied = bool(tied) and tied[0] == 0
     if plan.top_k is not None:
-        order, options, ranks = order[: plan.top_k], options[: plan.top_k], ranks[: plan.top_k]
+        top = plan.top_k
+        order, options, rank_list = order[:top], options[:top], rank_list[:top]
     scores = _floats(scored.score[order].tolist())
     ranking = [
         {"id": ids[i], "rank": r, "score": s}
-        for i, r, s in zip(options.tolist(), ranks.tolist(), scores, strict=True)
+        for i, r, s in zip(options.tolist(), rank_list, scores, strict=True)
     ]
     if plan.explain:
         parts = {
@@ -682,30 +680,25 @@ def _answer(
         )
         for n, entry in enumerate(ranking):
             entry["explanation"] = {key: value[n] for key, value in parts.items()}
-    out.update(
-        status="ok",
-        best=ranking[0]["id"],
-        best_is_tied=best_is_tied,
-        ties=ties,
-        ranking=ranking,
-    )
+    out["status"] = "ok"
+    out["best"] = ranking[0]["id"]
+    out["best_is_tied"] = best_is_tied
+    out["ties"] = ties
+    out["ranking"] = ranking
 
 
 def _header(plan: Plan, n_options: int, n_feasible: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if plan.request_id is not None:
-        out["id"] = plan.request_id
-    out.update(
-        status="ok",
-        method=plan.method,
-        normalization=plan.normalization,
-        weighting=plan.weighting,
-        weights={},
-        higher_is_better=plan.higher_is_better,
-        best=None,
-        best_is_tied=False,
-        ties=[],
-        n_options=n_options,
-        n_feasible=n_feasible,
-    )
-    return out
+    out: dict[str, Any] = {
+        "status": "ok",
+        "method": plan.method,
+        "normalization": plan.normalization,
+        "weighting": plan.weighting,
+        "weights": {},
+        "higher_is_better": plan.higher_is_better,
+        "best": None,
+        "best_is_tied": False,
+        "ties": [],
+        "n_options": n_options,
+        "n_feasible": n_feasible,
+    }
+    return out if plan.request_id is None else {"id": plan.request_id, **out}
