@@ -293,12 +293,18 @@ def _infeasible(
         return []
     if len(constraints) == 1:  # one pattern: the one constraint
         return [{"id": ids[i], "violated": [constraints[0]]} for i in bad.tolist()]
-    patterns, inverse = np.unique(~holds[:, bad].T, axis=0, return_inverse=True)
-    texts = [[constraints[j] for j in np.flatnonzero(p)] for p in patterns]
-    return [
-        {"id": ids[i], "violated": list(texts[g])}
-        for i, g in zip(bad.tolist(), inverse.reshape(-1).tolist(), strict=True)
-    ]
+    # each option's pattern as bytes (one per constraint): the key of its list of texts
+    n = len(constraints)
+    rows = np.ascontiguousarray(~holds[:, bad].T).tobytes()
+    texts: dict[bytes, list[str]] = {}
+    out = []
+    for r, i in enumerate(bad.tolist()):
+        pattern = rows[r * n : (r + 1) * n]
+        violated = texts.get(pattern)
+        if violated is None:
+            violated = texts[pattern] = [constraints[j] for j in range(n) if pattern[j]]
+        out.append({"id": ids[i], "violated": list(violated)})
+    return out
 
 
 # ---------------------------------------------------------------- expressions
