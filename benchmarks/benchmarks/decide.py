@@ -24,9 +24,16 @@ SEED = 4
 _CACHE: dict[tuple, dict] = {}
 
 
-def decision(m: int, method: str, k: int = K, seed: int = SEED, constraint: bool = True) -> dict:
+#: the one constraint of most benchmarks (it holds for about 99 % of the options)
+ONE = ("c0 < 99.5",)
+#: three constraints that leave about half of the options infeasible, in several patterns
+THREE = ("c0 < 80", "c1 + c2 > 60", "c3 <= c4 or c5 > 50")
+
+
+def decision(m: int, method: str, k: int = K, seed: int = SEED,
+             constraints: tuple[str, ...] = ONE) -> dict:
     """A request over m options x k criteria (every third criterion minimized)."""
-    key = (m, method, k, seed, constraint)
+    key = (m, method, k, seed, constraints)
     if key not in _CACHE:
         rng = np.random.default_rng(seed)
         names = [f"c{j}" for j in range(k)]
@@ -41,7 +48,7 @@ def decision(m: int, method: str, k: int = K, seed: int = SEED, constraint: bool
                 {"attribute": n, "goal": "minimize" if j % 3 == 0 else "maximize", "weight": j + 1}
                 for j, n in enumerate(names)
             ],
-            "constraints": ["c0 < 99.5"] if constraint else [],
+            "constraints": list(constraints),
             "top_k": 10,
         }
     return _CACHE[key]
@@ -64,6 +71,20 @@ class Decide(_CpuTimer):
         self.request = decision(m, method)
 
     def time_decide(self, method, m):
+        decido.decide(self.request)
+
+
+class DecideConstraints(_CpuTimer):
+    """WSM on m options x 8 criteria under three constraints (about half infeasible): the
+    constraints' compilation and evaluation and the infeasible options' report."""
+
+    params = ([200, 10_000],)
+    param_names = ["options"]
+
+    def setup(self, m):
+        self.request = decision(m, "wsm", constraints=THREE)
+
+    def time_decide(self, m):
         decido.decide(self.request)
 
 
