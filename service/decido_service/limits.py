@@ -104,18 +104,22 @@ def _override(key: KeyRecord, section: str) -> Any:
     return extra.get(section) if extra else None
 
 
+def _row(section: str, key: KeyRecord, s: Settings) -> Mapping[str, Any]:
+    """The key's limits of ``section`` (``decision``: its plan's row, ``optimization``: its
+    tier's), its overrides applied."""
+    if section == "decision":
+        return _merged(s.plans, key["plan"], "plan", _override(key, section))
+    return _merged(s.tiers, key["tier"], "tier", _override(key, section))
+
+
 def plan_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str, Any]:
     """``{"plan", "minute", "month", "batch_max"}`` of the key (per-key overrides applied)."""
-    s = settings or get_settings()
-    return {"plan": key["plan"], **_merged(s.plans, key["plan"], "plan",
-                                           _override(key, "decision"))}
+    return {"plan": key["plan"], **_row("decision", key, settings or get_settings())}
 
 
 def tier_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str, Any]:
     """``{"tier", "minute", "month", "max_dims", "max_evaluations", "max_time_limit"}``."""
-    s = settings or get_settings()
-    return {"tier": key["tier"], **_merged(s.tiers, key["tier"], "tier",
-                                           _override(key, "optimization"))}
+    return {"tier": key["tier"], **_row("optimization", key, settings or get_settings())}
 
 
 #: surface -> (the plan/tier table section, the counters' name prefix)
@@ -132,10 +136,7 @@ def _surface_limits(surface: str, key: KeyRecord, settings: Settings | None) -> 
     if surface not in SURFACES:
         raise ValueError(f"unknown surface {surface!r}; expected one of {', '.join(SURFACES)}")
     section, prefix = SURFACES[surface]
-    s = settings or get_settings()
-    if section == "decision":
-        return prefix, _merged(s.plans, key["plan"], "plan", _override(key, section))
-    return prefix, _merged(s.tiers, key["tier"], "tier", _override(key, section))
+    return prefix, _row(section, key, settings or get_settings())
 
 
 def specs_for(
