@@ -87,8 +87,9 @@ def _np_moora(X, benefit, w, p):
 
 
 def _spread(v: np.ndarray) -> np.ndarray:
-    lo, span = v.min(), v.max() - v.min()
-    return (v - lo) / span if span > 0 else np.zeros_like(v)
+    lo, hi = v.min(), v.max()
+    flat = not hi - lo > METHODS_MODULE.RANK_TOLERANCE * max(abs(lo), abs(hi))
+    return np.zeros_like(v) if flat else (v - lo) / (hi - lo)
 
 
 def _np_vikor(X, benefit, w, p):

@@ -227,8 +227,8 @@ cdef extern from "decido.h" nogil:
     dc_status dc_mcdm_moora(const double *X, size_t m, size_t k, const unsigned char *benefit,
                             const double *w, double *R, double *C, double *score)
     dc_status dc_mcdm_vikor(const double *X, size_t m, size_t k, const unsigned char *benefit,
-                            const double *w, double v, double *T, double *S, double *Rmax,
-                            double *Q)
+                            const double *w, double v, double rel_tol, double *T, double *S,
+                            double *Rmax, double *Q)
     dc_status dc_mcdm_spotis(const double *X, size_t m, size_t k, const unsigned char *benefit,
                              const double *w, const double *lower, const double *upper,
                              double *D, double *C, double *score)

@@ -159,8 +159,9 @@ def moora(const double[::1, :] X not None, bytes benefit not None,
 
 
 def vikor(const double[::1, :] X not None, bytes benefit not None,
-          const double[::1] w not None, double v):
-    """(Q, T, S, R) of VIKOR: regrets T, their row sums S and maxima R."""
+          const double[::1] w not None, double v, double rel_tol):
+    """(Q, T, S, R) of VIKOR: regrets T, their row sums S and maxima R (a spread of
+    S or R within ``rel_tol`` of their magnitude counts as zero)."""
     _check(X, benefit, w)
     cdef size_t m = X.shape[0], k = X.shape[1]
     cdef const unsigned char* maximize = benefit
@@ -174,7 +175,7 @@ def vikor(const double[::1, :] X not None, bytes benefit not None,
     cdef double* Q = <double*>_data(Q_)
     cdef c.dc_status st
     with nogil:
-        st = c.dc_mcdm_vikor(&X[0, 0], m, k, maximize, &w[0], v, T, S, Rmax, Q)
+        st = c.dc_mcdm_vikor(&X[0, 0], m, k, maximize, &w[0], v, rel_tol, T, S, Rmax, Q)
     _raise(st)
     return Q_, T_, S_, R_
 

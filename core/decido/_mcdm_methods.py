@@ -27,9 +27,17 @@ from decido._mcdm import NORMALIZATIONS as NORMALIZATIONS  # the names, in C's o
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
 
+#: scores within this fraction of the largest score magnitude share a rank; VIKOR's S
+#: and R within it of theirs do not spread (their term is 0, docs/decisions.md rule 5)
+RANK_TOLERANCE = 1e-9
+
 #: normalizations that divide by the values or by their maximum: values must be > 0
 POSITIVE_NORMALIZATIONS = frozenset({"sum", "max", "linear"})
 WEIGHTINGS = ("given", "equal", "entropy", "critic", "std")
+#: ``critic``: criteria whose correlation is within this of 1 do not conflict (rounding
+#: keeps the correlation of two criteria that move together from being exactly 1, and
+#: their weights would be ratios of rounding errors)
+COLLINEAR = 1e-9
 #: automatic weightings that read the raw values and need them >= 0
 NON_NEGATIVE_WEIGHTINGS = frozenset({"entropy"})
 
@@ -98,11 +106,17 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
 
     * ``entropy`` (scikit-criteria's convention): p = x/sum(x) over the raw
       values, goals ignored (values >= 0, checked by the caller), 0 ln 0 = 0,
-      E = -sum(p ln p)/ln m, w ~ 1 - E; a column of zeros has E = 1.
+      E = -sum(p ln p)/ln m, w ~ 1 - E; a constant column (zeros included) has
+      E = 1 exactly.
     * ``critic``: goal-aware min-max scaling, w ~ sigma_j * sum_k (1 - r_jk);
-      correlation with a constant criterion counts as 0.
+      correlation with a constant criterion counts as 0, and a conflict 1 - r_jk
+      of at most :data:`COLLINEAR` (criteria that move together, up to rounding)
+      as 0.
     * ``std``: w ~ the sample standard deviation (ddof = 1) of the raw values
       (pymcdm and scikit-criteria agree).
+
+    Constant columns get weight exactly 0, and rounding noise never becomes a
+    weight: when nothing else discriminates, the answer is None.
     """
     m, k = X.shape
     if m < 2:
@@ -115,15 +129,16 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
         with np.errstate(divide="ignore", invalid="ignore"):
             plogp = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
         E = -plogp.sum(axis=0) / np.log(m)
-        E[total == 0] = 1.0
+        E[X.max(axis=0) == X.min(axis=0)] = 1.0  # exactly: 1/m rounds
         d = np.clip(1.0 - E, 0.0, None)
     elif how == "critic":
         R = minmax_for_weights(X, benefit)
         sigma = R.std(axis=0)
         Z = (R - R.mean(axis=0)) / _safe(sigma)
         Z[:, sigma == 0] = 0.0
-        corr = (Z.T @ Z) / m
-        d = sigma * (1.0 - corr).sum(axis=0)
+        conflict = 1.0 - (Z.T @ Z) / m
+        conflict[conflict <= COLLINEAR] = 0.0
+        d = sigma * conflict.sum(axis=0)
         d[sigma == 0] = 0.0
     elif how == "std":
         d = X.std(axis=0, ddof=1)
@@ -163,9 +178,10 @@ def topsis(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
 
 def vikor(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """VIKOR: regret w_j (f*_j - f_ij)/(f*_j - f-_j), S = sum, R = max,
-    Q = v S~ + (1 - v) R~ (ascending); zero-spread terms are 0.  One C pass
+    Q = v S~ + (1 - v) R~ (ascending); a term whose S or R spread within
+    :data:`RANK_TOLERANCE` (values that would tie) is 0.  One C pass
     (``decido._mcdm.vikor``); the compromise set in Python."""
-    Q, T, S, Rr = _mcdm.vikor(X, _flags(benefit), w, p["v"])
+    Q, T, S, Rr = _mcdm.vikor(X, _flags(benefit), w, p["v"], RANK_TOLERANCE)
     return Scored(Q, {"regret": T}, {"S": S, "R": Rr}, _compromise(Q, S, Rr))
 
 
@@ -259,9 +275,11 @@ def moora(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
 
 def edas(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """EDAS: distances from the average solution; score (NSP + NSN)/2.
-    Needs values > 0 (it divides by the average)."""
+    Needs values > 0 (it divides by the average).  A constant criterion is at distance 0
+    (its mean, rounded, can miss its value by an ulp, which would decide the score)."""
     av = X.mean(axis=0)
     dist = np.where(benefit, X - av, av - X) / av
+    dist[:, X.min(axis=0) == X.max(axis=0)] = 0.0
     pda, nda = np.maximum(dist, 0.0), np.maximum(-dist, 0.0)
     sp, sn = pda @ w, nda @ w
     nsp = sp / sp.max() if sp.max() > 0 else np.ones_like(sp)

@@ -28,6 +28,7 @@ from decido._mcdm_methods import (
     NON_NEGATIVE_WEIGHTINGS,
     POSITIVE_METHODS,
     POSITIVE_NORMALIZATIONS,
+    RANK_TOLERANCE,
     Scored,
     auto_weights,
 )
@@ -53,8 +54,6 @@ __all__ = [
     "LIMITS", "RANK_TOLERANCE", "DecisionError", "decide", "decide_batch", "decision_schemas",
 ]
 
-#: scores within this fraction of the largest score magnitude share a rank
-RANK_TOLERANCE = 1e-9
 #: matrices of at most this many values are checked with Python's builtins (finiteness,
 #: constant columns), which cost less than NumPy's calls there and give the same answers
 SMALL_MATRIX = 64
@@ -622,7 +621,9 @@ def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array]:
             w = np.full(k, 1.0 / k)
             plan.warn(
                 "degenerate_weights",
-                f"weighting {plan.weighting!r} needs two options that differ: equal weights used",
+                f"weighting {plan.weighting!r} finds nothing to weigh (it needs two options "
+                "that differ, and critic criteria that do not all move together): equal "
+                "weights used",
                 "weighting",
             )
         else:

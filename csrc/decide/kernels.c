@@ -226,19 +226,31 @@ dc_status dc_mcdm_moora(const double *X, size_t m, size_t k, const unsigned char
     return DC_OK;
 }
 
-/* _spread: (s - min) / (max - min), or +0.0 everywhere unless max - min > 0. */
-static void spread(const double *s, size_t m, double *out)
+/* Whether a spread hi - lo counts as zero: at most rel_tol times the larger of
+ * |lo| and |hi| (values that equal ones would tie when ranked; a spread of a
+ * few rounding errors would otherwise turn a 0/0 term into 0 or 1). */
+static int no_spread(double lo, double hi, double rel_tol)
+{
+    double span = hi - lo, scale = fmax(fabs(lo), fabs(hi));
+    return !(span > 0.0) || span <= rel_tol * scale;
+}
+
+/* _spread: (s - min) / (max - min), or +0.0 everywhere when that spread counts as
+ * zero (no_spread). */
+static void spread(const double *s, size_t m, double rel_tol, double *out)
 {
     double lo, hi;
     column_range(s, m, &lo, &hi);
+    int flat = no_spread(lo, hi, rel_tol);
     double span = hi - lo;
     for (size_t i = 0; i < m; i++) {
-        out[i] = span > 0.0 ? (s[i] - lo) / span : 0.0;
+        out[i] = flat ? 0.0 : (s[i] - lo) / span;
     }
 }
 
 dc_status dc_mcdm_vikor(const double *X, size_t m, size_t k, const unsigned char *benefit,
-                        const double *w, double v, double *T, double *S, double *Rmax, double *Q)
+                        const double *w, double v, double rel_tol, double *T, double *S,
+                        double *Rmax, double *Q)
 {
     if (bad_shape(m, k) || !X || !benefit || !w || !T || !S || !Rmax || !Q) {
         return DC_ERR_ARGUMENT;
@@ -268,13 +280,14 @@ dc_status dc_mcdm_vikor(const double *X, size_t m, size_t k, const unsigned char
         }
     }
     /* Q = v S~ + (1 - v) R~ (the spreads of S and R); Q holds S~ first */
-    spread(S, m, Q);
+    spread(S, m, rel_tol, Q);
     double u = 1.0 - v;
     double lo, hi;
     column_range(Rmax, m, &lo, &hi);
+    int flat = no_spread(lo, hi, rel_tol);
     double span = hi - lo;
     for (size_t i = 0; i < m; i++) {
-        double r = span > 0.0 ? (Rmax[i] - lo) / span : 0.0;
+        double r = flat ? 0.0 : (Rmax[i] - lo) / span;
         Q[i] = v * Q[i] + u * r;
     }
     return DC_OK;

@@ -431,10 +431,12 @@ dc_status dc_mcdm_moora(const double *X, size_t m, size_t k, const unsigned char
 
 /* VIKOR: T = w |best - x| / span (0 on zero-span criteria; best is the column
  * max for benefit, min for cost), S = row sums, Rmax = row maxima (NaN
- * propagates), Q = v S~ + (1 - v) R~ with s~ = (s - min)/(max - min), 0 unless
- * max - min > 0.  Lower Q is better. */
+ * propagates), Q = v S~ + (1 - v) R~ with s~ = (s - min)/(max - min), 0 where
+ * max - min is at most rel_tol times max(|min|, |max|) (the ranking's tie
+ * tolerance: S or R that would tie do not spread).  Lower Q is better. */
 dc_status dc_mcdm_vikor(const double *X, size_t m, size_t k, const unsigned char *benefit,
-                        const double *w, double v, double *T, double *S, double *Rmax, double *Q);
+                        const double *w, double v, double rel_tol, double *T, double *S,
+                        double *Rmax, double *Q);
 
 /* SPOTIS: D = |x - ideal| / (upper - lower) with ideal = upper for benefit,
  * lower for cost (0 where upper == lower), C = D w, score the row sums of C

@@ -227,7 +227,7 @@ static void kernel_arguments(void)
     CHECK(dc_mcdm_normalize(X, 2, 2, b, (dc_normalization)99, A) == DC_ERR_ARGUMENT,
           "unknown normalization");
     CHECK(dc_mcdm_moora(X, 2, 0, b, w, A, B, s) == DC_ERR_ARGUMENT, "moora k=0");
-    CHECK(dc_mcdm_vikor(X, 0, 2, b, w, 0.5, A, s, t, u) == DC_ERR_ARGUMENT, "vikor m=0");
+    CHECK(dc_mcdm_vikor(X, 0, 2, b, w, 0.5, 1e-9, A, s, t, u) == DC_ERR_ARGUMENT, "vikor m=0");
     CHECK(dc_mcdm_spotis(X, 2, 0, b, w, lo, hi, A, B, s) == DC_ERR_ARGUMENT, "spotis k=0");
     /* m*k beyond size_t */
     CHECK(dc_mcdm_moora(X, SIZE_MAX / 2 + 1, 2, b, w, A, B, s) == DC_ERR_ARGUMENT, "m*k overflow");
@@ -238,7 +238,7 @@ static void kernel_arguments(void)
     CHECK(dc_mcdm_wsm(X, 2, 2, NULL, w, DC_NORM_MINMAX, A, B, s) == DC_ERR_ARGUMENT, "NULL benefit");
     CHECK(dc_mcdm_normalize(X, 2, 2, b, DC_NORM_MAX, NULL) == DC_ERR_ARGUMENT, "NULL R");
     CHECK(dc_mcdm_moora(X, 2, 2, b, NULL, A, B, s) == DC_ERR_ARGUMENT, "NULL w");
-    CHECK(dc_mcdm_vikor(X, 2, 2, b, w, 0.5, A, NULL, t, u) == DC_ERR_ARGUMENT, "NULL S");
+    CHECK(dc_mcdm_vikor(X, 2, 2, b, w, 0.5, 1e-9, A, NULL, t, u) == DC_ERR_ARGUMENT, "NULL S");
     CHECK(dc_mcdm_spotis(X, 2, 2, b, w, NULL, hi, A, B, s) == DC_ERR_ARGUMENT, "NULL lower");
     CHECK(dc_mcdm_spotis(X, 2, 2, b, w, lo, hi, A, B, NULL) == DC_ERR_ARGUMENT, "NULL score");
 }
@@ -291,13 +291,21 @@ static void kernel_examples(void)
     CHECK(all_near(s, moora_s, 3) && near(A[1], 30.0 / n0), "moora values");
 
     /* VIKOR, v = .5: regrets price .25 (x - 10)/20, quality .75 (3 - x)/2 */
-    CHECK(dc_mcdm_vikor(X, 3, 2, b, w, 0.5, A, s, t, u) == DC_OK, "vikor ok");
+    CHECK(dc_mcdm_vikor(X, 3, 2, b, w, 0.5, 1e-9, A, s, t, u) == DC_OK, "vikor ok");
     const double vS[3] = {0.75, 0.25, 0.125 + 0.375}, vR[3] = {0.75, 0.25, 0.375};
     CHECK(memcmp(s, vS, sizeof vS) == 0 && memcmp(t, vR, sizeof vR) == 0, "vikor S and R");
     const double vQ[3] = {1.0, 0.0, 0.5 * 0.5 + 0.5 * 0.25};
     CHECK(memcmp(u, vQ, sizeof vQ) == 0, "vikor Q");
-    dc_mcdm_vikor(K, 3, 1, b1, w1, 0.5, A, s, t, u);
+    dc_mcdm_vikor(K, 3, 1, b1, w1, 0.5, 1e-9, A, s, t, u);
     CHECK(u[0] == 0.0 && u[1] == 0.0 && u[2] == 0.0 && !signbit(u[0]), "vikor zero spread is +0");
+    /* S and R one ulp apart (0.3 against 0.1 + 0.2): they would tie, so no spread;
+     * with rel_tol 0 the ulp decides the whole term */
+    const double E[4] = {1.0, 0.0, 0.0, 1.0}, wE[2] = {0.1 + 0.2, 0.3};
+    const unsigned char b2[2] = {1, 1};
+    dc_mcdm_vikor(E, 2, 2, b2, wE, 0.5, 1e-9, A, s, t, u);
+    CHECK(s[0] != s[1] && u[0] == 0.0 && u[1] == 0.0, "vikor: S, R within rel_tol do not spread");
+    dc_mcdm_vikor(E, 2, 2, b2, wE, 0.5, 0.0, A, s, t, u);
+    CHECK(u[0] == 0.0 && u[1] == 1.0, "vikor: rel_tol 0 spreads an ulp");
 
     /* SPOTIS, bounds price [0, 40], quality [0, 4] */
     const double lo[2] = {0.0, 0.0}, hi[2] = {40.0, 4.0};
@@ -372,7 +380,7 @@ static void kernel_shapes(void)
                 }
                 ok &= near(ss, 1.0); /* unit columns */
             }
-            ok &= dc_mcdm_vikor(X, m, k, b, w, 0.5, A, s, t, u) == DC_OK;
+            ok &= dc_mcdm_vikor(X, m, k, b, w, 0.5, 1e-9, A, s, t, u) == DC_OK;
             for (size_t i = 0; i < m; i++) {
                 ok &= t[i] <= s[i] + 1e-12 && u[i] >= 0.0 && u[i] <= 1.0;
             }

@@ -62,7 +62,7 @@ def test_kernels_reject_bad_arguments():
     with pytest.raises(ValueError, match="shapes"):
         kernels.wsm(X, b"\x00", w, "minmax")
     with pytest.raises(ValueError, match="shapes"):
-        kernels.vikor(np.asfortranarray(np.ones((0, 2))), b, w, 0.5)
+        kernels.vikor(np.asfortranarray(np.ones((0, 2))), b, w, 0.5, 1e-9)
     with pytest.raises(ValueError, match="shapes"):
         kernels.spotis(X, b, w, np.ones((3, 2)))
     with pytest.raises(ValueError, match="unknown normalization"):
