@@ -190,16 +190,20 @@ def _compromise(Q: Array, S: Array, R: Array) -> list[int]:
 
     C1 acceptable advantage: Q(a2) - Q(a1) >= 1/(m - 1);  C2 acceptable
     stability: a1 is also best by S or by R.  Both: {a1}; only C1: {a1, a2};
-    no C1: every option with Q - Q(a1) < 1/(m - 1).
+    no C1: every option with Q - Q(a1) < 1/(m - 1).  The comparisons allow
+    :data:`RANK_TOLERANCE` (of 1 for Q, which spans [0, 1]; of the largest S or R):
+    with whole-number data Q(a2) - Q(a1) often is 1/(m - 1) exactly, and rounding
+    must not decide the set.
     """
     m = Q.shape[0]
     order = np.argsort(Q, kind="stable")
     if m == 1:
         return [int(order[0])]
     a1 = order[0]
-    dq = 1.0 / (m - 1)
+    dq = 1.0 / (m - 1) - RANK_TOLERANCE
     advantage = Q[order[1]] - Q[a1] >= dq
-    stable = S[a1] <= S.min() or R[a1] <= R.min()
+    stable = (S[a1] - S.min() <= RANK_TOLERANCE * np.abs(S).max()
+              or R[a1] - R.min() <= RANK_TOLERANCE * np.abs(R).max())
     if advantage and stable:
         return [int(a1)]
     if advantage:

@@ -64,3 +64,19 @@ def test_entropy_gives_a_constant_criterion_weight_exactly_zero():
     _, out = _scores(X, [True, True], None, "wsm", "entropy")
     assert out["weights"]["c0"] == 0.0
     assert out["weights"]["c1"] == 1.0
+
+
+@pytest.mark.parametrize(("X", "benefit", "factor", "best"), [
+    # Q = (5 - x)/4: o1 0, o2 and o4 0.25, m = 5, so Q(a2) - Q(a1) = 1/(m - 1) exactly
+    ([[1.0], [5.0], [4.0], [1.0], [4.0]], [True], 33.837354547119176, "o1"),
+    # Q = (x - 1)/5: o2 0, o4 0.2, m = 6: again the advantage is exactly 1/(m - 1)
+    ([[3.0], [5.0], [1.0], [6.0], [2.0], [3.0]], [False], 81.4532273081223, "o2"),
+])
+def test_vikor_compromise_at_exactly_the_acceptable_advantage(X, benefit, factor, best):
+    """C1 (Q(a2) - Q(a1) >= 1/(m - 1)) holds with equality, and the best option is best by
+    S (C2): the compromise set is the best option alone, in any units (before, the scaled
+    Q fell an ulp short of the advantage and the set took in the runners-up)."""
+    for Y in (X, _scaled(X, 0, factor)):
+        _, out = _scores(Y, benefit, None, "vikor", "equal")
+        assert out["best"] == best
+        assert out["compromise"] == [best]
