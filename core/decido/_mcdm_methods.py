@@ -60,6 +60,13 @@ class Scored:
     compromise: list[int] | None = None
 
 
+def _constant(X: Array) -> Mask:
+    """The constant columns of ``X``: where a formula's rounding (a mean, 1/m) must not
+    stand in for the exact value a constant criterion has."""
+    constant: Mask = X.max(axis=0) == X.min(axis=0)
+    return constant
+
+
 def _safe(div: Array) -> Array:
     """A divisor with zeros replaced by 1 (the caller fixes those columns)."""
     out: Array = div + (div == 0)  # adds 1.0 to zeros, 0.0 (exactly nothing) elsewhere
@@ -129,7 +136,7 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
         with np.errstate(divide="ignore", invalid="ignore"):
             plogp = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
         E = -plogp.sum(axis=0) / np.log(m)
-        E[X.max(axis=0) == X.min(axis=0)] = 1.0  # exactly: 1/m rounds
+        E[_constant(X)] = 1.0  # exactly: 1/m rounds
         d = np.clip(1.0 - E, 0.0, None)
     elif how == "critic":
         R = minmax_for_weights(X, benefit)
@@ -142,7 +149,7 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
         d[sigma == 0] = 0.0
     elif how == "std":
         d = X.std(axis=0, ddof=1)
-        d[X.max(axis=0) == X.min(axis=0)] = 0.0  # exactly 0, not rounding noise
+        d[_constant(X)] = 0.0  # exactly 0, not rounding noise
     else:  # pragma: no cover - validated before
         raise ValueError(f"unknown weighting {how!r}")
     total = d.sum()
@@ -283,7 +290,7 @@ def edas(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     (its mean, rounded, can miss its value by an ulp, which would decide the score)."""
     av = X.mean(axis=0)
     dist = np.where(benefit, X - av, av - X) / av
-    dist[:, X.min(axis=0) == X.max(axis=0)] = 0.0
+    dist[:, _constant(X)] = 0.0
     pda, nda = np.maximum(dist, 0.0), np.maximum(-dist, 0.0)
     sp, sn = pda @ w, nda @ w
     nsp = sp / sp.max() if sp.max() > 0 else np.ones_like(sp)
