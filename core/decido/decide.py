@@ -4,8 +4,9 @@
 returns the JSON-ready response; ``decide_batch`` does the same for ``POST
 /v1/batch``.  Every request takes one path: the request is validated first
 (``decido._mcdm_request``: every fault found is reported together, as one
-``DecisionError``), constraints and the ``expression`` method are compiled once with
-the language of ``decido.Expression`` (which also names the attributes they use) and
+``DecisionError``), constraints and the ``expression`` method are compiled with the
+language of ``decido.Expression`` (the attributes they use are found by the compiler: each
+unknown name that an option has becomes a variable, and the text is compiled again) and
 evaluated over all options in one VM call each, the multi-criteria methods score the
 feasible options (``decido._mcdm_methods``), and competition ranks are computed in C
 (``dc_rank_competition`` in ``csrc/decide/rank.c``).  See ``docs/decisions.md``.
