@@ -1,6 +1,6 @@
-"""Answers that rounding must not decide: a change of units (a benefit criterion scaled by a
-positive factor) keeps every score. Each case was found by the property test
-``test_scaling_a_benefit_attribute_keeps_the_ranking`` in random mode, where a one-ulp
+"""Answers that rounding must not decide: a change of units (a criterion scaled by a positive
+factor) keeps every score. Each case was found in random mode by the property test
+``test_scaling_a_benefit_attribute_keeps_the_ranking`` or a search like it, where a one-ulp
 difference turned a 0/0 into 0 or 1; the expected values are worked out here by hand."""
 
 from __future__ import annotations
