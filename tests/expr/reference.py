@@ -248,6 +248,14 @@ def _apply(f, args, ulps):
         for signs in itertools.product((-1.0, 1.0), repeat=len(args)):
             corner = f(*[a.v + s * a.e for a, s in zip(args, signs, strict=True)])
             err = np.maximum(err, _dev(corner, center))
+        # an unbounded input may be NaN in another valid order (0 * inf in a product),
+        # which no corner shows: where the result would change, it is unbounded too
+        for i, a in enumerate(args):
+            unbounded = np.isinf(a.e)
+            if unbounded.any():
+                probe = f(*[np.where(unbounded, np.nan, b.v) if j == i else b.v
+                            for j, b in enumerate(args)])
+                err = np.maximum(err, _dev(probe, center))
     if ulps:
         fin = np.isfinite(center)
         err = err + np.where(fin, ulps * EPS * np.abs(center), 0.0)
@@ -267,6 +275,7 @@ def _reduce(name, a):
         return a  # sum(s) = prod(s) = mean(s) = min(s) = max(s) = cumsum(s) = s
     v, e, m = a.v, a.e, a.v.shape[1]
     av = np.abs(v)
+    extreme = np.zeros((v.shape[0], 1), dtype=bool)  # rows whose value depends on the order
     # sums accumulate left to right from +0.0 (like np.sum and a C loop `acc = 0; acc += v`):
     # adding 0.0 to the prefix sums turns an all-(-0) prefix into +0 and changes nothing else
     if name == "cumsum":
@@ -282,6 +291,14 @@ def _reduce(name, a):
         out = np.cumprod(v, axis=1)[:, -1:]
         err = (np.prod(av + e, axis=1, keepdims=True) - np.prod(av, axis=1, keepdims=True)
                + m * EPS * np.abs(out))
+        # where some partial product of the finite factors can underflow to 0 or overflow
+        # to inf, another order of the same factors can give 0, inf or NaN (0 * inf):
+        # [1, 1e-300, inf, 1e-300] is inf left to right, NaN as (1 * 1e-300) * (inf * 1e-300)
+        # is not, but (1e-300 * 1e-300) * inf is
+        with np.errstate(divide="ignore"):
+            scale = np.log2(np.where(np.isfinite(av) & (av > 0), av, 1.0))
+        extreme = ((np.where(scale < 0, scale, 0.0).sum(axis=1, keepdims=True) < -1074)
+                   | (np.where(scale > 0, scale, 0.0).sum(axis=1, keepdims=True) > 1024))
     elif name == "norm":
         out = np.sqrt(np.cumsum(v * v, axis=1)[:, -1:])
         err = e.sum(axis=1, keepdims=True) + m * EPS * out
@@ -298,7 +315,7 @@ def _reduce(name, a):
         err = e.max(axis=1, keepdims=True)
     # an infinite result from finite inputs overflowed, and another order might not
     overflow = np.isinf(out) & np.isfinite(v).all(axis=1, keepdims=True)
-    err = np.where(overflow, np.inf, np.where(np.isinf(out), 0.0, err))
+    err = np.where(overflow | extreme, np.inf, np.where(np.isinf(out), 0.0, err))
     return Val(out, _finite_or_inf(err), False, a.const)
 
 

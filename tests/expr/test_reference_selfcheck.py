@@ -189,6 +189,29 @@ def test_error_bound_flags_discontinuities():
     assert np.isinf(err[0])
 
 
+
+def test_products_whose_order_decides_are_unchecked():
+    # a partial product of the finite factors can underflow to 0 or overflow to inf: the
+    # value then depends on the order (left to right [1, 1e-300, inf, 1e-300] is inf,
+    # (1e-300 * 1e-300) * inf is NaN), so any answer is accepted
+    r = Reference("prod(x)", n=4)
+    X = np.array([[1.0, 1e-300, math.inf, 1e-300], [1e-200, 1e-200, 1e200, 1e200],
+                  [0.0, 1e200, 1e200, 1.0], [2.0, 1e-300, math.inf, 0.5]])
+    vals, err = r.evaluate_bound(X)
+    assert np.isinf(err[:3]).all()
+    # one tiny factor cannot underflow in any order: inf times it is inf, checked exactly
+    assert vals[3] == math.inf and err[3] == 0.0
+    # ordinary products keep their rounding bound
+    vals, err = r.evaluate_bound(np.array([[2.0, 0.5, 3.0, -1.0]]))
+    assert vals[0] == -3.0 and 0.0 < err[0] < 1e-14
+    # unchecked stays unchecked where a NaN would come through: max(inf, NaN) is NaN
+    r = Reference("max(1/0, prod(x))", n=4)
+    vals, err = r.evaluate_bound(X[2:3])  # 0 left to right, NaN as (1e200 * 1e200) * 0
+    assert vals[0] == math.inf and np.isinf(err[0])
+    # but not where it could not: where(0, NaN, 1) is 1 whatever the product is
+    vals, err = Reference("where(0, prod(x), 1)", n=4).evaluate_bound(X[2:3])
+    assert vals[0] == 1.0 and err[0] == 0.0
+
 def test_agrees():
     assert agrees(1.0, 1.0, 0.0)
     assert agrees(math.nan, math.nan, 0.0)
