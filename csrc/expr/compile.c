@@ -334,7 +334,8 @@ dc_status dc_build_pow(dc_builder *b, dc_ref base, dc_ref exponent, dc_ref *out)
     args[0] = base;
     args[1] = exponent;
     /* the rewrites apply to constant bases too, so a folded power rounds
-     * exactly as the same power computed at run time */
+     * exactly as the same power computed at run time; dc_pow (scalar.h) makes the
+     * same ones for an exponent known only at run time */
     if (dc_build_const_scalar(b, exponent, &k)) {
         if (k == 1.0) {
             *out = base;

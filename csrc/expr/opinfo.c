@@ -24,7 +24,7 @@ double dc_scalar_op(int op, double a, double b, double c)
     case OP_MUL: return a * b;
     case OP_DIV: return a / b;
     case OP_MOD: return dc_mod(a, b);
-    case OP_POW: return pow(a, b);
+    case OP_POW: return dc_pow(a, b);
     case OP_LT: return a < b;
     case OP_LE: return a <= b;
     case OP_GT: return a > b;

@@ -40,6 +40,37 @@ static inline double dc_sqrtpow(double a)
     /* pow(a, 0.5): sqrt, but pow(-0, .5) = +0 and pow(-inf, .5) = +inf */
     return a == -INFINITY ? INFINITY : sqrt(a) + 0.0;
 }
+/* a ** k by squaring for an integer k in [2, 16]: the products dc_build_pow emits for a
+ * constant exponent, in the same order (a square is formed only when a higher bit needs it) */
+static inline double dc_pow_squaring(double a, unsigned k)
+{
+    double acc = 1.0, sq = a;
+    int have = 0;
+    while (k) {
+        if (k & 1u) {
+            acc = have ? acc * sq : sq;
+            have = 1;
+        }
+        k >>= 1;
+        if (k)
+            sq = sq * sq;
+    }
+    return acc;
+}
+/* a ** b with an exponent known only at run time: the rewrites the compiler makes for a
+ * constant one (dc_build_pow), so x**k gives the same bits whether k is written or read */
+static inline double dc_pow(double a, double b)
+{
+    if (b == 1.0)
+        return a;
+    if (b == 0.5)
+        return dc_sqrtpow(a);
+    if (b == -1.0)
+        return 1.0 / a;
+    if (b >= 2.0 && b <= 16.0 && b == floor(b))
+        return dc_pow_squaring(a, (unsigned)b);
+    return pow(a, b);
+}
 static inline double dc_sign(double a)
 {
     return a > 0.0 ? 1.0 : a < 0.0 ? -1.0 : a == 0.0 ? 0.0 : a;

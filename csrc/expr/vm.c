@@ -316,7 +316,7 @@ void dc_vm_exec(const dc_instr *in, double *D, ptrdiff_t R, const dc_view *ops)
     case OP_MUL: EW2(K_MUL); break;
     case OP_DIV: EW2(K_DIV); break;
     case OP_MOD: EW2(dc_mod); break;
-    case OP_POW: EW2(pow); break;
+    case OP_POW: EW2(dc_pow); break;
     case OP_LT: EW2(K_LT); break;
     case OP_LE: EW2(K_LE); break;
     case OP_GT: EW2(K_GT); break;

@@ -138,6 +138,26 @@ static void test_values(void)
     CHECK(eval_at("(-1/0) ** 0.5", 1, z1) == INFINITY, "pow(-inf, .5) is +inf");
 }
 
+/* x ** k with k read at run time is bit for bit x ** k with k written: the rewrites of a
+ * constant exponent (products by squaring, sqrt, 1/x) are made for a variable one too */
+static void test_variable_exponent_matches_literal(void)
+{
+    const double bases[] = {-0.708084005427033, 1.1, 0.7, -3.3, 3.141592653589793, 1e-5,
+                            1e300, -0.0, 123.456};
+    const double exps[] = {-1.0, 0.5, 1.0, 2.0, 3.0, 5.0, 7.0, 11.0, 13.0, 16.0, 17.0, 2.5};
+    size_t i, k;
+    for (i = 0; i < sizeof bases / sizeof bases[0]; i++)
+        for (k = 0; k < sizeof exps / sizeof exps[0]; k++) {
+            double xk[2] = {bases[i], exps[k]}, written, read;
+            char text[64];
+            snprintf(text, sizeof text, "x[0] ** (%.17g)", exps[k]);
+            written = eval_at(text, 2, xk);
+            read = eval_at("x[0] ** x[1]", 2, xk);
+            CHECK(memcmp(&written, &read, sizeof read) == 0 || (written != written && read != read),
+                  "%.17g ** %.17g: written %.17g, read %.17g", bases[i], exps[k], written, read);
+        }
+}
+
 static void test_errors(void)
 {
     struct {
@@ -428,6 +448,7 @@ int main(void)
     test_affine_in_one_coordinate();
     test_gradient_of_input_reductions();
     test_values();
+    test_variable_exponent_matches_literal();
     test_errors();
     test_limits();
     test_out_of_memory();
