@@ -1,6 +1,7 @@
 /* opinfo.c -- opcode properties (rows in opcodes.def) and scalar semantics. */
 #include <math.h>
 
+#include "common/vmath.h"
 #include "expr/expr.h"
 #include "expr/scalar.h"
 
@@ -13,6 +14,15 @@ static const dc_opinfo op_table[OP__COUNT] = {
 const dc_opinfo *dc_op_info(int op)
 {
     return (op >= 0 && op < OP__COUNT) ? &op_table[op] : NULL;
+}
+
+/* sin, cos, exp and log of one value by the VM's own kernels (not libm's, which may
+ * differ in the last bit), so a folded constant is what the VM computes at run time */
+static double vmath1(void (*kernel)(const double *, double *, size_t), double a)
+{
+    double y;
+    kernel(&a, &y, 1);
+    return y;
 }
 
 /* The scalar meaning of an elementwise opcode (folding, reference). */
@@ -42,14 +52,14 @@ double dc_scalar_op(int op, double a, double b, double c)
     case OP_SQRTPOW: return dc_sqrtpow(a);
     case OP_ABS: return fabs(a);
     case OP_SQRT: return sqrt(a);
-    case OP_EXP: return exp(a);
-    case OP_LOG: return log(a);
+    case OP_EXP: return vmath1(dc_vmath_exp, a);
+    case OP_LOG: return vmath1(dc_vmath_log, a);
     case OP_LOG2: return log2(a);
     case OP_LOG10: return log10(a);
     case OP_LOG1P: return log1p(a);
     case OP_EXPM1: return expm1(a);
-    case OP_SIN: return sin(a);
-    case OP_COS: return cos(a);
+    case OP_SIN: return vmath1(dc_vmath_sin, a);
+    case OP_COS: return vmath1(dc_vmath_cos, a);
     case OP_TAN: return tan(a);
     case OP_ASIN: return asin(a);
     case OP_ACOS: return acos(a);
