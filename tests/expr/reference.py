@@ -248,12 +248,13 @@ def _apply(f, args, ulps):
         for signs in itertools.product((-1.0, 1.0), repeat=len(args)):
             corner = f(*[a.v + s * a.e for a, s in zip(args, signs, strict=True)])
             err = np.maximum(err, _dev(corner, center))
-        # an unbounded input may be NaN in another valid order (0 * inf in a product),
-        # which no corner shows: where the result would change, it is unbounded too
+        # an unbounded input may be anything in another valid order, NaN (0 * inf in a
+        # product) or a number where this order gave NaN, which no corner of NaN shows:
+        # where any of those would change the result, it is unbounded too
         for i, a in enumerate(args):
             unbounded = np.isinf(a.e)
-            if unbounded.any():
-                probe = f(*[np.where(unbounded, np.nan, b.v) if j == i else b.v
+            for stand_in in (np.nan, np.inf, -np.inf, 0.0) if unbounded.any() else ():
+                probe = f(*[np.where(unbounded, stand_in, b.v) if j == i else b.v
                             for j, b in enumerate(args)])
                 err = np.maximum(err, _dev(probe, center))
     if ulps:

@@ -208,6 +208,10 @@ def test_products_whose_order_decides_are_unchecked():
     r = Reference("max(1/0, prod(x))", n=4)
     vals, err = r.evaluate_bound(X[2:3])  # 0 left to right, NaN as (1e200 * 1e200) * 0
     assert vals[0] == math.inf and np.isinf(err[0])
+    # nor where this order gave NaN and another one a number: abs(NaN) is not the only answer
+    vals, err = Reference("abs(prod(x))", n=4).evaluate_bound(np.array([[1e-300, 1e-300, math.inf,
+                                                                        1.0]]))
+    assert math.isnan(vals[0]) and np.isinf(err[0])
     # but not where it could not: where(0, NaN, 1) is 1 whatever the product is
     vals, err = Reference("where(0, prod(x), 1)", n=4).evaluate_bound(X[2:3])
     assert vals[0] == 1.0 and err[0] == 0.0
