@@ -8,8 +8,7 @@ whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else ``answer`` 
 admission or the group commit's next batch (:mod:`decido_service.decisions`) before the
 answer is sent, and kept ``decision_retention_days`` (30 by default).
 
-Lists are pages in the Stripe manner: newest first, ``limit`` 1-100 (default 20), the
-cursor ``starting_after=<id>``, ``{"data": [...], "has_more": bool}``.
+Lists are pages (:mod:`decido_service.pages`).
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import orjson
 from sanic import Request
 
 from decido_service.errors import ApiError
+from decido_service.pages import page_limit
 from decido_service.store import DecisionEntry, iso_utc, ordered_id
 
 __all__ = ["ANSWER_CAP", "TOP", "DecisionEntry", "entry", "page_params", "wants_log"]
@@ -29,8 +29,6 @@ __all__ = ["ANSWER_CAP", "TOP", "DecisionEntry", "entry", "page_params", "wants_
 ANSWER_CAP = 256 * 1024
 #: how many of the ranking's first options a summary keeps
 TOP = 10
-MAX_LIMIT = 100
-DEFAULT_LIMIT = 20
 
 
 def wants_log(body: Any, batch: bool) -> bool:
@@ -81,12 +79,6 @@ def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
 
 def page_params(request: Request) -> tuple[int, str | None]:
     """``(limit, starting_after)`` of a list request; 400 ``invalid_parameter`` naming the
-    parameter when one is malformed."""
-    raw = request.args.get("limit")
-    limit = DEFAULT_LIMIT
-    if raw is not None:
-        if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
-            raise ApiError("invalid_parameter",
-                           f"limit must be an integer from 1 to {MAX_LIMIT}, not {raw!r}")
-        limit = int(raw)
-    return limit, request.args.get("starting_after")
+    parameter when one is malformed (``limit=`` with no value included)."""
+    args = request.get_args(keep_blank_values=True)
+    return page_limit(args.get("limit")), args.get("starting_after")

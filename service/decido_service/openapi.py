@@ -19,6 +19,7 @@ import msgspec
 import decido
 from decido_service import __version__
 from decido_service.errors import PROBLEM_TYPE, TITLES
+from decido_service.pages import DEFAULT_PAGE, MAX_PAGE
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES
 from decido_service.types import (
@@ -183,8 +184,9 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
                                        "key's entries: 400)",
                         "schema": {"type": "string"}},
     "limit": {"name": "limit", "in": "query", "required": False,
-              "description": "page size (default 20)",
-              "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
+              "description": f"page size (default {DEFAULT_PAGE})",
+              "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE,
+                         "default": DEFAULT_PAGE}},
     "starting_after": {"name": "starting_after", "in": "query", "required": False,
                        "description": "the last id of the previous page (not one of the "
                                       "key's runs: 400)",

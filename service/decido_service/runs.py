@@ -46,6 +46,7 @@ import orjson
 
 import decido
 from decido_service.errors import PROBLEM_BASE, ApiError, as_api_error
+from decido_service.pages import page_limit
 from decido_service.run_trace import COLUMNS, TRACE_POINTS, points, thin_trace, timed
 from decido_service.schemas import engine_table
 from decido_service.store import FINISHED_STATES, RUN_STATES, Store, iso_utc, ordered_id
@@ -54,7 +55,7 @@ from decido_service.types import RUN_ID_PATTERN, OptimizeRequest
 __all__ = ["PROGRESS_INTERVAL", "RUN_ID", "TRACE_POINTS", "Execution", "new_run_id",
            "new_document", "cancel_queued", "run_problem", "run_view", "thin_trace", "valid_run_id",
            "SHUTDOWN_GRACE", "fail_interrupted", "fail_run", "wind_down",
-           "DEFAULT_PAGE", "MAX_PAGE", "PageQuery", "cancel", "find", "not_found", "page",
+           "PageQuery", "cancel", "find", "not_found", "page",
            "page_query", "trace_csv"]
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
@@ -295,7 +296,6 @@ async def fail_interrupted(store: Store) -> int:
 
 # ------------------------------------------------ reads and cancels, for every surface
 #: the page size of a list of runs without ``limit``, and its largest value
-DEFAULT_PAGE, MAX_PAGE = 20, 100
 
 
 class PageQuery(NamedTuple):
@@ -324,7 +324,7 @@ async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
 def page_query(args: Mapping[str, str]) -> PageQuery:
     """The page asked for by ``limit``, ``starting_after``, ``state`` and ``engine`` (one
     value each); 400 ``invalid_parameter`` naming the first bad one."""
-    limit = _limit(args.get("limit"))
+    limit = page_limit(args.get("limit"))
     after, state, engine = args.get("starting_after"), args.get("state"), args.get("engine")
     if after is not None and not valid_run_id(after):
         raise ApiError("invalid_parameter", f"starting_after: {after!r} is not a run id")
@@ -333,18 +333,6 @@ def page_query(args: Mapping[str, str]) -> PageQuery:
     if engine is not None and engine not in engine_table():
         raise ApiError("invalid_parameter", f"engine: {engine!r} is not an engine id (/v1/engines)")
     return PageQuery(limit, after, state, engine)
-
-
-def _limit(text: str | None) -> int:
-    if text is None:
-        return DEFAULT_PAGE
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_PAGE or not text.strip().isdigit():
-        raise ApiError("invalid_parameter", f"limit: expected an integer from 1 to {MAX_PAGE}")
-    return value
 
 
 async def page(store: Store, key_id: str, query: PageQuery) -> tuple[list[dict[str, Any]], bool]:

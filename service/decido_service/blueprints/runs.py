@@ -30,10 +30,9 @@ from decido_service.run_trace import COLUMNS
 from decido_service.store import FINISHED_STATES, KeyRecord, Store
 from decido_service.types import OptimizeRequest
 
-__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "bp", "enqueue", "send_events"]
+__all__ = ["bp", "enqueue", "send_events"]
 
 bp = Blueprint("runs")
-DEFAULT_PAGE, MAX_PAGE = runs.DEFAULT_PAGE, runs.MAX_PAGE
 Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
 
 

@@ -16,6 +16,7 @@ from decido_service.dashboard.routes import data, route
 from decido_service.dashboard.session import Session
 from decido_service.errors import ApiError
 from decido_service.middleware import endpoint
+from decido_service.pages import MAX_PAGE
 from decido_service.responses import Response, json_response
 from decido_service.run_trace import COLUMNS
 
@@ -55,8 +56,8 @@ async def events(request: Request, session: Session, run_id: str) -> None:
 async def live(request: Request, session: Session) -> HTTPResponse:
     """The table rows of the runs named by ``id`` (at most a page of them)."""
     ids: list[str] = request.get_args().getlist("id", [])
-    if len(ids) > runs.MAX_PAGE:
-        raise ApiError("invalid_parameter", f"id: at most {runs.MAX_PAGE} runs at once")
+    if len(ids) > MAX_PAGE:
+        raise ApiError("invalid_parameter", f"id: at most {MAX_PAGE} runs at once")
     store, key_id = request.app.ctx.store, session.key["id"]
     rows = [await runs.find(store, key_id, rid) for rid in ids]
     return json_response(orjson.dumps({"data": [summary.run_row(r) for r in rows]}))

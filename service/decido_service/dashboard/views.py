@@ -21,6 +21,7 @@ from decido_service.dashboard.render import page
 from decido_service.dashboard.routes import html, route
 from decido_service.dashboard.session import Session
 from decido_service.errors import ApiError
+from decido_service.pages import DEFAULT_PAGE
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
 
@@ -101,12 +102,12 @@ async def decision_list(request: Request, session: Session) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
     after = request.args.get("starting_after")
     try:
-        found = await _store(request).list_decisions(session.key["id"], runs.DEFAULT_PAGE + 1,
+        found = await _store(request).list_decisions(session.key["id"], DEFAULT_PAGE + 1,
                                                      after)
     except ValueError as exc:
         raise ApiError("invalid_parameter", str(exc)) from None
-    shown = found[:runs.DEFAULT_PAGE]
-    more = len(found) > runs.DEFAULT_PAGE
+    shown = found[:DEFAULT_PAGE]
+    more = len(found) > DEFAULT_PAGE
     return page("decisions.html", session=session, decisions=shown,
                 next_after=shown[-1]["id"] if more else None)
 
