@@ -14,7 +14,7 @@ that the explanations show.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,48 @@ def _constant(X: Array) -> Mask:
     stand in for the exact value a constant criterion has."""
     constant: Mask = X.max(axis=0) == X.min(axis=0)
     return constant
+
+
+#: columns whose largest magnitude is outside [1/UNIT_RANGE, UNIT_RANGE] are scaled
+#: first (:func:`unit_columns`): squares, sums, spans and norms of such values can
+#: overflow or lose their precision in subnormals
+UNIT_RANGE = 2.0**500
+#: the method parameters in the units of the attributes (thresholds, bounds), scaled with
+#: their criterion's column
+_PARAMS_IN_UNITS = ("q", "p", "bounds")
+
+
+def unit_columns(X: Array, top: Array, params: Mapping[str, Any]
+                 ) -> tuple[Array, dict[str, Any]] | None:
+    """``X`` and ``params`` with each criterion divided by the power of two that puts its
+    largest magnitude (``top``: of its values, and of its thresholds and bounds) in
+    [0.5, 1), or ``None`` when no column needs it (every ``top`` within
+    :data:`UNIT_RANGE`). Dividing by a power of two is exact, and every method and
+    weighting gives the same answer for a criterion measured in other units, so the
+    scores are those of ``X``, without the overflow of its squares or spans."""
+    if not ((top > UNIT_RANGE) | ((top < 1.0 / UNIT_RANGE) & (top > 0))).any():
+        return None
+    down = -np.frexp(top)[1]  # top = f 2**-down, f in [0.5, 1) (2**-down may overflow)
+    scaled = dict(params)
+    for key in _PARAMS_IN_UNITS:
+        if isinstance(params.get(key), np.ndarray):
+            value = params[key]
+            scaled[key] = np.ascontiguousarray(
+                np.ldexp(value, down[:, None] if value.ndim == 2 else down))
+    out: Array = np.ldexp(X, down)
+    return out, scaled
+
+
+def column_top(X: Array, params: Mapping[str, Any]) -> Array:
+    """The largest magnitude of each criterion: of its values and of the method's
+    parameters in its units (:func:`unit_columns`)."""
+    top: Array = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    for key in _PARAMS_IN_UNITS:
+        value = params.get(key)
+        if isinstance(value, np.ndarray):
+            top = np.maximum(top, np.abs(value).max(axis=1) if value.ndim == 2
+                             else np.abs(value))
+    return top
 
 
 def _safe(div: Array) -> Array:
@@ -130,6 +172,10 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
         return None
     if how == "equal":
         return np.full(k, 1.0 / k)
+    top = np.abs(X).max(axis=0)
+    unit = unit_columns(X, top, {})
+    if unit is not None:  # the formulas on scaled columns; std scales back (below)
+        X = unit[0]
     if how == "entropy":
         total = X.sum(axis=0)
         P = X / _safe(total)
@@ -150,6 +196,9 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
     elif how == "std":
         d = X.std(axis=0, ddof=1)
         d[_constant(X)] = 0.0  # exactly 0, not rounding noise
+        if unit is not None:  # in the units of the values again, over the largest scale
+            up = np.frexp(top)[1]
+            d = np.ldexp(d, up - up.max())
     else:  # pragma: no cover - validated before
         raise ValueError(f"unknown weighting {how!r}")
     total = d.sum()

@@ -30,8 +30,11 @@ from decido._mcdm_methods import (
     POSITIVE_METHODS,
     POSITIVE_NORMALIZATIONS,
     RANK_TOLERANCE,
+    UNIT_RANGE,
     Scored,
     auto_weights,
+    column_top,
+    unit_columns,
 )
 from decido._mcdm_request import (
     LIMITS,
@@ -160,7 +163,7 @@ def _decide_mcdm(
     multi-criteria method and fill ``out``; ``faults`` are the request's (none yet)."""
     _check_values(plan, Xc, feasible, criteria, faults)
     faults.check()
-    scored, w = _score_mcdm(plan, Xc)
+    scored, w, X, params = _score_mcdm(plan, Xc)
     out["weights"] = dict(zip(criteria, w.tolist(), strict=True))
     _answer(plan, out, scored, feasible, ids, criteria)
     if scored.compromise is not None:
@@ -169,7 +172,7 @@ def _decide_mcdm(
     out["warnings"] = plan.warnings
     if plan.sensitivity:
         def score(weights: Array) -> Array:
-            return METHODS[plan.method](Xc, benefit, weights, plan.params).score
+            return METHODS[plan.method](X, benefit, weights, params).score
 
         benefit = np.array([c.benefit for c in plan.criteria])
         found = sensitivity(
@@ -601,16 +604,30 @@ def _constant_warning(name: str, j: int) -> dict[str, Any]:
     }
 
 
-def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array]:
+def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array, Array, dict[str, Any]]:
+    """The method's scores and the weights; also the matrix and parameters it scored
+    (each criterion scaled by a power of two where its magnitudes need it:
+    :func:`~decido._mcdm_methods.unit_columns`)."""
     m, k = Xc.shape
     benefit = np.array([c.benefit for c in plan.criteria])
+    if plan.method in ("spotis", "promethee2") or m * k > SMALL_MATRIX:
+        lo, hi = Xc.min(axis=0), Xc.max(axis=0)
+        flags = (lo == hi).tolist()
+        unit = unit_columns(Xc, column_top(Xc, plan.params), plan.params)
+    else:  # a few values: Python's min and max per column
+        cols = Xc.T.tolist()
+        lows, highs = list(map(min, cols)), list(map(max, cols))
+        flags = [a == b for a, b in zip(lows, highs, strict=True)]
+        tops = [b if b > -a else -a for a, b in zip(lows, highs, strict=True)]
+        unit = None
+        for t in tops:
+            if t > UNIT_RANGE or 0.0 < t < 1.0 / UNIT_RANGE:
+                unit = unit_columns(Xc, np.array(tops), plan.params)
+                break
+    X, params = (Xc, plan.params) if unit is None else unit
     if m == 1:
         plan.warn("single_option", "one feasible option: it ranks first")
         flags = [True] * k
-    elif m * k <= SMALL_MATRIX:  # a few values: Python's min and max per column
-        flags = [min(col) == max(col) for col in Xc.T.tolist()]
-    else:
-        flags = (Xc.max(axis=0) == Xc.min(axis=0)).tolist()
     if m > 1 and True in flags:
         _warn_constant(plan, flags)
     if plan.weighting in _SET_WEIGHTS:
@@ -629,7 +646,7 @@ def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array]:
             )
         else:
             w = auto
-    return METHODS[plan.method](Xc, benefit, w, plan.params), w
+    return METHODS[plan.method](X, benefit, w, params), w, X, params
 
 
 # ---------------------------------------------------------------- ranking and output
