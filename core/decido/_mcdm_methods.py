@@ -76,7 +76,7 @@ UNIT_RANGE = 2.0**500
 _PARAMS_IN_UNITS = ("q", "p", "bounds")
 
 
-def unit_columns(X: Array, top: Array, params: Mapping[str, Any]
+def unit_columns(X: Array, top: Array, params: Mapping[str, Any], *, flush: bool = False
                  ) -> tuple[Array, dict[str, Any]] | None:
     """``X`` and ``params`` with each criterion divided by the power of two that puts its
     largest magnitude (``top``: of its values, and of its thresholds and bounds) in
@@ -87,6 +87,8 @@ def unit_columns(X: Array, top: Array, params: Mapping[str, Any]
     if not ((top > UNIT_RANGE) | ((top < 1.0 / UNIT_RANGE) & (top > 0))).any():
         return None
     down = -np.frexp(top)[1]  # top = f 2**-down, f in [0.5, 1) (2**-down may overflow)
+    if not flush:  # (``flush``: zeros are fine, as for the automatic weights)
+        down = _keep_positive(X, top, down)
     scaled = dict(params)
     for key in _PARAMS_IN_UNITS:
         if isinstance(params.get(key), np.ndarray):
@@ -95,6 +97,17 @@ def unit_columns(X: Array, top: Array, params: Mapping[str, Any]
                 np.ldexp(value, down[:, None] if value.ndim == 2 else down))
     out: Array = np.ldexp(X, down)
     return out, scaled
+
+
+def _keep_positive(X: Array, top: Array, down: NDArray[np.intc]) -> NDArray[np.intc]:
+    """``down`` with 0 for each criterion that also holds values more than 2**1074 below
+    its largest: dividing would turn those into 0, which a method needing values > 0
+    cannot take (such a criterion is scored as it is)."""
+    magnitudes = np.abs(X)
+    low = np.where(magnitudes > 0, magnitudes, np.inf).min(axis=0) if X.shape[0] else top
+    kept: NDArray[np.intc] = np.where(
+        np.frexp(np.where(np.isfinite(low), low, 1.0))[1] + down < -1073, 0, down)
+    return kept
 
 
 def column_top(X: Array, params: Mapping[str, Any]) -> Array:
@@ -173,7 +186,7 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
     if how == "equal":
         return np.full(k, 1.0 / k)
     top = np.abs(X).max(axis=0)
-    unit = unit_columns(X, top, {})
+    unit = unit_columns(X, top, {}, flush=True)
     if unit is not None:  # the formulas on scaled columns; std scales back (below)
         X = unit[0]
     if how == "entropy":
@@ -319,11 +332,32 @@ def copras(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     V = X / X.sum(axis=0) * w
     s_plus = V[:, benefit].sum(axis=1)
     s_minus = V[:, ~benefit].sum(axis=1)
-    if s_minus.max() > 0:  # values > 0: S- is 0 only without (weighted) cost criteria
+    if s_minus.min() > 0:
         Q = s_plus + s_minus.sum() / (s_minus * (1.0 / s_minus).sum())
-    else:
+    elif s_minus.max() > 0:  # values > 0: some S- underflowed (costs 1e308 times apart)
+        Q = s_plus + s_minus.sum() / _copras_spread(X[:, ~benefit], w[~benefit])
+    else:  # no (weighted) cost criterion
         Q = s_plus.copy()
     return Scored(Q / Q.max(), {"weighted": V}, {"S_plus": s_plus, "S_minus": s_minus, "Q": Q})
+
+
+def _copras_spread(C: Array, w: Array) -> Array:
+    """S-_i * sum_j 1/S-_j of COPRAS for the cost columns ``C`` (values > 0) and their
+    weights, from the logarithms of S- = sum_c w_c x_c / sum(x_c): finite (or +inf, whose
+    term is 0) where S- itself underflows to 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # a weight of 0: log -inf
+        L = np.log(C) - np.log(C.sum(axis=0)) + np.log(w)
+        top = L.max(axis=1)
+        log_s = top + np.log(np.exp(L - top[:, None]).sum(axis=1))  # log S-_i
+    # costs that are 0 here (divided by a power of two for a criterion that also holds
+    # values beyond 2**500: docs/decisions.md rule 7) are the lowest, and tie
+    zero = np.isneginf(top)
+    if zero.any():
+        return np.where(zero, float(zero.sum()), np.inf)
+    low = log_s.min()
+    with np.errstate(over="ignore"):  # S-_i 1e308 times the smallest: inf, a term of 0
+        spread: Array = np.exp(log_s - low) * np.exp(low - log_s).sum()
+    return spread
 
 
 def moora(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
@@ -352,7 +386,9 @@ def aras(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     normalization (cost criteria by reciprocals); the score is S_i / S_ideal."""
     ideal = np.where(benefit, X.max(axis=0), X.min(axis=0))
     E = np.vstack([ideal, X])
-    E = np.where(benefit, E, 1.0 / E)
+    # a cost enters by its reciprocal, taken relative to the smallest (the ideal's), which
+    # the sum normalization below cancels: x_min / x <= 1, where 1 / 5e-324 overflows
+    E[:, ~benefit] = ideal[~benefit] / E[:, ~benefit]
     N = E / E.sum(axis=0)
     C = N * w
     S = C.sum(axis=1)

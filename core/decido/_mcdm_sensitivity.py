@@ -139,7 +139,8 @@ def _shifted(
         return out
     t = float(pick(exact[mask]))
     tol = rel_tol * float(np.abs(s0 + t * (s1 - s0)).max())
-    out[mask] = (np.where(before, -tol, tol)[mask] - a[mask]) / c[mask]
+    with np.errstate(over="ignore"):  # a slope of 1e-300: a crossing far outside [0, 1]
+        out[mask] = (np.where(before, -tol, tol)[mask] - a[mask]) / c[mask]
     return out
 
 

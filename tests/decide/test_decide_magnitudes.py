@@ -7,6 +7,7 @@ scored 0 or NaN (a wrong best, ``null`` scores) or made ``std`` find "nothing to
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -92,4 +93,50 @@ def test_std_weights_follow_the_units_without_overflow(exponent):
         assert got["weights"][big_one] == 1.0
         assert got["weights"][small_one] == pytest.approx(small, rel=1e-12, abs=1e-322)
     assert not [w for w in got["warnings"] if w["code"] == "degenerate_weights"]
+    assert all(e["score"] is not None for e in got["ranking"])
+
+
+def test_copras_costs_further_apart_than_doubles_reach():
+    """COPRAS's S- = w x / sum(x) of a cost 1e-300 or 5e-324 next to 740 underflows to 0;
+    every score was NaN (all ranked 1, null). The scores against exact rational arithmetic
+    (``fractions``), within 1e-12 of the best score."""
+    from fractions import Fraction
+
+    cost = [1e-300, 91.0, 5e-324, 740.0, 2e-323]
+    gain = [1.0, 2.0, 3.0, 4.0, 5.0]
+    Y = np.column_stack([gain, cost])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 1/0 along the way either
+        got = decido.decide(request(Y, [True, False], [1.0, 3.0], "copras"))
+    w_gain, w_cost = Fraction(1, 4), Fraction(3, 4)
+    s_plus = [w_gain * Fraction(g) / sum(map(Fraction, gain)) for g in gain]
+    s_minus = [w_cost * Fraction(c) / sum(map(Fraction, cost)) for c in cost]
+    inverse = sum(1 / s for s in s_minus)
+    q = [p + sum(s_minus) / (s * inverse) for p, s in zip(s_plus, s_minus, strict=True)]
+    want = {f"o{i}": float(v / max(q)) for i, v in enumerate(q)}
+    scores = {e["id"]: e["score"] for e in got["ranking"]}
+    assert scores == pytest.approx(want, rel=0, abs=1e-12)
+    assert got["best"] == "o2"  # the smallest cost, by 10**300
+
+
+@pytest.mark.parametrize("method, fields, values, goal, best", [
+    # a criterion spanning more than the double range below its top is scored as it is:
+    # scaling it would turn 1e-300 into 0, which ARAS (values > 0) cannot take
+    ("aras", {}, [1e300, 1e-300, 1.0, 5.0], True, "o0"),
+    ("aras", {}, [1e300, 1e-300, 1.0, 5.0], False, "o1"),
+    ("copras", {}, [1e-300, 1e-300, 1e300], False, "o1"),  # o1 wins the second
+    # the reciprocal of a cost of 5e-324 overflows; relative to the smallest it is 1
+    ("aras", {}, [1 / 3, 5e-324, 6.0], False, "o1"),
+    ("aras", {}, [2.2250738585072014e-308] * 3 + [429.6], False, "o2"),
+    ("wsm", {"normalization": "sum"}, [1e300, 1e-300, 1.0], True, "o0"),
+    ("topsis", {"sensitivity": True}, [3.0, 1e-300, 0.0], False, "o2"),
+])
+def test_values_far_apart_in_one_criterion(method, fields, values, goal, best):
+    """Values of one criterion 1e300 or 1e308 apart: a sane answer, no 1/0, overflow or
+    NaN along the way (each case was a warning or a NaN score, found by a fuzzer)."""
+    Y = np.column_stack([values, np.arange(1.0, len(values) + 1)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = decido.decide(request(Y, [goal, True], [1e6, 1.0], method, **fields))
+    assert got["best"] == best
     assert all(e["score"] is not None for e in got["ranking"])
