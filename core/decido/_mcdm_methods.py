@@ -345,15 +345,10 @@ def _copras_spread(C: Array, w: Array) -> Array:
     """S-_i * sum_j 1/S-_j of COPRAS for the cost columns ``C`` (values > 0) and their
     weights, from the logarithms of S- = sum_c w_c x_c / sum(x_c): finite (or +inf, whose
     term is 0) where S- itself underflows to 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):  # a weight of 0: log -inf
+    with np.errstate(divide="ignore"):  # a weight of 0: log -inf, a term of 0
         L = np.log(C) - np.log(C.sum(axis=0)) + np.log(w)
-        top = L.max(axis=1)
-        log_s = top + np.log(np.exp(L - top[:, None]).sum(axis=1))  # log S-_i
-    # costs that are 0 here (divided by a power of two for a criterion that also holds
-    # values beyond 2**500: docs/decisions.md rule 7) are the lowest, and tie
-    zero = np.isneginf(top)
-    if zero.any():
-        return np.where(zero, float(zero.sum()), np.inf)
+    top = L.max(axis=1)  # finite: some cost weight is > 0 (else S- is 0 for every option)
+    log_s = top + np.log(np.exp(L - top[:, None]).sum(axis=1))  # log S-_i
     low = log_s.min()
     with np.errstate(over="ignore"):  # S-_i 1e308 times the smallest: inf, a term of 0
         spread: Array = np.exp(log_s - low) * np.exp(low - log_s).sum()
