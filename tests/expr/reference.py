@@ -290,8 +290,11 @@ def _reduce(name, a):
             out, err = out / m, err / m + EPS * np.abs(out / m)
     elif name == "prod":
         out = np.cumprod(v, axis=1)[:, -1:]
+        # relative rounding, and in the subnormals an absolute one of up to a unit per
+        # product, grown by the factors after it: 5e-324 * 1.5 is 5e-324 or 1e-323
         err = (np.prod(av + e, axis=1, keepdims=True) - np.prod(av, axis=1, keepdims=True)
-               + m * EPS * np.abs(out))
+               + m * EPS * np.abs(out)
+               + m * TINY * np.prod(np.maximum(av, 1.0), axis=1, keepdims=True))
         # where some partial product of the finite factors can underflow to 0 or overflow
         # to inf, another order of the same factors can give 0, inf or NaN (0 * inf):
         # [1, 1e-300, inf, 1e-300] is inf left to right, NaN as (1 * 1e-300) * (inf * 1e-300)

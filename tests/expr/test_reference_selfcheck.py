@@ -201,6 +201,10 @@ def test_products_whose_order_decides_are_unchecked():
     assert np.isinf(err[:3]).all()
     # one tiny factor cannot underflow in any order: inf times it is inf, checked exactly
     assert vals[3] == math.inf and err[3] == 0.0
+    # a product in the subnormals may be a unit off in another order (5e-324 * 1.5 * 2 is
+    # 1.5e-323 left to right, 2e-323 as (5e-324 * 1.5) * 2)
+    vals, err = r.evaluate_bound(np.array([[5e-324, 2.0, 1.5, 1.0]]))
+    assert vals[0] == 1.5e-323 and err[0] >= 5e-324
     # ordinary products keep their rounding bound
     vals, err = r.evaluate_bound(np.array([[2.0, 0.5, 3.0, -1.0]]))
     assert vals[0] == -3.0 and 0.0 < err[0] < 1e-14
