@@ -14,7 +14,7 @@ that the explanations show.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,9 +71,19 @@ def _constant(X: Array) -> Mask:
 #: first (:func:`unit_columns`): squares, sums, spans and norms of such values can
 #: overflow or lose their precision in subnormals
 UNIT_RANGE = 2.0**500
+_UNIT_LOW = 1.0 / UNIT_RANGE
 #: the method parameters in the units of the attributes (thresholds, bounds), scaled with
 #: their criterion's column
 _PARAMS_IN_UNITS = ("q", "p", "bounds")
+
+
+def out_of_unit_range(tops: Iterable[float]) -> bool:
+    """Whether some criterion's largest magnitude is beyond :data:`UNIT_RANGE`, or not 0
+    and below its reciprocal: then :func:`unit_columns` scales."""
+    for t in tops:  # a loop, not any() over a generator: this runs on every decision
+        if t > UNIT_RANGE or 0.0 < t < _UNIT_LOW:
+            return True
+    return False
 
 
 def unit_columns(X: Array, top: Array, params: Mapping[str, Any], *, flush: bool = False
@@ -84,7 +94,7 @@ def unit_columns(X: Array, top: Array, params: Mapping[str, Any], *, flush: bool
     :data:`UNIT_RANGE`). Dividing by a power of two is exact, and every method and
     weighting gives the same answer for a criterion measured in other units, so the
     scores are those of ``X``, without the overflow of its squares or spans."""
-    if not ((top > UNIT_RANGE) | ((top < 1.0 / UNIT_RANGE) & (top > 0))).any():
+    if not out_of_unit_range(top.tolist()):
         return None
     down = -np.frexp(top)[1]  # top = f 2**-down, f in [0.5, 1) (2**-down may overflow)
     if not flush:  # (``flush``: zeros are fine, as for the automatic weights)
@@ -110,10 +120,9 @@ def _keep_positive(X: Array, top: Array, down: NDArray[np.intc]) -> NDArray[np.i
     return kept
 
 
-def column_top(X: Array, params: Mapping[str, Any]) -> Array:
-    """The largest magnitude of each criterion: of its values and of the method's
-    parameters in its units (:func:`unit_columns`)."""
-    top: Array = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+def column_top(top: Array, params: Mapping[str, Any]) -> Array:
+    """The largest magnitude of each criterion: ``top``, its values', and its method
+    parameters' in its units (:func:`unit_columns`)."""
     for key in _PARAMS_IN_UNITS:
         value = params.get(key)
         if isinstance(value, np.ndarray):

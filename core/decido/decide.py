@@ -30,10 +30,10 @@ from decido._mcdm_methods import (
     POSITIVE_METHODS,
     POSITIVE_NORMALIZATIONS,
     RANK_TOLERANCE,
-    UNIT_RANGE,
     Scored,
     auto_weights,
     column_top,
+    out_of_unit_range,
     unit_columns,
 )
 from decido._mcdm_request import (
@@ -613,17 +613,14 @@ def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array, Array, dict[str, 
     if plan.method in ("spotis", "promethee2") or m * k > SMALL_MATRIX:
         lo, hi = Xc.min(axis=0), Xc.max(axis=0)
         flags = (lo == hi).tolist()
-        unit = unit_columns(Xc, column_top(Xc, plan.params), plan.params)
+        unit = unit_columns(Xc, column_top(np.maximum(hi, -lo), plan.params), plan.params)
     else:  # a few values: Python's min and max per column
         cols = Xc.T.tolist()
         lows, highs = list(map(min, cols)), list(map(max, cols))
         flags = [a == b for a, b in zip(lows, highs, strict=True)]
         tops = [b if b > -a else -a for a, b in zip(lows, highs, strict=True)]
-        unit = None
-        for t in tops:
-            if t > UNIT_RANGE or 0.0 < t < 1.0 / UNIT_RANGE:
-                unit = unit_columns(Xc, np.array(tops), plan.params)
-                break
+        unit = (unit_columns(Xc, np.array(tops), plan.params) if out_of_unit_range(tops)
+                else None)
     X, params = (Xc, plan.params) if unit is None else unit
     if m == 1:
         plan.warn("single_option", "one feasible option: it ranks first")
