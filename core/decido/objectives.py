@@ -100,15 +100,15 @@ def objective_problems(objectives: Any, goal: str, variable_names: Sequence[str]
     if len(objectives) > MAX_OBJECTIVES:
         found.append(Problem(("objectives",), "invalid_argument",
                              f"at most {MAX_OBJECTIVES} objectives, got {len(objectives)}"))
-    specs: list[ObjectiveSpec] = []
+    parsed: list[tuple[int, ObjectiveSpec]] = []
     for k, item in enumerate(objectives):
         faults, spec = _item(k, item, goal)
         found += faults
         if spec is not None:
-            specs.append(spec)
+            parsed.append((k, spec))
     seen: dict[str, int] = {}
     taken = set(variable_names)
-    for k, spec in enumerate(specs if len(specs) == len(objectives) else []):
+    for k, spec in parsed:
         where = ("objectives", k, "name")
         if spec.name in seen:
             found.append(Problem(where, "invalid_argument",
@@ -119,12 +119,12 @@ def objective_problems(objectives: Any, goal: str, variable_names: Sequence[str]
                                  f"objectives[{k}].name {spec.name!r} is also the name of a "
                                  "variable (the front's decision options carry both)"))
         seen.setdefault(spec.name, k)
-    kinds = {spec.is_callable for spec in specs}
-    if len(kinds) > 1:
+    if len({spec.is_callable for _, spec in parsed}) > 1:
         found += [Problem(("objectives", k), "invalid_argument",
                           f"objectives[{k}] is a callable but others are expressions: give "
                           "expressions only or callables only")
-                  for k, spec in enumerate(specs) if spec.is_callable]
+                  for k, spec in parsed if spec.is_callable]
+    specs = [spec for _, spec in parsed]
     return found, specs if not found else []
 
 

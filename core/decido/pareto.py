@@ -11,6 +11,7 @@ Ctrl-C work as they do there (docs/optimization.md, "Several objectives").
 
 from __future__ import annotations
 
+import importlib
 import math
 import secrets
 from collections.abc import Callable, Mapping
@@ -243,7 +244,7 @@ def optimize_front(
     cap, default 100).  ``callback(progress)`` gets ``evaluations``, ``iterations``,
     ``hypervolume``, ``front_size`` and ``elapsed``.  Every fault of the arguments raises
     one :class:`decido.EngineError` listing them all (``errors``, with JSON pointers)."""
-    from decido import optimize as single  # imports this module lazily
+    single = importlib.import_module("decido.optimize")  # it imports this module
 
     options = single.with_stop_option(options, stop_on_convergence)
     engine_id = default_multi_engine() if engine is None else engine

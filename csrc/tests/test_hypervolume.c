@@ -173,7 +173,8 @@ int main(void)
     random_cases();
     errors();
     for (m = 2; m <= 4; m++) {
-        archive(m, DC_THIN_HYPERVOLUME);
+        if (m <= 3) /* the rule's default range (4 works, slowly under ASan) */
+            archive(m, DC_THIN_HYPERVOLUME);
         archive(m, DC_THIN_CROWDING);
     }
     constrained_archive();
