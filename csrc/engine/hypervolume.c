@@ -424,3 +424,62 @@ dc_status dc_hv_contribution(const dc_allocator *alloc, const double *P, size_t 
         *out = 0.0; /* rounding of a covered point */
     return DC_OK;
 }
+
+/* ---- 3 objectives: one point's contribution by a sweep with early exit ----
+ *
+ * The others limited by p (max(q, p)) cover part of p's box; sweeping them in
+ * increasing f2 (the rows come sorted), the uncovered area of p's (f0, f1)
+ * rectangle times each slab's height is p's exclusive volume.  The limited
+ * points' staircase is kept in a small sorted array: points limited into
+ * p's corner collapse onto it, so it stays short, and once a limited point
+ * is p's corner itself nothing is left uncovered and the sweep ends. */
+double dc_hv_contribution3(const double *P, size_t k, const unsigned char *alive,
+                           const double *ref, size_t i, double *sx, double *sy)
+{
+    const double *p = P + 3 * i;
+    double box = (ref[0] - p[0]) * (ref[1] - p[1]), cov = 0.0, vol = 0.0, z = p[2];
+    size_t q, s = 0;
+    int past = 0;
+    for (q = 0; q < k; q++) {
+        double x, y, top, xp, add = 0.0;
+        size_t pos, t;
+        if (q == i) {
+            past = 1;
+            continue;
+        }
+        if (!alive[q])
+            continue;
+        if (past && P[3 * q + 2] > z) {
+            vol += (box - cov) * (P[3 * q + 2] - z);
+            z = P[3 * q + 2];
+        }
+        x = P[3 * q] > p[0] ? P[3 * q] : p[0];
+        y = P[3 * q + 1] > p[1] ? P[3 * q + 1] : p[1];
+        for (pos = 0; pos < s && (sx[pos] < x || (sx[pos] == x && sy[pos] < y)); pos++)
+            ;
+        if ((pos > 0 && sy[pos - 1] <= y) || (pos < s && sx[pos] == x && sy[pos] == y))
+            continue; /* covered already */
+        top = pos > 0 ? sy[pos - 1] : ref[1];
+        xp = x;
+        for (t = pos; t < s && sy[t] >= y; t++) {
+            add += (sx[t] - xp) * (top - y);
+            xp = sx[t];
+            top = sy[t];
+        }
+        add += ((t < s ? sx[t] : ref[0]) - xp) * (top - y);
+        cov += add;
+        if (t != pos + 1) { /* entries pos..t-1 go, one comes in */
+            memmove(sx + pos + 1, sx + t, (s - t) * sizeof(double));
+            memmove(sy + pos + 1, sy + t, (s - t) * sizeof(double));
+            s = s + pos + 1 - t;
+        }
+        sx[pos] = x;
+        sy[pos] = y;
+        if (s == 1 && x == p[0] && y == p[1]) {
+            if (!past)
+                return 0.0; /* covered from below p's own height: nothing exclusive */
+            return vol;
+        }
+    }
+    return vol + (box - cov) * (ref[2] - z);
+}

@@ -123,6 +123,14 @@ typedef struct ckey {
     size_t id;
 } ckey;
 
+static int ckey_asc(const void *pa, const void *pb) /* smaller first, then lower id */
+{
+    const ckey *x = pa, *y = pb;
+    if (x->c != y->c)
+        return x->c < y->c ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int ckey_desc(const void *pa, const void *pb) /* larger first, then lower id */
 {
     const ckey *x = pa, *y = pb;
@@ -262,36 +270,49 @@ static ckey heap_pop(ckey *h, size_t *len)
     return top;
 }
 
-/* the contribution of position p among the alive rows */
-static dc_status contribution_of(const dc_allocator *alloc, const double *F, size_t m,
-                                 const size_t *idx, const unsigned char *alive, size_t k,
-                                 const double *ref, size_t p, double *A, double *L, double *out)
+/* the contribution of position p among the alive rows of A (k x m, the
+ * front's rows in increasing last objective when m == 3); S: scratch of
+ * k x m doubles */
+static dc_status contribution_of(const dc_allocator *alloc, const double *A, size_t m,
+                                 const unsigned char *alive, size_t k, const double *ref,
+                                 size_t p, double *S, double *out)
 {
     size_t q, na = 0, at = 0;
+    if (m == 3) {
+        *out = dc_hv_contribution3(A, k, alive, ref, p, S, S + k);
+        return DC_OK;
+    }
     for (q = 0; q < k; q++)
         if (alive[q]) {
             if (q == p)
                 at = na;
-            memcpy(A + (na++) * m, F + idx[q] * m, m * sizeof(double));
+            memcpy(S + (na++) * m, A + q * m, m * sizeof(double));
         }
-    return dc_hv_contribution(alloc, A, na, m, ref, at, L, out);
+    return dc_hv_contribution(alloc, S, na, m, ref, at, S + k * m, out);
 }
 
 static dc_status thin_hv(const dc_allocator *alloc, const double *F, size_t m, size_t *idx,
                          size_t k, size_t keep)
 {
     double *A = dc_mem_alloc(alloc, k * m * sizeof(double));
-    double *L = dc_mem_alloc(alloc, k * m * sizeof(double));
+    double *S = dc_mem_alloc(alloc, 2 * k * m * sizeof(double));
     double ref[DC_MAX_OBJECTIVES];
     unsigned char *alive = dc_mem_alloc(alloc, k);
     ckey *heap = dc_mem_alloc(alloc, k * sizeof *heap);
     size_t *tmp = dc_mem_alloc(alloc, k * sizeof(size_t));
     size_t q, j, len = 0, left = k, w = 0;
     dc_status st = DC_ERR_NOMEM;
-    if (!A || !L || !alive || !heap || !tmp)
+    if (!A || !S || !alive || !heap || !tmp)
         goto done;
-    for (q = 0; q < k; q++)
+    for (q = 0; q < k; q++) { /* in increasing last objective (the 3-D sweep's order) */
+        heap[q].c = F[idx[q] * m + m - 1];
+        heap[q].id = idx[q];
+    }
+    qsort(heap, k, sizeof *heap, ckey_asc);
+    for (q = 0; q < k; q++) {
+        idx[q] = heap[q].id;
         memcpy(A + q * m, F + idx[q] * m, m * sizeof(double));
+    }
     dc_pareto_reference(A, k, m, ref);
     memset(alive, 1, k);
     for (q = 0; q < k; q++) {
@@ -300,21 +321,21 @@ static dc_status thin_hv(const dc_allocator *alloc, const double *F, size_t m, s
         for (j = 0; j < m && !extreme; j++) {
             size_t r, best = 0;
             for (r = 1; r < k; r++)
-                if (F[idx[r] * m + j] < F[idx[best] * m + j])
+                if (A[r * m + j] < A[best * m + j])
                     best = r;
             extreme = best == q;
         }
         if (extreme)
             continue; /* never removed */
         e.id = q;
-        if ((st = contribution_of(alloc, F, m, idx, alive, k, ref, q, A, L, &e.c)))
+        if ((st = contribution_of(alloc, A, m, alive, k, ref, q, S, &e.c)))
             goto done;
         heap_push(heap, &len, e);
     }
     while (left > keep && len > 0) {
         ckey e = heap_pop(heap, &len);
         double c;
-        if ((st = contribution_of(alloc, F, m, idx, alive, k, ref, e.id, A, L, &c)))
+        if ((st = contribution_of(alloc, A, m, alive, k, ref, e.id, S, &c)))
             goto done;
         if (len > 0 && c > heap[0].c) {
             e.c = c; /* stale: it grew; back in its place */
@@ -334,7 +355,7 @@ static dc_status thin_hv(const dc_allocator *alloc, const double *F, size_t m, s
     st = DC_OK;
 done:
     dc_mem_free(alloc, A, k * m * sizeof(double));
-    dc_mem_free(alloc, L, k * m * sizeof(double));
+    dc_mem_free(alloc, S, 2 * k * m * sizeof(double));
     dc_mem_free(alloc, alive, k);
     dc_mem_free(alloc, heap, k * sizeof *heap);
     dc_mem_free(alloc, tmp, k * sizeof(size_t));

@@ -97,6 +97,40 @@ static void random_cases(void)
         }
 }
 
+/* the 3-D sweep's contributions against the general ones (box less the others) */
+static void contributions3(void)
+{
+    dc_rng rng;
+    size_t trial;
+    dc_rng_seed(&rng, 9);
+    for (trial = 0; trial < 60; trial++) {
+        double P[40 * 3], L[40 * 3], sx[40], sy[40], ref[3] = {1.2, 1.1, 1.3};
+        unsigned char alive[40];
+        size_t k = 1 + (size_t)dc_rng_below(&rng, 40), q, i;
+        for (q = 0; q < k; q++) {
+            double a = dc_rng_uniform(&rng), b = dc_rng_uniform(&rng);
+            P[3 * q] = trial % 2 ? floor(a * 5) / 5 : a;
+            P[3 * q + 1] = trial % 2 ? floor(b * 5) / 5 : b;
+            P[3 * q + 2] = trial % 3 ? 1.0 - 0.5 * (a + b) : dc_rng_uniform(&rng);
+            alive[q] = 1;
+        }
+        for (q = 1; q < k; q++) /* increasing third objective */
+            for (i = q; i > 0 && P[3 * i + 2] < P[3 * (i - 1) + 2]; i--) {
+                double t[3];
+                memcpy(t, P + 3 * i, sizeof t);
+                memcpy(P + 3 * i, P + 3 * (i - 1), sizeof t);
+                memcpy(P + 3 * (i - 1), t, sizeof t);
+            }
+        for (i = 0; i < k; i++) {
+            double want, got = dc_hv_contribution3(P, k, alive, ref, i, sx, sy);
+            CHECK(dc_hv_contribution(dc_mem_default(), P, k, 3, ref, i, L, &want) == DC_OK,
+                  "contribution");
+            CHECK(fabs(got - want) <= 1e-12, "trial %zu point %zu: %.17g vs %.17g", trial, i,
+                  got, want);
+        }
+    }
+}
+
 static void errors(void)
 {
     double F[2] = {0, 0}, ref[2] = {1, NAN}, out;
@@ -172,6 +206,7 @@ int main(void)
     hand_cases();
     random_cases();
     errors();
+    contributions3();
     for (m = 2; m <= 4; m++) {
         if (m <= 3) /* the rule's default range (4 works, slowly under ASan) */
             archive(m, DC_THIN_HYPERVOLUME);
