@@ -16,12 +16,21 @@ from decido import _engine
 from decido._engine import RunMonitor
 from decido._problem import Problem, engine_error
 from decido._problem import is_real as _is_real
+from decido._run_args import (
+    DEFAULT_EVALUATIONS_PER_DIM,
+    MIN_DEFAULT_EVALUATIONS,
+    check_hooks,
+    run_budget,
+    with_stop_option,
+)
 from decido.design import Constraint, Design, compile_constraints, design_problems
 from decido.errors import EngineError
 from decido.expression import Expression
 from decido.pareto import ParetoResult, optimize_front
 
 __all__ = [
+    "DEFAULT_EVALUATIONS_PER_DIM",
+    "MIN_DEFAULT_EVALUATIONS",
     "SEED_END",
     "OptimizeResult",
     "ParetoResult",
@@ -37,9 +46,6 @@ __all__ = [
 
 Objective = str | Expression | Callable[..., Any]
 
-#: Budget when max_evaluations is None: 2,000 evaluations per dimension, at least 10,000.
-DEFAULT_EVALUATIONS_PER_DIM = 2000
-MIN_DEFAULT_EVALUATIONS = 10_000
 _HISTORY = 512
 #: Seeds are integers in ``[0, SEED_END)`` (64 bits).
 SEED_END = 2**64
@@ -411,38 +417,6 @@ def _objective(objective: Objective, design: Design) -> Any:
 def _constraint_report(cons: list[Constraint], g: list[float]) -> list[dict[str, Any]]:
     return [{"name": c.name, "value": v, "violation": c.violation(v)}
             for c, v in zip(cons, g, strict=True)]
-
-
-def with_stop_option(options: Any, stop_on_convergence: Any) -> Any:
-    """``options`` with the run option ``stop_on_convergence`` set from the keyword."""
-    if stop_on_convergence is None:
-        return options
-    if not isinstance(stop_on_convergence, bool):
-        raise EngineError("invalid_argument", "stop_on_convergence must be True or False",
-                          "stop_on_convergence")
-    if options is None or isinstance(options, Mapping):
-        return {**(options or {}), "stop_on_convergence": int(stop_on_convergence)}
-    return options
-
-
-def run_budget(max_evaluations: int | None, n: int) -> int:
-    """The run's budget: ``max_evaluations``, else ``max(10000, 2000 n)``."""
-    if max_evaluations is None:
-        return max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * n)
-    return int(max_evaluations)
-
-
-def check_hooks(callback: Any, monitor: Any) -> None:
-    """Raise :class:`EngineError` for a callback that is not callable or a monitor that
-    is not a :class:`RunMonitor`."""
-    if callback is not None and not callable(callback):
-        raise EngineError("invalid_argument", "callback must be callable", "callback")
-    if monitor is not None and not isinstance(monitor, RunMonitor):
-        raise EngineError(
-            "invalid_argument",
-            f"monitor must be a decido.RunMonitor, got {type(monitor).__name__}",
-            "monitor",
-        )
 
 
 def optimize(

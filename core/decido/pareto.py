@@ -166,7 +166,7 @@ def _signs(goals: Any, m: int, found: list[Problem]) -> NDArray[np.float64]:
 def default_multi_engine() -> str:
     """The engine of a run of several objectives when none is named: the first engine of
     the registry that takes several objectives."""
-    return next(e["id"] for e in _engine.engines() if e["supports"]["objectives"])
+    return str(next(e["id"] for e in _engine.engines() if e["supports"]["objectives"]))
 
 
 def _run_problems(specs: list[ObjectiveSpec], engine: Any, target: Any, reference_point: Any,
