@@ -201,7 +201,8 @@ dc_status dc_driver_measure_front(dc_driver *d)
 {
     dc_result *r = d->res;
     double before = d->front.hypervolume;
-    dc_status st = dc_front_measure(&d->front);
+    dc_status st = dc_front_measure(&d->front, d->m <= 3 ||
+                                                   d->iters % DC_FRONT_MEASURE_EVERY == 1);
     if (!st && d->front.hypervolume != before &&
         (r->n_history == 0 || r->history[r->n_history - 1].best != d->front.hypervolume))
         history_push(d, d->front.hypervolume);

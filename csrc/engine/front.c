@@ -132,12 +132,12 @@ static void reference(const dc_front *fr, double *ref)
         dc_pareto_reference(fr->archive.F, fr->archive.size, fr->m, ref);
 }
 
-dc_status dc_front_measure(dc_front *fr)
+dc_status dc_front_measure(dc_front *fr, int measure)
 {
     double ref[DC_MAX_OBJECTIVES];
     size_t k;
     dc_status st = dc_archive_thin(&fr->archive);
-    if (st)
+    if (st || !measure)
         return st;
     reference(fr, ref);
     for (k = 0; k < fr->m; k++)
@@ -154,7 +154,7 @@ dc_status dc_front_result(dc_front *fr, dc_result *res)
     const dc_archive *a = &fr->archive;
     size_t q, k, n = fr->n, m = fr->m, rows = a->size ? a->size : 1;
     double ref[DC_MAX_OBJECTIVES];
-    dc_status st = dc_front_measure(fr);
+    dc_status st = dc_front_measure(fr, 1);
     if (st)
         return st;
     res->n_objectives = m;

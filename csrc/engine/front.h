@@ -33,9 +33,14 @@ dc_status dc_front_eval(dc_front *fr, const double *X, size_t rows, double *F, i
 /* Offer an evaluated point to the archive. */
 dc_status dc_front_offer(dc_front *fr, const double *x, const double *f, double excess,
                          double max_violation);
-/* Thin the archive to its cap and measure its hypervolume at the run's
- * reference point (given, else derived from the archive as it is). */
-dc_status dc_front_measure(dc_front *fr);
+/* Thin the archive to its cap; with measure, also its hypervolume at the
+ * run's reference point (given, else derived from the archive as it is). */
+dc_status dc_front_measure(dc_front *fr, int measure);
+
+/* With 4 or more objectives (WFG: about 0.1 s for 100 points of 8) the driver
+ * measures the hypervolume for progress after every DC_FRONT_MEASURE_EVERY-th
+ * iteration only (and at the end); up to 3, after every iteration. */
+#define DC_FRONT_MEASURE_EVERY 10
 /* The archive into res (n_pareto, pareto_*, hypervolume, reference_point),
  * in the objectives' own sense; arrays from the result's allocator. */
 dc_status dc_front_result(dc_front *fr, dc_result *res);
