@@ -169,6 +169,11 @@ def test_callback_and_monitor_report_hypervolume_and_front_size() -> None:
     assert stopped.status == "stopped" and stopped.evaluations == 300 and stopped.pareto
 
 
+def test_a_time_limit_ends_the_run_with_its_front() -> None:
+    r = decido.minimize(ZDT1, BOX, max_evaluations=10**12, time_limit=0.05, seed=1)
+    assert r.status == "time_limit" and r.pareto and r.evaluations < 10**12
+
+
 def test_an_interrupted_run_carries_its_front() -> None:
     calls = 0
 
