@@ -47,14 +47,9 @@ typedef struct hv_ctx {
 
 /* ---- sorting helpers (qsort with a context-free key: rows of doubles) ---- */
 
-typedef struct key2 {
-    double a, b;
-    size_t i;
-} key2;
-
-static int key2_cmp(const void *pa, const void *pb)
+int dc_key2_cmp(const void *pa, const void *pb)
 {
-    const key2 *x = pa, *y = pb;
+    const dc_key2 *x = pa, *y = pb;
     if (x->a != y->a)
         return x->a < y->a ? -1 : 1;
     if (x->b != y->b)
@@ -67,7 +62,7 @@ static int key2_cmp(const void *pa, const void *pb)
 /* P: k rows of stride s, every point strictly inside the reference box */
 static dc_status hv2(const hv_ctx *c, const double *P, size_t k, size_t s, double *out)
 {
-    key2 *key;
+    dc_key2 *key;
     double best, vol = 0.0;
     size_t i;
     if (k == 0) {
@@ -82,7 +77,7 @@ static dc_status hv2(const hv_ctx *c, const double *P, size_t k, size_t s, doubl
         key[i].b = P[i * s + 1];
         key[i].i = i;
     }
-    qsort(key, k, sizeof *key, key2_cmp);
+    qsort(key, k, sizeof *key, dc_key2_cmp);
     best = c->ref[1];
     for (i = 0; i < k; i++)
         if (key[i].b < best) {
@@ -156,7 +151,7 @@ static size_t succ_of(const fenwick *f, size_t r, size_t total)
 
 static dc_status hv3(const hv_ctx *c, const double *P, size_t k, size_t s, double *out)
 {
-    key2 *xy = NULL;
+    dc_key2 *xy = NULL;
     key3 *zk = NULL;
     size_t *rank_of = NULL, i, active = 0;
     fenwick fw;
@@ -183,7 +178,7 @@ static dc_status hv3(const hv_ctx *c, const double *P, size_t k, size_t s, doubl
         zk[i].z = P[i * s + 2];
         zk[i].i = i;
     }
-    qsort(xy, k, sizeof *xy, key2_cmp); /* xy[rank] */
+    qsort(xy, k, sizeof *xy, dc_key2_cmp); /* xy[rank] */
     qsort(zk, k, sizeof *zk, key3_cmp);
     for (i = 0; i < k; i++)
         rank_of[xy[i].i] = i;

@@ -67,26 +67,13 @@ void dc_pareto_reference(const double *F, size_t k, size_t m, double *ref)
 
 /* ---- crowding distance ---- */
 
-typedef struct vkey {
-    double v, w; /* sort keys (finite) */
-    size_t q;    /* position in the subset */
-} vkey;
 
-static int vkey_cmp(const void *pa, const void *pb)
-{
-    const vkey *x = pa, *y = pb;
-    if (x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    if (x->w != y->w)
-        return x->w < y->w ? -1 : 1;
-    return x->q < y->q ? -1 : x->q > y->q;
-}
 
 /* crowd[q] for the rows idx[0..k) of F (finite values) */
 static dc_status crowding(const dc_allocator *alloc, const double *F, size_t m,
                           const size_t *idx, size_t k, double *crowd)
 {
-    vkey *key;
+    dc_key2 *key;
     size_t q, j;
     for (q = 0; q < k; q++)
         crowd[q] = 0.0;
@@ -102,17 +89,17 @@ static dc_status crowding(const dc_allocator *alloc, const double *F, size_t m,
         double span;
         for (q = 0; q < k; q++) {
             double v = F[idx[q] * m + j];
-            key[q].v = v == v ? v : INFINITY;
-            key[q].w = 0.0;
-            key[q].q = q;
+            key[q].a = v == v ? v : INFINITY;
+            key[q].b = 0.0;
+            key[q].i = q;
         }
-        qsort(key, k, sizeof *key, vkey_cmp);
-        span = key[k - 1].v - key[0].v;
-        crowd[key[0].q] = crowd[key[k - 1].q] = INFINITY;
+        qsort(key, k, sizeof *key, dc_key2_cmp);
+        span = key[k - 1].a - key[0].a;
+        crowd[key[0].i] = crowd[key[k - 1].i] = INFINITY;
         if (!(span > 0.0) || !isfinite(span))
             continue;
         for (q = 1; q + 1 < k; q++)
-            crowd[key[q].q] += (key[q + 1].v - key[q - 1].v) / span;
+            crowd[key[q].i] += (key[q + 1].a - key[q - 1].a) / span;
     }
     dc_mem_free(alloc, key, k * sizeof *key);
     return DC_OK;
@@ -166,7 +153,7 @@ static dc_status thin_crowding(const dc_allocator *alloc, const double *F, size_
 static dc_status thin_hv2(const dc_allocator *alloc, const double *F, size_t *idx, size_t k,
                           size_t keep)
 {
-    vkey *key = dc_mem_alloc(alloc, k * sizeof *key);
+    dc_key2 *key = dc_mem_alloc(alloc, k * sizeof *key);
     size_t *prev = dc_mem_alloc(alloc, k * sizeof(size_t)), *next = dc_mem_alloc(alloc, k * sizeof(size_t));
     double *c = dc_mem_alloc(alloc, k * sizeof(double));
     size_t *order = dc_mem_alloc(alloc, k * sizeof(size_t));
@@ -175,13 +162,13 @@ static dc_status thin_hv2(const dc_allocator *alloc, const double *F, size_t *id
     if (!key || !prev || !next || !c || !order)
         goto done;
     for (q = 0; q < k; q++) { /* sort by (f0, f1) */
-        key[q].v = F[idx[q] * 2];
-        key[q].w = F[idx[q] * 2 + 1];
-        key[q].q = q;
+        key[q].a = F[idx[q] * 2];
+        key[q].b = F[idx[q] * 2 + 1];
+        key[q].i = q;
     }
-    qsort(key, k, sizeof *key, vkey_cmp);
+    qsort(key, k, sizeof *key, dc_key2_cmp);
     for (q = 0; q < k; q++) {
-        order[q] = key[q].q; /* position in idx of the q-th point in f0 order */
+        order[q] = key[q].i; /* position in idx of the q-th point in f0 order */
         prev[q] = q ? q - 1 : (size_t)-1;
         next[q] = q + 1 < k ? q + 1 : (size_t)-1;
     }
@@ -215,12 +202,12 @@ static dc_status thin_hv2(const dc_allocator *alloc, const double *F, size_t *id
 #undef Y0
     /* survivors first, in f0 order; then the removed ones */
     for (q = head; q != (size_t)-1; q = next[q])
-        key[w++].q = idx[order[q]];
+        key[w++].i = idx[order[q]];
     for (q = 0; q < k; q++)
         if (c[q] != c[q])
-            key[w++].q = idx[order[q]];
+            key[w++].i = idx[order[q]];
     for (q = 0; q < k; q++)
-        idx[q] = key[q].q;
+        idx[q] = key[q].i;
     st = DC_OK;
 done:
     dc_mem_free(alloc, key, k * sizeof *key);

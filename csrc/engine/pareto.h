@@ -19,6 +19,14 @@ enum {
     DC_THIN_HYPERVOLUME = 2 /* the least hypervolume contributor removed, one at a time */
 };
 
+/* A sort key of two values and a position: qsort by a, then b, then i
+ * (the values finite). */
+typedef struct dc_key2 {
+    double a, b;
+    size_t i;
+} dc_key2;
+int dc_key2_cmp(const void *pa, const void *pb);
+
 /* The default rule for m objectives: exact contributions are cheap up to 3. */
 int dc_thin_default(size_t m);
 
