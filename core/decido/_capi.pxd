@@ -92,6 +92,7 @@ cdef extern from "decido.h" nogil:
         DC_SUPPORTS_X0
         DC_SUPPORTS_OBJECTIVES
         DC_MAX_OBJECTIVES
+        DC_DEFAULT_ARCHIVE
 
     ctypedef enum dc_stop:
         DC_STOP_NONE

@@ -18,6 +18,9 @@ class RunMonitor:
         "elapsed": float, "running": bool, "hypervolume": float | None,
         "front_size": int}`` from the latest publication."""
 
+MAX_OBJECTIVES: int
+DEFAULT_ARCHIVE: int
+
 def engines() -> list[dict[str, Any]]: ...
 def default_engine() -> str: ...
 def hypervolume(points: NDArray[np.float64], reference: NDArray[np.float64]) -> float: ...

@@ -26,6 +26,10 @@ import numpy as np
 
 from decido.errors import EngineError, status_error
 
+#: The most objectives a run takes, and the front's size cap when none is given (decido.h).
+MAX_OBJECTIVES = c.DC_MAX_OBJECTIVES
+DEFAULT_ARCHIVE = c.DC_DEFAULT_ARCHIVE
+
 # A run on the main thread looks for a pending signal (Ctrl-C) this often, in seconds.
 cdef double _SIGNAL_INTERVAL = 0.01
 

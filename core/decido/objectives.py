@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from decido import _engine
 from decido._problem import Problem
 from decido.design import Design
 from decido.errors import ExpressionError
@@ -23,7 +24,7 @@ __all__ = ["MAX_OBJECTIVES", "NAME_PATTERN", "ObjectiveSpec", "compile_objective
            "objective_problems"]
 
 #: At most this many objectives in one run (the C core's DC_MAX_OBJECTIVES).
-MAX_OBJECTIVES = 8
+MAX_OBJECTIVES: int = _engine.MAX_OBJECTIVES
 #: An objective's name: an identifier of at most 64 characters (it becomes an attribute
 #: of the front's decision options, usable in decision expressions).
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")

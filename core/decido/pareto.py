@@ -37,7 +37,7 @@ __all__ = ["DEFAULT_ARCHIVE_SIZE", "ParetoResult", "default_multi_engine", "hype
            "optimize_front"]
 
 #: The front's size cap when ``archive_size`` is not given (the C core's DC_DEFAULT_ARCHIVE).
-DEFAULT_ARCHIVE_SIZE = 100
+DEFAULT_ARCHIVE_SIZE: int = _engine.DEFAULT_ARCHIVE
 _MAX_ARCHIVE = 100_000
 
 
