@@ -311,13 +311,20 @@ def _result(out: dict[str, Any], engine: str, seed: int, specs: list[ObjectiveSp
             point["variables"] = dict(zip(design.names, point["x"], strict=True))
         points.append(point)
     feasible = bool(points) and points[0]["feasible"]
+    ref, message = [float(v) for v in out["reference_point"]], out["message"]
+    outside = sum(1 for p in points if not all(
+        (v < r) if s.goal == "minimize" else (v > r)
+        for v, r, s in zip(p["f"], ref, specs, strict=True)))
+    if outside:
+        message += (f"; {outside} of the front's {len(points)} points are not better than "
+                    "reference_point in every objective and add nothing to the hypervolume")
     return ParetoResult(
         pareto=points, hypervolume=float(out["hypervolume"]),
-        reference_point=[float(v) for v in out["reference_point"]],
+        reference_point=ref,
         objectives=[s.describe() for s in specs],
         evaluations=int(out["evaluations"]), iterations=int(out["iterations"]),
         status=out["status"] if feasible or out["status"] == "interrupted" else "infeasible",
-        message=out["message"], elapsed=float(out["elapsed"]), history=out["history"],
+        message=message, elapsed=float(out["elapsed"]), history=out["history"],
         engine=engine, seed=seed,
         variables=None if design.names is None else list(design.names),
     )

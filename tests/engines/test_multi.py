@@ -230,6 +230,11 @@ def test_bad_reference_points() -> None:
     assert [e["pointer"] for e in info.value.errors] == ["/reference_point/1"]
     with pytest.raises(decido.EngineError):
         decido.minimize(["x[0]", "x[1]"], [[0, 1]] * 2, reference_point=[1, 2, 3])
+    # one that the front does not dominate everywhere: said, and those points add nothing
+    r = decido.minimize(["x[0]", "1 - x[0]"], [[0, 1]], reference_point=[0.5, 0.5],
+                        max_evaluations=300, seed=1)
+    assert "add nothing to the hypervolume" in r.message
+    assert r.hypervolume == 0.0  # f0 + f1 = 1: no point is below (0.5, 0.5)
 
 
 def test_to_dict_is_json_ready() -> None:
