@@ -80,7 +80,7 @@ async def claim(request: Request, key: KeyRecord,
     store: Store = ctx.store
     digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
     digest.update(request.body or b"")
-    state, stored = await store.idempotency_begin(key["id"], idem_key, digest.hexdigest(),
+    state, stored = await store.runs.idempotency_begin(key["id"], idem_key, digest.hexdigest(),
                                                   ctx.settings.now(), TTL)
     if state == "mismatch":
         raise ApiError("idempotency_key_reused", "this Idempotency-Key was used with "
@@ -97,7 +97,7 @@ async def claim(request: Request, key: KeyRecord,
     finally:
         outcome = None if pending.outcome is None else orjson.dumps(pending.outcome).decode()
         with contextlib.suppress(Exception):  # a lost outcome: the record expires in 24 h
-            await store.idempotency_end(key["id"], idem_key, outcome)
+            await store.runs.idempotency_end(key["id"], idem_key, outcome)
 
 
 def replay(outcome: dict[str, Any], row: dict[str, Any] | None) -> tuple[int, bytes]:
@@ -133,7 +133,7 @@ def replay(outcome: dict[str, Any], row: dict[str, Any] | None) -> tuple[int, by
 async def replayed(request: Request, key: KeyRecord, outcome: dict[str, Any]) -> Response:
     """The answer to a repeated request (:func:`replay`), with the run's ``Location``."""
     store: Store = request.app.ctx.store
-    row = None if outcome["body"] is not None else await store.get_run(
+    row = None if outcome["body"] is not None else await store.runs.get(
         key["id"], outcome["run_id"])
     status, body = replay(outcome, row)
     return json_response(body, status=status,

@@ -188,7 +188,7 @@ class Execution:
         """Update the row if it is still this process's (else the run is stopped)."""
         if self.lost:
             return False
-        if not await self.store.update_run(self.run_id, changes, {"owner": self.owner}):
+        if not await self.store.runs.update(self.run_id, changes, {"owner": self.owner}):
             self.lost = True
             self.stop()
         return not self.lost
@@ -211,7 +211,7 @@ class Execution:
         try:
             if await self._write(changes):
                 running = running or "state" in changes
-            row = await self.store.get_run(self.key_id, self.run_id)
+            row = await self.store.runs.get(self.key_id, self.run_id)
         except Exception:  # noqa: BLE001 - a busy store: progress is written next time
             return running
         if row is not None and row["cancel_requested"]:
@@ -262,7 +262,7 @@ async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -
 async def cancel_queued(store: Store, run_id: str) -> None:
     """End a queued run nobody has taken yet ``cancelled`` (no result) at once; a run a
     process owns is left to it (it reads the cancel flag within a progress interval)."""
-    await store.update_run(run_id, {"state": "cancelled", "finished_at": iso_utc(time.time())},
+    await store.runs.update(run_id, {"state": "cancelled", "finished_at": iso_utc(time.time())},
                            {"state": "queued", "owner": None})
 
 
@@ -276,7 +276,7 @@ async def fail_run(store: Store, row: dict[str, Any],
     is still as ``expect`` says); True when it was marked."""
     doc: dict[str, Any] = orjson.loads(row["document"]) if row["document"] else {}
     doc.update(progress=None, problem=run_problem(row["id"], "", _INTERRUPTED))
-    return await store.update_run(row["id"], {
+    return await store.runs.update(row["id"], {
         "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
         "lease_until": None, "document": orjson.dumps(doc).decode()}, expect)
 
@@ -288,7 +288,7 @@ async def fail_interrupted(store: Store) -> int:
     runs of a process that died (``kill -9``, a crash, a power loss). Queued runs nobody
     had taken stay queued: they run once the workers are up."""
     count = 0
-    for row in await store.unfinished_runs():
+    for row in await store.runs.unfinished():
         if row["owner"] is not None or row["state"] == "running":
             count += await fail_run(store, row)
     return count
@@ -315,7 +315,7 @@ def not_found(run_id: str) -> ApiError:
 async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
     """The row of one of ``key_id``'s runs; 404 ``not_found`` otherwise (a malformed id
     without a lookup)."""
-    row = await store.get_run(key_id, run_id) if valid_run_id(run_id) else None
+    row = await store.runs.get(key_id, run_id) if valid_run_id(run_id) else None
     if row is None:
         raise not_found(run_id)
     return row
@@ -338,7 +338,7 @@ def page_query(args: Mapping[str, str]) -> PageQuery:
 async def page(store: Store, key_id: str, query: PageQuery) -> tuple[list[dict[str, Any]], bool]:
     """The rows of a page of ``key_id``'s runs, newest first, and whether more follow."""
     try:
-        rows = await store.page_runs(key_id, query.limit + 1, query.starting_after, query.state,
+        rows = await store.runs.page(key_id, query.limit + 1, query.starting_after, query.state,
                                      query.engine)
     except ValueError as exc:  # a cursor that is not one of the key's runs
         raise ApiError("invalid_parameter", str(exc)) from None
@@ -349,7 +349,7 @@ async def cancel(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
     """Ask a queued or running run to stop (a queued one nobody took ends at once); its
     row after the request. 404 for a run that is not the key's, 409 ``run_finished`` for
     a finished one."""
-    state = await store.request_cancel(key_id, run_id) if valid_run_id(run_id) else None
+    state = await store.runs.request_cancel(key_id, run_id) if valid_run_id(run_id) else None
     if state is None:
         raise not_found(run_id)
     if state in FINISHED_STATES:

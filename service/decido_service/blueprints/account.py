@@ -24,7 +24,7 @@ async def create_key(request: Request) -> HTTPResponse:
     body = decode_key_request(json_bytes(request, optional=True))
     label = body.label if isinstance(body.label, str) else None  # absent: no label
     await throttle_address(request)
-    record, secret = await request.app.ctx.store.create_key("free", "free", label)
+    record, secret = await request.app.ctx.store.accounts.create_key("free", "free", label)
     out = {"key": secret, "id": record["id"], "prefix": record["prefix"], "plan": record["plan"],
            "tier": record["tier"], "label": record["label"], "created_at": record["created_at"]}
     return json_response(orjson.dumps(out), status=201, headers={"Cache-Control": "no-store"})

@@ -63,7 +63,7 @@ async def decisions(request: Request) -> HTTPResponse:
     await admit(request, key, "decide", amount=0)
     store: Store = request.app.ctx.store
     try:
-        found = await store.list_decisions(key["id"], limit + 1, cursor)
+        found = await store.decisions.page(key["id"], limit + 1, cursor)
     except ValueError as exc:  # a cursor that is not one of the key's entries
         raise ApiError("invalid_parameter", str(exc)) from None
     data = [{"id": d["id"], "created_at": d["created_at"], **d["summary"]}
@@ -78,7 +78,7 @@ async def decision(request: Request, decision_id: str) -> HTTPResponse:
     key = await authenticate(request)
     await admit(request, key, "decide", amount=0)
     store: Store = request.app.ctx.store
-    found = await store.get_decision(key["id"], decision_id)
+    found = await store.decisions.get(key["id"], decision_id)
     if found is None:
         raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
     return json_response(orjson.dumps({

@@ -89,7 +89,7 @@ async def delete_runs(request: Request) -> HTTPResponse:
     """Delete every finished run of the key (queued and running ones stay)."""
     key = await authenticate(request, fresh=True)
     store: Store = request.app.ctx.store
-    return json_response(orjson.dumps({"deleted": await store.delete_runs(key["id"])}))
+    return json_response(orjson.dumps({"deleted": await store.runs.delete_finished(key["id"])}))
 
 
 @_route("/runs/<run_id:str>", (*READ, "DELETE"))
@@ -156,7 +156,7 @@ async def cancel(request: Request, run_id: str) -> HTTPResponse:
 async def _delete(request: Request, key: KeyRecord, run_id: str) -> HTTPResponse:
     """Delete a finished run (204); a queued or running one is 409."""
     store: Store = request.app.ctx.store
-    state = await store.delete_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
+    state = await store.runs.delete(key["id"], run_id) if runs.valid_run_id(run_id) else None
     if state is None:
         raise runs.not_found(run_id)
     if state not in FINISHED_STATES:

@@ -44,9 +44,9 @@ async def overview(request: Request, session: Session) -> HTTPResponse:
     """Plan and tier, usage against quota on both surfaces, the latest runs and decisions."""
     key, settings, store = session.key, request.app.ctx.settings, _store(request)
     states, (rows, _), decisions = await asyncio.gather(  # three reads at once
-        store.peek(limits.usage_specs(key, settings=settings), settings.now()),
+        store.admissions.peek(limits.usage_specs(key, settings=settings), settings.now()),
         runs.page(store, key["id"], runs.PageQuery(LATEST, None, None, None)),
-        store.list_decisions(key["id"], LATEST))
+        store.decisions.page(key["id"], LATEST))
     usage = limits.usage_document(states, key, settings=settings)
     return page("overview.html", session=session, usage=usage, bars=summary.usage_bars(usage),
                 runs=[summary.run_row(r) for r in rows], decisions=decisions)
@@ -102,7 +102,7 @@ async def decision_list(request: Request, session: Session) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
     after = request.args.get("starting_after")
     try:
-        found = await _store(request).list_decisions(session.key["id"], DEFAULT_PAGE + 1,
+        found = await _store(request).decisions.page(session.key["id"], DEFAULT_PAGE + 1,
                                                      after)
     except ValueError as exc:
         raise ApiError("invalid_parameter", str(exc)) from None
@@ -116,7 +116,7 @@ async def decision_list(request: Request, session: Session) -> HTTPResponse:
 @html
 async def decision_page(request: Request, session: Session, decision_id: str) -> HTTPResponse:
     """One logged decision with its request and answer."""
-    found = await _store(request).get_decision(session.key["id"], decision_id)
+    found = await _store(request).decisions.get(session.key["id"], decision_id)
     if found is None:
         raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
     return page("decision.html", session=session, decision=found,
@@ -127,7 +127,7 @@ async def decision_page(request: Request, session: Session, decision_id: str) ->
 @html
 async def key_list(request: Request, session: Session) -> HTTPResponse:
     """The keys of the signed-in key's account, a form to make one, one to revoke each."""
-    keys = await _store(request).account_keys(session.key["id"])
+    keys = await _store(request).accounts.account_keys(session.key["id"])
     return page("keys.html", session=session, keys=keys, created=None)
 
 
