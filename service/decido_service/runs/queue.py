@@ -10,7 +10,7 @@ this process. Then ``/v1/optimize`` executes it here; ``/v1/runs`` executes it h
 when a run thread of this worker is free, else gives it to the queue (no owner).
 
 **The run worker** (:class:`RunWorker`, one per worker process): whenever a run thread is
-free it claims the oldest queued run nobody owns (:meth:`Store.claim_run`: an atomic
+free it claims the oldest queued run nobody owns (:meth:`Runs.claim`: an atomic
 update on SQLite, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL), at once after a local
 submission or a run's end, else every :data:`CLAIM_INTERVAL` seconds. A run is owned
 under a lease of ``DECIDO_RUN_LEASE`` seconds, renewed by each progress write (every
@@ -37,8 +37,9 @@ import orjson
 from sanic import Request
 
 import decido
-from decido_service import admission, limits, runs
-from decido_service.errors import ApiError, as_api_error
+from decido_service import admission, limits
+from decido_service.http.problems import ApiError, as_api_error
+from decido_service.runs import execution as runs
 from decido_service.schemas import compile_objective
 from decido_service.store import KeyRecord, Store, iso_utc
 from decido_service.types import OptimizeRequest
