@@ -144,10 +144,9 @@ async def admit(tx: Tx, dialect: Dialect, prepared: Sequence[Prepared]) -> list[
         if ident not in used:  # only read (SQLite)
             used[ident] = await _count(tx, ident)
     out: list[Admission] = []
-    earned: dict[Ident, int] = dict.fromkeys(totals, 0)
-    for specs, _, key_id, bounds in prepared:
-        idents = [(s.name, s.subject, s.window, b[0]) for s, b in zip(specs, bounds,
-                                                                       strict=True)]
+    refused = False
+    for specs, _, key_id, bounds in prepared:  # (plain loops: this runs for every request)
+        idents = [(s.name, s.subject, s.window, bounds[i][0]) for i, s in enumerate(specs)]
         if key_id is not None and key_id in revoked:
             values = [used[i] if i in used else await _count(tx, i) for i in idents]
             out.append(Admission(False, [counter_state(s, v, b) for s, v, b in zip(
@@ -155,14 +154,21 @@ async def admit(tx: Tx, dialect: Dialect, prepared: Sequence[Prepared]) -> list[
             continue
         admission = judge(specs, [used[i] for i in idents], bounds)
         if admission.admitted:
-            for ident, spec, state in zip(idents, specs, admission.counters, strict=True):
-                used[ident] = state.used
-                earned[ident] += increment(spec)
+            counters = admission.counters
+            for i, ident in enumerate(idents):
+                used[ident] = counters[i].used
+        else:
+            refused = True
         out.append(admission)
-    unearned = [(totals[ident][1] - earned[ident], *ident) for ident in totals
-                if totals[ident][1] != earned[ident]]
-    if unearned:
-        await tx.executemany(_TAKE_BACK, unearned)
+    if refused:  # take back what the refused requests added to the totals
+        unearned = {ident: total[1] for ident, total in totals.items()}
+        for (specs, _, _, bounds), admission in zip(prepared, out, strict=True):
+            if admission.admitted:
+                for i, spec in enumerate(specs):
+                    unearned[(spec.name, spec.subject, spec.window, bounds[i][0])] -= \
+                        increment(spec)
+        await tx.executemany(_TAKE_BACK, [(amount, *ident) for ident, amount in unearned.items()
+                                          if amount])
     return out
 
 
