@@ -37,6 +37,7 @@ The secret itself is never stored on the request, logged or echoed.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import time
@@ -257,6 +258,8 @@ def _within(address: str, networks: Sequence[ipaddress.IPv4Network | ipaddress.I
 
 class KeyCache:
     """Key records by secret hash, each kept ``ttl`` seconds (at most ``size`` of them).
+    Requests that miss the same key together share one store lookup (when a record
+    expires, every request of that key in flight misses it at once).
 
     A cached record is never trusted for counting: the admission's store call checks that
     the key is still not revoked."""
@@ -266,6 +269,8 @@ class KeyCache:
         self.ttl = ttl
         self.size = size
         self._records: dict[str, tuple[KeyRecord, float]] = {}
+        self._lookups: dict[str, asyncio.Future[KeyRecord | None]] = {}
+        self.lookups = 0  # store lookups so far (for tests and diagnostics)
 
     async def find(self, secret: str) -> KeyRecord | None:
         """The key of ``secret`` (revoked ones included), else ``None``; unknown and
@@ -277,11 +282,22 @@ class KeyCache:
         hit = self._records.get(digest)
         if hit is not None and hit[1] > now:
             return hit[0]
-        record = await self.store.accounts.find_key(secret)
+        lookup = self._lookups.get(digest)
+        if lookup is None:
+            lookup = asyncio.ensure_future(self._lookup(secret, digest))
+            self._lookups[digest] = lookup
+        return await asyncio.shield(lookup)
+
+    async def _lookup(self, secret: str, digest: str) -> KeyRecord | None:
+        self.lookups += 1
+        try:
+            record = await self.store.accounts.find_key(secret)
+        finally:
+            del self._lookups[digest]
         if record is not None:
             if len(self._records) >= self.size:
                 self._records.clear()
-            self._records[digest] = (record, now + self.ttl)
+            self._records[digest] = (record, time.monotonic() + self.ttl)
         return record
 
 
