@@ -56,7 +56,7 @@
 #include <string.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define CLONES
 #endif

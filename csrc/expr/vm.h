@@ -12,7 +12,7 @@
  * and nothing is reassociated. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(DECIDO_NO_CLONES) && !defined(__SANITIZE_ADDRESS__)
-#define DC_KERNEL_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define DC_KERNEL_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define DC_KERNEL_CLONES
 #endif
