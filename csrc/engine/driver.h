@@ -67,6 +67,9 @@ typedef struct dc_driver {
     int64_t start_evals;     /* evaluations when the engine last started */
     int started;             /* the engine's init was called: release it */
     int watched;             /* the run holds its monitor: end it */
+    int has_floor;           /* floor is a proven lower bound of the objective */
+    int at_floor;            /* the run ended within tolerance of it */
+    double floor;            /* internal sense */
 } dc_driver;
 
 /* Values are minimized internally: this is v in the caller's sense. */
