@@ -499,10 +499,6 @@ static dc_status loop(dc_driver *d, dc_error *err)
             d->stop = DC_STOP_TARGET;
             break;
         }
-        if (!d->stop && reached_floor(d)) {
-            d->stop = DC_STOP_CONVERGED;
-            d->at_floor = 1;
-        }
         if (d->stop)
             break;
         if ((st = vt->tell(d->state, &b)))
@@ -510,6 +506,10 @@ static dc_status loop(dc_driver *d, dc_error *err)
                                 dc_status_code(st));
         d->iters++;
         after_iteration(d);
+        if (!d->stop && reached_floor(d)) { /* after the iteration: the engine saw it */
+            d->stop = DC_STOP_CONVERGED;
+            d->at_floor = 1;
+        }
     }
     return DC_OK;
 }

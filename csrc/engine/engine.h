@@ -106,10 +106,11 @@ static inline int dc_better(double a, double b)
  * interval arithmetic over the box bounds the objective below (bound.c).  A
  * best value within max(DC_FLOOR_ATOL, DC_FLOOR_RTOL * |floor|) of it cannot
  * improve meaningfully, and with stop_on_convergence the run ends there
- * (converged).  The tolerance is below the 1e-8 at which the benchmarks
- * count a problem solved, for floors up to 7e5 in magnitude. */
-#define DC_FLOOR_ATOL 1e-10
-#define DC_FLOOR_RTOL 1.4e-14
+ * (converged).  The tolerance is far below the 1e-8 at which the
+ * benchmarks count a problem solved (for floors up to 2e7 in magnitude) and
+ * about 2 ulp of the floor beyond 22 in magnitude. */
+#define DC_FLOOR_ATOL 1e-14
+#define DC_FLOOR_RTOL 4.5e-16
 
 typedef struct dc_restart_log {
     const dc_allocator *alloc;
