@@ -196,6 +196,15 @@ static void test_program_range(void)
     }
 }
 
+/* A 2-D run over [lo, hi], every other field at its default. */
+static void init_2d(dc_run *run, const double *lo, const double *hi)
+{
+    dc_run_init(run);
+    run->n = 2;
+    run->lower = lo;
+    run->upper = hi;
+}
+
 static void test_floor_stops(void)
 {
     const double lo[2] = {-5.0, -5.0}, hi[2] = {5.0, 5.0};
@@ -212,10 +221,7 @@ static void test_floor_stops(void)
             dc_run run;
             dc_result res;
             dc_error err;
-            dc_run_init(&run);
-            run.n = 2;
-            run.lower = lo;
-            run.upper = hi;
+            init_2d(&run, lo, hi);
             run.program = p;
             run.max_evaluations = spend ? spent : budget;
             run.seed = 3;
@@ -267,10 +273,7 @@ static void test_interrupt_hook(void)
     dc_run run;
     dc_result res;
     dc_error err;
-    dc_run_init(&run);
-    run.n = 2;
-    run.lower = lo;
-    run.upper = hi;
+    init_2d(&run, lo, hi);
     run.objective = sphere;
     run.max_evaluations = 1000000;
     run.interrupt = interrupt_fifth;
