@@ -3,11 +3,12 @@
  *
  * One pass over the code with an interval [lo, hi] per element of every
  * value (the slot layout of the one-row evaluation).  Every rule encloses
- * what the VM can compute for any point of the box: results of arithmetic
- * are widened by WIDEN relative (about 20 ulp, far more than the rounding of
- * one operation or the 4 ulp of the vector sin/cos/exp/log), sums by their
- * worst-case rounding error, and an operation without a rule here (tan, pow
- * with an exponent known only at run time, ...) gives (-inf, inf).  x*x with
+ * what the VM can compute for any point of the box: results of + - * /
+ * (correctly rounded, and rounding is monotone) move one ulp outward,
+ * results of library functions by WIDEN relative (about 20 ulp, far more
+ * than the 4 ulp of the vector sin/cos/exp/log), sums by their worst-case
+ * rounding error, and an operation without a rule here (tan, pow with an
+ * exponent known only at run time, ...) gives (-inf, inf).  x*x with
  * both operands the same view is a square (never negative), which is what
  * makes sums of squares bounded below by 0.  The range is loose in general
  * (dependencies between operands are ignored) but never wrong; a NaN
@@ -32,7 +33,19 @@ typedef struct ival {
 
 static const ival FULL = {-INFINITY, INFINITY};
 
-/* Outward by WIDEN relative plus the smallest subnormal; NaN -> FULL. */
+/* One correctly rounded operation (+ - * /): outward by one ulp. */
+static ival rounded(double lo, double hi)
+{
+    ival r;
+    if (lo != lo || hi != hi || lo > hi)
+        return FULL;
+    r.lo = nextafter(lo, -INFINITY);
+    r.hi = nextafter(hi, INFINITY);
+    return r;
+}
+
+/* A library function: outward by WIDEN relative plus the smallest
+ * subnormal; NaN -> FULL. */
 static ival out(double lo, double hi)
 {
     ival r;
@@ -59,10 +72,10 @@ static ival mul(ival a, ival b, int same)
     int k;
     if (same) {
         if (a.lo >= 0.0)
-            return out(a.lo * a.lo, a.hi * a.hi);
+            return rounded(a.lo * a.lo, a.hi * a.hi);
         if (a.hi <= 0.0)
-            return out(a.hi * a.hi, a.lo * a.lo);
-        return out(0.0, fmax(a.lo * a.lo, a.hi * a.hi));
+            return rounded(a.hi * a.hi, a.lo * a.lo);
+        return rounded(0.0, fmax(a.lo * a.lo, a.hi * a.hi));
     }
     p[0] = a.lo * b.lo;
     p[1] = a.lo * b.hi;
@@ -75,7 +88,7 @@ static ival mul(ival a, ival b, int same)
         lo = fmin(lo, p[k]);
         hi = fmax(hi, p[k]);
     }
-    return out(lo, hi);
+    return rounded(lo, hi);
 }
 
 static ival divide(ival a, ival b)
@@ -85,7 +98,7 @@ static ival divide(ival a, ival b)
         return FULL;
     inv.lo = 1.0 / b.hi;
     inv.hi = 1.0 / b.lo;
-    return mul(a, out(inv.lo, inv.hi), 0);
+    return mul(a, rounded(inv.lo, inv.hi), 0);
 }
 
 static ival absval(ival a)
@@ -115,8 +128,8 @@ static ival elementwise(int op, const ival *a, int same)
 {
     ival x = a[0], y = a[1], z = a[2];
     switch (op) {
-    case OP_ADD: return out(x.lo + y.lo, x.hi + y.hi);
-    case OP_SUB: return out(x.lo - y.hi, x.hi - y.lo);
+    case OP_ADD: return rounded(x.lo + y.lo, x.hi + y.hi);
+    case OP_SUB: return rounded(x.lo - y.hi, x.hi - y.lo);
     case OP_MUL: return mul(x, y, same);
     case OP_DIV: return divide(x, y);
     case OP_MOD: return y.lo > 0.0 ? exact(0.0, y.hi) : y.hi < 0.0 ? exact(y.lo, 0.0) : FULL;
@@ -230,7 +243,7 @@ static ival reduce(const ranges *g, const dc_instr *in)
     }
     acc = sum_close(lo, hi, mag_lo, mag_hi, m);
     if (op == OP_MEAN)
-        return out(acc.lo / (double)m, acc.hi / (double)m);
+        return rounded(acc.lo / (double)m, acc.hi / (double)m);
     if (op == OP_NORM)
         return increasing(sqrt, acc, 0.0);
     return acc;

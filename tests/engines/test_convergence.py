@@ -41,6 +41,13 @@ def test_the_2d_sphere_stops_within_5000_evaluations(engine):
     assert r.fun <= 1e-10
 
 
+def test_a_maximization_stops_at_its_proven_ceiling():
+    r = decido.maximize("5 - sum((x - 0.3)**2)", [[-5, 5]] * 2, engine="de", seed=2,
+                        max_evaluations=100_000)
+    assert r.status == "converged" and r.evaluations <= 5000 and "proven bound" in r.message
+    assert 5 - r.fun <= 1e-14
+
+
 def test_random_search_on_the_2d_sphere_spends_its_budget():
     # random search never gets within 1e-10 of the floor: it is the baseline that samples
     r = decido.minimize("sum(x**2)", [[-5, 5]] * 2, engine="random", seed=1,
