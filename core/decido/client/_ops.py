@@ -23,9 +23,9 @@ from decido.client.errors import RunFailed, Timeout
 from decido.errors import EngineError
 from decido.expression import Expression
 from decido.optimize import OptimizeResult
+from decido.status import FINISHED_RUN_STATES, status
 
 __all__ = [
-    "FINISHED",
     "Objective",
     "Progress",
     "RunArgs",
@@ -38,8 +38,6 @@ __all__ = [
     "wait",
 ]
 
-#: the states a run ends in
-FINISHED = ("succeeded", "failed", "cancelled")
 #: what a server can optimize: an expression (its text is sent)
 Objective = str | Expression
 #: a callback of :meth:`Run.wait`: called with the run's ``progress`` member
@@ -88,7 +86,7 @@ def optimize_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> Optimiz
         fun=math.nan if value is None else float(value),
         evaluations=int(r.get("evaluations") or 0),
         iterations=int(r.get("iterations") or 0),
-        status=str(r.get("status")),
+        status=status(str(r.get("status"))),
         message=str(r.get("message") or ""),
         elapsed=float(r.get("elapsed_ms") or 0.0) / 1e3,
         history=[(int(p[at]), math.nan if p[best] is None else float(p[best]))
@@ -116,7 +114,7 @@ class RunState:
     @property
     def finished(self) -> bool:
         """The run has ended."""
-        return self.state in FINISHED
+        return self.state in FINISHED_RUN_STATES
 
     @property
     def progress(self) -> dict[str, Any] | None:

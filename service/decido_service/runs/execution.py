@@ -41,6 +41,7 @@ import msgspec
 import orjson
 
 import decido
+from decido.status import run_state
 from decido_service.http.problems import PROBLEM_BASE, ApiError, as_api_error
 from decido_service.runs.trace import thin_trace, timed
 from decido_service.store import FINISHED_STATES, Store, iso_utc, ordered_id
@@ -137,7 +138,7 @@ class Execution:
                 await self._finish("cancelled")
             return None
         body = {"run_id": self.run_id, **body}
-        state = "cancelled" if body["status"] == "stopped" else "succeeded"
+        state = run_state(body["status"])
         trace = thin_trace(timed(body["history"], [
             *self.samples, (body["evaluations"], body["elapsed_ms"])]))
         result = {k: body[k] for k in ("x", "value", "evaluations", "iterations", "status",

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 from sanic import Request
 
+from decido.status import FINISHED_RUN_STATES
 from decido_service.http.problems import PROBLEM_TYPE, ApiError
 from decido_service.http.responses import Response, json_response
 from decido_service.runs.api import run_view
@@ -109,7 +110,7 @@ def replay(outcome: dict[str, Any], row: dict[str, Any] | None) -> tuple[int, by
     if row is None:
         raise ApiError("not_found", f"the run of this Idempotency-Key, {run_id}, was deleted")
     view = run_view(row, trace=True)
-    if view["state"] not in ("succeeded", "cancelled", "failed"):
+    if view["state"] not in FINISHED_RUN_STATES:
         raise _in_use()
     if view["problem"] is not None:
         problem = view["problem"]

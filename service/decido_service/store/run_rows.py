@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from decido import status
+
 __all__ = [
     "COUNT_RUNS_SQL",
     "FINISHED_STATES",
@@ -30,10 +32,10 @@ RUN_FIELDS: tuple[str, ...] = (
 RUN_UPDATABLE: frozenset[str] = frozenset(
     ("status", "value", "evaluations", "elapsed_ms", "seed", "state", "document",
      "finished_at", "owner", "lease_until"))
-#: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES`.
-RUN_STATES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
-#: The states a run ends in (it can be deleted then; cancelling it is refused).
-FINISHED_STATES: frozenset[str] = frozenset(("succeeded", "failed", "cancelled"))
+#: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES` (it can
+#: be deleted then; cancelling it is refused); the names are the library's (decido.status).
+RUN_STATES: tuple[str, ...] = status.RUN_STATES
+FINISHED_STATES: frozenset[str] = frozenset(status.FINISHED_RUN_STATES)
 
 
 def check_run_changes(changes: Mapping[str, Any]) -> list[str]:

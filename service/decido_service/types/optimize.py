@@ -8,6 +8,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 import decido
 from decido.optimize import SEED_END
+from decido.status import FinishedStatus
 from decido_service.types.fields import Count, EngineId, Goal
 from decido_service.types.problems import Problem
 
@@ -104,8 +105,7 @@ class OptimizeResult(Struct, forbid_unknown_fields=True):
     id: Annotated[str, Meta(description="the run's id (as run_id)")]
     run_id: Annotated[str, Meta(description="the run's id: GET /v1/runs/{run_id} reads it")]
     engine: EngineId
-    status: Annotated[Literal["converged", "target_reached", "max_evaluations", "time_limit",
-                              "stopped", "infeasible"], Meta(
+    status: Annotated[FinishedStatus, Meta(
         description="infeasible: no point met every constraint (x is the least violating)")]
     message: str
     x: list[float]
