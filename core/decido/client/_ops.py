@@ -56,6 +56,8 @@ class RunArgs(TypedDict, total=False):
     target: float | None
     seed: int | None
     options: Mapping[str, float] | None
+    constraints: list[str] | None
+    constraint_tolerance: float | None
 
 
 def run_body(objective: Objective, bounds: ArrayLike, args: RunArgs) -> dict[str, Any]:
@@ -70,7 +72,8 @@ def run_body(objective: Objective, bounds: ArrayLike, args: RunArgs) -> dict[str
     body: dict[str, Any] = {"objective_expression": objective, "bounds": b.tolist()}
     for name, value in args.items():
         if value is not None:
-            body[name] = dict(value) if isinstance(value, Mapping) else value
+            body[name] = dict(value) if isinstance(value, Mapping) else \
+                list(value) if isinstance(value, (list, tuple)) else value
     return body
 
 
@@ -94,7 +97,16 @@ def optimize_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> Optimiz
         engine=str(run.get("engine")),
         seed=int(r["seed"]) if isinstance(r.get("seed"), int) else 0,
         goal=str(run.get("goal") or "minimize"),
+        feasible=bool(r.get("feasible", True)),
+        max_violation=_number(r.get("max_violation"), math.inf),
+        constraints=[dict(c) for c in r.get("constraints") or []],
+        variables=r.get("variables"),
     )
+
+
+def _number(value: Any, missing: float) -> float:
+    """A JSON number (null: ``missing``, e.g. a violation that was not finite)."""
+    return missing if value is None else float(value)
 
 
 class RunState:
