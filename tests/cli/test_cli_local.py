@@ -26,8 +26,7 @@ def decido_command() -> list[str]:
     if script.exists():
         return [str(script)]
     found = shutil.which("decido")
-    return [found] if found else [sys.executable, "-c", "import sys; from decido.cli import "
-                                                        "main; sys.exit(main())"]
+    return [found] if found else [sys.executable, "-m", "decido.cli"]
 
 
 def env() -> dict[str, str]:

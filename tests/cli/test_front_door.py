@@ -79,3 +79,23 @@ def test_an_infeasible_constraint_is_reported() -> None:
     table = CliRunner().invoke(cli, ["optimize", "x[0]", "-b", "0:1", "--seed", "1", "-c",
                                      "x[0] >= 9"])
     assert "feasible     no: x[0] >= 9" in table.stdout
+
+
+def test_a_missing_module_of_decido_itself_is_a_bug_not_an_extra() -> None:
+    code = ("import sys\n"
+            "class Refuse:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'decido_service.serve': raise ModuleNotFoundError(name=name)\n"
+            "sys.meta_path.insert(0, Refuse())\n"
+            "from decido.cli import main\n"
+            "sys.exit(main(['serve', '--port', '1']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and "Traceback" in done.stderr  # shown as the bug it is
+    assert "serve" in done.stderr.splitlines()[-1] and "pip install" not in done.stderr
+
+
+def test_python_m_decido_cli_is_the_command() -> None:
+    done = subprocess.run([sys.executable, "-m", "decido.cli", "--version"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and decido.__version__ in done.stdout

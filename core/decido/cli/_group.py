@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 import decido
-from decido.cli._extras import EXTRA_OF_COMMAND, missing_extra
+from decido.cli._extras import EXTRA_OF_COMMAND, internal, missing_extra
 from decido.errors import DecidoError
 
 __all__ = ["BUILT_IN", "ENTRY_POINTS", "DecidoGroup", "cli"]
@@ -67,7 +67,8 @@ def _unavailable(name: str, module: str | None) -> click.Command:
 
 class DecidoGroup(click.Group):
     """Commands loaded on use; library and client errors printed as ``decido: ...`` (exit
-    1), a module of a missing extra as the line naming the extra (exit 2)."""
+    1), a module of a missing extra as the line naming the extra (exit 2); a module of
+    decido's own that is missing is a bug, raised as it is."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*BUILT_IN, *_registered(), *EXTRA_OF_COMMAND})
@@ -79,6 +80,8 @@ class DecidoGroup(click.Group):
         try:
             return _load(target)
         except ModuleNotFoundError as exc:
+            if internal(exc.name):
+                raise
             return _unavailable(cmd_name, exc.name)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -87,6 +90,8 @@ class DecidoGroup(click.Group):
         except DecidoError as exc:
             raise click.ClickException(str(exc)) from None
         except ModuleNotFoundError as exc:  # imported when the command ran
+            if internal(exc.name):
+                raise
             click.echo(missing_extra(ctx.invoked_subcommand or "", exc.name)[0], err=True)
             ctx.exit(2)
 
