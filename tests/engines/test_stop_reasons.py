@@ -43,14 +43,14 @@ def test_unknown_names_are_refused() -> None:
 
 def test_run_states_come_from_the_library() -> None:
     from decido_service.store import run_rows
-    from decido_service.types.optimize import OptimizeResult
+    from decido_service.types.optimize import RunResult
 
     assert run_rows.RUN_STATES == status.RUN_STATES
     assert run_rows.FINISHED_STATES == status.FINISHED_RUN_STATES
     assert status.run_state("stopped") == "cancelled"
     assert status.run_state("converged") == "succeeded"
     # the service's result schema lists what a finished run can report
-    (schema,), components = msgspec.json.schema_components([OptimizeResult])
-    enum = components["OptimizeResult"]["properties"]["status"]["enum"]
+    (schema,), components = msgspec.json.schema_components([RunResult])
+    enum = components["RunResult"]["properties"]["status"]["enum"]
     assert set(enum) == set(get_args(status.FinishedStatus)) == set(status.STATUSES) - {
         "interrupted"}
