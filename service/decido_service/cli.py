@@ -101,7 +101,7 @@ def create(plan: str, tier: str, label: str | None, limits: dict[str, Any] | Non
     settings = _settings(db=db)
     _one_of(settings.plans, plan, "--plan")
     _one_of(settings.tiers, tier, "--tier")
-    record, secret = _with_store(settings.db, True, lambda store: store.create_key(
+    record, secret = _with_store(settings.db, True, lambda store: store.accounts.create_key(
         plan, tier, label, limits))
     out = sys.stdout
     if as_json:
@@ -121,7 +121,7 @@ def create(plan: str, tier: str, label: str | None, limits: dict[str, Any] | Non
 @click.option("--json", "as_json", is_flag=True, help="print a JSON array")
 def list_keys(db: str | None, as_json: bool) -> None:
     """``decido keys list``."""
-    records = _with_store(_settings(db=db).db, False, lambda store: store.list_keys())
+    records = _with_store(_settings(db=db).db, False, lambda store: store.accounts.list_keys())
     out = sys.stdout
     if as_json:
         out.write(json.dumps(records) + "\n")
@@ -146,7 +146,8 @@ def revoke(key_id: str, db: str | None) -> None:
     """``decido keys revoke ID`` (the id from ``decido keys list``)."""
 
     async def revoke(store: Store) -> KeyRecord | None:
-        return await store.get_key(key_id) if await store.revoke_key(key_id) else None
+        accounts = store.accounts
+        return await accounts.get_key(key_id) if await accounts.revoke_key(key_id) else None
 
     record = _with_store(_settings(db=db).db, False, revoke)
     if record is None:
