@@ -42,11 +42,11 @@ def test_unknown_names_are_refused() -> None:
 
 
 def test_run_states_come_from_the_library() -> None:
-    from decido_service.store import run_rows
+    from decido_service import store
     from decido_service.types.optimize import RunResult
 
-    assert run_rows.RUN_STATES == status.RUN_STATES
-    assert run_rows.FINISHED_STATES == status.FINISHED_RUN_STATES
+    assert store.RUN_STATES == status.RUN_STATES
+    assert store.FINISHED_STATES == status.FINISHED_RUN_STATES
     assert status.run_state("stopped") == "cancelled"
     assert status.run_state("converged") == "succeeded"
     # the service's result schema lists what a finished run can report
