@@ -1,4 +1,4 @@
-"""``decido serve``: run the HTTP service (Sanic, the app factory, N worker processes).
+"""Running the HTTP service (Sanic, the app factory, N worker processes): ``decido serve``.
 
 Same semantics as ``sanic decido_service.http.app:create_app --factory``: every worker process
 builds its own app with :func:`decido_service.http.app.create_app`, which reads its settings from
@@ -9,7 +9,6 @@ migrated) once here first, so a bad ``--store`` fails before any worker starts.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import errno
 import os
@@ -21,32 +20,15 @@ from decido_service import metrics
 from decido_service.config import Settings
 from decido_service.store.postgres_url import redact_url
 
-__all__ = ["BLAS_THREAD_VARIABLES", "port_problem", "register", "serve"]
+__all__ = ["BLAS_THREAD_VARIABLES", "port_problem", "serve"]
 
 #: environment variables that size the BLAS/OpenMP thread pools of NumPy's libraries
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def register(subparsers: Any) -> None:
-    """Add ``serve`` to the ``decido`` command's sub-parsers (``func`` = :func:`serve`)."""
-    p = subparsers.add_parser(
-        "serve", help="run the HTTP service",
-        description="Run the decido HTTP API (docs at /v1/docs). Options override the "
-                    "DECIDO_HOST, DECIDO_PORT, DECIDO_STORE (or DECIDO_DB) and DECIDO_WORKERS "
-                    "variables.")
-    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port (default 8000)")
-    p.add_argument("--store", "--db", dest="db", metavar="URL",
-                   help="store: postgresql://user@host/db, sqlite:///path or a SQLite file "
-                        "path (default ./decido.db)")
-    p.add_argument("--workers", type=int, help="worker processes (default 1)")
-    p.set_defaults(func=serve)
-
-
-def _environment(args: argparse.Namespace) -> Settings:
-    """Validate the settings and export the command line into ``DECIDO_*`` for the workers."""
-    settings = Settings.from_env(host=args.host, port=args.port, db=args.db,
-                                 workers=args.workers)
+def _environment(settings: Settings) -> None:
+    """Export the settings (the environment and the command line) into ``DECIDO_*`` for the
+    workers."""
     os.environ.update({"DECIDO_HOST": settings.host, "DECIDO_PORT": str(settings.port),
                        "DECIDO_DB": settings.db, "DECIDO_STORE": settings.db,
                        "DECIDO_WORKERS": str(settings.workers)})
@@ -57,7 +39,6 @@ def _environment(args: argparse.Namespace) -> Settings:
         os.environ.setdefault(name, "1")
     if metrics.enabled():  # the workers' counters, summed by a scrape of any of them
         metrics.prepare_directory()
-    return settings
 
 
 def banner(settings: Settings) -> str:
@@ -118,13 +99,14 @@ def port_problem(host: str, port: int, error: OSError | None = None) -> str | No
     return f"decido serve: cannot listen on {where}: {error.strerror or error}\n"
 
 
-def serve(args: argparse.Namespace) -> int:
-    """Run the service until interrupted; returns the exit code."""
+def serve(settings: Settings) -> int:
+    """Run the service with ``settings`` until interrupted; returns the exit code (the
+    ``decido serve`` command: :mod:`decido_service.cli`)."""
     from sanic import Sanic
     from sanic.worker.loader import AppLoader
 
     from decido_service.http.app import create_app
-    settings = _environment(args)
+    _environment(settings)
     problem = port_problem(settings.host, settings.port)
     if problem is not None:
         sys.stderr.write(problem)

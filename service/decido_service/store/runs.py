@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
+from decido import status
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
 from decido_service.store.dialect import Database, Row, Tx
@@ -35,10 +36,10 @@ RUN_FIELDS: tuple[str, ...] = (
 RUN_UPDATABLE: frozenset[str] = frozenset(
     ("status", "value", "evaluations", "elapsed_ms", "seed", "state", "document",
      "finished_at", "owner", "lease_until"))
-#: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES`.
-RUN_STATES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
-#: The states a run ends in (it can be deleted then; cancelling it is refused).
-FINISHED_STATES: frozenset[str] = frozenset(("succeeded", "failed", "cancelled"))
+#: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES` (it can
+#: be deleted then; cancelling it is refused); the names are the library's (decido.status).
+RUN_STATES: tuple[str, ...] = status.RUN_STATES
+FINISHED_STATES: frozenset[str] = frozenset(status.FINISHED_RUN_STATES)
 
 _UNFINISHED = "state IN ('queued', 'running')"  # the partial index runs_unfinished
 _SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
