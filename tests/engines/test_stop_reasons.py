@@ -21,7 +21,7 @@ def test_the_engine_stops_are_the_c_table() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "expected"), [
-    ({"max_evaluations": 50}, "max_evaluations"),
+    ({"max_evaluations": 50, "stop_on_convergence": False}, "max_evaluations"),
     ({"target": 10.0}, "target_reached"),
     ({"engine": "nelder_mead", "max_evaluations": 100_000}, "converged"),
     ({"callback": lambda progress: True}, "stopped"),
