@@ -29,6 +29,7 @@ from decido_service.types import (
     OptimizeEvent,
     with_extras,
 )
+from decido_service.types.webhooks import DELIVERY_ID_PATTERN, WEBHOOK_ID_PATTERN
 
 __all__ = ["EXAMPLES", "OPERATIONS", "Operation", "openapi_document"]
 
@@ -132,6 +133,40 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("/v1/runs/{run_id}/trace", "get", "runTrace", "A run's convergence trace",
               "runs", (200, "RunTrace"), (400, 401, 404, 503),
               parameters=("run_id", "format")),
+    Operation("/v1/webhooks", "post", "createWebhook", "Add a webhook endpoint (its "
+              "signing secret is shown once)", "webhooks", (201, "WebhookCreated"),
+              (*_POSTED, 401, 403, 413, 503), "WebhookCreate",
+              description="The URL must be https and reach public addresses only (private, "
+                          "loopback, link-local, CGNAT, multicast and reserved addresses "
+                          "are refused, 422 at `/url`; operators can exempt networks). "
+                          "A key's endpoints are capped by its tier (403 "
+                          "`too_many_webhooks`). Deliveries are signed as Standard Webhooks "
+                          "v1 specifies (webhook-id, webhook-timestamp, webhook-signature)."),
+    Operation("/v1/webhooks", "get", "listWebhooks", "The key's webhook endpoints",
+              "webhooks", (200, "WebhookList"), (401, 503)),
+    Operation("/v1/webhooks/{webhook_id}", "get", "getWebhook", "One webhook endpoint "
+              "(never its secret)", "webhooks", (200, "Webhook"), (401, 404, 503),
+              parameters=("webhook_id",)),
+    Operation("/v1/webhooks/{webhook_id}", "patch", "updateWebhook", "Change a webhook "
+              "endpoint (url, events, description, enabled)", "webhooks", (200, "Webhook"),
+              (*_POSTED, 401, 404, 413, 503), "WebhookUpdate", parameters=("webhook_id",)),
+    Operation("/v1/webhooks/{webhook_id}", "delete", "deleteWebhook", "Delete a webhook "
+              "endpoint and its deliveries", "webhooks", (204, "empty"), (401, 404, 503),
+              parameters=("webhook_id",)),
+    Operation("/v1/webhooks/{webhook_id}/rotate", "post", "rotateWebhookSecret",
+              "A new signing secret (the previous one signs beside it for 24 h)", "webhooks",
+              (200, "WebhookCreated"), (401, 404, 503), parameters=("webhook_id",)),
+    Operation("/v1/webhooks/{webhook_id}/test", "post", "testWebhook",
+              "Send a webhook.test event at once", "webhooks", (202, "Delivery"),
+              (401, 404, 409, 503), parameters=("webhook_id",)),
+    Operation("/v1/webhooks/{webhook_id}/deliveries", "get", "listDeliveries",
+              "The endpoint's deliveries with their attempts, newest first", "webhooks",
+              (200, "DeliveryList"), (400, 401, 404, 503),
+              parameters=("webhook_id", "limit", "delivery_cursor")),
+    Operation("/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend", "post",
+              "resendDelivery", "Attempt a delivery once more, at once (the same webhook-id)",
+              "webhooks", (202, "Delivery"), (401, 404, 409, 503),
+              parameters=("webhook_id", "delivery_id")),
     Operation("/v1/openapi.json", "get", "openapi", "This document", "meta",
               (200, "object"), (), keyed=False),
     Operation("/v1/docs", "get", "docs", "Interactive documentation (vendored Swagger UI)",
@@ -156,6 +191,9 @@ EXAMPLES: dict[str, Any] = {
     "OptimizeRequest": {"bounds": [[-5, 5], [-5, 5], [-5, 5]],
                         "objective_expression": "sum((x - 1)**2)", "engine": "de",
                         "max_evaluations": 20000, "time_limit": 2, "seed": 42},
+    "WebhookCreate": {"url": "https://receiver.example.com/decido",
+                      "events": ["run.succeeded", "run.failed"]},
+    "WebhookUpdate": {"events": ["*"]},
 }
 
 _HEADERS = {
@@ -183,6 +221,16 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
                         "description": "the last id of the previous page (not one of the "
                                        "key's entries: 400)",
                         "schema": {"type": "string"}},
+    "webhook_id": {"name": "webhook_id", "in": "path", "required": True,
+                   "description": "a webhook id (another key's, unknown or malformed: 404)",
+                   "schema": {"type": "string", "pattern": WEBHOOK_ID_PATTERN}},
+    "delivery_id": {"name": "delivery_id", "in": "path", "required": True,
+                    "description": "a delivery id (its webhook-id header)",
+                    "schema": {"type": "string", "pattern": DELIVERY_ID_PATTERN}},
+    "delivery_cursor": {"name": "starting_after", "in": "query", "required": False,
+                        "description": "the last id of the previous page (not one of the "
+                                       "endpoint's deliveries: 400)",
+                        "schema": {"type": "string", "pattern": DELIVERY_ID_PATTERN}},
     "limit": {"name": "limit", "in": "query", "required": False,
               "description": f"page size (default {DEFAULT_PAGE})",
               "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE,

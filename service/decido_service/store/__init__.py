@@ -38,6 +38,7 @@ from decido_service.store.run_rows import (
     RUN_STATES,
     RUN_UPDATABLE,
 )
+from decido_service.store.webhook_sql import WebhookStore
 
 __all__ = [
     "COUNT_RUNS_SQL",
@@ -55,6 +56,7 @@ __all__ = [
     "KeyRecord",
     "Store",
     "StoreError",
+    "WebhookStore",
     "iso_utc",
     "judge",
     "open_store",
@@ -64,8 +66,9 @@ __all__ = [
 
 
 @runtime_checkable
-class Store(Protocol):
-    """What the service needs from storage (every method a coroutine)."""
+class Store(WebhookStore, Protocol):
+    """What the service needs from storage (every method a coroutine; the webhooks'
+    methods are :class:`~decido_service.store.webhook_sql.WebhookStore`'s)."""
 
     async def ping(self) -> bool:
         """True when the store answers a trivial query and its schema is current."""

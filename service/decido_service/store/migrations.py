@@ -18,6 +18,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import NamedTuple
 
+from decido_service.store.webhook_sql import ddl as webhook_ddl
+
 __all__ = ["MIGRATIONS", "Migration"]
 
 
@@ -237,6 +239,12 @@ def _sqlite_key_accounts(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _sqlite_webhooks(conn: sqlite3.Connection) -> None:
+    """Webhook endpoints and their deliveries (:mod:`~decido_service.store.webhook_sql`)."""
+    for statement in webhook_ddl("INTEGER PRIMARY KEY AUTOINCREMENT"):
+        conn.execute(statement)
+
+
 #: The ordered list (module docs): version ``i + 1`` is ``MIGRATIONS[i]``.
 MIGRATIONS: list[Migration] = [
     Migration("initial: keys, counters, runs", _sqlite_initial, _POSTGRES_INITIAL),
@@ -247,4 +255,6 @@ MIGRATIONS: list[Migration] = [
               _POSTGRES_RUN_QUEUE),
 
     Migration("key accounts, service secrets, sessions", _sqlite_key_accounts, _KEY_ACCOUNTS),
+    Migration("webhooks and their deliveries", _sqlite_webhooks,
+              webhook_ddl("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY")),
 ]

@@ -40,6 +40,7 @@ from decido_service.store.postgres_log import INSERT_DECISION, PostgresLog
 from decido_service.store.postgres_pool import FAILURES, first_line, rowcount
 from decido_service.store.postgres_runs import PostgresRuns
 from decido_service.store.postgres_url import parse_postgres_url
+from decido_service.store.postgres_webhooks import PostgresWebhooks
 from decido_service.store.records import (
     Admission,
     AdmissionRequest,
@@ -60,7 +61,7 @@ _VERSION = "SELECT COALESCE(MAX(version), 0) FROM schema_version"
 _HAS_VERSION_TABLE = "SELECT to_regclass('schema_version') IS NOT NULL"
 
 
-class PostgresStore(PostgresKeys, PostgresRuns, PostgresLog):
+class PostgresStore(PostgresKeys, PostgresRuns, PostgresLog, PostgresWebhooks):
     """The async :class:`~decido_service.store.Store` on one PostgreSQL database (module
     docs). Build with :meth:`from_url`, then :meth:`migrate` (``open_store`` does both).
     Its pool and transactions are :class:`~decido_service.store.postgres_pool.PostgresPool`;

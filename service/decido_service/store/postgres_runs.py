@@ -12,6 +12,7 @@ inserts, so two nodes admitting runs of one key are serialised.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from asyncpg import Connection as Conn  # type: ignore[import-untyped]
 
 from decido_service.store.postgres_pool import PostgresPool, rowcount
+from decido_service.store.postgres_webhooks import enqueue_run_event
 from decido_service.store.records import iso_utc
 from decido_service.store.run_rows import (
     COUNT_RUNS_SQL,
@@ -169,6 +171,9 @@ class PostgresRuns(PostgresPool):
         async def update(conn: Conn) -> bool:
             status = await conn.execute(f"UPDATE runs SET {sets} WHERE id = $1{where}",
                                         run_id, *values, *(v for _, v in expected))
+            if rowcount(status) == 1 and changes.get("state") in FINISHED_STATES:
+                final = await conn.fetchrow(f"{_RUN_SELECT} WHERE id = $1", run_id)
+                await enqueue_run_event(conn, _run_row(final), time.time())  # same transaction
             return rowcount(status) == 1
 
         return await self._write(update)

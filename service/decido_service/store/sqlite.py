@@ -48,17 +48,20 @@ from decido_service.store import (
 )
 from decido_service.store.sqlite_db import SQLiteDatabase
 from decido_service.store.sqlite_schema import MIGRATIONS, parse_sqlite_url
+from decido_service.store.sqlite_webhooks import SQLiteWebhooks
 
 __all__ = ["MIGRATIONS", "SQLiteStore", "parse_sqlite_url"]
 
 T = TypeVar("T")
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteWebhooks):
     """The async :class:`~decido_service.store.Store` on one SQLite file (module docs).
 
     ``database`` is the blocking :class:`SQLiteDatabase` underneath (for tests and tools
     that want to call it directly, e.g. ``prune``)."""
+
+    database: SQLiteDatabase
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] | None = None,
                  **options: Any) -> None:

@@ -8,6 +8,7 @@ capped insert or an idempotency check is atomic across every process on the file
 from __future__ import annotations
 
 import sqlite3
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,6 +21,7 @@ from decido_service.store.run_rows import (
     check_run_changes,
 )
 from decido_service.store.sqlite_connection import SQLiteConnections
+from decido_service.store.sqlite_webhooks import enqueue_run_event
 
 __all__ = ["SQLiteRuns", "claim_run", "delete_runs", "discard_run", "enqueue_run",
            "expired_runs", "idempotency_begin", "idempotency_end", "prune_runs"]
@@ -77,6 +79,9 @@ class SQLiteRuns(SQLiteConnections):
         with self._transaction() as conn:
             cur = conn.execute(f"UPDATE runs SET {sets} WHERE id = :run_id{conditions}",
                                {**row, **expected, "run_id": run_id})
+            if cur.rowcount == 1 and changes.get("state") in FINISHED_STATES:
+                final = conn.execute(f"{_RUN_SELECT} WHERE id = ?", (run_id,)).fetchone()
+                enqueue_run_event(conn, _run_row(final), time.time())  # same transaction
             return cur.rowcount == 1
 
     def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:

@@ -12,9 +12,10 @@ A class's docstring is its schema's description: it is written for API users.
 The types are grouped by surface, a module each: :mod:`~decido_service.types.fields`
 (the field types they share), :mod:`~decido_service.types.problems`,
 :mod:`~decido_service.types.meta`, :mod:`~decido_service.types.account`,
-:mod:`~decido_service.types.optimize`, :mod:`~decido_service.types.decision_log` and
-:mod:`~decido_service.types.runs`; every name is re-exported here, with the tables of
-request and response bodies the decoder and the OpenAPI document read.
+:mod:`~decido_service.types.optimize`, :mod:`~decido_service.types.decision_log`,
+:mod:`~decido_service.types.runs` and :mod:`~decido_service.types.webhooks`; every name
+is re-exported here, with the tables of request and response bodies the decoder and the
+OpenAPI document read.
 """
 
 from __future__ import annotations
@@ -57,6 +58,16 @@ from decido_service.types.runs import (
     RunsDeleted,
     RunTrace,
 )
+from decido_service.types.webhooks import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryList,
+    Webhook,
+    WebhookCreate,
+    WebhookCreated,
+    WebhookList,
+    WebhookUpdate,
+)
 
 __all__ = [
     "MAX_LABEL",
@@ -95,12 +106,21 @@ __all__ = [
     "RunsDeleted",
     "Usage",
     "Variable",
+    "Delivery",
+    "DeliveryAttempt",
+    "DeliveryList",
+    "Webhook",
+    "WebhookCreate",
+    "WebhookCreated",
+    "WebhookList",
+    "WebhookUpdate",
     "with_extras",
 ]
 
 
 #: the request bodies, by OpenAPI component name
-REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest}
+REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest,
+                                 "WebhookCreate": WebhookCreate, "WebhookUpdate": WebhookUpdate}
 #: what the generated component schemas cannot say, added to them by name
 SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
     "OptimizeRequest": {"anyOf": [
@@ -119,5 +139,6 @@ def with_extras(components: dict[str, Any]) -> dict[str, Any]:
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
-                                   DecisionLogRecord, Run, RunList, RunTrace, RunsDeleted)
+                                   DecisionLogRecord, Run, RunList, RunTrace, RunsDeleted,
+                                   Webhook, WebhookCreated, WebhookList, Delivery, DeliveryList)
 
