@@ -15,7 +15,7 @@ from asyncpg import Connection as Conn  # type: ignore[import-untyped]  # no typ
 
 from decido_service.store import webhook_sql as sql
 from decido_service.store.postgres_pool import PostgresPool, rowcount
-from decido_service.store.records import ordered_id
+from decido_service.store.records import iso_utc, ordered_id
 
 __all__ = ["PostgresWebhooks", "enqueue_run_event"]
 
@@ -33,7 +33,7 @@ async def enqueue_run_event(conn: Conn, run: Mapping[str, Any], now: float) -> N
     payload = orjson.dumps(dict(run)).decode()
     for hook in hooks:
         await conn.execute(_N(sql.INSERT_DELIVERY), ordered_id("msg_", now), hook,
-                           run["key_id"], event, payload, run["finished_at"], "pending", "[]",
+                           run["key_id"], event, payload, run["finished_at"] or iso_utc(now), "pending", "[]",
                            now, 1, None, None)
 
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import orjson
 
 from decido_service.store import webhook_sql as sql
-from decido_service.store.records import ordered_id
+from decido_service.store.records import iso_utc, ordered_id
 from decido_service.store.sqlite_connection import SQLiteConnections
 
 __all__ = ["SQLiteWebhooks", "enqueue_run_event"]
@@ -34,7 +34,7 @@ def enqueue_run_event(conn: sqlite3.Connection, run: Mapping[str, Any], now: flo
     for hook in hooks:
         conn.execute(sql.INSERT_DELIVERY, (
             ordered_id("msg_", now), hook, run["key_id"], event, payload,
-            run["finished_at"], "pending", "[]", now, 1, None, None))
+            run["finished_at"] or iso_utc(now), "pending", "[]", now, 1, None, None))
 
 
 def _create(db: SQLiteConnections, webhook: Mapping[str, Any], cap: int | None) -> bool:
