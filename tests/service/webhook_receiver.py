@@ -7,9 +7,9 @@ own library, not code of ours) against each secret listed in ``DIR/secrets.json`
 by the test once it knows them), and appends one JSON line per request to
 ``DIR/received.jsonl``: path, ``webhook-id``, the secrets that verified it, the body.
 Its answers: ``DIR/plan.json`` holds ``{"statuses": [...]}`` (answered in order, then
-200; answered afresh when the plan changes) or ``{"fail_first": true}`` (500 to the first request of each ``webhook-id``, 200 to
-the next); a status 302 is sent with ``Location`` pointing back at this receiver's
-``/redirected``; a 503 carries ``Retry-After: 1``.
+200; afresh when the plan changes) or ``{"fail_first": true}`` (500 to the first request
+of each ``webhook-id``, 200 to the next); a 302 is sent with ``Location`` pointing back
+at this receiver's ``/redirected``; a 503 carries ``Retry-After: 1``.
 """
 
 from __future__ import annotations

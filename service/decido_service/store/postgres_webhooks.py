@@ -33,8 +33,8 @@ async def enqueue_run_event(conn: Conn, run: Mapping[str, Any], now: float) -> N
     payload = orjson.dumps(dict(run)).decode()
     for hook in hooks:
         await conn.execute(_N(sql.INSERT_DELIVERY), ordered_id("msg_", now), hook,
-                           run["key_id"], event, payload, run["finished_at"] or iso_utc(now), "pending", "[]",
-                           now, 1, None, None)
+                           run["key_id"], event, payload, run["finished_at"] or iso_utc(now),
+                           "pending", "[]", now, 1, None, None)
 
 
 class PostgresWebhooks(PostgresPool):
