@@ -310,7 +310,7 @@ def _ok(op: Operation) -> dict[str, Any]:
     if name == "RunTrace":
         content["text/csv"] = {"schema": {"type": "string"}}
     out = _answer(name, content)
-    if name == "OptimizeResult" or status == 202:
+    if name == "OptimizeResult" or (status == 202 and name == "Run"):
         out["headers"]["Location"] = {"$ref": "#/components/headers/Location"}
     return out
 

@@ -8,6 +8,7 @@ once, every address checked) and again at every delivery.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,8 @@ __all__ = ["SECRET_GRACE", "create", "delete", "delivery_view", "find", "page_de
 
 #: seconds a rotated-out secret keeps signing beside the new one
 SECRET_GRACE = 86400.0
+#: seconds the check of a new URL may wait for its name to resolve
+RESOLVE_TIMEOUT = 5.0
 _WEBHOOK_ID = re.compile(WEBHOOK_ID_PATTERN)
 _DELIVERY_ID = re.compile(DELIVERY_ID_PATTERN)
 
@@ -73,10 +76,17 @@ async def find(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, Any]:
 
 
 async def _checked_url(url: str, settings: Settings) -> str:
+    """``url`` when the guard lets it through now (422 at ``/url`` otherwise; a name that
+    does not resolve within :data:`RESOLVE_TIMEOUT` seconds included)."""
+    allowed = webhook_networks(settings.webhook_allow_networks)
     try:
-        await destination(url, webhook_networks(settings.webhook_allow_networks))
+        await asyncio.wait_for(destination(url, allowed), RESOLVE_TIMEOUT)
     except GuardError as exc:
         raise validation_error([field_error("url", "address_refused", str(exc))]) from None
+    except asyncio.TimeoutError:
+        raise validation_error([field_error(
+            "url", "address_refused",
+            f"the host did not resolve within {RESOLVE_TIMEOUT:g} s")]) from None
     return url
 
 

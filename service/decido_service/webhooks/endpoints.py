@@ -40,8 +40,7 @@ async def webhooks(request: Request) -> HTTPResponse:
     if request.method == "POST":
         req = decode_body(WebhookCreate, json_bytes(request))
         created = await api.create(store, request.app.ctx.settings, key, req)
-        return json_response(orjson.dumps(created), status=201, headers={
-            **_SECRET_HEADERS, "Location": f"/v1/webhooks/{created['id']}"})
+        return json_response(orjson.dumps(created), status=201, headers=_SECRET_HEADERS)
     rows = await store.list_webhooks(key["id"])
     return json_response(orjson.dumps({"data": [api.webhook_view(r) for r in rows]}))
 
