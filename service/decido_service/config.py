@@ -344,36 +344,36 @@ def _check_table(what: str, table: Mapping[str, Any], required: tuple[str, ...])
                 raise ValueError(f"{what}[{name!r}][{f!r}] must be an integer >= 0 or null")
 
 
-@lru_cache(maxsize=16)
-def trusted_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
-    """The networks of a ``forwarded_allow_ips`` setting (``*``: every address)."""
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+
+
+def _networks(text: str, setting: str, *, star: bool) -> Networks:
+    """The comma-separated networks of ``setting``'s ``text`` (``star``: ``*`` is every
+    address); ``ValueError`` naming the setting for a bad entry."""
     out: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
     for item in (part.strip() for part in text.split(",")):
         if not item:
             continue
-        if item == "*":
+        if star and item == "*":
             out += [ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0")]
             continue
         try:
             out.append(ipaddress.ip_network(item, strict=False))
         except ValueError:
-            raise ValueError(f"forwarded_allow_ips: {item!r} is not an address or network")\
-                from None
+            raise ValueError(f"{setting}: {item!r} is not an address or network") from None
     return tuple(out)
 
 
 @lru_cache(maxsize=16)
-def webhook_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+def trusted_networks(text: str) -> Networks:
+    """The networks of a ``forwarded_allow_ips`` setting (``*``: every address)."""
+    return _networks(text, "forwarded_allow_ips", star=True)
+
+
+@lru_cache(maxsize=16)
+def webhook_networks(text: str) -> Networks:
     """The networks of a ``webhook_allow_networks`` setting."""
-    out: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
-    for item in (part.strip() for part in text.split(",")):
-        if item:
-            try:
-                out.append(ipaddress.ip_network(item, strict=False))
-            except ValueError:
-                raise ValueError(f"webhook_allow_networks: {item!r} is not a network") \
-                    from None
-    return tuple(out)
+    return _networks(text, "webhook_allow_networks", star=False)
 
 
 @lru_cache(maxsize=1)

@@ -155,12 +155,10 @@ async def stop_runs(app: Sanic[Any, Any]) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, lambda: None)
-    worker = getattr(app.ctx, "run_worker", None)
-    if worker is not None:
-        await worker.stop()
-    deliveries = getattr(app.ctx, "delivery_worker", None)
-    if deliveries is not None:
-        await deliveries.stop()
+    for name in ("run_worker", "delivery_worker"):  # no more runs or deliveries taken
+        worker = getattr(app.ctx, name, None)
+        if worker is not None:
+            await worker.stop()
     executions = getattr(app.ctx, "executions", None)
     if executions:
         await wind_down(executions)
