@@ -22,7 +22,7 @@ from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
 from decido import DecisionError, EngineError, ExpressionError
-from decido_service.responses import Response
+from decido_service.http.responses import Response
 from decido_service.store import StoreError
 
 __all__ = [
@@ -204,7 +204,7 @@ def _from_sanic(exc: SanicException) -> ApiError:
     code = _BY_STATUS.get(status, "bad_request")
     if code == "body_too_large" and "header" in message.lower():
         # Sanic's buffer for the request head overflowed before anything was parsed: the
-        # request line or the header fields, which cannot be told apart (decido_service.heads)
+        # request line or the header fields, which cannot be told apart (decido_service.http.heads)
         return ApiError("headers_too_large", "the request line and header fields together "
                                              "are above the size limit")
     detail = {
