@@ -7,7 +7,7 @@ default :data:`DEFAULT_PAGE`), the cursor ``starting_after=<id>``, ``{"data": [.
 
 from __future__ import annotations
 
-from decido_service.errors import ApiError
+from decido_service.http.problems import ApiError
 
 __all__ = ["DEFAULT_PAGE", "MAX_PAGE", "page_limit"]
 

@@ -14,7 +14,7 @@ from sanic.response import HTTPResponse
 from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.routes import form, html, route
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
+from decido_service.http.problems import ApiError
 from decido_service.types.webhooks import EVENT_TYPES, WebhookCreate, WebhookUpdate
 from decido_service.webhooks import api
 

@@ -18,7 +18,7 @@ import orjson
 
 from decido_service import limits
 from decido_service.config import Settings, webhook_networks
-from decido_service.errors import ApiError, field_error, validation_error
+from decido_service.http.problems import ApiError, field_error, validation_error
 from decido_service.pages import page_limit
 from decido_service.store import KeyRecord, Store, iso_utc, ordered_id
 from decido_service.types.webhooks import (

@@ -13,8 +13,8 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 from decido_service.admission import authenticate
-from decido_service.middleware import endpoint
-from decido_service.responses import READ, Response, json_response, read_route
+from decido_service.http.endpoint import endpoint
+from decido_service.http.responses import READ, Response, json_response, read_route
 from decido_service.schemas import decode_body, json_bytes
 from decido_service.types.webhooks import WebhookCreate, WebhookUpdate
 from decido_service.webhooks import api

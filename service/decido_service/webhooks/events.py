@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from decido_service import __version__
-from decido_service.runs import run_view
+from decido_service.runs.api import run_view
 from decido_service.webhooks.signing import signature_header
 
 __all__ = ["TEST_EVENT", "USER_AGENT", "event_body", "request_headers", "signing_secrets"]
