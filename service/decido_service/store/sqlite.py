@@ -61,8 +61,6 @@ class SQLiteStore(SQLiteWebhooks):
     ``database`` is the blocking :class:`SQLiteDatabase` underneath (for tests and tools
     that want to call it directly, e.g. ``prune``)."""
 
-    database: SQLiteDatabase
-
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] | None = None,
                  **options: Any) -> None:
         self.database = SQLiteDatabase(path, clock=clock, **options)

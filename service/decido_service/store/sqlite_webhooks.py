@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
@@ -146,71 +146,75 @@ def _prune(db: SQLiteConnections, created_before: str) -> int:
         return int(conn.execute(sql.PRUNE_DELIVERIES, (created_before,)).rowcount)
 
 
+class _Pools(Protocol):
+    """What the methods below use of :class:`~decido_service.store.sqlite.SQLiteStore`:
+    its database and its writer and reader threads."""
+
+    @property
+    def database(self) -> SQLiteConnections: ...
+
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    async def _read(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+
 class SQLiteWebhooks:
     """The webhook methods of :class:`~decido_service.store.sqlite.SQLiteStore` (see
     :class:`~decido_service.store.webhook_sql.WebhookStore` for what each does)."""
 
-    database: SQLiteConnections
-
-    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        raise NotImplementedError  # SQLiteStore's
-
-    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
-        raise NotImplementedError  # SQLiteStore's
-
-    async def create_webhook(self, webhook: Mapping[str, Any], cap: int | None) -> bool:
+    async def create_webhook(self: _Pools, webhook: Mapping[str, Any], cap: int | None) -> bool:
         """Insert an endpoint unless its key has ``cap``."""
         return await self._write(_create, self.database, webhook, cap)
 
-    async def list_webhooks(self, key_id: str) -> list[dict[str, Any]]:
+    async def list_webhooks(self: _Pools, key_id: str) -> list[dict[str, Any]]:
         """The key's endpoints, oldest first."""
         return await self._read(_list, self.database, key_id)
 
-    async def get_webhook(self, key_id: str, webhook_id: str) -> dict[str, Any] | None:
+    async def get_webhook(self: _Pools, key_id: str, webhook_id: str) -> dict[str, Any] | None:
         """One of the key's endpoints."""
         return await self._read(_get, self.database, key_id, webhook_id)
 
-    async def update_webhook(self, key_id: str, webhook_id: str,
+    async def update_webhook(self: _Pools, key_id: str, webhook_id: str,
                              changes: Mapping[str, Any]) -> dict[str, Any] | None:
         """Change an endpoint; its row after."""
         return await self._write(_update, self.database, key_id, webhook_id, changes)
 
-    async def delete_webhook(self, key_id: str, webhook_id: str) -> bool:
+    async def delete_webhook(self: _Pools, key_id: str, webhook_id: str) -> bool:
         """Delete an endpoint and its deliveries."""
         return await self._write(_delete, self.database, key_id, webhook_id)
 
-    async def add_delivery(self, delivery: Mapping[str, Any]) -> None:
+    async def add_delivery(self: _Pools, delivery: Mapping[str, Any]) -> None:
         """Insert one delivery."""
         await self._write(_add_delivery, self.database, delivery)
 
-    async def get_delivery(self, key_id: str, webhook_id: str,
+    async def get_delivery(self: _Pools, key_id: str, webhook_id: str,
                            delivery_id: str) -> dict[str, Any] | None:
         """One delivery of one of the key's endpoints."""
         return await self._read(_get_delivery, self.database, key_id, webhook_id, delivery_id)
 
-    async def page_deliveries(self, key_id: str, webhook_id: str, limit: int,
+    async def page_deliveries(self: _Pools, key_id: str, webhook_id: str, limit: int,
                               starting_after: str | None = None) -> list[dict[str, Any]]:
         """A page of an endpoint's deliveries, newest first."""
         return await self._read(_page, self.database, key_id, webhook_id, limit,
                                 starting_after)
 
-    async def resend_delivery(self, key_id: str, webhook_id: str, delivery_id: str,
+    async def resend_delivery(self: _Pools, key_id: str, webhook_id: str, delivery_id: str,
                               now: float, retry_index: int) -> bool:
         """Make a delivery pending again, due now."""
         return await self._write(_resend, self.database, key_id, webhook_id, delivery_id,
                                  now, retry_index)
 
-    async def claim_deliveries(self, owner: str, now: float, lease_until: float,
+    async def claim_deliveries(self: _Pools, owner: str, now: float, lease_until: float,
                                limit: int) -> list[dict[str, Any]]:
         """Take the deliveries due at ``now``."""
         return await self._write(_claim, self.database, owner, now, lease_until, limit)
 
-    async def finish_delivery(self, delivery: Mapping[str, Any], owner: str,
+    async def finish_delivery(self: _Pools, delivery: Mapping[str, Any], owner: str,
                               outcome: str, now: float, failing_after: float) -> bool:
         """Record an attempt and its outcome on the endpoint."""
         return await self._write(_finish, self.database, delivery, owner, outcome, now,
                                  failing_after)
 
-    async def prune_deliveries(self, created_before: str) -> int:
+    async def prune_deliveries(self: _Pools, created_before: str) -> int:
         """Delete old finished deliveries."""
         return await self._write(_prune, self.database, created_before)
