@@ -13,9 +13,8 @@ limits together fit in the buffer, so a head over the buffer breaks at least one
 
 from __future__ import annotations
 
-from sanic import Request
-
 from decido_service.admission import CHALLENGE
+from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
 
 __all__ = ["HEAD_BUFFER", "MAX_HEADER_BLOCK", "MAX_TARGET", "head_error"]
@@ -31,7 +30,7 @@ _WITHIN_BOTH = min(MAX_TARGET, MAX_HEADER_BLOCK)
 _CREDENTIALS = (b"authorization:", b"x-api-key:")
 
 
-def head_error(request: Request) -> ApiError | None:
+def head_error(request: ApiRequest) -> ApiError | None:
     """The 414 or 431 for ``request``'s head, or ``None`` when it is within the limits."""
     head = request.head
     if len(head) <= _WITHIN_BOTH:

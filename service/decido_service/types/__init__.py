@@ -13,8 +13,9 @@ The types are grouped by surface, a module each: :mod:`~decido_service.types.fie
 (the field types they share), :mod:`~decido_service.types.problems`,
 :mod:`~decido_service.types.meta`, :mod:`~decido_service.types.account`,
 :mod:`~decido_service.types.optimize`, :mod:`~decido_service.types.decision_log`,
-:mod:`~decido_service.types.runs` and :mod:`~decido_service.types.webhooks`; every name
-is re-exported here, with the tables of request and response bodies the decoder and the
+:mod:`~decido_service.types.runs`, :mod:`~decido_service.types.webhooks` and
+:mod:`~decido_service.types.params` (path, query and header parameters); every name is
+re-exported here, with the tables of request and response bodies the decoder and the
 OpenAPI document read.
 """
 
@@ -49,34 +50,77 @@ from decido_service.types.optimize import (
     ResultEvent,
     Variable,
 )
-from decido_service.types.problems import ErrorEntry, Problem
+from decido_service.types.params import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
+    DecisionPage,
+    DecisionPath,
+    EventsHeaders,
+    IdempotencyHeaders,
+    RunPage,
+    RunPath,
+    TraceQuery,
+)
+from decido_service.types.problems import PROBLEM_BASE, PROBLEM_TYPE, TITLES, ErrorEntry, Problem
 from decido_service.types.runs import (
+    Budget,
     Run,
+    RunDocument,
     RunList,
     RunProgress,
     RunResult,
     RunsDeleted,
     RunTrace,
+    TracePoint,
 )
 from decido_service.types.webhooks import (
     Delivery,
     DeliveryAttempt,
     DeliveryList,
+    DeliveryPage,
+    DeliveryPath,
     Webhook,
     WebhookCreate,
     WebhookCreated,
     WebhookList,
+    WebhookPath,
     WebhookUpdate,
 )
 
 __all__ = [
+    "DEFAULT_PAGE",
     "MAX_LABEL",
+    "MAX_PAGE",
+    "PROBLEM_BASE",
+    "PROBLEM_TYPE",
+    "TITLES",
+    "Budget",
+    "DecisionPage",
+    "DecisionPath",
+    "EventsHeaders",
+    "IdempotencyHeaders",
+    "RunDocument",
+    "RunPage",
+    "RunPath",
+    "TracePoint",
+    "TraceQuery",
     "RUN_ID_PATTERN",
     "DecisionLogEntry",
     "DecisionLogPage",
     "DecisionLogRecord",
     "REQUEST_TYPES",
     "RESPONSE_TYPES",
+    "Delivery",
+    "DeliveryAttempt",
+    "DeliveryList",
+    "DeliveryPage",
+    "DeliveryPath",
+    "Webhook",
+    "WebhookCreate",
+    "WebhookCreated",
+    "WebhookList",
+    "WebhookPath",
+    "WebhookUpdate",
     "SCHEMA_EXTRAS",
     "Engine",
     "EngineOption",
@@ -106,14 +150,6 @@ __all__ = [
     "RunsDeleted",
     "Usage",
     "Variable",
-    "Delivery",
-    "DeliveryAttempt",
-    "DeliveryList",
-    "Webhook",
-    "WebhookCreate",
-    "WebhookCreated",
-    "WebhookList",
-    "WebhookUpdate",
     "with_extras",
 ]
 

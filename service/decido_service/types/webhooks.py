@@ -3,15 +3,16 @@ their attempts (docs/webhooks.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, ClassVar, Literal, get_args
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from decido_service.types.fields import Count, Timestamp
+from decido_service.types.params import Page, Params
 
-__all__ = ["EVENT_TYPES", "Delivery", "DeliveryAttempt", "DeliveryList", "Webhook",
-           "WebhookCreate", "WebhookCreated", "WebhookList", "WebhookUpdate",
-           "WEBHOOK_ID_PATTERN", "DELIVERY_ID_PATTERN"]
+__all__ = ["DELIVERY_ID_PATTERN", "EVENT_TYPES", "WEBHOOK_ID_PATTERN", "Delivery",
+           "DeliveryAttempt", "DeliveryList", "DeliveryPage", "DeliveryPath", "Webhook",
+           "WebhookCreate", "WebhookCreated", "WebhookList", "WebhookPath", "WebhookUpdate"]
 
 #: the events an endpoint can subscribe to (``*``: every one of them)
 EventName = Literal["run.succeeded", "run.failed", "run.cancelled", "*"]
@@ -110,3 +111,29 @@ class DeliveryList(Struct, forbid_unknown_fields=True):
     data: list[Delivery]
     has_more: Annotated[bool, Meta(
         description="more follow: ask again with starting_after=<last id>")]
+
+
+class WebhookPath(Params):
+    """The endpoint of a ``/v1/webhooks/{webhook_id}`` path."""
+
+    location: ClassVar[str] = "path"
+    webhook_id: Annotated[str, Meta(
+        pattern=WEBHOOK_ID_PATTERN,
+        description="a webhook id (another key's, unknown or malformed: 404)")]
+
+
+class DeliveryPath(Params):
+    """The delivery of a ``.../deliveries/{delivery_id}`` path."""
+
+    location: ClassVar[str] = "path"
+    delivery_id: Annotated[str, Meta(
+        pattern=DELIVERY_ID_PATTERN, description="a delivery id (its webhook-id header)")]
+
+
+class DeliveryPage(Page, kw_only=True):
+    """A page of an endpoint's deliveries."""
+
+    starting_after: Annotated[str, Meta(
+        pattern=DELIVERY_ID_PATTERN,
+        description="the last id of the previous page (not one of the endpoint's "
+                    "deliveries: 400)")] | None = None

@@ -1,9 +1,10 @@
 """What the ``/v1/webhooks`` endpoints do, for the HTTP handlers and the dashboard alike.
 
-Every function takes the store and the caller's key: a key sees only its own endpoints
-(another key's, an unknown id and a malformed one are all 404 ``not_found``). A URL is
-checked by the address guard when it is given (422 with the pointer ``/url``: resolved
-once, every address checked) and again at every delivery.
+Every function takes the store and the caller's key and answers a type of
+:mod:`decido_service.types.webhooks`: a key sees only its own endpoints (another key's, an
+unknown id and a malformed one are all 404 ``not_found``). A URL is checked by the address
+guard when it is given (422 with the pointer ``/url``: resolved once, every address
+checked) and again at every delivery.
 """
 
 from __future__ import annotations
@@ -14,25 +15,31 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
 import orjson
 
 from decido_service import limits
 from decido_service.config import Settings, webhook_networks
 from decido_service.http.problems import ApiError, field_error, validation_error
-from decido_service.pages import page_limit
 from decido_service.store import KeyRecord, Store, iso_utc, ordered_id
 from decido_service.types.webhooks import (
     DELIVERY_ID_PATTERN,
     WEBHOOK_ID_PATTERN,
+    Delivery,
+    DeliveryAttempt,
+    DeliveryList,
+    DeliveryPage,
+    Webhook,
     WebhookCreate,
+    WebhookCreated,
     WebhookUpdate,
 )
 from decido_service.webhooks.events import TEST_EVENT
 from decido_service.webhooks.guard import GuardError, destination
 from decido_service.webhooks.signing import new_secret
 
-__all__ = ["SECRET_GRACE", "create", "delete", "delivery_view", "find", "page_deliveries",
-           "resend", "rotate", "send_test", "update", "webhook_view"]
+__all__ = ["RESOLVE_TIMEOUT", "SECRET_GRACE", "create", "delete", "delivery_view", "find",
+           "page_deliveries", "resend", "rotate", "send_test", "update", "webhook_view"]
 
 #: seconds a rotated-out secret keeps signing beside the new one
 SECRET_GRACE = 86400.0
@@ -42,24 +49,26 @@ _WEBHOOK_ID = re.compile(WEBHOOK_ID_PATTERN)
 _DELIVERY_ID = re.compile(DELIVERY_ID_PATTERN)
 
 
-def webhook_view(row: Mapping[str, Any], *, secret: bool = False) -> dict[str, Any]:
-    """The API's ``Webhook`` of a row (``WebhookCreated``, with the secret, on request)."""
-    out = {"id": row["id"], "url": row["url"], "events": orjson.loads(row["events"]),
-           "description": row["description"], "enabled": bool(row["enabled"]),
-           "disabled_reason": row["disabled_reason"], "created_at": row["created_at"]}
-    if secret:
-        out["secret"] = row["secret"]
-    return out
+def webhook_view(row: Mapping[str, Any]) -> Webhook:
+    """The API's ``Webhook`` of a row (never its secret)."""
+    return Webhook(id=row["id"], url=row["url"], events=orjson.loads(row["events"]),
+                   description=row["description"], enabled=bool(row["enabled"]),
+                   disabled_reason=row["disabled_reason"], created_at=row["created_at"])
 
 
-def delivery_view(row: Mapping[str, Any]) -> dict[str, Any]:
+def _with_secret(row: Mapping[str, Any]) -> WebhookCreated:
+    """The API's ``WebhookCreated``: the endpoint and its secret (shown once)."""
+    return WebhookCreated(**msgspec.structs.asdict(webhook_view(row)), secret=row["secret"])
+
+
+def delivery_view(row: Mapping[str, Any]) -> Delivery:
     """The API's ``Delivery`` of a row."""
-    attempts = orjson.loads(row["attempts"])
+    attempts = msgspec.convert(orjson.loads(row["attempts"]), list[DeliveryAttempt])
     due = row["next_attempt"] if row["state"] == "pending" else None
-    return {"id": row["id"], "webhook_id": row["webhook_id"], "event": row["event"],
-            "created_at": row["created_at"], "state": row["state"], "attempts": attempts,
-            "next_attempt_at": None if due is None else iso_utc(due),
-            "attempt_count": len(attempts)}
+    return Delivery(id=row["id"], webhook_id=row["webhook_id"], event=row["event"],
+                    created_at=row["created_at"], state=row["state"], attempts=attempts,
+                    next_attempt_at=None if due is None else iso_utc(due),
+                    attempt_count=len(attempts))
 
 
 def _not_found(what: str, ident: str) -> ApiError:
@@ -67,7 +76,7 @@ def _not_found(what: str, ident: str) -> ApiError:
 
 
 async def find(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, Any]:
-    """One of the key's endpoints; 404 otherwise."""
+    """The row of one of the key's endpoints; 404 otherwise."""
     row = await store.get_webhook(key["id"], webhook_id) \
         if _WEBHOOK_ID.fullmatch(webhook_id) else None
     if row is None:
@@ -95,7 +104,7 @@ def _events(events: Sequence[str]) -> str:
 
 
 async def create(store: Store, settings: Settings, key: KeyRecord,
-                 req: WebhookCreate) -> dict[str, Any]:
+                 req: WebhookCreate) -> WebhookCreated:
     """A new endpoint of the key, with its secret (403 ``too_many_webhooks`` at the
     tier's ``max_webhooks``)."""
     url = await _checked_url(req.url, settings)
@@ -103,16 +112,17 @@ async def create(store: Store, settings: Settings, key: KeyRecord,
     row = {"id": ordered_id("wh_", now), "key_id": key["id"], "url": url,
            "events": _events(req.events),
            "description": req.description if isinstance(req.description, str) else None,
-           "enabled": 1, "secret": new_secret(), "created_at": iso_utc(now)}
+           "enabled": 1, "disabled_reason": None, "secret": new_secret(),
+           "created_at": iso_utc(now)}
     cap = limits.tier_limits(key, settings=settings)["max_webhooks"]
     if not await store.create_webhook(row, cap):
         raise ApiError("too_many_webhooks", f"this key has {cap} webhooks, the most its tier "
                        "allows; delete one first", extra={"limit_value": cap})
-    return webhook_view({**row, "disabled_reason": None}, secret=True)
+    return _with_secret(row)
 
 
 async def update(store: Store, settings: Settings, key: KeyRecord, webhook_id: str,
-                 req: WebhookUpdate) -> dict[str, Any]:
+                 req: WebhookUpdate) -> Webhook:
     """Change an endpoint's url, events, description or enabled flag (enabling it again
     clears the reason and the failing streak it was disabled for)."""
     await find(store, key, webhook_id)
@@ -138,7 +148,7 @@ async def delete(store: Store, key: KeyRecord, webhook_id: str) -> None:
         raise _not_found("webhook", webhook_id)
 
 
-async def rotate(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, Any]:
+async def rotate(store: Store, key: KeyRecord, webhook_id: str) -> WebhookCreated:
     """A new secret; the current one signs beside it for :data:`SECRET_GRACE` seconds."""
     row = await find(store, key, webhook_id)
     changed = await store.update_webhook(key["id"], webhook_id, {
@@ -146,10 +156,10 @@ async def rotate(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, Any
         "old_secret_until": time.time() + SECRET_GRACE})
     if changed is None:
         raise _not_found("webhook", webhook_id)
-    return webhook_view(changed, secret=True)
+    return _with_secret(changed)
 
 
-async def send_test(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, Any]:
+async def send_test(store: Store, key: KeyRecord, webhook_id: str) -> Delivery:
     """Queue a ``webhook.test`` event due at once (409 ``webhook_disabled`` for a disabled
     endpoint); the delivery. The caller wakes its delivery worker."""
     row = await find(store, key, webhook_id)
@@ -166,23 +176,20 @@ async def send_test(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, 
 
 
 async def page_deliveries(store: Store, key: KeyRecord, webhook_id: str,
-                          args: Mapping[str, str]) -> dict[str, Any]:
-    """A page of the endpoint's deliveries, newest first (``limit``, ``starting_after``),
-    as the API's ``DeliveryList``."""
-    limit = page_limit(args.get("limit"))
-    after = args.get("starting_after")
-    if after is not None and not _DELIVERY_ID.fullmatch(after):
-        raise ApiError("invalid_parameter", f"starting_after: {after!r} is not a delivery id")
+                          query: DeliveryPage) -> DeliveryList:
+    """A page of the endpoint's deliveries, newest first."""
     await find(store, key, webhook_id)
     try:
-        rows = await store.page_deliveries(key["id"], webhook_id, limit + 1, after)
+        rows = await store.page_deliveries(key["id"], webhook_id, query.limit + 1,
+                                           query.starting_after)
     except ValueError as exc:
         raise ApiError("invalid_parameter", str(exc)) from None
-    return {"data": [delivery_view(r) for r in rows[:limit]], "has_more": len(rows) > limit}
+    return DeliveryList(data=[delivery_view(r) for r in rows[:query.limit]],
+                        has_more=len(rows) > query.limit)
 
 
 async def resend(store: Store, settings: Settings, key: KeyRecord, webhook_id: str,
-                 delivery_id: str) -> dict[str, Any]:
+                 delivery_id: str) -> Delivery:
     """Attempt a delivery once more, at once, with the same ``webhook-id`` (no retries
     after it); 409 ``delivery_in_progress`` while an attempt of it is under way."""
     await find(store, key, webhook_id)
@@ -197,4 +204,3 @@ async def resend(store: Store, settings: Settings, key: KeyRecord, webhook_id: s
     found = await store.get_delivery(key["id"], webhook_id, delivery_id)
     assert found is not None
     return delivery_view(found)
-

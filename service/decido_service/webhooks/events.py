@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from decido_service import __version__
+from decido_service.http.responses import encode
 from decido_service.runs.api import run_view
 from decido_service.webhooks.signing import signature_header
 
@@ -31,8 +32,8 @@ def event_body(row: dict[str, Any]) -> bytes:
     """The body of a delivery (module docs)."""
     data = orjson.loads(row["payload"])
     if row["event"] != TEST_EVENT:
-        data = run_view(data)
-    return orjson.dumps({"type": row["event"], "timestamp": row["created_at"], "data": data})
+        data = run_view(data)  # a Run, encoded as GET /v1/runs/{id} encodes it
+    return encode({"type": row["event"], "timestamp": row["created_at"], "data": data})
 
 
 def signing_secrets(row: dict[str, Any], now: float) -> list[str]:
