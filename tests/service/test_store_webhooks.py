@@ -24,29 +24,29 @@ def hook(key_id: str, n: int, events: list[str], enabled: int = 1) -> dict[str, 
 
 def test_run_deliveries_come_with_the_final_state(url: str) -> None:  # noqa: F811
     async def scenario(store: Store) -> None:
-        assert await store.create_webhook(hook("k1", 1, ["run.succeeded"]), 2)
-        assert await store.create_webhook(hook("k1", 2, ["*"]), 2)
-        assert not await store.create_webhook(hook("k1", 3, ["*"]), 2)  # the cap
-        assert await store.create_webhook(hook("k1", 4, ["*"], enabled=0), None)
-        assert await store.create_webhook(hook("k2", 5, ["*"]), 2)  # another key's
-        await store.record_run({"id": "run_a", "key_id": "k1", "state": "running",
+        assert await store.webhooks.create(hook("k1", 1, ["run.succeeded"]), 2)
+        assert await store.webhooks.create(hook("k1", 2, ["*"]), 2)
+        assert not await store.webhooks.create(hook("k1", 3, ["*"]), 2)  # the cap
+        assert await store.webhooks.create(hook("k1", 4, ["*"], enabled=0), None)
+        assert await store.webhooks.create(hook("k2", 5, ["*"]), 2)  # another key's
+        await store.runs.record({"id": "run_a", "key_id": "k1", "state": "running",
                                 "owner": "p", "engine": "dss"})
-        await store.update_run("run_a", {"state": "running"})  # not final: nothing
-        assert await store.claim_deliveries("w", NOW, NOW + 60, 10) == []
-        assert not await store.update_run("run_a", {"state": "cancelled"}, {"owner": "q"})
-        assert await store.claim_deliveries("w", NOW, NOW + 60, 10) == []
-        assert await store.update_run("run_a", {"state": "succeeded",
+        await store.runs.update("run_a", {"state": "running"})  # not final: nothing
+        assert await store.webhooks.claim("w", NOW, NOW + 60, 10) == []
+        assert not await store.runs.update("run_a", {"state": "cancelled"}, {"owner": "q"})
+        assert await store.webhooks.claim("w", NOW, NOW + 60, 10) == []
+        assert await store.runs.update("run_a", {"state": "succeeded",
                                                 "finished_at": "2025-06-15T15:06:41Z"},
                                       {"owner": "p"})
-        claimed = await store.claim_deliveries("w", NOW + 1e9, NOW + 2e9, 10)
+        claimed = await store.webhooks.claim("w", NOW + 1e9, NOW + 2e9, 10)
         assert sorted(c["webhook_id"] for c in claimed) == [f"wh_{1:024x}", f"wh_{2:024x}"]
         assert {c["event"] for c in claimed} == {"run.succeeded"}
         payload = json.loads(claimed[0]["payload"])
         assert payload["id"] == "run_a" and payload["state"] == "succeeded"
         assert claimed[0]["created_at"] == "2025-06-15T15:06:41Z"
-        await store.record_run({"id": "run_b", "key_id": "k1", "state": "running"})
-        await store.update_run("run_b", {"state": "failed"})  # only hook 2 wants it
-        later = await store.claim_deliveries("w", NOW + 1e9, NOW + 60, 10)
+        await store.runs.record({"id": "run_b", "key_id": "k1", "state": "running"})
+        await store.runs.update("run_b", {"state": "failed"})  # only hook 2 wants it
+        later = await store.webhooks.claim("w", NOW + 1e9, NOW + 60, 10)
         assert [(c["webhook_id"], c["event"]) for c in later] == [(f"wh_{2:024x}",
                                                                    "run.failed")]
 
@@ -61,56 +61,56 @@ def delivery(n: int, webhook: int, due: float) -> dict[str, Any]:
 
 def test_claims_leases_and_outcomes(url: str) -> None:  # noqa: F811
     async def scenario(store: Store) -> None:
-        await store.create_webhook(hook("k1", 1, ["*"]), None)
+        await store.webhooks.create(hook("k1", 1, ["*"]), None)
         for n in range(20):
-            await store.add_delivery(delivery(n, 1, NOW))
-        await store.add_delivery(delivery(99, 1, NOW + 100))  # not due yet
-        taken = await asyncio.gather(*(store.claim_deliveries(f"w{i}", NOW, NOW + 60, 3)
+            await store.webhooks.add_delivery(delivery(n, 1, NOW))
+        await store.webhooks.add_delivery(delivery(99, 1, NOW + 100))  # not due yet
+        taken = await asyncio.gather(*(store.webhooks.claim(f"w{i}", NOW, NOW + 60, 3)
                                        for i in range(10)))
         ids = [d["id"] for batch in taken for d in batch]
         assert len(ids) == len(set(ids)) == 20  # each taken once
-        assert await store.claim_deliveries("late", NOW + 30, NOW + 90, 50) == []  # leased
+        assert await store.webhooks.claim("late", NOW + 30, NOW + 90, 50) == []  # leased
         first = taken[0][0]
-        again = await store.claim_deliveries("late", NOW + 61, NOW + 121, 50)
+        again = await store.webhooks.claim("late", NOW + 61, NOW + 121, 50)
         assert len(again) == 20  # the leases ran out: taken over
         record = {"id": first["id"], "webhook_id": first["webhook_id"], "attempts": "[{}]",
                   "state": "pending", "next_attempt": NOW + 200, "retry_index": 2}
-        assert not await store.finish_delivery(record, first["owner"], "failed", NOW,
+        assert not await store.webhooks.finish(record, first["owner"], "failed", NOW,
                                                FAILING_AFTER)  # no longer its own
-        assert await store.finish_delivery(record, "late", "failed", NOW, FAILING_AFTER)
-        got = await store.get_delivery("k1", first["webhook_id"], first["id"])
+        assert await store.webhooks.finish(record, "late", "failed", NOW, FAILING_AFTER)
+        got = await store.webhooks.get_delivery("k1", first["webhook_id"], first["id"])
         assert got is not None and got["attempts"] == "[{}]" and got["owner"] is None
-        w = await store.get_webhook("k1", first["webhook_id"])
+        w = await store.webhooks.get("k1", first["webhook_id"])
         assert w is not None and w["enabled"] and w["failing_since"] == NOW
         # still failing 5 days later: disabled; its deliveries are no longer claimed
         second = {**record, "id": again[1]["id"]}
-        assert await store.finish_delivery(second, "late", "failed", NOW + FAILING_AFTER,
+        assert await store.webhooks.finish(second, "late", "failed", NOW + FAILING_AFTER,
                                            FAILING_AFTER)
-        w = await store.get_webhook("k1", first["webhook_id"])
+        w = await store.webhooks.get("k1", first["webhook_id"])
         assert w is not None and not w["enabled"] and w["disabled_reason"] == "failing"
-        assert await store.claim_deliveries("x", NOW + 1e6, NOW + 2e6, 50) == []
+        assert await store.webhooks.claim("x", NOW + 1e6, NOW + 2e6, 50) == []
         # enabled again, a success ends the streak; a 410 disables at once
-        await store.update_webhook("k1", w["id"], {"enabled": 1, "disabled_reason": None,
+        await store.webhooks.update("k1", w["id"], {"enabled": 1, "disabled_reason": None,
                                                     "failing_since": None})
         third = {**record, "id": again[2]["id"], "state": "delivered"}
-        assert await store.finish_delivery(third, "late", "failed", NOW + 1, FAILING_AFTER)
-        assert await store.finish_delivery({**third, "id": again[3]["id"]}, "late", "ok",
+        assert await store.webhooks.finish(third, "late", "failed", NOW + 1, FAILING_AFTER)
+        assert await store.webhooks.finish({**third, "id": again[3]["id"]}, "late", "ok",
                                            NOW + 2, FAILING_AFTER)
-        w = await store.get_webhook("k1", w["id"])
+        w = await store.webhooks.get("k1", w["id"])
         assert w is not None and w["failing_since"] is None
-        assert await store.finish_delivery({**third, "id": again[4]["id"]}, "late", "gone",
+        assert await store.webhooks.finish({**third, "id": again[4]["id"]}, "late", "gone",
                                            NOW + 3, FAILING_AFTER)
-        w = await store.get_webhook("k1", w["id"])
+        w = await store.webhooks.get("k1", w["id"])
         assert w is not None and not w["enabled"] and w["disabled_reason"] == "gone"
         # pages, newest first; resend; delete takes the deliveries along
-        page = await store.page_deliveries("k1", w["id"], 5)
+        page = await store.webhooks.page_deliveries("k1", w["id"], 5)
         assert [d["id"] for d in page] == [f"msg_{n:024x}" for n in (99, 19, 18, 17, 16)]
-        rest = await store.page_deliveries("k1", w["id"], 100, page[-1]["id"])
+        rest = await store.webhooks.page_deliveries("k1", w["id"], 100, page[-1]["id"])
         assert len(rest) == 16
-        assert await store.resend_delivery("k1", w["id"], first["id"], NOW + 5, 8)
-        assert not await store.resend_delivery("k2", w["id"], first["id"], NOW + 5, 8)
-        assert await store.delete_webhook("k1", w["id"])
-        assert await store.page_deliveries("k1", w["id"], 5) == []
-        assert not await store.delete_webhook("k1", w["id"])
+        assert await store.webhooks.resend("k1", w["id"], first["id"], NOW + 5, 8)
+        assert not await store.webhooks.resend("k2", w["id"], first["id"], NOW + 5, 8)
+        assert await store.webhooks.delete("k1", w["id"])
+        assert await store.webhooks.page_deliveries("k1", w["id"], 5) == []
+        assert not await store.webhooks.delete("k1", w["id"])
 
     run(url, scenario)

@@ -31,7 +31,7 @@ __all__: list[str] = []
 async def _page(request: ApiRequest, session: Session, *, shown: WebhookCreated | None = None,
                 problems: tuple[str, ...] = (),
                 fields: dict[str, Any] | None = None) -> HTTPResponse:
-    rows = await request.app.ctx.store.list_webhooks(session.key["id"])
+    rows = await request.app.ctx.store.webhooks.of_key(session.key["id"])
     return page("webhooks.html", session=session,
                 hooks=[api.webhook_view(r) for r in rows], shown=shown, problems=problems,
                 events=EVENT_TYPES, fields=fields or {"url": "", "events": [], "description": ""})

@@ -77,7 +77,7 @@ def _not_found(what: str, ident: str) -> ApiError:
 
 async def find(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, Any]:
     """The row of one of the key's endpoints; 404 otherwise."""
-    row = await store.get_webhook(key["id"], webhook_id) \
+    row = await store.webhooks.get(key["id"], webhook_id) \
         if _WEBHOOK_ID.fullmatch(webhook_id) else None
     if row is None:
         raise _not_found("webhook", webhook_id)
@@ -115,7 +115,7 @@ async def create(store: Store, settings: Settings, key: KeyRecord,
            "enabled": 1, "disabled_reason": None, "secret": new_secret(),
            "created_at": iso_utc(now)}
     cap = limits.tier_limits(key, settings=settings)["max_webhooks"]
-    if not await store.create_webhook(row, cap):
+    if not await store.webhooks.create(row, cap):
         raise ApiError("too_many_webhooks", f"this key has {cap} webhooks, the most its tier "
                        "allows; delete one first", extra={"limit_value": cap})
     return _with_secret(row)
@@ -135,7 +135,7 @@ async def update(store: Store, settings: Settings, key: KeyRecord, webhook_id: s
         changes["description"] = req.description
     if isinstance(req.enabled, bool):
         changes.update(enabled=int(req.enabled), disabled_reason=None, failing_since=None)
-    row = await store.update_webhook(key["id"], webhook_id, changes)
+    row = await store.webhooks.update(key["id"], webhook_id, changes)
     if row is None:
         raise _not_found("webhook", webhook_id)
     return webhook_view(row)
@@ -144,14 +144,14 @@ async def update(store: Store, settings: Settings, key: KeyRecord, webhook_id: s
 async def delete(store: Store, key: KeyRecord, webhook_id: str) -> None:
     """Delete an endpoint and its deliveries."""
     if not (_WEBHOOK_ID.fullmatch(webhook_id) and
-            await store.delete_webhook(key["id"], webhook_id)):
+            await store.webhooks.delete(key["id"], webhook_id)):
         raise _not_found("webhook", webhook_id)
 
 
 async def rotate(store: Store, key: KeyRecord, webhook_id: str) -> WebhookCreated:
     """A new secret; the current one signs beside it for :data:`SECRET_GRACE` seconds."""
     row = await find(store, key, webhook_id)
-    changed = await store.update_webhook(key["id"], webhook_id, {
+    changed = await store.webhooks.update(key["id"], webhook_id, {
         "secret": new_secret(), "old_secret": row["secret"],
         "old_secret_until": time.time() + SECRET_GRACE})
     if changed is None:
@@ -171,7 +171,7 @@ async def send_test(store: Store, key: KeyRecord, webhook_id: str) -> Delivery:
                 "event": TEST_EVENT, "payload": orjson.dumps({"webhook_id": webhook_id}).decode(),
                 "created_at": iso_utc(now), "state": "pending", "attempts": "[]",
                 "next_attempt": now, "retry_index": 1}
-    await store.add_delivery(delivery)
+    await store.webhooks.add_delivery(delivery)
     return delivery_view(delivery)
 
 
@@ -180,7 +180,7 @@ async def page_deliveries(store: Store, key: KeyRecord, webhook_id: str,
     """A page of the endpoint's deliveries, newest first."""
     await find(store, key, webhook_id)
     try:
-        rows = await store.page_deliveries(key["id"], webhook_id, query.limit + 1,
+        rows = await store.webhooks.page_deliveries(key["id"], webhook_id, query.limit + 1,
                                            query.starting_after)
     except ValueError as exc:
         raise ApiError("invalid_parameter", str(exc)) from None
@@ -193,14 +193,14 @@ async def resend(store: Store, settings: Settings, key: KeyRecord, webhook_id: s
     """Attempt a delivery once more, at once, with the same ``webhook-id`` (no retries
     after it); 409 ``delivery_in_progress`` while an attempt of it is under way."""
     await find(store, key, webhook_id)
-    row = await store.get_delivery(key["id"], webhook_id, delivery_id) \
+    row = await store.webhooks.get_delivery(key["id"], webhook_id, delivery_id) \
         if _DELIVERY_ID.fullmatch(delivery_id) else None
     if row is None:
         raise _not_found("delivery", delivery_id)
-    if not await store.resend_delivery(key["id"], webhook_id, delivery_id, time.time(),
+    if not await store.webhooks.resend(key["id"], webhook_id, delivery_id, time.time(),
                                        len(settings.delivery_schedule)):
         raise ApiError("delivery_in_progress", f"an attempt of {delivery_id} is under way; "
                        "retry when it ends", headers={"Retry-After": "1"})
-    found = await store.get_delivery(key["id"], webhook_id, delivery_id)
+    found = await store.webhooks.get_delivery(key["id"], webhook_id, delivery_id)
     assert found is not None
     return delivery_view(found)

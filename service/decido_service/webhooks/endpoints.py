@@ -55,7 +55,7 @@ async def webhooks(request: ApiRequest) -> HTTPResponse:
         req = decode_body(WebhookCreate, json_bytes(request))
         return answer(await hooks.create(ctx.store, ctx.settings, key, req), 201,
                       _SECRET_HEADERS)
-    rows = await ctx.store.list_webhooks(key["id"])
+    rows = await ctx.store.webhooks.of_key(key["id"])
     return answer(WebhookList(data=[hooks.webhook_view(r) for r in rows]))
 
 

@@ -1,7 +1,7 @@
 """The delivery worker: one per worker process, on every node.
 
-It claims the deliveries that are due (:meth:`Store.claim_deliveries`: each is this
-process's under a lease of :data:`LEASE` seconds, longer than an attempt can take, and no
+It claims the deliveries that are due (``store.webhooks.claim``: each is this process's
+under a lease of :data:`LEASE` seconds, longer than an attempt can take, and no
 other process takes it meanwhile), at most ``DECIDO_WEBHOOK_CONCURRENCY`` at once, every
 :data:`CLAIM_INTERVAL` seconds or at once when woken (a test event sent here). Each attempt
 runs as a task of its own on the event loop — the HTTP exchange is asynchronous, so it
@@ -88,14 +88,14 @@ class DeliveryWorker:
                 free = self.concurrency - len(self.attempts)
                 if free > 0:
                     now = time.time()
-                    for row in await self.store.claim_deliveries(self.owner, now, now + LEASE,
+                    for row in await self.store.webhooks.claim(self.owner, now, now + LEASE,
                                                                  free):
                         task = asyncio.ensure_future(self._attempt(row))
                         self.attempts.add(task)
                         task.add_done_callback(self._done)
                 if loop.time() >= next_prune:
                     next_prune = loop.time() + PRUNE_INTERVAL
-                    await self.store.prune_deliveries(
+                    await self.store.webhooks.prune(
                         iso_utc(time.time() - self.retention_days * 86400.0))
             except Exception:  # noqa: BLE001 - a store outage: try again next round
                 log.debug("delivery worker: store call failed", exc_info=True)
@@ -127,7 +127,7 @@ class DeliveryWorker:
             state, due = ("failed", None) if delay is None else ("pending", now + delay)
             index += 1
         try:
-            await self.store.finish_delivery(
+            await self.store.webhooks.finish(
                 {"id": row["id"], "webhook_id": row["webhook_id"],
                  "attempts": orjson.dumps(attempts).decode(), "state": state,
                  "next_attempt": due, "retry_index": index}, self.owner, outcome, now,
