@@ -114,6 +114,12 @@ def decode_key_request(body: bytes) -> KeyRequest:
     return _decode(KeyRequest, body) if body else KeyRequest()
 
 
+def decode_body(kind: type[T], body: bytes) -> T:
+    """A body of one of the request types (:data:`~decido_service.types.REQUEST_TYPES`)
+    that needs no check beyond its type; 400 or a 422 listing every fault."""
+    return _decode(kind, body)
+
+
 def decode_optimize(body: bytes) -> OptimizeRequest:
     """A ``POST /v1/optimize`` body, checked in full but not compiled; 400 for bytes that
     are not JSON, else a 422 listing every fault (with its JSON pointer)."""

@@ -132,7 +132,12 @@ def test_openapi_document(server: LiveServer) -> None:
                                  "/v1/runs/{run_id}", "/v1/runs/{run_id}/cancel",
                                  "/v1/runs/{run_id}/events",
                                  "/v1/runs/{run_id}/trace", "/v1/decisions",
-                                 "/v1/decisions/{decision_id}", "/v1/openapi.json", "/v1/docs"}
+                                 "/v1/decisions/{decision_id}", "/v1/openapi.json", "/v1/docs",
+                                 "/v1/webhooks", "/v1/webhooks/{webhook_id}",
+                                 "/v1/webhooks/{webhook_id}/rotate",
+                                 "/v1/webhooks/{webhook_id}/test",
+                                 "/v1/webhooks/{webhook_id}/deliveries",
+                                 "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend"}
     assert_common_headers(r)
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from decido_service.runs.queue import RunWorker
     from decido_service.store import Store
     from decido_service.store.group import GroupCommit
+    from decido_service.webhooks.worker import DeliveryWorker
 
 __all__ = ["App", "AppContext", "ApiRequest"]
 
@@ -53,6 +54,7 @@ class AppContext:
     executions: set[Execution]
     run_feeds: Feeds
     run_worker: RunWorker
+    delivery_worker: DeliveryWorker
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
