@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from sanic import Request, Sanic
 
-from decido_service.admission import KeyCache, Readiness
+from decido_service.admission import KeyCache, Readiness, SpentBudgets
 from decido_service.errors import ApiError
 from decido_service.run_events import Feeds
 from decido_service.run_queue import RunWorker
@@ -111,6 +111,7 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.admissions = GroupCommit(store)
     app.ctx.key_cache = KeyCache(store)
     app.ctx.readiness = Readiness(store)
+    app.ctx.spent_budgets = SpentBudgets()
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
     app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)

@@ -35,7 +35,8 @@ from decido_service.errors import ApiError
 from decido_service.runs import PROGRESS_INTERVAL, run_view
 from decido_service.store import FINISHED_STATES, Store
 
-__all__ = ["HEARTBEAT", "Cursor", "Feeds", "RunFeed", "Snapshot", "parse_last_event_id"]
+__all__ = ["HEARTBEAT", "Cursor", "Feeds", "RunFeed", "Snapshot", "check_resumable",
+           "parse_last_event_id"]
 
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
@@ -58,6 +59,24 @@ def parse_last_event_id(text: str | None) -> Cursor:
                                             "of this stream")
     evaluations = int(match.group(2)) if match.group(2) is not None else -1
     return int(match.group(1)), evaluations
+
+
+def check_resumable(snapshot: Snapshot, cursor: Cursor, text: str | None) -> None:
+    """400 ``invalid_parameter`` when the event ``text`` (parsed: ``cursor``) is one the
+    run's stream cannot have sent yet: a state it has not entered, the terminal event of a
+    run still going, or progress beyond its evaluations so far."""
+    seen, evaluations = cursor
+    reached = snapshot.path[-1] if not snapshot.final else _TERMINAL
+    if seen == 2:
+        result = snapshot.view.get("result") or {}
+        done = snapshot.evaluations if not snapshot.final else int(
+            result.get("evaluations") or 0)
+        future = 2 not in snapshot.path or evaluations > done
+    else:
+        future = seen > reached
+    if future:
+        raise ApiError("invalid_parameter", f"Last-Event-ID: {text!r} is not an event id "
+                                            "this stream has sent")
 
 
 def _event(kind: str, event_id: str, data: Any) -> bytes:

@@ -38,7 +38,7 @@ from sanic import Request
 
 import decido
 from decido_service import limits, runs
-from decido_service.admission import admit
+from decido_service.admission import admit, observe
 from decido_service.errors import ApiError, as_api_error
 from decido_service.schemas import compile_objective
 from decido_service.store import KeyRecord, Store, iso_utc
@@ -104,6 +104,8 @@ async def admit_run(request: Request, key: KeyRecord, req: OptimizeRequest,
         "document": orjson.dumps(document).decode(), "owner": worker.owner,
         "lease_until": time.time() + worker.lease}, cap,
         ctx.settings.run_backlog if queued else None)
+    if refused is not None:  # the X-RateLimit-* headers every answer to a key carries
+        await observe(request, limits.specs_for("optimize", key, settings=ctx.settings))
     if refused == "cap":
         raise ApiError("too_many_runs", f"this key has {cap} runs queued or running, the "
                        f"most its tier allows; retry when one ends",

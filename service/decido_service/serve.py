@@ -33,7 +33,8 @@ def register(subparsers: Any) -> None:
         "serve", help="run the HTTP service",
         description="Run the decido HTTP API (docs at /v1/docs). Options override the "
                     "DECIDO_HOST, DECIDO_PORT, DECIDO_STORE (or DECIDO_DB) and DECIDO_WORKERS "
-                    "variables.")
+                    "variables. DECIDO_METRICS=1 also serves Prometheus metrics at /metrics "
+                    "(the metrics extra).")
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default 8000)")
     p.add_argument("--store", "--db", dest="db", metavar="URL",
@@ -124,6 +125,7 @@ def serve(args: argparse.Namespace) -> int:
     from sanic.worker.loader import AppLoader
 
     from decido_service.app import create_app
+    from decido_service.connections import CappedProtocol
     settings = _environment(args)
     problem = port_problem(settings.host, settings.port)
     if problem is not None:
@@ -139,7 +141,8 @@ def serve(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     app.prepare(host=settings.host, port=settings.port, workers=settings.workers,
-                access_log=False, motd=False, single_process=False)
+                access_log=False, motd=False, single_process=False,
+                protocol=CappedProtocol)
     try:
         Sanic.serve(primary=app, app_loader=loader)
     except OSError as exc:  # taken between the check and the bind

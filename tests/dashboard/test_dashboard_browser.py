@@ -66,6 +66,25 @@ def test_sign_in_shows_plan_usage_and_latest(visit: Visit, server: Any, key: str
     visit.verify()
 
 
+def test_sign_in_after_a_batch(visit: Visit, server: Any, key: str) -> None:
+    """A batch's log entry has no method or best of its own: the overview and the log
+    answered 500 (the templates read summary.method) until batch entries were rendered."""
+    options = [{"id": "a", "attributes": {"p": 1}}, {"id": "b", "attributes": {"p": 2}}]
+    batch = {"decisions": [{"id": "first", "options": options, "expression": "p"},
+                           {"id": "second", "options": options, "expression": "-p"}]}
+    answer = server.request("POST", "/v1/batch", batch, headers=auth(key))
+    assert answer.status == 200, answer.body
+    visit.sign_in()
+    latest = visit.page.inner_text("main")
+    assert "batch" in latest and "2 of 2 ok" in latest
+    page = visit.go("/dashboard/decisions")
+    row = page.locator("tbody tr").first.inner_text()
+    assert "batch" in row and "2 of 2 ok" in row
+    page.locator("tbody tr a").first.click()
+    assert "batch" in page.inner_text("main")
+    visit.verify()
+
+
 def test_a_run_appears_grows_and_finishes(visit: Visit, server: Any, key: str) -> None:
     visit.sign_in()
     run_id = submit(server, key, SLOW_RUN)

@@ -136,6 +136,30 @@ def test_other_keys_bad_ids_and_bad_last_event_id(server: LiveServer) -> None:
         assert r.json()["detail"].startswith("Last-Event-ID")
 
 
+def test_ids_the_stream_never_sent_are_400_on_a_running_run(server: LiveServer) -> None:
+    """``3``, ``4`` or a progress id ahead of the run, accepted before, made the client
+    skip the final state and terminal events."""
+    key = server.create_key(tier="team")["key"]
+    run = submit(server, key, {**SLOW, "time_limit": 20})
+    wait_for(server, key, run["id"], "running")
+    try:
+        for never in ("3", "4", f"2.{10**15}"):
+            r = server.request("GET", f"/v1/runs/{run['id']}/events",
+                               headers={**auth(key), "Last-Event-ID": never})
+            assert r.status == 400 and r.json()["code"] == "invalid_parameter", never
+            assert r.json()["detail"].startswith("Last-Event-ID")
+        events = watch(server, key, run["id"], last_id="1", stop_after=1)  # one it sent
+        assert events[0].id == "2" and events[0].data["state"] == "running"
+    finally:
+        server.request("POST", f"/v1/runs/{run['id']}/cancel", headers=auth(key))
+        wait_for(server, key, run["id"], *FINAL)
+    # once the run has ended, its final ids were sent (or could have been)
+    assert watch(server, key, run["id"], last_id="3")[-1].id == "4"
+    r = server.request("GET", f"/v1/runs/{run['id']}/events",
+                       headers={**auth(key), "Last-Event-ID": f"2.{10**15}"})
+    assert r.status == 400
+
+
 def test_heartbeat_comments_while_nothing_changes(tmp_path: Path) -> None:
     """A run held in the queue (one run thread, busy) sends no event for a while: the
     stream carries ``: heartbeat`` comments (every DECIDO_SSE_HEARTBEAT seconds)."""

@@ -59,12 +59,13 @@ def openapi_bytes() -> bytes:
 @read_route(bp, "/health")
 @endpoint
 async def health(request: Request) -> HTTPResponse:
-    """Liveness and readiness: 200 when the store answers, else 503."""
+    """Liveness and readiness: 200 when the store answers, else 503 with ``Retry-After``
+    (as the other 503s)."""
     if await request.app.ctx.readiness.ok():
         return json_response(_HEALTHY)
     body = {"status": "unavailable", "version": __version__, "store": "unavailable",
             "engines": len(engine_table())}
-    return json_response(orjson.dumps(body), status=503)
+    return json_response(orjson.dumps(body), status=503, headers={"Retry-After": "1"})
 
 
 @read_route(bp, "/engines")

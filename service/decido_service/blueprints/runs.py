@@ -130,8 +130,11 @@ async def events(request: Request, run_id: str) -> None:
 async def send_events(request: Request, key: KeyRecord, run_id: str) -> None:
     """Answer with the event stream of ``key``'s run (also the dashboard's, which has the
     key from its session)."""
-    cursor = run_events.parse_last_event_id(request.headers.get("last-event-id"))
+    last_id = request.headers.get("last-event-id")
+    cursor = run_events.parse_last_event_id(last_id)
     row = await _row(request, key, run_id)
+    if last_id:  # judged on the row just read: the newest this worker knows
+        run_events.check_resumable(run_events.Snapshot(row), cursor, last_id)
     ctx = request.app.ctx
     async with ctx.run_feeds.watch(ctx.store, key["id"], row) as feed:
         response = await request.respond(

@@ -7,8 +7,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from decido_service import runs
+from decido_service.store import DecisionRecord
 
-__all__ = ["next_query", "request_summary", "run_row", "run_row_of_view", "usage_bars"]
+__all__ = ["decision_row", "next_query", "request_summary", "run_row", "run_row_of_view",
+           "usage_bars"]
 
 
 def run_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -28,6 +30,21 @@ def run_row_of_view(view: dict[str, Any]) -> dict[str, Any]:
             "dims": view["dims"], "best": best, "evaluations": source.get("evaluations"),
             "created": view["created_at"], "duration_ms": source.get("elapsed_ms"),
             "seed": seed, "live": view["state"] in ("queued", "running")}
+
+
+def decision_row(entry: DecisionRecord) -> dict[str, Any]:
+    """A line of a decision log table from a log entry (a decision or a batch): id, kind,
+    method, best, how many options (decisions of a batch), status, created."""
+    summary: dict[str, Any] = dict(entry["summary"])
+    method: Any
+    if summary.get("kind") == "batch":
+        method = "batch"
+        best: Any = f"{summary.get('n_ok', 0)} of {summary.get('n_decisions', 0)} ok"
+        count = summary.get("n_decisions")
+    else:
+        method, best, count = summary.get("method"), summary.get("best"), summary.get("n_options")
+    return {"id": entry["id"], "kind": summary.get("kind"), "method": method, "best": best,
+            "count": count, "status": summary.get("status"), "created": entry["created_at"]}
 
 
 def request_summary(request: dict[str, Any] | None) -> dict[str, Any] | None:

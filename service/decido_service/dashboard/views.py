@@ -49,7 +49,8 @@ async def overview(request: Request, session: Session) -> HTTPResponse:
         store.list_decisions(key["id"], LATEST))
     usage = limits.usage_document(states, key, settings=settings)
     return page("overview.html", session=session, usage=usage, bars=summary.usage_bars(usage),
-                runs=[summary.run_row(r) for r in rows], decisions=decisions)
+                runs=[summary.run_row(r) for r in rows],
+                decisions=[summary.decision_row(d) for d in decisions])
 
 
 @route("/runs")
@@ -108,7 +109,8 @@ async def decision_list(request: Request, session: Session) -> HTTPResponse:
         raise ApiError("invalid_parameter", str(exc)) from None
     shown = found[:DEFAULT_PAGE]
     more = len(found) > DEFAULT_PAGE
-    return page("decisions.html", session=session, decisions=shown,
+    return page("decisions.html", session=session,
+                decisions=[summary.decision_row(d) for d in shown],
                 next_after=shown[-1]["id"] if more else None)
 
 
