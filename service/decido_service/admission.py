@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from sanic import Request
 
 from decido_service import keys, limits
-from decido_service.errors import ApiError
+from decido_service.http.problems import ApiError
 from decido_service.store import (
     AdmissionRequest,
     CounterSpec,

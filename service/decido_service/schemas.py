@@ -33,7 +33,7 @@ from sanic import Request
 import decido
 from decido.design import compile_constraints, design_problems
 from decido.optimize import Problem, problems
-from decido_service.errors import ApiError, field_error, validation_error
+from decido_service.http.problems import ApiError, field_error, validation_error
 from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
 
 __all__ = [

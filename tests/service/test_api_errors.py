@@ -14,7 +14,7 @@ pytest.importorskip("sanic")
 from sanic.exceptions import BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge  # noqa: E402
 
 import decido  # noqa: E402
-from decido_service.errors import (  # noqa: E402
+from decido_service.http.problems import (  # noqa: E402
     TITLES,
     ApiError,
     as_api_error,

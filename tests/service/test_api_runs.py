@@ -13,8 +13,8 @@ import msgspec
 import pytest
 from conftest import LiveServer, auth, running
 
-from decido_service.run_trace import TRACE_POINTS, thin_trace, timed
-from decido_service.run_trace import points as stored_points
+from decido_service.runs.trace import TRACE_POINTS, thin_trace, timed
+from decido_service.runs.trace import points as stored_points
 from decido_service.types import Run, RunList, RunTrace
 
 SPHERE = {"bounds": [[-5, 5]] * 4, "objective_expression": "sum((x - 1)**2)", "seed": 7}

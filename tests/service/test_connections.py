@@ -192,7 +192,7 @@ def test_bad_settings_are_refused(var: str, value: str) -> None:
 
 
 def test_the_cap_counts_per_address_and_forgets_closed_connections() -> None:
-    from decido_service.connections import ConnectionCap
+    from decido_service.http.connections import ConnectionCap
 
     cap = ConnectionCap(2)
     assert cap.admit("10.0.0.1") and cap.admit("10.0.0.1") and cap.admit("::1")

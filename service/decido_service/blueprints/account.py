@@ -8,8 +8,8 @@ from sanic.response import HTTPResponse
 
 from decido_service import limits
 from decido_service.admission import authenticate, observe, throttle_address
-from decido_service.middleware import endpoint
-from decido_service.responses import json_response, read_route
+from decido_service.http.endpoint import endpoint
+from decido_service.http.responses import json_response, read_route
 from decido_service.schemas import decode_key_request, json_bytes
 
 __all__ = ["bp"]

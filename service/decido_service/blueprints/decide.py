@@ -2,7 +2,7 @@
 and the decision log (``GET /v1/decisions``, ``GET /v1/decisions/{id}``).
 
 The JSON body goes to :func:`decido.decide` / :func:`decido.decide_batch` unchanged and the
-answer comes back unchanged; how it is counted and logged: :mod:`decido_service.decisions`.
+answer comes back unchanged; how it is counted and logged: :mod:`decido_service.decisions.decide`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import decision_log, limits
+from decido_service import limits
 from decido_service.admission import admit, authenticate, refusals
-from decido_service.decisions import answer
-from decido_service.errors import ApiError, limit_error
-from decido_service.middleware import endpoint
-from decido_service.responses import json_response, read_route
+from decido_service.decisions import log as decision_log
+from decido_service.decisions.decide import answer
+from decido_service.http.endpoint import endpoint
+from decido_service.http.problems import limit_error
+from decido_service.http.responses import json_response, read_route
 from decido_service.schemas import batch_size, json_body
-from decido_service.store import Store
 
 __all__ = ["bp"]
 
@@ -61,14 +61,9 @@ async def decisions(request: Request) -> HTTPResponse:
     async with refusals(request, key, "decide"):
         limit, cursor = decision_log.page_params(request)
     await admit(request, key, "decide", amount=0)
-    store: Store = request.app.ctx.store
-    try:
-        found = await store.list_decisions(key["id"], limit + 1, cursor)
-    except ValueError as exc:  # a cursor that is not one of the key's entries
-        raise ApiError("invalid_parameter", str(exc)) from None
-    data = [{"id": d["id"], "created_at": d["created_at"], **d["summary"]}
-            for d in found[:limit]]
-    return json_response(orjson.dumps({"data": data, "has_more": len(found) > limit}))
+    found, more = await decision_log.page(request.app.ctx.store, key["id"], limit, cursor)
+    data = [{"id": d["id"], "created_at": d["created_at"], **d["summary"]} for d in found]
+    return json_response(orjson.dumps({"data": data, "has_more": more}))
 
 
 @read_route(bp, "/decisions/<decision_id:str>")
@@ -77,10 +72,7 @@ async def decision(request: Request, decision_id: str) -> HTTPResponse:
     """One entry of the key's decision log, with its request and answer."""
     key = await authenticate(request)
     await admit(request, key, "decide", amount=0)
-    store: Store = request.app.ctx.store
-    found = await store.get_decision(key["id"], decision_id)
-    if found is None:
-        raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
+    found = await decision_log.find(request.app.ctx.store, key["id"], decision_id)
     return json_response(orjson.dumps({
         "id": found["id"], "created_at": found["created_at"], **found["summary"],
         "request": found["request"], "answer": found["answer"]}))

@@ -19,10 +19,10 @@ from sanic.response import HTTPResponse
 
 import decido
 from decido_service import __version__
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
-from decido_service.openapi import openapi_document
-from decido_service.responses import Response, json_response, read_route
+from decido_service.http.endpoint import endpoint
+from decido_service.http.openapi import openapi_document
+from decido_service.http.problems import ApiError
+from decido_service.http.responses import Response, json_response, read_route
 from decido_service.schemas import engine_table
 
 __all__ = ["bp"]

@@ -2,7 +2,7 @@
 
 A valid request within the tier's caps takes a run slot of this worker (503 ``overloaded``
 when ``run_threads + run_queue`` are taken), is counted, is recorded as a run
-(:mod:`decido_service.runs`: readable at ``/v1/runs/{id}`` from then on, final before the
+(:mod:`decido_service.runs.execution`: readable at ``/v1/runs/{id}`` from then on, final before the
 answer is sent) and runs :func:`decido.optimize` in the run pool with the GIL released. The
 answer carries ``run_id`` and ``Location: /v1/runs/{id}``. Every run has a time limit (the
 tier's cap unless the request sets a lower one). The run
@@ -20,7 +20,6 @@ as usual, with problem+json.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import orjson
@@ -28,19 +27,16 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import idempotency, limits, runs
-from decido_service.admission import authenticate, observe, refusals
-from decido_service.errors import ApiError, as_api_error, limit_error, problem_body
-from decido_service.listeners import by_size, in_thread
-from decido_service.middleware import endpoint, request_id, response_headers, streamed
-from decido_service.responses import json_response
-from decido_service.run_queue import admit_run
-from decido_service.schemas import compile_objective, decode_optimize, json_bytes
+from decido_service.http.endpoint import endpoint, response_headers, streamed
+from decido_service.http.problems import as_api_error, problem_body
+from decido_service.http.responses import json_response
+from decido_service.runs import idempotency
+from decido_service.runs.execution import Execution
+from decido_service.runs.submit import answer_of, prepare, start_run
 from decido_service.store import KeyRecord
 from decido_service.types import OptimizeRequest
 
-__all__ = ["NDJSON", "PROGRESS_INTERVAL", "answer_of", "bp", "prepare", "prepare_body",
-           "start_run", "wants_stream"]
+__all__ = ["NDJSON", "PROGRESS_INTERVAL", "bp", "wants_stream"]
 
 bp = Blueprint("optimize")
 NDJSON = "application/x-ndjson"
@@ -64,7 +60,7 @@ async def optimize(request: Request) -> HTTPResponse | None:
 
 async def _start_once(request: Request, key: KeyRecord, req: OptimizeRequest,
                       objective: decido.Expression, budget: dict[str, Any]
-                      ) -> runs.Execution | HTTPResponse:
+                      ) -> Execution | HTTPResponse:
     """The run started for this request, or the answer replayed for a request repeated
     under the same ``Idempotency-Key``."""
     async with idempotency.claim(request, key, idempotency.header(request)) as prior:
@@ -76,7 +72,7 @@ async def _start_once(request: Request, key: KeyRecord, req: OptimizeRequest,
     return execution
 
 
-async def _result(execution: runs.Execution) -> HTTPResponse:
+async def _result(execution: Execution) -> HTTPResponse:
     """The 200 answer once the run has ended; a client that goes away stops the run."""
     assert execution.task is not None
     try:
@@ -86,28 +82,6 @@ async def _result(execution: runs.Execution) -> HTTPResponse:
         raise
     return json_response(orjson.dumps(answer_of(execution.run_id, body)),
                          headers={"Location": f"/v1/runs/{execution.run_id}"})
-
-
-async def prepare(request: Request
-                  ) -> tuple[KeyRecord, OptimizeRequest, decido.Expression, dict[str, Any]]:
-    """Everything decided before a run is admitted: the key, the decoded body, its budget
-    within the tier's caps and the compiled objective (refusals charged to the key)."""
-    key = await authenticate(request)
-    async with refusals(request, key, "optimize"):
-        raw = json_bytes(request)
-    return (key, *await prepare_body(request, key, raw))
-
-
-async def prepare_body(request: Request, key: KeyRecord, raw: bytes
-                       ) -> tuple[OptimizeRequest, decido.Expression, dict[str, Any]]:
-    """:func:`prepare` for a body already read (the dashboard's replay sends a stored
-    one): the decoded body, its budget and the compiled objective (refusals charged)."""
-    async with refusals(request, key, "optimize"):
-        # nothing compiled yet; a large body is decoded in a thread
-        req = await by_size(request, decode_optimize, raw)
-        budget = _budget(request, key, req)  # the tier's caps before any compile
-        objective = await in_thread(request.app.ctx.decide_pool, compile_objective, req)
-    return req, objective, budget
 
 
 def wants_stream(request: Request) -> bool:
@@ -129,54 +103,7 @@ def wants_stream(request: Request) -> bool:
     return False
 
 
-def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str, Any]:
-    """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond)."""
-    settings = request.app.ctx.settings
-    violation = limits.check_dims(key, req.dims, settings=settings)
-    if violation is None:
-        budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
-                                            settings=settings)
-    if violation is not None:
-        raise limit_error(violation)
-    return budget
-
-
-async def start_run(request: Request, key: KeyRecord, req: OptimizeRequest,
-                    objective: decido.Expression, budget: dict[str, Any]) -> runs.Execution:
-    """Take one of the worker's ``run_slots``, record and count the run
-    (:func:`~decido_service.run_queue.admit_run`) and start it in this worker's run pool;
-    the slot is given back when the run ends. The time limit counts from now: the run's
-    wait for a thread is taken from it."""
-    ctx = request.app.ctx
-    slots = ctx.run_slots
-    try:
-        slots.acquire()
-    except ApiError:  # 503 overloaded: nothing counted; the headers show the minute
-        await observe(request, limits.refusal_specs("optimize", key, settings=ctx.settings)[:1])
-        raise
-    try:
-        budget = {**budget, "deadline": time.time() + budget["time_limit"]}
-        run_id, document = await admit_run(request, key, req, budget, queued=False)
-        execution: runs.Execution = ctx.run_worker.launch(
-            key["id"], run_id, request_id(request), document, req, objective, budget,
-            queued=False)
-    except BaseException:
-        slots.release()
-        raise
-    assert execution.task is not None
-    execution.task.add_done_callback(lambda _: slots.release())
-    return execution
-
-
-def answer_of(run_id: str, body: dict[str, Any] | None) -> dict[str, Any]:
-    """The ``/v1/optimize`` answer of a finished run (409 when it was cancelled before a
-    thread picked it up: there is no result)."""
-    if body is None:
-        raise ApiError("run_cancelled", f"run {run_id} was cancelled before it started")
-    return {"id": run_id, **body}
-
-
-async def _stream(request: Request, execution: runs.Execution) -> None:
+async def _stream(request: Request, execution: Execution) -> None:
     """Answer with NDJSON: progress events while the run lasts, then its result or error."""
     future, monitor = execution.task, execution.monitor
     assert future is not None

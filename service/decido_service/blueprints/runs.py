@@ -1,12 +1,9 @@
 """The runs surface: submit a run, read, list, trace, cancel and delete runs.
 
 ``POST /v1/runs`` takes the body of ``/v1/optimize`` through the same validation, caps,
-slot and admission (:func:`decido_service.blueprints.optimize.prepare` and ``start_run``), then
-answers 202 with the queued run and ``Location`` at once; the run goes on in this worker's
-run pool (:mod:`decido_service.runs`). Every read goes to the store, so any worker answers
-for any run. A key sees only its own runs: another key's run, an unknown id and a malformed
-one are all 404 ``not_found``. Reads are not counted; they check the key against the store
-(a revoked key is refused at once).
+and admission (:mod:`decido_service.runs.submit`), then answers 202 with the queued run and
+``Location`` at once. Reads and cancels: :mod:`decido_service.runs.api`. Reads are not
+counted; they check the key against the store (a revoked key is refused at once).
 """
 
 from __future__ import annotations
@@ -18,19 +15,18 @@ import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
-import decido
-from decido_service import idempotency, run_events, runs
 from decido_service.admission import authenticate
-from decido_service.blueprints.optimize import prepare
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint, request_id, response_headers, streamed
-from decido_service.responses import READ, Response, json_response, read_route
-from decido_service.run_queue import admit_run
-from decido_service.run_trace import COLUMNS
-from decido_service.store import FINISHED_STATES, KeyRecord, Store
-from decido_service.types import OptimizeRequest
+from decido_service.http.endpoint import endpoint
+from decido_service.http.problems import ApiError
+from decido_service.http.responses import READ, Response, json_response, read_route
+from decido_service.runs import api as runs
+from decido_service.runs import idempotency
+from decido_service.runs.events import send_events
+from decido_service.runs.submit import enqueue, prepare
+from decido_service.runs.trace import COLUMNS
+from decido_service.store import KeyRecord, Store
 
-__all__ = ["bp", "enqueue", "send_events"]
+__all__ = ["bp"]
 
 bp = Blueprint("runs")
 Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
@@ -55,20 +51,6 @@ async def submit(request: Request) -> HTTPResponse:
         if prior is not None:
             prior.done(run_id, 202, body)
     return json_response(body, status=202, headers={"Location": f"/v1/runs/{run_id}"})
-
-
-async def enqueue(request: Request, key: KeyRecord, req: OptimizeRequest,
-                  objective: decido.Expression, budget: dict[str, Any]) -> str:
-    """Record an admitted run queued (counted) and start it in this worker when one of its
-    run threads is free, else leave it to whichever worker takes it first; its id. (Also
-    the dashboard's replay.)"""
-    run_id, document = await admit_run(request, key, req, budget, queued=True)
-    worker = request.app.ctx.run_worker
-    if worker.free() > 0:
-        worker.launch(key["id"], run_id, request_id(request), document, req, objective, budget)
-    else:
-        await worker.release(run_id)
-    return run_id
 
 
 @read_route(bp, "/runs")
@@ -121,30 +103,10 @@ async def trace(request: Request, run_id: str) -> HTTPResponse:
 @bp.get("/runs/<run_id:str>/events")
 @endpoint
 async def events(request: Request, run_id: str) -> None:
-    """The run's Server-Sent Events (:mod:`decido_service.run_events`), resumed after
+    """The run's Server-Sent Events (:mod:`decido_service.runs.events`), resumed after
     ``Last-Event-ID``; the stream ends after the terminal ``result`` or ``error`` event."""
     key = await authenticate(request, fresh=True)
     await send_events(request, key, run_id)
-
-
-async def send_events(request: Request, key: KeyRecord, run_id: str) -> None:
-    """Answer with the event stream of ``key``'s run (also the dashboard's, which has the
-    key from its session)."""
-    last_id = request.headers.get("last-event-id")
-    cursor = run_events.parse_last_event_id(last_id)
-    row = await _row(request, key, run_id)
-    if last_id:  # judged on the row just read: the newest this worker knows
-        run_events.check_resumable(run_events.Snapshot(row), cursor, last_id)
-    ctx = request.app.ctx
-    async with ctx.run_feeds.watch(ctx.store, key["id"], row) as feed:
-        response = await request.respond(
-            status=200, content_type="text/event-stream",
-            headers={**response_headers(request), "Cache-Control": "no-store",
-                     "X-Accel-Buffering": "no"})
-        streamed(request, 200)
-        await run_events.stream(feed, cursor, response.send,
-                                heartbeat=ctx.settings.sse_heartbeat)
-        await response.eof()
 
 
 @bp.post("/runs/<run_id:str>/cancel")
@@ -158,13 +120,7 @@ async def cancel(request: Request, run_id: str) -> HTTPResponse:
 
 async def _delete(request: Request, key: KeyRecord, run_id: str) -> HTTPResponse:
     """Delete a finished run (204); a queued or running one is 409."""
-    store: Store = request.app.ctx.store
-    state = await store.delete_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
-    if state is None:
-        raise runs.not_found(run_id)
-    if state not in FINISHED_STATES:
-        raise ApiError("run_not_finished",
-                       f"run {run_id} is {state}; cancel it and delete it once it ends")
+    await runs.delete(request.app.ctx.store, key["id"], run_id)
     return Response(status=204)
 
 

@@ -11,17 +11,18 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import decisions, keys, runs
+from decido_service import keys
 from decido_service.admission import throttle_address
-from decido_service.blueprints.optimize import prepare_body
-from decido_service.blueprints.runs import enqueue
 from decido_service.dashboard import decide_form
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.routes import SIGN_IN, form, html, route
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
+from decido_service.decisions import decide as decisions
+from decido_service.http.endpoint import endpoint
+from decido_service.http.problems import ApiError
+from decido_service.runs import api as runs
+from decido_service.runs.submit import enqueue, prepare_body
 from decido_service.store import Store
 
 __all__ = ["LABEL_MAX"]

@@ -8,17 +8,17 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from decido_service import runs
-from decido_service.blueprints.runs import send_events
 from decido_service.dashboard import summary
 from decido_service.dashboard.render import asset
 from decido_service.dashboard.routes import data, route
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
+from decido_service.http.endpoint import endpoint
+from decido_service.http.problems import ApiError
+from decido_service.http.responses import Response, json_response
 from decido_service.pages import MAX_PAGE
-from decido_service.responses import Response, json_response
-from decido_service.run_trace import COLUMNS
+from decido_service.runs import api as runs
+from decido_service.runs.events import send_events
+from decido_service.runs.trace import COLUMNS
 
 __all__: list[str] = []
 

@@ -5,7 +5,7 @@ forged, expired, ended or revoked one included: never a 500); an :class:`ApiErro
 inside → the error page with its status; a POST's CSRF token is checked before the
 handler runs. :func:`data` wraps what the pages' scripts fetch (JSON, CSV, the event
 stream): no session → 401 problem+json. Both sit inside
-:func:`decido_service.middleware.endpoint` (request id, access log, problem+json for
+:func:`decido_service.http.endpoint.endpoint` (request id, access log, problem+json for
 anything unexpected).
 """
 
@@ -22,8 +22,8 @@ from sanic.response import HTTPResponse
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
+from decido_service.http.endpoint import endpoint
+from decido_service.http.problems import ApiError
 
 __all__ = ["SIGN_IN", "bp", "data", "form", "html", "route"]
 

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from decido_service.errors import ApiError
+from decido_service.http.problems import ApiError
 from decido_service.store import KeyRecord, Store
 
 __all__ = ["COOKIE", "SIGNIN_COOKIE", "Session", "check_csrf", "check_signin", "clear_cookies",

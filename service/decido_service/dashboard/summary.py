@@ -6,7 +6,7 @@ import math
 from typing import Any
 from urllib.parse import urlencode
 
-from decido_service import runs
+from decido_service.runs import api as runs
 from decido_service.store import DecisionRecord
 
 __all__ = ["decision_row", "next_query", "request_summary", "run_row", "run_row_of_view",

@@ -1,7 +1,7 @@
 """The dashboard's pages (GET): overview, runs, a run, compare, decisions, keys, engines.
 
 Each reads the store and the core through the same service modules as the API
-(:mod:`decido_service.runs`, :mod:`decido_service.limits`, the store's decision log,
+(:mod:`decido_service.runs.api`, :mod:`decido_service.decisions.log`, :mod:`decido_service.limits`,
 :func:`decido_service.schemas.engine_table`); none calls the HTTP API.
 """
 
@@ -15,13 +15,14 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import limits, runs
+from decido_service import limits
 from decido_service.dashboard import summary
 from decido_service.dashboard.render import page
 from decido_service.dashboard.routes import html, route
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
+from decido_service.decisions import log as decision_log
 from decido_service.pages import DEFAULT_PAGE
+from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
 
@@ -43,10 +44,10 @@ def _store(request: Request) -> Store:
 async def overview(request: Request, session: Session) -> HTTPResponse:
     """Plan and tier, usage against quota on both surfaces, the latest runs and decisions."""
     key, settings, store = session.key, request.app.ctx.settings, _store(request)
-    states, (rows, _), decisions = await asyncio.gather(  # three reads at once
+    states, (rows, _), (decisions, _) = await asyncio.gather(  # three reads at once
         store.peek(limits.usage_specs(key, settings=settings), settings.now()),
         runs.page(store, key["id"], runs.PageQuery(LATEST, None, None, None)),
-        store.list_decisions(key["id"], LATEST))
+        decision_log.page(store, key["id"], LATEST))
     usage = limits.usage_document(states, key, settings=settings)
     return page("overview.html", session=session, usage=usage, bars=summary.usage_bars(usage),
                 runs=[summary.run_row(r) for r in rows],
@@ -101,14 +102,8 @@ async def compare(request: Request, session: Session) -> HTTPResponse:
 @html
 async def decision_list(request: Request, session: Session) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
-    after = request.args.get("starting_after")
-    try:
-        found = await _store(request).list_decisions(session.key["id"], DEFAULT_PAGE + 1,
-                                                     after)
-    except ValueError as exc:
-        raise ApiError("invalid_parameter", str(exc)) from None
-    shown = found[:DEFAULT_PAGE]
-    more = len(found) > DEFAULT_PAGE
+    shown, more = await decision_log.page(_store(request), session.key["id"], DEFAULT_PAGE,
+                                          request.args.get("starting_after"))
     return page("decisions.html", session=session,
                 decisions=[summary.decision_row(d) for d in shown],
                 next_after=shown[-1]["id"] if more else None)
@@ -118,9 +113,7 @@ async def decision_list(request: Request, session: Session) -> HTTPResponse:
 @html
 async def decision_page(request: Request, session: Session, decision_id: str) -> HTTPResponse:
     """One logged decision with its request and answer."""
-    found = await _store(request).get_decision(session.key["id"], decision_id)
-    if found is None:
-        raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
+    found = await decision_log.find(_store(request), session.key["id"], decision_id)
     return page("decision.html", session=session, decision=found,
                 request_json=_pretty(found["request"]), answer_json=_pretty(found["answer"]))
 

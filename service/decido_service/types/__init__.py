@@ -1,9 +1,9 @@
 """The request and response bodies of the service, as msgspec Structs: the one source.
 
 Decoding (:mod:`decido_service.schemas`), the 422 error list and the OpenAPI components
-(:mod:`decido_service.openapi`) all come from these types. Limits are the library's
+(:mod:`decido_service.http.openapi`) all come from these types. Limits are the library's
 (:data:`decido.DEFAULT_LIMITS`, :data:`decido.optimize.SEED_END`), engine ids are read from
-:func:`decido.engines` at import, problem codes from :data:`decido_service.errors.TITLES`.
+:func:`decido.engines` at import, problem codes from :data:`decido_service.http.problems.TITLES`.
 What a type cannot say (``lower <= upper``, options within the engine's ranges, a valid
 expression) is checked by :func:`decido.optimize.problems` and the expression compiler.
 

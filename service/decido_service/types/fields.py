@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from msgspec import Meta
 
 import decido
-from decido_service.errors import TITLES
+from decido_service.http.problems import TITLES
 from decido_service.store import RUN_STATES
 
 __all__ = ["MAX_LABEL", "RUN_ID_PATTERN", "Count", "EngineId", "Epoch", "Goal", "Limit",

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from decido_service.errors import PROBLEM_BASE
+from decido_service.http.problems import PROBLEM_BASE
 from decido_service.types.fields import ProblemCode
 
 __all__ = ["ErrorEntry", "Problem"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from sanic import Request
 
 from decido_service.admission import CHALLENGE
-from decido_service.errors import ApiError
+from decido_service.http.problems import ApiError
 
 __all__ = ["HEAD_BUFFER", "MAX_HEADER_BLOCK", "MAX_TARGET", "head_error", "overflow_error"]
 

@@ -22,7 +22,7 @@ from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
 from decido import DecisionError, EngineError, ExpressionError
-from decido_service.responses import Response
+from decido_service.http.responses import Response
 from decido_service.store import StoreError
 
 __all__ = [
@@ -202,7 +202,7 @@ def _from_sanic(exc: SanicException) -> ApiError:
     if code == "body_too_large" and "header" in message.lower():
         # Sanic's buffer for the request head overflowed before anything was parsed; the
         # error handler tells the request line from the header fields when it can
-        # (decido_service.heads.overflow_error), this is the answer when it cannot
+        # (decido_service.http.heads.overflow_error), this is the answer when it cannot
         return ApiError("headers_too_large", "the request line and header fields together "
                                              "are above the size limit")
     detail = {

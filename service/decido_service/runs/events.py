@@ -30,13 +30,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
+from sanic import Request
 
-from decido_service.errors import ApiError
-from decido_service.runs import PROGRESS_INTERVAL, run_view
-from decido_service.store import FINISHED_STATES, Store
+from decido_service.http.endpoint import response_headers, streamed
+from decido_service.http.problems import ApiError
+from decido_service.runs.api import find, run_view
+from decido_service.runs.execution import PROGRESS_INTERVAL
+from decido_service.store import FINISHED_STATES, KeyRecord, Store
 
 __all__ = ["HEARTBEAT", "Cursor", "Feeds", "RunFeed", "Snapshot", "check_resumable",
-           "parse_last_event_id"]
+           "parse_last_event_id", "send_events", "stream"]
 
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
@@ -234,3 +237,24 @@ async def stream(feed: RunFeed, cursor: Cursor, send: Any, *,
             last_sent = loop.time()
             continue
         await feed.changed(wait)
+
+
+async def send_events(request: Request, key: KeyRecord, run_id: str) -> None:
+    """Answer with the event stream of ``key``'s run, resumed after ``Last-Event-ID``
+    (``GET /v1/runs/{id}/events``, and the dashboard's, which has the key from its
+    session)."""
+    last_id = request.headers.get("last-event-id")
+    cursor = parse_last_event_id(last_id)
+    ctx = request.app.ctx
+    row = await find(ctx.store, key["id"], run_id)
+    if last_id:  # judged on the row just read: the newest this worker knows
+        check_resumable(Snapshot(row), cursor, last_id)
+    async with ctx.run_feeds.watch(ctx.store, key["id"], row) as feed:
+        response = await request.respond(
+            status=200, content_type="text/event-stream",
+            headers={**response_headers(request), "Cache-Control": "no-store",
+                     "X-Accel-Buffering": "no"})
+        streamed(request, 200)
+        await stream(feed, cursor, response.send,
+                                heartbeat=ctx.settings.sse_heartbeat)
+        await response.eof()

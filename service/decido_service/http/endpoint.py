@@ -36,8 +36,8 @@ from sanic import Request, Sanic
 from sanic.response import HTTPResponse
 
 from decido_service.admission import rate_headers
-from decido_service.errors import problem_handler
-from decido_service.heads import head_error, overflow_error
+from decido_service.http.heads import head_error, overflow_error
+from decido_service.http.problems import problem_handler
 
 __all__ = [
     "AccessLog",

@@ -28,9 +28,9 @@ from typing import Any
 import orjson
 from sanic import Request
 
-from decido_service import runs
-from decido_service.errors import PROBLEM_TYPE, ApiError
-from decido_service.responses import Response, json_response
+from decido_service.http.problems import PROBLEM_TYPE, ApiError
+from decido_service.http.responses import Response, json_response
+from decido_service.runs.api import run_view
 from decido_service.store import KeyRecord, Store
 
 __all__ = ["MAX_KEY_LENGTH", "TTL", "Claim", "claim", "header", "replay", "replayed"]
@@ -108,7 +108,7 @@ def replay(outcome: dict[str, Any], row: dict[str, Any] | None) -> tuple[int, by
     run_id = outcome["run_id"]
     if row is None:
         raise ApiError("not_found", f"the run of this Idempotency-Key, {run_id}, was deleted")
-    view = runs.run_view(row, trace=True)
+    view = run_view(row, trace=True)
     if view["state"] not in ("succeeded", "cancelled", "failed"):
         raise _in_use()
     if view["problem"] is not None:

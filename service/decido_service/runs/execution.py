@@ -1,9 +1,9 @@
-"""Runs as resources: the run record, its document, its trace, and how a run executes.
+"""How a run executes: the run record and its document from admission to its final state.
 
 Every optimization the service admits (``POST /v1/runs`` and ``POST /v1/optimize``) is a
 row of the store's ``runs`` table from the moment it is counted until it is deleted: it is
 created ``queued`` at admission, is taken by one worker process (its ``owner``, under a
-lease: :mod:`decido_service.run_queue`), becomes ``running`` when a thread of that worker's
+lease: :mod:`decido_service.runs.queue`), becomes ``running`` when a thread of that worker's
 run pool starts it, and ends ``succeeded``, ``failed`` or ``cancelled``. All of it goes
 through the store, not the memory of one worker, because the service runs several worker
 processes (and nodes) and a read or a cancel may reach another one than the one executing
@@ -24,46 +24,36 @@ the run:
 The stored document (JSON in the row's ``document`` column) holds ``request`` (the body as
 decoded, defaults filled in), ``budget`` (the evaluations and time limit the tier allowed,
 for whichever worker executes it), ``started_at``, ``progress``, ``result``, ``problem`` and
-``trace``; :func:`run_view` turns a row into the API's ``Run``. Rows written before runs
-were resources have no document: they read back with their engine, goal, seed, status,
-value and evaluations, and ``request`` ``null``.
+``trace``; :func:`decido_service.runs.api.run_view` turns a row into the API's ``Run``.
 
 The trace is ``[evaluations, elapsed_ms, best]`` at every improvement of the run
-(:mod:`decido_service.run_trace`).
+(:mod:`decido_service.runs.trace`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 import orjson
 
 import decido
-from decido_service.errors import PROBLEM_BASE, ApiError, as_api_error
-from decido_service.pages import page_limit
-from decido_service.run_trace import COLUMNS, TRACE_POINTS, points, thin_trace, timed
-from decido_service.schemas import engine_table
-from decido_service.store import FINISHED_STATES, RUN_STATES, Store, iso_utc, ordered_id
-from decido_service.types import RUN_ID_PATTERN, OptimizeRequest
+from decido_service.http.problems import PROBLEM_BASE, ApiError, as_api_error
+from decido_service.runs.trace import thin_trace, timed
+from decido_service.store import FINISHED_STATES, Store, iso_utc, ordered_id
+from decido_service.types import OptimizeRequest
 
-__all__ = ["PROGRESS_INTERVAL", "RUN_ID", "TRACE_POINTS", "Execution", "new_run_id",
-           "new_document", "cancel_queued", "run_problem", "run_view", "thin_trace", "valid_run_id",
-           "SHUTDOWN_GRACE", "fail_interrupted", "fail_run", "wind_down",
-           "PageQuery", "cancel", "find", "not_found", "page",
-           "page_query", "trace_csv"]
+__all__ = ["PROGRESS_INTERVAL", "SHUTDOWN_GRACE", "Execution", "cancel_queued",
+           "fail_interrupted", "fail_run", "new_document", "new_run_id", "run_problem",
+           "wind_down"]
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
 PROGRESS_INTERVAL = 0.25
 #: seconds a running run is given to finish when its worker shuts down (SIGTERM)
 SHUTDOWN_GRACE = 5.0
-#: what a run id looks like (:data:`~decido_service.types.RUN_ID_PATTERN`)
-RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 def new_run_id() -> str:
@@ -71,37 +61,11 @@ def new_run_id() -> str:
     return ordered_id("run_", time.time())
 
 
-def valid_run_id(text: str) -> bool:
-    """True when ``text`` has the shape of a run id (others are 404 without a lookup)."""
-    return RUN_ID.fullmatch(text) is not None
-
-
 def run_problem(run_id: str, request_id: str, error: ApiError) -> dict[str, Any]:
     """The problem document of a run that failed while executing."""
     return {"type": PROBLEM_BASE + error.code, "title": error.title,
             "status": error.status_code, "detail": error.detail, "code": error.code,
             "instance": f"/v1/runs/{run_id}", "request_id": request_id, **(error.extra or {})}
-
-
-def run_view(row: dict[str, Any], *, trace: bool = False) -> dict[str, Any]:
-    """The API's ``Run`` document of a store row (``trace`` included on request)."""
-    doc: dict[str, Any] = orjson.loads(row["document"]) if row.get("document") else {}
-    result = doc.get("result")
-    if result is None and row.get("document") is None and row.get("status") is not None:
-        result = {"status": row["status"], "value": row["value"],
-                  "evaluations": row["evaluations"], "elapsed_ms": row["elapsed_ms"],
-                  "seed": row["seed"], "x": None, "iterations": None, "message": None}
-    out = {
-        "id": row["id"], "state": row["state"] or "succeeded",
-        "created_at": row["created_at"], "started_at": doc.get("started_at"),
-        "finished_at": row.get("finished_at"), "engine": row["engine"], "goal": row["goal"],
-        "dims": row["dims"], "request": doc.get("request"), "progress": doc.get("progress"),
-        "result": result, "problem": doc.get("problem"),
-        "cancel_requested": bool(row.get("cancel_requested")),
-    }
-    if trace:
-        out["trace"] = points(doc.get("trace") or [])
-    return out
 
 
 class Execution:
@@ -292,76 +256,3 @@ async def fail_interrupted(store: Store) -> int:
         if row["owner"] is not None or row["state"] == "running":
             count += await fail_run(store, row)
     return count
-
-
-# ------------------------------------------------ reads and cancels, for every surface
-#: the page size of a list of runs without ``limit``, and its largest value
-
-
-class PageQuery(NamedTuple):
-    """A page of a key's runs: its size, the cursor and the filters."""
-
-    limit: int
-    starting_after: str | None
-    state: str | None
-    engine: str | None
-
-
-def not_found(run_id: str) -> ApiError:
-    """The 404 of a run that is not one of the key's (or no run at all)."""
-    return ApiError("not_found", f"no run {run_id!r} of this key")
-
-
-async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
-    """The row of one of ``key_id``'s runs; 404 ``not_found`` otherwise (a malformed id
-    without a lookup)."""
-    row = await store.get_run(key_id, run_id) if valid_run_id(run_id) else None
-    if row is None:
-        raise not_found(run_id)
-    return row
-
-
-def page_query(args: Mapping[str, str]) -> PageQuery:
-    """The page asked for by ``limit``, ``starting_after``, ``state`` and ``engine`` (one
-    value each); 400 ``invalid_parameter`` naming the first bad one."""
-    limit = page_limit(args.get("limit"))
-    after, state, engine = args.get("starting_after"), args.get("state"), args.get("engine")
-    if after is not None and not valid_run_id(after):
-        raise ApiError("invalid_parameter", f"starting_after: {after!r} is not a run id")
-    if state is not None and state not in RUN_STATES:
-        raise ApiError("invalid_parameter", f"state: expected one of {', '.join(RUN_STATES)}")
-    if engine is not None and engine not in engine_table():
-        raise ApiError("invalid_parameter", f"engine: {engine!r} is not an engine id (/v1/engines)")
-    return PageQuery(limit, after, state, engine)
-
-
-async def page(store: Store, key_id: str, query: PageQuery) -> tuple[list[dict[str, Any]], bool]:
-    """The rows of a page of ``key_id``'s runs, newest first, and whether more follow."""
-    try:
-        rows = await store.page_runs(key_id, query.limit + 1, query.starting_after, query.state,
-                                     query.engine)
-    except ValueError as exc:  # a cursor that is not one of the key's runs
-        raise ApiError("invalid_parameter", str(exc)) from None
-    return rows[:query.limit], len(rows) > query.limit
-
-
-async def cancel(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
-    """Ask a queued or running run to stop (a queued one nobody took ends at once); its
-    row after the request. 404 for a run that is not the key's, 409 ``run_finished`` for
-    a finished one."""
-    state = await store.request_cancel(key_id, run_id) if valid_run_id(run_id) else None
-    if state is None:
-        raise not_found(run_id)
-    if state in FINISHED_STATES:
-        raise ApiError("run_finished", f"run {run_id} is already {state}")
-    if state == "queued":
-        await cancel_queued(store, run_id)
-    return await find(store, key_id, run_id)
-
-
-def trace_csv(trace: list[list[Any]]) -> str:
-    """A trace as CSV: the header :data:`~decido_service.run_trace.COLUMNS`, then one
-    line per point (an unknown ``elapsed_ms`` empty)."""
-    lines = [",".join(COLUMNS)] + [",".join("" if v is None else orjson.dumps(v).decode()
-                                            for v in point) for point in trace]
-    return "\n".join(lines) + "\n"

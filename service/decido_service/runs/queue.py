@@ -37,9 +37,10 @@ import orjson
 from sanic import Request
 
 import decido
-from decido_service import limits, runs
+from decido_service import limits
 from decido_service.admission import admit, observe
-from decido_service.errors import ApiError, as_api_error
+from decido_service.http.problems import ApiError, as_api_error
+from decido_service.runs import execution as runs
 from decido_service.schemas import compile_objective
 from decido_service.store import KeyRecord, Store, iso_utc
 from decido_service.types import OptimizeRequest

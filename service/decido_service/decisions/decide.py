@@ -2,7 +2,7 @@
 
 A decision is counted when it is computed, answer or :class:`decido.DecisionError` (a 422
 naming the field) alike; ``amount`` is the number of decisions (k for a batch of k). The
-order depends on the body's size (:data:`~decido_service.listeners.INLINE_BYTES`):
+order depends on the body's size (:data:`~decido_service.http.resources.INLINE_BYTES`):
 
 - **small** (the common case): decided on the event loop first (tens of microseconds, less
   than handing it to a thread), then counted, and its decision-log entry rides in the same
@@ -26,10 +26,10 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from decido import DecisionError
-from decido_service import decision_log
 from decido_service.admission import admit
-from decido_service.listeners import INLINE_BYTES, in_thread
-from decido_service.responses import json_response
+from decido_service.decisions import log as decision_log
+from decido_service.http.resources import INLINE_BYTES, in_thread
+from decido_service.http.responses import json_response
 from decido_service.store import KeyRecord
 
 __all__ = ["answer", "decide"]

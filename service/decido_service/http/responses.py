@@ -3,7 +3,7 @@
 Every answer is a :class:`Response`, Sanic's ``HTTPResponse`` with a cheaper encoding of
 its headers; :func:`json_response` makes one from an already serialised body.
 ``X-Request-Id``, the ``X-RateLimit-*`` headers and the access log line are added by
-:func:`decido_service.middleware.finish`; Sanic writes the answer. HEAD is answered
+:func:`decido_service.http.endpoint.finish`; Sanic writes the answer. HEAD is answered
 wherever GET is (:func:`read_route`): Sanic writes the headers of the GET answer,
 ``Content-Length`` included, and no body.
 

@@ -2,7 +2,7 @@
 
 The components are the JSON Schemas msgspec generates from :mod:`decido_service.types`
 (the same types that decode the requests); the problem codes and their statuses come from
-:data:`decido_service.errors.TITLES`. The only hand-written parts are the paths table
+:data:`decido_service.http.problems.TITLES`. The only hand-written parts are the paths table
 (:data:`OPERATIONS`: path, method, summary, request and response type names, statuses); the
 decision surface's components come from the library (:func:`decido.decision_schemas`).
 """
@@ -18,7 +18,7 @@ import msgspec
 
 import decido
 from decido_service import __version__
-from decido_service.errors import PROBLEM_TYPE, TITLES
+from decido_service.http.problems import PROBLEM_TYPE, TITLES
 from decido_service.pages import DEFAULT_PAGE, MAX_PAGE
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES
