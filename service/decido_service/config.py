@@ -12,6 +12,9 @@ environment over the defaults, keyword arguments over both) and derive variants 
 - ``tiers[name]["max_runs"]``: the key's runs ``queued`` or ``running`` at once
   (``/v1/runs`` and ``/v1/optimize`` together; 429 ``too_many_runs`` beyond; Enterprise
   keys can be given their own with ``limits.optimization.max_runs``);
+- ``tiers[name]["max_streams"]``: the key's open event streams (``GET
+  /v1/runs/{id}/events`` and the dashboard's) per worker process; 429 ``too_many_streams``
+  beyond;
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -43,6 +46,7 @@ TIER_FIELDS: tuple[str, ...] = (
     "max_time_limit",
     "refused",
     "max_runs",
+    "max_streams",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -63,6 +67,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_time_limit": 10,
         "refused": 60,
         "max_runs": 1,
+        "max_streams": 4,
     },
     "pro": {
         "minute": 60,
@@ -72,6 +77,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_time_limit": 60,
         "refused": 600,
         "max_runs": 4,
+        "max_streams": 16,
     },
     "team": {
         "minute": 300,
@@ -81,6 +87,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_time_limit": 300,
         "refused": 3_000,
         "max_runs": 16,
+        "max_streams": 64,
     },
     "enterprise": {
         "minute": 600,
@@ -90,6 +97,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_time_limit": 600,
         "refused": 6_000,
         "max_runs": 64,
+        "max_streams": 256,
     },
 }
 

@@ -44,9 +44,9 @@ __all__ = ["ENV_DIR", "METHODS", "REFUSED", "Metrics", "enabled", "prepare_direc
 ENV_DIR = "PROMETHEUS_MULTIPROC_DIR"
 #: problem codes that count as a refused admission
 REFUSED = frozenset({"rate_limited", "monthly_quota_exceeded", "too_many_refused",
-                     "key_creation_throttled", "too_many_runs", "max_dims_exceeded",
-                     "compute_cap_exceeded", "batch_too_large", "overloaded",
-                     "store_unavailable"})
+                     "key_creation_throttled", "too_many_runs", "too_many_streams",
+                     "max_dims_exceeded", "compute_cap_exceeded", "batch_too_large",
+                     "overloaded", "store_unavailable"})
 #: the methods labelled by name (RFC 9110's); any other is labelled ``other``
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE",
                      "PATCH"})

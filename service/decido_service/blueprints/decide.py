@@ -61,8 +61,7 @@ async def decisions(request: Request) -> HTTPResponse:
     async with refusals(request, key, "decide"):
         limit, cursor = decision_log.page_params(request)
     await admit(request, key, "decide", amount=0)
-    found, more = await decision_log.page(request.app.ctx.store, key["id"], limit, cursor)
-    data = [{"id": d["id"], "created_at": d["created_at"], **d["summary"]} for d in found]
+    data, more = await decision_log.page(request.app.ctx.store, key["id"], limit, cursor)
     return json_response(orjson.dumps({"data": data, "has_more": more}))
 
 

@@ -7,7 +7,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from decido_service.runs import api as runs
-from decido_service.store import DecisionRecord
 
 __all__ = ["decision_row", "next_query", "request_summary", "run_row", "run_row_of_view",
            "usage_bars"]
@@ -32,19 +31,19 @@ def run_row_of_view(view: dict[str, Any]) -> dict[str, Any]:
             "seed": seed, "live": view["state"] in ("queued", "running")}
 
 
-def decision_row(entry: DecisionRecord) -> dict[str, Any]:
-    """A line of a decision log table from a log entry (a decision or a batch): id, kind,
-    method, best, how many options (decisions of a batch), status, created."""
-    summary: dict[str, Any] = dict(entry["summary"])
+def decision_row(entry: dict[str, Any]) -> dict[str, Any]:
+    """A line of a decision log table from a list entry (:func:`~decido_service.decisions.
+    log.list_entry`, a decision or a batch): id, kind, method, best, how many options
+    (decisions of a batch), status, created."""
     method: Any
-    if summary.get("kind") == "batch":
+    if entry.get("kind") == "batch":
         method = "batch"
-        best: Any = f"{summary.get('n_ok', 0)} of {summary.get('n_decisions', 0)} ok"
-        count = summary.get("n_decisions")
+        best: Any = f"{entry.get('n_ok', 0)} of {entry.get('n_decisions', 0)} ok"
+        count = entry.get("n_decisions")
     else:
-        method, best, count = summary.get("method"), summary.get("best"), summary.get("n_options")
-    return {"id": entry["id"], "kind": summary.get("kind"), "method": method, "best": best,
-            "count": count, "status": summary.get("status"), "created": entry["created_at"]}
+        method, best, count = entry.get("method"), entry.get("best"), entry.get("n_options")
+    return {"id": entry["id"], "kind": entry.get("kind"), "method": method, "best": best,
+            "count": count, "status": entry.get("status"), "created": entry["created_at"]}
 
 
 def request_summary(request: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -74,6 +74,7 @@ TITLES: dict[str, tuple[int, str]] = {
     "key_creation_throttled": (429, "Key creation throttled"),
     "too_many_refused": (429, "Too many refused requests"),
     "too_many_runs": (429, "Too many runs queued or running"),
+    "too_many_streams": (429, "Too many event streams open"),
     "internal_error": (500, "Internal server error"),
     "interrupted": (500, "Run interrupted"),
     "overloaded": (503, "Overloaded"),
