@@ -91,7 +91,11 @@ OPERATIONS: tuple[Operation, ...] = (
                           "client that disconnects stops its run."),
     Operation("/v1/decisions", "get", "decisions", "The key's decision log, newest first",
               "decisions", (200, "DecisionLogPage"), (400, 401, 429, 503),
-              parameters=("limit", "decision_cursor")),
+              parameters=("limit", "decision_cursor"),
+              description="At most `limit` entries and about 1 MiB of them (at least one): "
+                          "a page of large entries holds fewer, and `has_more` says more "
+                          "follow. Option ids longer than 200 characters are cut in "
+                          "summaries (to 200, the last one `…`); the entry keeps them whole."),
     Operation("/v1/decisions/{decision_id}", "get", "decision",
               "One logged decision with its request and answer", "decisions",
               (200, "DecisionLogRecord"), (401, 404, 429, 503), parameters=("decision_id",)),
@@ -118,7 +122,7 @@ OPERATIONS: tuple[Operation, ...] = (
                           "with its best so far; a finished run is 409."),
     Operation("/v1/runs/{run_id}/events", "get", "runEvents",
               "Watch a run: Server-Sent Events until it ends", "runs", (200, "events"),
-              (400, 401, 404, 503), parameters=("run_id", "last_event_id"),
+              (400, 401, 404, 429, 503), parameters=("run_id", "last_event_id"),
               description="`text/event-stream`. Each event has `id:`, `event:` and one "
                           "`data:` line of JSON: `state` (data: the Run, on each state "
                           "change: queued, running, the final state), `progress` (data: "
@@ -126,9 +130,12 @@ OPERATIONS: tuple[Operation, ...] = (
                           "one `result` (final state succeeded or cancelled) or `error` "
                           "(failed), data: the final Run; then the stream ends. A `: "
                           "heartbeat` comment every 15 s. Send the last event id seen as "
-                          "`Last-Event-ID` to resume with no duplicate and no missed state; "
-                          "a finished run yields its final state and terminal event at "
-                          "once."),
+                          "`Last-Event-ID` to resume with no duplicate and no missed state "
+                          "(an id this stream has not sent is 400); a finished run yields "
+                          "its final state and terminal event at once. The Run's `request` "
+                          "is in the first Run document of a connection only (absent from "
+                          "the later ones). A key's open streams per worker are capped by "
+                          "its tier (429 `too_many_streams`)."),
     Operation("/v1/runs/{run_id}/trace", "get", "runTrace", "A run's convergence trace",
               "runs", (200, "RunTrace"), (400, 401, 404, 503),
               parameters=("run_id", "format")),
