@@ -80,7 +80,7 @@ async def _check_store(settings: Settings) -> None:
 
     On SQLite (one node's file, no worker of it started yet) every run a process owned or
     was running belonged to a process that died: it is marked ``failed`` (``interrupted``,
-    :func:`decido_service.runs.fail_interrupted`); runs still queued stay queued. A
+    :func:`decido_service.runs.execution.fail_interrupted`); runs still queued stay queued. A
     PostgreSQL store is shared by nodes that may be running theirs: there, the lease of a
     dead process's runs runs out and another node marks them
     (:mod:`decido_service.runs.queue`)."""

@@ -20,33 +20,49 @@ as usual, with problem+json.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-import orjson
-from sanic import Blueprint, Request
+import msgspec
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service.http.endpoint import endpoint, response_headers, streamed
+from decido_service.http.context import ApiRequest
+from decido_service.http.endpoint import response_headers, streamed
 from decido_service.http.problems import as_api_error, problem_body
-from decido_service.http.responses import json_response
+from decido_service.http.responses import answer, encode
+from decido_service.http.routes import Doc, Routes
 from decido_service.runs import idempotency
-from decido_service.runs.execution import Execution
+from decido_service.runs.execution import Execution, progress_of
 from decido_service.runs.submit import answer_of, prepare, start_run
 from decido_service.store import KeyRecord
-from decido_service.types import OptimizeRequest
+from decido_service.types import (
+    Budget,
+    ErrorEvent,
+    IdempotencyHeaders,
+    OptimizeRequest,
+    ProgressEvent,
+    ResultEvent,
+)
 
-__all__ = ["NDJSON", "PROGRESS_INTERVAL", "bp", "wants_stream"]
+__all__ = ["NDJSON", "PROGRESS_INTERVAL", "api", "wants_stream"]
 
-bp = Blueprint("optimize")
+api = Routes("optimize")
 NDJSON = "application/x-ndjson"
 #: seconds between two progress events of a streamed run
 PROGRESS_INTERVAL = 0.25
+_POSTED = (400, 415, 422)
+_KEYED = (401, 413, 429, 503)
 
 
-@bp.post("/optimize")
-@endpoint
-async def optimize(request: Request) -> HTTPResponse | None:
+@api.route("/optimize", post=Doc(
+    "optimize", "One optimization run", "optimization", (200, "OptimizeResult"),
+    (*_POSTED, 403, 409, *_KEYED), "OptimizeRequest", params=(IdempotencyHeaders,),
+    description="Runs to the end and answers with the result. Send "
+                "`Accept: application/x-ndjson` to have the answer streamed instead: one "
+                "JSON object per line (OptimizeEvent), a `progress` event every 0.25 s "
+                "while the run lasts, then its `result` (or an `error` problem). "
+                "Everything decided before the run starts (credentials, validation, caps, "
+                "limits) is answered as usual. A client that disconnects stops its run."))
+async def optimize(request: ApiRequest) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key, req, objective, budget = await prepare(request)
     started = await _start_once(request, key, req, objective, budget)
@@ -58,13 +74,13 @@ async def optimize(request: Request) -> HTTPResponse | None:
     return await _result(started)
 
 
-async def _start_once(request: Request, key: KeyRecord, req: OptimizeRequest,
-                      objective: decido.Expression, budget: dict[str, Any]
+async def _start_once(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
+                      objective: decido.Expression, budget: Budget
                       ) -> Execution | HTTPResponse:
     """The run started for this request, or the answer replayed for a request repeated
     under the same ``Idempotency-Key``."""
-    async with idempotency.claim(request, key, idempotency.header(request)) as prior:
-        if isinstance(prior, dict):
+    async with idempotency.claim(request, key) as prior:
+        if isinstance(prior, idempotency.Outcome):
             return await idempotency.replayed(request, key, prior)
         execution = await start_run(request, key, req, objective, budget)
         if prior is not None:
@@ -76,15 +92,15 @@ async def _result(execution: Execution) -> HTTPResponse:
     """The 200 answer once the run has ended; a client that goes away stops the run."""
     assert execution.task is not None
     try:
-        body = await asyncio.shield(execution.task)
+        result = await asyncio.shield(execution.task)
     except asyncio.CancelledError:
         execution.stop()  # the client went away: the run stops after its current iteration
         raise
-    return json_response(orjson.dumps(answer_of(execution.run_id, body)),
-                         headers={"Location": f"/v1/runs/{execution.run_id}"})
+    return answer(answer_of(execution.run_id, result),
+                  headers={"Location": f"/v1/runs/{execution.run_id}"})
 
 
-def wants_stream(request: Request) -> bool:
+def wants_stream(request: ApiRequest) -> bool:
     """True when the ``Accept`` header lists ``application/x-ndjson`` with a q above 0."""
     for item in request.headers.get("accept", "").split(","):
         media, *params = (part.strip() for part in item.split(";"))
@@ -103,7 +119,7 @@ def wants_stream(request: Request) -> bool:
     return False
 
 
-async def _stream(request: Request, execution: Execution) -> None:
+async def _stream(request: ApiRequest, execution: Execution) -> None:
     """Answer with NDJSON: progress events while the run lasts, then its result or error."""
     future, monitor = execution.task, execution.monitor
     assert future is not None
@@ -117,24 +133,15 @@ async def _stream(request: Request, execution: Execution) -> None:
         while not future.done():
             await asyncio.wait({future}, timeout=PROGRESS_INTERVAL)
             if not future.done():
-                await response.send(_line({"event": "progress", **progress_event(monitor)}))
+                await response.send(encode(progress_of(monitor, ProgressEvent)) + b"\n")
+        last: ResultEvent | ErrorEvent
         try:
-            last = {"event": "result", **answer_of(execution.run_id, future.result())}
+            result = answer_of(execution.run_id, future.result())
+            last = ResultEvent(**msgspec.structs.asdict(result))
         except Exception as exc:  # noqa: BLE001 - the stream ends with the problem document
-            last = {"event": "error", **problem_body(request, as_api_error(exc))}
-        await response.send(_line(last))
+            last = problem_body(request, as_api_error(exc), ErrorEvent)
+        await response.send(encode(last) + b"\n")
         await response.eof()
     except BaseException:  # the client went away (or the connection broke): stop the run
         execution.stop()
         raise
-
-
-def progress_event(monitor: decido.RunMonitor) -> dict[str, Any]:
-    """The members of a ``progress`` event: evaluations, iterations, best, elapsed_ms."""
-    p = monitor.progress()
-    return {"evaluations": p["evaluations"], "iterations": p["iterations"], "best": p["best"],
-            "elapsed_ms": round(p["elapsed"] * 1e3, 3)}
-
-
-def _line(event: dict[str, Any]) -> bytes:
-    return orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE)

@@ -22,20 +22,21 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from sanic import Request
 from sanic.response import HTTPResponse
 
 from decido import DecisionError
 from decido_service.admission import admit
 from decido_service.decisions import log as decision_log
+from decido_service.http.context import ApiRequest
 from decido_service.http.resources import INLINE_BYTES, in_thread
 from decido_service.http.responses import json_response
+from decido_service.limits import Surface
 from decido_service.store import KeyRecord
 
 __all__ = ["answer", "decide"]
 
 
-async def answer(request: Request, key: KeyRecord, surface: str,
+async def answer(request: ApiRequest, key: KeyRecord, surface: Surface,
                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
                  amount: int = 1) -> HTTPResponse:
     """The API's 200 answer of :func:`decide` on the request's JSON body."""
@@ -43,7 +44,7 @@ async def answer(request: Request, key: KeyRecord, surface: str,
     return json_response(encoded)
 
 
-async def decide(request: Request, key: KeyRecord, surface: str,
+async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
                  amount: int = 1, sent: bytes | None = None) -> tuple[dict[str, Any], bytes]:
     """``fn(body)`` counted as ``amount`` decisions of ``surface`` and, when ``log``,
@@ -71,8 +72,8 @@ async def decide(request: Request, key: KeyRecord, surface: str,
     return result, encoded
 
 
-def _entry(request: Request, key: KeyRecord, surface: str, sent: bytes, result: dict[str, Any],
-           encoded: bytes, started: float) -> decision_log.DecisionEntry:
+def _entry(request: ApiRequest, key: KeyRecord, surface: Surface, sent: bytes,
+           result: dict[str, Any], encoded: bytes, started: float) -> decision_log.DecisionEntry:
     return decision_log.entry(key["id"], request.app.ctx.settings.now(), sent, result, encoded,
                               batch=surface == "batch",
                               elapsed_ms=(time.perf_counter() - started) * 1e3)

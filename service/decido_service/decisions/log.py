@@ -21,17 +21,17 @@ Lists are pages (:mod:`decido_service.pages`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import orjson
-from sanic import Request
 
 from decido_service.http.problems import ApiError
-from decido_service.pages import page_limit
 from decido_service.store import DecisionEntry, DecisionRecord, Store, iso_utc, ordered_id
+from decido_service.types import DecisionLogEntry, DecisionLogPage, DecisionLogRecord
 
 __all__ = ["ANSWER_CAP", "ID_CAP", "PAGE_BYTES", "TOP", "DecisionEntry", "entry", "find",
-           "list_entry", "page", "page_params", "wants_log"]
+           "page", "short_id", "wants_log"]
 
 #: the largest answer (JSON bytes) kept whole in an entry
 ANSWER_CAP = 256 * 1024
@@ -59,6 +59,9 @@ def _short_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     out["top"] = [{**item, **{k: short_id(item[k]) for k in ("id", "best") if k in item}}
                   for item in out.get("top") or ()]
     return out
+
+
+E = TypeVar("E", bound=DecisionLogEntry)
 
 
 def wants_log(body: Any, batch: bool) -> bool:
@@ -107,43 +110,36 @@ def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
                     for r in results[:TOP]]}
 
 
-def page_params(request: Request) -> tuple[int, str | None]:
-    """``(limit, starting_after)`` of a list request; 400 ``invalid_parameter`` naming the
-    parameter when one is malformed (``limit=`` with no value included)."""
-    args = request.get_args(keep_blank_values=True)
-    return page_limit(args.get("limit")), args.get("starting_after")
-
-
-def list_entry(record: DecisionRecord) -> dict[str, Any]:
-    """An entry as a list shows it: id, created_at and the summary (ids cut)."""
-    return {"id": record["id"], "created_at": record["created_at"],
-            **_short_summary(record["summary"])}
-
-
 async def page(store: Store, key_id: str, limit: int,
-               after: str | None = None) -> tuple[list[dict[str, Any]], bool]:
-    """A page of ``key_id``'s log as :func:`list_entry` shows it, newest first: at most
-    ``limit`` entries and about :data:`PAGE_BYTES` bytes of them (at least one), and
+               after: str | None = None) -> DecisionLogPage:
+    """A page of ``key_id``'s log, newest first: at most ``limit`` entries and about
+    :data:`PAGE_BYTES` bytes of them (at least one; summaries with their ids cut), and
     whether more follow; 400 ``invalid_parameter`` for a cursor that is not one of the
     key's entries."""
     try:
         found = await store.list_decisions(key_id, limit + 1, after)
     except ValueError as exc:
         raise ApiError("invalid_parameter", str(exc)) from None
-    shown: list[dict[str, Any]] = []
+    shown: list[DecisionLogEntry] = []
     size = 0
     for record in found[:limit]:
-        item = list_entry(record)
-        size += len(orjson.dumps(item))
+        item = _typed(record, DecisionLogEntry)
+        size += len(msgspec.json.encode(item))
         if shown and size > PAGE_BYTES:
-            return shown, True
+            return DecisionLogPage(data=shown, has_more=True)
         shown.append(item)
-    return shown, len(found) > limit
+    return DecisionLogPage(data=shown, has_more=len(found) > limit)
 
 
-async def find(store: Store, key_id: str, decision_id: str) -> DecisionRecord:
-    """One entry of ``key_id``'s log; 404 ``not_found`` otherwise."""
+async def find(store: Store, key_id: str, decision_id: str) -> DecisionLogRecord:
+    """One entry of ``key_id``'s log with its request and answer; 404 ``not_found``
+    otherwise."""
     found = await store.get_decision(key_id, decision_id)
     if found is None:
         raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
-    return found
+    return _typed(found, DecisionLogRecord, request=found["request"], answer=found["answer"])
+
+
+def _typed(record: DecisionRecord, kind: type[E], **more: Any) -> E:
+    return msgspec.convert({"id": record["id"], "created_at": record["created_at"],
+                            **_short_summary(record["summary"]), **more}, kind)

@@ -1,36 +1,39 @@
 """The OpenAPI 3.1 document of the service, generated from the types.
 
 The components are the JSON Schemas msgspec generates from :mod:`decido_service.types`
-(the same types that decode the requests); the problem codes and their statuses come from
-:data:`decido_service.http.problems.TITLES`. The only hand-written parts are the paths table
-(:data:`OPERATIONS`: path, method, summary, request and response type names, statuses); the
-decision surface's components come from the library (:func:`decido.decision_schemas`).
+(the same types that decode the requests), the parameters those of the parameter Structs
+(:mod:`decido_service.types.params`, :func:`decido_service.http.params.openapi_parameters`);
+the problem codes and their statuses come from :data:`decido_service.types.TITLES`. The
+paths are the operations the routes carry (:class:`decido_service.http.routes.Doc`: summary,
+request and response type names, statuses), collected by
+:data:`decido_service.blueprints.OPERATIONS`; the decision surface's components come from
+the library (:func:`decido.decision_schemas`).
 """
 
 from __future__ import annotations
 
-import copy
 import inspect
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
+import orjson
 
 import decido
 from decido_service import __version__
-from decido_service.http.problems import PROBLEM_TYPE, TITLES
-from decido_service.pages import DEFAULT_PAGE, MAX_PAGE
-from decido_service.schemas import engine_table
-from decido_service.store import RUN_STATES
+from decido_service.http.params import openapi_parameters
+from decido_service.http.routes import Doc, Operation
 from decido_service.types import (
+    PROBLEM_TYPE,
     REQUEST_TYPES,
     RESPONSE_TYPES,
-    RUN_ID_PATTERN,
+    TITLES,
     OptimizeEvent,
     with_extras,
 )
 
-__all__ = ["EXAMPLES", "OPERATIONS", "Operation", "openapi_document"]
+__all__ = ["EXAMPLES", "openapi_bytes", "openapi_document"]
 
 Schema = dict[str, Any]
 _REF = "#/components/schemas/{name}"
@@ -39,111 +42,6 @@ _REF = "#/components/schemas/{name}"
 def _ref(name: str) -> Schema:
     return {"$ref": _REF.format(name=name)}
 
-
-class Operation(NamedTuple):
-    """One row of the paths table."""
-
-    path: str
-    method: str
-    operation_id: str
-    summary: str
-    tag: str
-    ok: tuple[int, str]
-    """status and component (or ``"html"``/``"object"``) of the success answer"""
-    errors: tuple[int, ...]
-    """the statuses of its problem answers besides ``default``"""
-    body: str | None = None
-    """the request body's component"""
-    body_required: bool = True
-    keyed: bool = True
-    description: str | None = None
-    parameters: tuple[str, ...] = ()
-    """names of :data:`_PARAMETERS` it takes"""
-
-
-_KEYED = (401, 413, 429, 503)
-_POSTED = (400, 415, 422)
-
-OPERATIONS: tuple[Operation, ...] = (
-    Operation("/v1/health", "get", "health", "Liveness and readiness (store reachable)",
-              "meta", (200, "Health"), (), keyed=False),
-    Operation("/v1/engines", "get", "engines", "The optimization engines and their options",
-              "meta", (200, "Engines"), (), keyed=False),
-    Operation("/v1/keys", "post", "createKey", "Create a free key (the secret is shown once)",
-              "account", (201, "KeyCreated"), (*_POSTED, 413, 429, 503), "KeyRequest",
-              body_required=False, keyed=False),
-    Operation("/v1/usage", "get", "usage", "The key's plan, tier, limits and usage", "account",
-              (200, "Usage"), (401, 503)),
-    Operation("/v1/decide", "post", "decide", "One decision", "decisions",
-              (200, "DecideResult"), (*_POSTED, *_KEYED), "DecideRequest"),
-    Operation("/v1/batch", "post", "batch", "Many decisions (each item ok or error on its "
-              "own)", "decisions", (200, "BatchResult"), (*_POSTED, 403, *_KEYED),
-              "BatchRequest"),
-    Operation("/v1/optimize", "post", "optimize", "One optimization run", "optimization",
-              (200, "OptimizeResult"), (*_POSTED, 403, 409, *_KEYED), "OptimizeRequest",
-              parameters=("idempotency_key",),
-              description="Runs to the end and answers with the result. Send "
-                          "`Accept: application/x-ndjson` to have the answer streamed "
-                          "instead: one JSON object per line (OptimizeEvent), a `progress` "
-                          "event every 0.25 s while the run lasts, then its `result` (or an "
-                          "`error` problem). Everything decided before the run starts "
-                          "(credentials, validation, caps, limits) is answered as usual. A "
-                          "client that disconnects stops its run."),
-    Operation("/v1/decisions", "get", "decisions", "The key's decision log, newest first",
-              "decisions", (200, "DecisionLogPage"), (400, 401, 429, 503),
-              parameters=("limit", "decision_cursor"),
-              description="At most `limit` entries and about 1 MiB of them (at least one): "
-                          "a page of large entries holds fewer, and `has_more` says more "
-                          "follow. Option ids longer than 200 characters are cut in "
-                          "summaries (to 200, the last one `…`); the entry keeps them whole."),
-    Operation("/v1/decisions/{decision_id}", "get", "decision",
-              "One logged decision with its request and answer", "decisions",
-              (200, "DecisionLogRecord"), (401, 404, 429, 503), parameters=("decision_id",)),
-    Operation("/v1/runs", "post", "submitRun", "Submit a run (answered at once; it runs in "
-              "the background)", "runs", (202, "Run"), (*_POSTED, 403, 409, *_KEYED),
-              "OptimizeRequest", parameters=("idempotency_key",),
-              description="The body, validation, caps and limits of /v1/optimize; the run is "
-                          "counted at admission and answered `queued` with `Location`. "
-                          "A key's runs queued or running at once are capped by its tier "
-                          "(429 `too_many_runs`); a full queue is 503 `overloaded`."),
-    Operation("/v1/runs", "delete", "deleteRuns", "Delete every finished run of the key",
-              "runs", (200, "RunsDeleted"), (401, 503),
-              description="Queued and running runs are kept (cancel them first)."),
-    Operation("/v1/runs", "get", "listRuns", "The key's runs, newest first", "runs",
-              (200, "RunList"), (400, 401, 503),
-              parameters=("limit", "starting_after", "state", "engine")),
-    Operation("/v1/runs/{run_id}", "get", "getRun", "One run (with progress while it runs)",
-              "runs", (200, "Run"), (401, 404, 503), parameters=("run_id",)),
-    Operation("/v1/runs/{run_id}", "delete", "deleteRun", "Delete a finished run", "runs",
-              (204, "empty"), (401, 404, 409, 503), parameters=("run_id",)),
-    Operation("/v1/runs/{run_id}/cancel", "post", "cancelRun", "Stop a queued or running run",
-              "runs", (202, "Run"), (401, 404, 409, 503), parameters=("run_id",),
-              description="The run stops after its current iteration and ends `cancelled` "
-                          "with its best so far; a finished run is 409."),
-    Operation("/v1/runs/{run_id}/events", "get", "runEvents",
-              "Watch a run: Server-Sent Events until it ends", "runs", (200, "events"),
-              (400, 401, 404, 429, 503), parameters=("run_id", "last_event_id"),
-              description="`text/event-stream`. Each event has `id:`, `event:` and one "
-                          "`data:` line of JSON: `state` (data: the Run, on each state "
-                          "change: queued, running, the final state), `progress` (data: "
-                          "RunProgress, at most every 0.25 s while running), then exactly "
-                          "one `result` (final state succeeded or cancelled) or `error` "
-                          "(failed), data: the final Run; then the stream ends. A `: "
-                          "heartbeat` comment every 15 s. Send the last event id seen as "
-                          "`Last-Event-ID` to resume with no duplicate and no missed state "
-                          "(an id this stream has not sent is 400); a finished run yields "
-                          "its final state and terminal event at once. The Run's `request` "
-                          "is in the first Run document of a connection only (absent from "
-                          "the later ones). A key's open streams per worker are capped by "
-                          "its tier (429 `too_many_streams`)."),
-    Operation("/v1/runs/{run_id}/trace", "get", "runTrace", "A run's convergence trace",
-              "runs", (200, "RunTrace"), (400, 401, 404, 503),
-              parameters=("run_id", "format")),
-    Operation("/v1/openapi.json", "get", "openapi", "This document", "meta",
-              (200, "object"), (), keyed=False),
-    Operation("/v1/docs", "get", "docs", "Interactive documentation (vendored Swagger UI)",
-              "meta", (200, "html"), (), keyed=False),
-)
 
 _SUPPLIERS = [{"id": "s1", "attributes": {"price": 18.5, "quality": 7.2, "lead_time": 5}},
               {"id": "s2", "attributes": {"price": 22.0, "quality": 8.1, "lead_time": 12}},
@@ -179,46 +77,6 @@ _HEADERS = {
     "Location": {"description": "the run's URL (/v1/runs/{run_id})",
                  "schema": {"type": "string"}},
 }
-_PARAMETERS: dict[str, dict[str, Any]] = {
-    "run_id": {"name": "run_id", "in": "path", "required": True,
-               "description": "a run id (another key's, unknown or malformed: 404)",
-               "schema": {"type": "string", "pattern": RUN_ID_PATTERN}},
-    "decision_id": {"name": "decision_id", "in": "path", "required": True,
-                    "description": "a decision-log id (another key's or unknown: 404)",
-                    "schema": {"type": "string"}},
-    "decision_cursor": {"name": "starting_after", "in": "query", "required": False,
-                        "description": "the last id of the previous page (not one of the "
-                                       "key's entries: 400)",
-                        "schema": {"type": "string"}},
-    "limit": {"name": "limit", "in": "query", "required": False,
-              "description": f"page size (default {DEFAULT_PAGE})",
-              "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE,
-                         "default": DEFAULT_PAGE}},
-    "starting_after": {"name": "starting_after", "in": "query", "required": False,
-                       "description": "the last id of the previous page (not one of the "
-                                      "key's runs: 400)",
-                       "schema": {"type": "string", "pattern": RUN_ID_PATTERN}},
-    "state": {"name": "state", "in": "query", "required": False,
-              "description": "only runs in this state",
-              "schema": {"enum": list(RUN_STATES)}},
-    "engine": {"name": "engine", "in": "query", "required": False,
-               "description": "only runs of this engine",
-               "schema": {"enum": list(engine_table())}},
-    "idempotency_key": {"name": "Idempotency-Key", "in": "header", "required": False,
-                        "description": "1 to 255 characters of the client's choice: the same "
-                                       "key and request within 24 h gets the first answer "
-                                       "again and is not counted twice; with another "
-                                       "request: 422; while the first is being answered: "
-                                       "409; longer: 400",
-                        "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
-    "last_event_id": {"name": "Last-Event-ID", "in": "header", "required": False,
-                      "description": "resume after this event id (the last one seen; empty: "
-                                     "from the start); an id this stream never sent: 400",
-                      "schema": {"type": "string", "pattern": r"^([1-4]|2\.[0-9]{1,19})?$"}},
-    "format": {"name": "format", "in": "query", "required": False,
-               "description": "json (default) or csv (text/csv: evaluations,elapsed_ms,best lines)",
-               "schema": {"enum": ["json", "csv"], "default": "json"}},
-}
 _RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
                  for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining",
                               "X-RateLimit-Reset", "X-Request-Id")}
@@ -245,7 +103,7 @@ def _problem(status: int | None, listed: tuple[int, ...] = ()) -> dict[str, Any]
     return _answer(_codes(status), content, retry=status in _RETRY_STATUSES)
 
 
-def _ok(op: Operation) -> dict[str, Any]:
+def _ok(op: Doc) -> dict[str, Any]:
     status, name = op.ok
     if name == "empty":
         return {"description": "done; no body", "headers": dict(_RATE_HEADERS)}
@@ -274,11 +132,11 @@ def _ok(op: Operation) -> dict[str, Any]:
     return out
 
 
-def _operation(op: Operation) -> dict[str, Any]:
+def _operation(path: str, op: Doc) -> dict[str, Any]:
     responses: dict[str, Any] = {str(op.ok[0]): _ok(op)}
     for status in op.errors:
         responses[str(status)] = _problem(status)
-    if op.path == "/v1/health":  # readiness: the same document, store unavailable
+    if path == "/v1/health":  # readiness: the same document, store unavailable
         responses["503"] = _answer("the store is not answering",
                                    {"application/json": {"schema": _ref("Health")}})
     responses["default"] = _problem(None, tuple(int(s) for s in responses))
@@ -286,16 +144,14 @@ def _operation(op: Operation) -> dict[str, Any]:
                            "tags": [op.tag], "responses": responses}
     if op.description:
         out["description"] = op.description
-    if op.parameters:
-        out["parameters"] = list(op.parameters)
     if op.body:
         media: dict[str, Any] = {"schema": _ref(op.body)}
         if op.body in EXAMPLES:
             media["example"] = EXAMPLES[op.body]
         out["requestBody"] = {"required": op.body_required,
                               "content": {"application/json": media}}
-    if op.parameters:
-        out["parameters"] = [_PARAMETERS[name] for name in op.parameters]
+    if op.params:
+        out["parameters"] = [p for kind in op.params for p in openapi_parameters(kind)]
     if not op.keyed:
         out["security"] = []
     return out
@@ -314,15 +170,15 @@ def _type_schemas() -> dict[str, Schema]:
     return components
 
 
-def _paths() -> dict[str, Any]:
+def _paths(operations: Sequence[Operation]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for op in OPERATIONS:
-        out.setdefault(op.path, {})[op.method] = _operation(op)
+    for op in operations:
+        out.setdefault(op.path, {})[op.method] = _operation(op.path, op.doc)
     return out
 
 
-@lru_cache(maxsize=1)
-def _document() -> dict[str, Any]:
+def openapi_document(operations: Sequence[Operation]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``operations``."""
     return {
         "openapi": "3.1.0",
         "info": {
@@ -341,8 +197,8 @@ def _document() -> dict[str, Any]:
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}, {"apiKey": []}],
-        "tags": [{"name": t} for t in dict.fromkeys(op.tag for op in OPERATIONS)],
-        "paths": _paths(),
+        "tags": [{"name": t} for t in dict.fromkeys(op.doc.tag for op in operations)],
+        "paths": _paths(operations),
         "components": {
             "schemas": {**_type_schemas(), **decido.decision_schemas()},
             "headers": _HEADERS,
@@ -355,6 +211,7 @@ def _document() -> dict[str, Any]:
     }
 
 
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document (a fresh copy: callers may change it)."""
-    return copy.deepcopy(_document())
+@lru_cache(maxsize=1)
+def openapi_bytes(operations: tuple[Operation, ...]) -> bytes:
+    """The document of ``operations``, serialized (once per process)."""
+    return orjson.dumps(openapi_document(operations))

@@ -25,9 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
-from sanic import Request, Sanic
+from sanic import Sanic
 
 from decido_service.admission import KeyCache, Readiness, SpentBudgets
+from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
 from decido_service.runs.events import Feeds
 from decido_service.runs.execution import wind_down
@@ -79,7 +80,7 @@ async def in_thread(pool: ThreadPoolExecutor, fn: Callable[..., T], *args: Any,
 INLINE_BYTES = 4096
 
 
-async def by_size(request: Request, fn: Callable[..., T], *args: Any) -> T:
+async def by_size(request: ApiRequest, fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` for ``request``: on the event loop when its body is small
     (:data:`INLINE_BYTES`), else in the worker's decision threads."""
     if len(request.body) <= INLINE_BYTES:

@@ -25,19 +25,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
+import msgspec
 import orjson
-from sanic import Request
 
 from decido_service import limits
+from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import response_headers, streamed
+from decido_service.http.params import headers
 from decido_service.http.problems import ApiError
+from decido_service.http.responses import encode
 from decido_service.runs.api import find, run_view
 from decido_service.runs.execution import PROGRESS_INTERVAL
 from decido_service.store import FINISHED_STATES, KeyRecord, Store
+from decido_service.types import EventsHeaders, Run, RunProgress
 
 __all__ = ["DRAIN_TIMEOUT", "HEARTBEAT", "SEND_SLICE", "STREAM_RETRY_AFTER", "Cursor", "Feeds",
            "RunFeed", "Snapshot", "check_resumable", "parse_last_event_id", "send_events",
@@ -57,22 +60,19 @@ STREAM_RETRY_AFTER = 5
 #: the ordinal of each state in a run's event ids (every final state is 3)
 _ORDINAL = {"queued": 1, "running": 2, **{s: 3 for s in FINISHED_STATES}}
 _TERMINAL = 4
-_LAST_ID = re.compile(r"([1-4])(?:\.(\d{1,19}))?")
 #: a watcher's position: the last state ordinal and the last progress evaluations it saw
 Cursor = tuple[int, int]
 
 
-def parse_last_event_id(text: str | None) -> Cursor:
-    """The cursor after the event ``text`` (``(0, -1)``: nothing seen); 400
-    ``invalid_parameter`` for an id this service never sent."""
+def parse_last_event_id(request: ApiRequest) -> Cursor:
+    """The cursor after the request's ``Last-Event-ID`` (``(0, -1)``: nothing seen); 400
+    ``invalid_parameter`` for an id this service never sent
+    (:class:`~decido_service.types.EventsHeaders`)."""
+    text = headers(request, EventsHeaders).last_event_id
     if not text:  # absent, or empty: nothing seen (EventSource sends no empty id)
         return 0, -1
-    match = _LAST_ID.fullmatch(text)
-    if match is None or (match.group(2) is not None and match.group(1) != "2"):
-        raise ApiError("invalid_parameter", f"Last-Event-ID: {text[:40]!r} is not an event id "
-                                            "of this stream")
-    evaluations = int(match.group(2)) if match.group(2) is not None else -1
-    return int(match.group(1)), evaluations
+    ordinal, _, evaluations = text.partition(".")
+    return int(ordinal), int(evaluations) if evaluations else -1
 
 
 def check_resumable(snapshot: Snapshot, cursor: Cursor, text: str | None) -> None:
@@ -82,9 +82,9 @@ def check_resumable(snapshot: Snapshot, cursor: Cursor, text: str | None) -> Non
     seen, evaluations = cursor
     reached = snapshot.path[-1] if not snapshot.final else _TERMINAL
     if seen == 2:
-        result = snapshot.view.get("result") or {}
+        result = snapshot.view.result
         done = snapshot.evaluations if not snapshot.final else int(
-            result.get("evaluations") or 0)
+            result.evaluations if result is not None else 0)
         future = 2 not in snapshot.path or evaluations > done
     else:
         future = seen > reached
@@ -93,25 +93,31 @@ def check_resumable(snapshot: Snapshot, cursor: Cursor, text: str | None) -> Non
                                             "this stream has sent")
 
 
-def _event(kind: str, event_id: str, data: Any) -> bytes:
-    return b"id: %s\nevent: %s\ndata: %s\n\n" % (event_id.encode(), kind.encode(),
-                                                  orjson.dumps(data))
+def _event(kind: str, event_id: str, data: Run | RunProgress, *, request: bool = True
+           ) -> bytes:
+    """One event; a Run without its ``request`` member when ``request`` is false."""
+    if isinstance(data, Run) and not request:
+        doc = msgspec.to_builtins(data)
+        doc.pop("request", None)
+        encoded = orjson.dumps(doc)
+    else:
+        encoded = encode(data)
+    return b"id: %s\nevent: %s\ndata: %s\n\n" % (event_id.encode(), kind.encode(), encoded)
 
 
 class Snapshot:
     """One read of a run's row and the events it implies, encoded once for every watcher:
-    each event is one ``bytes`` object that every watcher's transport shares (a watcher
-    that reads slowly holds a reference, not a copy)."""
+    each event is one ``bytes`` object that every watcher's transport shares."""
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.view = run_view(row)
-        state = self.view["state"]
+        state = self.view.state
         self.ordinal = _ORDINAL.get(state, 3)
         self.final = state in FINISHED_STATES
-        started = self.view["started_at"] is not None or state == "running"
+        started = self.view.started_at is not None or state == "running"
         self.path = [1, *([2] if started else []), *([3] if self.final else [])]
-        progress = self.view["progress"] if state == "running" else None
-        self.evaluations = int(progress["evaluations"]) if progress else -1
+        progress = self.view.progress if state == "running" else None
+        self.evaluations = progress.evaluations if progress else -1
         self._progress = progress
         self._encoded: dict[tuple[str, bool], bytes] = {}
         self._cache: dict[tuple[Cursor, bool], tuple[list[bytes], Cursor]] = {}
@@ -140,7 +146,7 @@ class Snapshot:
             evaluations = self.evaluations
             out.append(_event("progress", f"2.{evaluations}", self._progress))
         if self.final and seen < _TERMINAL:
-            out.append(self._document("error" if self.view["state"] == "failed" else "result",
+            out.append(self._document("error" if self.view.state == "failed" else "result",
                                       _TERMINAL, request and not out))
             seen = _TERMINAL
         return out, (seen, evaluations)
@@ -151,14 +157,17 @@ class Snapshot:
         key = (f"{kind}{ordinal}", request)
         found = self._encoded.get(key)
         if found is None:
-            doc = self.view if kind != "state" or ordinal == self.ordinal else {
-                **self.view, "state": "queued" if ordinal == 1 else "running",
-                "finished_at": None, "progress": None, "result": None, "problem": None,
-                "started_at": None if ordinal == 1 else self.view["started_at"]}
-            if not request:
-                doc = {k: v for k, v in doc.items() if k != "request"}
-            found = self._encoded[key] = _event(kind, str(ordinal), doc)
+            doc = self._state_document(ordinal) if kind == "state" else self.view
+            found = self._encoded[key] = _event(kind, str(ordinal), doc, request=request)
         return found
+
+    def _state_document(self, ordinal: int) -> Run:
+        if ordinal == self.ordinal:
+            return self.view
+        return msgspec.structs.replace(
+            self.view, state="queued" if ordinal == 1 else "running", finished_at=None,
+            progress=None, result=None, problem=None,
+            started_at=None if ordinal == 1 else self.view.started_at)
 
 
 class RunFeed:
@@ -301,19 +310,18 @@ async def _send_within(send: Any, data: bytes, seconds: float) -> bool:
     return True
 
 
-async def send_events(request: Request, key: KeyRecord, run_id: str) -> None:
+async def send_events(request: ApiRequest, key: KeyRecord, run_id: str) -> None:
     """Answer with the event stream of ``key``'s run, resumed after ``Last-Event-ID``
     (``GET /v1/runs/{id}/events``, and the dashboard's, which has the key from its
     session)."""
-    last_id = request.headers.get("last-event-id")
-    cursor = parse_last_event_id(last_id)
+    cursor = parse_last_event_id(request)
     ctx = request.app.ctx
     row = await find(ctx.store, key["id"], run_id)
-    if last_id:  # judged on the row just read: the newest this worker knows
-        check_resumable(Snapshot(row), cursor, last_id)
+    if cursor != (0, -1):  # judged on the row just read: the newest this worker knows
+        check_resumable(Snapshot(row), cursor, headers(request, EventsHeaders).last_event_id)
     cap = limits.tier_limits(key, settings=ctx.settings)["max_streams"]
     watching = ctx.run_feeds.watch(ctx.store, key["id"], row, cap)
-    del row  # the feed has what it needs (module docs: a watcher holds no copy)
+    del row  # the feed has what it needs (a watcher holds no copy of the run)
     async with watching as feed:
         response = await request.respond(
             status=200, content_type="text/event-stream",

@@ -21,10 +21,12 @@ the run:
   ``/v1/optimize`` client went away) is ``cancelled``; an error inside the run is
   ``failed`` with a problem document.
 
-The stored document (JSON in the row's ``document`` column) holds ``request`` (the body as
-decoded, defaults filled in), ``budget`` (the evaluations and time limit the tier allowed,
-for whichever worker executes it), ``started_at``, ``progress``, ``result``, ``problem`` and
-``trace``; :func:`decido_service.runs.api.run_view` turns a row into the API's ``Run``.
+The stored document (JSON in the row's ``document`` column) is a
+:class:`~decido_service.types.RunDocument`: ``request`` (the body as decoded, defaults filled
+in), ``budget`` (the evaluations and time limit the tier allowed, for whichever worker
+executes it), ``started_at``, ``progress``, ``result``, ``problem`` and ``trace``, decoded
+typed by :func:`read_document`; :func:`decido_service.runs.api.run_view` turns a row into
+the API's ``Run``.
 
 The trace is ``[evaluations, elapsed_ms, best]`` at every improvement of the run
 (:mod:`decido_service.runs.trace`).
@@ -35,25 +37,41 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, TypeVar, cast
 
 import msgspec
-import orjson
 
 import decido
-from decido_service.http.problems import PROBLEM_BASE, ApiError, as_api_error
+from decido_service.http.problems import ApiError, as_api_error, problem
 from decido_service.runs.trace import thin_trace, timed
 from decido_service.store import FINISHED_STATES, Store, iso_utc, ordered_id
-from decido_service.types import OptimizeRequest
+from decido_service.types import (
+    Budget,
+    ConstraintValue,
+    OptimizeRequest,
+    OptimizeResult,
+    Problem,
+    RunDocument,
+    RunProgress,
+    RunResult,
+)
+from decido_service.types.optimize import RunStatus
 
 __all__ = ["PROGRESS_INTERVAL", "SHUTDOWN_GRACE", "Execution", "cancel_queued",
-           "fail_interrupted", "fail_run", "new_document", "new_run_id", "run_problem",
-           "wind_down"]
+           "fail_interrupted", "fail_run", "new_document", "new_run_id", "optimize_result",
+           "progress_of", "read_document", "result_of", "run_problem", "wind_down",
+           "write_document"]
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
 PROGRESS_INTERVAL = 0.25
 #: seconds a running run is given to finish when its worker shuts down (SIGTERM)
 SHUTDOWN_GRACE = 5.0
+P = TypeVar("P", bound=RunProgress)
+_DOCUMENT = msgspec.json.Decoder(RunDocument)
+#: what a run executes in a pool thread: the library's run, stopped through the monitor
+Run = Callable[[decido.RunMonitor], decido.OptimizeResult]
 
 
 def new_run_id() -> str:
@@ -61,11 +79,51 @@ def new_run_id() -> str:
     return ordered_id("run_", time.time())
 
 
-def run_problem(run_id: str, request_id: str, error: ApiError) -> dict[str, Any]:
+def new_document(req: OptimizeRequest, budget: Budget) -> RunDocument:
+    """The document of a run just admitted: its request (defaults filled in) and the
+    budget the tier allowed it (kept for the process that will execute it)."""
+    return RunDocument(request=req, budget=budget)
+
+
+def read_document(text: str | bytes) -> RunDocument:
+    """A row's stored document, decoded typed."""
+    return _DOCUMENT.decode(text)
+
+
+def write_document(document: RunDocument) -> str:
+    """A document as the row keeps it (JSON text)."""
+    return msgspec.json.encode(document).decode()
+
+
+def run_problem(run_id: str, request_id: str, error: ApiError) -> Problem:
     """The problem document of a run that failed while executing."""
-    return {"type": PROBLEM_BASE + error.code, "title": error.title,
-            "status": error.status_code, "detail": error.detail, "code": error.code,
-            "instance": f"/v1/runs/{run_id}", "request_id": request_id, **(error.extra or {})}
+    return problem(error, f"/v1/runs/{run_id}", request_id, Problem)
+
+
+def progress_of(monitor: decido.RunMonitor, kind: type[P]) -> P:
+    """A running run's progress read from its monitor (as ``kind``: a stream's
+    ``ProgressEvent``)."""
+    p = monitor.progress()
+    return kind(evaluations=p["evaluations"], iterations=p["iterations"], best=p["best"],
+                elapsed_ms=round(p["elapsed"] * 1e3, 3))
+
+
+def optimize_result(run_id: str, req: OptimizeRequest, result: RunResult,
+                    history: list[list[float | None]]) -> OptimizeResult:
+    """The ``/v1/optimize`` answer of a finished run: ``history`` is ``[evaluations, best]``
+    at each improvement."""
+    return OptimizeResult(**msgspec.structs.asdict(result), id=run_id, run_id=run_id,
+                          engine=req.engine, goal=req.goal, dims=req.dims, history=history)
+
+
+def result_of(r: decido.OptimizeResult) -> RunResult:
+    """The outcome of a finished run (non-finite numbers are encoded null)."""
+    return RunResult(
+        status=cast(RunStatus, r.status), x=r.x.tolist(), value=r.fun, evaluations=r.evaluations,
+        iterations=r.iterations, message=r.message, elapsed_ms=round(r.elapsed * 1e3, 3),
+        seed=r.seed, feasible=r.feasible, max_violation=r.max_violation,
+        constraints=[ConstraintValue(c["name"], c["value"], c["violation"])
+                     for c in r.constraints], variables=r.variables)
 
 
 class Execution:
@@ -75,14 +133,14 @@ class Execution:
     renews the lease (``lease`` seconds) on the condition that the row is still this
     process's; a run whose row was taken away (its lease ran out and another process
     marked it ``failed``, or it was deleted) is stopped and writes nothing more.
-    ``task`` ends with the run's result body (the ``/v1/optimize`` answer without ``id``)
-    or raises the run's error; the row is final before it ends. ``requeue`` (set on
-    shutdown for a ``queued`` run, one of ``POST /v1/runs``) gives a run that has not
-    started back to the queue instead of cancelling it; a ``/v1/optimize`` run's client is
-    gone with the process, so it is cancelled."""
+    ``task`` ends with the run's ``/v1/optimize`` answer or raises the run's error; the
+    row is final before it ends. ``requeue`` (set on shutdown for a ``queued`` run, one of
+    ``POST /v1/runs``) gives a run that has not started back to the queue instead of
+    cancelling it; a ``/v1/optimize`` run's client is gone with the process, so it is
+    cancelled."""
 
     def __init__(self, store: Store, key_id: str, run_id: str, request_id: str,
-                 document: dict[str, Any], owner: str, lease: float, *,
+                 document: RunDocument, owner: str, lease: float, *,
                  queued: bool = True) -> None:
         self.store = store
         self.key_id = key_id
@@ -98,26 +156,24 @@ class Execution:
         self.requeue = False
         self.lost = False
         self.samples: list[tuple[int, float]] = []  # (evaluations, elapsed_ms) per tick
-        self.task: asyncio.Future[dict[str, Any] | None] | None = None
+        self.task: asyncio.Future[OptimizeResult | None] | None = None
 
     def stop(self) -> None:
         """Stop the run (after its current iteration; at once if not started)."""
         self.cancelled.set()
         self.monitor.stop()
 
-    def _execute(self, fn: Any, *args: Any) -> dict[str, Any] | None:
-        """In a run-pool thread: nothing when cancelled before starting, else ``fn``."""
+    def _execute(self, run: Run) -> decido.OptimizeResult | None:
+        """In a run-pool thread: nothing when cancelled before starting, else the run."""
         if self.cancelled.is_set():
             return None
         self.started_at = time.time()
-        result: dict[str, Any] = fn(*args, self.monitor)
-        return result
+        return run(self.monitor)
 
-    async def drive(self, pool: Any, fn: Any, *args: Any) -> dict[str, Any] | None:
-        """Run ``fn(*args, monitor)`` in ``pool``, mirroring state, progress and cancel
-        requests through the store; write the final row."""
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(pool, self._execute, fn, *args)
+    async def drive(self, pool: Executor, run: Run) -> OptimizeResult | None:
+        """Execute ``run`` in ``pool``, mirroring state, progress and cancel requests
+        through the store; write the final row."""
+        future = asyncio.get_running_loop().run_in_executor(pool, self._execute, run)
         running = False
         try:
             while not future.done():
@@ -125,28 +181,27 @@ class Execution:
                 if future.done():
                     break
                 running = await self._tick(running)
-            body = await future
+            outcome = await future
         except Exception as exc:
             await self._finish("failed", problem=run_problem(
                 self.run_id, self.request_id, as_api_error(exc)))
             raise
-        if body is None:
+        if outcome is None:
             if self.requeue and not self.lost:
                 await self._write({"owner": None, "lease_until": None})
             else:
                 await self._finish("cancelled")
             return None
-        body = {"run_id": self.run_id, **body}
-        state = "cancelled" if body["status"] == "stopped" else "succeeded"
-        trace = thin_trace(timed(body["history"], [
-            *self.samples, (body["evaluations"], body["elapsed_ms"])]))
-        result = {k: body[k] for k in ("x", "value", "evaluations", "iterations", "status",
-                                       "message", "elapsed_ms", "seed", "feasible",
-                                       "max_violation", "constraints", "variables")}
-        await self._finish(state, result=result, trace=trace, columns={
-            "status": body["status"], "value": body["value"], "seed": body["seed"],
-            "evaluations": body["evaluations"], "elapsed_ms": body["elapsed_ms"]})
-        return body
+        result = result_of(outcome)
+        history: list[list[float | None]] = [[int(e), float(b)] for e, b in outcome.history]
+        trace = thin_trace(timed(outcome.history, [*self.samples,
+                                                   (result.evaluations, result.elapsed_ms)]))
+        await self._finish("cancelled" if result.status == "stopped" else "succeeded",
+                           result=result, trace=trace, columns={
+                               "status": result.status, "value": result.value,
+                               "seed": result.seed, "evaluations": result.evaluations,
+                               "elapsed_ms": result.elapsed_ms})
+        return optimize_result(self.run_id, self.document.request, result, history)
 
     async def _write(self, changes: dict[str, Any]) -> bool:
         """Update the row if it is still this process's (else the run is stopped)."""
@@ -165,13 +220,10 @@ class Execution:
         if self.started_at is not None:
             if not running:
                 changes["state"] = "running"
-                self.document["started_at"] = iso_utc(self.started_at)
-            p = self.monitor.progress()
-            self.document["progress"] = progress = {
-                "evaluations": p["evaluations"], "iterations": p["iterations"],
-                "best": p["best"], "elapsed_ms": round(p["elapsed"] * 1e3, 3)}
-            self.samples.append((progress["evaluations"], progress["elapsed_ms"]))
-            changes["document"] = orjson.dumps(self.document).decode()
+                self.document.started_at = iso_utc(self.started_at)
+            progress = self.document.progress = progress_of(self.monitor, RunProgress)
+            self.samples.append((progress.evaluations, progress.elapsed_ms))
+            changes["document"] = write_document(self.document)
         try:
             if await self._write(changes):
                 running = running or "state" in changes
@@ -182,26 +234,20 @@ class Execution:
             self.stop()
         return running
 
-    async def _finish(self, state: str, *, result: dict[str, Any] | None = None,
-                      trace: list[list[float]] | None = None,
-                      problem: dict[str, Any] | None = None,
+    async def _finish(self, state: str, *, result: RunResult | None = None,
+                      trace: list[list[float | None]] | None = None,
+                      problem: Problem | None = None,
                       columns: dict[str, Any] | None = None) -> None:
         assert state in FINISHED_STATES
-        self.document.update(result=result, trace=trace or [], problem=problem)
+        doc = self.document
+        doc.result, doc.trace, doc.problem = result, trace or [], problem
         if self.started_at is not None:
-            self.document["started_at"] = iso_utc(self.started_at)
+            doc.started_at = iso_utc(self.started_at)
         if result is not None:
-            self.document["progress"] = None
+            doc.progress = None
         await self._write({"state": state, "finished_at": iso_utc(time.time()),
-                           "document": orjson.dumps(self.document).decode(),
-                           "owner": None, "lease_until": None, **(columns or {})})
-
-
-def new_document(req: OptimizeRequest, budget: dict[str, Any]) -> dict[str, Any]:
-    """The document of a run just admitted: its request (defaults filled in) and the
-    budget the tier allowed it (``budget``: kept for the process that will execute it)."""
-    return {"request": msgspec.to_builtins(req), "budget": budget, "started_at": None,
-            "progress": None, "result": None, "problem": None, "trace": []}
+                           "document": write_document(doc), "owner": None,
+                           "lease_until": None, **(columns or {})})
 
 
 async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -> None:
@@ -238,11 +284,11 @@ async def fail_run(store: Store, row: dict[str, Any],
                    expect: dict[str, Any] | None = None) -> bool:
     """Mark ``row``'s run ``failed`` with a problem of code ``interrupted`` (when the row
     is still as ``expect`` says); True when it was marked."""
-    doc: dict[str, Any] = orjson.loads(row["document"]) if row["document"] else {}
-    doc.update(progress=None, problem=run_problem(row["id"], "", _INTERRUPTED))
+    doc = read_document(row["document"])
+    doc.progress, doc.problem = None, run_problem(row["id"], "", _INTERRUPTED)
     return await store.update_run(row["id"], {
         "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
-        "lease_until": None, "document": orjson.dumps(doc).decode()}, expect)
+        "lease_until": None, "document": write_document(doc)}, expect)
 
 
 async def fail_interrupted(store: Store) -> int:
