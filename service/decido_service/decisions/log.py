@@ -15,7 +15,7 @@ entries and about :data:`PAGE_BYTES` bytes (:func:`page`): fewer entries when th
 large (entries logged before summaries were cut can be), at least one, ``has_more`` true
 when any is left for the next page.
 
-Lists are pages (:mod:`decido_service.pages`).
+Lists are pages (:mod:`decido_service.types.params`).
 """
 
 from __future__ import annotations
