@@ -134,6 +134,8 @@ def test_a_page_is_bounded_by_bytes(tmp_path) -> None:
     import asyncio
     import json
 
+    import msgspec
+
     from decido_service.decisions.log import PAGE_BYTES, page
     from decido_service.store import DecisionEntry, open_store
 
@@ -149,13 +151,14 @@ def test_a_page_is_bounded_by_bytes(tmp_path) -> None:
             await store.admit_many([], entries)
             seen, after, pages = [], None, 0
             while True:
-                shown, more = await page(store, "k1", 100, after)
-                assert 1 <= len(shown) and len(json.dumps(shown)) <= PAGE_BYTES + 1000
-                seen += [e["id"] for e in shown]
+                found = await page(store, "k1", 100, after)
+                assert 1 <= len(found.data)
+                assert len(msgspec.json.encode(found.data)) <= PAGE_BYTES + 1000
+                seen += [e.id for e in found.data]
                 pages += 1
-                if not more:
+                if not found.has_more:
                     break
-                after = shown[-1]["id"]
+                after = found.data[-1].id
             assert sorted(seen) == sorted(e.id for e in entries)  # every one, once
             assert pages >= 3  # about 300 kB each: three to a page
         finally:

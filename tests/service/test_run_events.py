@@ -48,7 +48,7 @@ def check_contract(events: list[Event], one_connection: bool = True) -> None:
         assert all("request" not in d for d in documents[1:])
     for e in events:
         if e.kind in ("state", "result", "error"):
-            msgspec.convert({"request": None, **e.data}, Run)
+            msgspec.convert({"request": documents[0]["request"], **e.data}, Run)
         if e.kind == "progress":
             assert set(e.data) == {"evaluations", "iterations", "best", "elapsed_ms"}
     states = [e.data["state"] for e in events if e.kind == "state"]
@@ -200,11 +200,19 @@ def test_a_watcher_that_does_not_read_is_dropped() -> None:
 
     from decido_service.runs.events import Snapshot, stream
 
-    doc = {"request": {"bounds": [[-1, 1]] * 10}, "started_at": "2026-01-01T00:00:00Z",
-           "progress": {"evaluations": 5, "iterations": 1, "best": 1.0, "elapsed_ms": 1.0}}
+    from decido_service.runs.execution import write_document
+    from decido_service.schemas import decode_optimize
+    from decido_service.types import Budget, RunDocument, RunProgress
+
+    request = decode_optimize(json.dumps({"bounds": [[-1, 1]] * 10,
+                                          "objective_expression": "sum(x**2)"}).encode())
+    doc = RunDocument(request=request, budget=Budget(max_evaluations=100, time_limit=1.0),
+                      started_at="2026-01-01T00:00:00Z",
+                      progress=RunProgress(evaluations=5, iterations=1, best=1.0,
+                                           elapsed_ms=1.0))
     row = {"id": "run_" + "0" * 24, "state": "running", "created_at": "2026-01-01T00:00:00Z",
            "finished_at": None, "engine": "random", "goal": "minimize", "dims": 10,
-           "document": json.dumps(doc)}
+           "cancel_requested": 0, "document": write_document(doc)}
 
     class Feed:
         snapshot = Snapshot(row)
