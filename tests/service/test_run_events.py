@@ -199,7 +199,6 @@ def test_a_watcher_that_does_not_read_is_dropped() -> None:
     import json
 
     from decido_service.runs.events import Snapshot, stream
-
     from decido_service.runs.execution import write_document
     from decido_service.schemas import decode_optimize
     from decido_service.types import Budget, RunDocument, RunProgress
