@@ -148,7 +148,7 @@ def test_a_page_is_bounded_by_bytes(tmp_path) -> None:
                               "elapsed_ms": 1.0, "answer_truncated": False})
             entries = [DecisionEntry(f"dec_{i:024x}", "k1", "2026-01-01T00:00:00Z", 1.0 + i,
                                      big, "{}", None) for i in range(8)]
-            await store.admit_many([], entries)
+            await store.admissions.admit_many([], entries)
             seen, after, pages = [], None, 0
             while True:
                 found = await page(store, "k1", 100, after)
