@@ -9,6 +9,7 @@ from decido.errors import ConstraintError, DecidoError, EngineError, ExpressionE
 from decido.expression import DEFAULT_LIMITS, Expression, Structure
 from decido.optimize import (
     OptimizeResult,
+    ParetoResult,
     RunMonitor,
     default_engine,
     engines,
@@ -16,6 +17,7 @@ from decido.optimize import (
     minimize,
     optimize,
 )
+from decido.pareto import hypervolume
 
 __version__ = "0.1.0"
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Expression",
     "ExpressionError",
     "OptimizeResult",
+    "ParetoResult",
     "RunMonitor",
     "Structure",
     "__version__",
@@ -38,6 +41,7 @@ __all__ = [
     "decision_schemas",
     "default_engine",
     "engines",
+    "hypervolume",
     "maximize",
     "minimize",
     "optimize",

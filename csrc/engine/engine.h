@@ -36,6 +36,10 @@ typedef struct dc_batch {
     double *f;       /* rows */
     double *grad;    /* DC_ASK_GRADIENT: rows x n, df/du */
     double *terms;   /* DC_ASK_TERMS: rows x n */
+    /* several objectives: f holds rows x n_objectives values (minimized), and the
+     * driver fills violation[r] (engine-owned, rows) with row r's excess: 0 when
+     * feasible, else the constraint layer's sum of violations beyond the tolerance */
+    double *violation;
 } dc_batch;
 
 /* What an engine knows about the problem (all in the unit cube). */
@@ -61,6 +65,8 @@ typedef struct dc_problem {
     const double *levels;      /* levels[j] > 0: coordinate j is integer or discrete, its
                                   [0, 1] cut into levels[j] equal cells, one per value;
                                   0 for a real coordinate; NULL when every one is real */
+    size_t n_objectives;       /* >= 2: several objectives (engines with
+                                  DC_SUPPORTS_OBJECTIVES); 0 or 1: one */
 } dc_problem;
 
 typedef struct dc_engine_vt {
@@ -126,6 +132,9 @@ const dc_engine_vt *dc_engine_find(const char *id);
 int dc_monitor_begin(dc_monitor *monitor);
 void dc_monitor_publish(dc_monitor *monitor, int64_t evaluations, int64_t iterations, double best,
                         double elapsed, int running);
+/* several objectives: the front's hypervolume and size, published with the next
+ * dc_monitor_publish (the driver calls it just before) */
+void dc_monitor_front(dc_monitor *monitor, double hypervolume, int64_t front_size);
 void dc_monitor_end(dc_monitor *monitor, int64_t evaluations, int64_t iterations, double best,
                     double elapsed);
 

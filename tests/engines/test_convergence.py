@@ -44,7 +44,8 @@ def test_stop_on_convergence_false_spends_the_whole_budget(engine):
     r = decido.minimize("sum((x - 0.3)**2)", [[-5, 5]] * 4, engine=engine, seed=3,
                         max_evaluations=budget, stop_on_convergence=False)
     assert r.status == "max_evaluations" and r.evaluations == budget
-    assert r.fun < (1.0 if engine == "random" else 1e-6)
+    # random and moea (a generational GA on one objective) only approach the minimum
+    assert r.fun < {"random": 1.0, "moea": 1e-3}.get(engine, 1e-6)
     # the same through the engine's options, as the HTTP service passes them
     again = decido.minimize("sum((x - 0.3)**2)", [[-5, 5]] * 4, engine=engine, seed=3,
                             max_evaluations=budget, options={"stop_on_convergence": 0})

@@ -33,7 +33,7 @@ def test_registry_lists_every_engine_with_options():
         assert required in ids
     for info in infos:
         assert set(info) == {"id", "name", "summary", "kind", "max_dims", "options", "supports"}
-        assert set(info["supports"]) == {"constraints", "integers", "x0"}
+        assert set(info["supports"]) == {"constraints", "integers", "x0", "objectives"}
         for opt in info["options"]:
             assert opt["min"] <= opt["default"] <= opt["max"], (info["id"], opt)
             assert opt["description"]

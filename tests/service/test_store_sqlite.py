@@ -54,8 +54,10 @@ def test_open_store_is_an_async_store_off_the_event_loop(db: Path) -> None:
             record, secret = await store.accounts.create_key("free", "pro", "async")
             assert (await store.accounts.find_key(secret))["id"] == record["id"]
             loop_thread = threading.get_ident()
+            database = store.database
+            assert isinstance(database, SQLiteDatabase)
             seen = await asyncio.get_running_loop().run_in_executor(
-                store.database._writer, threading.get_ident)  # type: ignore[attr-defined]
+                database._writer, threading.get_ident)
             assert seen != loop_thread  # the blocking calls run in the store's threads
             spec = CounterSpec("t.minute", record["id"], "minute", 1, 1)
             first, second = await store.admissions.admit_many([AdmissionRequest([spec], NOW),

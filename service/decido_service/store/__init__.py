@@ -41,7 +41,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
 from collections.abc import Callable
 
 from decido_service.store.accounts import Accounts, SQLAccounts
@@ -128,14 +127,15 @@ class Store:
                 + await self.decisions.prune(now - self.decision_retention))
 
     def start_pruning(self, interval: float = PRUNE_INTERVAL) -> None:
-        """Run :meth:`prune` every ``interval`` seconds until :meth:`close` (each worker
-        of each node: the deletes are idempotent and cheap when there is nothing to do);
-        a failure is logged and tried again next time."""
+        """Run :meth:`prune` every ``interval`` seconds, as of the store's clock (the one
+        that stamps what it writes), until :meth:`close` (each worker of each node: the
+        deletes are idempotent and cheap when there is nothing to do); a failure is
+        logged and tried again next time."""
         async def loop() -> None:
             while True:
                 await asyncio.sleep(interval)
                 try:
-                    await self.prune(time.time())
+                    await self.prune(self.database.clock())
                 except StoreError as exc:
                     log.warning("pruning the store failed (tried again in %.0f s): %s",
                                 interval, exc)

@@ -138,8 +138,8 @@ async def admit(tx: Tx, dialect: Dialect, prepared: Sequence[Prepared]) -> list[
             flat += [*ident, *totals[ident]]
         for name, subject, window, start, after in await tx.fetch(_upsert_sql(len(upserted)),
                                                                   *flat):
-            ident = (name, subject, window, int(start))
-            used[ident] = int(after) - totals[ident][1]  # the count before this batch
+            ident = (name, subject, window, start)
+            used[ident] = after - totals[ident][1]  # the count before this batch
     for ident in totals:
         if ident not in used:  # only read (SQLite)
             used[ident] = await _count(tx, ident)
