@@ -161,15 +161,18 @@ def test_options_take_effect():
 
 
 def test_callable_and_vectorized_match_expression():
-    bounds = [(-3, 4)] * 3
-    expr = run(SHIFTED, bounds, max_evaluations=2_000, seed=5)
-    call = run(lambda x: float(np.sum((x - 1.7) ** 2)), bounds, max_evaluations=2_000, seed=5)
+    # the whole budget (an expression's run may stop at its proven floor, a callable's not)
+    bounds, whole = [(-3, 4)] * 3, {"stop_on_convergence": 0}
+    expr = run(SHIFTED, bounds, max_evaluations=2_000, seed=5, options=whole)
+    call = run(lambda x: float(np.sum((x - 1.7) ** 2)), bounds, max_evaluations=2_000, seed=5,
+               options=whole)
     vec = run(
         lambda X: np.sum((X - 1.7) ** 2, axis=1),
         bounds,
         max_evaluations=2_000,
         seed=5,
         vectorized=True,
+        options=whole,
     )
     for r in (call, vec):
         assert r.fun == expr.fun
