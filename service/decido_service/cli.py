@@ -50,7 +50,8 @@ def _settings(**given: Any) -> Settings:
 
 @click.command(help="Run the decido HTTP API (docs at /v1/docs). Options override the "
                     "DECIDO_HOST, DECIDO_PORT, DECIDO_STORE (or DECIDO_DB) and DECIDO_WORKERS "
-                    "variables.")
+                    "variables. DECIDO_METRICS=1 also serves Prometheus metrics at /metrics "
+                    "(the metrics extra).")
 @click.option("--host", help="address to listen on (default 127.0.0.1)")
 @click.option("--port", type=int, help="port (default 8000)")
 @_store

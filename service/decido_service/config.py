@@ -14,6 +14,9 @@ environment over the defaults, keyword arguments over both) and derive variants 
   keys can be given their own with ``limits.optimization.max_runs``);
 - ``tiers[name]["max_webhooks"]``: the key's webhook endpoints (403 ``too_many_webhooks``
   beyond; docs/webhooks.md);
+- ``tiers[name]["max_streams"]``: the key's open event streams (``GET
+  /v1/runs/{id}/events`` and the dashboard's) per worker process; 429 ``too_many_streams``
+  beyond;
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -46,6 +49,7 @@ TIER_FIELDS: tuple[str, ...] = (
     "refused",
     "max_runs",
     "max_webhooks",
+    "max_streams",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -67,6 +71,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "refused": 60,
         "max_runs": 1,
         "max_webhooks": 1,
+        "max_streams": 4,
     },
     "pro": {
         "minute": 60,
@@ -77,6 +82,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "refused": 600,
         "max_runs": 4,
         "max_webhooks": 5,
+        "max_streams": 16,
     },
     "team": {
         "minute": 300,
@@ -87,6 +93,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "refused": 3_000,
         "max_runs": 16,
         "max_webhooks": 20,
+        "max_streams": 64,
     },
     "enterprise": {
         "minute": 600,
@@ -97,6 +104,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "refused": 6_000,
         "max_runs": 64,
         "max_webhooks": 100,
+        "max_streams": 256,
     },
 }
 

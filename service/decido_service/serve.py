@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import signal
 import socket
 import sys
 from typing import Any
@@ -20,7 +21,7 @@ from decido_service import metrics
 from decido_service.config import Settings
 from decido_service.store.postgres_url import redact_url
 
-__all__ = ["BLAS_THREAD_VARIABLES", "port_problem", "serve"]
+__all__ = ["BLAS_THREAD_VARIABLES", "end_start_up_on_signal", "port_problem", "serve"]
 
 #: environment variables that size the BLAS/OpenMP thread pools of NumPy's libraries
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -99,6 +100,40 @@ def port_problem(host: str, port: int, error: OSError | None = None) -> str | No
     return f"decido serve: cannot listen on {where}: {error.strerror or error}\n"
 
 
+def end_start_up_on_signal(manager: Any) -> None:
+    """Make SIGTERM and SIGINT end ``decido serve`` also while its workers start.
+
+    Sanic's main process waits for every worker to report it started; a signal in that
+    wait stops the workers, but the wait never ends (it keeps re-reading the shutdown
+    message it sent itself), spinning a core and holding the port until SIGKILL. This
+    wraps Sanic's handler (installed by its worker manager, ``manager``): while a worker
+    is still starting, Sanic's handler stops the workers and then ``ServerKilled`` leaves
+    the wait (Sanic then closes its sockets and exits with status 1); once every worker
+    has started, a signal is Sanic's own graceful stop."""
+    from sanic.exceptions import ServerKilled
+
+    def starting() -> bool:
+        return any(state.get("server") and state.get("state") in _STARTING
+                   for state in manager.worker_state.values())
+
+    for number in (signal.SIGTERM, signal.SIGINT):
+        sanics = signal.getsignal(number)
+        if not callable(sanics):
+            continue
+
+        def handler(signum: int, frame: Any, sanics: Any = sanics) -> None:
+            was_starting = starting()
+            sanics(signum, frame)
+            if was_starting:
+                raise ServerKilled
+
+        signal.signal(number, handler)
+
+
+#: Sanic's states of a worker process that has not reported it started
+_STARTING = frozenset({"NONE", "IDLE", "STARTING", "STARTED"})
+
+
 def serve(settings: Settings) -> int:
     """Run the service with ``settings`` until interrupted; returns the exit code (the
     ``decido serve`` command: :mod:`decido_service.cli`)."""
@@ -106,6 +141,7 @@ def serve(settings: Settings) -> int:
     from sanic.worker.loader import AppLoader
 
     from decido_service.http.app import create_app
+    from decido_service.http.connections import CappedProtocol
     _environment(settings)
     problem = port_problem(settings.host, settings.port)
     if problem is not None:
@@ -117,11 +153,13 @@ def serve(settings: Settings) -> int:
 
     @app.main_process_ready
     async def _announce(_app: Sanic[Any, Any], _loop: Any) -> None:
+        end_start_up_on_signal(_app.manager)
         sys.stdout.write(banner(settings))
         sys.stdout.flush()
 
     app.prepare(host=settings.host, port=settings.port, workers=settings.workers,
-                access_log=False, motd=False, single_process=False)
+                access_log=False, motd=False, single_process=False,
+                protocol=CappedProtocol)
     try:
         Sanic.serve(primary=app, app_loader=loader)
     except OSError as exc:  # taken between the check and the bind

@@ -17,7 +17,7 @@ from sanic import Request, Sanic
 from sanic.config import Config
 
 if TYPE_CHECKING:
-    from decido_service.admission import KeyCache, Readiness
+    from decido_service.admission import KeyCache, Readiness, SpentBudgets
     from decido_service.config import Settings
     from decido_service.http.connections import ConnectionCap
     from decido_service.http.endpoint import AccessLog
@@ -48,6 +48,7 @@ class AppContext:
     admissions: GroupCommit
     key_cache: KeyCache
     readiness: Readiness
+    spent_budgets: SpentBudgets
     decide_pool: ThreadPoolExecutor
     run_pool: ThreadPoolExecutor
     run_slots: RunSlots

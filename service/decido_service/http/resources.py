@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from sanic import Sanic
 
-from decido_service.admission import KeyCache, Readiness
+from decido_service.admission import KeyCache, Readiness, SpentBudgets
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
 from decido_service.runs.events import Feeds
@@ -115,6 +115,7 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.admissions = GroupCommit(store.admissions)
     app.ctx.key_cache = KeyCache(store)
     app.ctx.readiness = Readiness(store)
+    app.ctx.spent_budgets = SpentBudgets()
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
     app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)

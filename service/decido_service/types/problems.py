@@ -46,6 +46,7 @@ TITLES: dict[str, tuple[int, str]] = {
     "too_many_webhooks": (403, "Too many webhooks for the tier"),
     "webhook_disabled": (409, "Webhook disabled"),
     "delivery_in_progress": (409, "Delivery attempt in progress"),
+    "too_many_streams": (429, "Too many event streams open"),
     "internal_error": (500, "Internal server error"),
     "interrupted": (500, "Run interrupted"),
     "overloaded": (503, "Overloaded"),
