@@ -206,3 +206,90 @@ def spotis(const double[::1, :] X not None, bytes benefit not None,
         st = c.dc_mcdm_spotis(&X[0, 0], m, k, maximize, &w[0], lower, upper, D, C, score)
     _raise(st)
     return score_, D_, C_
+
+
+# ---------------------------------------------------------------- batches (SMAA)
+# One decision scored under many samples: the kernel runs once per sample in the loop
+# below (no Python per sample), over scratch buffers allocated once.
+_BATCH = {"topsis": 0, "wsm": 1, "moora": 2, "vikor": 3, "spotis": 4}
+
+
+def scores_batch(str method not None, const double[:, :, ::1] X not None,
+                 bytes benefit not None, const double[:, ::1] W not None, str norm,
+                 double v, double rel_tol, const double[:, ::1] bounds):
+    """(S, m) scores of ``method`` (a C kernel) for each sample s: ``X[s]`` holds the
+    k x m values (an m x k column-major matrix), ``W[s]`` the k weights; ``norm``,
+    ``v`` and ``rel_tol``, ``bounds`` (k x 2) as the single-matrix functions take them."""
+    cdef Py_ssize_t S = X.shape[0], k = X.shape[1], m = X.shape[2], s, j
+    if m < 1 or k < 1 or len(benefit) != k or W.shape[0] != S or W.shape[1] != k:
+        raise ValueError("decido: decision kernel: shapes disagree")
+    cdef int which = _BATCH[method]
+    cdef c.dc_normalization how = _norm(norm) if norm is not None else c.DC_NORM_MINMAX
+    if which == 4 and (bounds is None or bounds.shape[0] != k or bounds.shape[1] != 2):
+        raise ValueError("decido: decision kernel: shapes disagree")
+    cdef const unsigned char* maximize = benefit
+    out_ = np.empty((S, m))
+    A_ = np.empty(m * k)
+    B_ = np.empty(m * k)
+    a_ = np.empty(m)
+    b_ = np.empty(m)
+    lower_ = np.empty(k)
+    upper_ = np.empty(k)
+    cdef double* out = <double*>_data(out_)
+    cdef double* A = <double*>_data(A_)
+    cdef double* B = <double*>_data(B_)
+    cdef double* a = <double*>_data(a_)
+    cdef double* b = <double*>_data(b_)
+    cdef double* lower = <double*>_data(lower_)
+    cdef double* upper = <double*>_data(upper_)
+    cdef c.dc_status st = c.DC_OK
+    cdef const double* Xs
+    cdef const double* ws
+    with nogil:
+        if which == 4:
+            for j in range(k):
+                lower[j] = bounds[j, 0]
+                upper[j] = bounds[j, 1]
+        for s in range(S):
+            Xs = &X[s, 0, 0]
+            ws = &W[s, 0]
+            if which == 0:
+                st = c.dc_mcdm_topsis(Xs, m, k, maximize, ws, how, A, B, out + s * m, a, b)
+            elif which == 1:
+                st = c.dc_mcdm_wsm(Xs, m, k, maximize, ws, how, A, B, out + s * m)
+            elif which == 2:
+                st = c.dc_mcdm_moora(Xs, m, k, maximize, ws, A, B, out + s * m)
+            elif which == 3:
+                st = c.dc_mcdm_vikor(Xs, m, k, maximize, ws, v, rel_tol, A, a, b, out + s * m)
+            else:
+                st = c.dc_mcdm_spotis(Xs, m, k, maximize, ws, lower, upper, A, B,
+                                      out + s * m)
+            if st != c.DC_OK:
+                break
+    _raise(st)
+    return out_
+
+
+def ranks_batch(const double[:, ::1] scores not None, bint higher_is_better, double rel_tol):
+    """(S, m) int64: the competition rank of each option in each row of ``scores``
+    (``dc_rank_competition`` per row)."""
+    cdef Py_ssize_t S = scores.shape[0], m = scores.shape[1], s, p
+    out_ = np.empty((S, m), dtype=np.int64)
+    order_ = np.empty(max(m, 1), dtype=np.int64)
+    rank_ = np.empty(max(m, 1), dtype=np.int64)
+    cdef int64_t* out = <int64_t*>_data(out_)
+    cdef int64_t* order = <int64_t*>_data(order_)
+    cdef int64_t* rank = <int64_t*>_data(rank_)
+    cdef c.dc_status st = c.DC_OK
+    if m == 0:
+        return out_
+    with nogil:
+        for s in range(S):
+            st = c.dc_rank_competition(&scores[s, 0], m, higher_is_better, rel_tol, order,
+                                       rank)
+            if st != c.DC_OK:
+                break
+            for p in range(m):
+                out[s * m + order[p]] = rank[p]
+    _raise(st)
+    return out_
