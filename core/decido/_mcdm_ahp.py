@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm_faults import Bad, Faults, Where, kind_of, number
+from decido._mcdm_faults import Faults, Where, kind_of, known_members, positive
 from decido._mcdm_vocabulary import (
     ACCEPTABLE_RATIO,
     DECISION_MAKER_FIELDS,
@@ -81,13 +81,8 @@ def _judgment(x: Any, i: int, j: int, here: Where, A: Array, given: NDArray[np.b
         faults.add(here, "invalid_pairwise", "only entries below the diagonal may be null "
                    "(each is then the reciprocal of the entry above it)")
         return False
-    try:
-        v = number(x)
-    except Bad as bad:
-        faults.add(here, bad.code, bad.message)
-        return False
-    if v <= 0:
-        faults.add(here, "non_positive_value", f"a judgment must be > 0, got {v}")
+    v = positive(x, here, faults, "a judgment")
+    if v is None:
         return False
     if i == j and abs(v - 1.0) > RECIPROCAL_TOLERANCE:
         faults.add(here, "invalid_pairwise", f"the diagonal is 1, got {v}")
@@ -166,14 +161,9 @@ def parse_members(value: Any, names: list[str], faults: Faults) -> list[Member] 
 
 def _member(item: Any, here: Where, names: list[str], ids: set[Any],
             faults: Faults) -> Member | None:
+    ok = known_members(item, here, DECISION_MAKER_FIELDS, "a decision maker", faults)
     if not isinstance(item, Mapping):
-        faults.add(here, "invalid_request", f"a decision maker is an object, not {kind_of(item)}")
         return None
-    ok = True
-    for key in item:
-        if key not in DECISION_MAKER_FIELDS:
-            faults.add((*here, str(key)), "invalid_request", f"unknown field {key!r}")
-            ok = False
     mid = item.get("id")
     if isinstance(mid, bool) or not isinstance(mid, (str, int)):
         faults.add((*here, "id"), "invalid_request", "id must be a string or an integer")
@@ -183,7 +173,7 @@ def _member(item: Any, here: Where, names: list[str], ids: set[Any],
         ok = False
     else:
         ids.add(mid)
-    weight = _positive(item.get("weight", 1.0), (*here, "weight"), faults)
+    weight = positive(item.get("weight", 1.0), (*here, "weight"), faults, "a weight")
     pairwise, direct = item.get("pairwise"), item.get("weights")
     if (pairwise is None) == (direct is None):
         faults.add(here, "invalid_request", "a decision maker gives pairwise or weights")
@@ -195,18 +185,6 @@ def _member(item: Any, here: Where, names: list[str], ids: set[Any],
     w = _direct(direct, names, (*here, "weights"), faults)
     ok = ok and w is not None
     return Member(mid, weight, None, w) if ok and weight is not None else None
-
-
-def _positive(value: Any, where: Where, faults: Faults) -> float | None:
-    try:
-        x = number(value)
-    except Bad as bad:
-        faults.add(where, bad.code, bad.message)
-        return None
-    if x <= 0:
-        faults.add(where, "non_positive_value", f"a weight must be > 0, got {x}")
-        return None
-    return x
 
 
 def _direct(value: Any, names: list[str], where: Where, faults: Faults) -> Array | None:
@@ -226,7 +204,7 @@ def _direct(value: Any, names: list[str], where: Where, faults: Faults) -> Array
             faults.add((*where, name), "missing_weight", f"no weight for criterion {name!r}")
             ok = False
             continue
-        x = _positive(value[name], (*where, name), faults)
+        x = positive(value[name], (*where, name), faults, "a weight")
         ok = ok and x is not None
         out.append(x or 1.0)
     if not ok:

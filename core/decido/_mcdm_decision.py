@@ -3,7 +3,7 @@ what has been found so far (filled by ``decido.decide``), carried as one object.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import fsum
 from typing import Any
 
@@ -24,7 +24,6 @@ class Criterion:
     interval: tuple[float, float] | None = None
 
 
-@dataclass
 class Decision:
     """A validated request and the state of its computation.
 
@@ -36,28 +35,42 @@ class Decision:
     ``uncertainty``.  The computation: ``ids`` of the options, ``names`` of the
     criteria, ``feasible`` (the option index of each feasible option, None when every
     option is), ``infeasible`` (the answer's list) and ``warnings``.
+
+    A plain class with slots and its own ``__init__`` (compiled with the module), not a
+    dataclass: one is made per decision, and a dataclass's generated ``__init__`` is
+    interpreted bytecode.
     """
 
-    method: str
-    normalization: str | None
-    weighting: str | None
-    criteria: list[Criterion]
-    params: dict[str, Any]
-    constraints: list[str]
-    expression: str | None
-    higher_is_better: bool
-    top_k: int | None
-    explain: bool
-    sensitivity: bool
-    request_id: Any
-    warnings: list[dict[str, Any]] = field(default_factory=list)
-    fixed_weights: list[float] | None = None
-    extra: dict[str, Any] | None = None
-    uncertainty: Uncertainty | None = None
-    ids: list[Any] = field(default_factory=list)
-    names: list[str] = field(default_factory=list)
-    feasible: NDArray[np.intp] | None = None
-    infeasible: list[dict[str, Any]] = field(default_factory=list)
+    __slots__ = (
+        "method", "normalization", "weighting", "criteria", "params", "constraints",
+        "expression", "higher_is_better", "top_k", "explain", "sensitivity", "request_id",
+        "warnings", "fixed_weights", "extra", "uncertainty", "ids", "names", "feasible",
+        "infeasible",
+    )
+
+    def __init__(self, method: str, constraints: list[str], higher_is_better: bool,
+                 top_k: int | None, explain: bool, sensitivity: bool,
+                 request_id: Any) -> None:
+        self.method = method
+        self.normalization: str | None = None
+        self.weighting: str | None = None
+        self.criteria: list[Criterion] = []
+        self.params: dict[str, Any] = {}
+        self.constraints = constraints
+        self.expression: str | None = None
+        self.higher_is_better = higher_is_better
+        self.top_k = top_k
+        self.explain = explain
+        self.sensitivity = sensitivity
+        self.request_id = request_id
+        self.warnings: list[dict[str, Any]] = []
+        self.fixed_weights: list[float] | None = None
+        self.extra: dict[str, Any] | None = None
+        self.uncertainty: Uncertainty | None = None
+        self.ids: list[Any] = []
+        self.names: list[str] = []
+        self.feasible: NDArray[np.intp] | None = None
+        self.infeasible: list[dict[str, Any]] = []
 
     def warn(self, code: str, message: str, path: str | None = None) -> None:
         """Add a warning to the answer."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -242,6 +242,35 @@ def choice(value: Any, choices: Sequence[str], what: str) -> str:
         listed = ", ".join(choices)
         raise Bad("invalid_request", f"unknown {what} {value!r}{hint} (one of: {listed})")
     return value
+
+
+def positive(value: Any, where: Where, faults: Faults, what: str) -> float | None:
+    """A finite number > 0, else None and a fault naming ``what`` it is."""
+    try:
+        x = number(value)
+    except Bad as bad:
+        faults.add(where, bad.code, bad.message)
+        return None
+    if x <= 0:
+        faults.add(where, "non_positive_value", f"{what} must be > 0, got {x}")
+        return None
+    return x
+
+
+def known_members(value: Any, where: Where, allowed: Sequence[str], what: str,
+                  faults: Faults) -> bool:
+    """Whether ``value`` is an object whose members are all ``allowed`` (a fault for it,
+    or for each other member)."""
+    if not isinstance(value, Mapping):
+        faults.add(where, "invalid_request", f"{what} is an object, not {kind_of(value)}")
+        return False
+    ok = True
+    for key in value:
+        if key not in allowed:
+            hint = did_you_mean(key, allowed) if isinstance(key, str) else ""
+            faults.add((*where, str(key)), "invalid_request", f"unknown field {key!r}{hint}")
+            ok = False
+    return ok
 
 
 def expression_fault(faults: Faults, exc: ExpressionError, where: Where) -> None:

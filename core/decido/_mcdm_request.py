@@ -73,18 +73,13 @@ def parse_request(request: Any, faults: Faults) -> Decision:
     sensitivity = _flag(get("sensitivity"), "sensitivity", faults)
     _flag(get("log"), "log", faults)  # read by the service
     plan = Decision(
-        method=method or "wsm",
-        normalization=None,
-        weighting=None,
-        criteria=[],
-        params={},
-        constraints=_constraints(get("constraints"), faults),
-        expression=None,
-        higher_is_better=method is None or not METHODS[method].ascending,
-        top_k=_top_k(get("top_k"), faults),
-        explain=explain,
-        sensitivity=sensitivity,
-        request_id=_request_id(get("id"), faults),
+        method or "wsm",
+        _constraints(get("constraints"), faults),
+        method is None or not METHODS[method].ascending,
+        _top_k(get("top_k"), faults),
+        explain,
+        sensitivity,
+        _request_id(get("id"), faults),
     )
     normalization, weighting = get("normalization"), get("weighting")
     extras = not EXTRA_FIELDS.isdisjoint(request)
@@ -266,7 +261,8 @@ def _criterion(
             ok = False
     weight = item.get("weight")
     span = None
-    if isinstance(weight, Mapping):
+    kind = type(weight)  # (an ABC's isinstance costs more than a number's whole check)
+    if kind is not float and kind is not int and isinstance(weight, Mapping):
         span = weight_interval(plan, weight, (*here, "weight"), faults)
         ok = ok and span is not None
         weight = None

@@ -12,11 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from decido._mcdm import NORMALIZATIONS
+from decido._mcdm_schema_more import ID as _ID
+from decido._mcdm_schema_more import NUMBER as _NUMBER
 from decido._mcdm_schema_more import (
     more_request_members,
     more_result_members,
     more_schemas,
 )
+from decido._mcdm_schema_more import ref as _ref
 from decido._mcdm_vocabulary import (
     ALL_METHODS,
     ALL_PARAMS,
@@ -29,14 +32,6 @@ from decido._mcdm_vocabulary import (
     WEIGHTINGS,
     Param,
 )
-
-_REF = "#/components/schemas/"
-_ID = {"type": ["string", "integer"]}
-_NUMBER = {"type": "number"}
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": _REF + name}
 
 
 def _nullable(values: tuple[str, ...]) -> dict[str, Any]:

@@ -15,14 +15,15 @@ from decido._mcdm_vocabulary import (
     UNCERTAINTY_FIELDS,
 )
 
-_REF = "#/components/schemas/"
-_ID = {"type": ["string", "integer"]}
-_NUMBER = {"type": "number"}
+REF = "#/components/schemas/"
+ID = {"type": ["string", "integer"]}
+NUMBER = {"type": "number"}
 _SHARE = {"type": "number", "minimum": 0, "maximum": 1}
 
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": _REF + name}
+def ref(name: str) -> dict[str, str]:
+    """A reference to the component ``name``."""
+    return {"$ref": REF + name}
 
 
 def _matrix() -> dict[str, Any]:
@@ -44,9 +45,9 @@ def more_request_members() -> dict[str, Any]:
         "pairwise": {"anyOf": [_matrix(), {"type": "null"}]},
         "ahp_method": {"enum": [*AHP_METHODS, None], "default": AHP_METHODS[0]},
         "decision_makers": {"type": ["array", "null"], "minItems": 1,
-                            "items": _ref("DecisionMaker")},
+                            "items": ref("DecisionMaker")},
         "aggregation": {"enum": [*AGGREGATIONS, None], "default": AGGREGATIONS[0]},
-        "uncertainty": {"anyOf": [_ref("DecisionUncertainty"), {"type": "null"}]},
+        "uncertainty": {"anyOf": [ref("DecisionUncertainty"), {"type": "null"}]},
     }
 
 
@@ -55,7 +56,7 @@ def _consistency() -> dict[str, Any]:
         "type": "object",
         "required": ["lambda_max", "index", "ratio", "acceptable", "most_inconsistent"],
         "properties": {
-            "lambda_max": _NUMBER,
+            "lambda_max": NUMBER,
             "index": {"type": "number", "minimum": 0},
             "ratio": {"type": "number", "minimum": 0},
             "acceptable": {"type": "boolean"},
@@ -71,10 +72,10 @@ def _group() -> dict[str, Any]:
         "type": "object",
         "required": ["id", "weight", "weights", "consistency"],
         "properties": {
-            "id": _ID,
+            "id": ID,
             "weight": _SHARE,
             "weights": {"type": "object", "additionalProperties": _SHARE},
-            "consistency": {"anyOf": [_ref("DecisionConsistency"), {"type": "null"}]},
+            "consistency": {"anyOf": [ref("DecisionConsistency"), {"type": "null"}]},
         },
     }
     return {
@@ -83,7 +84,7 @@ def _group() -> dict[str, Any]:
         "properties": {
             "aggregation": {"enum": [*AGGREGATIONS, "mean"]},
             "members": {"type": "array", "items": member},
-            "consistency": {"anyOf": [_ref("DecisionConsistency"), {"type": "null"}]},
+            "consistency": {"anyOf": [ref("DecisionConsistency"), {"type": "null"}]},
             "consensus": _SHARE,
         },
     }
@@ -109,16 +110,16 @@ def _smaa() -> dict[str, Any]:
 def more_result_members() -> dict[str, Any]:
     """The answer members ``consistency``, ``group`` and ``smaa``."""
     return {
-        "consistency": _ref("DecisionConsistency"),
-        "group": _ref("DecisionGroup"),
-        "smaa": _ref("DecisionSmaa"),
+        "consistency": ref("DecisionConsistency"),
+        "group": ref("DecisionGroup"),
+        "smaa": ref("DecisionSmaa"),
     }
 
 
 def more_schemas() -> dict[str, dict[str, Any]]:
     """The components these members reference."""
     maker_members = {
-        "id": _ID,
+        "id": ID,
         "weight": {"type": "number", "exclusiveMinimum": 0, "default": 1},
         "pairwise": _matrix(),
         "weights": {"type": "object",
@@ -137,14 +138,14 @@ def more_schemas() -> dict[str, dict[str, Any]]:
     uncertainty = {"type": "object", "properties": uncertainty_members,
                    "additionalProperties": False}
     interval = {"type": "object", "required": ["low", "high"],
-                "properties": {"low": {"type": "number", "minimum": 0}, "high": _NUMBER},
+                "properties": {"low": {"type": "number", "minimum": 0}, "high": NUMBER},
                 "additionalProperties": False}
     value = {"anyOf": [
         {"type": "object", "required": ["low", "high"],
-         "properties": {"low": _NUMBER, "high": _NUMBER}, "additionalProperties": False},
+         "properties": {"low": NUMBER, "high": NUMBER}, "additionalProperties": False},
         {"type": "object", "required": ["mean", "sd"],
-         "properties": {"mean": _NUMBER, "sd": {"type": "number", "minimum": 0},
-                        "low": _NUMBER, "high": _NUMBER}, "additionalProperties": False},
+         "properties": {"mean": NUMBER, "sd": {"type": "number", "minimum": 0},
+                        "low": NUMBER, "high": NUMBER}, "additionalProperties": False},
     ], "description": "an uncertain value: uniform {low, high} or normal {mean, sd}, "
        "clipped to low and high when given"}
     return {

@@ -17,7 +17,7 @@ same seed, in which i ranks first under its central weights).  See docs/decision
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -35,8 +35,9 @@ Array = NDArray[np.float64]
 Ranks = NDArray[np.int64]
 #: sampled values per chunk (8 MiB of doubles)
 CHUNK_VALUES = 1 << 20
-#: scores of some samples' feasible options: (sample indices, option indices) -> scores
-ScoreOf = Callable[[Any, Any], Array]
+#: the samples of a run with at most this many sampled values (32 MiB) are kept for the
+#: confidence factors; a larger run draws them again from the seed
+KEEP_VALUES = 1 << 22
 
 
 def decide_uncertain(plan: Decision, out: dict[str, Any],
@@ -87,6 +88,7 @@ class _Run:
         self.benefit = np.array([c.benefit for c in plan.criteria], dtype=bool)
         self.mean_weights = np.zeros(self.k)
         self.chunk = max(1, CHUNK_VALUES // (m * max(len(columns), 1)))
+        self.kept: list[tuple[Array, NDArray[np.bool_]]] = []
 
     def _chunks(self, total: int) -> list[int]:
         return [min(self.chunk, total - start) for start in range(0, total, self.chunk)]
@@ -110,45 +112,44 @@ class _Run:
         return np.ascontiguousarray(
             X[:, self.var_cols, :].transpose(0, 2, 1)).reshape(n * self.m, len(self.var_cols))
 
-    def _score_of(self, X: Array, W: Array | None) -> ScoreOf:
+    def _ranks(self, X: Array, W: Array | None, feasible: NDArray[np.bool_]) -> Ranks:
+        """(n, m) ranks among each sample's feasible options (0: infeasible).  The
+        expression and the C kernels take the feasibility mask; the NumPy methods score
+        the samples of each pattern of feasible options together."""
         plan = self.plan
+        mask = None if feasible.all() else feasible.view(np.uint8)
+        higher = plan.higher_is_better
         if plan.method == "expression":
             scores = self.programs[-1].evaluate_many(self._variables(X)).reshape(
                 X.shape[0], self.m)
-            return lambda sel, cols: scores[sel][:, cols]
+            return _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE, mask)
         assert W is not None
         Xk = np.ascontiguousarray(X[:, : self.k, :])
+        W = np.ascontiguousarray(W)
         row = METHODS[plan.method]
         params = plan.params
-
-        def score_of(sel: Any, cols: Any) -> Array:
-            part = Xk if isinstance(sel, slice) else np.ascontiguousarray(Xk[sel][:, :, cols])
-            w = np.ascontiguousarray(W[sel])
-            if row.kernel == "C":
-                return _mcdm.scores_batch(
-                    plan.method, part, self.benefit.tobytes(), w, plan.normalization,
-                    params.get("v", 0.5), RANK_TOLERANCE, params.get("bounds"))
-            assert row.score is not None
-            return row.score(part.transpose(0, 2, 1), self.benefit, w, params).score
-
-        return score_of
-
-    def _ranks(self, score_of: ScoreOf, feasible: NDArray[np.bool_]) -> Ranks:
-        """(n, m) ranks among each sample's feasible options (0: infeasible)."""
-        n = feasible.shape[0]
-        higher = self.plan.higher_is_better
-        if feasible.all():
-            scores = np.ascontiguousarray(score_of(slice(None), slice(None)), dtype=np.float64)
-            return _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE)
-        ranks = np.zeros((n, self.m), dtype=np.int64)
+        if row.kernel == "C":
+            scores = _mcdm.scores_batch(
+                plan.method, Xk, self.benefit.tobytes(), W, plan.normalization,
+                params.get("v", 0.5), RANK_TOLERANCE, params.get("bounds"), mask)
+            return _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE, mask)
+        method = row.score
+        assert method is not None
+        if mask is None:
+            scores = np.ascontiguousarray(
+                method(Xk.transpose(0, 2, 1), self.benefit, W, params).score)
+            return _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE, None)
+        ranks = np.zeros((X.shape[0], self.m), dtype=np.int64)
         patterns, group = np.unique(np.packbits(feasible, axis=1), axis=0, return_inverse=True)
         group = group.reshape(-1)
         for g in range(patterns.shape[0]):
             sel = np.flatnonzero(group == g)
             cols = np.flatnonzero(feasible[sel[0]])
             if cols.size:
-                scores = np.ascontiguousarray(score_of(sel, cols), dtype=np.float64)
-                ranks[np.ix_(sel, cols)] = _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE)
+                part = np.ascontiguousarray(Xk[sel][:, :, cols]).transpose(0, 2, 1)
+                scores = np.ascontiguousarray(method(part, self.benefit, W[sel], params).score)
+                ranks[np.ix_(sel, cols)] = _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE,
+                                                             None)
         return ranks
 
     def acceptability(self) -> tuple[NDArray[np.int64], Array, NDArray[np.bool_]]:
@@ -161,12 +162,15 @@ class _Run:
         counts = np.zeros(m * m, dtype=np.int64)
         central = np.zeros((m, k))
         violated_any = np.zeros((self.n_constraints, m), dtype=bool)
+        keep = self.samples * self.values.fixed.size <= KEEP_VALUES
         for n in self._chunks(self.samples):
             X = self.values.sample(values_rng, n)
             W = self.weights.sample(weights_rng, n) if self.weights is not None else None
             feasible, violated = self._feasible(X)
+            if keep:
+                self.kept.append((X, feasible))
             violated_any |= violated.any(axis=1)
-            ranks = self._ranks(self._score_of(X, W), feasible)
+            ranks = self._ranks(X, W, feasible)
             ranked = ranks > 0
             counts += np.bincount((np.arange(m) * m + ranks - 1)[ranked], minlength=m * m)
             if W is not None:
@@ -175,25 +179,45 @@ class _Run:
         self.mean_weights /= self.samples
         return counts.reshape(m, m), central, violated_any
 
-    def confidence(self, counts: NDArray[np.int64], central: Array) -> Array | None:
-        """The share of the value samples (drawn again) in which each option that ranks
-        first somewhere ranks first under its central weights (NaN for the others);
-        None without weights."""
-        if self.weights is None:
-            return None
-        first = counts[:, 0]
-        candidates = np.flatnonzero(first > 0)
-        wins = np.zeros(self.m)
-        total = self.samples if self.values.uncertain else 1
+    def _value_chunks(self, total: int) -> Iterator[tuple[Array, NDArray[np.bool_]]]:
+        """The value samples again (kept, or drawn again from the seed) and their
+        feasibility."""
+        if self.kept:
+            yield from self.kept
+            return
         values_rng = np.random.default_rng([self.seed, 0])
         for n in self._chunks(total):
             X = self.values.sample(values_rng, n)
-            feasible, _ = self._feasible(X)
-            for i in candidates.tolist():
-                wc = central[i] / first[i]
-                ranks = self._ranks(self._score_of(X, np.broadcast_to(wc, (n, self.k))),
-                                    feasible)
-                wins[i] += np.count_nonzero(ranks[:, i] == 1)
+            yield X, self._feasible(X)[0]
+
+    def confidence(self, counts: NDArray[np.int64], central: Array) -> Array | None:
+        """The share of the value samples in which each option that ranks first somewhere
+        ranks first under its central weights (NaN for the others); None without
+        weights."""
+        if self.weights is None:
+            return None
+        first = counts[:, 0]
+        candidates = np.flatnonzero(first > 0).tolist()
+        wins = np.zeros(self.m)
+        total = self.samples if self.values.uncertain else 1
+        if total == 1:
+            self.kept = [(X[:1], f[:1]) for X, f in self.kept[:1]]
+        plan, row = self.plan, METHODS[self.plan.method]
+        for X, feasible in self._value_chunks(total):
+            n = X.shape[0]
+            mask = None if feasible.all() else feasible.view(np.uint8)
+            Xk = np.ascontiguousarray(X[:, : self.k, :])
+            for i in candidates:
+                W = np.ascontiguousarray(np.broadcast_to(central[i] / first[i], (n, self.k)))
+                if row.kernel == "C":
+                    scores = _mcdm.scores_batch(
+                        plan.method, Xk, self.benefit.tobytes(), W, plan.normalization,
+                        plan.params.get("v", 0.5), RANK_TOLERANCE, plan.params.get("bounds"),
+                        mask)
+                    wins[i] += _mcdm.first_count(scores, plan.higher_is_better,
+                                                 RANK_TOLERANCE, mask, i)
+                else:
+                    wins[i] += np.count_nonzero(self._ranks(X, W, feasible)[:, i] == 1)
         out = np.full(self.m, np.nan)
         out[candidates] = wins[candidates] / total
         return out

@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm_faults import Bad, DecisionError, Faults, Where, kind_of, number
+from decido._mcdm_faults import (
+    Bad,
+    DecisionError,
+    Faults,
+    Where,
+    kind_of,
+    known_members,
+    number,
+)
 from decido._mcdm_vocabulary import (
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
@@ -49,15 +57,9 @@ class Uncertainty:
 def parse_uncertainty(value: Any, faults: Faults) -> Uncertainty | None:
     """The ``uncertainty`` member; None after a fault."""
     where: Where = ("uncertainty",)
+    ok = known_members(value, where, UNCERTAINTY_FIELDS, "uncertainty", faults)
     if not isinstance(value, Mapping):
-        faults.add(where, "invalid_request",
-                   f"uncertainty is an object {{samples, seed}}, not {kind_of(value)}")
         return None
-    ok = True
-    for key in value:
-        if key not in UNCERTAINTY_FIELDS:
-            faults.add((*where, str(key)), "invalid_request", f"unknown field {key!r}")
-            ok = False
     samples, seed = value.get("samples", DEFAULT_SAMPLES), value.get("seed", DEFAULT_SEED)
     cap = LIMITS["max_samples"]
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -121,11 +123,18 @@ class Values:
     def sample(self, rng: np.random.Generator, n: int) -> Array:
         """``n`` samples of every value: (n, c, m), C-ordered."""
         c, m = self.fixed.shape
-        X = np.empty((n, c * m))
-        X[:] = self.fixed.reshape(-1)
-        if self.uniform.size:
-            draw = rng.random((n, self.uniform.size))
-            X[:, self.uniform] += draw * self.u_span
+        flat = self.fixed.reshape(-1)
+        if self.uniform.size == flat.size:  # every value uniform: no indexing
+            X = rng.random((n, flat.size))
+            X *= self.u_span
+            X += flat
+        else:
+            X = np.empty((n, c * m))
+            X[:] = flat
+            if self.uniform.size:
+                draw = rng.random((n, self.uniform.size))
+                draw *= self.u_span
+                X[:, self.uniform] += draw
         if self.normal.size:
             draw = rng.standard_normal((n, self.normal.size)) * self.sd
             draw += X[:, self.normal]

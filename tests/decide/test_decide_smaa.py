@@ -154,7 +154,7 @@ def test_batched_scores_equal_one_matrix_at_a_time(method):
     row = METHODS[method]
     if row.kernel == "C":
         batch = _mcdm.scores_batch(method, X3, benefit.tobytes(), W, params["normalization"],
-                                   0.5, _mcdm_methods.RANK_TOLERANCE, params["bounds"])
+                                   0.5, _mcdm_methods.RANK_TOLERANCE, params["bounds"], None)
     else:
         batch = row.score(X3.transpose(0, 2, 1), benefit, W, params).score
     for s in range(n):
