@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import decido
 from decido.optimize import SEED_END, problems
-from decido_service.errors import ApiError
+from decido_service.http.problems import ApiError
 from decido_service.schemas import decode_key_request, decode_optimize
 from decido_service.types import KeyRequest, OptimizeRequest
 

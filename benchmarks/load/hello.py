@@ -3,7 +3,7 @@
 ``python benchmarks/load/hello.py PORT WORKERS`` serves ``GET /`` -> ``{"hello": "world"}``
 with orjson and no access log (and ``GET /headers``: the same with decido's four required
 response headers, as a second reference; ``GET /headers-encoded``: those again, in
-decido's :class:`~decido_service.responses.Response`, whose header encoding skips Sanic's
+decido's :class:`~decido_service.http.responses.Response`, whose header encoding skips Sanic's
 sanitiser when there is nothing to strip), so the load script can measure decido against
 the framework itself, and that encoding against Sanic's, in the same run on the same
 machine.
@@ -18,7 +18,7 @@ from sanic import Request, Sanic
 from sanic.response import HTTPResponse, raw
 from sanic.worker.loader import AppLoader
 
-from decido_service.responses import Response
+from decido_service.http.responses import Response
 
 HEADERS = {"X-Request-Id": "0123456789abcdef0123456789abcdef", "X-RateLimit-Limit": "120",
            "X-RateLimit-Remaining": "119", "X-RateLimit-Reset": "1767225600"}

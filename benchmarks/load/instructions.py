@@ -66,7 +66,7 @@ def _serve(target: str, port: int, helper: str) -> None:
 
         app = hello.create_app()
     else:
-        from decido_service.app import create_app  # noqa: PLC0415
+        from decido_service.http.app import create_app  # noqa: PLC0415
 
         app = create_app()
     app.prepare(host="127.0.0.1", port=port, access_log=False, motd=False, single_process=True)

@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from decido.errors import EngineError
+from decido.errors import EngineError, status_error
 
 # A run on the main thread looks for a pending signal (Ctrl-C) this often, in seconds.
 cdef double _SIGNAL_INTERVAL = 0.01
@@ -395,12 +395,9 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
     if st != c.DC_OK:
         if ctx.error is not None:
             raise ctx.error
-        if st == c.DC_ERR_NOMEM:
-            raise MemoryError("decido: out of memory during optimization")
-        code = "invalid_argument" if st == c.DC_ERR_ARGUMENT else "engine_failure"
         message = err.message.decode("utf-8", "replace")
         field = "monitor" if message.startswith("the monitor ") else None
-        raise EngineError(code, message, field)
+        raise status_error(c.dc_status_code(st).decode(), message, "engine", field=field)
     try:
         if ctx.error is not None and not isinstance(ctx.error, KeyboardInterrupt):
             raise ctx.error

@@ -19,7 +19,7 @@ cimport decido._capi as c
 
 import numpy as np
 
-from decido.errors import DecidoError, ExpressionError
+from decido.errors import status_error
 
 _POOL_LIMIT = 8
 
@@ -45,13 +45,9 @@ cdef int _doubles(object obj, Py_buffer *view, int writable) except -1:
     return 0
 
 
-cdef _raise_status(c.dc_status st):
-    code = c.dc_status_code(st).decode()
-    if st == c.DC_ERR_NOMEM:
-        raise MemoryError("decido: out of memory")
-    if st == c.DC_ERR_NOT_SEPARABLE:
-        raise ExpressionError(code, "the expression is not separable", 0, 0, None)
-    raise DecidoError(f"decido: {code}")
+cdef _raise_status(c.dc_status st, str message=None):
+    raise status_error(c.dc_status_code(st).decode(),
+                       message or c.dc_status_title(st).decode(), "expression")
 
 
 cdef class Program:
@@ -92,11 +88,9 @@ cdef class Program:
         finally:
             free(names)
         if st != c.DC_OK:
-            if st == c.DC_ERR_NOMEM:
-                raise MemoryError("decido: out of memory while compiling")
-            raise ExpressionError.from_c(
-                c.dc_status_code(st).decode(), err.message.decode("utf-8", "replace"),
-                source, text, err.position, err.length)
+            raise status_error(c.dc_status_code(st).decode(),
+                               err.message.decode("utf-8", "replace"), "expression",
+                               source=(source, text, err.position, err.length))
         self.n_inputs = c.dc_program_n_inputs(self.prog)
         # a constraint: (sense 0 <=, 1 >=, 2 ==, name byte span, operator byte span)
         self.constraint = None
@@ -212,7 +206,7 @@ cdef class Program:
         cdef c.dc_status st = c.DC_OK
         cdef _Workspace w
         if c.dc_structure_kind_of(self.prog) > 1:  # not constant or separable
-            _raise_status(c.DC_ERR_NOT_SEPARABLE)
+            _raise_status(c.DC_ERR_NOT_SEPARABLE, "the expression is not separable")
         if rows == 0 or n == 0:
             return out
         w = self._borrow()

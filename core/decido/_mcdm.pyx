@@ -10,6 +10,8 @@ cimport decido._capi as c
 
 import numpy as np
 
+from decido.errors import status_error
+
 
 cdef void* _data(object fresh) except NULL:
     """The data of ``fresh``, an array just made by ``np.empty`` (which owns its data, so
@@ -34,8 +36,7 @@ def competition_ranks(const double[::1] score, bint higher_is_better, double rel
         o, r = <int64_t*>_data(order), <int64_t*>_data(ranks)
         with nogil:
             st = c.dc_rank_competition(&score[0], n, higher_is_better, rel_tol, o, r)
-    if st != c.DC_OK:
-        raise ValueError(f"decido: {c.dc_status_code(st).decode()}")
+    _raise(st)
     return order, ranks
 
 
@@ -65,7 +66,8 @@ cdef int _check(const double[::1, :] X, bytes benefit, object w) except -1:
 
 cdef int _raise(c.dc_status st) except -1:
     if st != c.DC_OK:
-        raise ValueError(f"decido: decision kernel: {c.dc_status_code(st).decode()}")
+        raise status_error(c.dc_status_code(st).decode(), c.dc_status_title(st).decode(),
+                           "decision")
     return 0
 
 

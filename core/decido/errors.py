@@ -8,9 +8,9 @@ the fault, and a message that shows the text with a caret under the fault.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["ConstraintError", "DecidoError", "EngineError", "ExpressionError"]
+__all__ = ["ConstraintError", "DecidoError", "EngineError", "ExpressionError", "status_error"]
 
 _WINDOW = 72
 
@@ -96,6 +96,36 @@ class EngineError(DecidoError, ValueError):
 
     def __reduce__(self) -> tuple[type[EngineError], tuple[str, str, str | None]]:
         return (type(self), (self.code, self.message, self.field))
+
+
+#: The parts of the library whose C calls return a status (the three extension modules).
+LibraryPart = Literal["expression", "engine", "decision"]
+
+
+def status_error(code: str, message: str, part: LibraryPart, *, field: str | None = None,
+                 source: tuple[str, bytes, int, int] | None = None) -> Exception:
+    """The exception for a C status (``dc_status_code``, one row of csrc/common/status.def)
+    that ``part`` met: the one map from C statuses to exceptions, used by ``_expr``,
+    ``_engine`` and ``_mcdm``.
+
+    ``out_of_memory`` is a :class:`MemoryError` everywhere.  Otherwise an expression's
+    status is an :class:`ExpressionError` with that code (``source``: the text, its UTF-8
+    bytes and the fault's byte span, when the C error points into it); the driver's
+    ``invalid_argument`` is an :class:`EngineError` ``invalid_argument`` and any other of
+    its statuses ``engine_failure`` (``field``: the argument at fault); a decision kernel's
+    is a ``ValueError``.  ``message``: the C error's message, or the status's title.
+    """
+    if code == "out_of_memory":
+        return MemoryError(f"decido: out of memory ({part})")
+    if part == "expression":
+        if source is not None:
+            text, encoded, byte_pos, byte_len = source
+            return ExpressionError.from_c(code, message, text, encoded, byte_pos, byte_len)
+        return ExpressionError(code, message)
+    if part == "engine":
+        return EngineError("invalid_argument" if code == "invalid_argument" else "engine_failure",
+                           message, field)
+    return ValueError(f"decido: decision kernel: {message}")
 
 
 def _render(message: str, text: str | None, position: int, length: int) -> str:

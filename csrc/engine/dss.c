@@ -3,7 +3,7 @@
  *
  * DSS reads the objective's structure instead of treating it as a black box.
  *
- * Separable objectives (f = c + sum_j g_j(x_j), reported by the compiler's
+ * Separable objectives (dss_separable.c; f = c + sum_j g_j(x_j), reported by the compiler's
  * structure analysis, never guessed from the text) are solved coordinate by
  * coordinate, all coordinates at once, through DC_ASK_TERMS batches (n term
  * evaluations count as one evaluation):
@@ -40,6 +40,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/dss_separable.h"
 #include "engine/engine.h"
 
 enum { OPT_GRID, OPT_BASINS, OPT_GLOBAL_SHARE, OPT_NEIGHBOURS, N_OPTIONS };
@@ -66,22 +67,12 @@ static const dc_engine_info info = {
     "structure-aware hybrid", 0, options, N_OPTIONS,
     DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
-#define GOLD 0.6180339887498949
-#define BRACKET_TOL 1e-15
-#define MAX_ROUNDS 90
-
 enum { PH_GRID, PH_REFINE, PH_CONFIRM, PH_DONE, PH_POLISH, PH_GLOBAL, PH_NEIGHBOURS };
 
 #define RANDOM_POLISH_MIN 20 /* (n + 1) evaluations left in the round for one more */
 #define ALM_ROUNDS 20 /* constrained polish: augmented Lagrangian subproblems a round */
 #define PAIRS_MAX_DISCRETE 16 /* pairs of moves up to this many integer/discrete coordinates */
 #define MOVES_MAX_DIMS 100    /* mixed problems: nelder_mead's limit */
-
-typedef struct bracket {
-    double a, b, c, d, fc, fd;
-    int stage; /* 0: evaluate c, 1: evaluate d, 2: iterate */
-    int active;
-} bracket;
 
 typedef struct sub {
     const dc_engine_vt *vt;
@@ -96,15 +87,9 @@ typedef struct state {
     dc_problem pb;    /* copy handed to sub-engines (budget adjusted) */
     const dc_allocator *alloc;
     int phase;
-    /* separable */
-    int identical;
-    size_t K, B, cols; /* cols: coordinates solved (1 when identical) */
-    double *grid;      /* K x cols values */
-    bracket *br;       /* B x cols */
-    double *ubest, *gbest; /* per column */
-    size_t rows_cap;
+    dc_dss_sep sep;   /* separable objectives (dss_separable.c) */
+    size_t rows_cap;  /* the hybrid's batch buffers */
     double *U, *f, *G;
-    int rounds;
     /* hybrid */
     double share;
     sub global, polish;
@@ -174,230 +159,6 @@ static void release_rows(state *s)
     s->rows_cap = 0;
 }
 
-/* ---- separable: plan ---- */
-
-static size_t grid_rows(const state *s)
-{
-    return s->identical ? (s->K + s->n - 1) / s->n : s->K;
-}
-
-static size_t round_rows(const state *s)
-{
-    return s->identical ? (s->B + s->n - 1) / s->n : s->B;
-}
-
-/* Fit K, B and the rounds into the budget; 0 when it cannot be done well. */
-static int plan_separable(state *s, double grid_option)
-{
-    int64_t budget = s->pbp->budget;
-    s->K = grid_option > 0 ? (size_t)grid_option : (s->identical ? 4096 : 512);
-    for (;;) {
-        int64_t need = (int64_t)grid_rows(s) + (int64_t)round_rows(s) * MAX_ROUNDS + 1;
-        if (need <= budget)
-            return 1;
-        if (s->K > 16)
-            s->K /= 2;
-        else if (s->B > 1)
-            s->B--;
-        else
-            return 0;
-    }
-}
-
-static double grid_point(const state *s, size_t k)
-{
-    return s->K == 1 ? 0.5 : (double)k / (double)(s->K - 1);
-}
-
-/* ---- separable: phases ---- */
-
-static void ask_grid(state *s, dc_batch *b)
-{
-    size_t rows = grid_rows(s), r, j, n = s->n;
-    for (r = 0; r < rows; r++)
-        for (j = 0; j < n; j++) {
-            size_t k = s->identical ? r * n + j : r;
-            s->U[r * n + j] = grid_point(s, k < s->K ? k : s->K - 1);
-        }
-    b->kind = DC_ASK_TERMS;
-    b->U = s->U;
-    b->rows = rows;
-    b->f = s->f;
-    b->terms = s->G;
-}
-
-static void tell_grid(state *s)
-{
-    size_t r, j, n = s->n, k;
-    size_t rows = grid_rows(s);
-    for (r = 0; r < rows; r++)
-        for (j = 0; j < n; j++) {
-            if (s->identical) {
-                k = r * n + j;
-                if (k < s->K)
-                    s->grid[k] = s->G[r * n + j];
-            } else {
-                s->grid[r * s->cols + j] = s->G[r * n + j];
-            }
-        }
-}
-
-static double gval(const state *s, size_t k, size_t col)
-{
-    return s->grid[k * s->cols + col];
-}
-
-/* The B best local minima of each column's grid, bracketed by their grid
- * neighbours (kept sorted by value; NaN is worse than any number). */
-static void make_brackets(state *s)
-{
-    size_t col, k, q;
-    double h = s->K > 1 ? 1.0 / (double)(s->K - 1) : 0.5;
-    for (col = 0; col < s->cols; col++) {
-        bracket *br = s->br + col * s->B;
-        size_t found = 0, bestk = 0;
-        for (k = 0; k < s->K; k++) {
-            double v = gval(s, k, col);
-            int low_left = k == 0 || !dc_better(gval(s, k - 1, col), v);
-            int low_right = k + 1 == s->K || !dc_better(gval(s, k + 1, col), v);
-            if (dc_better(v, gval(s, bestk, col)))
-                bestk = k;
-            if (v != v || !low_left || !low_right)
-                continue;
-            if (found == s->B && !dc_better(v, br[found - 1].fc))
-                continue;
-            q = found < s->B ? found++ : found - 1;
-            while (q > 0 && dc_better(v, br[q - 1].fc)) {
-                br[q] = br[q - 1];
-                q--;
-            }
-            br[q].fc = v;
-            br[q].c = grid_point(s, k);
-        }
-        if (found == 0) { /* no finite minimum: search around the best grid point */
-            br[0].c = grid_point(s, bestk);
-            found = 1;
-        }
-        s->ubest[col] = grid_point(s, bestk);
-        s->gbest[col] = gval(s, bestk, col);
-        for (q = 0; q < s->B; q++) {
-            double centre = br[q].c;
-            br[q].active = q < found;
-            if (!br[q].active)
-                continue;
-            br[q].a = centre - h > 0.0 ? centre - h : 0.0;
-            br[q].b = centre + h < 1.0 ? centre + h : 1.0;
-            br[q].c = br[q].b - GOLD * (br[q].b - br[q].a);
-            br[q].d = br[q].a + GOLD * (br[q].b - br[q].a);
-            br[q].stage = 0;
-        }
-    }
-}
-
-static double trial_point(const bracket *br)
-{
-    return br->stage == 0 || br->stage == 2 ? br->c : br->d;
-}
-
-/* Row and column of bracket q of column col in a refine batch. */
-static void slot_of(const state *s, size_t col, size_t q, size_t *row, size_t *j)
-{
-    if (s->identical) {
-        *row = q / s->n;
-        *j = q % s->n;
-    } else {
-        *row = q;
-        *j = col;
-    }
-}
-
-static void ask_refine(state *s, dc_batch *b)
-{
-    size_t rows = round_rows(s), r, j, col, q, n = s->n;
-    for (r = 0; r < rows; r++)
-        for (j = 0; j < n; j++)
-            s->U[r * n + j] = s->ubest[s->identical ? 0 : j];
-    for (col = 0; col < s->cols; col++)
-        for (q = 0; q < s->B; q++) {
-            const bracket *br = s->br + col * s->B + q;
-            if (!br->active)
-                continue;
-            slot_of(s, col, q, &r, &j);
-            s->U[r * n + j] = trial_point(br);
-        }
-    b->kind = DC_ASK_TERMS;
-    b->U = s->U;
-    b->rows = rows;
-    b->f = s->f;
-    b->terms = s->G;
-}
-
-/* Golden section: stage 0 took c, stage 1 took d, then one point a round. */
-static int tell_refine(state *s)
-{
-    size_t col, q, r, j;
-    int open = 0;
-    for (col = 0; col < s->cols; col++)
-        for (q = 0; q < s->B; q++) {
-            bracket *br = s->br + col * s->B + q;
-            double v;
-            if (!br->active)
-                continue;
-            slot_of(s, col, q, &r, &j);
-            v = s->G[r * s->n + j];
-            /* the point just evaluated may be the column's best */
-            if (dc_better(v, s->gbest[col])) {
-                s->gbest[col] = v;
-                s->ubest[col] = trial_point(br);
-            }
-            if (br->stage == 0) {
-                br->fc = v;
-                br->stage = 1;
-            } else if (br->stage == 1) {
-                br->fd = v;
-                br->stage = 3;
-            } else if (br->stage == 2) {
-                br->fc = v; /* the new c */
-                br->stage = 3;
-            } else {
-                br->fd = v; /* the new d */
-                br->stage = 3;
-            }
-            open = 1;
-            if (br->stage != 3)
-                continue;
-            if (br->b - br->a < BRACKET_TOL) {
-                br->active = 0;
-                continue;
-            }
-            /* shrink and pick the next point to evaluate */
-            if (!dc_better(br->fd, br->fc)) { /* minimum in [a, d] */
-                br->b = br->d;
-                br->d = br->c;
-                br->fd = br->fc;
-                br->c = br->b - GOLD * (br->b - br->a);
-                br->stage = 2;
-            } else { /* minimum in [c, b] */
-                br->a = br->c;
-                br->c = br->d;
-                br->fc = br->fd;
-                br->d = br->a + GOLD * (br->b - br->a);
-                br->stage = 4;
-            }
-        }
-    return open;
-}
-
-static void ask_confirm(state *s, dc_batch *b)
-{
-    size_t j;
-    for (j = 0; j < s->n; j++)
-        s->U[j] = s->ubest[s->identical ? 0 : j];
-    b->kind = DC_ASK_POINTS;
-    b->U = s->U;
-    b->rows = 1;
-    b->f = s->f;
-}
 
 /* ---- hybrid: sub-engines ---- */
 
@@ -787,27 +548,22 @@ static dc_status next_round(state *s)
 static dc_status init(void *sp, const dc_problem *pb, const double *params)
 {
     state *s = sp;
+    dc_status st;
+    int planned;
     s->n = pb->n;
     s->pbp = pb;
     s->pb = *pb;
     s->alloc = pb->alloc;
-    s->B = (size_t)params[OPT_BASINS];
     s->share = params[OPT_GLOBAL_SHARE];
     s->best_u = dc_mem_alloc(s->alloc, s->n * sizeof(double));
     if (!s->best_u)
         return DC_ERR_NOMEM;
-    s->identical = pb->identical_terms && s->n > 1;
-    if (pb->separable && plan_separable(s, params[OPT_GRID])) {
-        size_t rows = grid_rows(s) > round_rows(s) ? grid_rows(s) : round_rows(s);
-        s->cols = s->identical ? 1 : s->n;
-        s->grid = dc_mem_alloc(s->alloc, s->K * s->cols * sizeof(double));
-        s->br = dc_mem_calloc(s->alloc, s->B * s->cols, sizeof(bracket));
-        s->ubest = dc_mem_alloc(s->alloc, s->cols * sizeof(double));
-        s->gbest = dc_mem_alloc(s->alloc, s->cols * sizeof(double));
-        if (!s->grid || !s->br || !s->ubest || !s->gbest)
-            return DC_ERR_NOMEM;
+    if ((st = dc_dss_sep_init(&s->sep, pb, (size_t)params[OPT_BASINS], params[OPT_GRID],
+                              s->alloc, &planned)))
+        return st;
+    if (planned) {
         s->phase = PH_GRID;
-        return reserve_rows(s, rows);
+        return DC_OK;
     }
     if (pb->levels && params[OPT_NEIGHBOURS] != 0.0) {
         /* every coordinate integer or discrete (with real ones too, a move
@@ -857,13 +613,13 @@ static dc_status ask(void *sp, dc_batch *b)
     dc_status st;
     switch (s->phase) {
     case PH_GRID:
-        ask_grid(s, b);
+        dc_dss_sep_ask_grid(&s->sep, b);
         return DC_OK;
     case PH_REFINE:
-        ask_refine(s, b);
+        dc_dss_sep_ask_refine(&s->sep, b);
         return DC_OK;
     case PH_CONFIRM:
-        ask_confirm(s, b);
+        dc_dss_sep_ask_confirm(&s->sep, b);
         return DC_OK;
     case PH_DONE:
         b->rows = 0;
@@ -954,13 +710,11 @@ static dc_status tell(void *sp, const dc_batch *b)
     size_t r;
     switch (s->phase) {
     case PH_GRID:
-        tell_grid(s);
-        make_brackets(s);
+        dc_dss_sep_tell_grid(&s->sep);
         s->phase = PH_REFINE;
-        s->rounds = 0;
         return DC_OK;
     case PH_REFINE:
-        if (!tell_refine(s) || ++s->rounds >= MAX_ROUNDS)
+        if (dc_dss_sep_tell_refine(&s->sep))
             s->phase = PH_CONFIRM;
         return DC_OK;
     case PH_CONFIRM:
@@ -1003,10 +757,7 @@ static void release(void *sp)
     sub_release(s, &s->global2);
     sub_release(s, &s->polish);
     release_rows(s);
-    dc_mem_free(s->alloc, s->grid, s->K * s->cols * sizeof(double));
-    dc_mem_free(s->alloc, s->br, s->B * s->cols * sizeof(bracket));
-    dc_mem_free(s->alloc, s->ubest, s->cols * sizeof(double));
-    dc_mem_free(s->alloc, s->gbest, s->cols * sizeof(double));
+    dc_dss_sep_free(&s->sep, s->alloc);
     dc_mem_free(s->alloc, s->best_u, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->seed_u, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->disc, s->n * sizeof(size_t));

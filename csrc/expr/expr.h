@@ -152,11 +152,6 @@ struct dc_program {
     dc_structure st;
 };
 
-/* compile.c: the builder used by resolve.c */
-typedef struct dc_builder dc_builder;
-dc_status dc_build_lower(dc_builder *b, const dc_ast *ast, const dc_options *opt,
-                         const char *text, dc_error *err);
-
 /* program.c */
 dc_status dc_program_verify(const dc_program *p, dc_error *err);
 void dc_program_release(dc_program *p);

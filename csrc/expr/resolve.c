@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "expr/compile.h"
+#include "expr/resolve.h"
 
 enum { EW1, EW2, EW3, MINMAX, FRED, FSCAN };
 #define RED FRED

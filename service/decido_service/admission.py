@@ -7,6 +7,10 @@ A handler of an authenticated endpoint reads::
         ...                                            #   to the key's refused budget
     await admit(request, key, "optimize")              # 429 over a limit
 
+or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes too)::
+
+    key = await read(request, "optimize")              # counted nothing; headers, 401
+
 - :func:`authenticate` takes ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` (both
   present and different: 401 ``conflicting_credentials``) and finds the key through the
   worker's :class:`KeyCache`.
@@ -16,6 +20,10 @@ A handler of an authenticated endpoint reads::
   nothing is and the answer is 429 naming the limit. The key's revocation is checked in
   the same call. The counter states of that answer are kept on ``request.ctx.rate``, and
   the ``X-RateLimit-*`` headers (:func:`rate_headers`) come from them: no second look.
+- :func:`read` is the one read policy: a keyed request that is not an admission counts
+  nothing and is never refused for a limit; its one store call (the same group commit)
+  checks the key is not revoked and observes the surface's per-minute counter, whose
+  ``X-RateLimit-*`` headers it carries (docs/service.md, "Reads").
 - :func:`refusals` charges a request refused before it is admitted (invalid, over a cap)
   to the surface's ``refused`` budget, apart from the plan's request limit: a client that
   makes a few mistakes keeps its allowance, one that keeps sending bad requests gets 429
@@ -34,10 +42,10 @@ import ipaddress
 import time
 from collections.abc import Sequence
 
-from sanic import Request
-
 from decido_service import keys, limits
-from decido_service.errors import ApiError
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
+from decido_service.limits import Surface
 from decido_service.store import (
     AdmissionRequest,
     CounterSpec,
@@ -57,6 +65,7 @@ __all__ = [
     "observe",
     "presented_secret",
     "rate_headers",
+    "read",
     "refusals",
     "throttle_address",
 ]
@@ -70,7 +79,7 @@ def _unauthorized(code: str, detail: str) -> ApiError:
     return ApiError(code, detail, headers=CHALLENGE)
 
 
-def presented_secret(request: Request) -> str:
+def presented_secret(request: ApiRequest) -> str:
     """The key the request presents; 401 when there is none, it is not a Bearer token,
     or the two headers disagree."""
     header = request.headers.get("authorization")
@@ -95,7 +104,7 @@ def presented_secret(request: Request) -> str:
     return secret
 
 
-async def authenticate(request: Request, *, fresh: bool = False) -> KeyRecord:
+async def authenticate(request: ApiRequest, *, fresh: bool = False) -> KeyRecord:
     """The key record of the request (also ``request.ctx.key``, for the access log).
 
     The worker's :class:`KeyCache` answers unless ``fresh``: a request that is admitted has
@@ -120,7 +129,7 @@ def _revoked(revoked_at: str) -> ApiError:
     return _unauthorized("revoked_key", f"this key was revoked at {revoked_at}")
 
 
-async def admit(request: Request, key: KeyRecord, surface: str, amount: int = 1, *,
+async def admit(request: ApiRequest, key: KeyRecord, surface: Surface, amount: int = 1, *,
                 log: DecisionEntry | None = None) -> None:
     """Count one request of ``key`` on ``surface`` (``amount`` decisions of a batch) in one
     store call, writing ``log`` to the decision log in the same transaction when it is
@@ -128,6 +137,16 @@ async def admit(request: Request, key: KeyRecord, surface: str, amount: int = 1,
     settings = request.app.ctx.settings
     await _count(request, limits.specs_for(surface, key, amount, settings=settings), key["id"],
                  log)
+
+
+async def read(request: ApiRequest, surface: Surface) -> KeyRecord:
+    """The read policy (module docs): the request's key, checked live against the store
+    in one call that counts nothing and observes ``surface``'s minute counter for the
+    headers; 401 without a valid, live key."""
+    key = await authenticate(request)
+    settings = request.app.ctx.settings
+    await _count(request, limits.read_specs(surface, key, settings=settings), key["id"])
+    return key
 
 
 class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
@@ -139,7 +158,7 @@ class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
 
     __slots__ = ("key", "request", "surface")
 
-    def __init__(self, request: Request, key: KeyRecord, surface: str) -> None:
+    def __init__(self, request: ApiRequest, key: KeyRecord, surface: Surface) -> None:
         self.request, self.key, self.surface = request, key, surface
 
     async def __aenter__(self) -> None:
@@ -154,7 +173,7 @@ class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
                                                        settings=settings), self.key["id"])
 
 
-async def observe(request: Request, specs: Sequence[CounterSpec]) -> list[CounterState]:
+async def observe(request: ApiRequest, specs: Sequence[CounterSpec]) -> list[CounterState]:
     """The states of ``specs``, nothing counted (``request.ctx.rate``: the first)."""
     app = request.app
     store: Store = app.ctx.store
@@ -163,13 +182,13 @@ async def observe(request: Request, specs: Sequence[CounterSpec]) -> list[Counte
     return states
 
 
-async def throttle_address(request: Request) -> None:
+async def throttle_address(request: ApiRequest) -> None:
     """Count a ``POST /v1/keys`` on the client address (429 past ``keys_per_hour``)."""
     settings = request.app.ctx.settings
     await _count(request, [limits.address_spec(client_address(request), settings=settings)])
 
 
-async def _count(request: Request, specs: list[CounterSpec], key_id: str | None = None,
+async def _count(request: ApiRequest, specs: list[CounterSpec], key_id: str | None = None,
                  log: DecisionEntry | None = None) -> None:
     app = request.app
     now = app.ctx.settings.now()
@@ -188,14 +207,14 @@ async def _count(request: Request, specs: list[CounterSpec], key_id: str | None 
         )
 
 
-def rate_headers(request: Request) -> dict[str, str]:
+def rate_headers(request: ApiRequest) -> dict[str, str]:
     """The ``X-RateLimit-*`` headers: from the counter states of the request's store call
     (none for a request that made no store call, e.g. one without a valid key)."""
     state = getattr(request.ctx, "rate", None)
     return {} if state is None else limits.headers_for(state)
 
 
-def client_address(request: Request) -> str:
+def client_address(request: ApiRequest) -> str:
     """The client's address: the peer's, or, when the peer is a trusted proxy
     (``forwarded_allow_ips``), the nearest address in ``X-Forwarded-For`` that is not."""
     peer = str(request.ip or "unknown")

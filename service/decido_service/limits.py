@@ -21,10 +21,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from decido_service.config import PLAN_FIELDS, TIER_FIELDS, Settings, get_settings
 from decido_service.store import CounterSpec, CounterState, KeyRecord, iso_utc
+from decido_service.types.account import (
+    DecisionUsage,
+    KeyUsage,
+    MinuteUsage,
+    MonthUsage,
+    OptimizationUsage,
+    Usage,
+)
 
 __all__ = [
     "LimitViolation",
@@ -33,7 +41,9 @@ __all__ = [
     "headers_for",
     "SURFACES",
     "address_spec",
+    "Surface",
     "plan_limits",
+    "read_specs",
     "problem_fields",
     "refusal_code",
     "refusal_specs",
@@ -122,25 +132,26 @@ def tier_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str
     return {"tier": key["tier"], **_row("optimization", key, settings or get_settings())}
 
 
+#: what a request is counted on: ``decide`` and ``batch`` share the plan's counters,
+#: ``optimize`` the tier's (a name not listed here is a type error, never a 500)
+Surface = Literal["decide", "batch", "optimize"]
 #: surface -> (the plan/tier table section, the counters' name prefix)
-SURFACES: dict[str, tuple[str, str]] = {
+SURFACES: dict[Surface, tuple[str, str]] = {
     "decide": ("decision", "decide"),
     "batch": ("decision", "decide"),
     "optimize": ("optimization", "optimize"),
 }
 
 
-def _surface_limits(surface: str, key: KeyRecord, settings: Settings | None) -> tuple[
+def _surface_limits(surface: Surface, key: KeyRecord, settings: Settings | None) -> tuple[
         str, Mapping[str, Any]]:
     """The counters' name prefix and the limits (plan or tier row) of ``surface``."""
-    if surface not in SURFACES:
-        raise ValueError(f"unknown surface {surface!r}; expected one of {', '.join(SURFACES)}")
     section, prefix = SURFACES[surface]
     return prefix, _row(section, key, settings or get_settings())
 
 
 def specs_for(
-    surface: str, key: KeyRecord, amount: int = 1, *, settings: Settings | None = None
+    surface: Surface, key: KeyRecord, amount: int = 1, *, settings: Settings | None = None
 ) -> list[CounterSpec]:
     """Counters of one admitted request on ``surface`` (decide, batch, optimize): the
     minute, the month (``amount``: ``k`` for a batch of ``k`` decisions) and the gate of
@@ -153,7 +164,15 @@ def specs_for(
     ]
 
 
-def refusal_specs(surface: str, key: KeyRecord, *,
+def read_specs(surface: Surface, key: KeyRecord, *,
+               settings: Settings | None = None) -> list[CounterSpec]:
+    """Counters of a keyed read (docs/service.md, "Reads"): the surface's minute counter,
+    observed (nothing counted, never refused), for the headers."""
+    prefix, lim = _surface_limits(surface, key, settings)
+    return [CounterSpec(f"{prefix}.minute", key["id"], "minute", lim["minute"], 0)]
+
+
+def refusal_specs(surface: Surface, key: KeyRecord, *,
                   settings: Settings | None = None) -> list[CounterSpec]:
     """Counters of a refused request (invalid, or over a cap) on ``surface``: the minute
     counter observed (for the headers; nothing counted there) and one more refusal on
@@ -274,49 +293,26 @@ def run_caps(
     return {"max_evaluations": max_evaluations, "time_limit": time_limit}, None
 
 
-def _minute(state: CounterState) -> dict[str, Any]:
-    return {"limit": state.limit, "remaining": state.remaining, "reset": state.reset}
-
-
-def _month(state: CounterState) -> dict[str, Any]:
-    return {
-        "limit": state.limit,
-        "used": state.used,
-        "remaining": state.remaining,
-        "period_start": iso_utc(state.window_start),
-        "period_end": iso_utc(state.window_end),
-        "reset": state.reset,
-    }
-
-
 def usage_document(states: list[CounterState], key: KeyRecord, *,
-                   settings: Settings | None = None) -> dict[str, Any]:
-    """The ``/v1/usage`` body from the states of :func:`usage_specs` (in that order): the
-    key, its decision plan and optimization tier with current per-minute and per-month
-    usage."""
+                   settings: Settings | None = None) -> Usage:
+    """The ``/v1/usage`` answer from the states of :func:`usage_specs` (in that order):
+    the key, its decision plan and optimization tier with current per-minute and
+    per-month usage."""
     p, t = plan_limits(key, settings=settings), tier_limits(key, settings=settings)
     d_min, d_month, o_min, o_month = states
-    return {
-        "key": {
-            "id": key["id"],
-            "prefix": key["prefix"],
-            "label": key["label"],
-            "created": key["created_at"],
-        },
-        "decision": {
-            "plan": p["plan"],
-            "minute": _minute(d_min),
-            "month": _month(d_month),
-            "batch_max": p["batch_max"],
-            "refused_per_minute": p["refused"],
-        },
-        "optimization": {
-            "tier": t["tier"],
-            "minute": _minute(o_min),
-            "month": _month(o_month),
-            "max_dims": t["max_dims"],
-            "max_evaluations": t["max_evaluations"],
-            "max_time_limit": t["max_time_limit"],
-            "refused_per_minute": t["refused"],
-        },
-    }
+    return Usage(
+        key=KeyUsage(key["id"], key["prefix"], key["label"], key["created_at"]),
+        decision=DecisionUsage(p["plan"], _minute(d_min), _month(d_month), p["batch_max"],
+                               p["refused"]),
+        optimization=OptimizationUsage(t["tier"], _minute(o_min), _month(o_month),
+                                       t["max_dims"], t["max_evaluations"],
+                                       t["max_time_limit"], t["refused"]))
+
+
+def _minute(state: CounterState) -> MinuteUsage:
+    return MinuteUsage(state.limit, state.remaining, state.reset)
+
+
+def _month(state: CounterState) -> MonthUsage:
+    return MonthUsage(state.limit, state.used, state.remaining, iso_utc(state.window_start),
+                      iso_utc(state.window_end), state.reset)

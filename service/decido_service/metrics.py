@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Any
 from decido_service.store import RUN_STATES
 
 if TYPE_CHECKING:  # decido serve imports this module; Sanic only in the workers
-    from sanic import Request, Sanic
+    from sanic import Sanic
     from sanic.response import HTTPResponse
+
+    from decido_service.http.context import ApiRequest
 
 __all__ = ["ENV_DIR", "REFUSED", "Metrics", "enabled", "prepare_directory", "register"]
 
@@ -79,7 +81,7 @@ class Metrics:
         self.refused = Counter("decido_admissions_refused", "requests refused by a limit "
                                "or cap", ["code"], registry=self.own)
 
-    def observe(self, request: Request, status: int, seconds: float | None) -> None:
+    def observe(self, request: ApiRequest, status: int, seconds: float | None) -> None:
         """Count one answered request."""
         route = request.route.path if request.route is not None else "unmatched"
         route = "/" + route.lstrip("/")
@@ -118,11 +120,12 @@ class _Fixed:
         return iter(self._families)
 
 
-async def _scrape(request: Request) -> HTTPResponse:
+async def _scrape(request: ApiRequest) -> HTTPResponse:
     from prometheus_client import CONTENT_TYPE_LATEST
     from sanic.response import HTTPResponse
 
-    metrics: Metrics = request.app.ctx.metrics
+    metrics = request.app.ctx.metrics
+    assert metrics is not None  # the route exists only with the metrics on
     started = time.perf_counter()
     body = await metrics.exposition(request.app.ctx.store)
     metrics.observe(request, 200, time.perf_counter() - started)

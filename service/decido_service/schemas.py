@@ -17,23 +17,25 @@ lists every fault with its JSON pointer.
 
 from __future__ import annotations
 
-import re
+import json
+import math
 from collections.abc import Iterator
 from functools import lru_cache
 from itertools import chain
-from typing import Any, TypeVar
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import msgspec
 import numpy as np
 import orjson
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
-from sanic import Request
 
 import decido
 from decido.design import compile_constraints, design_problems
 from decido.optimize import Problem, problems
-from decido_service.errors import ApiError, field_error, validation_error
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError, field_error, validation_error
 from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
 
 __all__ = [
@@ -70,7 +72,7 @@ SCHEMA_CODES: dict[str, str] = {
 }
 
 
-def json_bytes(request: Request, *, optional: bool = False) -> bytes:
+def json_bytes(request: ApiRequest, *, optional: bool = False) -> bytes:
     """The request's body after the media-type check (415 unless ``application/json`` or
     ``application/*+json``). ``optional``: an empty body passes with any or no type."""
     body: bytes = request.body
@@ -84,7 +86,7 @@ def json_bytes(request: Request, *, optional: bool = False) -> bytes:
     return body
 
 
-def json_body(request: Request, *, optional: bool = False) -> Any:
+def json_body(request: ApiRequest, *, optional: bool = False) -> Any:
     """The request's JSON body; 415 for another media type, 400 for bytes that are not JSON.
 
     ``optional``: an empty body (with any or no content type) is ``None``."""
@@ -229,8 +231,8 @@ def _decode_slowly(kind: type[T], body: bytes) -> T:
     says it takes."""
     try:
         raw = _ANY.decode(body)
-    except msgspec.ValidationError as exc:  # e.g. a number beyond float range
-        raise validation_error([_entry(_msgspec_fault(exc))]) from None
+    except msgspec.ValidationError:  # a number beyond float range, which msgspec refuses
+        raise validation_error([_entry(p) for p in _out_of_range(body)]) from None
     except msgspec.DecodeError as exc:
         raise ApiError("malformed_json", f"the body is not valid JSON: {exc}") from None
     found = list(_schema_faults(_VALIDATORS[kind], raw))
@@ -238,8 +240,8 @@ def _decode_slowly(kind: type[T], body: bytes) -> T:
         try:
             value: T = msgspec.convert(raw, kind, strict=False)
             return value
-        except msgspec.ValidationError as exc:
-            found.append(_msgspec_fault(exc))
+        except msgspec.ValidationError:
+            found.append(_converted_fault(raw, kind) or Problem((), "invalid_value", "invalid"))
     if kind is OptimizeRequest and isinstance(raw, dict):
         faulted = [p.path for p in found]
         found += [p for p in _semantic(raw) if not _related(p.path, faulted)]
@@ -309,17 +311,62 @@ def _s(count: Any) -> str:
     return "" if count == 1 else "s"
 
 
-_MSGSPEC_PATH = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
+def _out_of_range(body: bytes) -> list[Problem]:
+    """The places of the numbers beyond float range in ``body``: the standard library reads
+    them as infinities, and a walk over what it read names each place."""
+    found: list[Problem] = []
+
+    def walk(value: Any, path: Path) -> None:
+        if isinstance(value, float) and math.isinf(value):
+            found.append(Problem(path, "out_of_range", "Number out of range"))
+        elif isinstance(value, dict):
+            for name, item in value.items():
+                walk(item, (*path, name))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, (*path, index))
+
+    walk(json.loads(body), ())
+    return found or [Problem((), "out_of_range", "Number out of range")]
 
 
-def _msgspec_fault(exc: msgspec.ValidationError) -> Problem:
-    """msgspec's one fault (``Expected `int`, got `float` - at `$.seed```) as a Problem."""
-    text = str(exc)
-    message, _, where = text.partition(" - at `$")
-    path: list[str | int] = []
-    for name, index in _MSGSPEC_PATH.findall(where.split("[...]")[0].rstrip("`")):
-        path.append(int(index) if index else name)
-    code = ("invalid_type" if message.startswith("Expected") else
-            "out_of_range" if "out of range" in message else
-            "unknown_field" if "unknown field" in message else "invalid_value")
-    return Problem(tuple(path), code, message)
+def _converted_fault(raw: Any, kind: Any, path: Path = ()) -> Problem | None:
+    """The deepest place where ``raw`` does not convert to ``kind`` (``None``: it does):
+    each member is converted on its own down the type (``msgspec.convert``), so the place
+    is known without reading msgspec's message for it."""
+    try:
+        msgspec.convert(raw, kind, strict=False)
+        return None
+    except msgspec.ValidationError as exc:
+        message = str(exc)  # at the top of this conversion: no place in it
+    for key, item, item_kind in _members(raw, kind):
+        found = _converted_fault(item, item_kind, (*path, key))
+        if found is not None:
+            return found
+    return Problem(path, "out_of_range" if "range" in message else "invalid_value", message)
+
+
+def _members(raw: Any, kind: Any) -> Iterator[tuple[str | int, Any, Any]]:
+    """``(key, value, type)`` of each member of ``raw`` that ``kind`` types."""
+    for option in _options(kind):
+        origin, args = get_origin(option), get_args(option)
+        if isinstance(option, type) and issubclass(option, msgspec.Struct):
+            if isinstance(raw, dict):
+                for field in msgspec.structs.fields(option):
+                    if field.encode_name in raw:
+                        yield field.encode_name, raw[field.encode_name], field.type
+        elif origin is list and isinstance(raw, list):
+            yield from ((i, item, args[0]) for i, item in enumerate(raw))
+        elif origin is tuple and isinstance(raw, list):
+            yield from ((i, item, t) for i, (item, t) in enumerate(zip(raw, args, strict=False)))
+        elif origin is dict and isinstance(raw, dict):
+            yield from ((k, v, args[1]) for k, v in raw.items())
+
+
+def _options(kind: Any) -> list[Any]:
+    """The types ``kind`` allows, their ``Annotated`` constraints taken off."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    if get_origin(kind) in (Union, UnionType):
+        return [option for arg in get_args(kind) for option in _options(arg)]
+    return [kind]

@@ -1,7 +1,7 @@
 """``decido serve``: run the HTTP service (Sanic, the app factory, N worker processes).
 
-Same semantics as ``sanic decido_service.app:create_app --factory``: every worker process
-builds its own app with :func:`decido_service.app.create_app`, which reads its settings from
+Same semantics as ``sanic decido_service.http.app:create_app --factory``: every worker process
+builds its own app with :func:`decido_service.http.app.create_app`, which reads its settings from
 the ``DECIDO_*`` environment. The command line options are put into that environment
 before the workers start, so workers and the command agree. The store is opened (and
 migrated) once here first, so a bad ``--store`` fails before any worker starts.
@@ -77,11 +77,11 @@ async def _check_store(settings: Settings) -> None:
 
     On SQLite (one node's file, no worker of it started yet) every run a process owned or
     was running belonged to a process that died: it is marked ``failed`` (``interrupted``,
-    :func:`decido_service.runs.fail_interrupted`); runs still queued stay queued. A
+    :func:`decido_service.runs.execution.fail_interrupted`); runs still queued stay queued. A
     PostgreSQL store is shared by nodes that may be running theirs: there, the lease of a
     dead process's runs runs out and another node marks them
-    (:mod:`decido_service.run_queue`)."""
-    from decido_service.runs import fail_interrupted
+    (:mod:`decido_service.runs.queue`)."""
+    from decido_service.runs.execution import fail_interrupted
     from decido_service.store import open_store
     from decido_service.store.postgres_url import is_postgres_url
 
@@ -123,7 +123,7 @@ def serve(args: argparse.Namespace) -> int:
     from sanic import Sanic
     from sanic.worker.loader import AppLoader
 
-    from decido_service.app import create_app
+    from decido_service.http.app import create_app
     settings = _environment(args)
     problem = port_problem(settings.host, settings.port)
     if problem is not None:

@@ -14,7 +14,7 @@ pytest.importorskip("sanic")
 from sanic.exceptions import BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge  # noqa: E402
 
 import decido  # noqa: E402
-from decido_service.errors import (  # noqa: E402
+from decido_service.http.problems import (  # noqa: E402
     TITLES,
     ApiError,
     as_api_error,
@@ -148,7 +148,10 @@ def test_decoding_faults_the_schema_cannot_see() -> None:
     assert faults(b'{"bounds": [[0, 1]], "objective_expression": "x", "seed": 7.5}') == [
         ("/seed", "invalid_type")]
     assert faults(b'{"bounds": [[0, 1e400]], "objective_expression": "x"}') == [
-        ("", "out_of_range")]
+        ("/bounds/0/1", "out_of_range")]
+    huge = b"1" + b"0" * 400  # an integer JSON admits and the schema too; no float holds it
+    assert faults(b'{"bounds": [[0, 1]], "objective_expression": "x", "x0": [[%s]]}' % huge
+                  ) == [("/x0/0/0", "out_of_range")]
     assert faults(b"[]") == [("", "invalid_type")]
     assert faults(b'{"label": null}', decode_key_request) == [("/label", "invalid_type")]
     assert decode_key_request(b"").label is msgspec.UNSET

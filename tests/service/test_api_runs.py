@@ -13,8 +13,7 @@ import msgspec
 import pytest
 from conftest import LiveServer, auth, running
 
-from decido_service.run_trace import TRACE_POINTS, thin_trace, timed
-from decido_service.run_trace import points as stored_points
+from decido_service.runs.trace import TRACE_POINTS, thin_trace, timed
 from decido_service.types import Run, RunList, RunTrace
 
 SPHERE = {"bounds": [[-5, 5]] * 4, "objective_expression": "sum((x - 1)**2)", "seed": 7}
@@ -224,10 +223,9 @@ def test_thin_trace_keeps_first_last_and_at_most_the_limit(n: int) -> None:
     assert all(a[0] < b[0] for a, b in zip(out, out[1:], strict=False))  # in order, no repeat
 
 
-def test_trace_times_are_interpolated_between_samples_and_old_traces_read() -> None:
+def test_trace_times_are_interpolated_between_samples() -> None:
     history = [[1, 9.0], [10, 5.0], [30, 2.0], [40, 1.0]]
     samples = [(20, 100.0), (40, 300.0)]
     assert timed(history, samples) == [[1, 5.0, 9.0], [10, 50.0, 5.0], [30, 200.0, 2.0],
                                        [40, 300.0, 1.0]]
     assert timed([[50, 0.5]], samples) == [[50, 300.0, 0.5]]  # past the last sample
-    assert stored_points([[1, 9.0], [3, 1.0, 2.0]]) == [[1, None, 9.0], [3, 1.0, 2.0]]

@@ -191,7 +191,7 @@ def test_package_exports_version_and_lazy_create_app() -> None:
 
     assert decido_service.__version__ == "0.1.0"
     pytest.importorskip("sanic")
-    from decido_service.app import create_app
+    from decido_service.http.app import create_app
 
     assert decido_service.create_app is create_app
     with pytest.raises(AttributeError):

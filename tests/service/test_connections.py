@@ -188,7 +188,7 @@ def test_the_cap_counts_per_address_and_forgets_closed_connections() -> None:
     import asyncio
     from types import SimpleNamespace
 
-    from decido_service.connections import ConnectionCap
+    from decido_service.http.connections import ConnectionCap
 
     cap = ConnectionCap(2)
 

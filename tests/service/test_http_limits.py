@@ -10,8 +10,8 @@ import orjson
 import pytest
 from sanic.exceptions import PayloadTooLarge, RequestTimeout
 
-from decido_service.errors import as_api_error
-from decido_service.heads import HEAD_BUFFER, MAX_HEADER_BLOCK, MAX_TARGET
+from decido_service.http.heads import HEAD_BUFFER, MAX_HEADER_BLOCK, MAX_TARGET
+from decido_service.http.problems import as_api_error
 
 CHALLENGE = 'Bearer realm="decido"'
 

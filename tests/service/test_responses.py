@@ -27,7 +27,7 @@ def test_response_encodes_headers_as_sanic_does(value, status: int, content_type
     """The cheaper encoding gives Sanic's bytes, and leaves what needs sanitising to Sanic."""
     from sanic.response import HTTPResponse
 
-    from decido_service.responses import Response
+    from decido_service.http.responses import Response
 
     def headers() -> dict:
         return {"X-Test": value, "X-Request-Id": "0123456789abcdef", "X-RateLimit-Limit": "10"}
@@ -255,7 +255,7 @@ def test_head_on_a_kept_alive_connection_is_followed_by_the_next_answer(server) 
     ],
 )
 def test_access_lines_are_json_with_the_same_fields(method, path, status, ms, rid, key_id):
-    from decido_service.middleware import access_line
+    from decido_service.http.endpoint import access_line
 
     line = access_line(method, path, status, ms, rid, key_id)
     assert b"\n" not in line

@@ -1,20 +1,24 @@
-"""One blueprint per surface, grouped under ``/v1``."""
+"""One blueprint per surface, grouped under ``/v1``; their routes carry the operations of the
+OpenAPI document (:class:`~decido_service.http.routes.Routes`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from sanic import Blueprint
 
-from sanic import Blueprint, Sanic
+from decido_service.blueprints import account, decide, meta, optimize, runs
+from decido_service.http.context import App
+from decido_service.http.openapi import openapi_bytes
+from decido_service.http.routes import Operation
 
-from decido_service.blueprints.account import bp as account
-from decido_service.blueprints.decide import bp as decide
-from decido_service.blueprints.meta import bp as meta
-from decido_service.blueprints.optimize import bp as optimize
-from decido_service.blueprints.runs import bp as runs
+__all__ = ["OPERATIONS", "register"]
 
-__all__ = ["register"]
+_SURFACES = (meta.api, account.api, decide.api, optimize.api, runs.api)
+#: every documented operation, in the order of the surfaces
+OPERATIONS: tuple[Operation, ...] = tuple(op for s in _SURFACES for op in s.operations)
 
 
-def register(app: Sanic[Any, Any]) -> None:
-    """Mount every surface on ``app`` as one group with ``version=1`` (paths ``/v1/...``)."""
-    app.blueprint(Blueprint.group(meta, account, decide, optimize, runs, version=1))
+def register(app: App) -> None:
+    """Mount every surface on ``app`` as one group with ``version=1`` (paths ``/v1/...``)
+    and keep the OpenAPI document of their operations on ``app.ctx.openapi``."""
+    app.blueprint(Blueprint.group(*(s.bp for s in _SURFACES), version=1))
+    app.ctx.openapi = openapi_bytes(OPERATIONS)

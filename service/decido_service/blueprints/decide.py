@@ -3,43 +3,48 @@ and the decision log (``GET /v1/decisions``, ``GET /v1/decisions/{id}``).
 
 The JSON body goes to :func:`decido.decide` / :func:`decido.decide_batch` unchanged and the
 answer comes back unchanged; how it is counted and logged: :mod:`decido_service.decisions`.
+Reading the log is a keyed read under the one read policy
+(:func:`decido_service.admission.read`: counted nothing, the ``decide.minute`` headers).
 """
 
 from __future__ import annotations
 
-import orjson
-from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import decision_log, limits
-from decido_service.admission import admit, authenticate, refusals
-from decido_service.decisions import answer
-from decido_service.errors import ApiError, limit_error
-from decido_service.middleware import endpoint
-from decido_service.responses import json_response, read_route
+from decido_service import limits
+from decido_service.admission import authenticate, read, refusals
+from decido_service.decisions import log as decision_log
+from decido_service.decisions.decide import answer as decided
+from decido_service.http.context import ApiRequest
+from decido_service.http.params import query
+from decido_service.http.problems import limit_error
+from decido_service.http.responses import answer
+from decido_service.http.routes import Doc, Routes
 from decido_service.schemas import batch_size, json_body
-from decido_service.store import Store
+from decido_service.types import DecisionPage, DecisionPath
 
-__all__ = ["bp"]
+__all__ = ["api"]
 
-bp = Blueprint("decide")
+api = Routes("decide")
+_POSTED = (400, 415, 422, 401, 413, 429, 503)
 
 
-@bp.post("/decide")
-@endpoint
-async def decide(request: Request) -> HTTPResponse:
+@api.route("/decide", post=Doc("decide", "One decision", "decisions", (200, "DecideResult"),
+                               _POSTED, "DecideRequest"))
+async def decide(request: ApiRequest) -> HTTPResponse:
     """One decision: rank the options under the constraints."""
     key = await authenticate(request)
     async with refusals(request, key, "decide"):
         body = json_body(request)
         log = decision_log.wants_log(body, batch=False)
-    return await answer(request, key, "decide", decido.decide, body, log=log)
+    return await decided(request, key, "decide", decido.decide, body, log=log)
 
 
-@bp.post("/batch")
-@endpoint
-async def batch(request: Request) -> HTTPResponse:
+@api.route("/batch", post=Doc(
+    "batch", "Many decisions (each item ok or error on its own)", "decisions",
+    (200, "BatchResult"), (400, 415, 422, 403, 401, 413, 429, 503), "BatchRequest"))
+async def batch(request: ApiRequest) -> HTTPResponse:
     """Many decisions; each item succeeds or fails on its own."""
     key = await authenticate(request)
     async with refusals(request, key, "batch"):
@@ -49,38 +54,27 @@ async def batch(request: Request) -> HTTPResponse:
         violation = limits.check_batch(key, size, settings=request.app.ctx.settings)
         if violation is not None:
             raise limit_error(violation)
-    return await answer(request, key, "batch", decido.decide_batch, body, log=log,
-                        amount=size)
+    return await decided(request, key, "batch", decido.decide_batch, body, log=log,
+                         amount=size)
 
 
-@read_route(bp, "/decisions")
-@endpoint
-async def decisions(request: Request) -> HTTPResponse:
+@api.route("/decisions", get=Doc(
+    "decisions", "The key's decision log, newest first", "decisions",
+    (200, "DecisionLogPage"), (400, 401, 429, 503), params=(DecisionPage,)))
+async def decisions(request: ApiRequest) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
-    key = await authenticate(request)
+    key = await read(request, "decide")
     async with refusals(request, key, "decide"):
-        limit, cursor = decision_log.page_params(request)
-    await admit(request, key, "decide", amount=0)
-    store: Store = request.app.ctx.store
-    try:
-        found = await store.list_decisions(key["id"], limit + 1, cursor)
-    except ValueError as exc:  # a cursor that is not one of the key's entries
-        raise ApiError("invalid_parameter", str(exc)) from None
-    data = [{"id": d["id"], "created_at": d["created_at"], **d["summary"]}
-            for d in found[:limit]]
-    return json_response(orjson.dumps({"data": data, "has_more": len(found) > limit}))
+        page = query(request, DecisionPage)
+        found = await decision_log.page(request.app.ctx.store, key["id"], page.limit,
+                                        page.starting_after)
+    return answer(found)
 
 
-@read_route(bp, "/decisions/<decision_id:str>")
-@endpoint
-async def decision(request: Request, decision_id: str) -> HTTPResponse:
+@api.route("/decisions/<decision_id:str>", get=Doc(
+    "decision", "One logged decision with its request and answer", "decisions",
+    (200, "DecisionLogRecord"), (401, 404, 503), params=(DecisionPath,)))
+async def decision(request: ApiRequest, decision_id: str) -> HTTPResponse:
     """One entry of the key's decision log, with its request and answer."""
-    key = await authenticate(request)
-    await admit(request, key, "decide", amount=0)
-    store: Store = request.app.ctx.store
-    found = await store.get_decision(key["id"], decision_id)
-    if found is None:
-        raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
-    return json_response(orjson.dumps({
-        "id": found["id"], "created_at": found["created_at"], **found["summary"],
-        "request": found["request"], "answer": found["answer"]}))
+    key = await read(request, "decide")
+    return answer(await decision_log.find(request.app.ctx.store, key["id"], decision_id))

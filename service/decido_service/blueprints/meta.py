@@ -10,24 +10,25 @@ of ``'self'`` keeps the browser from loading anything from elsewhere.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
+from typing import Literal
 
-import orjson
-from sanic import Blueprint, Request
+import msgspec
 from sanic.response import HTTPResponse
 
 import decido
 from decido_service import __version__
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
-from decido_service.openapi import openapi_document
-from decido_service.responses import Response, json_response, read_route
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
+from decido_service.http.responses import Response, answer, encode, json_response
+from decido_service.http.routes import Doc, Routes
 from decido_service.schemas import engine_table
+from decido_service.types import Engine, Engines, Health
 
-__all__ = ["bp"]
+__all__ = ["api"]
 
-bp = Blueprint("meta")
+api = Routes("meta")
 
 #: file name -> content type of every asset /v1/docs/<name> serves
 ASSETS = {
@@ -40,8 +41,6 @@ ASSETS = {
 }
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
        "script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
-_HEALTHY = orjson.dumps({"status": "ok", "version": __version__, "store": "ok",
-                         "engines": len(engine_table())})
 
 
 @cache
@@ -50,49 +49,52 @@ def static_file(name: str) -> bytes:
     return resources.files("decido_service").joinpath("static", name).read_bytes()
 
 
-@lru_cache(maxsize=1)
-def openapi_bytes() -> bytes:
-    """The OpenAPI document, serialized once."""
-    return orjson.dumps(openapi_document())
+@cache
+def health_bytes(ok: bool) -> bytes:
+    """The health answer, encoded once for each state of the store."""
+    state: Literal["ok", "unavailable"] = "ok" if ok else "unavailable"
+    return encode(Health(state, __version__, state, len(engine_table())))
 
 
-@read_route(bp, "/health")
-@endpoint
-async def health(request: Request) -> HTTPResponse:
+@cache
+def engines() -> Engines:
+    """Every engine (read from the library once per process)."""
+    return Engines(default=decido.default_engine(),
+                   engines=[msgspec.convert(e, Engine) for e in engine_table().values()])
+
+
+@api.route("/health", get=Doc("health", "Liveness and readiness (store reachable)", "meta",
+                              (200, "Health"), keyed=False))
+async def health(request: ApiRequest) -> HTTPResponse:
     """Liveness and readiness: 200 when the store answers, else 503."""
-    if await request.app.ctx.readiness.ok():
-        return json_response(_HEALTHY)
-    body = {"status": "unavailable", "version": __version__, "store": "unavailable",
-            "engines": len(engine_table())}
-    return json_response(orjson.dumps(body), status=503)
+    ok = await request.app.ctx.readiness.ok()
+    return json_response(health_bytes(ok), status=200 if ok else 503)
 
 
-@read_route(bp, "/engines")
-@endpoint
-async def engines(request: Request) -> HTTPResponse:
+@api.route("/engines", get=Doc("engines", "The optimization engines and their options", "meta",
+                               (200, "Engines"), keyed=False))
+async def engine_list(request: ApiRequest) -> HTTPResponse:
     """Every engine with its options; ``default`` names the default engine."""
-    body = {"default": decido.default_engine(), "engines": list(engine_table().values())}
-    return json_response(orjson.dumps(body))
+    return answer(engines())
 
 
-@read_route(bp, "/openapi.json")
-@endpoint
-async def openapi(request: Request) -> HTTPResponse:
+@api.route("/openapi.json", get=Doc("openapi", "This document", "meta", (200, "object"),
+                                    keyed=False))
+async def openapi(request: ApiRequest) -> HTTPResponse:
     """The OpenAPI 3.1 document of this service."""
-    return json_response(openapi_bytes())
+    return json_response(request.app.ctx.openapi)
 
 
-@read_route(bp, "/docs")
-@endpoint
-async def docs(request: Request) -> HTTPResponse:
+@api.route("/docs", get=Doc("docs", "Interactive documentation (vendored Swagger UI)", "meta",
+                            (200, "html"), keyed=False))
+async def docs(request: ApiRequest) -> HTTPResponse:
     """Interactive documentation (Swagger UI from vendored assets; no CDN)."""
     return Response(static_file("docs.html"), content_type="text/html; charset=utf-8",
                     headers={"Content-Security-Policy": CSP})
 
 
-@read_route(bp, "/docs/<name:str>")
-@endpoint
-async def docs_asset(request: Request, name: str) -> HTTPResponse:
+@api.route("/docs/<name:str>", "GET")
+async def docs_asset(request: ApiRequest, name: str) -> HTTPResponse:
     """One of the docs page's vendored assets (and their licenses)."""
     if name not in ASSETS:
         raise ApiError("not_found", f"no docs asset {name!r}")

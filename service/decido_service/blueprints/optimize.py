@@ -2,7 +2,7 @@
 
 A valid request within the tier's caps takes a run slot of this worker (503 ``overloaded``
 when ``run_threads + run_queue`` are taken), is counted, is recorded as a run
-(:mod:`decido_service.runs`: readable at ``/v1/runs/{id}`` from then on, final before the
+(:mod:`decido_service.runs.execution`: readable at ``/v1/runs/{id}`` from then on, final before the
 answer is sent) and runs :func:`decido.optimize` in the run pool with the GIL released. The
 answer carries ``run_id`` and ``Location: /v1/runs/{id}``. Every run has a time limit (the
 tier's cap unless the request sets a lower one). The run
@@ -20,37 +20,49 @@ as usual, with problem+json.
 from __future__ import annotations
 
 import asyncio
-import time
-from typing import Any
 
-import orjson
-from sanic import Blueprint, Request
+import msgspec
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import idempotency, limits, runs
-from decido_service.admission import authenticate, observe, refusals
-from decido_service.errors import ApiError, as_api_error, limit_error, problem_body
-from decido_service.listeners import by_size, in_thread
-from decido_service.middleware import endpoint, request_id, response_headers, streamed
-from decido_service.responses import json_response
-from decido_service.run_queue import admit_run
-from decido_service.schemas import compile_objective, decode_optimize, json_bytes
+from decido_service.http.context import ApiRequest
+from decido_service.http.endpoint import response_headers, streamed
+from decido_service.http.problems import as_api_error, problem_body
+from decido_service.http.responses import answer, encode
+from decido_service.http.routes import Doc, Routes
+from decido_service.runs import idempotency
+from decido_service.runs.execution import Execution, progress_of
+from decido_service.runs.submit import answer_of, prepare, start_run
 from decido_service.store import KeyRecord
-from decido_service.types import OptimizeRequest
+from decido_service.types import (
+    Budget,
+    ErrorEvent,
+    IdempotencyHeaders,
+    OptimizeRequest,
+    ProgressEvent,
+    ResultEvent,
+)
 
-__all__ = ["NDJSON", "PROGRESS_INTERVAL", "answer_of", "bp", "prepare", "prepare_body",
-           "start_run", "wants_stream"]
+__all__ = ["NDJSON", "PROGRESS_INTERVAL", "api", "wants_stream"]
 
-bp = Blueprint("optimize")
+api = Routes("optimize")
 NDJSON = "application/x-ndjson"
 #: seconds between two progress events of a streamed run
 PROGRESS_INTERVAL = 0.25
+_POSTED = (400, 415, 422)
+_KEYED = (401, 413, 429, 503)
 
 
-@bp.post("/optimize")
-@endpoint
-async def optimize(request: Request) -> HTTPResponse | None:
+@api.route("/optimize", post=Doc(
+    "optimize", "One optimization run", "optimization", (200, "OptimizeResult"),
+    (*_POSTED, 403, 409, *_KEYED), "OptimizeRequest", params=(IdempotencyHeaders,),
+    description="Runs to the end and answers with the result. Send "
+                "`Accept: application/x-ndjson` to have the answer streamed instead: one "
+                "JSON object per line (OptimizeEvent), a `progress` event every 0.25 s "
+                "while the run lasts, then its `result` (or an `error` problem). "
+                "Everything decided before the run starts (credentials, validation, caps, "
+                "limits) is answered as usual. A client that disconnects stops its run."))
+async def optimize(request: ApiRequest) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key, req, objective, budget = await prepare(request)
     started = await _start_once(request, key, req, objective, budget)
@@ -62,13 +74,13 @@ async def optimize(request: Request) -> HTTPResponse | None:
     return await _result(started)
 
 
-async def _start_once(request: Request, key: KeyRecord, req: OptimizeRequest,
-                      objective: decido.Expression, budget: dict[str, Any]
-                      ) -> runs.Execution | HTTPResponse:
+async def _start_once(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
+                      objective: decido.Expression, budget: Budget
+                      ) -> Execution | HTTPResponse:
     """The run started for this request, or the answer replayed for a request repeated
     under the same ``Idempotency-Key``."""
-    async with idempotency.claim(request, key, idempotency.header(request)) as prior:
-        if isinstance(prior, dict):
+    async with idempotency.claim(request, key) as prior:
+        if isinstance(prior, idempotency.Outcome):
             return await idempotency.replayed(request, key, prior)
         execution = await start_run(request, key, req, objective, budget)
         if prior is not None:
@@ -76,41 +88,19 @@ async def _start_once(request: Request, key: KeyRecord, req: OptimizeRequest,
     return execution
 
 
-async def _result(execution: runs.Execution) -> HTTPResponse:
+async def _result(execution: Execution) -> HTTPResponse:
     """The 200 answer once the run has ended; a client that goes away stops the run."""
     assert execution.task is not None
     try:
-        body = await asyncio.shield(execution.task)
+        result = await asyncio.shield(execution.task)
     except asyncio.CancelledError:
         execution.stop()  # the client went away: the run stops after its current iteration
         raise
-    return json_response(orjson.dumps(answer_of(execution.run_id, body)),
-                         headers={"Location": f"/v1/runs/{execution.run_id}"})
+    return answer(answer_of(execution.run_id, result),
+                  headers={"Location": f"/v1/runs/{execution.run_id}"})
 
 
-async def prepare(request: Request
-                  ) -> tuple[KeyRecord, OptimizeRequest, decido.Expression, dict[str, Any]]:
-    """Everything decided before a run is admitted: the key, the decoded body, its budget
-    within the tier's caps and the compiled objective (refusals charged to the key)."""
-    key = await authenticate(request)
-    async with refusals(request, key, "optimize"):
-        raw = json_bytes(request)
-    return (key, *await prepare_body(request, key, raw))
-
-
-async def prepare_body(request: Request, key: KeyRecord, raw: bytes
-                       ) -> tuple[OptimizeRequest, decido.Expression, dict[str, Any]]:
-    """:func:`prepare` for a body already read (the dashboard's replay sends a stored
-    one): the decoded body, its budget and the compiled objective (refusals charged)."""
-    async with refusals(request, key, "optimize"):
-        # nothing compiled yet; a large body is decoded in a thread
-        req = await by_size(request, decode_optimize, raw)
-        budget = _budget(request, key, req)  # the tier's caps before any compile
-        objective = await in_thread(request.app.ctx.decide_pool, compile_objective, req)
-    return req, objective, budget
-
-
-def wants_stream(request: Request) -> bool:
+def wants_stream(request: ApiRequest) -> bool:
     """True when the ``Accept`` header lists ``application/x-ndjson`` with a q above 0."""
     for item in request.headers.get("accept", "").split(","):
         media, *params = (part.strip() for part in item.split(";"))
@@ -129,54 +119,7 @@ def wants_stream(request: Request) -> bool:
     return False
 
 
-def _budget(request: Request, key: KeyRecord, req: OptimizeRequest) -> dict[str, Any]:
-    """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond)."""
-    settings = request.app.ctx.settings
-    violation = limits.check_dims(key, req.dims, settings=settings)
-    if violation is None:
-        budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
-                                            settings=settings)
-    if violation is not None:
-        raise limit_error(violation)
-    return budget
-
-
-async def start_run(request: Request, key: KeyRecord, req: OptimizeRequest,
-                    objective: decido.Expression, budget: dict[str, Any]) -> runs.Execution:
-    """Take one of the worker's ``run_slots``, record and count the run
-    (:func:`~decido_service.run_queue.admit_run`) and start it in this worker's run pool;
-    the slot is given back when the run ends. The time limit counts from now: the run's
-    wait for a thread is taken from it."""
-    ctx = request.app.ctx
-    slots = ctx.run_slots
-    try:
-        slots.acquire()
-    except ApiError:  # 503 overloaded: nothing counted; the headers show the minute
-        await observe(request, limits.refusal_specs("optimize", key, settings=ctx.settings)[:1])
-        raise
-    try:
-        budget = {**budget, "deadline": time.time() + budget["time_limit"]}
-        run_id, document = await admit_run(request, key, req, budget, queued=False)
-        execution: runs.Execution = ctx.run_worker.launch(
-            key["id"], run_id, request_id(request), document, req, objective, budget,
-            queued=False)
-    except BaseException:
-        slots.release()
-        raise
-    assert execution.task is not None
-    execution.task.add_done_callback(lambda _: slots.release())
-    return execution
-
-
-def answer_of(run_id: str, body: dict[str, Any] | None) -> dict[str, Any]:
-    """The ``/v1/optimize`` answer of a finished run (409 when it was cancelled before a
-    thread picked it up: there is no result)."""
-    if body is None:
-        raise ApiError("run_cancelled", f"run {run_id} was cancelled before it started")
-    return {"id": run_id, **body}
-
-
-async def _stream(request: Request, execution: runs.Execution) -> None:
+async def _stream(request: ApiRequest, execution: Execution) -> None:
     """Answer with NDJSON: progress events while the run lasts, then its result or error."""
     future, monitor = execution.task, execution.monitor
     assert future is not None
@@ -190,24 +133,15 @@ async def _stream(request: Request, execution: runs.Execution) -> None:
         while not future.done():
             await asyncio.wait({future}, timeout=PROGRESS_INTERVAL)
             if not future.done():
-                await response.send(_line({"event": "progress", **progress_event(monitor)}))
+                await response.send(encode(progress_of(monitor, ProgressEvent)) + b"\n")
+        last: ResultEvent | ErrorEvent
         try:
-            last = {"event": "result", **answer_of(execution.run_id, future.result())}
+            result = answer_of(execution.run_id, future.result())
+            last = ResultEvent(**msgspec.structs.asdict(result))
         except Exception as exc:  # noqa: BLE001 - the stream ends with the problem document
-            last = {"event": "error", **problem_body(request, as_api_error(exc))}
-        await response.send(_line(last))
+            last = problem_body(request, as_api_error(exc), ErrorEvent)
+        await response.send(encode(last) + b"\n")
         await response.eof()
     except BaseException:  # the client went away (or the connection broke): stop the run
         execution.stop()
         raise
-
-
-def progress_event(monitor: decido.RunMonitor) -> dict[str, Any]:
-    """The members of a ``progress`` event: evaluations, iterations, best, elapsed_ms."""
-    p = monitor.progress()
-    return {"evaluations": p["evaluations"], "iterations": p["iterations"], "best": p["best"],
-            "elapsed_ms": round(p["elapsed"] * 1e3, 3)}
-
-
-def _line(event: dict[str, Any]) -> bytes:
-    return orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE)

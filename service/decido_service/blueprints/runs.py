@@ -1,169 +1,144 @@
 """The runs surface: submit a run, read, list, trace, cancel and delete runs.
 
-``POST /v1/runs`` takes the body of ``/v1/optimize`` through the same validation, caps,
-slot and admission (:func:`decido_service.blueprints.optimize.prepare` and ``start_run``), then
-answers 202 with the queued run and ``Location`` at once; the run goes on in this worker's
-run pool (:mod:`decido_service.runs`). Every read goes to the store, so any worker answers
-for any run. A key sees only its own runs: another key's run, an unknown id and a malformed
-one are all 404 ``not_found``. Reads are not counted; they check the key against the store
-(a revoked key is refused at once).
+``POST /v1/runs`` takes the body of ``/v1/optimize`` through the same validation, caps
+and admission (:mod:`decido_service.runs.submit`), then answers 202 with the queued run and
+``Location`` at once. Everything else is a keyed read under the one read policy
+(:func:`decido_service.admission.read`: counted nothing, the ``optimize.minute`` headers)
+over :mod:`decido_service.runs.api`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
-
-import orjson
-from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
-import decido
-from decido_service import idempotency, run_events, runs
-from decido_service.admission import authenticate
-from decido_service.blueprints.optimize import prepare
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint, request_id, response_headers, streamed
-from decido_service.responses import READ, Response, json_response, read_route
-from decido_service.run_queue import admit_run
-from decido_service.run_trace import COLUMNS
-from decido_service.store import FINISHED_STATES, KeyRecord, Store
-from decido_service.types import OptimizeRequest
+from decido_service.admission import read, refusals
+from decido_service.http.context import ApiRequest
+from decido_service.http.params import query
+from decido_service.http.responses import Response, answer
+from decido_service.http.routes import Doc, Routes
+from decido_service.runs import api as runs
+from decido_service.runs import idempotency
+from decido_service.runs.events import send_events
+from decido_service.runs.submit import enqueue, prepare
+from decido_service.types import (
+    EventsHeaders,
+    IdempotencyHeaders,
+    RunPage,
+    RunPath,
+    RunsDeleted,
+    TraceQuery,
+)
 
-__all__ = ["bp", "enqueue", "send_events"]
+__all__ = ["api"]
 
-bp = Blueprint("runs")
-Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
-
-
-def _route(uri: str, methods: tuple[str, ...]) -> Callable[[Handler], Handler]:
-    """Sanic's ``Blueprint.route``, typed."""
-    return cast(Callable[[Handler], Handler], bp.route(uri, methods=methods))
+api = Routes("runs")
+_READ = (401, 503)
+#: a read refused for its parameters is charged to the refused budget (429 once spent)
+_READ_PARAMS = (400, 401, 429, 503)
 
 
-@bp.post("/runs")
-@endpoint
-async def submit(request: Request) -> HTTPResponse:
+@api.route("/runs", post=Doc(
+    "submitRun", "Submit a run (answered at once; it runs in the background)", "runs",
+    (202, "Run"), (400, 415, 422, 403, 409, 401, 413, 429, 503), "OptimizeRequest",
+    params=(IdempotencyHeaders,),
+    description="The body, validation, caps and limits of /v1/optimize; the run is counted "
+                "at admission and answered `queued` with `Location`. A key's runs queued or "
+                "running at once are capped by its tier (429 `too_many_runs`); a full queue "
+                "is 503 `overloaded`."))
+async def submit(request: ApiRequest) -> HTTPResponse:
     """Admit a run and answer 202 with it queued (it runs in the background: in this
     worker when one of its run threads is free, else in whichever takes it first)."""
     key, req, objective, budget = await prepare(request)
-    async with idempotency.claim(request, key, idempotency.header(request)) as prior:
-        if isinstance(prior, dict):
+    async with idempotency.claim(request, key) as prior:
+        if isinstance(prior, idempotency.Outcome):
             return await idempotency.replayed(request, key, prior)
         run_id = await enqueue(request, key, req, objective, budget)
-        body = orjson.dumps(runs.run_view(await _row(request, key, run_id)))
+        run = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
+        response = answer(run, 202, {"Location": f"/v1/runs/{run_id}"})
         if prior is not None:
-            prior.done(run_id, 202, body)
-    return json_response(body, status=202, headers={"Location": f"/v1/runs/{run_id}"})
+            prior.done(run_id, 202, response.body)
+    return response
 
 
-async def enqueue(request: Request, key: KeyRecord, req: OptimizeRequest,
-                  objective: decido.Expression, budget: dict[str, Any]) -> str:
-    """Record an admitted run queued (counted) and start it in this worker when one of its
-    run threads is free, else leave it to whichever worker takes it first; its id. (Also
-    the dashboard's replay.)"""
-    run_id, document = await admit_run(request, key, req, budget, queued=True)
-    worker = request.app.ctx.run_worker
-    if worker.free() > 0:
-        worker.launch(key["id"], run_id, request_id(request), document, req, objective, budget)
-    else:
-        await worker.release(run_id)
-    return run_id
-
-
-@read_route(bp, "/runs")
-@endpoint
-async def list_runs(request: Request) -> HTTPResponse:
+@api.route("/runs", get=Doc("listRuns", "The key's runs, newest first", "runs",
+                            (200, "RunList"), _READ_PARAMS, params=(RunPage,)))
+async def list_runs(request: ApiRequest) -> HTTPResponse:
     """A page of the key's runs, newest first (``limit``, ``starting_after``, ``state``,
     ``engine``)."""
-    key = await authenticate(request, fresh=True)
-    query = runs.page_query(request.get_args(keep_blank_values=True))  # "limit=" is bad
-    rows, more = await runs.page(request.app.ctx.store, key["id"], query)
-    return json_response(orjson.dumps({"data": [runs.run_view(r) for r in rows],
-                                       "has_more": more}))
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):
+        page = query(request, RunPage)
+        found = await runs.page(request.app.ctx.store, key["id"], page)
+    return answer(found)
 
 
-@_route("/runs", ("DELETE",))
-@endpoint
-async def delete_runs(request: Request) -> HTTPResponse:
+@api.route("/runs", delete=Doc("deleteRuns", "Delete every finished run of the key", "runs",
+                               (200, "RunsDeleted"), _READ,
+                               description="Queued and running runs are kept (cancel them "
+                                           "first)."))
+async def delete_runs(request: ApiRequest) -> HTTPResponse:
     """Delete every finished run of the key (queued and running ones stay)."""
-    key = await authenticate(request, fresh=True)
-    store: Store = request.app.ctx.store
-    return json_response(orjson.dumps({"deleted": await store.delete_runs(key["id"])}))
+    key = await read(request, "optimize")
+    return answer(RunsDeleted(await request.app.ctx.store.delete_runs(key["id"])))
 
 
-@_route("/runs/<run_id:str>", (*READ, "DELETE"))
-@endpoint
-async def one_run(request: Request, run_id: str) -> HTTPResponse:
-    """GET (HEAD): one run, with its progress while it runs; DELETE: delete a finished run.
-    (One route for the three methods, so a 405 on the path lists them in ``Allow``.)"""
-    key = await authenticate(request, fresh=True)
+@api.route(
+    "/runs/<run_id:str>",
+    get=Doc("getRun", "One run (with progress while it runs)", "runs", (200, "Run"),
+            (404, *_READ), params=(RunPath,)),
+    delete=Doc("deleteRun", "Delete a finished run", "runs", (204, "empty"),
+               (404, 409, *_READ), params=(RunPath,)))
+async def one_run(request: ApiRequest, run_id: str) -> HTTPResponse:
+    """GET (HEAD): one run, with its progress while it runs; DELETE: delete a finished run
+    (204; a queued or running one is 409). (One route for the three methods, so a 405 on
+    the path lists them in ``Allow``.)"""
+    key = await read(request, "optimize")
+    store = request.app.ctx.store
     if request.method == "DELETE":
-        return await _delete(request, key, run_id)
-    return json_response(orjson.dumps(runs.run_view(await _row(request, key, run_id))))
+        await runs.delete(store, key["id"], run_id)
+        return Response(status=204)
+    return answer(runs.run_view(await runs.find(store, key["id"], run_id)))
 
 
-@read_route(bp, "/runs/<run_id:str>/trace")
-@endpoint
-async def trace(request: Request, run_id: str) -> HTTPResponse:
+@api.route("/runs/<run_id:str>/trace", get=Doc(
+    "runTrace", "A run's convergence trace", "runs", (200, "RunTrace"), (404, *_READ_PARAMS),
+    params=(RunPath, TraceQuery)))
+async def trace(request: ApiRequest, run_id: str) -> HTTPResponse:
     """The run's convergence trace: JSON, or CSV with ``?format=csv``."""
-    key = await authenticate(request, fresh=True)
-    fmt = request.get_args(keep_blank_values=True).get("format", "json")
-    if fmt not in ("json", "csv"):
-        raise ApiError("invalid_parameter", "format: expected json or csv")
-    points = runs.run_view(await _row(request, key, run_id), trace=True)["trace"]
-    if fmt == "csv":
-        return Response(runs.trace_csv(points), content_type="text/csv; charset=utf-8")
-    return json_response(orjson.dumps({"run_id": run_id, "columns": COLUMNS,
-                                       "points": points}))
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):
+        form = query(request, TraceQuery).format
+    found = runs.run_trace(await runs.find(request.app.ctx.store, key["id"], run_id))
+    if form == "csv":
+        return Response(runs.trace_csv(found.points), content_type="text/csv; charset=utf-8")
+    return answer(found)
 
 
-@bp.get("/runs/<run_id:str>/events")
-@endpoint
-async def events(request: Request, run_id: str) -> None:
-    """The run's Server-Sent Events (:mod:`decido_service.run_events`), resumed after
+@api.route("/runs/<run_id:str>/events", head=False, get=Doc(
+    "runEvents", "Watch a run: Server-Sent Events until it ends", "runs", (200, "events"),
+    (404, *_READ_PARAMS), params=(RunPath, EventsHeaders),
+    description="`text/event-stream`. Each event has `id:`, `event:` and one `data:` line "
+                "of JSON: `state` (data: the Run, on each state change: queued, running, "
+                "the final state), `progress` (data: RunProgress, at most every 0.25 s "
+                "while running), then exactly one `result` (final state succeeded or "
+                "cancelled) or `error` (failed), data: the final Run; then the stream ends. "
+                "A `: heartbeat` comment every 15 s. Send the last event id seen as "
+                "`Last-Event-ID` to resume with no duplicate and no missed state; a "
+                "finished run yields its final state and terminal event at once."))
+async def events(request: ApiRequest, run_id: str) -> None:
+    """The run's Server-Sent Events (:mod:`decido_service.runs.events`), resumed after
     ``Last-Event-ID``; the stream ends after the terminal ``result`` or ``error`` event."""
-    key = await authenticate(request, fresh=True)
-    await send_events(request, key, run_id)
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):  # a bad Last-Event-ID is a refusal
+        await send_events(request, key, run_id)
 
 
-async def send_events(request: Request, key: KeyRecord, run_id: str) -> None:
-    """Answer with the event stream of ``key``'s run (also the dashboard's, which has the
-    key from its session)."""
-    cursor = run_events.parse_last_event_id(request.headers.get("last-event-id"))
-    row = await _row(request, key, run_id)
-    ctx = request.app.ctx
-    async with ctx.run_feeds.watch(ctx.store, key["id"], row) as feed:
-        response = await request.respond(
-            status=200, content_type="text/event-stream",
-            headers={**response_headers(request), "Cache-Control": "no-store",
-                     "X-Accel-Buffering": "no"})
-        streamed(request, 200)
-        await run_events.stream(feed, cursor, response.send,
-                                heartbeat=ctx.settings.sse_heartbeat)
-        await response.eof()
-
-
-@bp.post("/runs/<run_id:str>/cancel")
-@endpoint
-async def cancel(request: Request, run_id: str) -> HTTPResponse:
+@api.route("/runs/<run_id:str>/cancel", post=Doc(
+    "cancelRun", "Stop a queued or running run", "runs", (202, "Run"),
+    (404, 409, *_READ), params=(RunPath,),
+    description="The run stops after its current iteration and ends `cancelled` with its "
+                "best so far; a finished run is 409."))
+async def cancel(request: ApiRequest, run_id: str) -> HTTPResponse:
     """Ask a queued or running run to stop (202); a finished one is 409."""
-    key = await authenticate(request, fresh=True)
-    row = await runs.cancel(request.app.ctx.store, key["id"], run_id)
-    return json_response(orjson.dumps(runs.run_view(row)), status=202)
-
-
-async def _delete(request: Request, key: KeyRecord, run_id: str) -> HTTPResponse:
-    """Delete a finished run (204); a queued or running one is 409."""
-    store: Store = request.app.ctx.store
-    state = await store.delete_run(key["id"], run_id) if runs.valid_run_id(run_id) else None
-    if state is None:
-        raise runs.not_found(run_id)
-    if state not in FINISHED_STATES:
-        raise ApiError("run_not_finished",
-                       f"run {run_id} is {state}; cancel it and delete it once it ends")
-    return Response(status=204)
-
-
-async def _row(request: Request, key: KeyRecord, run_id: str) -> dict[str, Any]:
-    return await runs.find(request.app.ctx.store, key["id"], run_id)
+    key = await read(request, "optimize")
+    return answer(await runs.cancel(request.app.ctx.store, key["id"], run_id), 202)

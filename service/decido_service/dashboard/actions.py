@@ -6,22 +6,23 @@ as the API (admission and counting included) and answers with a redirect or a pa
 
 from __future__ import annotations
 
+import msgspec
 import orjson
-from sanic import Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import decisions, keys, runs
+from decido_service import keys
 from decido_service.admission import throttle_address
-from decido_service.blueprints.optimize import prepare_body
-from decido_service.blueprints.runs import enqueue
 from decido_service.dashboard import decide_form
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.routes import SIGN_IN, form, html, route
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
+from decido_service.decisions import decide as decisions
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
+from decido_service.runs import api as runs
+from decido_service.runs.submit import enqueue, prepare_body
 from decido_service.store import Store
 
 __all__ = ["LABEL_MAX"]
@@ -33,15 +34,14 @@ _FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "ex
 
 
 @route("/sign-in")
-@endpoint
-async def sign_in_form(request: Request) -> HTTPResponse:
+async def sign_in_form(request: ApiRequest) -> HTTPResponse:
     """The sign-in form (the overview when already signed in)."""
     if await sessions.current(request) is not None:
         return redirect("/dashboard")
     return await _sign_in_page(request, None)
 
 
-async def _sign_in_page(request: Request, error: str | None) -> HTTPResponse:
+async def _sign_in_page(request: ApiRequest, error: str | None) -> HTTPResponse:
     """The sign-in form, with ``error`` above it (200 either way: a form with its message)."""
     token, cookie = await sessions.signin_token(request)
     return sessions.set_signin_cookie(
@@ -49,8 +49,7 @@ async def _sign_in_page(request: Request, error: str | None) -> HTTPResponse:
 
 
 @route("/sign-in", ("POST",))
-@endpoint
-async def sign_in(request: Request) -> HTTPResponse:
+async def sign_in(request: ApiRequest) -> HTTPResponse:
     """Sign in with a key: a session cookie, then the overview; the form again with a
     message for a key that is unknown or revoked (the key is never echoed)."""
     fields = form(request)
@@ -69,7 +68,7 @@ async def sign_in(request: Request) -> HTTPResponse:
 
 @route("/sign-out", ("POST",))
 @html
-async def sign_out(request: Request, session: Session) -> HTTPResponse:
+async def sign_out(request: ApiRequest, session: Session) -> HTTPResponse:
     """End the session; back to the sign-in page."""
     await sessions.end(request, session)
     return sessions.clear_cookies(request, redirect(SIGN_IN))
@@ -77,7 +76,7 @@ async def sign_out(request: Request, session: Session) -> HTTPResponse:
 
 @route("/runs/<run_id:str>/cancel", ("POST",))
 @html
-async def cancel(request: Request, session: Session, run_id: str) -> HTTPResponse:
+async def cancel(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """Ask the run to stop (as ``POST /v1/runs/{id}/cancel``); back to its page."""
     await runs.cancel(request.app.ctx.store, session.key["id"], run_id)
     return redirect(f"/dashboard/runs/{run_id}")
@@ -85,23 +84,21 @@ async def cancel(request: Request, session: Session, run_id: str) -> HTTPRespons
 
 @route("/runs/<run_id:str>/replay", ("POST",))
 @html
-async def replay(request: Request, session: Session, run_id: str) -> HTTPResponse:
+async def replay(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """Submit the run's request again with its seed (admitted and counted as
     ``POST /v1/runs``); the new run's page."""
     key = session.key
-    view = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
-    body = dict(view["request"] or {})
-    if not body:
-        raise ApiError("invalid_parameter", f"run {run_id} has no stored request to replay")
-    if body.get("seed") is None and view["result"]:
-        body["seed"] = view["result"]["seed"]
+    run = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
+    body = msgspec.to_builtins(run.request)
+    if run.request.seed is None and run.result is not None:
+        body["seed"] = run.result.seed
     req, objective, budget = await prepare_body(request, key, orjson.dumps(body))
     return redirect(f"/dashboard/runs/{await enqueue(request, key, req, objective, budget)}")
 
 
 @route("/keys", ("POST",))
 @html
-async def create_key(request: Request, session: Session) -> HTTPResponse:
+async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
     """Make a key in the signed-in key's account (free plan and tier, as ``POST
     /v1/keys``, throttled per address the same way); its secret is shown once."""
     label = (form(request).get("label") or "").strip() or None
@@ -116,7 +113,7 @@ async def create_key(request: Request, session: Session) -> HTTPResponse:
 
 @route("/keys/<key_id:str>/revoke", ("POST",))
 @html
-async def revoke_key(request: Request, session: Session, key_id: str) -> HTTPResponse:
+async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTPResponse:
     """Revoke a key of the account (the signed-in one too: that ends the session)."""
     store: Store = request.app.ctx.store
     if key_id not in {k["id"] for k in await store.account_keys(session.key["id"])}:
@@ -130,14 +127,14 @@ async def revoke_key(request: Request, session: Session, key_id: str) -> HTTPRes
 
 @route("/decide")
 @html
-async def decide_page(request: Request, session: Session) -> HTTPResponse:
+async def decide_page(request: ApiRequest, session: Session) -> HTTPResponse:
     """The decide form, filled with a small example."""
     return _decide(session, decide_form.defaults(), None, None, [])
 
 
 @route("/decide", ("POST",))
 @html
-async def decide(request: Request, session: Session) -> HTTPResponse:
+async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     """Decide as ``POST /v1/decide`` does (counted and logged); the ranking, or the
     faults next to the form, which keeps what was typed."""
     sent = form(request)

@@ -4,48 +4,48 @@ static assets."""
 
 from __future__ import annotations
 
+import msgspec
 import orjson
-from sanic import Request
 from sanic.response import HTTPResponse
 
-from decido_service import runs
-from decido_service.blueprints.runs import send_events
 from decido_service.dashboard import summary
 from decido_service.dashboard.render import asset
 from decido_service.dashboard.routes import data, route
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
-from decido_service.pages import MAX_PAGE
-from decido_service.responses import Response, json_response
-from decido_service.run_trace import COLUMNS
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
+from decido_service.http.responses import Response, json_response
+from decido_service.runs import api as runs
+from decido_service.runs.events import send_events
+from decido_service.runs.trace import COLUMNS
+from decido_service.types import MAX_PAGE
 
 __all__: list[str] = []
 
 
 @route("/runs/<run_id:str>/trace.json")
 @data
-async def trace_json(request: Request, session: Session, run_id: str) -> HTTPResponse:
+async def trace_json(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """The run's document with its trace (as ``GET /v1/runs/{id}`` and its trace)."""
-    view = runs.run_view(await runs.find(request.app.ctx.store, session.key["id"], run_id),
-                         trace=True)
-    return json_response(orjson.dumps({**view, "columns": COLUMNS,
+    row = await runs.find(request.app.ctx.store, session.key["id"], run_id)
+    view = msgspec.to_builtins(runs.run_view(row))
+    return json_response(orjson.dumps({**view, "trace": runs.run_trace(row).points,
+                                       "columns": COLUMNS,
                                        "row": summary.run_row_of_view(view)}))
 
 
 @route("/runs/<run_id:str>/trace.csv")
 @data
-async def trace_csv(request: Request, session: Session, run_id: str) -> HTTPResponse:
+async def trace_csv(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """The run's trace as CSV (as ``GET /v1/runs/{id}/trace?format=csv``), a download."""
-    view = runs.run_view(await runs.find(request.app.ctx.store, session.key["id"], run_id),
-                         trace=True)
-    return Response(runs.trace_csv(view["trace"]), content_type="text/csv; charset=utf-8",
+    found = runs.run_trace(await runs.find(request.app.ctx.store, session.key["id"], run_id))
+    return Response(runs.trace_csv(found.points), content_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{run_id}.csv"'})
 
 
 @route("/runs/<run_id:str>/events", ("GET",))
 @data
-async def events(request: Request, session: Session, run_id: str) -> None:
+async def events(request: ApiRequest, session: Session, run_id: str) -> None:
     """The run's Server-Sent Events, the same stream as ``GET /v1/runs/{id}/events``
     (``Last-Event-ID`` resumes it)."""
     await send_events(request, session.key, run_id)
@@ -53,18 +53,17 @@ async def events(request: Request, session: Session, run_id: str) -> None:
 
 @route("/runs/live.json")
 @data
-async def live(request: Request, session: Session) -> HTTPResponse:
+async def live(request: ApiRequest, session: Session) -> HTTPResponse:
     """The table rows of the runs named by ``id`` (at most a page of them)."""
     ids: list[str] = request.get_args().getlist("id", [])
     if len(ids) > MAX_PAGE:
         raise ApiError("invalid_parameter", f"id: at most {MAX_PAGE} runs at once")
     store, key_id = request.app.ctx.store, session.key["id"]
-    rows = [await runs.find(store, key_id, rid) for rid in ids]
+    rows = [runs.run_view(await runs.find(store, key_id, rid)) for rid in ids]
     return json_response(orjson.dumps({"data": [summary.run_row(r) for r in rows]}))
 
 
 @route("/static/<name:str>")
-@endpoint
-async def static(request: Request, name: str) -> HTTPResponse:
+async def static(request: ApiRequest, name: str) -> HTTPResponse:
     """A vendored or own asset of the dashboard (public, like the docs page's)."""
     return asset(name, request.headers.get("accept-encoding", ""))

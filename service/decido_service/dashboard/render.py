@@ -20,8 +20,8 @@ import jinja2
 from sanic.response import HTTPResponse
 
 from decido_service import __version__
-from decido_service.errors import ApiError
-from decido_service.responses import Response
+from decido_service.http.problems import ApiError
+from decido_service.http.responses import Response
 
 __all__ = ["ASSETS", "CSP", "asset", "page", "redirect"]
 

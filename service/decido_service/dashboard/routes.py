@@ -4,41 +4,42 @@
 forged, expired, ended or revoked one included: never a 500); an :class:`ApiError` raised
 inside → the error page with its status; a POST's CSRF token is checked before the
 handler runs. :func:`data` wraps what the pages' scripts fetch (JSON, CSV, the event
-stream): no session → 401 problem+json. Both sit inside
-:func:`decido_service.middleware.endpoint` (request id, access log, problem+json for
-anything unexpected).
+stream): no session → 401 problem+json. Every route of the blueprint, these and the
+others, is wrapped once by :func:`decido_service.http.endpoint.endpoint` (request id,
+access log, problem+json for anything unexpected: :class:`~decido_service.http.routes.Routes`).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
-from sanic import Blueprint, Request
 from sanic.request import RequestParameters
 from sanic.response import HTTPResponse
 
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
-from decido_service.middleware import endpoint
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
+from decido_service.http.routes import Routes
 
 __all__ = ["SIGN_IN", "bp", "data", "form", "html", "route"]
 
-bp = Blueprint("dashboard", url_prefix="/dashboard")
+routes = Routes("dashboard", url_prefix="/dashboard")
+bp = routes.bp
 SIGN_IN = "/dashboard/sign-in"
 Handler = Callable[..., Awaitable[HTTPResponse | None]]
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 
 
 def route(uri: str, methods: tuple[str, ...] = ("GET", "HEAD")) -> Callable[[H], H]:
-    """Sanic's ``Blueprint.route`` on the dashboard's blueprint, typed."""
-    return cast(Callable[[H], H], bp.route(uri, methods=methods))
+    """Route ``uri`` for ``methods`` on the dashboard's blueprint, wrapped once."""
+    return routes.route(uri, *(m for m in methods if m != "HEAD"), head="HEAD" in methods)
 
 
-def form(request: Request) -> RequestParameters:
+def form(request: ApiRequest) -> RequestParameters:
     """The request's form fields (none for a body that is not a form)."""
     return request.form or RequestParameters()
 
@@ -46,9 +47,8 @@ def form(request: Request) -> RequestParameters:
 def html(handler: Callable[..., Awaitable[HTTPResponse]]) -> Handler:
     """A page or form action: ``handler(request, session, *args)`` (see the module docs)."""
 
-    @endpoint
     @functools.wraps(handler)
-    async def wrapped(request: Request, *args: Any, **kwargs: Any) -> HTTPResponse:
+    async def wrapped(request: ApiRequest, *args: Any, **kwargs: Any) -> HTTPResponse:
         session = await sessions.current(request)
         if session is None:
             return redirect(SIGN_IN)
@@ -70,9 +70,8 @@ def error_page(session: Session | None, error: ApiError) -> HTTPResponse:
 def data(handler: Callable[..., Awaitable[HTTPResponse | None]]) -> Handler:
     """A script's fetch: ``handler(request, session, *args)``; 401 without a session."""
 
-    @endpoint
     @functools.wraps(handler)
-    async def wrapped(request: Request, *args: Any, **kwargs: Any) -> HTTPResponse | None:
+    async def wrapped(request: ApiRequest, *args: Any, **kwargs: Any) -> HTTPResponse | None:
         session = await sessions.current(request)
         if session is None:
             raise ApiError("missing_credentials", "sign in to the dashboard first")

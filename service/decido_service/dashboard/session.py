@@ -31,10 +31,10 @@ import secrets
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from sanic import Request
 from sanic.response import HTTPResponse
 
-from decido_service.errors import ApiError
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
 from decido_service.store import KeyRecord, Store
 
 __all__ = ["COOKIE", "SIGNIN_COOKIE", "Session", "check_csrf", "check_signin", "clear_cookies",
@@ -59,7 +59,7 @@ class Session(NamedTuple):
     csrf: str
 
 
-async def _secret(request: Request) -> bytes:
+async def _secret(request: ApiRequest) -> bytes:
     """The HMAC secret (``DECIDO_SESSION_SECRET``, else the store's), once per worker."""
     ctx = request.app.ctx
     cached: bytes | None = getattr(ctx, "dashboard_secret", None)
@@ -77,13 +77,13 @@ def _mac(secret: bytes, purpose: str, text: str) -> str:
     return hmac.new(secret, f"{purpose}:{text}".encode(), hashlib.sha256).hexdigest()
 
 
-def _cookie(request: Request, name: str, value: str, max_age: int) -> str:
+def _cookie(request: ApiRequest, name: str, value: str, max_age: int) -> str:
     secure = request.app.ctx.settings.tls == 1 or request.scheme in ("https", "wss")
     return (f"{name}={value}; Path={PATH}; Max-Age={max_age}; HttpOnly; SameSite=Strict"
             + ("; Secure" if secure else ""))
 
 
-async def current(request: Request) -> Session | None:
+async def current(request: ApiRequest) -> Session | None:
     """The request's live session, else ``None`` (no cookie, forged, expired, ended, or a
     revoked key: that session is deleted)."""
     raw = request.cookies.get(COOKIE)
@@ -107,7 +107,7 @@ async def current(request: Request) -> Session | None:
     return Session(session_id, key, _mac(secret, "csrf", session_id))
 
 
-async def open_session(request: Request, key: KeyRecord) -> str:
+async def open_session(request: ApiRequest, key: KeyRecord) -> str:
     """Open a session for ``key``; the ``Set-Cookie`` value that carries it."""
     settings = request.app.ctx.settings
     now = settings.now()
@@ -121,20 +121,20 @@ async def open_session(request: Request, key: KeyRecord) -> str:
     return _cookie(request, COOKIE, value, life)
 
 
-async def end(request: Request, session: Session) -> None:
+async def end(request: ApiRequest, session: Session) -> None:
     """Sign out: the session's row goes (its cookie no longer opens anything)."""
     store: Store = request.app.ctx.store
     await store.close_session(session.id)
 
 
-def clear_cookies(request: Request, response: HTTPResponse) -> HTTPResponse:
+def clear_cookies(request: ApiRequest, response: HTTPResponse) -> HTTPResponse:
     """``response`` with both dashboard cookies deleted in the browser."""
     for name in (COOKIE, SIGNIN_COOKIE):
         response.headers.add("Set-Cookie", _cookie(request, name, "", 0))
     return response
 
 
-def _same_origin(request: Request) -> bool:
+def _same_origin(request: ApiRequest) -> bool:
     origin: str | None = request.headers.get("origin")
     if origin is None:
         return True  # not sent (older browsers on same-origin POSTs): the token decides
@@ -150,7 +150,7 @@ def _token_matches(token: object, expected: str) -> bool:
     return isinstance(token, str) and hmac.compare_digest(token.encode(), expected.encode())
 
 
-def check_csrf(request: Request, session: Session, form: Any) -> None:
+def check_csrf(request: ApiRequest, session: Session, form: Any) -> None:
     """403 ``csrf_failed`` unless the form's ``csrf`` is the session's token and the
     request comes from this origin."""
     token = form.get("csrf") if form is not None else None
@@ -159,7 +159,7 @@ def check_csrf(request: Request, session: Session, form: Any) -> None:
                                       "reload the page and try again")
 
 
-async def signin_token(request: Request) -> tuple[str, str | None]:
+async def signin_token(request: ApiRequest) -> tuple[str, str | None]:
     """The sign-in form's token and, when the browser has no nonce cookie yet, the
     ``Set-Cookie`` value that gives it one."""
     nonce = request.cookies.get(SIGNIN_COOKIE)
@@ -170,7 +170,7 @@ async def signin_token(request: Request) -> tuple[str, str | None]:
     return _mac(await _secret(request), "signin", nonce), cookie
 
 
-async def check_signin(request: Request, form: Any) -> None:
+async def check_signin(request: ApiRequest, form: Any) -> None:
     """403 ``csrf_failed`` unless the sign-in form carries the token of its nonce cookie."""
     nonce = request.cookies.get(SIGNIN_COOKIE) or ""
     token = form.get("csrf") if form is not None else None

@@ -6,14 +6,17 @@ import math
 from typing import Any
 from urllib.parse import urlencode
 
-from decido_service import runs
+import msgspec
+
+from decido_service.types import Run
 
 __all__ = ["next_query", "request_summary", "run_row", "run_row_of_view", "usage_bars"]
 
 
-def run_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A line of a runs table from a store row."""
-    return run_row_of_view(runs.run_view(row))
+def run_row(run: Run) -> dict[str, Any]:
+    """A line of a runs table from a ``Run``."""
+    view: dict[str, Any] = msgspec.to_builtins(run)
+    return run_row_of_view(view)
 
 
 def run_row_of_view(view: dict[str, Any]) -> dict[str, Any]:
@@ -30,12 +33,10 @@ def run_row_of_view(view: dict[str, Any]) -> dict[str, Any]:
             "seed": seed, "live": view["state"] in ("queued", "running")}
 
 
-def request_summary(request: dict[str, Any] | None) -> dict[str, Any] | None:
+def request_summary(request: dict[str, Any]) -> dict[str, Any]:
     """The request of a run as the run page shows it: the expression, a summary of the
     bounds (readable at d = 1000: how many, the range of lower and upper bounds, whether
     they are all the same), engine, goal, options, seed and budget."""
-    if not request:
-        return None
     bounds = request.get("bounds") or []
     lows = [b[0] for b in bounds]
     highs = [b[1] for b in bounds]
@@ -68,8 +69,8 @@ def usage_bars(usage: dict[str, Any]) -> list[dict[str, Any]]:
     return bars
 
 
-def next_query(filters: dict[str, str | None], rows: list[dict[str, Any]]) -> str:
+def next_query(filters: dict[str, str | None], rows: list[Run]) -> str:
     """The query string of the next page (the filters and the last row's id)."""
     args = {k: v for k, v in filters.items() if v}
-    args["starting_after"] = rows[-1]["id"]
+    args["starting_after"] = rows[-1].id
     return urlencode(args)

@@ -1,7 +1,7 @@
 """The dashboard's pages (GET): overview, runs, a run, compare, decisions, keys, engines.
 
 Each reads the store and the core through the same service modules as the API
-(:mod:`decido_service.runs`, :mod:`decido_service.limits`, the store's decision log,
+(:mod:`decido_service.runs.api`, :mod:`decido_service.decisions.log`, :mod:`decido_service.limits`,
 :func:`decido_service.schemas.engine_table`); none calls the HTTP API.
 """
 
@@ -10,20 +10,23 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import orjson
-from sanic import Request
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import limits, runs
+from decido_service import limits
 from decido_service.dashboard import summary
 from decido_service.dashboard.render import page
 from decido_service.dashboard.routes import html, route
 from decido_service.dashboard.session import Session
-from decido_service.errors import ApiError
-from decido_service.pages import DEFAULT_PAGE
+from decido_service.decisions import log as decision_log
+from decido_service.http.context import ApiRequest
+from decido_service.http.params import parse
+from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
+from decido_service.types import DEFAULT_PAGE, RunPage
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
 
@@ -33,53 +36,56 @@ COMPARE_MIN, COMPARE_MAX, COMPARE_OFFERED = 2, 8, 30
 LATEST = 5
 
 
-def _store(request: Request) -> Store:
+def _store(request: ApiRequest) -> Store:
     store: Store = request.app.ctx.store
     return store
 
 
 @route("/")
 @html
-async def overview(request: Request, session: Session) -> HTTPResponse:
+async def overview(request: ApiRequest, session: Session) -> HTTPResponse:
     """Plan and tier, usage against quota on both surfaces, the latest runs and decisions."""
     key, settings, store = session.key, request.app.ctx.settings, _store(request)
-    states, (rows, _), decisions = await asyncio.gather(  # three reads at once
+    states, latest, decisions = await asyncio.gather(  # three reads at once
         store.peek(limits.usage_specs(key, settings=settings), settings.now()),
-        runs.page(store, key["id"], runs.PageQuery(LATEST, None, None, None)),
-        store.list_decisions(key["id"], LATEST))
-    usage = limits.usage_document(states, key, settings=settings)
+        runs.page(store, key["id"], RunPage(limit=LATEST)),
+        decision_log.page(store, key["id"], LATEST))
+    usage = msgspec.to_builtins(limits.usage_document(states, key, settings=settings))
     return page("overview.html", session=session, usage=usage, bars=summary.usage_bars(usage),
-                runs=[summary.run_row(r) for r in rows], decisions=decisions)
+                runs=[summary.run_row(r) for r in latest.data],
+                decisions=msgspec.to_builtins(decisions.data))
 
 
 @route("/runs")
 @html
-async def run_list(request: Request, session: Session) -> HTTPResponse:
+async def run_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's runs, newest first: filters by state and engine, a cursor, live rows."""
     # the filter form sends "state=" for any state: a blank value is no filter here
     args = {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
-    query = runs.page_query(args)
-    rows, more = await runs.page(_store(request), session.key["id"], query)
+    query = parse(RunPage, args)
+    found = await runs.page(_store(request), session.key["id"], query)
     filters = {"state": query.state, "engine": query.engine}
-    return page("runs.html", session=session, runs=[summary.run_row(r) for r in rows],
-                more=more, filters=filters, states=RUN_STATES, engines=sorted(engine_table()),
-                next_query=summary.next_query(filters, rows) if more else None)
+    return page("runs.html", session=session, runs=[summary.run_row(r) for r in found.data],
+                more=found.has_more, filters=filters, states=RUN_STATES,
+                engines=sorted(engine_table()),
+                next_query=summary.next_query(filters, found.data) if found.has_more else None)
 
 
 @route("/runs/<run_id:str>")
 @html
-async def run_page(request: Request, session: Session, run_id: str) -> HTTPResponse:
+async def run_page(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """One run: convergence, the best ``x``, the request, the result, cancel and replay."""
-    view = runs.run_view(await runs.find(_store(request), session.key["id"], run_id))
+    view = msgspec.to_builtins(
+        runs.run_view(await runs.find(_store(request), session.key["id"], run_id)))
     return page("run.html", session=session, run=view, row=summary.run_row_of_view(view),
-                request_summary=summary.request_summary(view.get("request")),
+                request_summary=summary.request_summary(view["request"]),
                 result_json=orjson.dumps(view["result"], option=orjson.OPT_INDENT_2).decode(),
                 problem=view["problem"], finished=view["state"] not in ("queued", "running"))
 
 
 @route("/compare")
 @html
-async def compare(request: Request, session: Session) -> HTTPResponse:
+async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     """Pick 2-8 runs (the key's latest succeeded ones are offered; any run of the key can
     be named by ``run``) and overlay them."""
     chosen: list[str] = request.get_args().getlist("run", [])
@@ -89,43 +95,36 @@ async def compare(request: Request, session: Session) -> HTTPResponse:
         error = f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)})"
     picked = [] if error else [runs.run_view(await runs.find(store, session.key["id"], rid))
                                for rid in chosen]
-    rows, _ = await runs.page(store, session.key["id"],
-                              runs.PageQuery(COMPARE_OFFERED, None, "succeeded", None))
-    return page("compare.html", session=session, offered=[summary.run_row(r) for r in rows],
-                picked=[summary.run_row_of_view(v) for v in picked],
+    offered = await runs.page(store, session.key["id"],
+                              RunPage(limit=COMPARE_OFFERED, state="succeeded"))
+    return page("compare.html", session=session,
+                offered=[summary.run_row(r) for r in offered.data],
+                picked=[summary.run_row(v) for v in picked],
                 chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
 
 
 @route("/decisions")
 @html
-async def decision_list(request: Request, session: Session) -> HTTPResponse:
+async def decision_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
-    after = request.args.get("starting_after")
-    try:
-        found = await _store(request).list_decisions(session.key["id"], DEFAULT_PAGE + 1,
-                                                     after)
-    except ValueError as exc:
-        raise ApiError("invalid_parameter", str(exc)) from None
-    shown = found[:DEFAULT_PAGE]
-    more = len(found) > DEFAULT_PAGE
-    return page("decisions.html", session=session, decisions=shown,
-                next_after=shown[-1]["id"] if more else None)
+    found = await decision_log.page(_store(request), session.key["id"], DEFAULT_PAGE,
+                                    request.args.get("starting_after"))
+    return page("decisions.html", session=session, decisions=msgspec.to_builtins(found.data),
+                next_after=found.data[-1].id if found.has_more else None)
 
 
 @route("/decisions/<decision_id:str>")
 @html
-async def decision_page(request: Request, session: Session, decision_id: str) -> HTTPResponse:
+async def decision_page(request: ApiRequest, session: Session, decision_id: str) -> HTTPResponse:
     """One logged decision with its request and answer."""
-    found = await _store(request).get_decision(session.key["id"], decision_id)
-    if found is None:
-        raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
-    return page("decision.html", session=session, decision=found,
-                request_json=_pretty(found["request"]), answer_json=_pretty(found["answer"]))
+    found = await decision_log.find(_store(request), session.key["id"], decision_id)
+    return page("decision.html", session=session, decision=msgspec.to_builtins(found),
+                request_json=_pretty(found.request), answer_json=_pretty(found.answer))
 
 
 @route("/keys")
 @html
-async def key_list(request: Request, session: Session) -> HTTPResponse:
+async def key_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The keys of the signed-in key's account, a form to make one, one to revoke each."""
     keys = await _store(request).account_keys(session.key["id"])
     return page("keys.html", session=session, keys=keys, created=None)
@@ -133,7 +132,7 @@ async def key_list(request: Request, session: Session) -> HTTPResponse:
 
 @route("/engines")
 @html
-async def engine_list(request: Request, session: Session) -> HTTPResponse:
+async def engine_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """Every engine with its options, defaults and ranges."""
     return page("engines.html", session=session, default=decido.default_engine(),
                 engines=list(engine_table().values()))

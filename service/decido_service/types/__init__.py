@@ -1,9 +1,9 @@
 """The request and response bodies of the service, as msgspec Structs: the one source.
 
 Decoding (:mod:`decido_service.schemas`), the 422 error list and the OpenAPI components
-(:mod:`decido_service.openapi`) all come from these types. Limits are the library's
+(:mod:`decido_service.http.openapi`) all come from these types. Limits are the library's
 (:data:`decido.DEFAULT_LIMITS`, :data:`decido.optimize.SEED_END`), engine ids are read from
-:func:`decido.engines` at import, problem codes from :data:`decido_service.errors.TITLES`.
+:func:`decido.engines` at import, problem codes from :data:`decido_service.http.problems.TITLES`.
 What a type cannot say (``lower <= upper``, options within the engine's ranges, a valid
 expression) is checked by :func:`decido.optimize.problems` and the expression compiler.
 
@@ -12,8 +12,9 @@ A class's docstring is its schema's description: it is written for API users.
 The types are grouped by surface, a module each: :mod:`~decido_service.types.fields`
 (the field types they share), :mod:`~decido_service.types.problems`,
 :mod:`~decido_service.types.meta`, :mod:`~decido_service.types.account`,
-:mod:`~decido_service.types.optimize`, :mod:`~decido_service.types.decision_log` and
-:mod:`~decido_service.types.runs`; every name is re-exported here, with the tables of
+:mod:`~decido_service.types.optimize`, :mod:`~decido_service.types.decision_log`,
+:mod:`~decido_service.types.runs` and :mod:`~decido_service.types.params` (path, query and
+header parameters); every name is re-exported here, with the tables of
 request and response bodies the decoder and the OpenAPI document read.
 """
 
@@ -48,18 +49,47 @@ from decido_service.types.optimize import (
     ResultEvent,
     Variable,
 )
-from decido_service.types.problems import ErrorEntry, Problem
+from decido_service.types.params import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
+    DecisionPage,
+    DecisionPath,
+    EventsHeaders,
+    IdempotencyHeaders,
+    RunPage,
+    RunPath,
+    TraceQuery,
+)
+from decido_service.types.problems import PROBLEM_BASE, PROBLEM_TYPE, TITLES, ErrorEntry, Problem
 from decido_service.types.runs import (
+    Budget,
     Run,
+    RunDocument,
     RunList,
     RunProgress,
     RunResult,
     RunsDeleted,
     RunTrace,
+    TracePoint,
 )
 
 __all__ = [
+    "DEFAULT_PAGE",
     "MAX_LABEL",
+    "MAX_PAGE",
+    "PROBLEM_BASE",
+    "PROBLEM_TYPE",
+    "TITLES",
+    "Budget",
+    "DecisionPage",
+    "DecisionPath",
+    "EventsHeaders",
+    "IdempotencyHeaders",
+    "RunDocument",
+    "RunPage",
+    "RunPath",
+    "TracePoint",
+    "TraceQuery",
     "RUN_ID_PATTERN",
     "DecisionLogEntry",
     "DecisionLogPage",

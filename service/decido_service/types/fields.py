@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from msgspec import Meta
 
 import decido
-from decido_service.errors import TITLES
 from decido_service.store import RUN_STATES
 
 __all__ = ["MAX_LABEL", "RUN_ID_PATTERN", "Count", "EngineId", "Epoch", "Goal", "Limit",
-           "ProblemCode", "RunState", "Timestamp"]
+           "RunState", "Timestamp"]
 
 #: what a run id looks like: ``run_`` and 24 lowercase hex digits (``store.ordered_id``)
 RUN_ID_PATTERN = "^run_[0-9a-f]{24}$"
@@ -21,11 +20,9 @@ MAX_LABEL = 200
 
 if TYPE_CHECKING:
     EngineId = str
-    ProblemCode = str
     RunState = str
 else:
     EngineId = Literal[tuple(e["id"] for e in decido.engines())]
-    ProblemCode = Literal[tuple(sorted(TITLES))]
     RunState = Literal[RUN_STATES]
 
 Goal = Literal["minimize", "maximize"]

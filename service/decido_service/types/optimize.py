@@ -12,7 +12,12 @@ from decido_service.types.fields import Count, EngineId, Goal
 from decido_service.types.problems import Problem
 
 __all__ = ["ConstraintValue", "ErrorEvent", "OptimizeEvent", "OptimizeRequest", "OptimizeResult",
-           "ProgressEvent", "ResultEvent", "Variable"]
+           "ProgressEvent", "ResultEvent", "RunProgress", "RunResult", "RunStatus", "Variable"]
+
+#: how a run ended, as the engine says
+RunStatus = Annotated[Literal["converged", "target_reached", "max_evaluations", "time_limit",
+                              "stopped", "infeasible"], Meta(
+    description="infeasible: no point met every constraint (x is the least violating)")]
 
 
 class Variable(Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -98,28 +103,17 @@ class ConstraintValue(Struct, forbid_unknown_fields=True):
     violation: float | None
 
 
-class OptimizeResult(Struct, forbid_unknown_fields=True):
-    """The outcome of a run."""
+class RunResult(Struct, forbid_unknown_fields=True):
+    """A finished run's outcome."""
 
-    id: Annotated[str, Meta(description="the run's id (as run_id)")]
-    run_id: Annotated[str, Meta(description="the run's id: GET /v1/runs/{run_id} reads it")]
-    engine: EngineId
-    status: Annotated[Literal["converged", "target_reached", "max_evaluations", "time_limit",
-                              "stopped", "infeasible"], Meta(
-        description="infeasible: no point met every constraint (x is the least violating)")]
-    message: str
+    status: RunStatus
     x: list[float]
     value: Annotated[float | None, Meta(description="objective at x (null if not finite)")]
-    goal: Goal
     evaluations: Count
     iterations: Count
+    message: str
     elapsed_ms: float
     seed: Annotated[int, Meta(ge=0)]
-    dims: Annotated[int, Meta(ge=1)]
-    # pairs as 2-item lists, not tuples: schemathesis 4 misreads a response schema's
-    # prefixItems (it validates them as an OpenAPI 3.0 "items" list)
-    history: Annotated[list[Annotated[list[float | None], Meta(min_length=2, max_length=2)]],
-                       Meta(description="[evaluations, best] at each improvement")]
     feasible: Annotated[bool, Meta(description="every constraint holds at x")]
     max_violation: Annotated[float | None, Meta(description="largest violation at x")]
     constraints: Annotated[list[ConstraintValue], Meta(
@@ -128,14 +122,32 @@ class OptimizeResult(Struct, forbid_unknown_fields=True):
         description="x by name (requests with variables)")]
 
 
-class ProgressEvent(Struct, forbid_unknown_fields=True, tag_field="event", tag="progress"):
-    """A streamed run's progress (every 0.25 s while it lasts)."""
+class OptimizeResult(RunResult, forbid_unknown_fields=True):
+    """The outcome of a run."""
+
+    id: Annotated[str, Meta(description="the run's id (as run_id)")]
+    run_id: Annotated[str, Meta(description="the run's id: GET /v1/runs/{run_id} reads it")]
+    engine: EngineId
+    goal: Goal
+    dims: Annotated[int, Meta(ge=1)]
+    # pairs as 2-item lists, not tuples: schemathesis 4 misreads a response schema's
+    # prefixItems (it validates them as an OpenAPI 3.0 "items" list)
+    history: Annotated[list[Annotated[list[float | None], Meta(min_length=2, max_length=2)]],
+                       Meta(description="[evaluations, best] at each improvement")]
+
+
+class RunProgress(Struct, forbid_unknown_fields=True):
+    """A running run's progress (written at most every 0.25 s by the worker running it)."""
 
     evaluations: Count
     iterations: Count
     best: Annotated[float | None, Meta(
         description="best value so far (goal's sense); null before the first evaluation")]
     elapsed_ms: float
+
+
+class ProgressEvent(RunProgress, tag_field="event", tag="progress"):
+    """A streamed run's progress (every 0.25 s while it lasts)."""
 
 
 class ResultEvent(OptimizeResult, tag_field="event", tag="result"):

@@ -1,15 +1,58 @@
-"""Errors: the problem document (RFC 9457) and the faults of a request it lists."""
+"""Errors: the problem document (RFC 9457), the faults of a request it lists, and every
+problem code the service answers with (:data:`TITLES`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from decido_service.errors import PROBLEM_BASE
-from decido_service.types.fields import ProblemCode
+__all__ = ["PROBLEM_BASE", "PROBLEM_TYPE", "TITLES", "ErrorEntry", "Problem", "ProblemCode"]
 
-__all__ = ["ErrorEntry", "Problem"]
+PROBLEM_BASE = "https://decido.dev/problems/"
+PROBLEM_TYPE = "application/problem+json"
+
+#: code -> (status, title): every code the service answers with.
+TITLES: dict[str, tuple[int, str]] = {
+    "malformed_json": (400, "Malformed JSON"),
+    "bad_request": (400, "Bad request"),
+    "invalid_parameter": (400, "Invalid parameter"),
+    "missing_credentials": (401, "Missing credentials"),
+    "invalid_credentials": (401, "Invalid credentials"),
+    "conflicting_credentials": (401, "Conflicting credentials"),
+    "revoked_key": (401, "Revoked key"),
+    "max_dims_exceeded": (403, "Too many dimensions for the tier"),
+    "compute_cap_exceeded": (403, "Above the tier's per-run compute cap"),
+    "csrf_failed": (403, "Cross-site request refused"),
+    "not_found": (404, "Not found"),
+    "method_not_allowed": (405, "Method not allowed"),
+    "request_timeout": (408, "Request timeout"),
+    "body_too_large": (413, "Body too large"),
+    "uri_too_long": (414, "URI too long"),
+    "unsupported_media_type": (415, "Unsupported media type"),
+    "run_finished": (409, "Run already finished"),
+    "run_not_finished": (409, "Run not finished"),
+    "run_cancelled": (409, "Run cancelled before it started"),
+    "idempotency_key_in_use": (409, "Idempotency-Key in use"),
+    "idempotency_key_reused": (422, "Idempotency-Key reused with another request"),
+    "validation_failed": (422, "Validation failed"),
+    "headers_too_large": (431, "Request header fields too large"),
+    "batch_too_large": (403, "Batch too large for the plan"),
+    "rate_limited": (429, "Rate limited"),
+    "monthly_quota_exceeded": (429, "Monthly quota exceeded"),
+    "key_creation_throttled": (429, "Key creation throttled"),
+    "too_many_refused": (429, "Too many refused requests"),
+    "too_many_runs": (429, "Too many runs queued or running"),
+    "internal_error": (500, "Internal server error"),
+    "interrupted": (500, "Run interrupted"),
+    "overloaded": (503, "Overloaded"),
+    "store_unavailable": (503, "Store unavailable"),
+}
+
+if TYPE_CHECKING:
+    ProblemCode = str
+else:
+    ProblemCode = Literal[tuple(sorted(TITLES))]
 
 
 class ErrorEntry(Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -1,5 +1,5 @@
 """Runs as resources (`/v1/runs`): a run, its progress and result, a page of runs, a
-run's trace."""
+run's trace; and the document a run's store row keeps (:class:`RunDocument`)."""
 
 from __future__ import annotations
 
@@ -7,44 +7,18 @@ from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
-from decido_service.types.fields import RUN_ID_PATTERN, Count, RunState, Timestamp
-from decido_service.types.optimize import ConstraintValue, OptimizeRequest
+from decido_service.types.fields import RUN_ID_PATTERN, EngineId, Goal, RunState, Timestamp
+from decido_service.types.optimize import OptimizeRequest, RunProgress, RunResult
 from decido_service.types.problems import Problem
 
-__all__ = ["Run", "RunList", "RunProgress", "RunResult", "RunTrace", "RunsDeleted"]
+__all__ = ["Budget", "Run", "RunDocument", "RunList", "RunProgress", "RunResult", "RunTrace",
+           "RunsDeleted", "TracePoint"]
+
+#: ``[evaluations, elapsed_ms, best]`` at one improvement of a run
+TracePoint = Annotated[list[float | None], Meta(min_length=3, max_length=3)]
 
 
-class RunProgress(Struct, forbid_unknown_fields=True):
-    """A running run's progress (written at most every 0.25 s by the worker running it)."""
-
-    evaluations: Count
-    iterations: Count
-    best: Annotated[float | None, Meta(
-        description="best value so far (goal's sense); null before the first evaluation")]
-    elapsed_ms: float
-
-
-class RunResult(Struct, forbid_unknown_fields=True):
-    """A finished run's outcome (x, iterations and message are null on runs recorded
-    before runs were resources)."""
-
-    status: Annotated[str, Meta(description="the engine's status (converged, "
-                                            "target_reached, max_evaluations, time_limit, "
-                                            "stopped), or error on old rows")]
-    x: list[float] | None
-    value: Annotated[float | None, Meta(description="objective at x (null if not finite)")]
-    evaluations: Count | None
-    iterations: Count | None
-    message: str | None
-    elapsed_ms: float | None
-    seed: Annotated[int, Meta(ge=0)] | str | None
-    feasible: bool | None = None
-    max_violation: float | None = None
-    constraints: list[ConstraintValue] | None = None
-    variables: dict[str, float] | None = None
-
-
-class Run(Struct, forbid_unknown_fields=True, omit_defaults=True):
+class Run(Struct, forbid_unknown_fields=True):
     """A run (`/v1/runs/{id}`): queued -> running -> succeeded | failed | cancelled."""
 
     id: Annotated[str, Meta(pattern=RUN_ID_PATTERN, description="run_ + 24 hex digits")]
@@ -52,12 +26,11 @@ class Run(Struct, forbid_unknown_fields=True, omit_defaults=True):
     created_at: Timestamp
     started_at: Timestamp | None
     finished_at: Timestamp | None
-    engine: str | None
-    goal: str | None
-    dims: int | None
-    request: Annotated[OptimizeRequest | None, Meta(
-        description="the body as admitted, defaults filled in (null on runs recorded "
-                    "before runs were resources)")]
+    engine: EngineId
+    goal: Goal
+    dims: Annotated[int, Meta(ge=1)]
+    request: Annotated[OptimizeRequest, Meta(
+        description="the body as admitted, defaults filled in")]
     progress: RunProgress | None
     result: RunResult | None
     problem: Annotated[Problem | None, Meta(description="why a failed run failed")]
@@ -76,14 +49,37 @@ class RunTrace(Struct, forbid_unknown_fields=True):
     """A run's convergence: ``[evaluations, elapsed_ms, best]`` at each improvement (at
     most 1,000 points: a longer history is thinned evenly, its first and last points
     kept). ``elapsed_ms`` is interpolated between the run's progress samples (every
-    0.25 s) by evaluations; it is null in traces recorded before it was kept."""
+    0.25 s) by evaluations."""
 
     run_id: str
     columns: list[Literal["evaluations", "elapsed_ms", "best"]]
-    points: list[Annotated[list[float | None], Meta(min_length=3, max_length=3)]]
+    points: list[TracePoint]
 
 
 class RunsDeleted(Struct, forbid_unknown_fields=True):
     """The answer of ``DELETE /v1/runs``."""
 
     deleted: Annotated[int, Meta(ge=0, description="finished runs deleted")]
+
+
+class Budget(Struct, forbid_unknown_fields=True, kw_only=True):
+    """What the tier allowed a run, kept for whichever worker executes it; ``deadline``
+    (epoch seconds): a ``/v1/optimize`` run's admission plus its time limit."""
+
+    max_evaluations: int
+    time_limit: float
+    deadline: float | None = None
+
+
+class RunDocument(Struct, forbid_unknown_fields=True, kw_only=True):
+    """The JSON a run's store row keeps (its ``document`` column), decoded typed: the
+    request as admitted, the budget, and what the run wrote so far."""
+
+    request: OptimizeRequest
+    budget: Budget
+    started_at: str | None = None
+    progress: RunProgress | None = None
+    result: RunResult | None = None
+    problem: Problem | None = None
+    #: ``[evaluations, elapsed_ms, best]`` points (``int`` first: evaluations stay integers)
+    trace: list[list[int | float | None]] = []

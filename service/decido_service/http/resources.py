@@ -8,8 +8,8 @@ compiling objectives),
 ``run_pool`` (threads for optimization runs, ``settings.run_threads`` of them) and
 ``run_slots`` (how many ``/v1/optimize`` runs may be running or queued: ``run_threads +
 run_queue``), ``executions`` (the runs executing in this worker), ``run_worker`` (takes
-queued runs from the store: :mod:`decido_service.run_queue`) and ``run_feeds`` (the runs
-watched over Server-Sent Events: :mod:`decido_service.run_events`).
+queued runs from the store: :mod:`decido_service.runs.queue`) and ``run_feeds`` (the runs
+watched over Server-Sent Events: :mod:`decido_service.runs.events`).
 :func:`in_thread` is how handlers reach the pools.
 """
 
@@ -25,13 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
-from sanic import Request, Sanic
+from sanic import Sanic
 
 from decido_service.admission import KeyCache, Readiness
-from decido_service.errors import ApiError
-from decido_service.run_events import Feeds
-from decido_service.run_queue import RunWorker
-from decido_service.runs import wind_down
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
+from decido_service.runs.events import Feeds
+from decido_service.runs.execution import wind_down
+from decido_service.runs.queue import RunWorker
 from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
 
@@ -79,7 +80,7 @@ async def in_thread(pool: ThreadPoolExecutor, fn: Callable[..., T], *args: Any,
 INLINE_BYTES = 4096
 
 
-async def by_size(request: Request, fn: Callable[..., T], *args: Any) -> T:
+async def by_size(request: ApiRequest, fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` for ``request``: on the event loop when its body is small
     (:data:`INLINE_BYTES`), else in the worker's decision threads."""
     if len(request.body) <= INLINE_BYTES:

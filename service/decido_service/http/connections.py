@@ -1,7 +1,7 @@
 """Connection hygiene: read timeouts and a cap of concurrent connections per client address.
 
 :func:`register` sets Sanic's timeouts from the settings and the head buffer of
-:mod:`decido_service.heads`:
+:mod:`decido_service.http.heads`:
 
 - ``REQUEST_TIMEOUT`` = ``DECIDO_HEADER_TIMEOUT``: while a request head is being read, a
   connection that sends nothing for this many seconds is answered 408 and closed (Sanic
@@ -9,7 +9,7 @@
 - ``KEEP_ALIVE_TIMEOUT`` = ``DECIDO_KEEP_ALIVE_TIMEOUT``: an open connection that has not
   begun a request (a new one, or between two requests) is closed after this many seconds;
 - the body has a deadline of its own (``DECIDO_BODY_TIMEOUT``,
-  :class:`decido_service.responses.DecidoRequest`, swept by ``app.ctx.body_deadlines``);
+  :class:`decido_service.http.responses.DecidoRequest`, swept by ``app.ctx.body_deadlines``);
 - ``RESPONSE_TIMEOUT`` = :data:`HANDLER_TIMEOUT`: Sanic cancels a handler that has neither
   received nor sent a byte for this long. Its default (60 s) cut off non-streamed
   optimization runs whose time limit is longer (the tiers allow up to 600 s); a streamed run
@@ -33,8 +33,8 @@ from sanic import Sanic
 from sanic.models.server_types import ConnInfo
 
 from decido_service.config import Settings
-from decido_service.heads import HEAD_BUFFER
-from decido_service.responses import BodyDeadlines
+from decido_service.http.heads import HEAD_BUFFER
+from decido_service.http.responses import BodyDeadlines
 
 __all__ = ["HANDLER_TIMEOUT", "ConnectionCap", "register"]
 

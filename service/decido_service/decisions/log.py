@@ -5,7 +5,7 @@ Every call is recorded for its key unless its body says ``"log": false`` (for a 
 option and whether it is tied, the top of the ranking, counts, the time it took) and the
 whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else ``answer`` is
 ``null`` and the summary says ``answer_truncated``). Entries are committed with the call's
-admission or the group commit's next batch (:mod:`decido_service.decisions`) before the
+admission or the group commit's next batch (:mod:`decido_service.decisions.decide`) before the
 answer is sent, and kept ``decision_retention_days`` (30 by default).
 
 Lists are pages (:mod:`decido_service.pages`).
@@ -14,21 +14,22 @@ Lists are pages (:mod:`decido_service.pages`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import orjson
-from sanic import Request
 
-from decido_service.errors import ApiError
-from decido_service.pages import page_limit
-from decido_service.store import DecisionEntry, iso_utc, ordered_id
+from decido_service.http.problems import ApiError
+from decido_service.store import DecisionEntry, DecisionRecord, Store, iso_utc, ordered_id
+from decido_service.types import DecisionLogEntry, DecisionLogPage, DecisionLogRecord
 
-__all__ = ["ANSWER_CAP", "TOP", "DecisionEntry", "entry", "page_params", "wants_log"]
+__all__ = ["ANSWER_CAP", "TOP", "DecisionEntry", "entry", "find", "page", "wants_log"]
 
 #: the largest answer (JSON bytes) kept whole in an entry
 ANSWER_CAP = 256 * 1024
 #: how many of the ranking's first options a summary keeps
 TOP = 10
+E = TypeVar("E", bound=DecisionLogEntry)
 
 
 def wants_log(body: Any, batch: bool) -> bool:
@@ -77,8 +78,27 @@ def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
                     for r in results[:TOP]]}
 
 
-def page_params(request: Request) -> tuple[int, str | None]:
-    """``(limit, starting_after)`` of a list request; 400 ``invalid_parameter`` naming the
-    parameter when one is malformed (``limit=`` with no value included)."""
-    args = request.get_args(keep_blank_values=True)
-    return page_limit(args.get("limit")), args.get("starting_after")
+async def page(store: Store, key_id: str, limit: int,
+               after: str | None = None) -> DecisionLogPage:
+    """A page of ``key_id``'s log, newest first; 400 ``invalid_parameter`` for a cursor
+    that is not one of the key's entries."""
+    try:
+        found = await store.list_decisions(key_id, limit + 1, after)
+    except ValueError as exc:
+        raise ApiError("invalid_parameter", str(exc)) from None
+    return DecisionLogPage(data=[_typed(d, DecisionLogEntry) for d in found[:limit]],
+                           has_more=len(found) > limit)
+
+
+async def find(store: Store, key_id: str, decision_id: str) -> DecisionLogRecord:
+    """One entry of ``key_id``'s log with its request and answer; 404 ``not_found``
+    otherwise."""
+    found = await store.get_decision(key_id, decision_id)
+    if found is None:
+        raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
+    return _typed(found, DecisionLogRecord, request=found["request"], answer=found["answer"])
+
+
+def _typed(record: DecisionRecord, kind: type[E], **more: Any) -> E:
+    return msgspec.convert({"id": record["id"], "created_at": record["created_at"],
+                            **record["summary"], **more}, kind)

@@ -30,19 +30,20 @@ import os
 import secrets
 import socket
 import time
+from functools import partial
 from typing import Any
 
 import msgspec
-import orjson
-from sanic import Request
 
 import decido
-from decido_service import limits, runs
+from decido_service import limits
 from decido_service.admission import admit
-from decido_service.errors import ApiError, as_api_error
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError, as_api_error
+from decido_service.runs import execution as runs
 from decido_service.schemas import compile_objective
 from decido_service.store import KeyRecord, Store, iso_utc
-from decido_service.types import OptimizeRequest
+from decido_service.types import Budget, OptimizeRequest, RunDocument
 
 __all__ = ["CLAIM_INTERVAL", "MIN_TIME_LIMIT", "SWEEP_INTERVAL", "RunWorker", "admit_run",
            "execute", "sweep"]
@@ -59,34 +60,26 @@ PRUNE_INTERVAL = 3600.0
 MIN_TIME_LIMIT = 1e-3
 
 
-def execute(req: OptimizeRequest, objective: decido.Expression, budget: dict[str, Any],
-            monitor: decido.RunMonitor) -> dict[str, Any]:
-    """Run one optimization (in a pool thread); the ``/v1/optimize`` body without its
-    ``id``. A ``deadline`` in ``budget`` (epoch seconds: a synchronous run's admission
-    plus its time limit) shortens the time limit by the time the run waited."""
-    time_limit = budget["time_limit"]
-    if budget.get("deadline") is not None:
-        time_limit = max(min(time_limit, budget["deadline"] - time.time()), MIN_TIME_LIMIT)
-    r = decido.optimize(
+def execute(req: OptimizeRequest, objective: decido.Expression, budget: Budget,
+            monitor: decido.RunMonitor) -> decido.OptimizeResult:
+    """Run one optimization (in a pool thread). A ``deadline`` in ``budget`` (a
+    synchronous run's admission plus its time limit) shortens the time limit by the time
+    the run waited."""
+    time_limit = budget.time_limit
+    if budget.deadline is not None:
+        time_limit = max(min(time_limit, budget.deadline - time.time()), MIN_TIME_LIMIT)
+    return decido.optimize(
         objective, req.bounds or None, goal=req.goal, engine=req.engine,
-        max_evaluations=budget["max_evaluations"], time_limit=time_limit,
+        max_evaluations=budget.max_evaluations, time_limit=time_limit,
         target=req.target, seed=req.seed, options=req.options, monitor=monitor,
         variables=None if req.variables is None else msgspec.to_builtins(req.variables),
         integers=req.integers, x0=req.x0, constraints=req.constraints,
         constraint_tolerance=req.constraint_tolerance,
     )
-    return {
-        "engine": r.engine, "status": r.status, "message": r.message,
-        "x": r.x.tolist(), "value": r.fun, "goal": r.goal, "evaluations": r.evaluations,
-        "iterations": r.iterations, "elapsed_ms": round(r.elapsed * 1e3, 3), "seed": r.seed,
-        "dims": req.dims, "history": [[int(e), float(b)] for e, b in r.history],
-        "feasible": r.feasible, "max_violation": r.max_violation,
-        "constraints": r.constraints, "variables": r.variables,  # orjson: NaN, inf -> null
-    }
 
 
-async def admit_run(request: Request, key: KeyRecord, req: OptimizeRequest,
-                    budget: dict[str, Any], *, queued: bool) -> tuple[str, dict[str, Any]]:
+async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
+                    budget: Budget, *, queued: bool) -> tuple[str, RunDocument]:
     """Record and count one run (module docs); its id and document. ``queued``: a
     ``/v1/runs`` submission (the store-wide queue cap applies)."""
     ctx = request.app.ctx
@@ -101,7 +94,7 @@ async def admit_run(request: Request, key: KeyRecord, req: OptimizeRequest,
     refused = await store.enqueue_run({
         "id": run_id, "key_id": key["id"], "engine": req.engine, "dims": req.dims,
         "goal": req.goal, "seed": req.seed, "state": "queued",
-        "document": orjson.dumps(document).decode(), "owner": worker.owner,
+        "document": runs.write_document(document), "owner": worker.owner,
         "lease_until": time.time() + worker.lease}, cap,
         ctx.settings.run_backlog if queued else None)
     if refused == "cap":
@@ -157,15 +150,14 @@ class RunWorker:
 
         execution.task.add_done_callback(done)
 
-    def launch(self, key_id: str, run_id: str, request_id: str, document: dict[str, Any],
-               req: OptimizeRequest, objective: decido.Expression,
-               budget: dict[str, Any], *, queued: bool = True) -> runs.Execution:
+    def launch(self, key_id: str, run_id: str, request_id: str, document: RunDocument,
+               objective: decido.Expression, *, queued: bool = True) -> runs.Execution:
         """Execute an owned run in this worker's run pool (``queued``: a ``/v1/runs``
         run, given back to the queue if the worker stops before it starts)."""
         execution = runs.Execution(self.ctx.store, key_id, run_id, request_id, document,
                                    self.owner, self.lease, queued=queued)
         execution.task = asyncio.ensure_future(execution.drive(
-            self.ctx.run_pool, execute, req, objective, budget))
+            self.ctx.run_pool, partial(execute, document.request, objective, document.budget)))
         self.track(execution)
         return execution
 
@@ -177,22 +169,19 @@ class RunWorker:
         self.wake.set()
 
     async def _claimed(self, row: dict[str, Any]) -> None:
-        """Start a run claimed from the queue (a run whose request no longer compiles, or
-        one queued by a version that kept no budget, fails with the problem)."""
-        document: dict[str, Any] = orjson.loads(row["document"] or "{}")
+        """Start a run claimed from the queue (a run whose request no longer compiles
+        fails with the problem)."""
+        document = runs.read_document(row["document"])
         try:
-            req = msgspec.convert(document["request"], OptimizeRequest)
-            budget = dict(document["budget"])
             objective = await asyncio.get_running_loop().run_in_executor(
-                self.ctx.decide_pool, compile_objective, req)
+                self.ctx.decide_pool, compile_objective, document.request)
         except Exception as exc:  # noqa: BLE001 - the run fails, the worker goes on
-            document["problem"] = runs.run_problem(row["id"], "", as_api_error(exc))
+            document.problem = runs.run_problem(row["id"], "", as_api_error(exc))
             await self.ctx.store.update_run(row["id"], {
                 "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
-                "lease_until": None, "document": orjson.dumps(document).decode()})
+                "lease_until": None, "document": runs.write_document(document)})
             return
-        execution = self.launch(row["key_id"], row["id"], "", document, req, objective,
-                                budget)
+        execution = self.launch(row["key_id"], row["id"], "", document, objective)
         if row["cancel_requested"]:  # cancelled while this worker claimed it
             execution.stop()
 

@@ -6,22 +6,22 @@ each is not recorded by the engine, so the run's executing worker keeps a time s
 point's ``elapsed_ms`` is interpolated linearly in evaluations between the two samples
 around it (exact at a sample; between two samples an engine spends about the same time
 per evaluation). A trace longer than :data:`TRACE_POINTS` points is thinned evenly by
-index, its first and last points kept. Traces stored before the time column existed
-(``[evaluations, best]``) read back with ``elapsed_ms`` ``null``.
+index, its first and last points kept.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["COLUMNS", "TRACE_POINTS", "points", "thin_trace", "timed"]
+__all__ = ["COLUMNS", "TRACE_POINTS", "thin_trace", "timed"]
 
 #: the most points a stored trace keeps (:func:`thin_trace`)
 TRACE_POINTS = 1000
 #: the columns of a trace point
-COLUMNS = ["evaluations", "elapsed_ms", "best"]
+COLUMNS: list[Literal["evaluations", "elapsed_ms", "best"]] = ["evaluations", "elapsed_ms",
+                                                               "best"]
 
 
 def thin_trace(points: list[Any], limit: int = TRACE_POINTS) -> list[Any]:
@@ -35,14 +35,14 @@ def thin_trace(points: list[Any], limit: int = TRACE_POINTS) -> list[Any]:
     return [points[round(i * step)] for i in range(limit)]
 
 
-def timed(history: Sequence[Sequence[float]],
-          samples: Sequence[tuple[int, float]]) -> list[list[float]]:
+def timed(history: Sequence[tuple[int, float]],
+          samples: Sequence[tuple[int, float]]) -> list[list[float | None]]:
     """``[evaluations, elapsed_ms, best]`` of each ``(evaluations, best)`` of
     ``history``, its time interpolated between ``samples`` (``(evaluations,
     elapsed_ms)``, ascending; a start ``(0, 0.0)`` is implied)."""
     known = [(0, 0.0), *sorted(samples)]
     evals = [e for e, _ in known]
-    out = []
+    out: list[list[float | None]] = []
     for e, best in history:
         i = bisect.bisect_left(evals, e)
         if i < len(known) and known[i][0] == e:
@@ -55,8 +55,3 @@ def timed(history: Sequence[Sequence[float]],
         out.append([int(e), round(ms, 3), float(best)])
     return out
 
-
-def points(stored: list[list[Any]]) -> list[list[Any]]:
-    """A stored trace as ``[evaluations, elapsed_ms, best]`` points (old two-column
-    points get ``elapsed_ms`` ``None``)."""
-    return [p if len(p) == 3 else [p[0], None, p[1]] for p in stored]

@@ -1,11 +1,12 @@
 """How the service answers and reads: Sanic's public response class and one request hook.
 
 Every answer is a :class:`Response`, Sanic's ``HTTPResponse`` with a cheaper encoding of
-its headers; :func:`json_response` makes one from an already serialised body.
+its headers: :func:`answer` encodes a Struct of :mod:`decido_service.types` with the one
+encoder (:data:`encode`), :func:`json_response` takes an already serialised body.
 ``X-Request-Id``, the ``X-RateLimit-*`` headers and the access log line are added by
-:func:`decido_service.middleware.finish`; Sanic writes the answer. HEAD is answered
-wherever GET is (:func:`read_route`): Sanic writes the headers of the GET answer,
-``Content-Length`` included, and no body.
+:func:`decido_service.http.endpoint.finish`; Sanic writes the answer. HEAD is answered
+wherever GET is (:class:`decido_service.http.routes.Routes`): Sanic writes the headers of
+the GET answer, ``Content-Length`` included, and no body.
 
 :class:`DecidoRequest` is the app's request class. It overrides
 :meth:`~sanic.request.Request.receive_body`, which Sanic documents as the hook for custom
@@ -19,22 +20,19 @@ from __future__ import annotations
 import asyncio
 import sys
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar, cast
+from collections.abc import Iterator
+from typing import Any
 
-from sanic import Blueprint
+import msgspec
 from sanic.exceptions import RequestTimeout
 from sanic.helpers import has_message_body
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
-__all__ = ["JSON", "READ", "BodyDeadlines", "DecidoRequest", "Response",
-           "json_response", "read_route"]
+__all__ = ["JSON", "BodyDeadlines", "DecidoRequest", "Response", "answer", "encode",
+           "json_response"]
 
 JSON = "application/json"
-#: the methods of a read-only route: GET and, with the same status and headers, HEAD
-READ = ("GET", "HEAD")
-Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
 
 
 class Response(HTTPResponse):
@@ -67,16 +65,21 @@ class Response(HTTPResponse):
         return iter(out)
 
 
+#: the one encoder of every answer the service builds (a Struct of
+#: :mod:`decido_service.types`, or a list of them); non-finite floats are written null
+encode = msgspec.json.Encoder().encode
+
+
+def answer(value: object, status: int = 200, headers: dict[str, str] | None = None, *,
+           content_type: str = JSON) -> Response:
+    """A :class:`Response` with ``value`` encoded (:data:`encode`)."""
+    return Response(encode(value), status=status, headers=headers, content_type=content_type)
+
+
 def json_response(body: bytes, status: int = 200, headers: dict[str, str] | None = None,
                   content_type: str = JSON) -> Response:
     """A :class:`Response` with an already serialised body."""
     return Response(body, status=status, headers=headers, content_type=content_type)
-
-
-def read_route(bp: Blueprint, uri: str) -> Callable[[Handler], Handler]:
-    """``@read_route(bp, "/health")``: route GET and HEAD of ``uri`` to the handler (Sanic's
-    ``Blueprint.route`` with :data:`READ`, typed)."""
-    return cast(Callable[[Handler], Handler], bp.route(uri, methods=READ))
 
 
 class BodyDeadlines:

@@ -4,7 +4,7 @@ Sanic reads a request head (request line and header fields) into a buffer of at 
 :data:`HEAD_BUFFER` bytes (``REQUEST_MAX_HEADER_SIZE``, set to Sanic's ceiling). A head that
 does not fit is refused by Sanic before anything in it is parsed
 (``PayloadTooLarge("Request header exceeds the size limit")``), so its cause cannot be told:
-it is answered 431 (:func:`decido_service.errors.as_api_error`). A head that fits is checked
+it is answered 431 (:func:`decido_service.http.problems.as_api_error`). A head that fits is checked
 here, by :func:`head_error`: a request target above :data:`MAX_TARGET` bytes is 414, a
 header block above :data:`MAX_HEADER_BLOCK` bytes is 431, with the Bearer challenge when the
 block would have fit without its credentials (``Authorization``, ``X-API-Key``). The two
@@ -13,10 +13,9 @@ limits together fit in the buffer, so a head over the buffer breaks at least one
 
 from __future__ import annotations
 
-from sanic import Request
-
 from decido_service.admission import CHALLENGE
-from decido_service.errors import ApiError
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
 
 __all__ = ["HEAD_BUFFER", "MAX_HEADER_BLOCK", "MAX_TARGET", "head_error"]
 
@@ -31,7 +30,7 @@ _WITHIN_BOTH = min(MAX_TARGET, MAX_HEADER_BLOCK)
 _CREDENTIALS = (b"authorization:", b"x-api-key:")
 
 
-def head_error(request: Request) -> ApiError | None:
+def head_error(request: ApiRequest) -> ApiError | None:
     """The 414 or 431 for ``request``'s head, or ``None`` when it is within the limits."""
     head = request.head
     if len(head) <= _WITHIN_BOTH:

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, TypeVar
 
-import orjson
-from sanic import Request
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
 from decido import DecisionError, EngineError, ExpressionError
-from decido_service.responses import Response
+from decido_service.http.context import ApiRequest
+from decido_service.http.responses import answer
 from decido_service.store import StoreError
+from decido_service.types.problems import PROBLEM_BASE, PROBLEM_TYPE, TITLES, Problem
 
 __all__ = [
     "PROBLEM_BASE",
@@ -35,50 +35,11 @@ __all__ = [
     "field_of",
     "limit_error",
     "pointer_of",
+    "problem",
     "problem_body",
     "problem_handler",
     "validation_error",
 ]
-
-PROBLEM_BASE = "https://decido.dev/problems/"
-PROBLEM_TYPE = "application/problem+json"
-
-#: code -> (status, title): every code the service answers with.
-TITLES: dict[str, tuple[int, str]] = {
-    "malformed_json": (400, "Malformed JSON"),
-    "bad_request": (400, "Bad request"),
-    "invalid_parameter": (400, "Invalid parameter"),
-    "missing_credentials": (401, "Missing credentials"),
-    "invalid_credentials": (401, "Invalid credentials"),
-    "conflicting_credentials": (401, "Conflicting credentials"),
-    "revoked_key": (401, "Revoked key"),
-    "max_dims_exceeded": (403, "Too many dimensions for the tier"),
-    "compute_cap_exceeded": (403, "Above the tier's per-run compute cap"),
-    "csrf_failed": (403, "Cross-site request refused"),
-    "not_found": (404, "Not found"),
-    "method_not_allowed": (405, "Method not allowed"),
-    "request_timeout": (408, "Request timeout"),
-    "body_too_large": (413, "Body too large"),
-    "uri_too_long": (414, "URI too long"),
-    "unsupported_media_type": (415, "Unsupported media type"),
-    "run_finished": (409, "Run already finished"),
-    "run_not_finished": (409, "Run not finished"),
-    "run_cancelled": (409, "Run cancelled before it started"),
-    "idempotency_key_in_use": (409, "Idempotency-Key in use"),
-    "idempotency_key_reused": (422, "Idempotency-Key reused with another request"),
-    "validation_failed": (422, "Validation failed"),
-    "headers_too_large": (431, "Request header fields too large"),
-    "batch_too_large": (403, "Batch too large for the plan"),
-    "rate_limited": (429, "Rate limited"),
-    "monthly_quota_exceeded": (429, "Monthly quota exceeded"),
-    "key_creation_throttled": (429, "Key creation throttled"),
-    "too_many_refused": (429, "Too many refused requests"),
-    "too_many_runs": (429, "Too many runs queued or running"),
-    "internal_error": (500, "Internal server error"),
-    "interrupted": (500, "Run interrupted"),
-    "overloaded": (503, "Overloaded"),
-    "store_unavailable": (503, "Store unavailable"),
-}
 
 _BY_STATUS: dict[int, str] = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
                               408: "request_timeout", 413: "body_too_large",
@@ -87,6 +48,7 @@ _BY_STATUS: dict[int, str] = {400: "bad_request", 404: "not_found", 405: "method
                               503: "overloaded"}
 
 log = logging.getLogger("decido.service")
+P = TypeVar("P", bound=Problem)
 
 
 class ApiError(SanicException):
@@ -201,7 +163,7 @@ def _from_sanic(exc: SanicException) -> ApiError:
     code = _BY_STATUS.get(status, "bad_request")
     if code == "body_too_large" and "header" in message.lower():
         # Sanic's buffer for the request head overflowed before anything was parsed: the
-        # request line or the header fields, which cannot be told apart (decido_service.heads)
+        # request line or the header fields, which cannot be told apart (decido_service.http.heads)
         return ApiError("headers_too_large", "the request line and header fields together "
                                              "are above the size limit")
     detail = {
@@ -213,21 +175,21 @@ def _from_sanic(exc: SanicException) -> ApiError:
     return ApiError(code, detail, headers=headers)
 
 
-def problem_body(request: Request, error: ApiError) -> dict[str, Any]:
-    """The RFC 9457 document for ``error`` answering ``request``."""
-    return {
-        "type": PROBLEM_BASE + error.code,
-        "title": error.title,
-        "status": error.status_code,
-        "detail": error.detail,
-        "code": error.code,
-        "instance": request.path,
-        "request_id": getattr(request.ctx, "request_id", None) or "",
-        **(error.extra or {}),
-    }
+def problem(error: ApiError, instance: str, request_id: str, kind: type[P]) -> P:
+    """The RFC 9457 document of ``error`` about ``instance`` (the request's path, or the
+    run's for a run that failed): a :class:`~decido_service.types.Problem`, or ``kind``
+    (a streamed run's ``ErrorEvent``)."""
+    return kind(type=PROBLEM_BASE + error.code, title=error.title, status=error.status_code,
+                detail=error.detail, code=error.code, instance=instance,
+                request_id=request_id, **(error.extra or {}))
 
 
-def problem_handler(request: Request, exc: Exception) -> HTTPResponse:
+def problem_body(request: ApiRequest, error: ApiError, kind: type[P]) -> P:
+    """The problem document of ``error`` answering ``request``."""
+    return problem(error, request.path, getattr(request.ctx, "request_id", None) or "", kind)
+
+
+def problem_handler(request: ApiRequest, exc: Exception) -> HTTPResponse:
     """The one error handler: every exception becomes problem+json (500s are logged)."""
     error = as_api_error(exc)
     request.ctx.problem_code = error.code  # for the metrics of refused admissions
@@ -236,9 +198,5 @@ def problem_handler(request: Request, exc: Exception) -> HTTPResponse:
             "unhandled error", exc_info=exc,
             extra={"request_id": getattr(request.ctx, "request_id", None)},
         )
-    return Response(
-        orjson.dumps(problem_body(request, error)),
-        status=error.status_code,
-        headers=error.headers,
-        content_type=PROBLEM_TYPE,
-    )
+    return answer(problem_body(request, error, Problem), error.status_code, error.headers,
+                  content_type=PROBLEM_TYPE)

@@ -2,7 +2,7 @@
 
 A decision is counted when it is computed, answer or :class:`decido.DecisionError` (a 422
 naming the field) alike; ``amount`` is the number of decisions (k for a batch of k). The
-order depends on the body's size (:data:`~decido_service.listeners.INLINE_BYTES`):
+order depends on the body's size (:data:`~decido_service.http.resources.INLINE_BYTES`):
 
 - **small** (the common case): decided on the event loop first (tens of microseconds, less
   than handing it to a thread), then counted, and its decision-log entry rides in the same
@@ -23,20 +23,21 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from sanic import Request
 from sanic.response import HTTPResponse
 
 from decido import DecisionError
-from decido_service import decision_log
 from decido_service.admission import admit
-from decido_service.listeners import INLINE_BYTES, in_thread
-from decido_service.responses import json_response
+from decido_service.decisions import log as decision_log
+from decido_service.http.context import ApiRequest
+from decido_service.http.resources import INLINE_BYTES, in_thread
+from decido_service.http.responses import json_response
+from decido_service.limits import Surface
 from decido_service.store import KeyRecord
 
 __all__ = ["answer", "decide"]
 
 
-async def answer(request: Request, key: KeyRecord, surface: str,
+async def answer(request: ApiRequest, key: KeyRecord, surface: Surface,
                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
                  amount: int = 1) -> HTTPResponse:
     """The API's 200 answer of :func:`decide` on the request's JSON body."""
@@ -44,7 +45,7 @@ async def answer(request: Request, key: KeyRecord, surface: str,
     return json_response(encoded)
 
 
-async def decide(request: Request, key: KeyRecord, surface: str,
+async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
                  amount: int = 1, sent: bytes | None = None) -> tuple[dict[str, Any], bytes]:
     """``fn(body)`` counted as ``amount`` decisions of ``surface`` and, when ``log``,
@@ -72,7 +73,7 @@ async def decide(request: Request, key: KeyRecord, surface: str,
     return result, encoded
 
 
-def _sampled(surface: str, body: Any) -> bool:
+def _sampled(surface: Surface, body: Any) -> bool:
     """Whether a decide or batch body asks for a decision under uncertainty."""
     if type(body) is not dict:
         return False
@@ -84,8 +85,8 @@ def _sampled(surface: str, body: Any) -> bool:
                                         for i in items))
 
 
-def _entry(request: Request, key: KeyRecord, surface: str, sent: bytes, result: dict[str, Any],
-           encoded: bytes, started: float) -> decision_log.DecisionEntry:
+def _entry(request: ApiRequest, key: KeyRecord, surface: Surface, sent: bytes,
+           result: dict[str, Any], encoded: bytes, started: float) -> decision_log.DecisionEntry:
     return decision_log.entry(key["id"], request.app.ctx.settings.now(), sent, result, encoded,
                               batch=surface == "batch",
                               elapsed_ms=(time.perf_counter() - started) * 1e3)

@@ -32,12 +32,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
 import orjson
-from sanic import Request, Sanic
+from sanic import Sanic
 from sanic.response import HTTPResponse
 
 from decido_service.admission import rate_headers
-from decido_service.errors import problem_handler
-from decido_service.heads import head_error
+from decido_service.http.context import ApiRequest
+from decido_service.http.heads import head_error
+from decido_service.http.problems import problem_handler
 
 __all__ = [
     "AccessLog",
@@ -75,7 +76,7 @@ class _IdSource:
 _IDS = _IdSource()
 
 
-def request_id(request: Request, ctx: Any = None) -> str:
+def request_id(request: ApiRequest, ctx: Any = None) -> str:
     """The request's id, made on first use. ``ctx`` is ``request.ctx`` when the caller
     already has it (Sanic's ``ctx`` is a Python property: each read is a call)."""
     if ctx is None:
@@ -94,7 +95,7 @@ def endpoint(handler: Handler) -> Handler:
     :func:`streamed`) returns ``None`` and is only logged."""
 
     @functools.wraps(handler)
-    async def wrapped(request: Request, *args: Any, **kwargs: Any) -> HTTPResponse | None:
+    async def wrapped(request: ApiRequest, *args: Any, **kwargs: Any) -> HTTPResponse | None:
         request.ctx.started = time.perf_counter()
         try:
             error = head_error(request)
@@ -116,7 +117,7 @@ def endpoint(handler: Handler) -> Handler:
     return wrapped
 
 
-def error_response(request: Request, exc: Exception) -> HTTPResponse:
+def error_response(request: ApiRequest, exc: Exception) -> HTTPResponse:
     """Sanic's error handler: problem+json for what failed outside a handler, finished. An
     over-long request target or header block is named first (414, 431: it may be why a
     route was not found)."""
@@ -124,18 +125,18 @@ def error_response(request: Request, exc: Exception) -> HTTPResponse:
     return finish(request, problem_handler(request, head_error(request) or exc))
 
 
-def response_headers(request: Request, ctx: Any = None) -> dict[str, str]:
+def response_headers(request: ApiRequest, ctx: Any = None) -> dict[str, str]:
     """``X-Request-Id`` and the ``X-RateLimit-*`` headers every answer carries. ``ctx`` as
     for :func:`request_id`."""
     return {"X-Request-Id": request_id(request, ctx), **rate_headers(request)}
 
 
-def streamed(request: Request, status: int) -> None:
+def streamed(request: ApiRequest, status: int) -> None:
     """Note that the handler sent its own (streamed) response with ``status``."""
     request.ctx.streamed_status = status
 
 
-def finish(request: Request, response: HTTPResponse) -> HTTPResponse:
+def finish(request: ApiRequest, response: HTTPResponse) -> HTTPResponse:
     """Add ``X-Request-Id`` and ``X-RateLimit-*`` to ``response`` and log the request."""
     ctx = request.ctx
     response.headers.update(response_headers(request, ctx))
@@ -143,7 +144,7 @@ def finish(request: Request, response: HTTPResponse) -> HTTPResponse:
     return response
 
 
-def log_request(request: Request, status: int, ctx: Any = None) -> None:
+def log_request(request: ApiRequest, status: int, ctx: Any = None) -> None:
     """Queue the request's access log line. ``ctx`` as for :func:`request_id`."""
     if ctx is None:
         ctx = request.ctx

@@ -25,44 +25,45 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-import orjson
+import msgspec
 
-from decido_service.errors import ApiError
-from decido_service.runs import PROGRESS_INTERVAL, run_view
-from decido_service.store import FINISHED_STATES, Store
+from decido_service.http.context import ApiRequest
+from decido_service.http.endpoint import response_headers, streamed
+from decido_service.http.params import headers
+from decido_service.http.responses import encode
+from decido_service.runs.api import find, run_view
+from decido_service.runs.execution import PROGRESS_INTERVAL
+from decido_service.store import FINISHED_STATES, KeyRecord, Store
+from decido_service.types import EventsHeaders, Run, RunProgress
 
-__all__ = ["HEARTBEAT", "Cursor", "Feeds", "RunFeed", "Snapshot", "parse_last_event_id"]
+__all__ = ["HEARTBEAT", "Cursor", "Feeds", "RunFeed", "Snapshot", "parse_last_event_id",
+           "send_events", "stream"]
 
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
 #: the ordinal of each state in a run's event ids (every final state is 3)
 _ORDINAL = {"queued": 1, "running": 2, **{s: 3 for s in FINISHED_STATES}}
 _TERMINAL = 4
-_LAST_ID = re.compile(r"([1-4])(?:\.(\d{1,19}))?")
 #: a watcher's position: the last state ordinal and the last progress evaluations it saw
 Cursor = tuple[int, int]
 
 
-def parse_last_event_id(text: str | None) -> Cursor:
-    """The cursor after the event ``text`` (``(0, -1)``: nothing seen); 400
-    ``invalid_parameter`` for an id this service never sent."""
+def parse_last_event_id(request: ApiRequest) -> Cursor:
+    """The cursor after the request's ``Last-Event-ID`` (``(0, -1)``: nothing seen); 400
+    ``invalid_parameter`` for an id this service never sent
+    (:class:`~decido_service.types.EventsHeaders`)."""
+    text = headers(request, EventsHeaders).last_event_id
     if not text:  # absent, or empty: nothing seen (EventSource sends no empty id)
         return 0, -1
-    match = _LAST_ID.fullmatch(text)
-    if match is None or (match.group(2) is not None and match.group(1) != "2"):
-        raise ApiError("invalid_parameter", f"Last-Event-ID: {text[:40]!r} is not an event id "
-                                            "of this stream")
-    evaluations = int(match.group(2)) if match.group(2) is not None else -1
-    return int(match.group(1)), evaluations
+    ordinal, _, evaluations = text.partition(".")
+    return int(ordinal), int(evaluations) if evaluations else -1
 
 
-def _event(kind: str, event_id: str, data: Any) -> bytes:
-    return b"id: %s\nevent: %s\ndata: %s\n\n" % (event_id.encode(), kind.encode(),
-                                                  orjson.dumps(data))
+def _event(kind: str, event_id: str, data: Run | RunProgress) -> bytes:
+    return b"id: %s\nevent: %s\ndata: %s\n\n" % (event_id.encode(), kind.encode(), encode(data))
 
 
 class Snapshot:
@@ -70,13 +71,13 @@ class Snapshot:
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.view = run_view(row)
-        state = self.view["state"]
+        state = self.view.state
         self.ordinal = _ORDINAL.get(state, 3)
         self.final = state in FINISHED_STATES
-        started = self.view["started_at"] is not None or state == "running"
+        started = self.view.started_at is not None or state == "running"
         self.path = [1, *([2] if started else []), *([3] if self.final else [])]
-        progress = self.view["progress"] if state == "running" else None
-        self.evaluations = int(progress["evaluations"]) if progress else -1
+        progress = self.view.progress if state == "running" else None
+        self.evaluations = progress.evaluations if progress else -1
         self._progress = progress
         self._cache: dict[Cursor, tuple[bytes, Cursor]] = {}
 
@@ -101,18 +102,18 @@ class Snapshot:
             evaluations = self.evaluations
             out.append(_event("progress", f"2.{evaluations}", self._progress))
         if self.final and seen < _TERMINAL:
-            kind = "error" if self.view["state"] == "failed" else "result"
+            kind = "error" if self.view.state == "failed" else "result"
             out.append(_event(kind, str(_TERMINAL), self.view))
             seen = _TERMINAL
         return b"".join(out), (seen, evaluations)
 
-    def _state_document(self, ordinal: int) -> dict[str, Any]:
+    def _state_document(self, ordinal: int) -> Run:
         if ordinal == self.ordinal:
             return self.view
-        state = "queued" if ordinal == 1 else "running"
-        return {**self.view, "state": state, "finished_at": None, "progress": None,
-                "result": None, "problem": None,
-                "started_at": None if ordinal == 1 else self.view["started_at"]}
+        return msgspec.structs.replace(
+            self.view, state="queued" if ordinal == 1 else "running", finished_at=None,
+            progress=None, result=None, problem=None,
+            started_at=None if ordinal == 1 else self.view.started_at)
 
 
 class RunFeed:
@@ -215,3 +216,21 @@ async def stream(feed: RunFeed, cursor: Cursor, send: Any, *,
             last_sent = loop.time()
             continue
         await feed.changed(wait)
+
+
+async def send_events(request: ApiRequest, key: KeyRecord, run_id: str) -> None:
+    """Answer with the event stream of ``key``'s run, resumed after ``Last-Event-ID``
+    (``GET /v1/runs/{id}/events``, and the dashboard's, which has the key from its
+    session)."""
+    cursor = parse_last_event_id(request)
+    ctx = request.app.ctx
+    row = await find(ctx.store, key["id"], run_id)
+    async with ctx.run_feeds.watch(ctx.store, key["id"], row) as feed:
+        response = await request.respond(
+            status=200, content_type="text/event-stream",
+            headers={**response_headers(request), "Cache-Control": "no-store",
+                     "X-Accel-Buffering": "no"})
+        streamed(request, 200)
+        await stream(feed, cursor, response.send,
+                                heartbeat=ctx.settings.sse_heartbeat)
+        await response.eof()

@@ -1,0 +1,98 @@
+/*
+ * driver.h -- the driver's state, shared by its three files:
+ *
+ *   driver.c        dc_optimize: build a run, loop ask/evaluate/tell, finish the result;
+ *                   restarts, start points, bounds from constraints, the Lagrangian's updates
+ *   driver_eval.c   evaluation: scaling to the bounds, budget and clock, the best point and
+ *                   its history, gradients and separable terms
+ *   driver_check.c  what a dc_run may ask: validation, the engine's support, options
+ *
+ * Nothing here is public: decido.h is the library's interface.
+ */
+#ifndef DC_DRIVER_H
+#define DC_DRIVER_H
+
+#include "engine/constraints.h"
+#include "engine/engine.h"
+
+#define FD_CHUNK 32u /* coordinates per batch of finite differences */
+
+enum { K_REAL, K_INTEGER, K_DISCRETE };
+
+/* The run's own options (dc_run_options), beside the engine's. */
+enum { RUN_OPT_STOP_ON_CONVERGENCE, N_RUN_OPTIONS };
+
+typedef struct dc_driver {
+    const dc_run *run;
+    const dc_engine_vt *vt;
+    const dc_allocator *alloc;
+    size_t n;
+    double *lo, *span;       /* effective lower bound and width (integers: ceil(lower)
+                                and the number of integers; discrete: the first value's
+                                index and the count) */
+    double *hi;              /* effective upper bound (x space): the bounds tightened by
+                                constraints on one coordinate (tighten_bounds) */
+    double *levels;          /* cells of an integer or discrete coordinate, 0 for a real one */
+    unsigned char *kind;     /* K_REAL, K_INTEGER, K_DISCRETE */
+    unsigned char *fixed;
+    unsigned char *frozen;   /* no gradient: fixed, integer or discrete */
+    dc_workspace *ws;
+    double *X;               /* scaled rows */
+    size_t x_cap;            /* doubles */
+    double *best_x;          /* in x space */
+    double best;             /* internal (minimization) sense */
+    int have_best;
+    int64_t evals, iters, grads;
+    double t0, deadline;
+    double target;           /* internal sense */
+    dc_result *res;
+    dc_stop stop;
+    size_t chunk;            /* rows evaluated between clock checks */
+    double *fd;              /* 2n+1 values for central differences */
+    /* constraints (constraints.c): m > 0 when there are any */
+    dc_cons cons;
+    double best_excess;      /* of best_x: 0 when feasible */
+    double *best_g;          /* m: g at best_x */
+    double *alm_u, *alm_g;   /* the best Lagrangian point since the last update */
+    double alm_best, alm_f, alm_prev_f;
+    int alm_have, alm_rounds, last_kind;
+    double *xbuf;            /* n: a point being evaluated alone */
+    /* the engine and what it was told (driver.c) */
+    void *state;             /* the engine's state (vt->state_size) */
+    double *params;          /* the engine's options (info->n_options + 1) */
+    double run_params[N_RUN_OPTIONS];
+    dc_problem pb;
+    dc_rng rng;
+    int64_t *group;          /* structure groups (n), or NULL */
+    int64_t start_evals;     /* evaluations when the engine last started */
+    int started;             /* the engine's init was called: release it */
+    int watched;             /* the run holds its monitor: end it */
+} dc_driver;
+
+/* Values are minimized internally: this is v in the caller's sense. */
+static inline double dc_driver_user_value(const dc_driver *d, double v)
+{
+    return d->run->maximize ? -v : v;
+}
+
+/* driver_eval.c */
+double dc_driver_now(void);
+void dc_driver_scale_rows(const dc_driver *d, const double *U, size_t rows, double *X);
+void dc_driver_unscale(const dc_driver *d, const double *x, double *u);
+int dc_driver_reserve_x(dc_driver *d, size_t rows);
+dc_status dc_driver_evaluate_rows(dc_driver *d, const double *X, size_t rows, double *f);
+int dc_driver_monitor_says_stop(dc_driver *d);
+int dc_driver_out_of_time(dc_driver *d);
+dc_status dc_driver_judge_rows(dc_driver *d, const double *X, size_t rows, double *f);
+dc_status dc_driver_eval_x(dc_driver *d, const double *X, size_t rows, double *f);
+dc_status dc_driver_eval_points(dc_driver *d, dc_batch *b);
+dc_status dc_driver_eval_gradients(dc_driver *d, dc_batch *b);
+dc_status dc_driver_eval_terms(dc_driver *d, dc_batch *b);
+
+/* driver_check.c */
+dc_status dc_driver_validate(const dc_run *run, dc_error *err);
+dc_status dc_driver_check_support(const dc_engine_vt *vt, const dc_run *run, dc_error *err);
+dc_status dc_driver_read_options(const dc_engine_vt *vt, const dc_run *run, double *params,
+                                 double *run_params, dc_error *err);
+
+#endif

@@ -1,0 +1,217 @@
+"""The OpenAPI 3.1 document of the service, generated from the types.
+
+The components are the JSON Schemas msgspec generates from :mod:`decido_service.types`
+(the same types that decode the requests), the parameters those of the parameter Structs
+(:mod:`decido_service.types.params`, :func:`decido_service.http.params.openapi_parameters`);
+the problem codes and their statuses come from :data:`decido_service.types.TITLES`. The
+paths are the operations the routes carry (:class:`decido_service.http.routes.Doc`: summary,
+request and response type names, statuses), collected by
+:data:`decido_service.blueprints.OPERATIONS`; the decision surface's components come from
+the library (:func:`decido.decision_schemas`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+import orjson
+
+import decido
+from decido_service import __version__
+from decido_service.http.params import openapi_parameters
+from decido_service.http.routes import Doc, Operation
+from decido_service.types import (
+    PROBLEM_TYPE,
+    REQUEST_TYPES,
+    RESPONSE_TYPES,
+    TITLES,
+    OptimizeEvent,
+    with_extras,
+)
+
+__all__ = ["EXAMPLES", "openapi_bytes", "openapi_document"]
+
+Schema = dict[str, Any]
+_REF = "#/components/schemas/{name}"
+
+
+def _ref(name: str) -> Schema:
+    return {"$ref": _REF.format(name=name)}
+
+
+_SUPPLIERS = [{"id": "s1", "attributes": {"price": 18.5, "quality": 7.2, "lead_time": 5}},
+              {"id": "s2", "attributes": {"price": 22.0, "quality": 8.1, "lead_time": 12}},
+              {"id": "s3", "attributes": {"price": 15.0, "quality": 6.0, "lead_time": 3}}]
+_CRITERIA = [{"attribute": "price", "goal": "minimize", "weight": 5},
+             {"attribute": "quality", "goal": "maximize", "weight": 3}]
+#: a request body that works, by component: the interactive docs' "Try it out" starts
+#: from it (tests/service/test_api_openapi.py sends each one)
+EXAMPLES: dict[str, Any] = {
+    "KeyRequest": {"label": "my laptop"},
+    "DecideRequest": {"options": _SUPPLIERS, "method": "topsis", "criteria": _CRITERIA,
+                      "constraints": ["price <= 25", "lead_time < 10 or quality >= 9"],
+                      "explain": True},
+    "BatchRequest": {"defaults": {"method": "wsm", "criteria": _CRITERIA},
+                     "decisions": [{"id": "all", "options": _SUPPLIERS},
+                                   {"id": "cheap two", "options": _SUPPLIERS[::2]}]},
+    "OptimizeRequest": {"bounds": [[-5, 5], [-5, 5], [-5, 5]],
+                        "objective_expression": "sum((x - 1)**2)", "engine": "de",
+                        "max_evaluations": 20000, "time_limit": 2, "seed": 42},
+}
+
+_HEADERS = {
+    "X-RateLimit-Limit": {"description": "the limit of the counter this response describes "
+                                         "(per minute; keys.hour for POST /v1/keys)",
+                          "schema": {"type": "integer"}},
+    "X-RateLimit-Remaining": {"description": "requests left in the window",
+                              "schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {"description": "Unix epoch seconds when the window ends",
+                          "schema": {"type": "integer"}},
+    "X-Request-Id": {"description": "the request's id (echoed when sent)",
+                     "schema": {"type": "string"}},
+    "Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}},
+    "Location": {"description": "the run's URL (/v1/runs/{run_id})",
+                 "schema": {"type": "string"}},
+}
+_RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
+                 for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining",
+                              "X-RateLimit-Reset", "X-Request-Id")}
+_RETRY_STATUSES = (429, 503)
+
+
+def _codes(status: int) -> str:
+    return ", ".join(code for code, (s, _) in TITLES.items() if s == status)
+
+
+def _answer(description: str, content: dict[str, Any], retry: bool = False) -> dict[str, Any]:
+    headers = dict(_RATE_HEADERS)
+    if retry:
+        headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+    return {"description": description, "headers": headers, "content": content}
+
+
+def _problem(status: int | None, listed: tuple[int, ...] = ()) -> dict[str, Any]:
+    """A problem answer: of one status, or (``None``) of every status not ``listed``."""
+    content = {PROBLEM_TYPE: {"schema": _ref("Problem")}}
+    if status is None:
+        others = sorted({s for s, _ in TITLES.values()} - set(listed))
+        return _answer("any other error: " + ", ".join(_codes(s) for s in others), content)
+    return _answer(_codes(status), content, retry=status in _RETRY_STATUSES)
+
+
+def _ok(op: Doc) -> dict[str, Any]:
+    status, name = op.ok
+    if name == "empty":
+        return {"description": "done; no body", "headers": dict(_RATE_HEADERS)}
+    if name == "html":
+        content: dict[str, Any] = {"text/html": {"schema": {"type": "string"}}}
+    elif name == "events":
+        content = {"text/event-stream": {"schema": {
+            "type": "object", "description": "one event (see the operation)",
+            "required": ["event", "data"],
+            "properties": {
+                "id": {"type": "string"},
+                "event": {"enum": ["state", "progress", "result", "error"]},
+                "data": {"type": "string", "contentMediaType": "application/json",
+                         "description": "Run (state, result, error) or RunProgress"}}}}}
+    elif name == "object":
+        content = {"application/json": {"schema": {"type": "object"}}}
+    else:
+        content = {"application/json": {"schema": _ref(name)}}
+    if name == "OptimizeResult":
+        content["application/x-ndjson"] = {"schema": _ref("OptimizeEvent")}
+    if name == "RunTrace":
+        content["text/csv"] = {"schema": {"type": "string"}}
+    out = _answer(name, content)
+    if name == "OptimizeResult" or status == 202:
+        out["headers"]["Location"] = {"$ref": "#/components/headers/Location"}
+    return out
+
+
+def _operation(path: str, op: Doc) -> dict[str, Any]:
+    responses: dict[str, Any] = {str(op.ok[0]): _ok(op)}
+    for status in op.errors:
+        responses[str(status)] = _problem(status)
+    if path == "/v1/health":  # readiness: the same document, store unavailable
+        responses["503"] = _answer("the store is not answering",
+                                   {"application/json": {"schema": _ref("Health")}})
+    responses["default"] = _problem(None, tuple(int(s) for s in responses))
+    out: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary,
+                           "tags": [op.tag], "responses": responses}
+    if op.description:
+        out["description"] = op.description
+    if op.body:
+        media: dict[str, Any] = {"schema": _ref(op.body)}
+        if op.body in EXAMPLES:
+            media["example"] = EXAMPLES[op.body]
+        out["requestBody"] = {"required": op.body_required,
+                              "content": {"application/json": media}}
+    if op.params:
+        out["parameters"] = [p for kind in op.params for p in openapi_parameters(kind)]
+    if not op.keyed:
+        out["security"] = []
+    return out
+
+
+def _type_schemas() -> dict[str, Schema]:
+    """The components generated from :mod:`decido_service.types`."""
+    (*_, event), components = msgspec.json.schema_components(
+        [*REQUEST_TYPES.values(), *RESPONSE_TYPES, OptimizeEvent], ref_template=_REF)
+    with_extras(components)
+    components["OptimizeEvent"] = {
+        **event, "description": "one line of a streamed run (Accept: application/x-ndjson)"}
+    for schema in components.values():
+        if "description" in schema:
+            schema["description"] = inspect.cleandoc(schema["description"])
+    return components
+
+
+def _paths(operations: Sequence[Operation]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for op in operations:
+        out.setdefault(op.path, {})[op.method] = _operation(op.path, op.doc)
+    return out
+
+
+def openapi_document(operations: Sequence[Operation]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``operations``."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "decido",
+            "version": __version__,
+            "summary": "Decisions and optimization over a compiled expression language",
+            "description": (
+                "Every endpoint but health, engines, keys, openapi.json and docs needs a key: "
+                "`Authorization: Bearer <key>` or `X-API-Key: <key>` (get one with "
+                "`POST /v1/keys`). Every response carries `X-Request-Id` and "
+                "`X-RateLimit-Limit/Remaining/Reset`. Errors are RFC 9457 problem documents "
+                f"(`{PROBLEM_TYPE}`) with a stable `code`; a 422 lists every fault of the "
+                "request with its JSON pointer. Library version "
+                f"{decido.__version__}."),
+            "license": {"name": "MIT", "identifier": "MIT"},
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}, {"apiKey": []}],
+        "tags": [{"name": t} for t in dict.fromkeys(op.doc.tag for op in operations)],
+        "paths": _paths(operations),
+        "components": {
+            "schemas": {**_type_schemas(), **decido.decision_schemas()},
+            "headers": _HEADERS,
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "Authorization: Bearer dk_..."},
+                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+            },
+        },
+    }
+
+
+@lru_cache(maxsize=1)
+def openapi_bytes(operations: tuple[Operation, ...]) -> bytes:
+    """The document of ``operations``, serialized (once per process)."""
+    return orjson.dumps(openapi_document(operations))

@@ -1,0 +1,66 @@
+"""Parameters of a request read into their Struct (:mod:`decido_service.types.params`), and
+the OpenAPI ``parameters`` written from the same Structs.
+
+Each field is converted on its own (``msgspec.convert``, text to its type), so a refused
+value is named by its parameter without reading msgspec's message for a path: 400
+``invalid_parameter``, ``"<name>: <what was expected>"``. Parameters a Struct does not
+know are ignored; a query parameter given twice counts once (its first value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import msgspec
+
+from decido_service.http.context import ApiRequest
+from decido_service.http.problems import ApiError
+from decido_service.types.params import Params
+
+__all__ = ["headers", "openapi_parameters", "parse", "query"]
+
+P = TypeVar("P", bound=Params)
+
+
+def parse(kind: type[P], values: Mapping[str, str]) -> P:
+    """``kind`` from ``values`` (text by parameter name); 400 ``invalid_parameter``
+    naming the first parameter whose value does not convert."""
+    found: dict[str, Any] = {}
+    for field in msgspec.structs.fields(kind):
+        text = values.get(field.encode_name)
+        if text is None:
+            continue
+        try:
+            found[field.name] = msgspec.convert(text, field.type, strict=False)
+        except msgspec.ValidationError as exc:
+            raise ApiError("invalid_parameter", f"{field.encode_name}: {exc}") from None
+    return kind(**found)
+
+
+def query(request: ApiRequest, kind: type[P]) -> P:
+    """``kind`` from the request's query (``limit=`` with no value is a value: refused)."""
+    args = request.get_args(keep_blank_values=True)
+    return parse(kind, {name: values[0] for name, values in args.items()})
+
+
+def headers(request: ApiRequest, kind: type[P]) -> P:
+    """``kind`` from the request's header fields."""
+    return parse(kind, request.headers)
+
+
+def openapi_parameters(kind: type[Params]) -> list[dict[str, Any]]:
+    """The OpenAPI parameter objects of ``kind``'s fields, in their order."""
+    _, components = msgspec.json.schema_components([kind])
+    schema = components[kind.__name__]
+    required = set(schema.get("required", ()))
+    out = []
+    for name, prop in schema["properties"].items():
+        branches = [b for b in prop.get("anyOf", [prop]) if b != {"type": "null"}]
+        value = dict(branches[0]) if len(branches) == 1 else {"anyOf": branches}
+        if prop.get("default") is not None:
+            value["default"] = prop["default"]
+        description = value.pop("description", "")
+        out.append({"name": name, "in": kind.location, "required": name in required,
+                    "description": description, "schema": value})
+    return out

@@ -1,0 +1,106 @@
+"""Runs as resources, read and changed: what ``/v1/runs`` and the dashboard both call.
+
+A key sees only its own runs: another key's run, an unknown id and a malformed one are all
+404 ``not_found`` (a malformed id without a store lookup). Every read goes to the store, so
+any worker answers for any run. :func:`run_view` turns a store row into the API's ``Run``;
+its Server-Sent Events are :func:`decido_service.runs.events.send_events`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from decido_service.http.problems import ApiError
+from decido_service.runs.execution import cancel_queued, read_document
+from decido_service.runs.trace import COLUMNS
+from decido_service.store import FINISHED_STATES, Store
+from decido_service.types import RUN_ID_PATTERN, Run, RunList, RunPage, RunTrace
+
+__all__ = ["RUN_ID", "cancel", "delete", "find", "not_found", "page", "run_trace", "run_view",
+           "trace_csv", "valid_run_id"]
+
+#: what a run id looks like (:data:`~decido_service.types.RUN_ID_PATTERN`)
+RUN_ID = re.compile(RUN_ID_PATTERN)
+
+
+def valid_run_id(text: str) -> bool:
+    """True when ``text`` has the shape of a run id (others are 404 without a lookup)."""
+    return RUN_ID.fullmatch(text) is not None
+
+
+def run_view(row: dict[str, Any]) -> Run:
+    """The API's ``Run`` of a store row."""
+    doc = read_document(row["document"])
+    return Run(id=row["id"], state=row["state"], created_at=row["created_at"],
+               started_at=doc.started_at, finished_at=row["finished_at"],
+               engine=row["engine"], goal=row["goal"], dims=row["dims"], request=doc.request,
+               progress=doc.progress, result=doc.result, problem=doc.problem,
+               cancel_requested=bool(row["cancel_requested"]))
+
+
+def run_trace(row: dict[str, Any]) -> RunTrace:
+    """The run's convergence trace (:mod:`decido_service.runs.trace`)."""
+    return RunTrace(run_id=row["id"], columns=COLUMNS,
+                    points=read_document(row["document"]).trace)
+
+
+def not_found(run_id: str) -> ApiError:
+    """The 404 of a run that is not one of the key's (or no run at all)."""
+    return ApiError("not_found", f"no run {run_id!r} of this key")
+
+
+async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
+    """The row of one of ``key_id``'s runs; 404 ``not_found`` otherwise (a malformed id
+    without a lookup)."""
+    row = await store.get_run(key_id, run_id) if valid_run_id(run_id) else None
+    if row is None:
+        raise not_found(run_id)
+    return row
+
+
+async def page(store: Store, key_id: str, query: RunPage) -> RunList:
+    """A page of ``key_id``'s runs, newest first."""
+    try:
+        rows = await store.page_runs(key_id, query.limit + 1, query.starting_after, query.state,
+                                     query.engine)
+    except ValueError as exc:  # a cursor that is not one of the key's runs
+        raise ApiError("invalid_parameter", str(exc)) from None
+    return RunList(data=[run_view(r) for r in rows[:query.limit]],
+                   has_more=len(rows) > query.limit)
+
+
+async def cancel(store: Store, key_id: str, run_id: str) -> Run:
+    """Ask a queued or running run to stop (a queued one nobody took ends at once); its
+    row after the request. 404 for a run that is not the key's, 409 ``run_finished`` for
+    a finished one."""
+    state = await store.request_cancel(key_id, run_id) if valid_run_id(run_id) else None
+    if state is None:
+        raise not_found(run_id)
+    if state in FINISHED_STATES:
+        raise ApiError("run_finished", f"run {run_id} is already {state}")
+    if state == "queued":
+        await cancel_queued(store, run_id)
+    return run_view(await find(store, key_id, run_id))
+
+
+def trace_csv(trace: list[list[float | None]]) -> str:
+    """A trace as CSV: the header :data:`~decido_service.runs.trace.COLUMNS`, then one
+    line per point (an unknown ``elapsed_ms`` empty)."""
+    lines = [",".join(COLUMNS)] + [",".join("" if v is None else orjson.dumps(v).decode()
+                                            for v in point) for point in trace]
+    return "\n".join(lines) + "\n"
+
+
+async def delete(store: Store, key_id: str, run_id: str) -> None:
+    """Delete a finished run of ``key_id``; 404 for a run that is not the key's, 409
+    ``run_not_finished`` for a queued or running one."""
+    state = await store.delete_run(key_id, run_id) if valid_run_id(run_id) else None
+    if state is None:
+        raise not_found(run_id)
+    if state not in FINISHED_STATES:
+        raise ApiError("run_not_finished",
+                       f"run {run_id} is {state}; cancel it and delete it once it ends")
+

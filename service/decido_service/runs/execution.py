@@ -1,0 +1,304 @@
+"""How a run executes: the run record and its document from admission to its final state.
+
+Every optimization the service admits (``POST /v1/runs`` and ``POST /v1/optimize``) is a
+row of the store's ``runs`` table from the moment it is counted until it is deleted: it is
+created ``queued`` at admission, is taken by one worker process (its ``owner``, under a
+lease: :mod:`decido_service.runs.queue`), becomes ``running`` when a thread of that worker's
+run pool starts it, and ends ``succeeded``, ``failed`` or ``cancelled``. All of it goes
+through the store, not the memory of one worker, because the service runs several worker
+processes (and nodes) and a read or a cancel may reach another one than the one executing
+the run:
+
+- the executing worker writes the run's progress (evaluations, iterations, best so far,
+  elapsed) into the run's document at most every :data:`PROGRESS_INTERVAL` seconds, which
+  renews its lease;
+- ``POST /v1/runs/{id}/cancel`` sets the row's ``cancel_requested`` flag; the executing
+  worker reads it at the same pace and stops the run through its :class:`decido.RunMonitor`
+  (the run ends after its current iteration, ``cancelled``, its best so far kept). A run
+  cancelled before a thread started it ends ``cancelled`` without a result (one nobody had
+  taken, at once: :func:`cancel_queued`);
+- a run the engine ends with status ``stopped`` (its monitor was stopped: a cancel, or the
+  ``/v1/optimize`` client went away) is ``cancelled``; an error inside the run is
+  ``failed`` with a problem document.
+
+The stored document (JSON in the row's ``document`` column) is a
+:class:`~decido_service.types.RunDocument`: ``request`` (the body as decoded, defaults filled
+in), ``budget`` (the evaluations and time limit the tier allowed, for whichever worker
+executes it), ``started_at``, ``progress``, ``result``, ``problem`` and ``trace``, decoded
+typed by :func:`read_document`; :func:`decido_service.runs.api.run_view` turns a row into
+the API's ``Run``.
+
+The trace is ``[evaluations, elapsed_ms, best]`` at every improvement of the run
+(:mod:`decido_service.runs.trace`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, TypeVar, cast
+
+import msgspec
+
+import decido
+from decido_service.http.problems import ApiError, as_api_error, problem
+from decido_service.runs.trace import thin_trace, timed
+from decido_service.store import FINISHED_STATES, Store, iso_utc, ordered_id
+from decido_service.types import (
+    Budget,
+    ConstraintValue,
+    OptimizeRequest,
+    OptimizeResult,
+    Problem,
+    RunDocument,
+    RunProgress,
+    RunResult,
+)
+from decido_service.types.optimize import RunStatus
+
+__all__ = ["PROGRESS_INTERVAL", "SHUTDOWN_GRACE", "Execution", "cancel_queued",
+           "fail_interrupted", "fail_run", "new_document", "new_run_id", "optimize_result",
+           "progress_of", "read_document", "result_of", "run_problem", "wind_down",
+           "write_document"]
+
+#: seconds between two progress writes (and cancel-flag reads) of a running run
+PROGRESS_INTERVAL = 0.25
+#: seconds a running run is given to finish when its worker shuts down (SIGTERM)
+SHUTDOWN_GRACE = 5.0
+P = TypeVar("P", bound=RunProgress)
+_DOCUMENT = msgspec.json.Decoder(RunDocument)
+#: what a run executes in a pool thread: the library's run, stopped through the monitor
+Run = Callable[[decido.RunMonitor], decido.OptimizeResult]
+
+
+def new_run_id() -> str:
+    """A fresh run id (``run_`` + 24 hex digits: :func:`~decido_service.store.ordered_id`)."""
+    return ordered_id("run_", time.time())
+
+
+def new_document(req: OptimizeRequest, budget: Budget) -> RunDocument:
+    """The document of a run just admitted: its request (defaults filled in) and the
+    budget the tier allowed it (kept for the process that will execute it)."""
+    return RunDocument(request=req, budget=budget)
+
+
+def read_document(text: str | bytes) -> RunDocument:
+    """A row's stored document, decoded typed."""
+    return _DOCUMENT.decode(text)
+
+
+def write_document(document: RunDocument) -> str:
+    """A document as the row keeps it (JSON text)."""
+    return msgspec.json.encode(document).decode()
+
+
+def run_problem(run_id: str, request_id: str, error: ApiError) -> Problem:
+    """The problem document of a run that failed while executing."""
+    return problem(error, f"/v1/runs/{run_id}", request_id, Problem)
+
+
+def progress_of(monitor: decido.RunMonitor, kind: type[P]) -> P:
+    """A running run's progress read from its monitor (as ``kind``: a stream's
+    ``ProgressEvent``)."""
+    p = monitor.progress()
+    return kind(evaluations=p["evaluations"], iterations=p["iterations"], best=p["best"],
+                elapsed_ms=round(p["elapsed"] * 1e3, 3))
+
+
+def optimize_result(run_id: str, req: OptimizeRequest, result: RunResult,
+                    history: list[list[float | None]]) -> OptimizeResult:
+    """The ``/v1/optimize`` answer of a finished run: ``history`` is ``[evaluations, best]``
+    at each improvement."""
+    return OptimizeResult(**msgspec.structs.asdict(result), id=run_id, run_id=run_id,
+                          engine=req.engine, goal=req.goal, dims=req.dims, history=history)
+
+
+def result_of(r: decido.OptimizeResult) -> RunResult:
+    """The outcome of a finished run (non-finite numbers are encoded null)."""
+    return RunResult(
+        status=cast(RunStatus, r.status), x=r.x.tolist(), value=r.fun, evaluations=r.evaluations,
+        iterations=r.iterations, message=r.message, elapsed_ms=round(r.elapsed * 1e3, 3),
+        seed=r.seed, feasible=r.feasible, max_violation=r.max_violation,
+        constraints=[ConstraintValue(c["name"], c["value"], c["violation"])
+                     for c in r.constraints], variables=r.variables)
+
+
+class Execution:
+    """One run executing in this worker's run pool (see the module docs).
+
+    The process owns the run's row (``owner``) while it executes it: every progress write
+    renews the lease (``lease`` seconds) on the condition that the row is still this
+    process's; a run whose row was taken away (its lease ran out and another process
+    marked it ``failed``, or it was deleted) is stopped and writes nothing more.
+    ``task`` ends with the run's ``/v1/optimize`` answer or raises the run's error; the
+    row is final before it ends. ``requeue`` (set on shutdown for a ``queued`` run, one of
+    ``POST /v1/runs``) gives a run that has not started back to the queue instead of
+    cancelling it; a ``/v1/optimize`` run's client is gone with the process, so it is
+    cancelled."""
+
+    def __init__(self, store: Store, key_id: str, run_id: str, request_id: str,
+                 document: RunDocument, owner: str, lease: float, *,
+                 queued: bool = True) -> None:
+        self.store = store
+        self.key_id = key_id
+        self.run_id = run_id
+        self.request_id = request_id
+        self.document = document
+        self.owner = owner
+        self.lease = lease
+        self.monitor = decido.RunMonitor()
+        self.started_at: float | None = None
+        self.cancelled = threading.Event()
+        self.queued = queued  # from the queue (POST /v1/runs), not a waiting /v1/optimize
+        self.requeue = False
+        self.lost = False
+        self.samples: list[tuple[int, float]] = []  # (evaluations, elapsed_ms) per tick
+        self.task: asyncio.Future[OptimizeResult | None] | None = None
+
+    def stop(self) -> None:
+        """Stop the run (after its current iteration; at once if not started)."""
+        self.cancelled.set()
+        self.monitor.stop()
+
+    def _execute(self, run: Run) -> decido.OptimizeResult | None:
+        """In a run-pool thread: nothing when cancelled before starting, else the run."""
+        if self.cancelled.is_set():
+            return None
+        self.started_at = time.time()
+        return run(self.monitor)
+
+    async def drive(self, pool: Executor, run: Run) -> OptimizeResult | None:
+        """Execute ``run`` in ``pool``, mirroring state, progress and cancel requests
+        through the store; write the final row."""
+        future = asyncio.get_running_loop().run_in_executor(pool, self._execute, run)
+        running = False
+        try:
+            while not future.done():
+                await asyncio.wait({future}, timeout=PROGRESS_INTERVAL)
+                if future.done():
+                    break
+                running = await self._tick(running)
+            outcome = await future
+        except Exception as exc:
+            await self._finish("failed", problem=run_problem(
+                self.run_id, self.request_id, as_api_error(exc)))
+            raise
+        if outcome is None:
+            if self.requeue and not self.lost:
+                await self._write({"owner": None, "lease_until": None})
+            else:
+                await self._finish("cancelled")
+            return None
+        result = result_of(outcome)
+        history: list[list[float | None]] = [[int(e), float(b)] for e, b in outcome.history]
+        trace = thin_trace(timed(outcome.history, [*self.samples,
+                                                   (result.evaluations, result.elapsed_ms)]))
+        await self._finish("cancelled" if result.status == "stopped" else "succeeded",
+                           result=result, trace=trace, columns={
+                               "status": result.status, "value": result.value,
+                               "seed": result.seed, "evaluations": result.evaluations,
+                               "elapsed_ms": result.elapsed_ms})
+        return optimize_result(self.run_id, self.document.request, result, history)
+
+    async def _write(self, changes: dict[str, Any]) -> bool:
+        """Update the row if it is still this process's (else the run is stopped)."""
+        if self.lost:
+            return False
+        if not await self.store.update_run(self.run_id, changes, {"owner": self.owner}):
+            self.lost = True
+            self.stop()
+        return not self.lost
+
+    async def _tick(self, running: bool) -> bool:
+        """One progress write with the lease renewed (and the move to ``running``); a
+        requested cancel stops the run. Store errors are skipped: the next tick tries
+        again."""
+        changes: dict[str, Any] = {"lease_until": time.time() + self.lease}
+        if self.started_at is not None:
+            if not running:
+                changes["state"] = "running"
+                self.document.started_at = iso_utc(self.started_at)
+            progress = self.document.progress = progress_of(self.monitor, RunProgress)
+            self.samples.append((progress.evaluations, progress.elapsed_ms))
+            changes["document"] = write_document(self.document)
+        try:
+            if await self._write(changes):
+                running = running or "state" in changes
+            row = await self.store.get_run(self.key_id, self.run_id)
+        except Exception:  # noqa: BLE001 - a busy store: progress is written next time
+            return running
+        if row is not None and row["cancel_requested"]:
+            self.stop()
+        return running
+
+    async def _finish(self, state: str, *, result: RunResult | None = None,
+                      trace: list[list[float | None]] | None = None,
+                      problem: Problem | None = None,
+                      columns: dict[str, Any] | None = None) -> None:
+        assert state in FINISHED_STATES
+        doc = self.document
+        doc.result, doc.trace, doc.problem = result, trace or [], problem
+        if self.started_at is not None:
+            doc.started_at = iso_utc(self.started_at)
+        if result is not None:
+            doc.progress = None
+        await self._write({"state": state, "finished_at": iso_utc(time.time()),
+                           "document": write_document(doc), "owner": None,
+                           "lease_until": None, **(columns or {})})
+
+
+async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -> None:
+    """On shutdown: give this worker's runs ``grace`` seconds to finish, then stop the
+    rest (running ones end ``cancelled`` with their best so far; ``/v1/runs`` runs not
+    started go back to the queue, for a process that stays or the next one; waiting
+    ``/v1/optimize`` runs end ``cancelled``) and wait until each has written its row."""
+    tasks = {e.task for e in executions if e.task is not None}
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=grace)
+    # the waiting ones first: a running one stopped first frees its thread, which could
+    # otherwise start a waiting run before that run hears it is stopped
+    for execution in sorted(executions, key=lambda e: e.started_at is not None):
+        if execution.task in pending:
+            execution.requeue = execution.queued
+            execution.stop()
+    if pending:
+        await asyncio.wait(pending)
+
+
+async def cancel_queued(store: Store, run_id: str) -> None:
+    """End a queued run nobody has taken yet ``cancelled`` (no result) at once; a run a
+    process owns is left to it (it reads the cancel flag within a progress interval)."""
+    await store.update_run(run_id, {"state": "cancelled", "finished_at": iso_utc(time.time())},
+                           {"state": "queued", "owner": None})
+
+
+_INTERRUPTED = ApiError("interrupted", "the process running this run stopped before it "
+                                       "ended; submit it again (its request is kept)")
+
+
+async def fail_run(store: Store, row: dict[str, Any],
+                   expect: dict[str, Any] | None = None) -> bool:
+    """Mark ``row``'s run ``failed`` with a problem of code ``interrupted`` (when the row
+    is still as ``expect`` says); True when it was marked."""
+    doc = read_document(row["document"])
+    doc.progress, doc.problem = None, run_problem(row["id"], "", _INTERRUPTED)
+    return await store.update_run(row["id"], {
+        "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
+        "lease_until": None, "document": write_document(doc)}, expect)
+
+
+async def fail_interrupted(store: Store) -> int:
+    """Mark every run a process owned or was running ``failed`` (``interrupted``); the
+    number marked. Only for a store no process is running runs of: ``decido serve`` calls
+    it on a SQLite store (one node's file) before its workers start, so these are the
+    runs of a process that died (``kill -9``, a crash, a power loss). Queued runs nobody
+    had taken stay queued: they run once the workers are up."""
+    count = 0
+    for row in await store.unfinished_runs():
+        if row["owner"] is not None or row["state"] == "running":
+            count += await fail_run(store, row)
+    return count

@@ -1,0 +1,110 @@
+"""Path, query and header parameters, as msgspec Structs: the one source of their parsing
+(:func:`decido_service.http.params.parse`) and of the OpenAPI ``parameters``.
+
+``location`` says where a Struct's fields are read from (``path``, ``query``, ``header``);
+a field's encoded name is the parameter's name, its ``Meta`` description the parameter's.
+Lists are pages in the Stripe manner: newest first, ``limit`` items (1 to :data:`MAX_PAGE`,
+default :data:`DEFAULT_PAGE`), the cursor ``starting_after=<id>``, ``{"data": [...],
+"has_more": bool}``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from msgspec import Meta, Struct
+
+from decido_service.types.fields import RUN_ID_PATTERN, EngineId, RunState
+
+__all__ = ["DEFAULT_PAGE", "LAST_EVENT_ID_PATTERN", "MAX_IDEMPOTENCY_KEY", "MAX_PAGE",
+           "DecisionPage", "Params", "DecisionPath", "EventsHeaders", "IdempotencyHeaders", "Page",
+           "RunPage", "RunPath", "TraceQuery"]
+
+DEFAULT_PAGE, MAX_PAGE = 20, 100
+#: the longest Idempotency-Key accepted
+MAX_IDEMPOTENCY_KEY = 255
+#: the event ids of a run's stream (:mod:`decido_service.runs.events`); empty: none seen
+LAST_EVENT_ID_PATTERN = r"^([1-4]|2\.[0-9]{1,19})?$"
+
+
+class Params(Struct):
+    """Parameters read from one place of a request: ``location`` (path, query, header)."""
+
+    location: ClassVar[str]
+
+
+class RunPath(Params):
+    """The run of a ``/v1/runs/{run_id}`` path."""
+
+    location: ClassVar[str] = "path"
+    run_id: Annotated[str, Meta(
+        pattern=RUN_ID_PATTERN,
+        description="a run id (another key's, unknown or malformed: 404)")]
+
+
+class DecisionPath(Params):
+    """The entry of a ``/v1/decisions/{decision_id}`` path."""
+
+    location: ClassVar[str] = "path"
+    decision_id: Annotated[str, Meta(
+        description="a decision-log id (another key's or unknown: 404)")]
+
+
+class Page(Params, kw_only=True):
+    """A page's size."""
+
+    location: ClassVar[str] = "query"
+    limit: Annotated[int, Meta(ge=1, le=MAX_PAGE,
+                               description=f"page size (default {DEFAULT_PAGE})")
+                     ] = DEFAULT_PAGE
+
+
+class DecisionPage(Page, kw_only=True):
+    """A page of the decision log."""
+
+    starting_after: Annotated[str, Meta(
+        min_length=1,
+        description="the last id of the previous page (not one of the key's entries: 400)")
+    ] | None = None
+
+
+class RunPage(Page, kw_only=True):
+    """A page of a key's runs and its filters."""
+
+    starting_after: Annotated[str, Meta(
+        pattern=RUN_ID_PATTERN,
+        description="the last id of the previous page (not one of the key's runs: 400)")
+    ] | None = None
+    state: Annotated[RunState, Meta(description="only runs in this state")] | None = None
+    engine: Annotated[EngineId, Meta(description="only runs of this engine")] | None = None
+
+
+class TraceQuery(Params, kw_only=True):
+    """The form of a run's trace."""
+
+    location: ClassVar[str] = "query"
+    format: Annotated[Literal["json", "csv"], Meta(
+        description="json (default) or csv (text/csv: evaluations,elapsed_ms,best lines)")
+    ] = "json"
+
+
+class IdempotencyHeaders(Params, kw_only=True, rename={"key": "Idempotency-Key"}):
+    """``Idempotency-Key`` of a submission (:mod:`decido_service.runs.idempotency`)."""
+
+    location: ClassVar[str] = "header"
+    key: Annotated[str, Meta(
+        min_length=1, max_length=MAX_IDEMPOTENCY_KEY,
+        description=f"1 to {MAX_IDEMPOTENCY_KEY} characters of the client's choice: the same "
+                    "key and request within 24 h gets the first answer again and is not "
+                    "counted twice; with another request: 422; while the first is being "
+                    "answered: 409; longer: 400")] | None = None
+
+
+class EventsHeaders(Params, kw_only=True, rename={"last_event_id": "Last-Event-ID"}):
+    """Where a run's event stream resumes."""
+
+    location: ClassVar[str] = "header"
+    last_event_id: Annotated[str, Meta(
+        pattern=LAST_EVENT_ID_PATTERN,
+        description="resume after this event id (the last one seen; empty: from the "
+                    "start); an id this stream never sent: 400")] | None = None
