@@ -311,8 +311,9 @@ def _params(method: str, value: Any, plan: Decision, faults: Faults) -> dict[str
     names = [c.attribute for c in plan.criteria]
     out: dict[str, Any] = {"normalization": plan.normalization}
     for key in own:
-        if key in UNIT_PARAMS:
-            out[key] = _unit(value.get(key, UNIT_PARAMS[key]), PARAMS[key], faults)
+        param = UNIT_PARAMS.get(key)
+        if param is not None:
+            out[key] = _unit(value.get(key, param.default), param, faults)
     if method == "promethee2":
         out.update(_promethee(value, names, faults))
     elif method == "spotis":
@@ -322,16 +323,14 @@ def _params(method: str, value: Any, plan: Decision, faults: Faults) -> dict[str
 
 def _unit(value: Any, param: Param, faults: Faults) -> float:
     """A number in the parameter's [low, high]."""
-    where = ("params", param.name)
     try:
         x = number(value)
     except Bad as bad:
-        faults.add(where, "invalid_params", bad.message)
+        faults.add(("params", param.name), "invalid_params", bad.message)
         return float(param.default)
-    lo, hi = param.low, param.high
-    assert lo is not None and hi is not None
-    if not lo <= x <= hi:
-        faults.add(where, "invalid_params", f"must be between {lo:g} and {hi:g}, got {x}")
+    if not param.low <= x <= param.high:
+        faults.add(("params", param.name), "invalid_params",
+                   f"must be between {param.low:g} and {param.high:g}, got {x}")
     return x
 
 
@@ -378,7 +377,7 @@ def _promethee(value: Mapping[str, Any], names: list[str], faults: Faults) -> di
             except Bad as bad:
                 faults.add(here, "invalid_params", bad.message)
                 x = 1.0
-            low, strict = PARAMS[key].low or 0.0, PARAMS[key].open_low
+            low, strict = PARAMS[key].low, PARAMS[key].open_low
             if x < low or (strict and x == low):
                 sign = ">" if strict else ">="
                 faults.add(here, "invalid_params", f"{key} must be {sign} {low:g}")

@@ -59,6 +59,9 @@ def decide_uncertain(plan: Decision, out: dict[str, Any],
         faults.add(("uncertainty", "samples"), "too_many",
                    f"{samples} samples x {m} options x {len(columns)} values exceed "
                    f"{LIMITS['max_smaa_values']} sampled values")
+    if len({str(i) for i in ids}) != m:  # the answer's keys are the ids as strings
+        faults.add(("options",), "invalid_request", "under uncertainty the answer is keyed "
+                   "by the option ids as strings: two ids (such as 1 and \"1\") read the same")
     weights = None
     if values is not None and plan.method != "expression":
         _check_support(plan, values, k, faults)

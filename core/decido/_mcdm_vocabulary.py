@@ -11,6 +11,7 @@ the service's dashboard all read these tables, as ``engines.def`` serves the eng
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -79,8 +80,8 @@ class Param:
     kind: str
     description: str
     default: Any = None
-    low: float | None = None
-    high: float | None = None
+    low: float = -math.inf
+    high: float = math.inf
     open_low: bool = False
     choices: tuple[str, ...] = ()
 
@@ -166,8 +167,8 @@ METHODS: dict[str, Method] = {
 }
 ALL_METHODS = tuple(METHODS)
 ALL_PARAMS = tuple(dict.fromkeys(name for row in METHODS.values() for name in row.params))
-#: parameters between fixed bounds, and their defaults
-UNIT_PARAMS = {p.name: p.default for p in PARAMS.values() if p.kind == "unit"}
+#: the parameters that are one number between fixed bounds
+UNIT_PARAMS = {p.name: p for p in PARAMS.values() if p.kind == "unit"}
 #: normalizations that divide by the values or by their maximum: values must be > 0
 POSITIVE_NORMALIZATIONS = frozenset({"sum", "max", "linear"})
 
@@ -231,7 +232,8 @@ def decision_methods() -> list[dict[str, Any]]:
 
 def _param(p: Param) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": p.kind, "description": p.description, "default": p.default,
-                           "low": p.low, "high": p.high}
+                           "low": p.low if math.isfinite(p.low) else None,
+                           "high": p.high if math.isfinite(p.high) else None}
     if p.open_low:
         out["low_excluded"] = True
     if p.choices:
