@@ -57,7 +57,7 @@ async def _populate(db: str, runs: int) -> tuple[str, list[str]]:
 
     store = await open_store(db)
     try:
-        record, secret = await store.create_key("sdk", "team", "bench")
+        record, secret = await store.accounts.create_key("sdk", "team", "bench")
         ids = []
         rng = random.Random(1)
         finished = iso_utc(time.time())  # recent: runs are kept DECIDO_RUN_RETENTION_DAYS
@@ -79,7 +79,7 @@ async def _populate(db: str, runs: int) -> tuple[str, list[str]]:
                               "status": "max_evaluations", "message": "", "elapsed_ms": 12.5,
                               "seed": i},
                    "trace": trace}
-            await store.record_run({
+            await store.runs.record({
                 "id": run_id, "key_id": record["id"], "engine": engine, "dims": DIMS,
                 "goal": "minimize", "seed": i, "state": "succeeded", "status": "max_evaluations",
                 "value": best, "evaluations": TRACE * 50, "elapsed_ms": 12.5,

@@ -4,7 +4,7 @@
 
 Each round writes ``--batches`` group-commit batches of ``--batch`` decision-log rows (the
 load test's request and an answer and summary of its sizes) through
-``SQLiteDatabase.admit_many``, once with ids of 96 random bits (as ids were) and once with
+``store.admissions.admit_many``, once with ids of 96 random bits (as ids were) and once with
 :func:`decido_service.store.ordered_id`, each into a new file; rounds interleave the two.
 Reports the process CPU and wall time per row (medians of the rounds) and their ratio.
 """
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import DECIDE  # noqa: E402
 
 from decido_service.store import DecisionEntry, iso_utc, ordered_id  # noqa: E402
-from decido_service.store.sqlite_db import SQLiteDatabase  # noqa: E402
+from decido_service.store.blocking import open_blocking  # noqa: E402
 
 REQUEST = orjson.dumps(DECIDE).decode()
 ANSWER = "a" * 560  # the load test's answer is about this long
@@ -40,8 +40,7 @@ def _random_id(prefix: str, epoch: float) -> str:
 
 def _round(make_id: Callable[[str, float], str], batches: int, batch: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        db = SQLiteDatabase(Path(tmp) / "log.db")
-        db.migrate()
+        db = open_blocking(str(Path(tmp) / "log.db"))
         keys = [f"key{i:02d}" for i in range(50)]
         wall, cpu = time.perf_counter(), time.process_time()
         for b in range(batches):
@@ -49,7 +48,7 @@ def _round(make_id: Callable[[str, float], str], batches: int, batch: int) -> tu
             rows = [DecisionEntry(make_id("dec_", now), keys[(b * batch + j) % 50],
                                   iso_utc(now), now, SUMMARY, REQUEST, ANSWER)
                     for j in range(batch)]
-            db.admit_many([], rows)
+            db.admissions.admit_many([], rows)
         rows_written = batches * batch
         return ((time.process_time() - cpu) / rows_written * 1e6,
                 (time.perf_counter() - wall) / rows_written * 1e6)

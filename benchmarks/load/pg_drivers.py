@@ -12,7 +12,7 @@ counters (two per admission: a minute and a month counter of one key); ``COMMIT`
 flight), each on its own connection and its own key, loop for ``seconds``; rounds
 alternate the drivers. ``pipeline`` is psycopg sending ``BEGIN``, the ``SELECT`` and the
 UPSERT in one round trip. ``store`` is the real
-:meth:`PostgresStore.admit_many <decido_service.store.postgres.PostgresStore.admit_many>`
+:meth:`Admissions.admit_many <decido_service.store.admissions.SQLAdmissions.admit_many>`
 (asyncpg, its pool, the judging in Python). Reports admissions per second (median of the
 rounds) and this process's CPU time per admission (the driver's cost; the server's is
 the same SQL for all). psycopg is not a dependency: ``pip install 'psycopg[binary]'`` to
@@ -35,9 +35,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "service"))
 
-from decido_service.store import AdmissionRequest, CounterSpec, window_bounds  # noqa: E402
-from decido_service.store.postgres import PostgresStore  # noqa: E402
-from decido_service.store.postgres_counters import _REVOCATIONS, _UPSERT  # noqa: E402
+from decido_service.store import (  # noqa: E402
+    AdmissionRequest,
+    CounterSpec,
+    Store,
+    window_bounds,
+)
+from decido_service.store.admissions import _keys_sql, _upsert_sql  # noqa: E402
+from decido_service.store.dialect import numbered  # noqa: E402
+from decido_service.store.postgres import PostgresDatabase  # noqa: E402
+
+#: the statements of the store's admission of one key's batch (its minute and month rows)
+_REVOCATIONS, _UPSERT = numbered(_keys_sql(1)), numbered(_upsert_sql(2))
 
 ADMIN = "postgresql://postgres@/postgres?host=/var/run/postgresql"
 NOW = 1_750_000_000.0
@@ -48,11 +57,10 @@ def _percent(sql: str) -> str:
     return re.sub(r"\$\d+", "%s", sql)
 
 
-def _batch_args(key: str, batch: int) -> list[list[Any]]:
-    """The UPSERT's columns for ``batch`` admissions of ``key`` (minute + month)."""
+def _batch_args(key: str, batch: int) -> list[Any]:
+    """The UPSERT's arguments for ``batch`` admissions of ``key`` (minute + month rows)."""
     minute, month = window_bounds("minute", NOW), window_bounds("month", NOW)
-    return [["d.minute", "d.month"], [key, key], ["minute", "month"],
-            [minute[0], month[0]], [minute[1], month[1]], [batch, batch]]
+    return ["d.minute", key, "minute", *minute, batch, "d.month", key, "month", *month, batch]
 
 
 async def psycopg_loop(url: str, key: str, batch: int, until: float) -> int:
@@ -65,7 +73,7 @@ async def psycopg_loop(url: str, key: str, batch: int, until: float) -> int:
     try:
         while time.monotonic() < until:
             await conn.execute("BEGIN")
-            cur = await conn.execute(revocations, [[key]])
+            cur = await conn.execute(revocations, [key])
             await cur.fetchall()
             cur = await conn.execute(upsert, args)
             await cur.fetchall()
@@ -89,7 +97,7 @@ async def pipeline_loop(url: str, key: str, batch: int, until: float) -> int:
         while time.monotonic() < until:
             async with conn.pipeline() as pipeline:
                 await conn.execute("BEGIN")
-                revoked = await conn.execute(revocations, [[key]])
+                revoked = await conn.execute(revocations, [key])
                 cur = await conn.execute(upsert, args)
                 await pipeline.sync()
                 await revoked.fetchall()
@@ -110,7 +118,7 @@ async def asyncpg_loop(url: str, key: str, batch: int, until: float) -> int:
     try:
         while time.monotonic() < until:
             async with conn.transaction():
-                await conn.fetch(_REVOCATIONS, [key])
+                await conn.fetch(_REVOCATIONS, key)
                 await conn.fetch(_UPSERT, *args)
             n += batch
     finally:
@@ -118,14 +126,14 @@ async def asyncpg_loop(url: str, key: str, batch: int, until: float) -> int:
     return n
 
 
-def store_runner(store: PostgresStore) -> Callable[[str, str, int, float], Awaitable[int]]:
+def store_runner(store: Store) -> Callable[[str, str, int, float], Awaitable[int]]:
     async def loop(url: str, key: str, batch: int, until: float) -> int:
         specs = [CounterSpec("d.minute", key, "minute", None), CounterSpec("d.month", key,
                                                                            "month", None)]
         requests = [AdmissionRequest(specs, NOW, key)] * batch
         n = 0
         while time.monotonic() < until:
-            await store.admit_many(requests)
+            await store.admissions.admit_many(requests)
             n += batch
         return n
     return loop
@@ -156,11 +164,12 @@ async def main(args: argparse.Namespace) -> int:
     await _admin(args.admin, f'CREATE DATABASE "{name}"')
     url = args.admin.replace("/postgres?", f"/{name}?", 1)
     try:
-        store = PostgresStore.from_url(url + f"&pool_max={args.tasks}&pool_min={args.tasks}")
-        await store.migrate()
+        database = PostgresDatabase(url + f"&pool_max={args.tasks}&pool_min={args.tasks}")
+        await database.migrate()
+        store = Store(database)
         keys = []
         for _ in range(args.tasks):
-            record, _ = await store.create_key("sdk", "team")
+            record, _ = await store.accounts.create_key("sdk", "team")
             keys.append(record["id"])
         drivers: dict[str, Callable[[str, str, int, float], Awaitable[int]]] = {
             "asyncpg": asyncpg_loop, "store": store_runner(store)}

@@ -15,6 +15,7 @@ from decido.errors import ConstraintError, DecidoError, EngineError, ExpressionE
 from decido.expression import DEFAULT_LIMITS, Expression, Structure
 from decido.optimize import (
     OptimizeResult,
+    ParetoResult,
     RunMonitor,
     default_engine,
     engines,
@@ -22,6 +23,7 @@ from decido.optimize import (
     minimize,
     optimize,
 )
+from decido.pareto import hypervolume
 
 __version__ = "0.1.0"
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "Expression",
     "ExpressionError",
     "OptimizeResult",
+    "ParetoResult",
     "RunMonitor",
     "Structure",
     "__version__",
@@ -45,6 +48,7 @@ __all__ = [
     "decision_schemas",
     "default_engine",
     "engines",
+    "hypervolume",
     "maximize",
     "minimize",
     "optimize",

@@ -90,6 +90,9 @@ cdef extern from "decido.h" nogil:
         DC_SUPPORTS_CONSTRAINTS
         DC_SUPPORTS_INTEGERS
         DC_SUPPORTS_X0
+        DC_SUPPORTS_OBJECTIVES
+        DC_MAX_OBJECTIVES
+        DC_DEFAULT_ARCHIVE
 
     ctypedef enum dc_stop:
         DC_STOP_NONE
@@ -106,6 +109,8 @@ cdef extern from "decido.h" nogil:
         double best
         const double *best_x
         double elapsed
+        double hypervolume
+        int64_t front_size
 
     ctypedef int (*dc_callback_fn)(void *userdata, const dc_progress *progress) noexcept nogil
 
@@ -118,6 +123,8 @@ cdef extern from "decido.h" nogil:
         double best
         double elapsed
         int running
+        double hypervolume
+        int64_t front_size
 
     dc_monitor *dc_monitor_new(const dc_allocator *allocator)
     void dc_monitor_free(dc_monitor *monitor)
@@ -157,6 +164,11 @@ cdef extern from "decido.h" nogil:
         const dc_constraint_sense *senses
         size_t n_constraints
         double constraint_tolerance
+        size_t n_objectives
+        const dc_program *const *objectives
+        const unsigned char *maximized
+        const double *reference_point
+        size_t archive_capacity
 
     ctypedef struct dc_history_entry:
         int64_t evaluations
@@ -177,6 +189,14 @@ cdef extern from "decido.h" nogil:
         double max_violation
         double *g
         size_t n_g
+        size_t n_objectives
+        size_t n_pareto
+        double *pareto_x
+        double *pareto_f
+        double *pareto_violation
+        unsigned char *pareto_feasible
+        double hypervolume
+        double reference_point[8]
 
     void dc_run_init(dc_run *run)
     dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *result,
@@ -205,6 +225,9 @@ cdef extern from "decido.h" nogil:
     const dc_engine_info *dc_engine_at(size_t index)
     const dc_option_info *dc_run_options(size_t *count)
     const char *dc_engine_default()
+
+    dc_status dc_hypervolume(const double *F, size_t rows, size_t m, const double *ref,
+                             const dc_allocator *alloc, double *out, dc_error *error)
 
     dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,
                                   double rel_tol, int64_t *order, int64_t *rank)

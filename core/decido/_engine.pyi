@@ -15,10 +15,15 @@ class RunMonitor:
         """True once ``stop()`` was called (it stays True)."""
     def progress(self) -> dict[str, Any]:
         """``{"evaluations": int, "iterations": int, "best": float | None,
-        "elapsed": float, "running": bool}`` from the latest publication."""
+        "elapsed": float, "running": bool, "hypervolume": float | None,
+        "front_size": int}`` from the latest publication."""
+
+MAX_OBJECTIVES: int
+DEFAULT_ARCHIVE: int
 
 def engines() -> list[dict[str, Any]]: ...
 def default_engine() -> str: ...
+def hypervolume(points: NDArray[np.float64], reference: NDArray[np.float64]) -> float: ...
 def run(
     engine: str,
     lower: NDArray[np.float64],
@@ -40,4 +45,9 @@ def run(
     constraints: list[Any] | None = None,
     senses: list[int] | None = None,
     constraint_tolerance: float = 0.0,
+    n_objectives: int = 0,
+    objectives: list[Any] | None = None,
+    maximized: NDArray[np.uint8] | None = None,
+    reference_point: NDArray[np.float64] | None = None,
+    archive_capacity: int = 0,
 ) -> dict[str, Any]: ...

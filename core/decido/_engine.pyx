@@ -26,6 +26,10 @@ import numpy as np
 
 from decido.errors import EngineError, status_error
 
+#: The most objectives a run takes, and the front's size cap when none is given (decido.h).
+MAX_OBJECTIVES = c.DC_MAX_OBJECTIVES
+DEFAULT_ARCHIVE = c.DC_DEFAULT_ARCHIVE
+
 # A run on the main thread looks for a pending signal (Ctrl-C) this often, in seconds.
 cdef double _SIGNAL_INTERVAL = 0.01
 
@@ -46,6 +50,7 @@ cdef class _Context:
     cdef object callback
     cdef object error
     cdef size_t n
+    cdef size_t m  # objectives (0: one, the single-objective path)
     cdef _Hook hook
 
 
@@ -68,7 +73,17 @@ cdef int _objective_gil(_Context ctx, const double *X, size_t rows, size_t n, do
     try:
         view = <const double[:rows, :n]> X
         points = np.array(view, dtype=np.float64, copy=True)
-        if ctx.vectorized:
+        if ctx.m:
+            # several objectives: one call over the rows, (rows, m) values
+            out = np.ascontiguousarray(ctx.objective(points), dtype=np.float64)
+            if out.size != rows * ctx.m:
+                raise ValueError(
+                    f"the objectives must give {rows} x {ctx.m} values, got shape "
+                    f"{np.shape(out)}")
+            values = out.reshape(-1)
+            for r in range(rows * ctx.m):
+                f[r] = values[r]
+        elif ctx.vectorized:
             out = np.asarray(ctx.objective(points), dtype=np.float64)
             if out.shape != (rows,):
                 out = out.reshape(-1)
@@ -129,6 +144,15 @@ cdef int _callback(void *ud, const c.dc_progress *pr) noexcept nogil:
 cdef int _callback_gil(_Context ctx, const c.dc_progress *pr):
     cdef const double[::1] view
     try:
+        if ctx.m:
+            progress = {
+                "evaluations": pr.evaluations,
+                "iterations": pr.iterations,
+                "hypervolume": None if isnan(pr.hypervolume) else pr.hypervolume,
+                "front_size": pr.front_size,
+                "elapsed": pr.elapsed,
+            }
+            return 1 if ctx.callback(progress) else 0
         view = <const double[:ctx.n]> pr.best_x
         progress = {
             "evaluations": pr.evaluations,
@@ -141,6 +165,28 @@ cdef int _callback_gil(_Context ctx, const c.dc_progress *pr):
     except BaseException as exc:
         ctx.error = exc
         return -1
+
+
+cdef dict _front(const c.dc_result *res, size_t n, size_t m):
+    """The archive of a run of several objectives, copied out of the result."""
+    cdef size_t k = res.n_pareto, q
+    cdef const double[:, ::1] xs
+    cdef const double[:, ::1] fs
+    pareto_x = np.empty((k, n), dtype=np.float64)
+    pareto_f = np.empty((k, m), dtype=np.float64)
+    if k:
+        xs = <const double[:k, :n]> res.pareto_x
+        fs = <const double[:k, :m]> res.pareto_f
+        pareto_x[:, :] = xs
+        pareto_f[:, :] = fs
+    return {
+        "pareto_x": pareto_x,
+        "pareto_f": pareto_f,
+        "pareto_violation": [res.pareto_violation[q] for q in range(k)],
+        "pareto_feasible": [res.pareto_feasible[q] != 0 for q in range(k)],
+        "hypervolume": res.hypervolume,
+        "reference_point": [res.reference_point[q] for q in range(m)],
+    }
 
 
 @cython.final
@@ -192,7 +238,9 @@ cdef class RunMonitor:
         the caller's sense, None until a number was seen), ``elapsed`` (wall
         seconds at the last iteration) and ``running`` (a run is in progress).
         The values come from one publication, after an iteration or at the
-        end of the run; after the run they equal its result's.
+        end of the run; after the run they equal its result's.  A run of several
+        objectives also publishes ``hypervolume`` (of its front at its reference point,
+        None until known) and ``front_size``; other runs give None and 0.
         """
         cdef c.dc_monitor_snapshot s
         c.dc_monitor_read(self.mon, &s)  # a few loads; the run never waits on us
@@ -202,6 +250,8 @@ cdef class RunMonitor:
             "best": None if isnan(s.best) else s.best,
             "elapsed": s.elapsed,
             "running": s.running != 0,
+            "hypervolume": None if isnan(s.hypervolume) else s.hypervolume,
+            "front_size": s.front_size,
         }
 
     def __repr__(self):
@@ -246,6 +296,7 @@ def engines():
                 "constraints": bool(info.supports & c.DC_SUPPORTS_CONSTRAINTS),
                 "integers": bool(info.supports & c.DC_SUPPORTS_INTEGERS),
                 "x0": bool(info.supports & c.DC_SUPPORTS_X0),
+                "objectives": bool(info.supports & c.DC_SUPPORTS_OBJECTIVES),
             },
         })
     return out
@@ -255,14 +306,39 @@ def default_engine():
     return c.dc_engine_default().decode()
 
 
+def hypervolume(object points, object reference):
+    """dc_hypervolume of a (k, m) C-contiguous float64 array (minimized) at a float64
+    reference of m values; EngineError for what the C side refuses."""
+    cdef const double[:, ::1] F = points
+    cdef const double[::1] ref = reference
+    cdef c.dc_error err
+    cdef double out = 0.0
+    cdef c.dc_status st
+    cdef size_t rows = F.shape[0], m = F.shape[1]
+    cdef const double *data = &F[0, 0] if rows else NULL
+    with nogil:
+        st = c.dc_hypervolume(data, rows, m, &ref[0], NULL, &out, &err)
+    if st == c.DC_ERR_NOMEM:
+        raise MemoryError("decido: out of memory computing a hypervolume")
+    if st != c.DC_OK:
+        raise EngineError("invalid_argument", err.message.decode("utf-8", "replace"),
+                          "reference_point")
+    return out
+
+
 def run(str engine, object lower, object upper, object objective, bint vectorized,
         bint maximize, int64_t max_evaluations, double time_limit, object target,
         uint64_t seed, dict options, object callback, size_t history_capacity,
         object monitor=None, object x0=None, object integer=None, object discrete=None,
-        object constraints=None, object senses=None, double constraint_tolerance=0.0):
+        object constraints=None, object senses=None, double constraint_tolerance=0.0,
+        size_t n_objectives=0, object objectives=None, object maximized=None,
+        object reference_point=None, size_t archive_capacity=0):
     """Run the driver; returns a dict of the result fields.  x0: (k, n) start points;
     integer: n flags; discrete: n arrays (None: not discrete) of increasing values;
-    constraints: Programs g = lhs - rhs with senses (0 <=, 1 >=, 2 ==)."""
+    constraints: Programs g = lhs - rhs with senses (0 <=, 1 >=, 2 ==).  Several
+    objectives: n_objectives >= 1 with objectives (Programs; objective is then None)
+    or objective a callable over the rows giving (rows, n_objectives) values;
+    maximized: n_objectives flags; reference_point: n_objectives values or None."""
     cdef const double[::1] lo = lower
     cdef const double[::1] hi = upper
     cdef c.dc_run spec
@@ -284,6 +360,9 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
     cdef const c.dc_program **cptr = NULL
     cdef c.dc_constraint_sense *sptr = NULL
     cdef Py_ssize_t m = 0
+    cdef const c.dc_program **optr = NULL
+    cdef const unsigned char[::1] maxview
+    cdef const double[::1] refview
     keep = []  # arrays whose memory the run reads
     engine_b = engine.encode()
     cdef const char *engine_c = engine_b
@@ -292,7 +371,24 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
     spec.n = n
     spec.lower = &lo[0]
     spec.upper = &hi[0]
-    if isinstance(objective, Program):
+    if n_objectives:
+        ctx.m = n_objectives
+        spec.n_objectives = n_objectives
+        spec.archive_capacity = archive_capacity
+        if maximized is not None:
+            maxview = maximized
+            spec.maximized = &maxview[0]
+        if reference_point is not None:
+            refview = reference_point
+            spec.reference_point = &refview[0]
+    if objectives is not None:
+        optr = <const c.dc_program **>malloc(n_objectives * sizeof(c.dc_program *))
+        if optr is NULL:
+            raise MemoryError()
+        for k in range(<Py_ssize_t>n_objectives):
+            optr[k] = (<Program>objectives[k]).prog
+        spec.objectives = optr
+    elif isinstance(objective, Program):
         program = <Program>objective
         spec.program = program.prog
     else:
@@ -337,6 +433,7 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         if vptr is NULL or vcount is NULL:
             free(vptr)
             free(vcount)
+            free(optr)
             raise MemoryError()
         for k in range(<Py_ssize_t>n):
             vptr[k] = NULL
@@ -357,6 +454,7 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             free(sptr)
             free(vptr)
             free(vcount)
+            free(optr)
             raise MemoryError()
         for k in range(m):
             cptr[k] = (<Program>constraints[k]).prog
@@ -375,6 +473,7 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             free(vcount)
             free(cptr)
             free(sptr)
+            free(optr)
             raise MemoryError()
         for k, key in enumerate(option_keys):
             names[k] = <const char *>key
@@ -392,6 +491,7 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
         free(vcount)
         free(cptr)
         free(sptr)
+        free(optr)
     if st != c.DC_OK:
         if ctx.error is not None:
             raise ctx.error
@@ -418,6 +518,8 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             "max_violation": res.max_violation,
             "g": [res.g[k] for k in range(res.n_g)],
         }
+        if n_objectives:
+            out.update(_front(&res, n, n_objectives))
         if ctx.error is not None:  # Ctrl-C: the best so far rides on the exception
             ctx.error.result = out
             raise ctx.error

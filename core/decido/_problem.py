@@ -9,7 +9,7 @@ import numpy as np
 
 from decido.errors import EngineError
 
-__all__ = ["Problem", "is_real"]
+__all__ = ["Problem", "engine_error", "is_real"]
 
 
 def is_real(value: Any) -> bool:
@@ -47,3 +47,12 @@ class Problem(NamedTuple):
     def error(self) -> EngineError:
         """This fault as the :class:`EngineError` that :func:`optimize` raises."""
         return EngineError(self.code, self.message, self.field or None)
+
+
+def engine_error(problems: list[Problem]) -> EngineError:
+    """Every fault as one :class:`EngineError`: the first's code, message and field, and
+    ``errors`` listing them all with their JSON pointers."""
+    first = problems[0]
+    return EngineError(first.code, first.message, first.field or None,
+                       [{"pointer": p.pointer, "code": p.code, "message": p.message}
+                        for p in problems])

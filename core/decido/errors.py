@@ -86,16 +86,30 @@ class EngineError(DecidoError, ValueError):
         code: stable machine code: ``"invalid_bounds"``, ``"unknown_engine"``,
             ``"invalid_option"``, ``"invalid_argument"`` or ``"engine_failure"``.
         field: the argument at fault (``"bounds[3]"``, ``"options.popsize"``), or None.
+        errors: every fault found, the first first: dicts ``{"pointer", "code",
+            "message"}`` where ``pointer`` is the JSON pointer of the argument in a request
+            body (``/objectives/1/name``); ``code``, ``message`` and ``field`` are the
+            first's.
     """
 
-    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+    def __init__(self, code: str, message: str, field: str | None = None,
+                 errors: list[dict[str, str]] | None = None) -> None:
         self.code = code
         self.message = message
         self.field = field
+        self.errors = errors if errors is not None else [
+            {"pointer": _pointer(field), "code": code, "message": message}]
         super().__init__(message)
 
-    def __reduce__(self) -> tuple[type[EngineError], tuple[str, str, str | None]]:
-        return (type(self), (self.code, self.message, self.field))
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.code, self.message, self.field, self.errors))
+
+
+def _pointer(field: str | None) -> str:
+    """``bounds[3]`` -> ``/bounds/3``, ``options.popsize`` -> ``/options/popsize``."""
+    if not field:
+        return ""
+    return "/" + field.replace("[", "/").replace("]", "").replace(".", "/")
 
 
 #: The parts of the library whose C calls return a status (the three extension modules).

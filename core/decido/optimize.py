@@ -7,22 +7,33 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from decido import _engine
 from decido._engine import RunMonitor
-from decido._problem import Problem
+from decido._problem import Problem, engine_error
 from decido._problem import is_real as _is_real
+from decido._run_args import (
+    DEFAULT_EVALUATIONS_PER_DIM,
+    MIN_DEFAULT_EVALUATIONS,
+    check_hooks,
+    run_budget,
+    with_stop_option,
+)
 from decido.design import Constraint, Design, compile_constraints, design_problems
 from decido.errors import EngineError
 from decido.expression import Expression
+from decido.pareto import ParetoResult, optimize_front
 
 __all__ = [
+    "DEFAULT_EVALUATIONS_PER_DIM",
+    "MIN_DEFAULT_EVALUATIONS",
     "SEED_END",
     "OptimizeResult",
+    "ParetoResult",
     "Problem",
     "RunMonitor",
     "default_engine",
@@ -35,9 +46,6 @@ __all__ = [
 
 Objective = str | Expression | Callable[..., Any]
 
-#: Budget when max_evaluations is None: 2,000 evaluations per dimension, at least 10,000.
-DEFAULT_EVALUATIONS_PER_DIM = 2000
-MIN_DEFAULT_EVALUATIONS = 10_000
 _HISTORY = 512
 #: Seeds are integers in ``[0, SEED_END)`` (64 bits).
 SEED_END = 2**64
@@ -461,18 +469,13 @@ def optimize(
     point or a list of them: each is evaluated first and the engine starts from the best).
     ``decido.engines()`` says which engine takes what.
     """
-    if stop_on_convergence is not None:
-        if not isinstance(stop_on_convergence, bool):
-            raise EngineError("invalid_argument", "stop_on_convergence must be True or False",
-                              "stop_on_convergence")
-        if options is None or isinstance(options, Mapping):
-            options = {**(options or {}), "stop_on_convergence": int(stop_on_convergence)}
+    options = with_stop_option(options, stop_on_convergence)
     checked = _check(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
                      time_limit=time_limit, target=target, seed=seed, options=options,
                      variables=variables, integers=integers, x0=x0, constraints=constraints,
                      constraint_tolerance=constraint_tolerance)
     if checked.problems:
-        raise checked.problems[0].error()
+        raise engine_error(checked.problems)
     engine_id, opts, design = checked.engine, checked.options, checked.design
     assert design is not None
     n = design.n
@@ -480,20 +483,9 @@ def optimize(
     if seed is None:
         seed = secrets.randbits(63)
     cons = compile_constraints(constraints or [], design, probe_seed=int(seed))
-    budget = (
-        max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * n)
-        if max_evaluations is None
-        else int(max_evaluations)
-    )
+    budget = run_budget(max_evaluations, n)
     limit = 0.0 if time_limit is None else float(time_limit)
-    if callback is not None and not callable(callback):
-        raise EngineError("invalid_argument", "callback must be callable", "callback")
-    if monitor is not None and not isinstance(monitor, RunMonitor):
-        raise EngineError(
-            "invalid_argument",
-            f"monitor must be a decido.RunMonitor, got {type(monitor).__name__}",
-            "monitor",
-        )
+    check_hooks(callback, monitor)
     try:
         out = _engine.run(
             engine_id, design.lower, design.upper, program, bool(vectorized),
@@ -538,15 +530,33 @@ def _result(out: dict[str, Any], engine: str, seed: int, goal: str, design: Desi
     )
 
 
+@overload
 def minimize(objective: Objective, bounds: ArrayLike | None = None, **kwargs: Any
-             ) -> OptimizeResult:
-    """Minimize ``objective`` over ``bounds``; see :func:`optimize` for the arguments."""
+             ) -> OptimizeResult: ...
+@overload
+def minimize(objective: list[Any] | tuple[Any, ...], bounds: ArrayLike | None = None,
+             **kwargs: Any) -> ParetoResult: ...
+def minimize(objective: Objective | list[Any] | tuple[Any, ...],
+             bounds: ArrayLike | None = None, **kwargs: Any) -> OptimizeResult | ParetoResult:
+    """Minimize ``objective`` over ``bounds``; see :func:`optimize` for the arguments.  A
+    list of objectives makes a run of several (:func:`decido.pareto.optimize_front`: the
+    result is a :class:`ParetoResult`)."""
+    if isinstance(objective, (list, tuple)):
+        return optimize_front(objective, bounds, goal="minimize", **kwargs)
     return optimize(objective, bounds, goal="minimize", **kwargs)
 
 
+@overload
 def maximize(objective: Objective, bounds: ArrayLike | None = None, **kwargs: Any
-             ) -> OptimizeResult:
-    """Maximize ``objective`` over ``bounds``; see :func:`optimize` for the arguments."""
+             ) -> OptimizeResult: ...
+@overload
+def maximize(objective: list[Any] | tuple[Any, ...], bounds: ArrayLike | None = None,
+             **kwargs: Any) -> ParetoResult: ...
+def maximize(objective: Objective | list[Any] | tuple[Any, ...],
+             bounds: ArrayLike | None = None, **kwargs: Any) -> OptimizeResult | ParetoResult:
+    """Maximize ``objective`` over ``bounds``; see :func:`optimize` for the arguments.  A
+    list of objectives makes a run of several, each maximized unless its dict says
+    ``"goal": "minimize"`` (a :class:`ParetoResult`)."""
+    if isinstance(objective, (list, tuple)):
+        return optimize_front(objective, bounds, goal="maximize", **kwargs)
     return optimize(objective, bounds, goal="maximize", **kwargs)
-
-

@@ -45,13 +45,51 @@ void dc_run_init(dc_run *run)
     memset(run, 0, sizeof *run);
 }
 
+static double floor_tolerance(const dc_driver *d)
+{
+    return fmax(DC_FLOOR_ATOL, DC_FLOOR_RTOL * fabs(d->floor));
+}
+
+/* The objective's range over the box (bound.c), for an unconstrained program
+ * on real or integer coordinates whose run stops on convergence: its lower
+ * end (upper when maximizing) is a floor no point can beat. */
+static dc_status set_floor(dc_driver *d)
+{
+    const dc_run *run = d->run;
+    double f_lo, f_hi;
+    size_t j;
+    dc_status st;
+    if (d->multi || !run->program || d->pb.constrained || !d->pb.stop_on_convergence)
+        return DC_OK;
+    for (j = 0; j < d->n; j++)
+        if (d->kind[j] == K_DISCRETE)
+            return DC_OK;
+    if ((st = dc_program_range(run->program, d->lo, d->hi, d->alloc, &f_lo, &f_hi)))
+        return st;
+    d->floor = run->maximize ? -f_hi : f_lo;
+    d->has_floor = isfinite(d->floor);
+    return DC_OK;
+}
+
+/* The best value is as good as the floor allows: nothing left to improve. */
+static int reached_floor(const dc_driver *d)
+{
+    return d->has_floor && d->have_best && d->best_excess == 0.0 &&
+           d->best - d->floor <= floor_tolerance(d);
+}
+
 static void describe(dc_driver *d)
 {
     dc_result *r = d->res;
     switch (d->stop) {
     case DC_STOP_CONVERGED:
-        snprintf(r->message, sizeof r->message, "converged: %s's convergence test was met",
-                 d->vt->info->id);
+        if (d->at_floor)
+            snprintf(r->message, sizeof r->message,
+                     "converged: %.10g is within %.3g of a proven bound of the objective "
+                     "over the box", r->fun, floor_tolerance(d));
+        else
+            snprintf(r->message, sizeof r->message, "converged: %s's convergence test was met",
+                     d->vt->info->id);
         break;
     case DC_STOP_TARGET:
         snprintf(r->message, sizeof r->message, "target reached: %.10g is at least as good as %.10g",
@@ -113,22 +151,31 @@ static dc_status converged_or_restart(dc_driver *d, int *again)
     return DC_OK;
 }
 
-/* Evaluate the start points (counted) and start the engine from the best. */
+/* Evaluate the start points (counted) and start the engine from the best (with
+ * several objectives: from each). */
 static dc_status start_points(dc_driver *d, dc_error *err)
 {
     const dc_engine_vt *vt = d->vt;
-    size_t rows = d->run->n_x0;
-    double *f = dc_mem_alloc(d->alloc, rows * sizeof(double));
+    size_t rows = d->run->n_x0, r;
+    double *f = dc_mem_alloc(d->alloc, rows * d->m * sizeof(double));
     dc_status st;
     if (!f || !dc_driver_reserve_x(d, rows)) {
-        dc_mem_free(d->alloc, f, rows * sizeof(double));
+        dc_mem_free(d->alloc, f, rows * d->m * sizeof(double));
         return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     }
     memcpy(d->X, d->run->x0, rows * d->n * sizeof(double));
     st = dc_driver_eval_x(d, d->X, rows, f);
-    dc_mem_free(d->alloc, f, rows * sizeof(double));
+    dc_mem_free(d->alloc, f, rows * d->m * sizeof(double));
     if (st)
         return dc_set_error(err, st, 0, 0, "evaluation failed (%s)", dc_status_code(st));
+    for (r = 0; d->multi && r < rows && !d->stop; r++) { /* each seeds the population */
+        dc_driver_unscale(d, d->run->x0 + r * d->n, d->xbuf);
+        if ((st = vt->seed_point(d->state, d->xbuf)))
+            return dc_set_error(err, st, 0, 0, "engine '%s' failed (%s)", vt->info->id,
+                                dc_status_code(st));
+    }
+    if (d->multi)
+        return DC_OK;
     if (d->have_best && !d->stop) {
         dc_driver_unscale(d, d->best_x, d->xbuf);
         if ((st = vt->seed_point(d->state, d->xbuf)))
@@ -339,6 +386,7 @@ static dc_status set_problem(dc_driver *d, size_t general, int equalities, dc_er
     pb->exact_gradient = run->program != NULL;
     pb->constrained = general > 0;
     pb->equalities = equalities;
+    pb->n_objectives = run->n_objectives;
     for (j = 0; j < n; j++)
         if (d->kind[j] != K_REAL)
             pb->levels = d->levels;
@@ -373,6 +421,8 @@ static dc_status build(dc_driver *d, dc_error *err)
         return st;
     if ((st = allocate_constraints(d, err)))
         return st;
+    if (d->multi && dc_front_init(&d->front, run, d->alloc))
+        return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     general = set_box(d, &equalities);
     if (run->program) {
         d->ws = dc_workspace_new(run->program, d->alloc);
@@ -381,6 +431,8 @@ static dc_status build(dc_driver *d, dc_error *err)
     }
     if ((st = set_problem(d, general, equalities, err)))
         return st;
+    if ((st = set_floor(d)))
+        return dc_set_error(err, st, 0, 0, "out of memory");
     d->t0 = dc_driver_now();
     d->deadline = run->time_limit > 0 ? d->t0 + run->time_limit : 0.0;
     d->started = 1; /* release runs even after a failed init (the state is zeroed) */
@@ -396,6 +448,8 @@ static dc_status evaluate(dc_driver *d, dc_batch *b)
     if (d->cons.m && d->last_kind == DC_ASK_GRADIENT && b->kind != DC_ASK_GRADIENT)
         alm_update(d); /* a gradient phase (a composite's polish) ended */
     d->last_kind = b->kind;
+    if (d->multi && b->kind != DC_ASK_POINTS)
+        return DC_ERR_ARGUMENT; /* gradients and terms are of one objective */
     if (b->kind == DC_ASK_GRADIENT)
         return dc_driver_eval_gradients(d, b);
     if (b->kind == DC_ASK_TERMS)
@@ -414,8 +468,10 @@ static void after_iteration(dc_driver *d)
         int rc;
         pr.evaluations = d->evals;
         pr.iterations = d->iters;
-        pr.best = dc_driver_user_value(d, d->best);
-        pr.best_x = d->best_x;
+        pr.best = dc_driver_shown_best(d);
+        pr.best_x = d->multi ? NULL : d->best_x;
+        pr.hypervolume = d->multi ? d->front.hypervolume : NAN;
+        pr.front_size = d->multi ? (int64_t)d->front.archive.size : 0;
         pr.elapsed = dc_driver_now() - d->t0;
         rc = run->callback(run->callback_data, &pr);
         if (rc)
@@ -465,7 +521,13 @@ static dc_status loop(dc_driver *d, dc_error *err)
             return dc_set_error(err, st, 0, 0, "engine '%s' failed (%s)", vt->info->id,
                                 dc_status_code(st));
         d->iters++;
+        if (d->multi && (st = dc_driver_measure_front(d)))
+            return dc_set_error(err, st, 0, 0, "out of memory");
         after_iteration(d);
+        if (!d->stop && reached_floor(d)) { /* after the iteration: the engine saw it */
+            d->stop = DC_STOP_CONVERGED;
+            d->at_floor = 1;
+        }
     }
     return DC_OK;
 }
@@ -480,20 +542,22 @@ static dc_status finish(dc_driver *d)
     size_t j, n = d->n;
     if (!d->have_best && d->stop != DC_STOP_ERROR && d->evals < run->max_evaluations) {
         /* nothing evaluated yet (a run cut short at once): the centre */
-        double f, *u = d->best_x;
+        double f[DC_MAX_OBJECTIVES], *u = d->best_x;
         for (j = 0; j < n; j++)
             u[j] = 0.5;
         dc_driver_scale_rows(d, u, 1, d->xbuf);
-        if ((st = dc_driver_evaluate_rows(d, d->xbuf, 1, &f)))
+        if ((st = dc_driver_evaluate_rows(d, d->xbuf, 1, f)))
             return st;
         if (d->stop != DC_STOP_ERROR) {
             d->evals++;
-            if ((st = dc_driver_judge_rows(d, d->xbuf, 1, &f)))
+            if ((st = dc_driver_judge_rows(d, d->xbuf, 1, f)))
                 return st;
         }
     }
-    memcpy(res->x, d->best_x, n * sizeof(double));
-    res->fun = d->have_best ? dc_driver_user_value(d, d->best) : NAN;
+    if (d->multi && (st = dc_front_result(&d->front, res)))
+        return st;
+    memcpy(res->x, d->multi && res->n_pareto ? res->pareto_x : d->best_x, n * sizeof(double));
+    res->fun = dc_driver_shown_best(d);
     res->evaluations = d->evals;
     res->iterations = d->iters;
     res->gradients = d->grads;
@@ -501,11 +565,14 @@ static dc_status finish(dc_driver *d)
     res->elapsed = dc_driver_now() - d->t0;
     if (res->n_history == 0 || res->history[res->n_history - 1].evaluations != d->evals) {
         res->history[res->n_history].evaluations = d->evals;
-        res->history[res->n_history].best = res->fun;
+        res->history[res->n_history].best = d->multi ? res->hypervolume : res->fun;
         res->n_history++;
     }
     res->feasible = 1;
-    if (d->cons.m) {
+    if (d->multi) {
+        res->feasible = res->n_pareto > 0 && res->pareto_feasible[0];
+        res->max_violation = res->n_pareto ? res->pareto_violation[0] : 0.0;
+    } else if (d->cons.m) {
         memcpy(res->g, d->best_g, d->cons.m * sizeof(double));
         res->max_violation = dc_cons_max_violation(&d->cons, d->best_g);
         res->feasible = d->have_best && d->best_excess == 0.0;
@@ -526,9 +593,10 @@ static void release(dc_driver *d, dc_status st)
     const dc_run *run = d->run;
     const dc_engine_vt *vt = d->vt;
     size_t n = d->n;
+    if (d->watched && d->multi && st == DC_OK)
+        dc_monitor_front(run->monitor, d->res->hypervolume, (int64_t)d->res->n_pareto);
     if (d->watched)
-        dc_monitor_end(run->monitor, d->evals, d->iters,
-                       d->have_best ? dc_driver_user_value(d, d->best) : NAN,
+        dc_monitor_end(run->monitor, d->evals, d->iters, dc_driver_shown_best(d),
                        st == DC_OK ? d->res->elapsed : d->started ? dc_driver_now() - d->t0 : 0.0);
     if (d->started && vt->release)
         vt->release(d->state);
@@ -551,6 +619,7 @@ static void release(dc_driver *d, dc_status st)
     dc_mem_free(d->alloc, d->fd, (n + 2 * FD_CHUNK) * sizeof(double));
     dc_mem_free(d->alloc, d->group, n * sizeof(int64_t));
     dc_workspace_free(d->ws);
+    dc_front_free(&d->front);
     if (st)
         dc_result_free(d->res);
 }
@@ -585,7 +654,9 @@ dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *res, dc_
     d.alloc = run->allocator ? run->allocator : dc_mem_default();
     d.n = run->n;
     d.res = res;
-    d.chunk = run->program ? 64 : 1;
+    d.chunk = run->program || run->objectives ? 64 : 1;
+    d.multi = run->n_objectives > 0;
+    d.m = d.multi ? run->n_objectives : 1;
     d.target = run->maximize ? -run->target : run->target;
     if (run->monitor) {
         if (!dc_monitor_begin(run->monitor))
@@ -609,4 +680,5 @@ void dc_result_free(dc_result *r)
     r->history = NULL;
     dc_mem_free(&r->alloc, r->g, r->n_g * sizeof(double));
     r->g = NULL;
+    dc_front_result_free(r);
 }

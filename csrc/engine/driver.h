@@ -12,8 +12,11 @@
 #ifndef DC_DRIVER_H
 #define DC_DRIVER_H
 
+#include <math.h>
+
 #include "engine/constraints.h"
 #include "engine/engine.h"
+#include "engine/front.h"
 
 #define FD_CHUNK 32u /* coordinates per batch of finite differences */
 
@@ -67,12 +70,26 @@ typedef struct dc_driver {
     int64_t start_evals;     /* evaluations when the engine last started */
     int started;             /* the engine's init was called: release it */
     int watched;             /* the run holds its monitor: end it */
+    /* several objectives (front.c): m values a row, each row offered to the archive */
+    size_t m;                /* values a row: n_objectives, or 1 */
+    int multi;               /* n_objectives >= 1 */
+    dc_front front;
+    double *violation;       /* the batch's excess per row, told to the engine (or NULL) */
+    int has_floor;           /* floor is a proven lower bound of the objective */
+    int at_floor;            /* the run ended within tolerance of it */
+    double floor;            /* internal sense */
 } dc_driver;
 
 /* Values are minimized internally: this is v in the caller's sense. */
 static inline double dc_driver_user_value(const dc_driver *d, double v)
 {
     return d->run->maximize ? -v : v;
+}
+
+/* The best value as progress shows it: NaN before any, and with several objectives. */
+static inline double dc_driver_shown_best(const dc_driver *d)
+{
+    return d->have_best && !d->multi ? dc_driver_user_value(d, d->best) : NAN;
 }
 
 /* driver_eval.c */
@@ -88,6 +105,9 @@ dc_status dc_driver_eval_x(dc_driver *d, const double *X, size_t rows, double *f
 dc_status dc_driver_eval_points(dc_driver *d, dc_batch *b);
 dc_status dc_driver_eval_gradients(dc_driver *d, dc_batch *b);
 dc_status dc_driver_eval_terms(dc_driver *d, dc_batch *b);
+/* Several objectives, after an iteration: the archive thinned, its hypervolume
+ * measured and recorded in the history when it changed. */
+dc_status dc_driver_measure_front(dc_driver *d);
 
 /* driver_check.c */
 dc_status dc_driver_validate(const dc_run *run, dc_error *err);

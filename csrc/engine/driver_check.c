@@ -162,6 +162,10 @@ dc_status dc_driver_check_support(const dc_engine_vt *vt, const dc_run *run, dc_
     for (j = 0; j < run->n; j++)
         if ((run->integer && run->integer[j]) || (run->n_values && run->n_values[j]))
             discrete = 1;
+    if (run->n_objectives && !(vt->info->supports & DC_SUPPORTS_OBJECTIVES))
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
+                            "engine '%s' takes one objective; engines that take several: %s",
+                            vt->info->id, engines_with(DC_SUPPORTS_OBJECTIVES, buf, sizeof buf));
     if (run->n_constraints && !(vt->info->supports & DC_SUPPORTS_CONSTRAINTS)) {
         what = "constraints";
         flag = DC_SUPPORTS_CONSTRAINTS;
@@ -186,8 +190,13 @@ dc_status dc_driver_validate(const dc_run *run, dc_error *err)
         return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "bounds are missing or empty");
     if (run->n > (size_t)DC_MAX_DIMENSION)
         return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "too many dimensions");
-    if (!run->program && !run->objective)
+    if (run->n_objectives) {
+        dc_status st = dc_front_validate(run, err);
+        if (st)
+            return st;
+    } else if (!run->program && !run->objective) {
         return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "no objective");
+    }
     if (run->program && dc_program_n_inputs(run->program) != run->n)
         return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
                             "the objective has %zu inputs but there are %zu bounds",

@@ -34,7 +34,7 @@ static void history_push(dc_driver *d, double value)
         r->n_history = w;
     }
     r->history[r->n_history].evaluations = d->evals;
-    r->history[r->n_history].best = dc_driver_user_value(d, value);
+    r->history[r->n_history].best = d->multi ? value : dc_driver_user_value(d, value);
     r->n_history++;
 }
 
@@ -129,6 +129,13 @@ int dc_driver_reserve_x(dc_driver *d, size_t rows)
 dc_status dc_driver_evaluate_rows(dc_driver *d, const double *X, size_t rows, double *f)
 {
     size_t r;
+    if (d->multi) {
+        int abort;
+        dc_status st = dc_front_eval(&d->front, X, rows, f, &abort);
+        if (abort)
+            d->stop = DC_STOP_ERROR;
+        return st;
+    }
     if (d->run->program) {
         dc_status st = dc_eval_many(d->run->program, d->ws, X, rows, d->n, f);
         if (st)
@@ -149,8 +156,10 @@ int dc_driver_monitor_says_stop(dc_driver *d)
     dc_monitor *m = d->run->monitor;
     if (!m)
         return 0;
-    dc_monitor_publish(m, d->evals, d->iters, d->have_best ? dc_driver_user_value(d, d->best) : NAN,
-                       dc_driver_now() - d->t0, 1);
+    if (d->multi)
+        dc_monitor_front(m, d->front.hypervolume, (int64_t)d->front.archive.size);
+    dc_monitor_publish(m, d->evals, d->iters, dc_driver_shown_best(d), dc_driver_now() - d->t0,
+                       1);
     if (dc_monitor_stop_requested(m)) {
         d->stop = DC_STOP_MONITOR;
         return 1;
@@ -167,13 +176,48 @@ int dc_driver_out_of_time(dc_driver *d)
     return 0;
 }
 
+/* Several objectives: each row (f: rows x d->m) goes to the archive with its
+ * excess, which the engine is told in d->violation (when it gave a buffer). */
+static dc_status judge_front(dc_driver *d, const double *X, size_t rows, const double *f)
+{
+    size_t r, m = d->cons.m;
+    dc_status st;
+    if (m && (st = dc_cons_eval(&d->cons, X, rows)))
+        return st;
+    for (r = 0; r < rows; r++) {
+        const double *g = m ? d->cons.G + r * m : NULL;
+        double e = g ? dc_cons_excess(&d->cons, g) : 0.0;
+        if ((st = dc_front_offer(&d->front, X + r * d->n, f + r * d->m, e,
+                                 g ? dc_cons_max_violation(&d->cons, g) : 0.0)))
+            return st;
+        if (d->violation)
+            d->violation[r] = e;
+    }
+    d->have_best = 1;
+    return DC_OK;
+}
+
+dc_status dc_driver_measure_front(dc_driver *d)
+{
+    dc_result *r = d->res;
+    double before = d->front.hypervolume;
+    dc_status st = dc_front_measure(&d->front, d->m <= 3 ||
+                                                   d->iters % DC_FRONT_MEASURE_EVERY == 1);
+    if (!st && d->front.hypervolume != before &&
+        (r->n_history == 0 || r->history[r->n_history - 1].best != d->front.hypervolume))
+        history_push(d, d->front.hypervolume);
+    return st;
+}
+
 /* The objective values f[0..rows) of the points X become what the engine is
  * told: unchanged without constraints, else the feasibility-rule key; each
- * point is a candidate for the best. */
+ * point is a candidate for the best.  Several objectives: judge_front. */
 dc_status dc_driver_judge_rows(dc_driver *d, const double *X, size_t rows, double *f)
 {
     size_t r, m = d->cons.m;
     dc_status st;
+    if (d->multi)
+        return judge_front(d, X, rows, f);
     if (!m) {
         for (r = 0; r < rows; r++)
             consider(d, X + r * d->n, f[r]);
@@ -210,13 +254,15 @@ dc_status dc_driver_eval_x(dc_driver *d, const double *X, size_t rows, double *f
             k = d->chunk;
         if ((int64_t)k > left)
             k = (size_t)left;
-        if ((st = dc_driver_evaluate_rows(d, X + done * d->n, k, f + done)))
+        if ((st = dc_driver_evaluate_rows(d, X + done * d->n, k, f + done * d->m)))
             return st;
         if (d->stop)
             break;
         d->evals += (int64_t)k;
-        if ((st = dc_driver_judge_rows(d, X + done * d->n, k, f + done)))
+        if ((st = dc_driver_judge_rows(d, X + done * d->n, k, f + done * d->m)))
             return st;
+        if (d->violation)
+            d->violation += k;
         done += k;
         if (d->deadline > 0) {
             if (dc_driver_now() - t < 0.005 && d->chunk < 4096)
@@ -232,10 +278,14 @@ dc_status dc_driver_eval_x(dc_driver *d, const double *X, size_t rows, double *f
 
 dc_status dc_driver_eval_points(dc_driver *d, dc_batch *b)
 {
+    dc_status st;
     if (!dc_driver_reserve_x(d, b->rows))
         return DC_ERR_NOMEM;
     dc_driver_scale_rows(d, b->U, b->rows, d->X);
-    return dc_driver_eval_x(d, d->X, b->rows, b->f);
+    d->violation = d->multi ? b->violation : NULL;
+    st = dc_driver_eval_x(d, d->X, b->rows, b->f);
+    d->violation = NULL;
+    return st;
 }
 
 /* With constraints, the value of a gradient batch is the augmented

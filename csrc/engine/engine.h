@@ -36,6 +36,10 @@ typedef struct dc_batch {
     double *f;       /* rows */
     double *grad;    /* DC_ASK_GRADIENT: rows x n, df/du */
     double *terms;   /* DC_ASK_TERMS: rows x n */
+    /* several objectives: f holds rows x n_objectives values (minimized), and the
+     * driver fills violation[r] (engine-owned, rows) with row r's excess: 0 when
+     * feasible, else the constraint layer's sum of violations beyond the tolerance */
+    double *violation;
 } dc_batch;
 
 /* What an engine knows about the problem (all in the unit cube). */
@@ -61,6 +65,8 @@ typedef struct dc_problem {
     const double *levels;      /* levels[j] > 0: coordinate j is integer or discrete, its
                                   [0, 1] cut into levels[j] equal cells, one per value;
                                   0 for a real coordinate; NULL when every one is real */
+    size_t n_objectives;       /* >= 2: several objectives (engines with
+                                  DC_SUPPORTS_OBJECTIVES); 0 or 1: one */
 } dc_problem;
 
 typedef struct dc_engine_vt {
@@ -102,6 +108,17 @@ static inline int dc_better(double a, double b)
 #define DC_AGREE_FTOL 1e-9
 #define DC_AGREE_XTOL 1e-4
 
+/* A proven floor (driver.c): for an unconstrained run of a compiled program,
+ * interval arithmetic over the box bounds the objective below (bound.c).  A
+ * best value within max(DC_FLOOR_ATOL, DC_FLOOR_RTOL * |floor|) of it cannot
+ * improve meaningfully, and with stop_on_convergence the run ends there
+ * (converged).  The tolerance stays below the 1e-8 at which the
+ * benchmarks count a problem solved for floors up to 2.8e6 in magnitude, and
+ * is 16 ulp of the floor beyond 2.8 in magnitude (the floor itself is a few
+ * ulp below the exact bound: one ulp outward per operation). */
+#define DC_FLOOR_ATOL 1e-14
+#define DC_FLOOR_RTOL 3.6e-15
+
 typedef struct dc_restart_log {
     const dc_allocator *alloc;
     size_t dim;
@@ -126,6 +143,9 @@ const dc_engine_vt *dc_engine_find(const char *id);
 int dc_monitor_begin(dc_monitor *monitor);
 void dc_monitor_publish(dc_monitor *monitor, int64_t evaluations, int64_t iterations, double best,
                         double elapsed, int running);
+/* several objectives: the front's hypervolume and size, published with the next
+ * dc_monitor_publish (the driver calls it just before) */
+void dc_monitor_front(dc_monitor *monitor, double hypervolume, int64_t front_size);
 void dc_monitor_end(dc_monitor *monitor, int64_t evaluations, int64_t iterations, double best,
                     double elapsed);
 

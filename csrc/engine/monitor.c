@@ -25,6 +25,10 @@ struct dc_monitor {
     _Atomic int64_t evaluations, iterations;
     _Atomic uint64_t best, elapsed; /* bit patterns of doubles */
     atomic_int running;
+    _Atomic uint64_t hypervolume; /* bit pattern of a double */
+    _Atomic int64_t front_size;
+    double next_hv;               /* the writer's own: set by dc_monitor_front */
+    int64_t next_front;
 };
 
 static uint64_t bits_of(double v)
@@ -56,6 +60,10 @@ dc_monitor *dc_monitor_new(const dc_allocator *allocator)
     atomic_init(&m->best, bits_of(NAN));
     atomic_init(&m->elapsed, bits_of(0.0));
     atomic_init(&m->running, 0);
+    atomic_init(&m->hypervolume, bits_of(NAN));
+    atomic_init(&m->front_size, 0);
+    m->next_hv = NAN;
+    m->next_front = 0;
     return m;
 }
 
@@ -88,6 +96,7 @@ void dc_monitor_read(const dc_monitor *m, dc_monitor_snapshot *out)
     uint64_t s1, s2;
     memset(&s, 0, sizeof s);
     s.best = NAN;
+    s.hypervolume = NAN;
     if (!w) {
         if (out)
             *out = s;
@@ -100,6 +109,8 @@ void dc_monitor_read(const dc_monitor *m, dc_monitor_snapshot *out)
         s.best = double_of(atomic_load_explicit(&w->best, memory_order_relaxed));
         s.elapsed = double_of(atomic_load_explicit(&w->elapsed, memory_order_relaxed));
         s.running = atomic_load_explicit(&w->running, memory_order_relaxed);
+        s.hypervolume = double_of(atomic_load_explicit(&w->hypervolume, memory_order_relaxed));
+        s.front_size = atomic_load_explicit(&w->front_size, memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
         s2 = atomic_load_explicit(&w->seq, memory_order_relaxed);
     } while ((s1 & 1u) || s1 != s2); /* the writer's window is a few stores */
@@ -113,6 +124,8 @@ int dc_monitor_begin(dc_monitor *m)
 {
     if (atomic_exchange_explicit(&m->busy, 1, memory_order_acq_rel))
         return 0;
+    m->next_hv = NAN;
+    m->next_front = 0;
     dc_monitor_publish(m, 0, 0, NAN, 0.0, 1);
     return 1;
 }
@@ -128,7 +141,15 @@ void dc_monitor_publish(dc_monitor *m, int64_t evaluations, int64_t iterations, 
     atomic_store_explicit(&m->best, bits_of(best), memory_order_relaxed);
     atomic_store_explicit(&m->elapsed, bits_of(elapsed), memory_order_relaxed);
     atomic_store_explicit(&m->running, running, memory_order_relaxed);
+    atomic_store_explicit(&m->hypervolume, bits_of(m->next_hv), memory_order_relaxed);
+    atomic_store_explicit(&m->front_size, m->next_front, memory_order_relaxed);
     atomic_store_explicit(&m->seq, s + 2, memory_order_release);
+}
+
+void dc_monitor_front(dc_monitor *m, double hypervolume, int64_t front_size)
+{
+    m->next_hv = hypervolume;
+    m->next_front = front_size;
 }
 
 void dc_monitor_end(dc_monitor *m, int64_t evaluations, int64_t iterations, double best,

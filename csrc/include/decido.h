@@ -225,9 +225,14 @@ typedef int (*dc_objective_fn)(void *userdata, const double *X, size_t rows, siz
 
 typedef struct dc_progress {
     int64_t evaluations, iterations;
-    double best;          /* in the caller's sense (maximize: the maximum) */
-    const double *best_x; /* n values */
+    double best;          /* in the caller's sense (maximize: the maximum); NaN with
+                             several objectives */
+    const double *best_x; /* n values; NULL with several objectives */
     double elapsed;       /* seconds */
+    /* several objectives: the archive's hypervolume at the run's reference point
+     * (given, else derived from the archive as it is: dc_result) and its size */
+    double hypervolume;
+    int64_t front_size;
 } dc_progress;
 
 /* Called after every iteration; nonzero stops the run (DC_STOP_CALLBACK),
@@ -254,6 +259,8 @@ typedef struct dc_monitor_snapshot {
     double best;          /* in the caller's sense; NaN until a number was seen */
     double elapsed;       /* seconds, at the last iteration */
     int running;          /* 1 between the start and the end of a run */
+    double hypervolume;   /* several objectives (dc_progress); NaN otherwise */
+    int64_t front_size;   /* several objectives; 0 otherwise */
 } dc_monitor_snapshot;
 
 /* NULL allocator: the C library's malloc.  NULL when out of memory. */
@@ -311,7 +318,27 @@ typedef struct dc_run {
     const dc_constraint_sense *senses;
     size_t n_constraints;
     double constraint_tolerance;
+    /* Several objectives (2 to DC_MAX_OBJECTIVES; engines with
+     * DC_SUPPORTS_OBJECTIVES): n_objectives programs over the same inputs
+     * (program is then NULL), or the callable objective, which then fills
+     * f[r * n_objectives + k] for every row r and objective k.  maximized[k]
+     * = 1: objective k is maximized (NULL: all minimized; `maximize` and
+     * `target` are not used).  The run keeps an archive of the non-dominated
+     * points evaluated (engine/pareto.c; constrained domination), thinned to
+     * archive_capacity points (0: DC_DEFAULT_ARCHIVE) after each batch.
+     * reference_point: n_objectives values in the objectives' own sense, or
+     * NULL: derived from the front (the largest value of a minimized
+     * objective, the smallest of a maximized one, moved a tenth of the
+     * front's range outward; by max(1, |value|) / 10 where the range is 0). */
+    size_t n_objectives;                 /* 0 or 1: one objective */
+    const dc_program *const *objectives;
+    const unsigned char *maximized;
+    const double *reference_point;
+    size_t archive_capacity;
 } dc_run;
+
+#define DC_MAX_OBJECTIVES 8
+#define DC_DEFAULT_ARCHIVE 100u
 
 typedef struct dc_history_entry {
     int64_t evaluations;
@@ -333,6 +360,15 @@ typedef struct dc_result {
     double max_violation;        /* 0 without constraints */
     double *g;
     size_t n_g;
+    /* several objectives: the archive (n_pareto rows), values in the objectives'
+     * own sense; x and fun are unused (fun NaN) */
+    size_t n_objectives, n_pareto;
+    double *pareto_x;                 /* n_pareto x n */
+    double *pareto_f;                 /* n_pareto x n_objectives */
+    double *pareto_violation;         /* n_pareto: the largest violation */
+    unsigned char *pareto_feasible;   /* n_pareto */
+    double hypervolume;               /* of the archive at reference_point */
+    double reference_point[DC_MAX_OBJECTIVES];
     /* owned by the library */
     dc_allocator alloc;
     size_t n, history_cap;
@@ -354,7 +390,8 @@ typedef struct dc_option_info {
 enum {
     DC_SUPPORTS_CONSTRAINTS = 1, /* constraints (the driver's constraint layer) */
     DC_SUPPORTS_INTEGERS = 2,    /* integer and discrete coordinates */
-    DC_SUPPORTS_X0 = 4           /* starts from a given point (seed_point) */
+    DC_SUPPORTS_X0 = 4,          /* starts from a given point (seed_point) */
+    DC_SUPPORTS_OBJECTIVES = 8   /* several objectives (dc_run.n_objectives) */
 };
 
 typedef struct dc_engine_info {
@@ -376,6 +413,16 @@ const dc_option_info *dc_run_options(size_t *count);
 const char *dc_engine_default(void);
 
 const char *dc_version(void);
+
+/* The hypervolume of rows points F (rows x m, every objective minimized) at
+ * the reference point ref: the measure of the union of the boxes [f, ref]
+ * over the points with f < ref in every objective (the others, NaN included,
+ * add nothing).  Exact: O(n log n) for 2 and 3 objectives, WFG's recursion
+ * for 4 to DC_MAX_OBJECTIVES (engine/hypervolume.c).  DC_ERR_ARGUMENT for m
+ * outside 1..DC_MAX_OBJECTIVES or a non-finite reference point (error->position:
+ * its index).  alloc NULL: the C library's malloc. */
+dc_status dc_hypervolume(const double *F, size_t rows, size_t m, const double *ref,
+                         const dc_allocator *alloc, double *out, dc_error *error);
 
 /* ---- decisions (csrc/decide/) -------------------------------------------- */
 

@@ -47,6 +47,7 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
 from decido_service.limits import Surface
 from decido_service.store import (
+    Admission,
     AdmissionRequest,
     CounterSpec,
     CounterState,
@@ -62,11 +63,13 @@ __all__ = [
     "admit",
     "authenticate",
     "client_address",
+    "counted",
     "observe",
     "presented_secret",
     "rate_headers",
     "read",
     "refusals",
+    "settle",
     "throttle_address",
 ]
 
@@ -113,7 +116,7 @@ async def authenticate(request: ApiRequest, *, fresh: bool = False) -> KeyRecord
     secret = presented_secret(request)
     if fresh:
         store: Store = request.app.ctx.store
-        key = await store.find_key(secret)
+        key = await store.accounts.find_key(secret)
     else:
         cache: KeyCache = request.app.ctx.key_cache
         key = await cache.find(secret)
@@ -177,7 +180,7 @@ async def observe(request: ApiRequest, specs: Sequence[CounterSpec]) -> list[Cou
     """The states of ``specs``, nothing counted (``request.ctx.rate``: the first)."""
     app = request.app
     store: Store = app.ctx.store
-    states = await store.peek(specs, app.ctx.settings.now())
+    states = await store.admissions.peek(specs, app.ctx.settings.now())
     request.ctx.rate = states[0]
     return states
 
@@ -190,9 +193,23 @@ async def throttle_address(request: ApiRequest) -> None:
 
 async def _count(request: ApiRequest, specs: list[CounterSpec], key_id: str | None = None,
                  log: DecisionEntry | None = None) -> None:
-    app = request.app
-    now = app.ctx.settings.now()
-    admission = await app.ctx.admissions.submit(AdmissionRequest(specs, now, key_id, log))
+    now = request.app.ctx.settings.now()
+    settle(request, await request.app.ctx.admissions.submit(
+        AdmissionRequest(specs, now, key_id, log)), now)
+
+
+def counted(request: ApiRequest, key: KeyRecord, surface: Surface) -> AdmissionRequest:
+    """The admission of one request of ``key`` on ``surface``, for a store call that counts
+    it together with something else (a run enqueued, :meth:`Runs.enqueue`); then
+    :func:`settle`."""
+    settings = request.app.ctx.settings
+    return AdmissionRequest(limits.specs_for(surface, key, settings=settings),
+                            settings.now(), key["id"])
+
+
+def settle(request: ApiRequest, admission: Admission, now: float) -> None:
+    """Take the store's answer to a request's admission: its counters for the headers;
+    401 when the key was revoked, 429 over a limit."""
     request.ctx.rate = admission.counters[0]
     if admission.revoked_at is not None:
         raise _revoked(admission.revoked_at)
@@ -260,7 +277,7 @@ class KeyCache:
         hit = self._records.get(digest)
         if hit is not None and hit[1] > now:
             return hit[0]
-        record = await self.store.find_key(secret)
+        record = await self.store.accounts.find_key(secret)
         if record is not None:
             if len(self._records) >= self.size:
                 self._records.clear()

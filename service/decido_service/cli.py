@@ -99,7 +99,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 def _keys_create(args: argparse.Namespace) -> int:
     out = sys.stdout
-    record, secret = _with_store(args.db, True, lambda store: store.create_key(
+    record, secret = _with_store(args.db, True, lambda store: store.accounts.create_key(
         args.plan, args.tier, args.label, args.limits or None))
     if args.json:
         out.write(json.dumps({**record, "key": secret}) + "\n")
@@ -116,7 +116,7 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 def _keys_list(args: argparse.Namespace) -> int:
     out = sys.stdout
-    records = _with_store(args.db, False, lambda store: store.list_keys())
+    records = _with_store(args.db, False, lambda store: store.accounts.list_keys())
     if args.json:
         out.write(json.dumps(records) + "\n")
         return 0
@@ -138,7 +138,8 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     out = sys.stdout
 
     async def revoke(store: Store) -> KeyRecord | None:
-        return await store.get_key(args.id) if await store.revoke_key(args.id) else None
+        accounts = store.accounts
+        return await accounts.get_key(args.id) if await accounts.revoke_key(args.id) else None
 
     record = _with_store(args.db, False, revoke)
     if record is None:

@@ -104,7 +104,7 @@ class Metrics:
             multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         runs = GaugeMetricFamily("decido_runs", "runs in the store by state (finished ones "
                                  "until their retention ends)", labels=["state"])
-        counts = await store.count_runs()
+        counts = await store.runs.count_by_state()
         for state in RUN_STATES:
             runs.add_metric([state], counts.get(state, 0))
         return generate_latest(registry) + generate_latest(_Fixed(runs))

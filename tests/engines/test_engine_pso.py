@@ -56,8 +56,9 @@ def run(objective, bounds, **kwargs):
 def test_accuracy(expr, d, lo, hi, budget, tol, seed):
     r = run(expr, [(lo, hi)] * d, max_evaluations=budget, seed=seed)
     assert r.fun < tol, (expr, d, r.fun)
-    assert r.evaluations == budget
-    assert r.status == "max_evaluations"
+    # the swarm spends the budget unless the run reaches the expression's proven floor
+    floor = r.status == "converged" and "proven bound" in r.message
+    assert floor or (r.status == "max_evaluations" and r.evaluations == budget)
     assert np.all(r.x >= lo) and np.all(r.x <= hi)
 
 

@@ -42,7 +42,8 @@ def _run_in_thread(**kwargs):
 def test_a_fresh_monitor():
     m = RunMonitor()
     assert m.progress() == {
-        "evaluations": 0, "iterations": 0, "best": None, "elapsed": 0.0, "running": False
+        "evaluations": 0, "iterations": 0, "best": None, "elapsed": 0.0, "running": False,
+        "hypervolume": None, "front_size": 0,
     }
     assert m.stopped is False
     m.stop()

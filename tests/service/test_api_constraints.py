@@ -30,7 +30,9 @@ def test_engines_list_what_each_supports(server: LiveServer) -> None:
     body = server.request("GET", "/v1/engines").json()
     table = {e["id"]: e["supports"] for e in body["engines"]}
     assert table == {e["id"]: e["supports"] for e in decido.engines()}
-    assert table["lbfgsb"] == {"constraints": True, "integers": False, "x0": True}
+    assert table["lbfgsb"] == {"constraints": True, "integers": False, "x0": True,
+                               "objectives": False}
+    assert table["moea"]["objectives"]
 
 
 def test_a_constrained_mixed_problem_runs_and_is_recorded(server: LiveServer,

@@ -14,7 +14,7 @@ from test_api_decide import DECISION
 from test_api_meta import assert_problem
 
 from decido_service.store import CounterSpec
-from decido_service.store.sqlite_db import open_database
+from decido_service.store.blocking import open_blocking
 
 CONCURRENT = 50
 TINY = {"tiny": {"minute": 100, "month": 3, "batch_max": 2, "refused": 60}}
@@ -22,8 +22,8 @@ TINY = {"tiny": {"minute": 100, "month": 3, "batch_max": 2, "refused": 60}}
 
 def counter(server: LiveServer, name: str, subject: str, window: str, now: float) -> int:
     """The store's count of one counter (read directly, nothing counted)."""
-    with open_database(str(server.db)) as store:
-        (state,) = store.peek([CounterSpec(name, subject, window, None, 0)], now)
+    with open_blocking(str(server.db)) as store:
+        (state,) = store.admissions.peek([CounterSpec(name, subject, window, None, 0)], now)
     return state.used
 
 
@@ -169,7 +169,7 @@ def test_counted_requests_survive_kill_9(tmp_path) -> None:
         doc = usage.json()
         assert doc["decision"]["month"]["used"] == 1
         assert doc["optimization"]["month"]["used"] == 1
-        with open_database(str(srv.db)) as store:
-            assert [r["id"] for r in store.list_runs(doc["key"]["id"])] == [run.json()["id"]]
+        with open_blocking(str(srv.db)) as store:
+            assert [r["id"] for r in store.runs.page(doc["key"]["id"], 100)] == [run.json()["id"]]
     finally:
         srv.stop()

@@ -9,7 +9,7 @@ import time
 from conftest import LiveServer, auth
 from test_api_meta import assert_common_headers, assert_problem
 
-from decido_service.store.sqlite_db import open_database
+from decido_service.store.blocking import open_blocking
 
 SPHERE = {"bounds": [[-5, 5]] * 4, "objective_expression": "sum((x - 1)**2)", "seed": 7}
 #: a run that only stops at its time limit: random search on 1,000 dimensions
@@ -34,8 +34,8 @@ def test_optimize_runs_and_is_recorded(server: LiveServer) -> None:
     # same seed, same answer
     again = server.request("POST", "/v1/optimize", SPHERE, headers=auth(made["key"], "x"))
     assert again.json()["x"] == body["x"]
-    with open_database(str(server.db)) as store:
-        runs = store.list_runs(made["id"])
+    with open_blocking(str(server.db)) as store:
+        runs = store.runs.page(made["id"], 100)
     assert {run["id"] for run in runs} == {body["id"], again.json()["id"]}
     assert runs[0]["status"] == "converged" and runs[0]["dims"] == 4
     usage = server.request("GET", "/v1/usage", headers=auth(made["key"])).json()
@@ -166,8 +166,8 @@ def test_overloaded_and_disconnect_cancels_the_run(server: LiveServer) -> None:
     stopped: list = []
     while time.monotonic() < deadline and len(stopped) < waiting:
         time.sleep(0.1)
-        with open_database(str(server.db)) as store:
-            stopped = [r for r in store.list_runs(made["id"]) if r["status"] == "stopped"]
+        with open_blocking(str(server.db)) as store:
+            stopped = [r for r in store.runs.page(made["id"], 100) if r["status"] == "stopped"]
     assert len(stopped) == waiting, "a disconnected client's run was not stopped"
     assert time.monotonic() - started < 2.5
     assert all(r["elapsed_ms"] < 2500 for r in stopped)
@@ -206,8 +206,8 @@ def test_streamed_run_reports_progress_then_the_result(server: LiveServer) -> No
                          "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history",
                          "feasible", "max_violation", "constraints", "variables"}
     assert last["evaluations"] >= evaluations[-1] and last["dims"] == 1000
-    with open_database(str(server.db)) as store:
-        assert [run["id"] for run in store.list_runs(made["id"])] == [last["id"]]
+    with open_blocking(str(server.db)) as store:
+        assert [run["id"] for run in store.runs.page(made["id"], 100)] == [last["id"]]
 
 
 def test_stream_only_when_asked(server: LiveServer, free_key: str) -> None:
@@ -251,7 +251,7 @@ def test_disconnect_mid_stream_stops_the_run(server: LiveServer) -> None:
     stopped: list = []
     while time.monotonic() < deadline and not stopped:
         time.sleep(0.1)
-        with open_database(str(server.db)) as store:
-            stopped = [r for r in store.list_runs(made["id"]) if r["status"] == "stopped"]
+        with open_blocking(str(server.db)) as store:
+            stopped = [r for r in store.runs.page(made["id"], 100) if r["status"] == "stopped"]
     assert stopped, "a client that left mid-stream did not stop its run"
     assert time.monotonic() - started < 5 and stopped[0]["elapsed_ms"] < 10_000

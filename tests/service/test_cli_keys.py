@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from decido_service import cli, keys
-from decido_service.store.sqlite_db import open_database
+from decido_service.store.blocking import open_blocking
 
 
 @pytest.fixture
@@ -34,8 +34,8 @@ def test_create_prints_the_secret_once_with_a_warning(db: str, capsys) -> None:
     secrets_ = [w for w in out.split() if w.startswith("dk_")]
     assert len(secrets_) == 1 and keys.is_well_formed(secrets_[0])
     assert "shown only once" in out
-    with open_database(db) as store:
-        record = store.find_key(secrets_[0])
+    with open_blocking(db) as store:
+        record = store.accounts.find_key(secrets_[0])
     assert record is not None
     assert (record["plan"], record["tier"], record["label"]) == ("sdk", "pro", "acme")
     assert record["id"] in out
@@ -81,8 +81,8 @@ def test_list_and_revoke_name_a_missing_database_and_create_none(db: str, capsys
 
 def test_list_shows_keys_but_never_secrets(db: str, capsys) -> None:
     run(capsys, "keys", "create", "--db", db)  # makes the database (and a first key)
-    with open_database(db) as store:
-        store.revoke_key(store.list_keys()[0]["id"])
+    with open_blocking(db) as store:
+        store.accounts.revoke_key(store.accounts.list_keys()[0]["id"])
     made = [json.loads(run(capsys, "keys", "create", "--label", f"c{i}", "--db", db,
                            "--json")[1]) for i in range(2)]
     code, out, _ = run(capsys, "keys", "list", "--db", db)
@@ -103,8 +103,8 @@ def test_revoke(db: str, capsys) -> None:
     made = json.loads(run(capsys, "keys", "create", "--db", db, "--json")[1])
     code, out, _ = run(capsys, "keys", "revoke", made["id"], "--db", db)
     assert code == 0 and made["id"] in out
-    with open_database(db) as store:
-        assert store.find_key(made["key"])["revoked_at"] is not None
+    with open_blocking(db) as store:
+        assert store.accounts.find_key(made["key"])["revoked_at"] is not None
     listed = run(capsys, "keys", "list", "--db", db)[1].splitlines()[1].split()
     assert listed[-1] != "-"
 

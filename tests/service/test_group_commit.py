@@ -36,7 +36,7 @@ class _Recording:
 
     async def admit_many(self, requests, decisions=()):  # noqa: ANN001, ANN201
         self.sizes.append(len(requests))
-        return await self.store.admit_many(requests, decisions)
+        return await self.store.admissions.admit_many(requests, decisions)
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def _run(db: str, scenario):  # noqa: ANN001, ANN202
 
 def _used(db: str) -> int:
     async def peek(store):  # noqa: ANN001, ANN202
-        return (await store.peek(_spec(), NOW))[0].used
+        return (await store.admissions.peek(_spec(), NOW))[0].used
     return _run(db, peek)
 
 
@@ -135,7 +135,7 @@ def test_a_big_batch_is_sent_at_once_and_the_next_gathers_meanwhile(db) -> None:
 
 def test_a_cancelled_waiter_is_counted_all_the_same(db) -> None:  # noqa: ANN001
     async def main(store):  # noqa: ANN001, ANN202
-        commit = GroupCommit(store)
+        commit = GroupCommit(store.admissions)
         future = commit.submit(_req(limit=5))
         future.cancel()  # the handler went away before the commit
         other = commit.submit(_req(limit=5))
@@ -172,7 +172,7 @@ def test_decision_log_entries_ride_with_the_next_batch(db) -> None:  # noqa: ANN
         commit = GroupCommit(recording)  # type: ignore[arg-type]
         admitted, *_ = await asyncio.gather(commit.submit(_req()),
                                             *(commit.log(entry(i)) for i in range(3)))
-        listed = await store.list_decisions("k", 10)
+        listed = await store.decisions.page("k", 10)
         return recording.sizes, admitted, listed
 
     sizes, admitted, listed = _run(db, main)

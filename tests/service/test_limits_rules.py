@@ -11,7 +11,7 @@ import pytest
 from decido_service import limits
 from decido_service.config import Settings
 from decido_service.store import CounterSpec, CounterState, KeyRecord
-from decido_service.store.sqlite_db import open_database
+from decido_service.store.blocking import open_blocking
 
 S = Settings()
 NOW = 1_733_011_200.0 + 90  # 2024-12-01T00:01:30Z
@@ -176,11 +176,11 @@ def test_run_caps() -> None:
 
 
 def test_usage_document(tmp_path: Path) -> None:
-    store = open_database(str(tmp_path / "u.db"))
+    store = open_blocking(str(tmp_path / "u.db"))
     k = key("sdk", "pro")
     store.admit(limits.specs_for("batch", k, 25, settings=S), now=NOW)
     store.admit(limits.specs_for("optimize", k, settings=S), now=NOW)
-    states = store.peek(limits.usage_specs(k, settings=S), now=NOW)
+    states = store.admissions.peek(limits.usage_specs(k, settings=S), now=NOW)
     store.close()
     doc = msgspec.to_builtins(limits.usage_document(states, k, settings=S))
     assert doc == {

@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 import orjson
 import pytest
 
+import decido
+
 _BODY = (b'{"options": [{"id": "a", "attributes": {"p": 2}}, {"id": "b", "attributes": '
          b'{"p": 1}}], "criteria": [{"attribute": "p", "weight": 1}]}')
 #: headers whose values differ from one request to the next
@@ -237,7 +239,8 @@ def test_head_on_a_kept_alive_connection_is_followed_by_the_next_answer(server) 
                                  b"GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     first, _, rest = raw.partition(b"\r\n\r\n")
     assert first.startswith(b"HTTP/1.1 200 OK") and rest.startswith(b"HTTP/1.1 200 OK")
-    assert b'"status"' not in first and rest.endswith(b'"engines":7}')
+    engines = f'"engines":{len(decido.engines())}}}'.encode()
+    assert b'"status"' not in first and rest.endswith(engines)
 
 
 # ---------------------------------------------------------------- access log lines

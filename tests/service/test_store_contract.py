@@ -24,6 +24,7 @@ from pg_server import execute, throwaway_database
 
 from decido_service import keys
 from decido_service.store import (
+    Admission,
     AdmissionRequest,
     CounterSpec,
     DecisionEntry,
@@ -32,7 +33,7 @@ from decido_service.store import (
     open_store,
 )
 from decido_service.store.group import GroupCommit
-from decido_service.store.migrations import MIGRATIONS
+from decido_service.store.schema import MIGRATIONS
 
 T = TypeVar("T")
 NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z
@@ -71,6 +72,11 @@ def run(url: str, scenario: Callable[[Store], Awaitable[T]], **kw: Any) -> T:
     return asyncio.run(main())
 
 
+async def admit(store: Store, specs: list[CounterSpec], now: float) -> Admission:
+    """One request's admission."""
+    return (await store.admissions.admit_many([AdmissionRequest(specs, now)]))[0]
+
+
 def spec(limit: int | None, amount: int = 1, name: str = "decide.month", subject: str = "k1",
          window: str = "month", gate: bool = False) -> CounterSpec:
     return CounterSpec(name, subject, window, limit, amount, gate)
@@ -82,22 +88,22 @@ def spec(limit: int | None, amount: int = 1, name: str = "decide.month", subject
 def test_keys_create_find_list_revoke(url: str) -> None:
     async def scenario(store: Store) -> None:
         assert isinstance(store, Store) and await store.ping()
-        record, secret = await store.create_key("sdk", "pro", "acme")
+        record, secret = await store.accounts.create_key("sdk", "pro", "acme")
         assert keys.is_well_formed(secret) and record["prefix"] == secret[:11]
         assert record == {"id": record["id"], "prefix": secret[:11], "plan": "sdk",
                           "tier": "pro", "label": "acme", "created_at": "2025-06-15T15:06:40Z",
                           "revoked_at": None, "limits": None}
-        assert await store.find_key(secret) == record
-        assert await store.get_key(record["id"]) == record
-        other, _ = await store.create_key("free", "free")
-        assert [r["id"] for r in await store.list_keys()] == [record["id"], other["id"]]
-        assert await store.revoke_key(record["id"]) is True
-        found = await store.find_key(secret)
+        assert await store.accounts.find_key(secret) == record
+        assert await store.accounts.get_key(record["id"]) == record
+        other, _ = await store.accounts.create_key("free", "free")
+        assert [r["id"] for r in await store.accounts.list_keys()] == [record["id"], other["id"]]
+        assert await store.accounts.revoke_key(record["id"]) is True
+        found = await store.accounts.find_key(secret)
         assert found is not None and found["revoked_at"] == "2025-06-15T15:06:40Z"
-        assert await store.revoke_key(record["id"]) is True
-        assert await store.revoke_key("no-such-id") is False
-        assert (await store.get_key(other["id"]))["revoked_at"] is None
-        assert await store.get_key("no-such-id") is None
+        assert await store.accounts.revoke_key(record["id"]) is True
+        assert await store.accounts.revoke_key("no-such-id") is False
+        assert (await store.accounts.get_key(other["id"]))["revoked_at"] is None
+        assert await store.accounts.get_key("no-such-id") is None
 
     run(url, scenario, clock=lambda: NOW)
 
@@ -106,16 +112,16 @@ def test_keys_unknown_malformed_and_limits(url: str) -> None:
     limits = {"decision": {"minute": 5000, "month": None}, "optimization": {"max_dims": 20000}}
 
     async def scenario(store: Store) -> None:
-        _, secret = await store.create_key("enterprise", "enterprise", "big", limits)
-        assert (await store.find_key(secret))["limits"] == limits
-        assert (await store.list_keys())[0]["limits"] == limits
-        assert await store.find_key(keys.generate_secret()) is None
+        _, secret = await store.accounts.create_key("enterprise", "enterprise", "big", limits)
+        assert (await store.accounts.find_key(secret))["limits"] == limits
+        assert (await store.accounts.list_keys())[0]["limits"] == limits
+        assert await store.accounts.find_key(keys.generate_secret()) is None
         for bad in ["", "dk_", "dk_short", "dk_" + "a" * 44, None, 42]:
-            assert await store.find_key(bad) is None  # type: ignore[arg-type]
+            assert await store.accounts.find_key(bad) is None  # type: ignore[arg-type]
         with pytest.raises(ValueError):
-            await store.create_key("", "free")
+            await store.accounts.create_key("", "free")
         with pytest.raises(ValueError):
-            await store.create_key("free", "free", limits=[1])  # type: ignore[arg-type]
+            await store.accounts.create_key("free", "free", limits=[1])  # type: ignore[arg-type]
 
     run(url, scenario)
 
@@ -124,20 +130,21 @@ def test_key_accounts(url: str) -> None:
     """A key made with ``owner`` joins the owner's account; every key of the account lists
     the same keys (revoked included); a key without an owner is its own account."""
     async def scenario(store: Store) -> None:
-        first, _ = await store.create_key("sdk", "pro", "main")
-        stranger, _ = await store.create_key("free", "free")
-        child, _ = await store.create_key("free", "free", "ci", owner=first["id"])
-        grandchild, _ = await store.create_key("free", "free", owner=child["id"])
-        orphan, _ = await store.create_key("free", "free", owner="no-such-id")
-        await store.revoke_key(child["id"])
+        first, _ = await store.accounts.create_key("sdk", "pro", "main")
+        stranger, _ = await store.accounts.create_key("free", "free")
+        child, _ = await store.accounts.create_key("free", "free", "ci", owner=first["id"])
+        grandchild, _ = await store.accounts.create_key("free", "free", owner=child["id"])
+        orphan, _ = await store.accounts.create_key("free", "free", owner="no-such-id")
+        await store.accounts.revoke_key(child["id"])
         account = [first["id"], child["id"], grandchild["id"]]
         for member in account:
-            assert [k["id"] for k in await store.account_keys(member)] == account
-        listed = await store.account_keys(first["id"])
+            assert [k["id"] for k in await store.accounts.account_keys(member)] == account
+        listed = await store.accounts.account_keys(first["id"])
         assert listed[1]["revoked_at"] is not None and listed[1]["label"] == "ci"
-        assert [k["id"] for k in await store.account_keys(stranger["id"])] == [stranger["id"]]
-        assert [k["id"] for k in await store.account_keys(orphan["id"])] == [orphan["id"]]
-        assert await store.account_keys("no-such-id") == []
+        strangers = await store.accounts.account_keys(stranger["id"])
+        assert [k["id"] for k in strangers] == [stranger["id"]]
+        assert [k["id"] for k in await store.accounts.account_keys(orphan["id"])] == [orphan["id"]]
+        assert await store.accounts.account_keys("no-such-id") == []
 
     run(url, scenario)
 
@@ -146,19 +153,19 @@ def test_sessions(url: str) -> None:
     """A session gives its key until it expires or is closed; revoked keys are still
     returned (the caller ends their sessions); expired rows go when a session opens."""
     async def scenario(store: Store) -> None:
-        key, _ = await store.create_key("free", "free")
-        await store.open_session("s1", key["id"], NOW + 60, NOW)
-        await store.open_session("s2", key["id"], NOW + 120, NOW)
-        assert (await store.session_key("s1", NOW))["id"] == key["id"]
-        assert await store.session_key("s1", NOW + 60) is None  # expired
-        assert await store.session_key("nope", NOW) is None
-        await store.close_session("s2")
-        await store.close_session("s2")  # twice: nothing happens
-        assert await store.session_key("s2", NOW) is None
-        await store.revoke_key(key["id"])
-        assert (await store.session_key("s1", NOW))["revoked_at"] is not None
-        await store.open_session("s3", key["id"], NOW + 300, NOW + 100)  # s1 pruned
-        assert await store.session_key("s1", NOW) is None
+        key, _ = await store.accounts.create_key("free", "free")
+        await store.accounts.open_session("s1", key["id"], NOW + 60, NOW)
+        await store.accounts.open_session("s2", key["id"], NOW + 120, NOW)
+        assert (await store.accounts.session_key("s1", NOW))["id"] == key["id"]
+        assert await store.accounts.session_key("s1", NOW + 60) is None  # expired
+        assert await store.accounts.session_key("nope", NOW) is None
+        await store.accounts.close_session("s2")
+        await store.accounts.close_session("s2")  # twice: nothing happens
+        assert await store.accounts.session_key("s2", NOW) is None
+        await store.accounts.revoke_key(key["id"])
+        assert (await store.accounts.session_key("s1", NOW))["revoked_at"] is not None
+        await store.accounts.open_session("s3", key["id"], NOW + 300, NOW + 100)  # s1 pruned
+        assert await store.accounts.session_key("s1", NOW) is None
 
     run(url, scenario)
 
@@ -168,10 +175,10 @@ def test_service_secrets_are_made_once(url: str) -> None:
     async def main() -> list[str]:
         stores = await asyncio.gather(*(open_store(url) for _ in range(3)))
         try:
-            got = await asyncio.gather(*(s.service_secret("session", f"c{i}")
+            got = await asyncio.gather(*(s.accounts.service_secret("session", f"c{i}")
                                          for i, s in enumerate(stores)))
-            got.append(await stores[0].service_secret("session", "late"))
-            got.append(await stores[1].service_secret("other", "x"))
+            got.append(await stores[0].accounts.service_secret("session", "late"))
+            got.append(await stores[1].accounts.service_secret("other", "x"))
             return got
         finally:
             for s in stores:
@@ -186,7 +193,7 @@ def test_service_secrets_are_made_once(url: str) -> None:
 
 def test_admission_at_the_limit_edge(url: str) -> None:
     async def scenario(store: Store) -> None:
-        results = [(await store.admit_many([AdmissionRequest([spec(3)], NOW)]))[0]
+        results = [(await store.admissions.admit_many([AdmissionRequest([spec(3)], NOW)]))[0]
                    for _ in range(5)]
         assert [r.admitted for r in results] == [True, True, True, False, False]
         assert [r.counters[0].used for r in results] == [1, 2, 3, 3, 3]
@@ -194,17 +201,15 @@ def test_admission_at_the_limit_edge(url: str) -> None:
         assert results[3].refused == results[3].counters[0] and results[0].refused is None
         # an amount that would cross the limit is refused even with room for less
         two = spec(4, amount=2, subject="k2")
-        got = await store.admit_many([AdmissionRequest([two], NOW) for _ in range(3)])
+        got = await store.admissions.admit_many([AdmissionRequest([two], NOW) for _ in range(3)])
         assert [a.admitted for a in got] == [True, True, False]
         # a gate passes while used < limit and never counts; observed never refuses
         gate = spec(2, name="g", gate=True)
-        assert (await store.admit_many([AdmissionRequest([gate, spec(None, name="o",
+        assert (await store.admissions.admit_many([AdmissionRequest([gate, spec(None, name="o",
                                                                     amount=0)], NOW)]))[0].admitted
-        assert [c.used for c in await store.peek([spec(3), two, gate], NOW)] == [3, 4, 0]
-        assert (await store.admit_many([AdmissionRequest([spec(0, amount=0, name="z")],
-                                                          NOW)]))[0].admitted
-        assert not (await store.admit_many([AdmissionRequest([spec(0, name="z")], NOW)]))[0]\
-            .admitted
+        assert [c.used for c in await store.admissions.peek([spec(3), two, gate], NOW)] == [3, 4, 0]
+        assert (await admit(store, [spec(0, amount=0, name="z")], NOW)).admitted
+        assert not (await admit(store, [spec(0, name="z")], NOW)).admitted
 
     run(url, scenario)
 
@@ -214,15 +219,15 @@ def test_admission_is_all_or_nothing(url: str) -> None:
     month = spec(4, amount=3)
 
     async def scenario(store: Store) -> None:
-        assert (await store.admit_many([AdmissionRequest([minute, month], NOW)]))[0].admitted
-        refused = (await store.admit_many([AdmissionRequest([minute, month], NOW)]))[0]
+        assert (await admit(store, [minute, month], NOW)).admitted
+        refused = (await store.admissions.admit_many([AdmissionRequest([minute, month], NOW)]))[0]
         assert not refused.admitted and refused.refused.name == "decide.month"
         assert [c.used for c in refused.counters] == [1, 3]
-        assert [c.used for c in await store.peek([minute, month], NOW)] == [1, 3]
-        ok = (await store.admit_many([AdmissionRequest([minute, spec(4)], NOW)]))[0]
+        assert [c.used for c in await store.admissions.peek([minute, month], NOW)] == [1, 3]
+        ok = (await store.admissions.admit_many([AdmissionRequest([minute, spec(4)], NOW)]))[0]
         assert ok.admitted and [c.used for c in ok.counters] == [2, 4]
         a, b = spec(0, name="a"), spec(0, name="b")
-        assert (await store.admit_many([AdmissionRequest([a, b], NOW)]))[0].refused.name == "a"
+        assert (await admit(store, [a, b], NOW)).refused.name == "a"
 
     run(url, scenario)
 
@@ -237,18 +242,19 @@ def test_windows_roll_over(url: str) -> None:
 
     async def scenario(store: Store) -> None:
         for _ in range(2):
-            assert (await store.admit_many([AdmissionRequest([minute, hour, month],
+            assert (await store.admissions.admit_many([AdmissionRequest([minute, hour, month],
                                                               eve)]))[0].admitted
-        full = (await store.admit_many([AdmissionRequest([minute], eve)]))[0]
+        full = (await store.admissions.admit_many([AdmissionRequest([minute], eve)]))[0]
         assert not full.admitted and full.counters[0].reset == ts("2026-01-01T00:00:00")
         new_year = ts("2026-01-01T00:00:00")
-        got = (await store.admit_many([AdmissionRequest([minute, hour, month], new_year)]))[0]
+        got = await admit(store, [minute, hour, month], new_year)
         assert got.admitted and [c.used for c in got.counters] == [1, 1, 1]
         assert got.counters[2].window_end == ts("2026-02-01T00:00:00")
-        assert [c.used for c in await store.peek([minute, hour, month], eve)] == [2, 2, 2]
+        states = await store.admissions.peek([minute, hour, month], eve)
+        assert [c.used for c in states] == [2, 2, 2]
         # one minute on: the minute is free again, the hour and month are not
         later = new_year + 60
-        got = await store.admit_many([AdmissionRequest([minute], later),
+        got = await store.admissions.admit_many([AdmissionRequest([minute], later),
                                       AdmissionRequest([hour], later),
                                       AdmissionRequest([hour], later)])
         assert [a.admitted for a in got] == [True, True, False]
@@ -286,14 +292,16 @@ def test_a_batch_is_judged_like_one_request_at_a_time(url: str, batches: list) -
     async def scenario(store: Store) -> None:
         for batch in batches:
             mine = [[s._replace(subject=subject) for s in specs] for specs in batch]
-            got = await store.admit_many([AdmissionRequest(specs, NOW) for specs in mine])
+            got = await store.admissions.admit_many([AdmissionRequest(specs, NOW)
+                                                     for specs in mine])
             for specs, answer in zip(mine, got, strict=True):
                 admitted, used, refused = model(specs)
                 assert answer.admitted == admitted
                 assert [c.used for c in answer.counters] == used
                 assert (answer.refused.name if answer.refused else None) == refused
         probe = [CounterSpec(n, subject, w, None, 0) for n, w in sorted(counts)]
-        assert [c.used for c in await store.peek(probe, NOW)] == [counts[(p.name, p.window)]
+        states = await store.admissions.peek(probe, NOW)
+        assert [c.used for c in states] == [counts[(p.name, p.window)]
                                                                   for p in probe]
 
     run(url, scenario)
@@ -301,25 +309,25 @@ def test_a_batch_is_judged_like_one_request_at_a_time(url: str, batches: list) -
 
 def test_revocation_is_checked_in_the_admission(url: str) -> None:
     async def scenario(store: Store) -> None:
-        live, _ = await store.create_key("sdk", "team")
-        gone, _ = await store.create_key("sdk", "team")
-        assert await store.revoke_key(gone["id"])
+        live, _ = await store.accounts.create_key("sdk", "team")
+        gone, _ = await store.accounts.create_key("sdk", "team")
+        assert await store.accounts.revoke_key(gone["id"])
         minute = spec(10, name="decide.minute", window="minute")
-        out = await store.admit_many([
+        out = await store.admissions.admit_many([
             AdmissionRequest([minute._replace(subject=live["id"])], NOW, live["id"]),
             AdmissionRequest([minute._replace(subject=gone["id"])], NOW, gone["id"]),
             AdmissionRequest([minute._replace(subject="x")], NOW, "no-such-key"),
             AdmissionRequest([minute._replace(subject="anon")], NOW),
         ])
         assert [a.admitted for a in out] == [True, False, False, True]
-        assert out[1].revoked_at == (await store.get_key(gone["id"]))["revoked_at"]
+        assert out[1].revoked_at == (await store.accounts.get_key(gone["id"]))["revoked_at"]
         assert out[2].revoked_at is not None and out[2].refused is None
         assert out[0].revoked_at is None and out[3].revoked_at is None
-        used = [c.used for c in await store.peek([minute._replace(subject=live["id"]),
+        used = [c.used for c in await store.admissions.peek([minute._replace(subject=live["id"]),
                                                   minute._replace(subject=gone["id"]),
                                                   minute._replace(subject="x")], NOW)]
         assert used == [1, 0, 0]
-        assert await store.admit_many([]) == []
+        assert await store.admissions.admit_many([]) == []
 
     run(url, scenario)
 
@@ -328,7 +336,7 @@ def test_bad_specs_are_value_errors(url: str) -> None:
     async def scenario(store: Store) -> None:
         for bad in ([spec(1, window="week")], [spec(1, amount=-1)], [spec(1), spec(2)]):
             with pytest.raises(ValueError):
-                await store.admit_many([AdmissionRequest(bad, NOW)])
+                await store.admissions.admit_many([AdmissionRequest(bad, NOW)])
 
     run(url, scenario)
 
@@ -341,7 +349,7 @@ def test_stores_admitting_at_once_admit_exactly_the_limit(url: str) -> None:
     async def main() -> list[int]:
         stores = [await open_store(url) for _ in range(3)]
         try:
-            commits = [GroupCommit(s) for s in stores]
+            commits = [GroupCommit(s.admissions) for s in stores]
             requests = [AdmissionRequest([spec(limit, name="race", window="minute"),
                                           spec(None, name="all", window="minute")], NOW)
                         for _ in range(60)]
@@ -349,7 +357,7 @@ def test_stores_admitting_at_once_admit_exactly_the_limit(url: str) -> None:
             random.shuffle(futures)
             answers = await asyncio.gather(*futures)
             admitted = sum(a.admitted for a in answers)
-            states = await stores[0].peek([spec(limit, name="race", window="minute"),
+            states = await stores[0].admissions.peek([spec(limit, name="race", window="minute"),
                                            spec(None, name="all", window="minute")], NOW)
             return [admitted, *(s.used for s in states)]
         finally:
@@ -371,20 +379,40 @@ def _decision(i: int, key_id: str = "k1", created: str = "2025-06-15T15:06:40Z",
 
 def test_decision_log(url: str) -> None:
     async def scenario(store: Store) -> None:
-        await store.admit_many([], [_decision(i) for i in range(5)] + [_decision(9, "k2")])
-        first = await store.list_decisions("k1", 2)
+        await store.admissions.admit_many([], [_decision(i) for i in range(5)]
+                                          + [_decision(9, "k2")])
+        first = await store.decisions.page("k1", 2)
         assert [d["id"] for d in first] == ["dec_004", "dec_003"]
         assert first[0]["request"] is None and first[0]["summary"]["best"] == "o4"
-        rest = await store.list_decisions("k1", 10, starting_after="dec_003")
+        rest = await store.decisions.page("k1", 10, starting_after="dec_003")
         assert [d["id"] for d in rest] == ["dec_002", "dec_001", "dec_000"]
         with pytest.raises(ValueError, match="starting_after"):
-            await store.list_decisions("k1", 10, starting_after="dec_009")
-        got = await store.get_decision("k1", "dec_002")
+            await store.decisions.page("k1", 10, starting_after="dec_009")
+        got = await store.decisions.get("k1", "dec_002")
         assert got["request"] == {"n": 2} and got["answer"] == {"best": "o2"}
-        assert (await store.get_decision("k1", "dec_001"))["answer"] is None
-        assert await store.get_decision("k2", "dec_002") is None
+        assert (await store.decisions.get("k1", "dec_001"))["answer"] is None
+        assert await store.decisions.get("k2", "dec_002") is None
 
     run(url, scenario)
+
+
+def test_prune_deletes_old_counter_windows_and_decisions(url: str) -> None:
+    """Minute and hour rows an hour past their window, and decision-log entries past the
+    retention, go; month rows (the usage record) and younger rows stay."""
+    async def scenario(store: Store) -> None:
+        old = NOW - 40 * 86_400  # May 2025
+        minute, hour = spec(None, name="m", window="minute"), spec(None, name="h", window="hour")
+        await admit(store, [minute, hour, spec(None)], old)
+        await admit(store, [minute], NOW)
+        await store.admissions.admit_many([], [_decision(1, epoch=NOW - 2 * 86_400),
+                                               _decision(2, epoch=NOW - 3600)])
+        assert await store.prune(NOW) == 3  # two counter rows, one decision
+        assert [s.used for s in await store.admissions.peek([minute, spec(None)], NOW)] == [1, 0]
+        assert (await store.admissions.peek([spec(None)], old))[0].used == 1
+        assert [d["id"] for d in await store.decisions.page("k1", 10)] == ["dec_002"]
+        assert await store.prune(NOW) == 0
+
+    run(url, scenario, decision_retention=86_400.0)
 
 
 def test_a_request_s_log_entry_is_written_only_when_it_is_admitted(url: str) -> None:
@@ -394,30 +422,30 @@ def test_a_request_s_log_entry_is_written_only_when_it_is_admitted(url: str) -> 
 
     async def scenario(store: Store) -> None:
         now = 1750000000.0
-        first, second = await store.admit_many([
+        first, second = await store.admissions.admit_many([
             AdmissionRequest([spec], now, log=_decision(1)),
             AdmissionRequest([spec], now, log=_decision(2))])
         assert first.admitted and not second.admitted
-        assert [d["id"] for d in await store.list_decisions("k1", 10)] == ["dec_001"]
+        assert [d["id"] for d in await store.decisions.page("k1", 10)] == ["dec_001"]
 
     run(url, scenario)
 
 
 def test_runs(url: str) -> None:
     async def scenario(store: Store) -> None:
-        await store.record_run({
+        await store.runs.record({
             "id": "r1", "key_id": "k", "created_at": "2025-06-15T15:06:40Z", "engine": "dss",
             "dims": 3, "status": "converged", "value": 0.5, "evaluations": 100,
             "elapsed_ms": 1.5, "goal": "minimize", "seed": 2**64 - 1, "ignored": "x"})
-        await store.record_run({"key_id": "k", "engine": "de", "seed": 7})
-        runs = await store.page_runs("k", 100)
+        await store.runs.record({"key_id": "k", "engine": "de", "seed": 7})
+        runs = await store.runs.page("k", 100)
         assert [r["engine"] for r in runs] == ["de", "dss"]
         first = next(r for r in runs if r["id"] == "r1")
         assert first["seed"] == str(2**64 - 1) and first["value"] == 0.5
         assert first["dims"] == 3 and first["evaluations"] == 100
         second = next(r for r in runs if r["id"] != "r1")
         assert second["seed"] == 7 and second["created_at"] == "2025-06-15T15:06:40Z"
-        assert await store.page_runs("other", 100) == []
+        assert await store.runs.page("other", 100) == []
 
     run(url, scenario, clock=lambda: NOW)
 
@@ -426,96 +454,53 @@ def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
     async def scenario(store: Store) -> None:
         ids = [f"run_{i:024x}" for i in range(5)]
         for i, run_id in enumerate(ids):
-            await store.record_run({"id": run_id, "key_id": "k", "engine": "de" if i % 2
+            await store.runs.record({"id": run_id, "key_id": "k", "engine": "de" if i % 2
                                     else "dss", "state": "queued", "document": "{}",
                                     "seed": 2**64 - 1 if i == 0 else i})
-        await store.record_run({"id": "run_" + "f" * 24, "key_id": "other", "state": "queued"})
-        assert await store.update_run(ids[0], {"state": "running", "document": '{"a": 1}'})
-        assert await store.count_runs() == {"queued": 5, "running": 1}  # every key's
-        assert not await store.update_run("run_" + "e" * 24, {"state": "running"})
+        await store.runs.record({"id": "run_" + "f" * 24, "key_id": "other", "state": "queued"})
+        assert await store.runs.update(ids[0], {"state": "running", "document": '{"a": 1}'})
+        assert await store.runs.count_by_state() == {"queued": 5, "running": 1}  # every key's
+        assert not await store.runs.update("run_" + "e" * 24, {"state": "running"})
         with pytest.raises(ValueError):
-            await store.update_run(ids[0], {"key_id": "other"})
+            await store.runs.update(ids[0], {"key_id": "other"})
         with pytest.raises(ValueError):
-            await store.update_run(ids[0], {})
-        got = await store.get_run("k", ids[0])
+            await store.runs.update(ids[0], {})
+        got = await store.runs.get("k", ids[0])
         assert got is not None and got["state"] == "running" and got["document"] == '{"a": 1}'
         assert got["seed"] == str(2**64 - 1) and got["cancel_requested"] is False
-        assert await store.get_run("other", ids[0]) is None  # another key's run
+        assert await store.runs.get("other", ids[0]) is None  # another key's run
         # pages: newest first, a cursor, filters
-        page = await store.page_runs("k", 3)
+        page = await store.runs.page("k", 3)
         assert [r["id"] for r in page] == ids[::-1][:3]
-        rest = await store.page_runs("k", 3, starting_after=page[-1]["id"])
+        rest = await store.runs.page("k", 3, starting_after=page[-1]["id"])
         assert [r["id"] for r in rest] == ids[1::-1]
-        assert [r["id"] for r in await store.page_runs("k", 10, engine="de")] == [ids[3], ids[1]]
-        assert [r["id"] for r in await store.page_runs("k", 10, state="running")] == [ids[0]]
-        assert [r["id"] for r in await store.page_runs("k", 10, ids[3], "queued", "dss")
+        assert [r["id"] for r in await store.runs.page("k", 10, engine="de")] == [ids[3], ids[1]]
+        assert [r["id"] for r in await store.runs.page("k", 10, state="running")] == [ids[0]]
+        assert [r["id"] for r in await store.runs.page("k", 10, ids[3], "queued", "dss")
                 ] == [ids[2]]
         with pytest.raises(ValueError):
-            await store.page_runs("k", 3, starting_after="run_" + "f" * 24)  # other's
+            await store.runs.page("k", 3, starting_after="run_" + "f" * 24)  # other's
         # cancel: flagged while unfinished; a finished run keeps its flag unset
-        assert await store.request_cancel("k", ids[0]) == "running"
-        assert (await store.get_run("k", ids[0]) or {})["cancel_requested"] is True
-        assert await store.request_cancel("other", ids[0]) is None
-        await store.update_run(ids[1], {"state": "succeeded", "value": 1.5, "seed": 9,
+        assert await store.runs.request_cancel("k", ids[0]) == "running"
+        assert (await store.runs.get("k", ids[0]) or {})["cancel_requested"] is True
+        assert await store.runs.request_cancel("other", ids[0]) is None
+        await store.runs.update(ids[1], {"state": "succeeded", "value": 1.5, "seed": 9,
                                         "finished_at": "2025-06-15T15:06:41Z"})
-        assert await store.request_cancel("k", ids[1]) == "succeeded"
-        done = await store.get_run("k", ids[1])
+        assert await store.runs.request_cancel("k", ids[1]) == "succeeded"
+        done = await store.runs.get("k", ids[1])
         assert done is not None and done["cancel_requested"] is False
         assert done["value"] == 1.5 and done["seed"] == 9
         # delete: finished runs only, own runs only
-        assert await store.delete_run("k", ids[0]) == "running"
-        assert await store.delete_run("other", ids[1]) is None
-        assert await store.delete_run("k", ids[1]) == "succeeded"
-        assert await store.get_run("k", ids[1]) is None
-        assert await store.delete_run("k", ids[1]) is None
-        assert len(await store.page_runs("k", 10)) == 4
-        unfinished = await store.unfinished_runs()  # every key's, oldest first
+        assert await store.runs.delete("k", ids[0]) == "running"
+        assert await store.runs.delete("other", ids[1]) is None
+        assert await store.runs.delete("k", ids[1]) == "succeeded"
+        assert await store.runs.get("k", ids[1]) is None
+        assert await store.runs.delete("k", ids[1]) is None
+        assert len(await store.runs.page("k", 10)) == 4
+        unfinished = await store.runs.unfinished()  # every key's, oldest first
         assert [r["id"] for r in unfinished] == [ids[0], *ids[2:], "run_" + "f" * 24]
 
     run(url, scenario, clock=lambda: NOW)
-
-
-def test_run_rows_from_before_the_run_migration_stay_readable(backend: str, url: str,
-                                                                tmp_path: Path) -> None:
-    """A database at schema version 2 with two old run rows is migrated: they read back
-    as finished runs (failed when their status was error), without a document."""
-    old = ("INSERT INTO runs (id, key_id, created_at, engine, dims, status, value, "
-           "evaluations, elapsed_ms, goal) VALUES ('run_{0}', 'k', '2025-06-15T15:06:40Z', "
-           "'dss', 2, '{1}', 0.5, 10, 1.0, 'minimize')")
-    rows = [old.format("a" * 24, "converged"), old.format("b" * 24, "error")]
-    version_table = ("CREATE TABLE schema_version "
-                     "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-    if backend == "sqlite":
-        import sqlite3
-
-        conn = sqlite3.connect(tmp_path / "contract.db")
-        conn.execute(version_table)
-        for version, migration in enumerate(MIGRATIONS[:2], 1):
-            migration.sqlite(conn)
-            conn.execute("INSERT INTO schema_version VALUES (?, 'then')", (version,))
-        for row in rows:
-            conn.execute(row)
-        conn.commit()
-        conn.close()
-    else:
-        execute(url, version_table)
-        for version, migration in enumerate(MIGRATIONS[:2], 1):
-            for statement in migration.postgres:
-                execute(url, statement)
-            execute(url, f"INSERT INTO schema_version VALUES ({version}, 'then')")
-        for row in rows:
-            execute(url, row)
-
-    async def scenario(store: Store) -> None:
-        ok = await store.get_run("k", "run_" + "a" * 24)
-        failed = await store.get_run("k", "run_" + "b" * 24)
-        assert ok is not None and ok["state"] == "succeeded" and ok["document"] is None
-        assert ok["value"] == 0.5 and ok["cancel_requested"] is False
-        assert failed is not None and failed["state"] == "failed"
-        assert [r["id"] for r in await store.page_runs("k", 5, state="failed")] == [
-            "run_" + "b" * 24]
-
-    run(url, scenario)
 
 
 # ---------------------------------------------------------------- schema, lifecycle
@@ -577,7 +562,7 @@ def test_a_closed_store_raises_store_error(url: str) -> None:
         store = await open_store(url)
         await store.close()
         with pytest.raises(StoreError):
-            await store.admit_many([AdmissionRequest([spec(1)], NOW)])
+            await store.admissions.admit_many([AdmissionRequest([spec(1)], NOW)])
         assert await store.ping() is False
 
     asyncio.run(main())
@@ -653,7 +638,7 @@ def test_cli_keys_on_the_store(url: str, capsys: pytest.CaptureFixture[str]) -> 
     assert cli.main(["keys", "revoke", made["id"], "--store", url]) == 0
     assert "Revoked key" in capsys.readouterr().out
     assert cli.main(["keys", "revoke", "nope", "--store", url]) == 1
-    found = run(url, lambda store: store.find_key(made["key"]))
+    found = run(url, lambda store: store.accounts.find_key(made["key"]))
     assert found is not None and found["revoked_at"] is not None
 
 

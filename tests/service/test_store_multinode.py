@@ -212,20 +212,20 @@ def test_a_store_survives_its_server_going_away(database: tuple[str, str]) -> No
                                  "?pool_max=2&connect_timeout=2")
         try:
             request = AdmissionRequest([spec], FAKE_NOW)
-            assert (await store.admit_many([request]))[0].admitted
+            assert (await store.admissions.admit_many([request]))[0].admitted
             await proxy.down()
             started = time.monotonic()
             with pytest.raises(StoreError):
-                await store.admit_many([request])
+                await store.admissions.admit_many([request])
             assert time.monotonic() - started < 5
             assert await store.ping() is False
             with pytest.raises(StoreError):  # at once, within the fail-fast second
-                await store.find_key("dk_" + "a" * 43)
+                await store.accounts.find_key("dk_" + "a" * 43)
             await proxy.up()
             await asyncio.sleep(1.1)
             assert await store.ping() is True
-            assert (await store.admit_many([request]))[0].admitted
-            return [s.used for s in await store.peek([spec], FAKE_NOW)]
+            assert (await store.admissions.admit_many([request]))[0].admitted
+            return [s.used for s in await store.admissions.peek([spec], FAKE_NOW)]
         finally:
             await store.close()
             await proxy.down()

@@ -18,7 +18,7 @@ import pytest
 
 import decido_service
 from decido_service.store import CounterSpec
-from decido_service.store.sqlite_db import open_database
+from decido_service.store.blocking import open_blocking
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -54,13 +54,13 @@ def _reap(procs: list[subprocess.Popen[str]]) -> None:
 RACER = """
     import sys
     from decido_service.store import CounterSpec
-    from decido_service.store.sqlite_db import open_database
+    from decido_service.store.blocking import open_blocking
     db, limit, attempts, amount = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    store = open_database(db)
+    store = open_blocking(db)
     specs = [CounterSpec("race.month", "k", "month", limit, amount),
              CounterSpec("race.all", "k", "month", None, amount),
              CounterSpec("race.minute", "k", "minute", 10**9, 1)]
-    store.peek(specs, now={now})          # connection open before the start signal
+    store.admissions.peek(specs, now={now})          # connection open before the start signal
     print("ready", flush=True)
     sys.stdin.readline()                  # the barrier: every child starts at once
     admitted = sum(store.admit(specs, now={now}).admitted for _ in range(attempts))
@@ -74,7 +74,7 @@ RACER = """
 def test_exact_limit_across_processes(tmp_path: Path, procs_n: int, attempts: int, limit: int,
                                       amount: int) -> None:
     db = str(tmp_path / "race.db")
-    open_database(db).close()  # create + migrate once, as the server's main process does
+    open_blocking(db).close()  # create + migrate once, as the server's main process does
     procs = [_spawn(RACER, db, str(limit), str(attempts), str(amount)) for _ in range(procs_n)]
     try:
         for p in procs:
@@ -91,8 +91,8 @@ def test_exact_limit_across_processes(tmp_path: Path, procs_n: int, attempts: in
         _reap(procs)
     expected = limit // amount  # admissions that fit: used never exceeds the limit
     assert sum(counts) == expected
-    with open_database(db) as store:
-        month, total, minute = store.peek(
+    with open_blocking(db) as store:
+        month, total, minute = store.admissions.peek(
             [CounterSpec("race.month", "k", "month", limit, 0),
              CounterSpec("race.all", "k", "month", None, 0),
              CounterSpec("race.minute", "k", "minute", None, 0)], now=NOW)
@@ -104,10 +104,10 @@ def test_exact_limit_across_processes(tmp_path: Path, procs_n: int, attempts: in
 SELF_KILL = """
     import json, os, signal, sys
     from decido_service.store import CounterSpec
-    from decido_service.store.sqlite_db import open_database
-    store = open_database(sys.argv[1])
-    record, secret = store.create_key("sdk", "pro", "durable")
-    store.record_run({"id": "run-1", "key_id": record["id"], "engine": "dss", "dims": 2})
+    from decido_service.store.blocking import open_blocking
+    store = open_blocking(sys.argv[1])
+    record, secret = store.accounts.create_key("sdk", "pro", "durable")
+    store.runs.record({"id": "run-1", "key_id": record["id"], "engine": "dss", "dims": 2})
     print(json.dumps({"id": record["id"], "secret": secret}), flush=True)
     result = store.admit([CounterSpec("decide.month", record["id"], "month", 10, 3)], now={now})
     assert result.admitted
@@ -124,19 +124,20 @@ def test_admitted_usage_survives_sigkill(tmp_path: Path) -> None:
         _reap([proc])
     assert proc.returncode == -signal.SIGKILL, err
     made = json.loads(out.splitlines()[0])
-    with open_database(db) as store:
-        key = store.find_key(made["secret"])
+    with open_blocking(db) as store:
+        key = store.accounts.find_key(made["secret"])
         assert key is not None and key["id"] == made["id"]
-        state = store.peek([CounterSpec("decide.month", made["id"], "month", 10, 0)], now=NOW)[0]
+        month = CounterSpec("decide.month", made["id"], "month", 10, 0)
+        state = store.admissions.peek([month], now=NOW)[0]
         assert state.used == 3
-        assert [r["id"] for r in store.list_runs(made["id"])] == ["run-1"]
+        assert [r["id"] for r in store.runs.page(made["id"], 100)] == ["run-1"]
 
 
 LOOPER = """
     import sys
     from decido_service.store import CounterSpec
-    from decido_service.store.sqlite_db import open_database
-    store = open_database(sys.argv[1])
+    from decido_service.store.blocking import open_blocking
+    store = open_blocking(sys.argv[1])
     spec = [CounterSpec("decide.minute", "k", "minute", None, 1)]
     while True:
         used = store.admit(spec, now={now}).counters[0].used
@@ -146,7 +147,7 @@ LOOPER = """
 
 def test_every_reported_admission_survives_external_sigkill(tmp_path: Path) -> None:
     db = str(tmp_path / "loop.db")
-    open_database(db).close()
+    open_blocking(db).close()
     proc = _spawn(LOOPER, db)
     try:
         seen = [int(proc.stdout.readline()) for _ in range(50)]
@@ -155,18 +156,19 @@ def test_every_reported_admission_survives_external_sigkill(tmp_path: Path) -> N
     finally:
         _reap([proc])
     assert seen == list(range(1, 51))
-    with open_database(db) as store:
-        used = store.peek([CounterSpec("decide.minute", "k", "minute", None, 0)], now=NOW)[0].used
+    with open_blocking(db) as store:
+        minute = CounterSpec("decide.minute", "k", "minute", None, 0)
+        used = store.admissions.peek([minute], now=NOW)[0].used
     assert used >= seen[-1]  # every admission the child reported is on disk
 
 
 FRESH_OPEN = """
     import sys
     from decido_service.store import CounterSpec
-    from decido_service.store.sqlite_db import open_database
+    from decido_service.store.blocking import open_blocking
     print("ready", flush=True)
     sys.stdin.readline()
-    store = open_database(sys.argv[1])       # every child creates/migrates the same new file
+    store = open_blocking(sys.argv[1])       # every child creates/migrates the same new file
     store.admit([CounterSpec("open.minute", "k", "minute", None, 1)], now={now})
     store.close()
     print("ok", flush=True)
@@ -188,6 +190,6 @@ def test_workers_opening_a_new_file_together(tmp_path: Path, round_: int) -> Non
             assert (p.returncode, out.strip()) == (0, "ok"), err
     finally:
         _reap(procs)
-    with open_database(db) as store:
-        assert store.peek([CounterSpec("open.minute", "k", "minute", None, 0)],
+    with open_blocking(db) as store:
+        assert store.admissions.peek([CounterSpec("open.minute", "k", "minute", None, 0)],
                           now=NOW)[0].used == 8

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from decido_service.store import CounterSpec, iso_utc, window_bounds
-from decido_service.store.sqlite_db import open_database
+from decido_service.store.blocking import open_blocking
 
 
 def ts(text: str) -> float:
@@ -59,7 +59,7 @@ def test_iso_utc() -> None:
 
 
 def test_month_rollover_december_to_january(tmp_path: Path) -> None:
-    store = open_database(str(tmp_path / "roll.db"))
+    store = open_blocking(str(tmp_path / "roll.db"))
     month = CounterSpec("decide.month", "key", "month", 3, 1)
     minute = CounterSpec("decide.minute", "key", "minute", 100, 1)
     last_second = ts("2024-12-31T23:59:59")
@@ -74,12 +74,12 @@ def test_month_rollover_december_to_january(tmp_path: Path) -> None:
     assert new_year.counters[1].window_start == ts("2025-01-01T00:00:00")
     assert new_year.counters[1].window_end == ts("2025-02-01T00:00:00")
     # December is still there, untouched by January
-    assert store.peek([month], now=ts("2024-12-15T00:00:00"))[0].used == 3
+    assert store.admissions.peek([month], now=ts("2024-12-15T00:00:00"))[0].used == 3
     store.close()
 
 
 def test_minute_rollover(tmp_path: Path) -> None:
-    store = open_database(str(tmp_path / "minute.db"))
+    store = open_blocking(str(tmp_path / "minute.db"))
     spec = CounterSpec("optimize.minute", "key", "minute", 2, 1)
     t = ts("2025-06-01T12:00:59")
     assert [store.admit([spec], now=t).admitted for _ in range(3)] == [True, True, False]

@@ -25,7 +25,7 @@ async def create_key(request: ApiRequest) -> HTTPResponse:
     body = decode_key_request(json_bytes(request, optional=True))
     label = body.label if isinstance(body.label, str) else None  # absent: no label
     await throttle_address(request)
-    record, secret = await request.app.ctx.store.create_key("free", "free", label)
+    record, secret = await request.app.ctx.store.accounts.create_key("free", "free", label)
     return answer(KeyCreated(key=secret, id=record["id"], prefix=record["prefix"],
                              plan=record["plan"], tier=record["tier"], label=record["label"],
                              created_at=record["created_at"]),

@@ -79,7 +79,7 @@ async def list_runs(request: ApiRequest) -> HTTPResponse:
 async def delete_runs(request: ApiRequest) -> HTTPResponse:
     """Delete every finished run of the key (queued and running ones stay)."""
     key = await read(request, "optimize")
-    return answer(RunsDeleted(await request.app.ctx.store.delete_runs(key["id"])))
+    return answer(RunsDeleted(await request.app.ctx.store.runs.delete_finished(key["id"])))
 
 
 @api.route(

@@ -59,7 +59,7 @@ async def sign_in(request: ApiRequest) -> HTTPResponse:
         return await _sign_in_page(request, error.detail)
     secret = (fields.get("key") or "").strip()
     store: Store = request.app.ctx.store
-    key = await store.find_key(secret) if keys.is_well_formed(secret) else None
+    key = await store.accounts.find_key(secret) if keys.is_well_formed(secret) else None
     if key is None or key["revoked_at"] is not None:
         reason = "this key is revoked" if key else "this is not a key of this service"
         return await _sign_in_page(request, reason)
@@ -106,8 +106,9 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
         raise ApiError("invalid_parameter", f"label: at most {LABEL_MAX} characters")
     await throttle_address(request)
     store: Store = request.app.ctx.store
-    record, secret = await store.create_key("free", "free", label, owner=session.key["id"])
-    return page("keys.html", session=session, keys=await store.account_keys(session.key["id"]),
+    accounts = store.accounts
+    record, secret = await accounts.create_key("free", "free", label, owner=session.key["id"])
+    return page("keys.html", session=session, keys=await accounts.account_keys(session.key["id"]),
                 created={"secret": secret, "record": record})
 
 
@@ -116,9 +117,9 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
 async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTPResponse:
     """Revoke a key of the account (the signed-in one too: that ends the session)."""
     store: Store = request.app.ctx.store
-    if key_id not in {k["id"] for k in await store.account_keys(session.key["id"])}:
+    if key_id not in {k["id"] for k in await store.accounts.account_keys(session.key["id"])}:
         raise ApiError("not_found", f"no key {key_id!r} in this account")
-    await store.revoke_key(key_id)
+    await store.accounts.revoke_key(key_id)
     if key_id == session.key["id"]:
         await sessions.end(request, session)
         return sessions.clear_cookies(request, redirect(SIGN_IN))

@@ -67,7 +67,8 @@ async def _secret(request: ApiRequest) -> bytes:
         configured: str = ctx.settings.session_secret
         if not configured:
             store: Store = ctx.store
-            configured = await store.service_secret(_SECRET_NAME, secrets.token_urlsafe(48))
+            configured = await store.accounts.service_secret(_SECRET_NAME,
+                                                             secrets.token_urlsafe(48))
         cached = configured.encode()
         ctx.dashboard_secret = cached
     return cached
@@ -97,11 +98,11 @@ async def current(request: ApiRequest) -> Session | None:
     if int(expires_text) <= now:
         return None
     store: Store = request.app.ctx.store
-    key = await store.session_key(session_id, now)
+    key = await store.accounts.session_key(session_id, now)
     if key is None:
         return None
     if key["revoked_at"] is not None:
-        await store.close_session(session_id)
+        await store.accounts.close_session(session_id)
         return None
     request.ctx.key = key  # the access log names the key's id
     return Session(session_id, key, _mac(secret, "csrf", session_id))
@@ -115,7 +116,7 @@ async def open_session(request: ApiRequest, key: KeyRecord) -> str:
     expires = int(now) + life
     session_id = secrets.token_hex(16)
     store: Store = request.app.ctx.store
-    await store.open_session(session_id, key["id"], float(expires), now)
+    await store.accounts.open_session(session_id, key["id"], float(expires), now)
     secret = await _secret(request)
     value = f"{session_id}.{expires}.{_mac(secret, 'session', f'{session_id}.{expires}')}"
     return _cookie(request, COOKIE, value, life)
@@ -124,7 +125,7 @@ async def open_session(request: ApiRequest, key: KeyRecord) -> str:
 async def end(request: ApiRequest, session: Session) -> None:
     """Sign out: the session's row goes (its cookie no longer opens anything)."""
     store: Store = request.app.ctx.store
-    await store.close_session(session.id)
+    await store.accounts.close_session(session.id)
 
 
 def clear_cookies(request: ApiRequest, response: HTTPResponse) -> HTTPResponse:

@@ -47,7 +47,7 @@ async def overview(request: ApiRequest, session: Session) -> HTTPResponse:
     """Plan and tier, usage against quota on both surfaces, the latest runs and decisions."""
     key, settings, store = session.key, request.app.ctx.settings, _store(request)
     states, latest, decisions = await asyncio.gather(  # three reads at once
-        store.peek(limits.usage_specs(key, settings=settings), settings.now()),
+        store.admissions.peek(limits.usage_specs(key, settings=settings), settings.now()),
         runs.page(store, key["id"], RunPage(limit=LATEST)),
         decision_log.page(store, key["id"], LATEST))
     usage = msgspec.to_builtins(limits.usage_document(states, key, settings=settings))
@@ -126,7 +126,7 @@ async def decision_page(request: ApiRequest, session: Session, decision_id: str)
 @html
 async def key_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The keys of the signed-in key's account, a form to make one, one to revoke each."""
-    keys = await _store(request).account_keys(session.key["id"])
+    keys = await _store(request).accounts.account_keys(session.key["id"])
     return page("keys.html", session=session, keys=keys, created=None)
 
 

@@ -83,7 +83,7 @@ async def page(store: Store, key_id: str, limit: int,
     """A page of ``key_id``'s log, newest first; 400 ``invalid_parameter`` for a cursor
     that is not one of the key's entries."""
     try:
-        found = await store.list_decisions(key_id, limit + 1, after)
+        found = await store.decisions.page(key_id, limit + 1, after)
     except ValueError as exc:
         raise ApiError("invalid_parameter", str(exc)) from None
     return DecisionLogPage(data=[_typed(d, DecisionLogEntry) for d in found[:limit]],
@@ -93,7 +93,7 @@ async def page(store: Store, key_id: str, limit: int,
 async def find(store: Store, key_id: str, decision_id: str) -> DecisionLogRecord:
     """One entry of ``key_id``'s log with its request and answer; 404 ``not_found``
     otherwise."""
-    found = await store.get_decision(key_id, decision_id)
+    found = await store.decisions.get(key_id, decision_id)
     if found is None:
         raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
     return _typed(found, DecisionLogRecord, request=found["request"], answer=found["answer"])

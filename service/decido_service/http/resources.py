@@ -109,7 +109,8 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     store = app.ctx.store = await open_store(
         settings.db, clock=settings.clock,
         decision_retention=settings.decision_retention_days * 86400.0)
-    app.ctx.admissions = GroupCommit(store)
+    store.start_pruning()
+    app.ctx.admissions = GroupCommit(store.admissions)
     app.ctx.key_cache = KeyCache(store)
     app.ctx.readiness = Readiness(store)
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")

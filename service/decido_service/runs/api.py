@@ -55,7 +55,7 @@ def not_found(run_id: str) -> ApiError:
 async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
     """The row of one of ``key_id``'s runs; 404 ``not_found`` otherwise (a malformed id
     without a lookup)."""
-    row = await store.get_run(key_id, run_id) if valid_run_id(run_id) else None
+    row = await store.runs.get(key_id, run_id) if valid_run_id(run_id) else None
     if row is None:
         raise not_found(run_id)
     return row
@@ -64,7 +64,7 @@ async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
 async def page(store: Store, key_id: str, query: RunPage) -> RunList:
     """A page of ``key_id``'s runs, newest first."""
     try:
-        rows = await store.page_runs(key_id, query.limit + 1, query.starting_after, query.state,
+        rows = await store.runs.page(key_id, query.limit + 1, query.starting_after, query.state,
                                      query.engine)
     except ValueError as exc:  # a cursor that is not one of the key's runs
         raise ApiError("invalid_parameter", str(exc)) from None
@@ -76,7 +76,7 @@ async def cancel(store: Store, key_id: str, run_id: str) -> Run:
     """Ask a queued or running run to stop (a queued one nobody took ends at once); its
     row after the request. 404 for a run that is not the key's, 409 ``run_finished`` for
     a finished one."""
-    state = await store.request_cancel(key_id, run_id) if valid_run_id(run_id) else None
+    state = await store.runs.request_cancel(key_id, run_id) if valid_run_id(run_id) else None
     if state is None:
         raise not_found(run_id)
     if state in FINISHED_STATES:
@@ -97,7 +97,7 @@ def trace_csv(trace: list[list[float | None]]) -> str:
 async def delete(store: Store, key_id: str, run_id: str) -> None:
     """Delete a finished run of ``key_id``; 404 for a run that is not the key's, 409
     ``run_not_finished`` for a queued or running one."""
-    state = await store.delete_run(key_id, run_id) if valid_run_id(run_id) else None
+    state = await store.runs.delete(key_id, run_id) if valid_run_id(run_id) else None
     if state is None:
         raise not_found(run_id)
     if state not in FINISHED_STATES:

@@ -149,7 +149,7 @@ class RunFeed:
         while True:
             await asyncio.sleep(PROGRESS_INTERVAL)
             try:
-                row = await self.store.get_run(self.key_id, self.run_id)
+                row = await self.store.runs.get(self.key_id, self.run_id)
             except Exception:  # noqa: BLE001 - a busy or unreachable store: read again later
                 continue
             if row is None:  # deleted meanwhile: the watchers' streams end

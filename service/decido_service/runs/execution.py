@@ -207,7 +207,7 @@ class Execution:
         """Update the row if it is still this process's (else the run is stopped)."""
         if self.lost:
             return False
-        if not await self.store.update_run(self.run_id, changes, {"owner": self.owner}):
+        if not await self.store.runs.update(self.run_id, changes, {"owner": self.owner}):
             self.lost = True
             self.stop()
         return not self.lost
@@ -227,7 +227,7 @@ class Execution:
         try:
             if await self._write(changes):
                 running = running or "state" in changes
-            row = await self.store.get_run(self.key_id, self.run_id)
+            row = await self.store.runs.get(self.key_id, self.run_id)
         except Exception:  # noqa: BLE001 - a busy store: progress is written next time
             return running
         if row is not None and row["cancel_requested"]:
@@ -272,7 +272,7 @@ async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -
 async def cancel_queued(store: Store, run_id: str) -> None:
     """End a queued run nobody has taken yet ``cancelled`` (no result) at once; a run a
     process owns is left to it (it reads the cancel flag within a progress interval)."""
-    await store.update_run(run_id, {"state": "cancelled", "finished_at": iso_utc(time.time())},
+    await store.runs.update(run_id, {"state": "cancelled", "finished_at": iso_utc(time.time())},
                            {"state": "queued", "owner": None})
 
 
@@ -286,7 +286,7 @@ async def fail_run(store: Store, row: dict[str, Any],
     is still as ``expect`` says); True when it was marked."""
     doc = read_document(row["document"])
     doc.progress, doc.problem = None, run_problem(row["id"], "", _INTERRUPTED)
-    return await store.update_run(row["id"], {
+    return await store.runs.update(row["id"], {
         "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
         "lease_until": None, "document": write_document(doc)}, expect)
 
@@ -298,7 +298,7 @@ async def fail_interrupted(store: Store) -> int:
     runs of a process that died (``kill -9``, a crash, a power loss). Queued runs nobody
     had taken stay queued: they run once the workers are up."""
     count = 0
-    for row in await store.unfinished_runs():
+    for row in await store.runs.unfinished():
         if row["owner"] is not None or row["state"] == "running":
             count += await fail_run(store, row)
     return count

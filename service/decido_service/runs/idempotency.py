@@ -79,7 +79,7 @@ async def claim(request: ApiRequest, key: KeyRecord) -> AsyncIterator[Claim | Ou
     store: Store = ctx.store
     digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
     digest.update(request.body or b"")
-    state, stored = await store.idempotency_begin(key["id"], idem_key, digest.hexdigest(),
+    state, stored = await store.runs.idempotency_begin(key["id"], idem_key, digest.hexdigest(),
                                                   ctx.settings.now(), TTL)
     if state == "mismatch":
         raise ApiError("idempotency_key_reused", "this Idempotency-Key was used with "
@@ -96,7 +96,7 @@ async def claim(request: ApiRequest, key: KeyRecord) -> AsyncIterator[Claim | Ou
     finally:
         outcome = None if pending.outcome is None else encode(pending.outcome).decode()
         with contextlib.suppress(Exception):  # a lost outcome: the record expires in 24 h
-            await store.idempotency_end(key["id"], idem_key, outcome)
+            await store.runs.idempotency_end(key["id"], idem_key, outcome)
 
 
 def replay(outcome: Outcome, row: dict[str, Any] | None) -> tuple[int, bytes]:
@@ -121,7 +121,7 @@ def replay(outcome: Outcome, row: dict[str, Any] | None) -> tuple[int, bytes]:
 async def replayed(request: ApiRequest, key: KeyRecord, outcome: Outcome) -> Response:
     """The answer to a repeated request (:func:`replay`), with the run's ``Location``."""
     store: Store = request.app.ctx.store
-    row = None if outcome.body is not None else await store.get_run(key["id"], outcome.run_id)
+    row = None if outcome.body is not None else await store.runs.get(key["id"], outcome.run_id)
     status, body = replay(outcome, row)
     return json_response(body, status=status,
                          headers={"Location": f"/v1/runs/{outcome.run_id}"},

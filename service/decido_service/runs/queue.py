@@ -4,13 +4,13 @@ queued runs from it in every worker process of every node.
 **Admission** (:func:`admit_run`): the run is written ``queued`` with the per-key cap
 (``max_runs`` of the tier: runs ``queued`` + ``running``, 429 ``too_many_runs``) and, for
 ``/v1/runs``, the store-wide queue cap (``DECIDO_RUN_BACKLOG``, 503 ``overloaded``)
-checked in the same store transaction; it is owned by this process while the request is
-counted, and deleted again when the count is refused, so a refused submission leaves no
-row and no count. Then ``/v1/optimize`` executes it here; ``/v1/runs`` executes it here
+checked, the request counted and the row written in one store transaction
+(:meth:`Runs.enqueue`), so a refused submission leaves no row and no count; it is owned by
+this process. Then ``/v1/optimize`` executes it here; ``/v1/runs`` executes it here
 when a run thread of this worker is free, else gives it to the queue (no owner).
 
 **The run worker** (:class:`RunWorker`, one per worker process): whenever a run thread is
-free it claims the oldest queued run nobody owns (:meth:`Store.claim_run`: an atomic
+free it claims the oldest queued run nobody owns (:meth:`Runs.claim`: an atomic
 update on SQLite, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL), at once after a local
 submission or a run's end, else every :data:`CLAIM_INTERVAL` seconds. A run is owned
 under a lease of ``DECIDO_RUN_LEASE`` seconds, renewed by each progress write (every
@@ -36,8 +36,7 @@ from typing import Any
 import msgspec
 
 import decido
-from decido_service import limits
-from decido_service.admission import admit
+from decido_service import admission, limits
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
 from decido_service.runs import execution as runs
@@ -91,24 +90,20 @@ async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
     document = runs.new_document(req, budget)
     cap = limits.tier_limits(key, settings=ctx.settings)["max_runs"]
     store: Store = ctx.store
-    refused = await store.enqueue_run({
+    enqueued = await store.runs.enqueue({
         "id": run_id, "key_id": key["id"], "engine": req.engine, "dims": req.dims,
         "goal": req.goal, "seed": req.seed, "state": "queued",
         "document": runs.write_document(document), "owner": worker.owner,
-        "lease_until": time.time() + worker.lease}, cap,
-        ctx.settings.run_backlog if queued else None)
-    if refused == "cap":
+        "lease_until": time.time() + worker.lease}, admission.counted(request, key, "optimize"),
+        cap, ctx.settings.run_backlog if queued else None)
+    if enqueued == "cap":
         raise ApiError("too_many_runs", f"this key has {cap} runs queued or running, the "
                        f"most its tier allows; retry when one ends",
                        headers={"Retry-After": "1"}, extra={"limit_value": cap})
-    if refused == "queue":
+    if enqueued == "queue":
         raise ApiError("overloaded", "the run queue is full; retry shortly",
                        headers={"Retry-After": "1"})
-    try:
-        await admit(request, key, "optimize")
-    except BaseException:
-        await asyncio.shield(store.discard_run(run_id))
-        raise
+    admission.settle(request, enqueued, ctx.settings.now())
     return run_id, document
 
 
@@ -164,7 +159,7 @@ class RunWorker:
     async def release(self, run_id: str) -> None:
         """Give an owned run that has not started to the queue."""
         store: Store = self.ctx.store
-        await store.update_run(run_id, {"owner": None, "lease_until": None},
+        await store.runs.update(run_id, {"owner": None, "lease_until": None},
                                {"owner": self.owner})
         self.wake.set()
 
@@ -177,7 +172,7 @@ class RunWorker:
                 self.ctx.decide_pool, compile_objective, document.request)
         except Exception as exc:  # noqa: BLE001 - the run fails, the worker goes on
             document.problem = runs.run_problem(row["id"], "", as_api_error(exc))
-            await self.ctx.store.update_run(row["id"], {
+            await self.ctx.store.runs.update(row["id"], {
                 "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
                 "lease_until": None, "document": runs.write_document(document)})
             return
@@ -193,7 +188,7 @@ class RunWorker:
             self.wake.clear()
             try:
                 while self.free() > 0 and not self.stopping:
-                    row = await store.claim_run(self.owner, time.time() + self.lease)
+                    row = await store.runs.claim(self.owner, time.time() + self.lease)
                     if row is None:
                         break
                     await self._claimed(row)
@@ -203,7 +198,7 @@ class RunWorker:
                 if loop.time() >= next_prune:
                     next_prune = loop.time() + PRUNE_INTERVAL
                     days = self.ctx.settings.run_retention_days
-                    await store.prune_runs(iso_utc(time.time() - days * 86400.0))
+                    await store.runs.prune(iso_utc(time.time() - days * 86400.0))
             except Exception:  # noqa: BLE001 - a store outage: try again next round
                 log.debug("run worker: store call failed", exc_info=True)
             try:
@@ -216,7 +211,7 @@ async def sweep(store: Store, now: float) -> int:
     """Mark the runs whose lease ran out before ``now`` ``failed`` (``interrupted``); how
     many this call marked (another sweeper may have marked the others)."""
     marked = 0
-    for row in await store.expired_runs(now):
+    for row in await store.runs.expired(now):
         expect = {"owner": row["owner"], "lease_until": row["lease_until"]}
         marked += await runs.fail_run(store, row, expect)
     return marked

@@ -1,24 +1,53 @@
-"""The store: keys, usage counters and run records behind one async protocol.
+"""The store: what the service keeps, by concern, on SQLite or PostgreSQL.
 
-:class:`Store` is what the service needs from storage; every method is a coroutine, and a
-backend keeps blocking work off the event loop itself. The embedded backend is SQLite
-(:mod:`decido_service.store.sqlite`), the server one PostgreSQL
-(:mod:`decido_service.store.postgres`); :func:`open_store` picks the backend from the URL.
-Nothing outside this package knows SQL.
+:class:`Store` is what the app holds (``app.ctx.store``); it exposes one object per
+concern, each behind a protocol of its own and written once in SQL for both backends:
 
-The records (:mod:`~decido_service.store.records`), the run and key rows
-(:mod:`~decido_service.store.run_rows`, :mod:`~decido_service.store.key_rows`) and the
-admission rule every backend applies (:mod:`~decido_service.store.admission_rule`) are
-modules of their own; the names the service uses are re-exported here.
+- ``store.accounts`` (:class:`~decido_service.store.accounts.Accounts`): keys, their
+  accounts, dashboard sessions, service secrets;
+- ``store.admissions`` (:class:`~decido_service.store.admissions.Admissions`): counting
+  requests against their limits (``admit_many``, through the worker's group commit,
+  :mod:`~decido_service.store.group`; ``peek``);
+- ``store.runs`` (:class:`~decido_service.store.runs.Runs`): run rows, the queue and its
+  leases, idempotency records;
+- ``store.decisions`` (:class:`~decido_service.store.decisions.DecisionLog`): the
+  decision log (written by the admission that counts its request).
+
+Underneath, a backend (:class:`~decido_service.store.dialect.Database`: SQLite,
+:mod:`~decido_service.store.sqlite`, or PostgreSQL, :mod:`~decido_service.store.postgres`)
+runs a concern's ``async`` body in a transaction (``write``) or in autocommit (``read``);
+the few places the two SQL dialects differ are a
+:class:`~decido_service.store.dialect.Dialect`. :func:`open_store` picks the backend from
+the URL. The schema of every concern is :mod:`~decido_service.store.schema`. Nothing
+outside this package knows SQL.
+
+**Adding a concern** (webhooks, say): write ``store/<concern>.py`` with its protocol and
+one ``SQL<Concern>`` class taking the :class:`~decido_service.store.dialect.Database`
+(statements with ``?`` placeholders; a lock clause or an advisory lock from the dialect
+where rows must not change under you); append its tables to
+:data:`~decido_service.store.schema.MIGRATIONS` (a new entry once version 1 has shipped);
+add the attribute to :class:`Store`; give it a contract test run on both backends
+(``tests/service/test_store_<concern>.py``). What must be written in the same transaction
+as another concern's rows (a delivery with a run's final state, a decision-log entry with
+its admission) is a function of the one concern called with the other's
+:class:`~decido_service.store.dialect.Tx`, as :func:`~decido_service.store.admissions.admit`
+is by :meth:`~decido_service.store.runs.SQLRuns.enqueue`. A periodic clean-up goes into
+:meth:`Store.prune`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
 
+from decido_service.store.accounts import Accounts, SQLAccounts
 from decido_service.store.admission_rule import WINDOWS, judge, window_bounds
+from decido_service.store.admissions import Admissions, SQLAdmissions
+from decido_service.store.decisions import DecisionLog, SQLDecisionLog
+from decido_service.store.dialect import Database
 from decido_service.store.records import (
     Admission,
     AdmissionRequest,
@@ -31,28 +60,33 @@ from decido_service.store.records import (
     iso_utc,
     ordered_id,
 )
-from decido_service.store.run_rows import (
-    COUNT_RUNS_SQL,
+from decido_service.store.runs import (
     FINISHED_STATES,
     RUN_FIELDS,
     RUN_STATES,
     RUN_UPDATABLE,
+    Runs,
+    SQLRuns,
 )
 
 __all__ = [
-    "COUNT_RUNS_SQL",
-    "WINDOWS",
-    "Admission",
-    "AdmissionRequest",
-    "CounterSpec",
-    "CounterState",
-    "DecisionEntry",
-    "DecisionRecord",
     "FINISHED_STATES",
+    "PRUNE_INTERVAL",
     "RUN_FIELDS",
     "RUN_STATES",
     "RUN_UPDATABLE",
+    "WINDOWS",
+    "Accounts",
+    "Admission",
+    "AdmissionRequest",
+    "Admissions",
+    "CounterSpec",
+    "CounterState",
+    "DecisionEntry",
+    "DecisionLog",
+    "DecisionRecord",
     "KeyRecord",
+    "Runs",
     "Store",
     "StoreError",
     "iso_utc",
@@ -62,153 +96,62 @@ __all__ = [
     "window_bounds",
 ]
 
+log = logging.getLogger("decido.service")
 
-@runtime_checkable
-class Store(Protocol):
-    """What the service needs from storage (every method a coroutine)."""
+#: seconds between two runs of :meth:`Store.prune` by :meth:`Store.start_pruning`
+PRUNE_INTERVAL = 60.0
+
+
+class Store:
+    """The concerns of one database (module docs). ``decision_retention``: seconds a
+    decision-log entry is kept (:meth:`prune`)."""
+
+    def __init__(self, database: Database, *, decision_retention: float = 30 * 86400.0) -> None:
+        self.database = database
+        self.decision_retention = float(decision_retention)
+        self.accounts: Accounts = SQLAccounts(database)
+        self.admissions: Admissions = SQLAdmissions(database)
+        self.runs: Runs = SQLRuns(database)
+        self.decisions: DecisionLog = SQLDecisionLog(database)
+        self._pruning: asyncio.Task[None] | None = None
 
     async def ping(self) -> bool:
         """True when the store answers a trivial query and its schema is current."""
+        return await self.database.ping()
 
-    async def create_key(self, plan: str, tier: str, label: str | None = None,
-                         limits: dict[str, Any] | None = None,
-                         owner: str | None = None) -> tuple[KeyRecord, str]:
-        """Create a key; return its record and the secret (the only time it is seen).
-        With ``owner`` (a key id) the new key joins that key's account
-        (:meth:`account_keys`); an unknown ``owner`` leaves it in an account of its own."""
+    async def prune(self, now: float) -> int:
+        """Delete what has outlived its use: minute and hour counters of windows long
+        ended (:meth:`Admissions.prune`) and decision-log entries older than the
+        retention; how many rows."""
+        return (await self.admissions.prune(now)
+                + await self.decisions.prune(now - self.decision_retention))
 
-    async def find_key(self, secret: str) -> KeyRecord | None:
-        """The key for a presented secret (revoked keys included), else ``None``.
-        Malformed secrets return ``None`` without a lookup."""
+    def start_pruning(self, interval: float = PRUNE_INTERVAL) -> None:
+        """Run :meth:`prune` every ``interval`` seconds, as of the store's clock (the one
+        that stamps what it writes), until :meth:`close` (each worker of each node: the
+        deletes are idempotent and cheap when there is nothing to do); a failure is
+        logged and tried again next time."""
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval)
+                try:
+                    await self.prune(self.database.clock())
+                except StoreError as exc:
+                    log.warning("pruning the store failed (tried again in %.0f s): %s",
+                                interval, exc)
 
-    async def get_key(self, key_id: str) -> KeyRecord | None:
-        """The key with this public id, or ``None``."""
-
-    async def list_keys(self) -> list[KeyRecord]:
-        """All keys, oldest first."""
-
-    async def revoke_key(self, key_id: str) -> bool:
-        """Set ``revoked_at`` (kept if already set); ``False`` for an unknown id."""
-
-    async def open_session(self, session_id: str, key_id: str, expires: float,
-                           now: float) -> None:
-        """Record a dashboard session of ``key_id`` valid until ``expires`` (epoch
-        seconds); sessions expired at ``now`` are deleted on the way."""
-
-    async def session_key(self, session_id: str, now: float) -> KeyRecord | None:
-        """The key of a session that exists and has not expired at ``now`` (revoked keys
-        included: the caller ends their sessions), else ``None``."""
-
-    async def close_session(self, session_id: str) -> None:
-        """End a session (nothing happens for an unknown id)."""
-
-    async def account_keys(self, key_id: str) -> list[KeyRecord]:
-        """The keys of ``key_id``'s account (itself, the key that made it and every key
-        made by a key of the account; revoked ones included), oldest first; ``[]`` for an
-        unknown id."""
-
-    async def service_secret(self, name: str, candidate: str) -> str:
-        """The secret stored under ``name``; the first call for a name stores
-        ``candidate`` and returns it, every later call (any worker, any node) the same
-        value."""
-
-    async def admit_many(self, requests: Sequence[AdmissionRequest],
-                         decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
-        """:func:`judge` each request in order and commit the admitted ones' increments
-        together (and, with ``key_id``, refuse a revoked key's request); ``decisions``, and
-        the ``log`` of every admitted request, are written to the decision log in the same
-        transaction (:func:`~decido_service.store.admission_rule.logged`)."""
-
-    async def peek(self, specs: Sequence[CounterSpec], now: float) -> list[CounterState]:
-        """Current states of ``specs`` without counting."""
-
-    async def record_run(self, run: Mapping[str, Any]) -> None:
-        """Store one optimization run record (:data:`RUN_FIELDS`; missing ``id`` and
-        ``created_at`` are filled in, other missing fields are NULL)."""
-
-    async def update_run(self, run_id: str, changes: Mapping[str, Any],
-                         expect: Mapping[str, Any] | None = None) -> bool:
-        """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
-        other); ``False`` when there is no such run, or (``expect``) when one of the
-        row's columns named there is not equal to the value given (``None``: NULL)."""
-
-    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None,
-                          queue_cap: int | None = None) -> str | None:
-        """:meth:`record_run`, but only while the run's key has fewer than ``cap`` runs
-        ``queued`` or ``running`` and the store fewer than ``queue_cap`` runs ``queued``
-        (``None``: no cap), checked and written atomically for the key; ``None`` when
-        written, else (nothing written) ``"cap"`` or ``"queue"``, the cap reached."""
-
-    async def discard_run(self, run_id: str) -> bool:
-        """Delete a run whatever its state (an admission that failed after it was
-        recorded); ``False`` when there is no such run."""
-
-    async def claim_run(self, owner: str, lease_until: float) -> dict[str, Any] | None:
-        """Take the oldest ``queued`` run no process owns: it is ``owner``'s until
-        ``lease_until`` (epoch seconds), and no other call takes it; ``None`` when there
-        is none. Concurrent callers (any process, any node) never take the same run."""
-
-    async def expired_runs(self, now: float) -> list[dict[str, Any]]:
-        """The unfinished runs whose owner's lease ended before ``now``."""
-
-    async def delete_runs(self, key_id: str) -> int:
-        """Delete every finished run of ``key_id``; how many."""
-
-    async def prune_runs(self, finished_before: str) -> int:
-        """Delete every run (of any key) finished before ``finished_before`` (ISO 8601
-        UTC, as :func:`iso_utc` writes); how many."""
-
-    async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
-                                now: float, ttl: float) -> tuple[str, str | None]:
-        """Look up ``idem_key`` of ``key_id`` (a record older than ``ttl`` seconds counts
-        as absent and is replaced): ``("new", None)`` when there was none (a pending
-        record is written), ``("pending", None)`` while the first request with it is
-        still being answered, ``("mismatch", None)`` when it was used with another
-        ``fingerprint``, ``("done", response)`` with the stored answer."""
-
-    async def idempotency_end(self, key_id: str, idem_key: str,
-                              response: str | None) -> None:
-        """Store the answer of the request that began ``idem_key`` (``None``: forget the
-        pending record, so a retry is a new request)."""
-
-    async def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
-        """One of ``key_id``'s runs (:data:`RUN_FIELDS` and ``cancel_requested``), or
-        ``None`` (another key's too)."""
-
-    async def page_runs(self, key_id: str, limit: int, starting_after: str | None = None,
-                        state: str | None = None,
-                        engine: str | None = None) -> list[dict[str, Any]]:
-        """Up to ``limit`` of ``key_id``'s runs, newest first (creation order), after the
-        one with id ``starting_after`` (``ValueError`` when that is not one of the key's),
-        optionally only those in ``state`` or of ``engine``."""
-
-    async def unfinished_runs(self) -> list[dict[str, Any]]:
-        """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
-
-    async def count_runs(self) -> dict[str, int]:
-        """The number of runs (of every key) in each state that has any; finished runs
-        count until their retention ends, rows from before runs had states as
-        ``succeeded``."""
-
-    async def request_cancel(self, key_id: str, run_id: str) -> str | None:
-        """Set the run's ``cancel_requested`` flag unless it is finished; its state, or
-        ``None`` when ``key_id`` has no such run."""
-
-    async def delete_run(self, key_id: str, run_id: str) -> str | None:
-        """Delete the run if it is finished; its state (the row is gone only when that is
-        one of :data:`FINISHED_STATES`), or ``None`` when ``key_id`` has no such run."""
-
-    async def list_decisions(self, key_id: str, limit: int,
-                             starting_after: str | None = None) -> list[DecisionRecord]:
-        """Up to ``limit`` of ``key_id``'s logged decisions, newest first, after the one
-        with id ``starting_after`` (``ValueError`` when that is not one of the key's);
-        ``request`` and ``answer`` are ``None`` in a listing."""
-
-    async def get_decision(self, key_id: str, decision_id: str) -> DecisionRecord | None:
-        """One of ``key_id``'s logged decisions, or ``None`` (another key's too)."""
+        self._pruning = asyncio.ensure_future(loop())
 
     async def close(self) -> None:
-        """Release every connection; the store is unusable afterwards."""
+        """Stop pruning and release every connection; the store is unusable afterwards."""
+        if self._pruning is not None:
+            self._pruning.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pruning
+        await self.database.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.database!r})"
 
 
 async def open_store(url: str = "./decido.db", *, create: bool = True,
@@ -224,39 +167,31 @@ async def open_store(url: str = "./decido.db", *, create: bool = True,
     ``?synchronous=full`` makes every commit fsync (survives power loss; the default,
     ``normal``, survives a killed process). ``create=False``: a missing database (SQLite:
     file; PostgreSQL: schema) is a :class:`StoreError` naming what was looked for, and
-    nothing is created. ``clock`` stamps ``created_at`` of new keys;
+    nothing is created. ``clock`` stamps ``created_at`` of new keys and runs;
     ``decision_retention`` is how many seconds decision-log entries are kept."""
     from decido_service.store.postgres_url import is_postgres_url
 
+    database: Database
     if is_postgres_url(url):
-        return await _open_postgres(url, create=create, clock=clock,
-                                    decision_retention=decision_retention)
-    from decido_service.store.sqlite import SQLiteStore, parse_sqlite_url
+        try:
+            from decido_service.store.postgres import PostgresDatabase
+        except ImportError as exc:
+            raise StoreError(f"a postgresql:// store needs asyncpg ({exc}); "
+                             "pip install 'decido[service]'") from exc
+        database = postgres = PostgresDatabase(url, clock=clock)
+        migrate = postgres.migrate(create=create)
+    else:
+        from decido_service.store.sqlite import SQLiteDatabase, parse_sqlite_url
 
-    path, options = parse_sqlite_url(url)
-    if not create and not os.path.exists(path):
-        raise StoreError(f"no database at {os.path.abspath(path)} (from {url!r}); "
-                         "`decido keys create` or `decido serve` creates one")
-    store = SQLiteStore(path, clock=clock, decision_retention=decision_retention, **options)
+        path, options = parse_sqlite_url(url)
+        if not create and not os.path.exists(path):
+            raise StoreError(f"no database at {os.path.abspath(path)} (from {url!r}); "
+                             "`decido keys create` or `decido serve` creates one")
+        database = sqlite = SQLiteDatabase(path, clock=clock, **options)
+        migrate = sqlite.migrate()
     try:
-        await store.migrate()
+        await migrate
     except BaseException:
-        await store.close()
+        await database.close()
         raise
-    return store
-
-
-async def _open_postgres(url: str, *, create: bool, clock: Callable[[], float] | None,
-                         decision_retention: float) -> Store:
-    try:
-        from decido_service.store.postgres import PostgresStore
-    except ImportError as exc:
-        raise StoreError(f"a postgresql:// store needs asyncpg ({exc}); "
-                         "pip install 'decido[service]'") from exc
-    store = PostgresStore.from_url(url, clock=clock, decision_retention=decision_retention)
-    try:
-        await store.migrate(create=create)
-    except BaseException:
-        await store.close()
-        raise
-    return store
+    return Store(database, decision_retention=decision_retention)

@@ -14,7 +14,7 @@ Counters are identified by ``(name, subject, window)``: ``name`` such as ``"deci
 
 A request is admitted when every spec passes; then every counted spec is incremented, all
 in one atomic step. Otherwise nothing is written and ``refused`` is the first spec that did
-not pass. Requests of one :meth:`Store.admit_many` call are judged in order, each against
+not pass. Requests of one :meth:`Admissions.admit_many` call are judged in order, each against
 the counts the ones before it left, and committed together: the service's group commit.
 A backend must make this exact under any concurrency (SQLite: one write transaction;
 a server database: row locks on the counters of the batch).
@@ -63,7 +63,7 @@ PRUNE_GRACE = 3600
 
 def logged(requests: Sequence[AdmissionRequest], admissions: Sequence[Admission],
            decisions: Sequence[DecisionEntry]) -> list[DecisionEntry]:
-    """The decision-log rows an :meth:`Store.admit_many` call writes: ``decisions``, then
+    """The decision-log rows an :meth:`Admissions.admit_many` call writes: ``decisions``, then
     the ``log`` of each admitted request."""
     return [*decisions, *(r.log for r, a in zip(requests, admissions, strict=True)
                           if r.log is not None and a.admitted)]
@@ -157,7 +157,7 @@ def check_specs(specs: Sequence[CounterSpec]) -> list[CounterSpec]:
 
 
 def prepare(requests: Sequence[AdmissionRequest]) -> list[Prepared]:
-    """The requests of an :meth:`Store.admit_many` as a backend judges them: specs
+    """The requests of an :meth:`Admissions.admit_many` as a backend judges them: specs
     checked (:func:`check_specs`), the time as a float, the key id, each counter's window
     (:func:`window_bounds`, computed once per window and second of the batch)."""
     windows: dict[tuple[str, int], tuple[int, int]] = {}

@@ -4,9 +4,9 @@
 and returns a future of its :class:`~decido_service.store.Admission`. The batch *settles*
 first: it is sent at the first turn of the event loop that added no request to it (at most
 :data:`GroupCommit.MAX_TURNS` turns and :data:`GroupCommit.MAX_BATCH` requests after its
-first), as one :meth:`Store.admit_many <decido_service.store.Store.admit_many>` call: one
-transaction and one commit for all of them. While that call is in flight the next batch
-gathers, and is sent as soon as the call returns. Each request is still judged on its own
+first), as one :meth:`Admissions.admit_many <decido_service.store.Admissions.admit_many>`
+call: one transaction and one commit for all of them. While that call is in flight the
+next batch gathers, and is sent as soon as the call returns. Each request is still judged on its own
 (all or nothing, in order). :meth:`GroupCommit.log` queues an entry of the decision log
 the same way: it is written in the transaction of the next batch.
 
@@ -18,7 +18,13 @@ from __future__ import annotations
 
 import asyncio
 
-from decido_service.store import Admission, AdmissionRequest, DecisionEntry, Store, StoreError
+from decido_service.store import (
+    Admission,
+    AdmissionRequest,
+    Admissions,
+    DecisionEntry,
+    StoreError,
+)
 
 __all__ = ["GroupCommit"]
 
@@ -34,8 +40,8 @@ class GroupCommit:
     #: ... or as soon as it holds this many requests
     MAX_BATCH = 256
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, admissions: Admissions) -> None:
+        self.counters = admissions
         self._pending: Pending = []
         self._logged: Logged = []
         self._in_flight: asyncio.Task[None] | None = None
@@ -87,7 +93,7 @@ class GroupCommit:
         waiters: list[asyncio.Future[Admission] | asyncio.Future[None]] = [
             *(f for _, f in batch), *(f for _, f in logged)]
         try:
-            results = await self.store.admit_many([request for request, _ in batch],
+            results = await self.counters.admit_many([request for request, _ in batch],
                                                   [decision for decision, _ in logged])
         except Exception as exc:  # StoreError, or a bug: every waiter hears of it
             error = exc if isinstance(exc, StoreError) else StoreError(str(exc))

@@ -5,183 +5,279 @@
   ``COMMIT``, every statement prepared once per connection (asyncpg's statement cache).
   Chosen over psycopg 3 by a measurement of admission throughput and CPU per admission
   (``benchmarks/load/pg_drivers.py``; numbers in docs/service.md, "PostgreSQL").
-- **Admission**: :meth:`PostgresStore.admit_many` is one transaction per group-commit batch
-  that locks the batch's counter rows in a fixed order
-  (:mod:`~decido_service.store.postgres_counters`), so limits are exact across nodes.
-- **Failures**: which database errors become :class:`~decido_service.store.StoreError`,
-  which transactions are retried, and failing fast while the database is unreachable:
-  :mod:`~decido_service.store.postgres_pool`.
-- **Schema**: the shared ordered list :data:`~decido_service.store.migrations.MIGRATIONS`;
-  :meth:`PostgresStore.migrate` applies the missing ones in one transaction holding a
-  transaction-level advisory lock (:data:`MIGRATION_LOCK`), so nodes starting together
-  apply each exactly once; a database newer than the code is refused.
-- **Secrets**: only SHA-256 hashes of keys are stored (plus their public prefix).
+- **Admission**: one transaction per group-commit batch that locks the batch's counter
+  rows in a fixed order (:mod:`~decido_service.store.admissions`), so limits are exact
+  across nodes.
+- **Failures**: every database error becomes :class:`~decido_service.store.StoreError`
+  (the app's 503 ``store_unavailable``). A transaction that failed before its ``COMMIT``
+  was sent (a connection the server had closed, a deadlock, a serialization failure) did
+  nothing, so it is retried on a fresh connection, up to ``pool_max + 1`` times; one whose
+  ``COMMIT`` was lost is never retried (it may have been counted). A call waits at most
+  ``pool_timeout`` for a connection; once the database was found unreachable, calls fail
+  at once for :data:`FAIL_FAST` seconds (a quick 503, not a queue of waiting requests).
+  The pool reopens a closed connection when it is next handed out, so a node serves
+  again as soon as the server is back, with no restart.
+- **Schema**: :func:`~decido_service.store.schema.upgrade` in one transaction holding a
+  transaction-level advisory lock, on a connection of its own (so connection errors name
+  their cause), so nodes starting together apply each version exactly once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
-from asyncpg import Connection as Conn  # type: ignore[import-untyped]  # no type hints
+import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
+from asyncpg import Connection as Conn
+from asyncpg import exceptions as errors
 
-from decido_service.store.admission_rule import (
-    PRUNE_GRACE,
-    check_specs,
-    logged,
-    prepare,
-    window_bounds,
-)
-from decido_service.store.migrations import MIGRATIONS
-from decido_service.store.postgres_counters import admit_batch, states
-from decido_service.store.postgres_keys import PostgresKeys
-from decido_service.store.postgres_log import INSERT_DECISION, PostgresLog
-from decido_service.store.postgres_pool import FAILURES, first_line, rowcount
-from decido_service.store.postgres_runs import PostgresRuns
-from decido_service.store.postgres_url import parse_postgres_url
-from decido_service.store.records import (
-    Admission,
-    AdmissionRequest,
-    CounterSpec,
-    CounterState,
-    DecisionEntry,
-    StoreError,
-    iso_utc,
-)
+from decido_service.store import schema
+from decido_service.store.dialect import POSTGRES, Body, Row, numbered
+from decido_service.store.postgres_url import parse_postgres_url, redact_url
+from decido_service.store.records import StoreError
 
-__all__ = ["MIGRATION_LOCK", "PostgresStore"]
+__all__ = ["FAILURES", "FAIL_FAST", "PING_TIMEOUT", "PostgresDatabase", "PostgresTx"]
 
-#: the advisory lock key that serialises migrations (``pg_advisory_xact_lock``)
-MIGRATION_LOCK = 0x646563_69646F  # "decido"
-#: seconds :meth:`PostgresStore.ping` waits for a connection (health checks answer quickly)
+T = TypeVar("T")
+
+#: seconds during which calls fail at once after the database was found unreachable
+FAIL_FAST = 1.0
+#: seconds :meth:`PostgresDatabase.ping` waits for a connection (health checks answer quickly)
 PING_TIMEOUT = 1.0
-_VERSION = "SELECT COALESCE(MAX(version), 0) FROM schema_version"
-_HAS_VERSION_TABLE = "SELECT to_regclass('schema_version') IS NOT NULL"
+#: errors after which a transaction that never reached COMMIT is retried
+_RETRYABLE = (errors.DeadlockDetectedError, errors.SerializationError)
+#: what a database failure can raise (asyncpg's errors, the socket's, a timeout)
+FAILURES = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, asyncio.TimeoutError)
 
 
-class PostgresStore(PostgresKeys, PostgresRuns, PostgresLog):
-    """The async :class:`~decido_service.store.Store` on one PostgreSQL database (module
-    docs). Build with :meth:`from_url`, then :meth:`migrate` (``open_store`` does both).
-    Its pool and transactions are :class:`~decido_service.store.postgres_pool.PostgresPool`;
-    keys, runs and the decision log are its parts of the same names
-    (:mod:`~decido_service.store.postgres_keys`, :mod:`~decido_service.store.postgres_runs`,
-    :mod:`~decido_service.store.postgres_log`); here are the schema and the counters."""
+class PostgresTx:
+    """A :class:`~decido_service.store.dialect.Tx` on an asyncpg connection."""
 
-    @classmethod
-    def from_url(cls, url: str, *, clock: Callable[[], float] | None = None,
-                 **kw: Any) -> PostgresStore:
-        """A store for ``url`` (``ValueError`` for a malformed one); nothing is opened."""
-        return cls(parse_postgres_url(url), url=url, clock=clock, **kw)
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        """Run a statement; the rows it wrote (from its command status)."""
+        count = str(await self.conn.execute(numbered(sql), *args)).rsplit(" ", 1)[-1]
+        return int(count) if count.isdigit() else 0
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run a statement once per row."""
+        await self.conn.executemany(numbered(sql), rows)
+
+    async def fetch(self, sql: str, *args: Any) -> list[Row]:
+        """Every row of a query."""
+        return list(await self.conn.fetch(numbered(sql), *args))
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        """The first row of a query, or ``None``."""
+        row: Row | None = await self.conn.fetchrow(numbered(sql), *args)
+        return row
+
+
+class PostgresDatabase:
+    """The PostgreSQL :class:`~decido_service.store.dialect.Database` (module docs) at
+    ``url`` (``ValueError`` for a malformed one); nothing is opened before the first call
+    (``open_store`` calls :meth:`migrate`)."""
+
+    dialect = POSTGRES
+
+    def __init__(self, url: str, *, clock: Callable[[], float] | None = None) -> None:
+        self.options = parse_postgres_url(url)
+        self.url = redact_url(url)
+        self.clock = clock or time.time
+        self._closed = False
+        self._unavailable_until = 0.0
+        self._last_failure = ""
+        self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()
+
+    # ------------------------------------------------------------------ plumbing
+    async def _connect(self) -> Conn:
+        """A new connection of its own (not the pool's), its errors as the server says them."""
+        try:
+            return await asyncpg.connect(self.options.dsn,
+                                         timeout=self.options.connect_timeout)
+        except FAILURES as exc:
+            raise StoreError(f"cannot connect to {self.url}: {first_line(exc)}") from exc
+
+    async def _open(self) -> asyncpg.Pool:
+        """The pool, created on first use (its first connections opened then)."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        if self._pool is None:
+            async with self._opening:
+                if self._pool is None:
+                    self._check_available()
+                    try:
+                        self._pool = await asyncpg.create_pool(
+                            self.options.dsn, min_size=self.options.pool_min,
+                            max_size=self.options.pool_max,
+                            timeout=self.options.connect_timeout,
+                            command_timeout=self.options.command_timeout, reset=_keep_session)
+                    except FAILURES as exc:
+                        raise self._failed(exc) from exc
+        return self._pool
+
+    async def _acquire(self, pool: asyncpg.Pool, timeout: float | None) -> Conn:
+        """A connection of the pool, waiting at most ``timeout`` (default
+        ``pool_timeout``) for one; ``StoreError`` when none can be had (no retry: a pool
+        that cannot open a connection now will not a moment later)."""
+        try:
+            conn: Conn = await pool.acquire(
+                timeout=self.options.pool_timeout if timeout is None else timeout)
+        except FAILURES as exc:
+            raise self._failed(exc) from exc
+        return conn
+
+    def _check_available(self) -> None:
+        """Fail at once (``StoreError``) for :data:`FAIL_FAST` seconds after the database
+        was found unreachable, rather than make every request wait ``pool_timeout``."""
+        if time.monotonic() < self._unavailable_until:
+            raise StoreError(f"store unavailable: {self._last_failure}")
+
+    def _failed(self, exc: BaseException) -> StoreError:
+        """The ``StoreError`` for ``exc``; an unreachable database starts a
+        :data:`FAIL_FAST` period."""
+        message = first_line(exc)
+        if _unreachable(exc):
+            self._unavailable_until = time.monotonic() + FAIL_FAST
+            self._last_failure = message
+        return StoreError(f"store error: {message}")
+
+    async def _transaction(self, body: Body[T]) -> T:
+        """``await body(tx)`` between ``BEGIN`` and ``COMMIT`` on a pooled connection,
+        retried on a fresh one while it failed before ``COMMIT`` (module docs)."""
+        async def run(conn: Conn) -> T:
+            await conn.execute("BEGIN")
+            try:
+                result = await body(PostgresTx(conn))
+            except BaseException:
+                if not conn.is_closed():
+                    await conn.execute("ROLLBACK")
+                raise
+            try:
+                await conn.execute("COMMIT")
+            except FAILURES as exc:  # not retried: it may have been committed
+                raise StoreError("store error: the commit's outcome is unknown "
+                                 f"({first_line(exc)})") from exc
+            return result
+
+        return await self._attempts(run, None, lambda exc: isinstance(exc, _RETRYABLE)
+                                    or _lost(exc))
+
+    async def read(self, body: Body[T], timeout: float | None = None) -> T:
+        """``await body(tx)`` on a pooled connection (autocommit), waiting at most
+        ``timeout`` (default ``pool_timeout``) for one; retried like :meth:`_transaction`
+        when the connection was lost (a read changes nothing)."""
+        return await self._attempts(lambda conn: body(PostgresTx(conn)), timeout, _lost)
+
+    async def _attempts(self, run: Callable[[Conn], Awaitable[T]], timeout: float | None,
+                        retry: Callable[[BaseException], bool]) -> T:
+        """``await run(conn)`` on a pooled connection, on a fresh one again after a
+        failure ``retry`` accepts, up to ``pool_max + 1`` times."""
+        self._check_available()
+        pool = await self._open()
+        attempts = self.options.pool_max + 1
+        for attempt in range(attempts):
+            conn = await self._acquire(pool, timeout)
+            try:
+                return await run(conn)
+            except FAILURES as exc:
+                if not retry(exc) or attempt + 1 == attempts or self._closed:
+                    raise self._failed(exc) from exc
+            finally:
+                await _release(pool, conn)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def write(self, body: Body[T]) -> T:
+        """:meth:`_transaction`, shielded: a cancelled caller stops waiting, never the
+        transaction."""
+        return await asyncio.shield(asyncio.ensure_future(self._transaction(body)))
 
     # ------------------------------------------------------------------ schema
-    async def schema_version(self) -> int:
-        """The applied schema version (0 for an empty database)."""
-        return await self._read(_schema_version)
-
     async def migrate(self, *, create: bool = True) -> None:
-        """Apply the missing migrations under the advisory lock (module docs), on a
-        connection of its own so connection errors name their cause. ``create=False``: a
-        database without the schema is a ``StoreError`` and nothing is created."""
+        """Apply the missing migrations under the advisory lock (module docs).
+        ``create=False``: a database without the schema is a ``StoreError`` and nothing
+        is created."""
         if self._closed:
             raise StoreError("the store is closed")
         conn = await self._connect()
         try:
-            current = await _schema_version(conn)
+            current = await schema.version(PostgresTx(conn), POSTGRES)
             if current == 0 and not create:
                 raise StoreError(f"no decido schema in {self.url}; `decido keys create` or "
                                  "`decido serve` creates it")
-            if current != len(MIGRATIONS):
-                await self._apply_migrations(conn)
+            if current != len(schema.MIGRATIONS):
+                async with conn.transaction():
+                    await schema.upgrade(PostgresTx(conn), POSTGRES)
         except FAILURES as exc:
             raise StoreError(f"store error: {first_line(exc)}") from exc
         finally:
             await conn.close()
 
-    async def _apply_migrations(self, conn: Conn) -> None:
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
-            await conn.execute("CREATE TABLE IF NOT EXISTS schema_version "
-                               "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-            current = await _schema_version(conn)
-            if current > len(MIGRATIONS):
-                raise StoreError(f"database schema version {current} is newer than this code "
-                                 f"({len(MIGRATIONS)}); upgrade decido")
-            for version in range(current, len(MIGRATIONS)):
-                for statement in MIGRATIONS[version].postgres:
-                    await conn.execute(statement)
-                await conn.execute(
-                    "INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
-                    version + 1, iso_utc(time.time()))
+    async def schema_version(self) -> int:
+        """The applied schema version (0 for an empty database)."""
+        return await self.read(lambda tx: schema.version(tx, POSTGRES))
 
     async def ping(self) -> bool:
         """True when the database answers and its schema is current (never raises)."""
         try:
-            return await self._read(_schema_version, PING_TIMEOUT) == len(MIGRATIONS)
+            found = await self.read(lambda tx: schema.version(tx, POSTGRES), PING_TIMEOUT)
         except StoreError:
             return False
+        return found == len(schema.MIGRATIONS)
 
-    # ------------------------------------------------------------------ counters
-    async def admit_many(self, requests: Sequence[AdmissionRequest],
-                         decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
-        """Judge the requests in order and commit the admitted ones' increments, and
-        ``decisions``, in one transaction (see
-        :mod:`~decido_service.store.postgres_counters`)."""
-        prepared = prepare(requests)
-        if not prepared and not decisions:
-            return []
-
-        async def admit(conn: Conn) -> list[Admission]:
-            admissions = await admit_batch(conn, prepared)
-            rows = logged(requests, admissions, decisions)
-            if rows:
-                await conn.executemany(INSERT_DECISION, rows)
-            return admissions
-
-        out = await self._write(admit)
-        if prepared:
-            await self._maybe_prune(prepared[-1][1])
-        return out
-
-    async def peek(self, specs: Sequence[CounterSpec], now: float) -> list[CounterState]:
-        """States of ``specs`` as they are (nothing is counted)."""
-        checked = check_specs(specs)
-        bounds = [window_bounds(s.window, now) for s in checked]
-        return await self._read(lambda conn: states(conn, checked, bounds))
-
-    async def prune(self, now: float | None = None) -> int:
-        """Delete minute and hour counter rows whose window ended more than
-        ``PRUNE_GRACE`` seconds before ``now`` and logged decisions older than
-        ``decision_retention`` seconds (the SQLite backend's rule); the number deleted."""
-        when = time.time() if now is None else float(now)
-
-        async def delete(conn: Conn) -> int:
-            counters = await conn.execute(
-                "DELETE FROM counters WHERE \"window\" <> 'month' AND window_end < $1",
-                int(when) - PRUNE_GRACE)
-            logged = await conn.execute("DELETE FROM decisions WHERE created_epoch < $1",
-                                        when - self.decision_retention)
-            return rowcount(counters) + rowcount(logged)
-
-        return await self._write(delete)
-
-    async def _maybe_prune(self, now: float) -> None:
-        if self.prune_interval is None:
-            return
-        tick = time.monotonic()
-        if tick - self._last_prune < self.prune_interval:
-            return
-        self._last_prune = tick
-        try:
-            await self.prune(now)
-        except StoreError:
-            pass  # opportunistic: pruned next time
+    # ------------------------------------------------------------------ lifecycle
+    async def close(self) -> None:
+        """Close the pool (transactions in progress finish first); later calls raise
+        ``StoreError``."""
+        self._closed = True
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            try:
+                await asyncio.wait_for(pool.close(), self.options.pool_timeout)
+            except (asyncio.TimeoutError, *FAILURES):
+                pool.terminate()
 
     def __repr__(self) -> str:
-        return f"PostgresStore({self.url!r})"
+        return f"PostgresDatabase({self.url!r})"
 
 
-async def _schema_version(conn: Conn) -> int:
-    if not await conn.fetchval(_HAS_VERSION_TABLE):
-        return 0
-    return int(await conn.fetchval(_VERSION) or 0)
+def _unreachable(exc: BaseException) -> bool:
+    """True when ``exc`` says the connection is gone or could not be made (closed by the
+    server, reset, refused, the database not accepting connections): nothing the failed
+    statement did can have been committed, and a fresh connection may work."""
+    return isinstance(exc, (asyncpg.InterfaceError, OSError, asyncio.TimeoutError,
+                            errors.PostgresConnectionError, errors.OperatorInterventionError,
+                            errors.ObjectNotInPrerequisiteStateError,
+                            errors.TooManyConnectionsError))
+
+
+async def _keep_session(conn: Conn) -> None:
+    """The pool's reset of a connection handed back: nothing beyond asyncpg's own rollback
+    of an open transaction (this store sets no session state, takes no session locks and
+    listens to nothing), which saves a round trip per call."""
+
+
+async def _release(pool: asyncpg.Pool, conn: Conn) -> None:
+    """Hand ``conn`` back (a broken one is closed and replaced by the pool)."""
+    try:
+        await pool.release(conn)
+    except FAILURES:
+        conn.terminate()
+
+
+def _lost(exc: BaseException) -> bool:
+    """:func:`_unreachable`, but not a statement that timed out (``command_timeout``):
+    worth one more try on a fresh connection."""
+    return _unreachable(exc) and not isinstance(exc, asyncio.TimeoutError)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

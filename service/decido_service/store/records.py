@@ -111,7 +111,7 @@ class DecisionEntry(NamedTuple):
 
 
 class AdmissionRequest(NamedTuple):
-    """One request's counters for :meth:`Store.admit_many`; ``key_id`` (optional) is
+    """One request's counters for :meth:`Admissions.admit_many`; ``key_id`` (optional) is
     checked for revocation in the same transaction; ``log`` (optional) is written to the
     decision log in that transaction when, and only when, the request is admitted."""
 

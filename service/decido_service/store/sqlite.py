@@ -1,246 +1,338 @@
 """SQLite backend of the store: one WAL database file shared by every worker process.
 
 - **Connections**: one per thread (and per process: a connection is never reused after a
-  ``fork``), opened lazily; :meth:`SQLiteStore.close` closes those this process opened.
+  ``fork``), opened lazily; :meth:`SQLiteDatabase.close` closes those this process opened.
 - **Durability**: ``journal_mode=WAL`` with ``synchronous=NORMAL`` by default. A commit is in
   the WAL file when ``COMMIT`` returns, so it survives ``kill -9`` of the process (the OS
   still holds the write); only a power loss or OS crash can drop the last commits. Pass
   ``synchronous="full"`` (URL ``?synchronous=full``) to fsync every commit as well.
-- **Concurrency**: :meth:`SQLiteStore.admit_many` increments and checks its counters inside
-  one ``BEGIN IMMEDIATE`` transaction, which takes the database's single write lock first, so
-  concurrent admissions from any number of threads and processes are serialised and a limit
-  is never overshot. A writer that finds the lock taken retries every 50 microseconds (not
-  SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between tries and made the tail
-  latency of a busy service tens of milliseconds); past ``busy_timeout`` the call raises
+- **Concurrency**: every write is one ``BEGIN IMMEDIATE`` transaction, which takes the
+  database's single write lock first, so concurrent admissions from any number of threads
+  and processes are serialised and a limit is never overshot. A writer that finds the lock
+  taken retries every 50 microseconds (not SQLite's busy handler, which sleeps 1, 2, 5,
+  10... ms between tries and made the tail latency of a busy service tens of
+  milliseconds); past ``busy_timeout`` the call raises
   :class:`~decido_service.store.StoreError`.
-- **Off the event loop**: :class:`SQLiteStore` (the async :class:`~decido_service.store.Store`)
-  runs the blocking :class:`~decido_service.store.sqlite_db.SQLiteDatabase` in two threads of
-  its own: one for everything that writes (admissions, keys, runs: SQLite has one writer
-  anyway) and one for reads (key lookups, peeks, listings), so a slow write stalls neither
-  the event loop nor the reads.
-- **Schema**: ``schema_version`` records each applied migration;
-  :data:`~decido_service.store.sqlite_schema.MIGRATIONS` is the ordered list (migration
-  *i* brings the schema to version *i + 1*). :meth:`migrate` runs the missing ones
-  inside one ``BEGIN IMMEDIATE``, so workers starting together are safe.
-- **Secrets**: only SHA-256 hashes of keys are stored (plus their public 11-character prefix).
+- **Off the event loop**, generically: a concern's ``async`` body
+  (:data:`~decido_service.store.dialect.Body`) is run to its end in one of two threads of
+  the store, one for everything that writes (SQLite has one writer anyway) and one for
+  reads, so a slow write stalls neither the event loop nor the reads. The body's awaits
+  of its :class:`SQLiteTx` never suspend (sqlite3 is blocking), so the thread drives the
+  coroutine with one ``send`` (:func:`_drive`).
+- **Schema**: :func:`~decido_service.store.schema.upgrade` in one ``BEGIN IMMEDIATE`` (a
+  read-only check first, so workers opening an up-to-date file never wait for the lock).
 """
-
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from contextlib import contextmanager
+from typing import Any, Literal, TypeVar, cast
+from urllib.parse import parse_qsl
 
-from decido_service.store import (
-    Admission,
-    AdmissionRequest,
-    CounterSpec,
-    CounterState,
-    DecisionEntry,
-    DecisionRecord,
-    KeyRecord,
-    StoreError,
-    sqlite_runs,
-)
-from decido_service.store.sqlite_db import SQLiteDatabase
-from decido_service.store.sqlite_schema import MIGRATIONS, parse_sqlite_url
+from decido_service.store import schema
+from decido_service.store.dialect import SQLITE, Body, Row
+from decido_service.store.records import StoreError
 
-__all__ = ["MIGRATIONS", "SQLiteStore", "parse_sqlite_url"]
+__all__ = ["LOCK_RETRY_INTERVAL", "SQLiteDatabase", "SQLiteTx", "parse_sqlite_url"]
 
 T = TypeVar("T")
 
+#: Seconds between two tries for the write lock while another connection holds it.
+LOCK_RETRY_INTERVAL = 50e-6
 
-class SQLiteStore:
-    """The async :class:`~decido_service.store.Store` on one SQLite file (module docs).
 
-    ``database`` is the blocking :class:`SQLiteDatabase` underneath (for tests and tools
-    that want to call it directly, e.g. ``prune``)."""
+class SQLiteTx:
+    """A :class:`~decido_service.store.dialect.Tx` on a sqlite3 connection (blocking
+    underneath: its coroutines never suspend)."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        """Run a statement; the rows it wrote."""
+        return int(self.conn.execute(sql, args).rowcount)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run a statement once per row."""
+        self.conn.executemany(sql, rows)
+
+    async def fetch(self, sql: str, *args: Any) -> list[Row]:
+        """Every row of a query."""
+        return self.conn.execute(sql, args).fetchall()
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        """The first row of a query, or ``None``."""
+        row: Row | None = self.conn.execute(sql, args).fetchone()
+        return row
+
+
+class SQLiteDatabase:
+    """The SQLite :class:`~decido_service.store.dialect.Database` (module docs)."""
+
+    dialect = SQLITE
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] | None = None,
-                 **options: Any) -> None:
-        self.database = SQLiteDatabase(path, clock=clock, **options)
-        self.path = self.database.path
+                 synchronous: str = "normal", busy_timeout_ms: int = 10_000) -> None:
+        sync = synchronous.upper()
+        if sync not in ("NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous must be normal, full or extra, got {synchronous!r}")
+        if busy_timeout_ms < 0:
+            raise ValueError("busy_timeout_ms must be >= 0")
+        self.path = os.fspath(path)
+        self.synchronous = sync
+        self.busy_timeout_ms = int(busy_timeout_ms)
+        self.clock = clock or time.time
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._conns: list[tuple[int, sqlite3.Connection]] = []
+        self._closed = False
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="decido-store-write")
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="decido-store-read")
 
-    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        return await _shielded(self._writer, functools.partial(fn, *args))
+    # ------------------------------------------------------------------ the async layer
+    async def read(self, body: Body[T]) -> T:
+        """``body`` in the read thread, in autocommit."""
+        return await self._call(self._reader, functools.partial(self._run, body, None))
 
-    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
-        return await _shielded(self._reader, functools.partial(fn, *args))
+    async def write(self, body: Body[T]) -> T:
+        """``body`` in the write thread, in one ``BEGIN IMMEDIATE`` transaction."""
+        return await self._call(self._writer, functools.partial(self._run, body, "IMMEDIATE"))
 
+    @staticmethod
+    async def _call(pool: ThreadPoolExecutor, call: Callable[[], T]) -> T:
+        """``call()`` in ``pool``; a caller that is cancelled stops waiting, never the call
+        (a write handed to the database always completes). A closed store's pools take no
+        more calls: ``StoreError``."""
+        try:
+            future = asyncio.get_running_loop().run_in_executor(pool, call)
+        except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
+            raise StoreError("the store is closed") from exc
+        return await asyncio.shield(future)
+
+    def _run(self, body: Body[T], mode: str | None) -> T:
+        """``body`` on this thread's connection: in a transaction (``BEGIN <mode>``) or,
+        for ``None``, in autocommit; sqlite3's errors become ``StoreError``."""
+        if mode is None:
+            with self._errors():
+                return _drive(body(SQLiteTx(self._conn())))
+        with _Transaction(self, mode) as conn:
+            result = _drive(body(SQLiteTx(conn)))
+        return result
+
+    # ------------------------------------------------------------------ schema
     async def migrate(self) -> None:
-        """Bring the schema to the current version (safe across processes)."""
-        await self._write(self.database.migrate)
+        """Bring the schema to the current version (safe across processes).
+
+        Several processes opening a new file together can see "database is locked" even
+        on a read (while another one switches the file to WAL or recovers it): the whole
+        step, idempotent, is retried for up to ``busy_timeout``."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                if await self.schema_version() != len(schema.MIGRATIONS):
+                    await self.write(lambda tx: schema.upgrade(tx, SQLITE))
+                return
+            except StoreError as exc:
+                cause = str(exc.__cause__ or exc)
+                if ("locked" not in cause and "busy" not in cause) \
+                        or time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(0.005)
 
     async def schema_version(self) -> int:
         """The applied schema version (0 for a new file)."""
-        return await self._read(self.database.schema_version)
+        return await self.read(lambda tx: schema.version(tx, SQLITE))
 
     async def ping(self) -> bool:
         """True when the file answers and its schema is current (never raises)."""
         try:
-            return await self._read(self.database.ping)
+            return await self.schema_version() == len(schema.MIGRATIONS)
         except StoreError:
             return False
 
-    async def create_key(self, plan: str, tier: str, label: str | None = None,
-                         limits: dict[str, Any] | None = None,
-                         owner: str | None = None) -> tuple[KeyRecord, str]:
-        """Create a key; ``(record, secret)``."""
-        return await self._write(self.database.create_key, plan, tier, label, limits, owner)
+    # ------------------------------------------------------------------ connections
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            timeout=0,  # no busy handler: _begin retries the write lock itself
+            isolation_level=None,  # autocommit; transactions are explicit BEGIN ... COMMIT
+            check_same_thread=False,  # used by one thread; closed by close() from any
+        )
+        try:
+            mode = self._enter_wal(conn)
+            if mode.lower() != "wal":
+                raise StoreError(f"cannot put {self.path!r} in WAL mode (got {mode!r})")
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
-    async def find_key(self, secret: str) -> KeyRecord | None:
-        """The key of ``secret`` (revoked included), else ``None``."""
-        return await self._read(self.database.find_key, secret)
+    def _enter_wal(self, conn: sqlite3.Connection) -> str:
+        """``PRAGMA journal_mode = WAL``, retried while another process holds the lock:
+        switching a new file to WAL can fail at once with "database is locked" when several
+        processes open it together (SQLite does not always call the busy handler there)."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
 
-    async def get_key(self, key_id: str) -> KeyRecord | None:
-        """The key with this id, else ``None``."""
-        return await self._read(self.database.get_key, key_id)
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("the store is closed")
+        pid = os.getpid()
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != pid:
+            with self._errors():
+                conn = self._connect()
+            with self._lock:
+                self._conns.append((pid, conn))
+            self._local.conn, self._local.pid = conn, pid
+        return conn
 
-    async def list_keys(self) -> list[KeyRecord]:
-        """All keys, oldest first."""
-        return await self._read(self.database.list_keys)
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"store error: {exc}") from exc
 
-    async def account_keys(self, key_id: str) -> list[KeyRecord]:
-        """The keys of ``key_id``'s account, oldest first."""
-        return await self._read(self.database.account_keys, key_id)
+    def _begin(self, conn: sqlite3.Connection, mode: str) -> None:
+        """``BEGIN <mode>``, retried every :data:`LOCK_RETRY_INTERVAL` seconds while
+        another connection holds the lock, for up to ``busy_timeout``."""
+        deadline = None
+        while True:
+            try:
+                conn.execute(f"BEGIN {mode}")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self.busy_timeout_ms / 1000
+                elif now >= deadline:
+                    raise
+                time.sleep(LOCK_RETRY_INTERVAL)
 
-    async def service_secret(self, name: str, candidate: str) -> str:
-        """The secret stored under ``name`` (``candidate`` the first time)."""
-        return await self._write(self.database.service_secret, name, candidate)
-
-    async def open_session(self, session_id: str, key_id: str, expires: float,
-                           now: float) -> None:
-        """Record a session (expired ones deleted)."""
-        await self._write(self.database.open_session, session_id, key_id, expires, now)
-
-    async def session_key(self, session_id: str, now: float) -> KeyRecord | None:
-        """The key of a live session, else ``None``."""
-        return await self._read(self.database.session_key, session_id, now)
-
-    async def close_session(self, session_id: str) -> None:
-        """End a session."""
-        await self._write(self.database.close_session, session_id)
-
-    async def revoke_key(self, key_id: str) -> bool:
-        """Revoke; ``False`` for an unknown id."""
-        return await self._write(self.database.revoke_key, key_id)
-
-    async def admit_many(self, requests: Sequence[AdmissionRequest],
-                         decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
-        """Judge and commit a batch of admissions (and log ``decisions``) in one
-        transaction."""
-        return await self._write(self.database.admit_many, requests, decisions)
-
-    async def peek(self, specs: Sequence[CounterSpec], now: float) -> list[CounterState]:
-        """Counter states without counting."""
-        return await self._read(self.database.peek, specs, now)
-
-    async def record_run(self, run: Mapping[str, Any]) -> None:
-        """Insert one run record."""
-        await self._write(self.database.record_run, run)
-
-    async def update_run(self, run_id: str, changes: Mapping[str, Any],
-                         expect: Mapping[str, Any] | None = None) -> bool:
-        """Set some columns of a run; ``False`` for an unknown id (or one not as
-        ``expect`` says)."""
-        return await self._write(self.database.update_run, run_id, changes, expect)
-
-    async def enqueue_run(self, run: Mapping[str, Any], cap: int | None,
-                          queue_cap: int | None = None) -> str | None:
-        """Insert a run unless its key or the queue is at its cap."""
-        return await self._write(sqlite_runs.enqueue_run, self.database, run, cap, queue_cap)
-
-    async def discard_run(self, run_id: str) -> bool:
-        """Delete a run whatever its state."""
-        return await self._write(sqlite_runs.discard_run, self.database, run_id)
-
-    async def claim_run(self, owner: str, lease_until: float) -> dict[str, Any] | None:
-        """Own the oldest unowned queued run until ``lease_until``."""
-        return await self._write(sqlite_runs.claim_run, self.database, owner, lease_until)
-
-    async def expired_runs(self, now: float) -> list[dict[str, Any]]:
-        """Unfinished runs whose lease ended before ``now``."""
-        return await self._read(sqlite_runs.expired_runs, self.database, now)
-
-    async def delete_runs(self, key_id: str) -> int:
-        """Delete the key's finished runs; how many."""
-        return await self._write(sqlite_runs.delete_runs, self.database, key_id)
-
-    async def prune_runs(self, finished_before: str) -> int:
-        """Delete runs finished before ``finished_before``; how many."""
-        return await self._write(sqlite_runs.prune_runs, self.database, finished_before)
-
-    async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
-                                now: float, ttl: float) -> tuple[str, str | None]:
-        """Look up (and when new, record) an idempotency key."""
-        return await self._write(sqlite_runs.idempotency_begin, self.database, key_id,
-                                 idem_key, fingerprint, now, ttl)
-
-    async def idempotency_end(self, key_id: str, idem_key: str,
-                              response: str | None) -> None:
-        """Store the answer of an idempotency key (``None``: forget it)."""
-        await self._write(sqlite_runs.idempotency_end, self.database, key_id, idem_key,
-                          response)
-
-    async def get_run(self, key_id: str, run_id: str) -> dict[str, Any] | None:
-        """One of ``key_id``'s runs, or ``None``."""
-        return await self._read(self.database.get_run, key_id, run_id)
-
-    async def page_runs(self, key_id: str, limit: int, starting_after: str | None = None,
-                        state: str | None = None,
-                        engine: str | None = None) -> list[dict[str, Any]]:
-        """A page of ``key_id``'s runs, newest first."""
-        return await self._read(self.database.page_runs, key_id, limit, starting_after,
-                                state, engine)
-
-    async def unfinished_runs(self) -> list[dict[str, Any]]:
-        """Every queued or running run, oldest first."""
-        return await self._read(self.database.unfinished_runs)
-
-    async def count_runs(self) -> dict[str, int]:
-        """Runs by state (see the protocol)."""
-        return await self._read(self.database.count_runs)
-
-    async def request_cancel(self, key_id: str, run_id: str) -> str | None:
-        """Flag an unfinished run for cancellation; its state or ``None``."""
-        return await self._write(self.database.request_cancel, key_id, run_id)
-
-    async def delete_run(self, key_id: str, run_id: str) -> str | None:
-        """Delete a finished run; its state or ``None``."""
-        return await self._write(self.database.delete_run, key_id, run_id)
-
-    async def list_decisions(self, key_id: str, limit: int,
-                             starting_after: str | None = None) -> list[DecisionRecord]:
-        """A page of the key's decision log, newest first."""
-        return await self._read(self.database.list_decisions, key_id, limit, starting_after)
-
-    async def get_decision(self, key_id: str, decision_id: str) -> DecisionRecord | None:
-        """One of the key's logged decisions."""
-        return await self._read(self.database.get_decision, key_id, decision_id)
-
+    # ------------------------------------------------------------------ lifecycle
     async def close(self) -> None:
-        """Let queued calls finish, then close the connections of this process."""
+        """Let queued calls finish, then close the connections this process opened; later
+        calls raise ``StoreError``."""
         loop = asyncio.get_running_loop()
         for pool in (self._writer, self._reader):
             await loop.run_in_executor(None, functools.partial(pool.shutdown, wait=True))
-        self.database.close()
+        self._closed = True
+        pid = os.getpid()
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for owner, conn in conns:
+            if owner == pid:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
 
     def __repr__(self) -> str:
-        return f"SQLiteStore({self.path!r})"
+        return f"SQLiteDatabase({self.path!r}, synchronous={self.synchronous.lower()!r})"
 
 
-async def _shielded(pool: ThreadPoolExecutor, call: Callable[[], T]) -> T:
-    """``call()`` in ``pool``; a caller that is cancelled stops waiting, never the call
-    (a write handed to the database always completes). A closed store's pools take no
-    more calls: ``StoreError``."""
+class _Transaction:
+    """``BEGIN <mode>`` ... ``COMMIT`` on the database's connection, rolled back on any
+    exception; SQLite errors (in BEGIN, the block, COMMIT or ROLLBACK) become
+    ``StoreError``. A class rather than a generator context manager: every group commit
+    enters one, and a generator's set-up costs more than the rest of the Python there."""
+
+    __slots__ = ("conn", "database", "mode")
+
+    def __init__(self, database: SQLiteDatabase, mode: str) -> None:
+        self.database = database
+        self.mode = mode
+        self.conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self.database._conn()
+        try:
+            self.database._begin(conn, self.mode)
+        except sqlite3.Error as exc:
+            raise StoreError(f"store error: {exc}") from exc
+        self.conn = conn
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> Literal[False]:
+        conn = self.conn
+        assert conn is not None
+        try:
+            if kind is None:
+                try:
+                    conn.execute("COMMIT")
+                    return False
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error as err:
+            raise StoreError(f"store error: {err}") from err
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"store error: {exc}") from exc
+        return False
+
+
+def _drive(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a body whose awaits never suspend (they reach only a :class:`SQLiteTx`)."""
     try:
-        future = asyncio.get_running_loop().run_in_executor(pool, call)
-    except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
-        raise StoreError("the store is closed") from exc
-    return await asyncio.shield(future)
+        coroutine.send(None)
+    except StopIteration as done:
+        return cast(T, done.value)
+    coroutine.close()
+    raise RuntimeError("a store body awaited something other than its SQLite transaction")
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def parse_sqlite_url(url: str) -> tuple[str, dict[str, Any]]:
+    """``(path, options)`` from a store URL or a plain path (see ``open_store``)."""
+    if not isinstance(url, str) or not url.strip():
+        raise ValueError("the store URL is empty")
+    options: dict[str, Any] = {}
+    if url.startswith("sqlite:"):
+        rest, _, query = url[len("sqlite:"):].partition("?")
+        if rest.startswith("///"):
+            path = "/" + rest.lstrip("/")
+        elif rest.startswith("//"):
+            raise ValueError(f"store URL {url!r}: use sqlite:///absolute/path or sqlite:relative")
+        else:
+            path = rest
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            if name == "synchronous":
+                options["synchronous"] = value
+            elif name == "busy_timeout":
+                options["busy_timeout_ms"] = int(value)
+            else:
+                raise ValueError(f"store URL {url!r}: unknown option {name!r}")
+    elif "://" in url:
+        raise ValueError(f"unsupported store URL {url!r}; expected sqlite: or postgresql://")
+    else:
+        path = url
+    if not path or path == ":memory:" or path.startswith("file:"):
+        raise ValueError(f"store URL {url!r}: a database file path is required")
+    return path, options

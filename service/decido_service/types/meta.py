@@ -42,7 +42,7 @@ class Engine(Struct, forbid_unknown_fields=True):
     options: list[EngineOption]
     supports: Annotated[dict[str, bool], Meta(
         description="what it takes besides a box: constraints, integers (integer and "
-                    "discrete variables), x0 (start points)")]
+                    "discrete variables), x0 (start points), objectives (several objectives)")]
 
 
 class Engines(Struct, forbid_unknown_fields=True):

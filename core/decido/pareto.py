@@ -1,0 +1,330 @@
+"""Runs of several objectives: ``decido.minimize([f1, f2, ...], bounds, ...)`` gives a
+:class:`ParetoResult`, the non-dominated front of everything evaluated; and
+:func:`hypervolume`, the indicator that measures a front (exact, in C).
+
+The objectives (:mod:`decido.objectives`) run on the engines that take several
+(``decido.engines()[i]["supports"]["objectives"]``; the default is the first of them,
+``moea``) behind the same driver as one objective: bounds, variables, integers, ``x0``,
+constraints, ``seed``, ``max_evaluations``, ``time_limit``, ``callback``, ``monitor`` and
+Ctrl-C work as they do there (docs/optimization.md, "Several objectives").
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from decido import _engine
+from decido._engine import RunMonitor
+from decido._problem import Problem, engine_error, is_real
+from decido.design import Design, compile_constraints
+from decido.errors import EngineError
+from decido.objectives import (
+    MAX_OBJECTIVES,
+    ObjectiveSpec,
+    compile_objectives,
+    objective_problems,
+)
+
+__all__ = ["DEFAULT_ARCHIVE_SIZE", "ParetoResult", "default_multi_engine", "hypervolume",
+           "optimize_front"]
+
+#: The front's size cap when ``archive_size`` is not given (the C core's DC_DEFAULT_ARCHIVE).
+DEFAULT_ARCHIVE_SIZE: int = _engine.DEFAULT_ARCHIVE
+_MAX_ARCHIVE = 100_000
+
+
+def _json_float(v: float) -> float | None:
+    return v if math.isfinite(v) else None
+
+
+@dataclass(frozen=True)
+class ParetoResult:
+    """The outcome of a run of several objectives, values in each objective's own sense.
+
+    Attributes:
+        pareto: the front, at most ``archive_size`` points: dicts ``{"x": [...], "f":
+            [...], "feasible": bool, "max_violation": float}`` (``f`` in the objectives'
+            order; ``"variables": {name: value}`` too when the problem has ``variables``).
+            When no feasible point was found: the non-dominated points of least violation,
+            ``feasible`` false, and ``status`` ``infeasible``.
+        hypervolume: the front's hypervolume at ``reference_point``.
+        reference_point: the one given, else the front's nadir moved outward by a tenth
+            of the front's range in each objective (by ``max(1, |nadir|) / 10`` where the
+            range is 0).
+        objectives: ``{"name", "goal"}`` (and ``"expression"``, its text) of each.
+        status, message, evaluations, iterations, elapsed, engine, seed: as in
+            :class:`decido.OptimizeResult`.
+        history: ``(evaluations, hypervolume)`` after iterations that changed it
+            (bounded), each at the reference point of that moment (see ``reference_point``;
+            give one to compare runs).
+        variables: the variables' names when the problem has ``variables``, else None.
+    """
+
+    pareto: list[dict[str, Any]]
+    hypervolume: float
+    reference_point: list[float]
+    objectives: list[dict[str, Any]]
+    evaluations: int
+    iterations: int
+    status: str
+    message: str
+    elapsed: float
+    history: list[tuple[int, float]] = field(repr=False)
+    engine: str
+    seed: int
+    variables: list[str] | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """True when the front's points are feasible (always without constraints)."""
+        return bool(self.pareto) and bool(self.pareto[0]["feasible"])
+
+    def options(self) -> list[dict[str, Any]]:
+        """The front as options of :func:`decido.decide`: id ``"0"``, ``"1"``, ...;
+        attributes the objectives' names with ``f``, then the variables' names (or ``x0``,
+        ``x1``, ...) with ``x``."""
+        names = [o["name"] for o in self.objectives]
+        xs = self.variables if self.variables is not None else [
+            f"x{j}" for j in range(len(self.pareto[0]["x"]) if self.pareto else 0)]
+        return [{"id": str(i), "attributes": {**dict(zip(names, p["f"], strict=True)),
+                                              **dict(zip(xs, p["x"], strict=True))}}
+                for i, p in enumerate(self.pareto)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (a non-finite number becomes None)."""
+        return {
+            "pareto": [{**p, "f": [_json_float(v) for v in p["f"]],
+                        "max_violation": _json_float(p["max_violation"])}
+                       for p in self.pareto],
+            "hypervolume": _json_float(self.hypervolume),
+            "reference_point": [_json_float(v) for v in self.reference_point],
+            "objectives": [dict(o) for o in self.objectives],
+            "evaluations": self.evaluations, "iterations": self.iterations,
+            "status": self.status, "message": self.message, "elapsed": self.elapsed,
+            "history": [[e, _json_float(h)] for e, h in self.history],
+            "engine": self.engine, "seed": self.seed, "feasible": self.feasible,
+            "variables": self.variables,
+        }
+
+
+def hypervolume(points: ArrayLike, reference_point: ArrayLike,
+                goals: list[str] | None = None) -> float:
+    """The hypervolume of ``points`` (shape ``(k, m)``, 1 <= m <= 8) at
+    ``reference_point`` (m finite values): the measure of the region the points dominate
+    up to it; a point that is not better than it in every objective adds nothing.
+    ``goals``: ``"minimize"`` (default) or ``"maximize"`` per objective.  Exact (C: a sweep
+    for 2 and 3 objectives in O(k log k), WFG's recursion beyond).  Faults raise one
+    :class:`decido.EngineError` listing them all."""
+    found: list[Problem] = []
+    try:
+        F = np.array(points, dtype=np.float64, ndmin=2)
+        ref = np.array(reference_point, dtype=np.float64, ndmin=1)
+    except (TypeError, ValueError) as exc:
+        raise EngineError("invalid_argument", f"points and reference_point must be numbers: "
+                                              f"{exc}", "points") from None
+    if F.size == 0:
+        F = F.reshape(0, ref.shape[0])
+    if F.ndim != 2:
+        found.append(Problem(("points",), "invalid_argument",
+                             f"points must have shape (k, m), got {F.shape}"))
+    m = F.shape[-1]
+    if not 1 <= m <= MAX_OBJECTIVES:
+        found.append(Problem(("points",), "invalid_argument",
+                             f"1 to {MAX_OBJECTIVES} objectives, got {m}"))
+    if ref.ndim != 1 or ref.shape[0] != m:
+        found.append(Problem(("reference_point",), "invalid_argument",
+                             f"reference_point must have {m} values, got shape {ref.shape}"))
+    else:
+        found += [Problem(("reference_point", j), "invalid_argument",
+                          f"reference_point[{j}] must be finite")
+                  for j in range(m) if not math.isfinite(ref[j])]
+    signs = _signs(goals, m, found)
+    if found:
+        raise engine_error(found)
+    return float(_engine.hypervolume(np.ascontiguousarray(F * signs), ref * signs))
+
+
+def _signs(goals: Any, m: int, found: list[Problem]) -> NDArray[np.float64]:
+    if goals is None:
+        return np.ones(m)
+    if not isinstance(goals, (list, tuple)) or len(goals) != m or any(
+            g not in ("minimize", "maximize") for g in goals):
+        found.append(Problem(("goals",), "invalid_argument",
+                             f"goals must be {m} of 'minimize' or 'maximize'"))
+        return np.ones(m)
+    return np.array([-1.0 if g == "maximize" else 1.0 for g in goals])
+
+
+def default_multi_engine() -> str:
+    """The engine of a run of several objectives when none is named: the first engine of
+    the registry that takes several objectives."""
+    return str(next(e["id"] for e in _engine.engines() if e["supports"]["objectives"]))
+
+
+def _run_problems(specs: list[ObjectiveSpec], engine: Any, target: Any, reference_point: Any,
+                  archive_size: Any) -> list[Problem]:
+    """Faults of the arguments that only a run of several objectives has."""
+    found: list[Problem] = []
+    table = {e["id"]: e for e in _engine.engines()}
+    if isinstance(engine, str) and engine in table and not table[engine]["supports"][
+            "objectives"]:
+        able = ", ".join(i for i, e in table.items() if e["supports"]["objectives"])
+        found.append(Problem(("engine",), "invalid_argument",
+                             f"engine {engine!r} takes one objective; engines that take "
+                             f"several: {able}"))
+    if target is not None:
+        found.append(Problem(("target",), "invalid_argument",
+                             "target does not apply to several objectives"))
+    if reference_point is not None:
+        m = len(specs)
+        if not isinstance(reference_point, (list, tuple, np.ndarray)) or \
+                len(reference_point) != m:
+            found.append(Problem(("reference_point",), "invalid_argument",
+                                 f"reference_point must be a list of {m} numbers, one per "
+                                 "objective"))
+        else:
+            found += [Problem(("reference_point", j), "invalid_argument",
+                              f"reference_point[{j}] must be a finite number, got {v!r}")
+                      for j, v in enumerate(reference_point)
+                      if not (is_real(v) and math.isfinite(float(v)))]
+    if archive_size is not None and (
+            not isinstance(archive_size, (int, np.integer)) or isinstance(archive_size, bool)
+            or not 1 <= int(archive_size) <= _MAX_ARCHIVE):
+        found.append(Problem(("archive_size",), "invalid_argument",
+                             f"archive_size must be an integer in [1, {_MAX_ARCHIVE}]"))
+    return found
+
+
+def _callables(funcs: list[Callable[..., Any]], vectorized: bool
+               ) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+    """One callable over a batch of rows giving (rows, m) values."""
+    if vectorized:
+        def batch(X: NDArray[np.float64]) -> NDArray[np.float64]:
+            return np.column_stack([np.asarray(f(X), dtype=np.float64).reshape(-1)
+                                    for f in funcs])
+    else:
+        def batch(X: NDArray[np.float64]) -> NDArray[np.float64]:
+            return np.array([[float(f(x)) for f in funcs] for x in X], dtype=np.float64)
+    return batch
+
+
+def optimize_front(
+    objectives: Any,
+    bounds: ArrayLike | None = None,
+    *,
+    goal: str = "minimize",
+    engine: str | None = None,
+    max_evaluations: int | None = None,
+    time_limit: float | None = None,
+    target: float | None = None,
+    seed: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    callback: Callable[[dict[str, Any]], Any] | None = None,
+    vectorized: bool = False,
+    monitor: RunMonitor | None = None,
+    stop_on_convergence: bool | None = None,
+    constraints: list[str] | None = None,
+    constraint_tolerance: float | None = None,
+    integers: list[int] | None = None,
+    variables: list[dict[str, Any]] | None = None,
+    x0: ArrayLike | None = None,
+    reference_point: ArrayLike | None = None,
+    archive_size: int | None = None,
+) -> ParetoResult:
+    """Optimize several objectives over ``bounds``; the arguments of
+    :func:`decido.optimize`, plus ``reference_point`` and ``archive_size`` (the front's
+    cap, default 100).  ``callback(progress)`` gets ``evaluations``, ``iterations``,
+    ``hypervolume``, ``front_size`` and ``elapsed``.  Every fault of the arguments raises
+    one :class:`decido.EngineError` listing them all (``errors``, with JSON pointers)."""
+    single = importlib.import_module("decido.optimize")  # it imports this module
+
+    options = single.with_stop_option(options, stop_on_convergence)
+    engine_id = default_multi_engine() if engine is None else engine
+    checked = single._check(bounds, goal=goal, engine=engine_id,
+                            max_evaluations=max_evaluations, time_limit=time_limit,
+                            seed=seed, options=options, variables=variables,
+                            integers=integers, x0=x0, constraints=constraints,
+                            constraint_tolerance=constraint_tolerance)
+    design = checked.design
+    names = [] if design is None else list(design.names) if design.names is not None else [
+        f"x{j}" for j in range(design.n)]
+    found, specs = objective_problems(objectives, goal, names)
+    found += checked.problems
+    found += _run_problems(specs, engine_id, target, reference_point, archive_size)
+    if found:
+        raise engine_error(found)
+    assert design is not None
+    compile_faults, programs = compile_objectives(specs, design)
+    if compile_faults:
+        raise engine_error(compile_faults)
+    single.check_hooks(callback, monitor)
+    if seed is None:
+        seed = secrets.randbits(63)
+    cons = compile_constraints(constraints or [], design, probe_seed=int(seed))
+    m = len(specs)
+    callables = specs[0].is_callable
+    try:
+        out = _engine.run(
+            checked.engine, design.lower, design.upper,
+            _callables(programs, vectorized) if callables else None, bool(vectorized),
+            False, single.run_budget(max_evaluations, design.n),
+            0.0 if time_limit is None else float(time_limit), None, int(seed),
+            checked.options, callback, single._HISTORY, monitor, x0=design.x0,
+            integer=design.integer, discrete=design.discrete,
+            constraints=[c.program for c in cons],
+            senses=[("<=", ">=", "==").index(c.sense) for c in cons],
+            constraint_tolerance=design.tolerance, n_objectives=m,
+            objectives=None if callables else programs,
+            maximized=np.array([s.goal == "maximize" for s in specs], dtype=np.uint8),
+            reference_point=None if reference_point is None else np.array(
+                reference_point, dtype=np.float64),
+            archive_capacity=DEFAULT_ARCHIVE_SIZE if archive_size is None
+            else int(archive_size),
+        )
+    except KeyboardInterrupt as exc:
+        partial = getattr(exc, "result", None)
+        if isinstance(partial, dict):  # the run in C was interrupted: its front so far
+            partial.update(status="interrupted", message="interrupted (KeyboardInterrupt)")
+            exc.result = _result(  # type: ignore[attr-defined]
+                partial, checked.engine, int(seed), specs, design)
+        raise
+    return _result(out, checked.engine, int(seed), specs, design)
+
+
+def _result(out: dict[str, Any], engine: str, seed: int, specs: list[ObjectiveSpec],
+            design: Design) -> ParetoResult:
+    X, F = out["pareto_x"], out["pareto_f"]
+    points: list[dict[str, Any]] = []
+    for q in range(X.shape[0]):
+        point: dict[str, Any] = {"x": [float(v) for v in X[q]], "f": [float(v) for v in F[q]],
+                                 "feasible": bool(out["pareto_feasible"][q]),
+                                 "max_violation": float(out["pareto_violation"][q])}
+        if design.names is not None:
+            point["variables"] = dict(zip(design.names, point["x"], strict=True))
+        points.append(point)
+    feasible = bool(points) and points[0]["feasible"]
+    ref, message = [float(v) for v in out["reference_point"]], out["message"]
+    outside = sum(1 for p in points if not all(
+        (v < r) if s.goal == "minimize" else (v > r)
+        for v, r, s in zip(p["f"], ref, specs, strict=True)))
+    if outside:
+        message += (f"; {outside} of the front's {len(points)} points are not better than "
+                    "reference_point in every objective and add nothing to the hypervolume")
+    return ParetoResult(
+        pareto=points, hypervolume=float(out["hypervolume"]),
+        reference_point=ref,
+        objectives=[s.describe() for s in specs],
+        evaluations=int(out["evaluations"]), iterations=int(out["iterations"]),
+        status=out["status"] if feasible or out["status"] == "interrupted" else "infeasible",
+        message=message, elapsed=float(out["elapsed"]), history=out["history"],
+        engine=engine, seed=seed,
+        variables=None if design.names is None else list(design.names),
+    )

@@ -1,0 +1,196 @@
+/*
+ * front.c -- the driver's side of several objectives (front.h).
+ *
+ * Values are minimized inside (a maximized objective negated), as the
+ * driver does for one objective; the result gives them back in their own
+ * sense.  The archive (pareto.c) receives every evaluated point, is thinned
+ * to its cap after each batch, and its hypervolume is measured at the run's
+ * reference point: the one given, else the one derived from the archive as
+ * it is (dc_pareto_reference: nadir plus a tenth of the range), so the last
+ * progress report equals the result's hypervolume.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine/front.h"
+#include "expr/expr.h"
+
+dc_status dc_front_validate(const dc_run *run, dc_error *err)
+{
+    size_t k;
+    if (run->n_objectives > DC_MAX_OBJECTIVES)
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "at most %d objectives, got %zu",
+                            DC_MAX_OBJECTIVES, run->n_objectives);
+    if (run->has_target)
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0,
+                            "a target does not apply to several objectives");
+    if (run->objectives && run->program)
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "give objectives or program, not both");
+    if (!run->objectives && !run->objective)
+        return dc_set_error(err, DC_ERR_ARGUMENT, 0, 0, "no objectives");
+    for (k = 0; run->objectives && k < run->n_objectives; k++)
+        if (!run->objectives[k] || dc_program_n_inputs(run->objectives[k]) != run->n)
+            return dc_set_error(err, DC_ERR_ARGUMENT, k, 0,
+                                "objective %zu must be a program over the %zu inputs", k, run->n);
+    for (k = 0; run->reference_point && k < run->n_objectives; k++)
+        if (!isfinite(run->reference_point[k]))
+            return dc_set_error(err, DC_ERR_ARGUMENT, k, 0, "reference_point[%zu] must be finite",
+                                k);
+    return DC_OK;
+}
+
+static int maximized(const dc_front *fr, size_t k)
+{
+    return fr->run->maximized && fr->run->maximized[k];
+}
+
+dc_status dc_front_init(dc_front *fr, const dc_run *run, const dc_allocator *alloc)
+{
+    size_t k, cap = run->archive_capacity ? run->archive_capacity : DC_DEFAULT_ARCHIVE;
+    memset(fr, 0, sizeof *fr);
+    fr->run = run;
+    fr->alloc = alloc;
+    fr->n = run->n;
+    fr->m = run->n_objectives;
+    fr->hypervolume = NAN;
+    dc_archive_init(&fr->archive, alloc, fr->n, fr->m, cap, dc_thin_default(fr->m));
+    if (run->reference_point) {
+        fr->have_ref = 1;
+        for (k = 0; k < fr->m; k++)
+            fr->ref[k] = maximized(fr, k) ? -run->reference_point[k] : run->reference_point[k];
+    }
+    if (run->objectives) {
+        fr->ws = dc_mem_calloc(alloc, fr->m, sizeof *fr->ws);
+        if (!fr->ws)
+            return DC_ERR_NOMEM;
+        for (k = 0; k < fr->m; k++)
+            if (!(fr->ws[k] = dc_workspace_new(run->objectives[k], alloc)))
+                return DC_ERR_NOMEM;
+    }
+    return DC_OK;
+}
+
+void dc_front_free(dc_front *fr)
+{
+    size_t k;
+    if (!fr->alloc)
+        return;
+    for (k = 0; fr->ws && k < fr->m; k++)
+        dc_workspace_free(fr->ws[k]);
+    dc_mem_free(fr->alloc, fr->ws, fr->m * sizeof *fr->ws);
+    dc_mem_free(fr->alloc, fr->col, fr->col_cap * sizeof(double));
+    dc_archive_free(&fr->archive);
+    memset(fr, 0, sizeof *fr);
+}
+
+dc_status dc_front_eval(dc_front *fr, const double *X, size_t rows, double *F, int *abort)
+{
+    size_t r, k, m = fr->m;
+    *abort = 0;
+    if (!fr->run->objectives) {
+        if (fr->run->objective(fr->run->objective_data, X, rows, fr->n, F)) {
+            *abort = 1;
+            return DC_OK;
+        }
+    } else {
+        if (rows > fr->col_cap) {
+            dc_mem_free(fr->alloc, fr->col, fr->col_cap * sizeof(double));
+            fr->col = dc_mem_alloc(fr->alloc, rows * sizeof(double));
+            fr->col_cap = fr->col ? rows : 0;
+            if (!fr->col)
+                return DC_ERR_NOMEM;
+        }
+        for (k = 0; k < m; k++) {
+            dc_status st = dc_eval_many(fr->run->objectives[k], fr->ws[k], X, rows, fr->n,
+                                        fr->col);
+            if (st)
+                return st;
+            for (r = 0; r < rows; r++)
+                F[r * m + k] = fr->col[r];
+        }
+    }
+    for (k = 0; k < m; k++)
+        if (maximized(fr, k))
+            for (r = 0; r < rows; r++)
+                F[r * m + k] = -F[r * m + k];
+    return DC_OK;
+}
+
+dc_status dc_front_offer(dc_front *fr, const double *x, const double *f, double excess,
+                         double max_violation)
+{
+    int taken;
+    return dc_archive_offer(&fr->archive, x, f, excess, max_violation, &taken);
+}
+
+/* the reference point of the hypervolume, minimized sense */
+static void reference(const dc_front *fr, double *ref)
+{
+    if (fr->have_ref)
+        memcpy(ref, fr->ref, fr->m * sizeof(double));
+    else
+        dc_pareto_reference(fr->archive.F, fr->archive.size, fr->m, ref);
+}
+
+dc_status dc_front_measure(dc_front *fr, int measure)
+{
+    double ref[DC_MAX_OBJECTIVES];
+    size_t k;
+    dc_status st = dc_archive_thin(&fr->archive);
+    if (st || !measure)
+        return st;
+    reference(fr, ref);
+    for (k = 0; k < fr->m; k++)
+        if (ref[k] != ref[k]) {
+            fr->hypervolume = fr->archive.size ? 0.0 : NAN; /* no finite value yet */
+            return DC_OK;
+        }
+    return dc_hv_compute(fr->alloc, fr->archive.F, fr->archive.size, fr->m, ref,
+                         &fr->hypervolume);
+}
+
+dc_status dc_front_result(dc_front *fr, dc_result *res)
+{
+    const dc_archive *a = &fr->archive;
+    size_t q, k, n = fr->n, m = fr->m, rows = a->size ? a->size : 1;
+    double ref[DC_MAX_OBJECTIVES];
+    dc_status st = dc_front_measure(fr, 1);
+    if (st)
+        return st;
+    res->n_objectives = m;
+    res->n_pareto = a->size; /* before the arrays: dc_front_result_free reads it */
+    res->pareto_x = dc_mem_alloc(&res->alloc, rows * n * sizeof(double));
+    res->pareto_f = dc_mem_alloc(&res->alloc, rows * m * sizeof(double));
+    res->pareto_violation = dc_mem_alloc(&res->alloc, rows * sizeof(double));
+    res->pareto_feasible = dc_mem_alloc(&res->alloc, rows);
+    if (!res->pareto_x || !res->pareto_f || !res->pareto_violation || !res->pareto_feasible)
+        return DC_ERR_NOMEM;
+    for (q = 0; q < a->size; q++) {
+        memcpy(res->pareto_x + q * n, a->X + q * n, n * sizeof(double));
+        for (k = 0; k < m; k++) {
+            double v = a->F[q * m + k];
+            res->pareto_f[q * m + k] = maximized(fr, k) ? -v : v;
+        }
+        res->pareto_violation[q] = a->V[q];
+        res->pareto_feasible[q] = a->E[q] == 0.0;
+    }
+    reference(fr, ref);
+    for (k = 0; k < m; k++)
+        res->reference_point[k] = maximized(fr, k) ? -ref[k] : ref[k];
+    res->hypervolume = fr->hypervolume;
+    return DC_OK;
+}
+
+void dc_front_result_free(dc_result *res)
+{
+    size_t rows = res->n_pareto ? res->n_pareto : 1;
+    if (!res->n_objectives)
+        return;
+    dc_mem_free(&res->alloc, res->pareto_x, rows * res->n * sizeof(double));
+    dc_mem_free(&res->alloc, res->pareto_f, rows * res->n_objectives * sizeof(double));
+    dc_mem_free(&res->alloc, res->pareto_violation, rows * sizeof(double));
+    dc_mem_free(&res->alloc, res->pareto_feasible, rows);
+    res->pareto_x = res->pareto_f = res->pareto_violation = NULL;
+    res->pareto_feasible = NULL;
+    res->n_pareto = 0;
+}

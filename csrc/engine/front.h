@@ -1,0 +1,50 @@
+/*
+ * front.h -- the driver's side of a run of several objectives (front.c):
+ * evaluating the objectives, the run's archive, its hypervolume for
+ * progress, and the result's front.  Engines never see it: they get
+ * rows x m values and each row's excess in their batch.
+ */
+#ifndef DC_ENGINE_FRONT_H
+#define DC_ENGINE_FRONT_H
+
+#include "engine/pareto.h"
+
+typedef struct dc_front {
+    const dc_run *run;
+    const dc_allocator *alloc;
+    size_t n, m;
+    dc_workspace **ws;  /* m, for programs */
+    double *col;        /* col_cap values: one objective over a batch */
+    size_t col_cap;
+    dc_archive archive;
+    double ref[DC_MAX_OBJECTIVES]; /* the given reference point, minimized sense */
+    int have_ref;
+    double hypervolume; /* at the last dc_front_measure (NaN before) */
+} dc_front;
+
+/* The run's fields of several objectives, checked (dc_run's rules). */
+dc_status dc_front_validate(const dc_run *run, dc_error *err);
+/* Zeroed fr on entry; run->n_objectives >= 1. */
+dc_status dc_front_init(dc_front *fr, const dc_run *run, const dc_allocator *alloc);
+void dc_front_free(dc_front *fr);
+/* F[r * m + k] = objective k at row r of X, minimized (a maximized one
+ * negated); *abort = 1 when the callable asked to abort the run. */
+dc_status dc_front_eval(dc_front *fr, const double *X, size_t rows, double *F, int *abort);
+/* Offer an evaluated point to the archive. */
+dc_status dc_front_offer(dc_front *fr, const double *x, const double *f, double excess,
+                         double max_violation);
+/* Thin the archive to its cap; with measure, also its hypervolume at the
+ * run's reference point (given, else derived from the archive as it is). */
+dc_status dc_front_measure(dc_front *fr, int measure);
+
+/* With 4 or more objectives (WFG: about 0.1 s for 100 points of 8) the driver
+ * measures the hypervolume for progress after every DC_FRONT_MEASURE_EVERY-th
+ * iteration only (and at the end); up to 3, after every iteration. */
+#define DC_FRONT_MEASURE_EVERY 10
+/* The archive into res (n_pareto, pareto_*, hypervolume, reference_point),
+ * in the objectives' own sense; arrays from the result's allocator. */
+dc_status dc_front_result(dc_front *fr, dc_result *res);
+/* Free what dc_front_result put in res. */
+void dc_front_result_free(dc_result *res);
+
+#endif

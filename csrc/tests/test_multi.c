@@ -1,0 +1,295 @@
+/*
+ * test_multi.c -- runs of several objectives through the driver (moea),
+ * under ASan + UBSan in CI: the budget is never exceeded and every point is
+ * inside the bounds, the front is non-dominated and its values are the
+ * objectives' at its points bit for bit, the same seed replays the run, the
+ * hypervolume agrees with dc_hypervolume at the reported reference point,
+ * constraints (feasible fronts, and the least violating points when nothing
+ * is feasible), integer coordinates, start points, progress, an aborting
+ * objective, single-objective engines refused, failed allocations.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decido.h"
+#include "tests/check.h"
+#include "tests/failing_alloc.h"
+
+#define PI 3.14159265358979323846
+
+typedef struct probe {
+    size_t m;
+    long evaluated, out_of_bounds, abort_after;
+    const double *lo, *hi;
+} probe;
+
+/* ZDT1 (m = 2) or DTLZ2 (m = 3) on [0, 1]^n */
+static void zdt_dtlz(size_t m, const double *x, size_t n, double *f)
+{
+    size_t j;
+    double g = 0.0;
+    if (m == 2) {
+        for (j = 1; j < n; j++)
+            g += x[j];
+        g = 1.0 + 9.0 * g / (double)(n - 1);
+        f[0] = x[0];
+        f[1] = g * (1.0 - sqrt(x[0] / g));
+        return;
+    }
+    for (j = 2; j < n; j++)
+        g += (x[j] - 0.5) * (x[j] - 0.5);
+    f[0] = (1 + g) * cos(x[0] * PI / 2) * cos(x[1] * PI / 2);
+    f[1] = (1 + g) * cos(x[0] * PI / 2) * sin(x[1] * PI / 2);
+    f[2] = (1 + g) * sin(x[0] * PI / 2);
+}
+
+static int objectives(void *ud, const double *X, size_t rows, size_t n, double *F)
+{
+    probe *p = ud;
+    size_t r, j;
+    for (r = 0; r < rows; r++) {
+        for (j = 0; j < n; j++)
+            p->out_of_bounds += !(X[r * n + j] >= p->lo[j] && X[r * n + j] <= p->hi[j]);
+        zdt_dtlz(p->m, X + r * n, n, F + r * p->m);
+        p->evaluated++;
+    }
+    return p->abort_after && p->evaluated >= p->abort_after;
+}
+
+typedef struct seen {
+    long calls;
+    int64_t last_front;
+    double last_hv;
+    int bad;
+} seen;
+
+static int progress(void *ud, const dc_progress *pr)
+{
+    seen *s = ud;
+    s->calls++;
+    s->bad |= pr->best_x != NULL || pr->front_size < 1 || !(pr->hypervolume >= 0.0);
+    s->last_front = pr->front_size;
+    s->last_hv = pr->hypervolume;
+    return 0;
+}
+
+static void setup(dc_run *run, probe *p, size_t n, size_t m, const double *lo, const double *hi)
+{
+    memset(p, 0, sizeof *p);
+    p->m = m;
+    p->lo = lo;
+    p->hi = hi;
+    dc_run_init(run);
+    run->n = n;
+    run->lower = lo;
+    run->upper = hi;
+    run->objective = objectives;
+    run->objective_data = p;
+    run->n_objectives = m;
+    run->max_evaluations = 3000;
+    run->seed = 5;
+}
+
+/* every front point: inside the bounds, f its objectives' values, none dominated */
+static void check_front(const dc_result *res, size_t n, size_t m, const unsigned char *maxed)
+{
+    size_t p, q, k;
+    for (p = 0; p < res->n_pareto; p++) {
+        double f[3];
+        zdt_dtlz(m, res->pareto_x + p * n, n, f);
+        for (k = 0; k < m; k++)
+            CHECK(f[k] == res->pareto_f[p * m + k], "point %zu objective %zu: %.17g vs %.17g",
+                  p, k, f[k], res->pareto_f[p * m + k]);
+        for (q = 0; q < res->n_pareto; q++) {
+            int dominated = q != p, better = 0;
+            for (k = 0; k < m && dominated; k++) {
+                double a = res->pareto_f[q * m + k], b = res->pareto_f[p * m + k];
+                if (maxed && maxed[k]) {
+                    a = -a;
+                    b = -b;
+                }
+                dominated = a <= b;
+                better |= a < b;
+            }
+            CHECK(!(dominated && better), "point %zu dominated by %zu", p, q);
+        }
+    }
+}
+
+static void basics(size_t m)
+{
+    double lo[8] = {0, 0, 0, 0, 0, 0, 0, 0}, hi[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    double hv, minimized[300];
+    size_t n = 8, p, k;
+    dc_run run;
+    probe pr;
+    seen sn;
+    dc_result a, b;
+    dc_error err;
+    setup(&run, &pr, n, m, lo, hi);
+    memset(&sn, 0, sizeof sn);
+    run.callback = progress;
+    run.callback_data = &sn;
+    CHECK(dc_optimize("moea", &run, &a, &err) == DC_OK, "moea: %s", err.message);
+    CHECK(a.evaluations == 3000 && pr.evaluated == 3000, "budget: %lld", (long long)a.evaluations);
+    CHECK(pr.out_of_bounds == 0, "points outside the bounds");
+    CHECK(a.n_pareto >= 2 && a.n_pareto <= DC_DEFAULT_ARCHIVE, "front of %zu", a.n_pareto);
+    CHECK(a.stop == DC_STOP_MAX_EVALUATIONS, "stop %s", dc_stop_name(a.stop));
+    CHECK(sn.calls == a.iterations && !sn.bad, "progress: %ld calls", sn.calls);
+    CHECK(sn.last_front == (int64_t)a.n_pareto && sn.last_hv == a.hypervolume,
+          "the last progress is the result's");
+    CHECK(isnan(a.fun) && a.feasible, "fun NaN, feasible");
+    check_front(&a, n, m, NULL);
+    for (p = 0; p < a.n_pareto; p++)
+        for (k = 0; k < m; k++)
+            minimized[p * m + k] = a.pareto_f[p * m + k];
+    CHECK(dc_hypervolume(minimized, a.n_pareto, m, a.reference_point, NULL, &hv, NULL) ==
+              DC_OK && hv == a.hypervolume, "hypervolume %.17g vs %.17g", hv, a.hypervolume);
+    CHECK(a.n_history >= 2 && a.history[a.n_history - 1].best == a.hypervolume, "history");
+    /* replay */
+    setup(&run, &pr, n, m, lo, hi);
+    CHECK(dc_optimize("moea", &run, &b, &err) == DC_OK, "replay");
+    CHECK(a.n_pareto == b.n_pareto && a.hypervolume == b.hypervolume &&
+              !memcmp(a.pareto_x, b.pareto_x, a.n_pareto * n * sizeof(double)),
+          "the same seed replays the run");
+    dc_result_free(&b);
+    /* maximized objectives: the values in their own sense */
+    {
+        unsigned char maxed[3] = {1, 0, 1};
+        run.maximized = maxed;
+        run.max_evaluations = 500;
+        CHECK(dc_optimize("moea", &run, &b, &err) == DC_OK, "maximized");
+        check_front(&b, n, m, maxed);
+        for (k = 0; k < m; k++) {
+            double worst = b.pareto_f[k];
+            for (p = 1; p < b.n_pareto; p++)
+                worst = maxed[k] ? fmin(worst, b.pareto_f[p * m + k])
+                                 : fmax(worst, b.pareto_f[p * m + k]);
+            CHECK(maxed[k] ? b.reference_point[k] < worst : b.reference_point[k] > worst,
+                  "derived reference beyond the front in objective %zu", k);
+        }
+        dc_result_free(&b);
+    }
+    dc_result_free(&a);
+}
+
+static void refusals(void)
+{
+    double lo[2] = {0, 0}, hi[2] = {1, 1};
+    dc_run run;
+    probe pr;
+    dc_result res;
+    dc_error err;
+    setup(&run, &pr, 2, 2, lo, hi);
+    CHECK(dc_optimize("de", &run, &res, &err) == DC_ERR_ARGUMENT &&
+              strstr(err.message, "moea"), "a single-objective engine: %s", err.message);
+    run.n_objectives = 9;
+    CHECK(dc_optimize("moea", &run, &res, &err) == DC_ERR_ARGUMENT, "9 objectives");
+    run.n_objectives = 2;
+    run.has_target = 1;
+    CHECK(dc_optimize("moea", &run, &res, &err) == DC_ERR_ARGUMENT, "a target");
+    run.has_target = 0;
+    pr.abort_after = 150;
+    CHECK(dc_optimize("moea", &run, &res, &err) == DC_OK && res.stop == DC_STOP_ERROR &&
+              res.n_pareto >= 1, "an aborting objective ends the run with its front");
+    dc_result_free(&res);
+}
+
+/* x[0] + x[1] >= 1.5 (feasible part of ZDT1), then x[0] >= 2 (never) */
+static void constrained(void)
+{
+    double lo[4] = {0, 0, 0, 0}, hi[4] = {1, 1, 1, 1};
+    const char *texts[2] = {"x[0] + x[1] >= 1.5", "x[0] + x[2] >= 2.5"};
+    size_t t, p;
+    for (t = 0; t < 2; t++) {
+        dc_options o;
+        dc_program *g = NULL;
+        dc_constraint_sense sense;
+        dc_constraint_info info;
+        dc_run run;
+        probe pr;
+        dc_result res;
+        dc_error err;
+        dc_options_init(&o);
+        o.n = 4;
+        CHECK(dc_compile_constraint(texts[t], strlen(texts[t]), &o, &g, &info, &err) == DC_OK,
+              "compile");
+        sense = info.sense;
+        setup(&run, &pr, 4, 2, lo, hi);
+        run.constraints = (const dc_program *const *)&g;
+        run.senses = &sense;
+        run.n_constraints = 1;
+        CHECK(dc_optimize("moea", &run, &res, &err) == DC_OK, "constrained: %s", err.message);
+        CHECK(res.n_pareto >= 1, "never an empty front");
+        for (p = 0; p < res.n_pareto; p++) {
+            const double *x = res.pareto_x + p * 4;
+            double v = t == 0 ? fmax(0.0, 1.5 - x[0] - x[1]) : fmax(0.0, 2.5 - x[0] - x[2]);
+            CHECK(res.pareto_feasible[p] == (t == 0) && fabs(res.pareto_violation[p] - v) < 1e-12,
+                  "point %zu feasible %d violation %g (%g)", p, res.pareto_feasible[p],
+                  res.pareto_violation[p], v);
+        }
+        CHECK(res.feasible == (t == 0), "feasible flag");
+        if (t == 1)
+            CHECK(res.pareto_violation[0] < 0.51, "least violation %g (at best 0.5)", res.pareto_violation[0]);
+        dc_result_free(&res);
+        dc_program_free(g);
+    }
+}
+
+static void integers_and_x0(void)
+{
+    double lo[3] = {0, -3, 0}, hi[3] = {1, 3.5, 1}, x0[6] = {0.25, 2, 0.5, 1, -3, 0};
+    unsigned char integer[3] = {0, 1, 0};
+    dc_run run;
+    probe pr;
+    dc_result res;
+    dc_error err;
+    size_t p;
+    setup(&run, &pr, 3, 2, lo, hi);
+    run.integer = integer;
+    run.x0 = x0;
+    run.n_x0 = 2;
+    run.max_evaluations = 400;
+    CHECK(dc_optimize("moea", &run, &res, &err) == DC_OK, "integers: %s", err.message);
+    for (p = 0; p < res.n_pareto; p++) {
+        double v = res.pareto_x[p * 3 + 1];
+        CHECK(v == floor(v) && v >= -3 && v <= 3, "x[1] = %g is an integer in range", v);
+    }
+    dc_result_free(&res);
+}
+
+static void allocation_failures(void)
+{
+    double lo[4] = {0, 0, 0, 0}, hi[4] = {1, 1, 1, 1};
+    long k;
+    for (k = 0; k < 400; k += 7) {
+        counting c = {0, k, 0};
+        dc_allocator a = {failing_realloc, &c};
+        dc_run run;
+        probe pr;
+        dc_result res;
+        dc_error err;
+        dc_status st;
+        setup(&run, &pr, 4, 3, lo, hi);
+        run.allocator = &a;
+        run.max_evaluations = 300;
+        st = dc_optimize("moea", &run, &res, &err);
+        if (st == DC_OK)
+            dc_result_free(&res);
+        CHECK(st == DC_OK || st == DC_ERR_NOMEM, "failure %ld: %s", k, dc_status_code(st));
+        CHECK(c.live == 0, "failure %ld: %ld blocks leaked", k, c.live);
+    }
+}
+
+int main(void)
+{
+    basics(2);
+    basics(3);
+    refusals();
+    constrained();
+    integers_and_x0();
+    allocation_failures();
+    printf("test_multi: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

@@ -1,0 +1,122 @@
+"""What a concern's SQL runs on: a transaction (:class:`Tx`), the backend that hands one
+out (:class:`Database`) and the few ways the two SQL dialects differ (:class:`Dialect`).
+
+A concern (accounts, admissions, runs, decision log) writes each statement once, with
+``?`` placeholders, and runs it through :meth:`Database.read` or :meth:`Database.write`
+as an ``async`` body of a :class:`Tx`. Both backends support what the statements use
+(``RETURNING``, ``ON CONFLICT ... DO UPDATE``/``DO NOTHING``, ``IS NOT DISTINCT FROM``,
+partial indexes, double-quoted ``"window"``); what they do not share is here:
+
+- **placeholders**: SQLite takes ``?``; the PostgreSQL transaction numbers them ``$1``,
+  ``$2``, ... (:func:`numbered`, once per statement text);
+- **locks**: SQLite's write transaction (``BEGIN IMMEDIATE``) holds the whole file, so a
+  read inside it needs no lock; PostgreSQL locks rows (``FOR UPDATE``, ``SKIP LOCKED``
+  for the run queue, the admission's counter rows through its UPSERT) and serialises a
+  key's run cap and the migrations with transaction-scoped advisory locks;
+- **schema**: the ordering key column (``seq``: SQLite's ``rowid`` alias, PostgreSQL's
+  identity column), ``WITHOUT ROWID`` tables, and how to ask whether a table exists.
+
+Times are written by the service (epoch seconds; ISO 8601 text,
+:func:`~decido_service.store.iso_utc`), never by the database's ``now()``, so both
+backends store the same values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["POSTGRES", "SQLITE", "Body", "Database", "Dialect", "Row", "Tx", "numbered"]
+
+T = TypeVar("T")
+#: a row as a backend returns it (a tuple, an asyncpg record): indexed by column position
+Row = Sequence[Any]
+
+
+class Tx(Protocol):
+    """One connection inside a transaction (or, for a read, in autocommit)."""
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        """Run a statement; the number of rows it wrote."""
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run a statement once per row of arguments."""
+
+    async def fetch(self, sql: str, *args: Any) -> list[Row]:
+        """Every row of a query."""
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        """The first row of a query, or ``None``."""
+
+
+#: what a concern hands a backend: the work of one transaction (or read) on a :class:`Tx`
+Body = Callable[[Tx], Coroutine[Any, Any, T]]
+
+
+class Database(Protocol):
+    """A backend: its dialect, its clock, and transactions on its connections."""
+
+    dialect: Dialect
+    clock: Callable[[], float]
+
+    async def read(self, body: Body[T]) -> T:
+        """``body`` on a connection in autocommit (for reads)."""
+
+    async def write(self, body: Body[T]) -> T:
+        """``body`` in one transaction, committed when it returns and rolled back when it
+        raises; a cancelled caller stops waiting, never the transaction."""
+
+    async def ping(self) -> bool:
+        """True when the database answers and its schema is current (never raises)."""
+
+    async def close(self) -> None:
+        """Release every connection; later calls raise ``StoreError``."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The differences between the backends' SQL (module docs)."""
+
+    name: str
+    #: the DDL of the ``seq`` column: the table's ordering key, growing with each insert
+    identity: str
+    #: appended to the DDL of a table keyed by its primary key alone
+    without_rowid: str
+    #: appended to a ``SELECT`` whose rows the transaction will change
+    for_update: str
+    #: appended to the ``SELECT`` of a queue's next row: concurrent takers skip it
+    skip_locked: str
+    #: True when rows a transaction only reads must be locked to stay as read
+    row_locks: bool
+    #: serialises the transactions of one key (its argument), or ``None`` (not needed)
+    key_lock: str | None
+    #: serialises schema migrations, or ``None`` (the write transaction already does)
+    migration_lock: str | None
+    #: one row when the table named by its argument exists
+    has_table: str
+
+
+SQLITE = Dialect(
+    name="sqlite", identity="INTEGER PRIMARY KEY AUTOINCREMENT", without_rowid=" WITHOUT ROWID",
+    for_update="", skip_locked="", row_locks=False, key_lock=None, migration_lock=None,
+    has_table="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+
+POSTGRES = Dialect(
+    name="postgresql", identity="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+    without_rowid="", for_update=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED",
+    row_locks=True, key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
+    migration_lock="SELECT pg_advisory_xact_lock(110386622325871)",  # 0x646563_69646F: "decido"
+    has_table="SELECT 1 WHERE to_regclass(?) IS NOT NULL")
+
+_PLACEHOLDER = re.compile(r"\?")
+
+
+@lru_cache(maxsize=1024)
+def numbered(sql: str) -> str:
+    """``sql`` with its ``?`` placeholders numbered ``$1``, ``$2``, ... (PostgreSQL). The
+    statements hold no ``?`` inside a literal."""
+    count = iter(range(1, sql.count("?") + 1))
+    return _PLACEHOLDER.sub(lambda _: f"${next(count)}", sql)

@@ -1,0 +1,341 @@
+"""The runs concern: run rows and their pages, the durable queue (capped enqueue counted
+in the same transaction, claims under a lease, expired leases) and the idempotency
+records of ``Idempotency-Key``.
+
+A claim takes the oldest unowned queued row (``FOR UPDATE SKIP LOCKED`` on PostgreSQL:
+nodes claiming at the same moment each take a different run and never wait for each
+other; SQLite's write transaction holds the file). The per-key cap of
+:meth:`SQLRuns.enqueue` is serialised per key (PostgreSQL: an advisory lock on the key's
+hash) while it counts, admits and inserts.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+from decido_service.store.admission_rule import prepare
+from decido_service.store.admissions import admit
+from decido_service.store.dialect import Database, Row, Tx
+from decido_service.store.records import Admission, AdmissionRequest, iso_utc
+
+__all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "Runs", "SQLRuns"]
+
+#: The columns of a run row: :meth:`Runs.record` writes them (missing ones NULL; ``id``,
+#: ``created_at`` and ``state``, ``queued``, filled in), :meth:`Runs.get` and
+#: :meth:`Runs.page` return them (plus ``cancel_requested``). ``document`` is the run
+#: document as JSON text (the service's, opaque to the store).
+RUN_FIELDS: tuple[str, ...] = (
+    "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
+    "elapsed_ms", "goal", "seed", "state", "document", "finished_at", "owner", "lease_until",
+)
+#: The columns :meth:`Runs.update` may change.
+RUN_UPDATABLE: frozenset[str] = frozenset(
+    ("status", "value", "evaluations", "elapsed_ms", "seed", "state", "document",
+     "finished_at", "owner", "lease_until"))
+#: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES`.
+RUN_STATES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
+#: The states a run ends in (it can be deleted then; cancelling it is refused).
+FINISHED_STATES: frozenset[str] = frozenset(("succeeded", "failed", "cancelled"))
+
+_UNFINISHED = "state IN ('queued', 'running')"  # the partial index runs_unfinished
+_SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
+_INSERT = (f"INSERT INTO runs ({', '.join(RUN_FIELDS)}) "
+           f"VALUES ({', '.join('?' * len(RUN_FIELDS))})")
+_KEY_ID = RUN_FIELDS.index("key_id")
+
+
+class Runs(Protocol):
+    """Run rows, the run queue and idempotency records."""
+
+    async def record(self, run: Mapping[str, Any]) -> None:
+        """Store one run row (:data:`RUN_FIELDS`; others ignored)."""
+
+    async def enqueue(self, run: Mapping[str, Any], admission: AdmissionRequest,
+                      cap: int | None = None,
+                      queue_cap: int | None = None) -> Admission | Literal["cap", "queue"]:
+        """In one transaction: unless the run's key has ``cap`` runs ``queued`` or
+        ``running`` (``"cap"``) or the store ``queue_cap`` runs ``queued`` (``"queue"``;
+        ``None``: no cap), judge ``admission`` and, when it is admitted, record ``run``
+        with it. Nothing is written (row or count) unless both happen."""
+
+    async def update(self, run_id: str, changes: Mapping[str, Any],
+                     expect: Mapping[str, Any] | None = None) -> bool:
+        """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
+        other); ``False`` when there is no such run, or (``expect``) when one of the
+        row's columns named there is not equal to the value given (``None``: NULL)."""
+
+    async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
+        """Take the oldest ``queued`` run no process owns: it is ``owner``'s until
+        ``lease_until`` (epoch seconds); ``None`` when there is none. Concurrent callers
+        (any process, any node) never take the same run."""
+
+    async def expired(self, now: float) -> list[dict[str, Any]]:
+        """The unfinished runs whose owner's lease ended before ``now``."""
+
+    async def get(self, key_id: str, run_id: str) -> dict[str, Any] | None:
+        """One of ``key_id``'s runs, or ``None`` (another key's too)."""
+
+    async def page(self, key_id: str, limit: int, starting_after: str | None = None,
+                   state: str | None = None, engine: str | None = None) -> list[dict[str, Any]]:
+        """Up to ``limit`` of ``key_id``'s runs, newest first, after the one with id
+        ``starting_after`` (``ValueError`` when that is not one of the key's), optionally
+        only those in ``state`` or of ``engine``."""
+
+    async def unfinished(self) -> list[dict[str, Any]]:
+        """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
+
+    async def count_by_state(self) -> dict[str, int]:
+        """The number of runs (of every key) in each state that has any; finished runs
+        count until their retention ends."""
+
+    async def request_cancel(self, key_id: str, run_id: str) -> str | None:
+        """Set the run's ``cancel_requested`` flag unless it is finished; its state, or
+        ``None`` when ``key_id`` has no such run."""
+
+    async def delete(self, key_id: str, run_id: str) -> str | None:
+        """Delete the run if it is finished; its state (the row is gone only when that is
+        one of :data:`FINISHED_STATES`), or ``None`` when ``key_id`` has no such run."""
+
+    async def delete_finished(self, key_id: str) -> int:
+        """Delete every finished run of ``key_id``; how many."""
+
+    async def prune(self, finished_before: str) -> int:
+        """Delete every run (of any key) finished before ``finished_before`` (ISO 8601
+        UTC, as :func:`~decido_service.store.iso_utc` writes); how many."""
+
+    async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
+                                now: float, ttl: float) -> tuple[str, str | None]:
+        """Look up ``idem_key`` of ``key_id`` (a record older than ``ttl`` seconds counts
+        as absent and is replaced): ``("new", None)`` when there was none (a pending
+        record is written), ``("pending", None)`` while the first request with it is
+        still being answered, ``("mismatch", None)`` when it was used with another
+        ``fingerprint``, ``("done", response)`` with the stored answer."""
+
+    async def idempotency_end(self, key_id: str, idem_key: str,
+                              response: str | None) -> None:
+        """Store the answer of the request that began ``idem_key`` (``None``: forget the
+        pending record, so a retry is a new request)."""
+
+
+class SQLRuns:
+    """:class:`Runs` on a database."""
+
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    def _values(self, run: Mapping[str, Any]) -> list[Any]:
+        """The arguments of the insert of ``run`` (id, created_at and state filled)."""
+        row = {name: run.get(name) for name in RUN_FIELDS}
+        row["id"] = row["id"] or uuid.uuid4().hex
+        row["created_at"] = row["created_at"] or iso_utc(self.db.clock())
+        row["state"] = row["state"] or "queued"
+        row["seed"] = _seed_text(row["seed"])
+        return [row[name] for name in RUN_FIELDS]
+
+    async def record(self, run: Mapping[str, Any]) -> None:
+        """Insert one run row."""
+        values = self._values(run)
+        await self.db.write(lambda tx: tx.execute(_INSERT, *values))
+
+    async def enqueue(self, run: Mapping[str, Any], admission: AdmissionRequest,
+                      cap: int | None = None,
+                      queue_cap: int | None = None) -> Admission | Literal["cap", "queue"]:
+        """Check the caps, count, insert: one transaction."""
+        values, prepared, dialect = self._values(run), prepare([admission]), self.db.dialect
+
+        async def body(tx: Tx) -> Admission | Literal["cap", "queue"]:
+            if cap is not None:
+                if dialect.key_lock is not None:
+                    await tx.execute(dialect.key_lock, values[_KEY_ID])
+                if await _count(tx, f"key_id = ? AND {_UNFINISHED}", values[_KEY_ID]) >= cap:
+                    return "cap"
+            queued = f"{_UNFINISHED} AND state = 'queued'"
+            if queue_cap is not None and await _count(tx, queued) >= queue_cap:
+                return "queue"
+            (admitted,) = await admit(tx, dialect, prepared)
+            if admitted.admitted:
+                await tx.execute(_INSERT, *values)
+            return admitted
+
+        return await self.db.write(body)
+
+    async def update(self, run_id: str, changes: Mapping[str, Any],
+                     expect: Mapping[str, Any] | None = None) -> bool:
+        """Set some columns of a run (see the protocol)."""
+        columns, expected = _checked(changes), list((expect or {}).items())
+        if expected:
+            _checked(expect or {})
+        values = [_seed_text(changes[c]) if c == "seed" else changes[c] for c in columns]
+        sql = (f"UPDATE runs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?"
+               + "".join(f" AND {c} IS NOT DISTINCT FROM ?" for c, _ in expected))
+        return await self.db.write(lambda tx: tx.execute(
+            sql, *values, run_id, *(v for _, v in expected))) == 1
+
+    async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
+        """Own the oldest unowned queued run until ``lease_until``."""
+        skip_locked = self.db.dialect.skip_locked
+
+        async def body(tx: Tx) -> Row | None:
+            row = await tx.fetchrow(f"{_SELECT} WHERE {_UNFINISHED} AND state = 'queued' AND "
+                                    f"owner IS NULL ORDER BY seq LIMIT 1{skip_locked}")
+            if row is not None:
+                await tx.execute("UPDATE runs SET owner = ?, lease_until = ? WHERE id = ?",
+                                 owner, lease_until, row[0])
+            return row
+
+        row = await self.db.write(body)
+        return None if row is None else {**_run(row), "owner": owner, "lease_until": lease_until}
+
+    async def expired(self, now: float) -> list[dict[str, Any]]:
+        """Unfinished runs whose lease ended before ``now``."""
+        return await self._rows(f"{_SELECT} WHERE {_UNFINISHED} AND owner IS NOT NULL AND "
+                                "lease_until < ? ORDER BY seq", now)
+
+    async def get(self, key_id: str, run_id: str) -> dict[str, Any] | None:
+        """One of ``key_id``'s runs, or ``None``."""
+        found = await self._rows(f"{_SELECT} WHERE id = ? AND key_id = ?", run_id, key_id)
+        return found[0] if found else None
+
+    async def page(self, key_id: str, limit: int, starting_after: str | None = None,
+                   state: str | None = None, engine: str | None = None) -> list[dict[str, Any]]:
+        """A page of ``key_id``'s runs, newest first (see the protocol)."""
+        async def body(tx: Tx) -> list[Row]:
+            where, args = ["key_id = ?"], list[Any]([key_id])
+            if starting_after is not None:
+                found = await tx.fetchrow("SELECT seq FROM runs WHERE id = ? AND key_id = ?",
+                                          starting_after, key_id)
+                if found is None:
+                    raise ValueError(f"starting_after: no run {starting_after!r} of this key")
+                where.append("seq < ?")
+                args.append(found[0])
+            for column, value in (("state", state), ("engine", engine)):
+                if value is not None:
+                    where.append(f"{column} = ?")
+                    args.append(value)
+            return await tx.fetch(f"{_SELECT} WHERE {' AND '.join(where)} "
+                                  "ORDER BY seq DESC LIMIT ?", *args, int(limit))
+
+        return [_run(row) for row in await self.db.read(body)]
+
+    async def unfinished(self) -> list[dict[str, Any]]:
+        """Every queued or running run, oldest first."""
+        return await self._rows(f"{_SELECT} WHERE {_UNFINISHED} ORDER BY seq")
+
+    async def count_by_state(self) -> dict[str, int]:
+        """Runs by state."""
+        rows = await self.db.read(lambda tx: tx.fetch(
+            "SELECT state, count(*) FROM runs GROUP BY state"))
+        return {str(state): int(n) for state, n in rows}
+
+    async def request_cancel(self, key_id: str, run_id: str) -> str | None:
+        """Flag an unfinished run for cancellation; its state."""
+        return await self._finished_or_not(
+            key_id, run_id, "UPDATE runs SET cancel_requested = 1 WHERE id = ?", False)
+
+    async def delete(self, key_id: str, run_id: str) -> str | None:
+        """Delete a finished run; its state."""
+        return await self._finished_or_not(key_id, run_id, "DELETE FROM runs WHERE id = ?",
+                                           True)
+
+    async def _finished_or_not(self, key_id: str, run_id: str, change: str,
+                               finished: bool) -> str | None:
+        """The state of ``key_id``'s run (``None``: none), ``change`` made to it when it
+        is finished (``finished``) or unfinished (not ``finished``)."""
+        for_update = self.db.dialect.for_update
+
+        async def body(tx: Tx) -> str | None:
+            row = await tx.fetchrow(f"SELECT state FROM runs WHERE id = ? AND key_id = ?"
+                                    f"{for_update}", run_id, key_id)
+            if row is None:
+                return None
+            if (row[0] in FINISHED_STATES) == finished:
+                await tx.execute(change, run_id)
+            return str(row[0])
+
+        return await self.db.write(body)
+
+    async def delete_finished(self, key_id: str) -> int:
+        """Delete the key's finished runs; how many."""
+        return await self.db.write(lambda tx: tx.execute(
+            f"DELETE FROM runs WHERE key_id = ? AND NOT ({_UNFINISHED})", key_id))
+
+    async def prune(self, finished_before: str) -> int:
+        """Delete runs finished before ``finished_before``; how many."""
+        return await self.db.write(lambda tx: tx.execute(
+            "DELETE FROM runs WHERE finished_at IS NOT NULL AND finished_at < ?",
+            finished_before))
+
+    async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
+                                now: float, ttl: float) -> tuple[str, str | None]:
+        """Look the key up (row-locked), and record it pending when new or expired."""
+        for_update = self.db.dialect.for_update
+
+        async def body(tx: Tx) -> tuple[str, str | None]:
+            row = await tx.fetchrow(
+                "INSERT INTO idempotency (key_id, idem_key, fingerprint, created_epoch) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1",
+                key_id, idem_key, fingerprint, now)
+            if row is None:
+                row = await tx.fetchrow(
+                    "SELECT fingerprint, created_epoch, response FROM idempotency "
+                    f"WHERE key_id = ? AND idem_key = ?{for_update}", key_id, idem_key)
+                if row is not None and row[1] >= now - ttl:
+                    if row[0] != fingerprint:
+                        return "mismatch", None
+                    return ("pending", None) if row[2] is None else ("done", str(row[2]))
+                await tx.execute(
+                    "UPDATE idempotency SET fingerprint = ?, created_epoch = ?, response = NULL"
+                    " WHERE key_id = ? AND idem_key = ?", fingerprint, now, key_id, idem_key)
+            await tx.execute("DELETE FROM idempotency WHERE key_id = ? AND created_epoch < ?",
+                             key_id, now - ttl)
+            return "new", None
+
+        return await self.db.write(body)
+
+    async def idempotency_end(self, key_id: str, idem_key: str,
+                              response: str | None) -> None:
+        """Store the answer, or forget the pending record."""
+        if response is None:
+            await self.db.write(lambda tx: tx.execute(
+                "DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND "
+                "response IS NULL", key_id, idem_key))
+        else:
+            await self.db.write(lambda tx: tx.execute(
+                "UPDATE idempotency SET response = ? WHERE key_id = ? AND idem_key = ?",
+                response, key_id, idem_key))
+
+    async def _rows(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        return [_run(row) for row in await self.db.read(lambda tx: tx.fetch(sql, *args))]
+
+
+async def _count(tx: Tx, where: str, *args: Any) -> int:
+    row = await tx.fetchrow(f"SELECT count(*) FROM runs WHERE {where}", *args)
+    return 0 if row is None else int(row[0])
+
+
+def _checked(changes: Mapping[str, Any]) -> list[str]:
+    """The columns of an update, or ``ValueError`` for one that is not in
+    :data:`RUN_UPDATABLE` (or for none at all)."""
+    columns = list(changes)
+    unknown = [c for c in columns if c not in RUN_UPDATABLE]
+    if unknown or not columns:
+        raise ValueError(f"a run update sets some of {sorted(RUN_UPDATABLE)}, not {unknown}")
+    return columns
+
+
+def _seed_text(seed: Any) -> str | None:
+    """A seed as the JSON text it is stored as (beyond 64 bits: a string, as it reads
+    back on every backend)."""
+    if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
+        seed = str(seed)
+    return None if seed is None else json.dumps(seed)
+
+
+def _run(row: Row) -> dict[str, Any]:
+    out = dict(zip(RUN_FIELDS, row, strict=False))
+    out["seed"] = None if out["seed"] is None else json.loads(out["seed"])
+    out["cancel_requested"] = bool(row[len(RUN_FIELDS)])
+    return out
