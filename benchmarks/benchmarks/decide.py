@@ -127,7 +127,7 @@ class Batch(CpuTimer):
         decido.decide_batch(self.request)
 
 
-class DecideSmaa(_CpuTimer):
+class DecideSmaa(CpuTimer):
     """SMAA-2: 10,000 samples of 20 options x 6 criteria, every value uncertain (uniform
     +-20 %), weighting 'unknown', one constraint (benchmarks/decide_smaa.py builds the same
     request and prints it beside the plain decision's time)."""
