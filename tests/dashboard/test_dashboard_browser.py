@@ -245,6 +245,37 @@ def test_a_decision_from_csv_ranks_as_the_api(visit: Visit, server: Any, key: st
     visit.verify()
 
 
+def test_judgments_and_intervals_show_acceptabilities(visit: Visit, server: Any,
+                                                       key: str) -> None:
+    """A pairwise matrix gives the weights, ``low..high`` cells uncertain values; the
+    acceptabilities are a stacked bar per option, as the API computes them."""
+    visit.sign_in()
+    page = visit.go("/dashboard/decide")
+    page.fill("#options", "id,price,quality\ns1,18..22,7\ns2,20,6..9\ns3,15..30,5\n")
+    page.select_option("#method", "topsis")
+    page.fill("#criteria", "price min\nquality max")
+    page.fill("#constraints", "")
+    page.fill("#pairwise", "1 3\n- 1")
+    page.fill("#samples", "2000")
+    page.fill("#seed", "5")
+    page.click("#decide-submit")
+    page.wait_for_selector("#acceptability")
+    body = json.loads(page.input_value("#request-body"))
+    assert body["pairwise"] == [[1, 3], [None, 1]]
+    assert body["uncertainty"] == {"samples": 2000, "seed": 5}
+    assert body["options"][0]["attributes"]["price"] == {"low": 18, "high": 22}
+    api = server.request("POST", "/v1/decide", body, headers=auth(key)).json()
+    shown = page.locator('#acceptability [data-col="id"]').all_inner_texts()
+    assert shown == [r["id"] for r in api["ranking"]]
+    for option in shown:  # one rect per rank, widths the API's acceptabilities
+        row = page.locator("#acceptability tr", has_text=option)
+        widths = [float(w) for w in row.locator("rect").evaluate_all(
+            "rs => rs.map(r => r.getAttribute('width'))")]
+        assert widths == pytest.approx([100 * b for b in api["smaa"]["acceptability"][option]])
+    assert "ratio 0.000" in page.inner_text("#consistency")
+    visit.verify()
+
+
 @pytest.mark.parametrize(("csv_text", "message"), [
     ("id,price,quality\ns1,18.5\ns2,22,8.1\n", "line 2 has 2 fields"),
     ("id,price,quality\ns1,cheap,7\ns2,22,8.1\n", "'cheap' is not a number"),
