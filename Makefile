@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 SAN_BUILD := build/sanitize
 
-.PHONY: test venv install lint typecheck ctest-sanitize pytest bench compare clean serve
+.PHONY: test venv install lint typecheck ctest-sanitize pytest bench bench-compare compare clean serve
 
 test: install lint typecheck ctest-sanitize pytest
 
@@ -41,6 +41,16 @@ pytest: venv
 bench: install
 	$(PIP) install --quiet ".[bench]"
 	cd benchmarks && ../$(PY) -m asv machine --yes && ../$(PY) -m asv run --python=same --quick --show-stderr
+
+# asv continuous between the merge base with main and HEAD, each commit built into its own
+# virtualenv (benchmarks/asv.conf.json); exits non-zero when a benchmark got slower by more
+# than 10 % and asv's statistics call the change significant (CPU-timed benchmarks and
+# callgrind instruction counts: benchmarks/README.md). A subset: make bench-compare BENCH=expr
+BENCH_BASE ?= $(shell git merge-base main HEAD)
+bench-compare: install
+	$(PIP) install --quiet ".[bench]"
+	cd benchmarks && ../$(PY) -m asv machine --yes && \
+	  ../$(PY) -m asv continuous --factor 1.10 $(if $(BENCH),-b '$(BENCH)') $(BENCH_BASE) HEAD
 
 compare: install
 	$(PIP) install --quiet ".[bench]"

@@ -64,6 +64,9 @@ C_VARIANTS = {
 DIMS = (10, 100, 1000)
 POPULATIONS = (1, 64)
 REL_TOL = 1e-9
+# issue 31's goal: decido evaluate_many (P = 64) at most this times C -O3 fast-math, n >= 100
+FAST_GOAL = 1.5
+FAST_GOAL_DIMS = (100, 1000)
 
 # (problem, n, P, maximum ratio of decido evaluate_many to C -O2)
 FLOORS = [
@@ -256,6 +259,7 @@ class CaseResult:
     spread: dict[str, float]  # label -> IQR / median of the per-round ratios
     diff: dict[str, float]  # label -> max relative difference to C -O2
     missing: dict[str, str]  # label -> why there is no number
+    vs_fast: float | None = None  # decido / C fast-math: median of the paired ratios
 
     def ratio(self, label: str) -> float | None:
         return self.ratios.get(label)
@@ -300,7 +304,12 @@ def run_case(problem, n, P, refs, decido, ne_funcs, samples, target_ns, seed) ->
         )
         spread[impl.label] = (q[2] - q[0]) / ratios[impl.label]
         diff[impl.label] = max_rel_diff(impl.values, ref.values)
-    return CaseResult(problem.name, n, P, median, ratios, spread, diff, missing)
+    by_label = {impl.label: impl for impl in impls}
+    vs_fast = None
+    if DECIDO in by_label and C_FAST in by_label:
+        pairs = zip(by_label[DECIDO].samples, by_label[C_FAST].samples, strict=True)
+        vs_fast = statistics.median(a / b for a, b in pairs)
+    return CaseResult(problem.name, n, P, median, ratios, spread, diff, missing, vs_fast)
 
 
 # --------------------------------------------------------------------------
@@ -366,6 +375,18 @@ def check_floors(results: list[CaseResult], markdown: bool) -> bool:
             status = f"{ratio:.2f}x {'MET' if met else 'NOT MET'}"
         print(f"{'- ' if markdown else '  '}{what} -> {status}")
     return all_met
+
+
+def check_fast_goal(results: list[CaseResult], markdown: bool) -> None:
+    """decido against the C limit, paired per round (issue 31: <= FAST_GOAL x)."""
+    cases = [r for r in results if r.P > 1 and r.n in FAST_GOAL_DIMS and r.vs_fast is not None]
+    if not cases:
+        return
+    print()
+    print(f"Goal (decido evaluate_many / C -O3 fast-math, same rounds, <= {FAST_GOAL}x):")
+    for r in cases:
+        met = "MET" if r.vs_fast <= FAST_GOAL else "NOT MET"
+        print(f"{'- ' if markdown else '  '}{r.problem} n={r.n} P={r.P}: {r.vs_fast:.2f}x {met}")
 
 
 def cpu_model() -> str:
@@ -516,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {lb} n/a: {why}")
 
     check_floors(results, args.markdown)
+    check_fast_goal(results, args.markdown)
     return 0
 
 

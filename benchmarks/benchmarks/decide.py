@@ -13,11 +13,11 @@ shared machine wall time mostly measures the other tenants.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 import decido
+
+from .cpu import CpuTimer
 
 K = 8
 SEED = 4
@@ -54,13 +54,7 @@ def decision(m: int, method: str, k: int = K, seed: int = SEED,
     return _CACHE[key]
 
 
-class _CpuTimer:
-    """Base class: time in CPU seconds (the machine is shared and noisy)."""
-
-    timer = time.process_time
-
-
-class Decide(_CpuTimer):
+class Decide(CpuTimer):
     """One decision, m options x 8 criteria, one constraint, top 10 returned."""
 
     params = (["wsm", "topsis"], [10, 1_000, 100_000])
@@ -74,7 +68,7 @@ class Decide(_CpuTimer):
         decido.decide(self.request)
 
 
-class DecideConstraints(_CpuTimer):
+class DecideConstraints(CpuTimer):
     """WSM on m options x 8 criteria under three constraints (about half infeasible): the
     constraints' compilation and evaluation and the infeasible options' report."""
 
@@ -88,7 +82,7 @@ class DecideConstraints(_CpuTimer):
         decido.decide(self.request)
 
 
-class DecideMethods(_CpuTimer):
+class DecideMethods(CpuTimer):
     """Every method on 1,000 options x 8 criteria (promethee2: 200 options)."""
 
     params = (
@@ -103,7 +97,7 @@ class DecideMethods(_CpuTimer):
         decido.decide(self.request)
 
 
-class Sensitivity(_CpuTimer):
+class Sensitivity(CpuTimer):
     """The weight intervals of the top choice: wsm (solved exactly) and topsis (scanned
     and bisected) on 1,000 options x 8 criteria, one constraint."""
 
@@ -118,7 +112,7 @@ class Sensitivity(_CpuTimer):
         decido.decide(self.request)
 
 
-class Batch(_CpuTimer):
+class Batch(CpuTimer):
     """decide_batch over 1,000 small decisions (10 options x 4 criteria each)."""
 
     timeout = 120
@@ -131,3 +125,25 @@ class Batch(_CpuTimer):
 
     def time_batch(self):
         decido.decide_batch(self.request)
+
+
+class DecideSmaa(CpuTimer):
+    """SMAA-2: 10,000 samples of 20 options x 6 criteria, every value uncertain (uniform
+    +-20 %), weighting 'unknown', one constraint (benchmarks/decide_smaa.py builds the same
+    request and prints it beside the plain decision's time)."""
+
+    params = (["topsis", "wsm", "edas"],)
+    param_names = ["method"]
+    timeout = 120
+
+    def setup(self, method):
+        import sys  # noqa: PLC0415
+        from pathlib import Path  # noqa: PLC0415
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        import decide_smaa  # noqa: PLC0415
+
+        self.request = decide_smaa.body(method, uncertain=True)
+
+    def time_decide(self, method):
+        decido.decide(self.request)

@@ -14,11 +14,12 @@ import numpy as np
 
 import decido
 
+from .cpu import CpuTimer
 from .problems import PROBLEMS
 
 ALL_PROBLEMS = list(PROBLEMS)
 COMPILE_PROBLEMS = ["rastrigin", "rosenbrock"]
-DIMS = [10, 1000]
+DIMS = [10, 100, 1000]  # compare_eval.py's dimensions
 POPULATION = 64
 SEED = 12345
 
@@ -42,17 +43,17 @@ def _build_cases() -> None:
 _build_cases()
 
 
-class Compile:
+class Compile(CpuTimer):
     """Parse + resolve + compile + verify one expression."""
 
-    params = (COMPILE_PROBLEMS, DIMS)
+    params = (COMPILE_PROBLEMS, [10, 1000])
     param_names = ["problem", "n"]
 
     def time_compile(self, problem, n):
         decido.Expression(PROBLEMS[problem].expression, n=n)
 
 
-class Evaluate:
+class Evaluate(CpuTimer):
     """One point through Expression.evaluate (includes the Python call)."""
 
     params = (ALL_PROBLEMS, DIMS)
@@ -63,7 +64,7 @@ class Evaluate:
         expr.evaluate(x)
 
 
-class EvaluateMany:
+class EvaluateMany(CpuTimer):
     """A population of 64 points through Expression.evaluate_many."""
 
     params = (ALL_PROBLEMS, DIMS)
@@ -74,7 +75,7 @@ class EvaluateMany:
         expr.evaluate_many(X)
 
 
-class Gradient:
+class Gradient(CpuTimer):
     """Value and reverse-mode gradient at one point."""
 
     params = (ALL_PROBLEMS, DIMS)
@@ -97,7 +98,7 @@ def _named(count: int) -> tuple[str, list[str]]:
 NAMED = {count: _named(count) for count in NAMED_SIZES}
 
 
-class CompileNamed:
+class CompileNamed(CpuTimer):
     """Compile a sum over N named variables: near-linear in N (each name in the text is
     found by a hash lookup; it was a scan of the variables, O(N^2))."""
 

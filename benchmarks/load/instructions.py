@@ -2,6 +2,7 @@
 
     python benchmarks/load/instructions.py [--targets hello,health,decide] [--requests 2000]
                                            [--connections 16] [--cache-sim]
+                                           [--json PATH]
 
 On a shared VM, a change of 1-2 us of CPU per request is lost in the noise of timed runs;
 an instruction count is not (valgrind counts the same total for the same code and inputs,
@@ -165,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--cache-sim", action="store_true", help="simulate the caches too")
+    ap.add_argument("--json", type=Path, help="also write the events per request there")
     ap.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.serve:
@@ -195,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'target':10} " + " ".join(f"{n:>10}" for n in names))
     for target, row in rows.items():
         print(f"{target:10} " + " ".join(f"{row[n]:>10.1f}" for n in names))
+    if args.json:
+        args.json.write_text(json.dumps(rows))
     return 0
 
 

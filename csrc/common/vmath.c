@@ -44,8 +44,8 @@
  * Speed.  The polynomials are in Estrin's form: with Horner's long
  * dependency chains the loops were latency-bound.  Without -march, GCC
  * targets SSE2 (2 doubles per vector); with GCC on x86-64 Linux the block
- * loops are also compiled for x86-64-v3 (AVX2, 4 doubles), chosen at load
- * time.  In ISO C mode (-std=c11) GCC does not contract a*b + c into fused
+ * loops are also compiled for x86-64-v3 (AVX2, 4 doubles) and x86-64-v4
+ * (AVX-512, 8 doubles), chosen at load time.  In ISO C mode (-std=c11) GCC does not contract a*b + c into fused
  * multiply-adds, so every variant (and the scalar epilogues) gives
  * bit-identical results; contraction (-std=gnu11 on an FMA target) changes
  * some last bits but none of the exactness arguments above. */
@@ -56,7 +56,7 @@
 #include <string.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define CLONES
 #endif

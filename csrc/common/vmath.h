@@ -11,8 +11,8 @@
  * exp overflows to +inf, log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf.
  * The floating-point exception flags raised are unspecified.
  *
- * Results are the same on every x86-64 CPU: the AVX2 variant selected at run
- * time (GCC on Linux) does the same operations in the same order, without
+ * Results are the same on every x86-64 CPU: the AVX2 or AVX-512 variant
+ * selected at run time (GCC on Linux) does the same operations in the same order, without
  * fused multiply-adds when compiled as ISO C (-std=c11). */
 #ifndef DC_VMATH_H
 #define DC_VMATH_H

@@ -26,18 +26,22 @@
 #define DEFAULT_HISTORY 512u
 #define ALM_MAX_ROUNDS 100
 
+static const char *const stop_names[DC_STOP_COUNT] = {
+    [DC_STOP_NONE] = "running",
+    [DC_STOP_CONVERGED] = "converged",
+    [DC_STOP_TARGET] = "target_reached",
+    [DC_STOP_MAX_EVALUATIONS] = "max_evaluations",
+    [DC_STOP_TIME_LIMIT] = "time_limit",
+    [DC_STOP_CALLBACK] = "stopped",
+    [DC_STOP_ERROR] = "error",
+    [DC_STOP_MONITOR] = "stopped",
+};
+
 const char *dc_stop_name(dc_stop stop)
 {
-    switch (stop) {
-    case DC_STOP_CONVERGED: return "converged";
-    case DC_STOP_TARGET: return "target_reached";
-    case DC_STOP_MAX_EVALUATIONS: return "max_evaluations";
-    case DC_STOP_TIME_LIMIT: return "time_limit";
-    case DC_STOP_CALLBACK: return "stopped";
-    case DC_STOP_MONITOR: return "stopped";
-    case DC_STOP_ERROR: return "error";
-    default: return "running";
-    }
+    if ((unsigned)stop >= (unsigned)DC_STOP_COUNT || !stop_names[stop])
+        return "running";
+    return stop_names[stop];
 }
 
 void dc_run_init(dc_run *run)
@@ -45,13 +49,51 @@ void dc_run_init(dc_run *run)
     memset(run, 0, sizeof *run);
 }
 
+static double floor_tolerance(const dc_driver *d)
+{
+    return fmax(DC_FLOOR_ATOL, DC_FLOOR_RTOL * fabs(d->floor));
+}
+
+/* The objective's range over the box (bound.c), for an unconstrained program
+ * on real or integer coordinates whose run stops on convergence: its lower
+ * end (upper when maximizing) is a floor no point can beat. */
+static dc_status set_floor(dc_driver *d)
+{
+    const dc_run *run = d->run;
+    double f_lo, f_hi;
+    size_t j;
+    dc_status st;
+    if (d->multi || !run->program || d->pb.constrained || !d->pb.stop_on_convergence)
+        return DC_OK;
+    for (j = 0; j < d->n; j++)
+        if (d->kind[j] == K_DISCRETE)
+            return DC_OK;
+    if ((st = dc_program_range(run->program, d->lo, d->hi, d->alloc, &f_lo, &f_hi)))
+        return st;
+    d->floor = run->maximize ? -f_hi : f_lo;
+    d->has_floor = isfinite(d->floor);
+    return DC_OK;
+}
+
+/* The best value is as good as the floor allows: nothing left to improve. */
+static int reached_floor(const dc_driver *d)
+{
+    return d->has_floor && d->have_best && d->best_excess == 0.0 &&
+           d->best - d->floor <= floor_tolerance(d);
+}
+
 static void describe(dc_driver *d)
 {
     dc_result *r = d->res;
     switch (d->stop) {
     case DC_STOP_CONVERGED:
-        snprintf(r->message, sizeof r->message, "converged: %s's convergence test was met",
-                 d->vt->info->id);
+        if (d->at_floor)
+            snprintf(r->message, sizeof r->message,
+                     "converged: %.10g is within %.3g of a proven bound of the objective "
+                     "over the box", r->fun, floor_tolerance(d));
+        else
+            snprintf(r->message, sizeof r->message, "converged: %s's convergence test was met",
+                     d->vt->info->id);
         break;
     case DC_STOP_TARGET:
         snprintf(r->message, sizeof r->message, "target reached: %.10g is at least as good as %.10g",
@@ -393,6 +435,8 @@ static dc_status build(dc_driver *d, dc_error *err)
     }
     if ((st = set_problem(d, general, equalities, err)))
         return st;
+    if ((st = set_floor(d)))
+        return dc_set_error(err, st, 0, 0, "out of memory");
     d->t0 = dc_driver_now();
     d->deadline = run->time_limit > 0 ? d->t0 + run->time_limit : 0.0;
     d->started = 1; /* release runs even after a failed init (the state is zeroed) */
@@ -484,6 +528,10 @@ static dc_status loop(dc_driver *d, dc_error *err)
         if (d->multi && (st = dc_driver_measure_front(d)))
             return dc_set_error(err, st, 0, 0, "out of memory");
         after_iteration(d);
+        if (!d->stop && reached_floor(d)) { /* after the iteration: the engine saw it */
+            d->stop = DC_STOP_CONVERGED;
+            d->at_floor = 1;
+        }
     }
     return DC_OK;
 }

@@ -75,6 +75,9 @@ typedef struct dc_driver {
     int multi;               /* n_objectives >= 1 */
     dc_front front;
     double *violation;       /* the batch's excess per row, told to the engine (or NULL) */
+    int has_floor;           /* floor is a proven lower bound of the objective */
+    int at_floor;            /* the run ended within tolerance of it */
+    double floor;            /* internal sense */
 } dc_driver;
 
 /* Values are minimized internally: this is v in the caller's sense. */

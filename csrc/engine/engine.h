@@ -108,6 +108,17 @@ static inline int dc_better(double a, double b)
 #define DC_AGREE_FTOL 1e-9
 #define DC_AGREE_XTOL 1e-4
 
+/* A proven floor (driver.c): for an unconstrained run of a compiled program,
+ * interval arithmetic over the box bounds the objective below (bound.c).  A
+ * best value within max(DC_FLOOR_ATOL, DC_FLOOR_RTOL * |floor|) of it cannot
+ * improve meaningfully, and with stop_on_convergence the run ends there
+ * (converged).  The tolerance stays below the 1e-8 at which the
+ * benchmarks count a problem solved for floors up to 2.8e6 in magnitude, and
+ * is 16 ulp of the floor beyond 2.8 in magnitude (the floor itself is a few
+ * ulp below the exact bound: one ulp outward per operation). */
+#define DC_FLOOR_ATOL 1e-14
+#define DC_FLOOR_RTOL 3.6e-15
+
 typedef struct dc_restart_log {
     const dc_allocator *alloc;
     size_t dim;

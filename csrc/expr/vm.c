@@ -12,6 +12,7 @@
  * sum(A op B)), so a value never depends on how it was reached.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "common/vmath.h"
@@ -20,6 +21,7 @@
 #include "expr/vm.h"
 
 #define TILE_ELEMENTS 1024u /* doubles per register per tile (8 KiB) */
+#define ALIGN_DOUBLES 8u    /* 64 bytes: one cache line */
 
 
 /* ---- reductions (one row) ---- */
@@ -462,6 +464,7 @@ dc_status dc_eval_many(const dc_program *p, dc_workspace *ws, const double *X, s
                        size_t row_stride, double *out)
 {
     size_t tile, reg_size, r0, i;
+    double *regs;
     dc_status st = check_call(p, ws);
     if (st)
         return st;
@@ -474,12 +477,16 @@ dc_status dc_eval_many(const dc_program *p, dc_workspace *ws, const double *X, s
         tile = 1;
     if (tile > rows)
         tile = rows;
-    reg_size = tile * p->max_len;
+    /* registers start on 64-byte boundaries: a vector load or store never
+     * splits a cache line */
+    reg_size = (tile * p->max_len + ALIGN_DOUBLES - 1) / ALIGN_DOUBLES * ALIGN_DOUBLES;
     {
         size_t need;
         if (!dc_mul_size(reg_size, p->n_regs ? p->n_regs : 1, &need) ||
-            !dc_ws_reserve(ws, &ws->regs, &ws->regs_cap, need))
+            need > SIZE_MAX - ALIGN_DOUBLES ||
+            !dc_ws_reserve(ws, &ws->regs, &ws->regs_cap, need + ALIGN_DOUBLES))
             return DC_ERR_NOMEM;
+        regs = ws->regs + (ALIGN_DOUBLES - ((uintptr_t)ws->regs / sizeof(double)) % ALIGN_DOUBLES) % ALIGN_DOUBLES;
     }
     for (r0 = 0; r0 < rows; r0 += tile) {
         size_t R = rows - r0 < tile ? rows - r0 : tile;
@@ -490,11 +497,10 @@ dc_status dc_eval_many(const dc_program *p, dc_workspace *ws, const double *X, s
             dc_view ops[3];
             int k;
             for (k = 0; k < in->nin; k++)
-                dc_vm_view(p, x, (ptrdiff_t)row_stride, ws->regs, reg_size, in->in[k], &ops[k]);
-            dc_vm_exec(in, ws->regs + (size_t)p->values[in->dst].index * reg_size, (ptrdiff_t)R,
-                       ops);
+                dc_vm_view(p, x, (ptrdiff_t)row_stride, regs, reg_size, in->in[k], &ops[k]);
+            dc_vm_exec(in, regs + (size_t)p->values[in->dst].index * reg_size, (ptrdiff_t)R, ops);
         }
-        dc_vm_view(p, x, (ptrdiff_t)row_stride, ws->regs, reg_size, p->result, &res);
+        dc_vm_view(p, x, (ptrdiff_t)row_stride, regs, reg_size, p->result, &res);
         for (i = 0; i < R; i++)
             out[r0 + i] = res.p[(ptrdiff_t)i * res.rs];
     }

@@ -7,12 +7,13 @@
 
 #include "expr/expr.h"
 
-/* The kernels are also compiled for x86-64-v3 (AVX2) and picked at load
- * time.  Results are bit-identical: ISO C mode contracts no a*b+c into FMA
- * and nothing is reassociated. */
+/* The kernels are also compiled for x86-64-v3 (AVX2) and x86-64-v4
+ * (AVX-512), and the variant the CPU supports is picked at load time (GCC's
+ * ifunc resolver).  Results are bit-identical: ISO C mode contracts no a*b+c
+ * into FMA and nothing is reassociated. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(DECIDO_NO_CLONES) && !defined(__SANITIZE_ADDRESS__)
-#define DC_KERNEL_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define DC_KERNEL_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define DC_KERNEL_CLONES
 #endif

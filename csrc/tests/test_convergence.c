@@ -9,6 +9,13 @@
  *  - on a sphere every engine that restarts stops early with
  *    DC_STOP_CONVERGED (restarts agree) and, with the option at 0, spends the
  *    whole budget (an engine that converged starts again);
+ *  - dc_program_range encloses every value the VM computes in the box (random
+ *    points of many expressions), squares and sums of squares are >= 0, an
+ *    operation without a rule gives (-inf, inf);
+ *  - the proven floor: on the 2-D sphere with a budget of 100,000 every engine
+ *    but random (which samples) and moea (multi-objective) stops (converged)
+ *    within 5,000 evaluations;
+ *    with the option at 0 the whole budget is spent;
  *  - dc_run.interrupt stops a run after the iteration it returns nonzero;
  *  - N named variables: duplicates found wherever they are, names that are
  *    prefixes of each other resolved to their own inputs.
@@ -18,7 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "engine/engine.h"
+#include "expr/expr.h"
 #include "tests/check.h"
 #include "tests/objectives.h"
 
@@ -124,6 +133,127 @@ static void test_engines_stop(void)
     }
 }
 
+static dc_program *compile_n(const char *text, int64_t n)
+{
+    dc_options o;
+    dc_program *p = NULL;
+    dc_error err;
+    dc_options_init(&o);
+    o.n = n;
+    if (dc_compile(text, strlen(text), &o, &p, &err) != DC_OK)
+        CHECK(0, "compile %s: %s", text, err.message);
+    return p;
+}
+
+static void test_program_range(void)
+{
+    static const char *const exprs[] = {
+        "sum(x**2)", "10*n + sum(x**2 - 10*cos(2*pi*x))",
+        "-20*exp(-0.2*sqrt(mean(x**2))) - exp(mean(cos(2*pi*x))) + 20 + e",
+        "sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)", "1 + sum(x**2)/4000 - prod(cos(x/sqrt(i)))",
+        "sum(x**4 - 16*x**2 + 5*x)/2", "sum(abs(x)) / (1 + norm(x))", "max(x) - min(x)",
+        "sum(cumsum(x)**2)", "log1p(x[0]**2) + exp(-x[1]) * atan(x[2]) - tanh(x[3])",
+        "sum(where(x > 0, x, -2*x)) + sum(clip(x, -1, 0.5))", "sum(floor(x) * sign(x))",
+        "sqrt(abs(x[0] * x[1])) / (2 + cos(x[2]))", "cosh(x[0]) - sinh(x[1]) + x[2] % 3",
+        "log(2 + x[0]) + acos(x[1] / 5) + asin(x[2] / 5)"};
+    const double lo[4] = {-5.0, -2.0, -0.5, -5.0}, hi[4] = {5.0, 3.0, 4.0, -1.0};
+    dc_rng rng;
+    size_t k;
+    int trial;
+    dc_rng_seed(&rng, 11);
+    for (k = 0; k < sizeof exprs / sizeof exprs[0]; k++) {
+        dc_program *p = compile_n(exprs[k], 4);
+        dc_workspace *ws;
+        double f_lo, f_hi;
+        int inside = 1;
+        if (!p)
+            continue;
+        ws = dc_workspace_new(p, NULL);
+        CHECK(dc_program_range(p, lo, hi, NULL, &f_lo, &f_hi) == DC_OK, "range %s", exprs[k]);
+        for (trial = 0; trial < 2000; trial++) {
+            double x[4], f;
+            size_t j;
+            for (j = 0; j < 4; j++) /* the corners too: one trial in 8 */
+                x[j] = trial % 8 == 0 ? (dc_rng_uniform(&rng) < 0.5 ? lo[j] : hi[j])
+                                      : lo[j] + (hi[j] - lo[j]) * dc_rng_uniform(&rng);
+            dc_eval(p, ws, x, &f);
+            if (f == f && !(f >= f_lo && f <= f_hi))
+                inside = 0;
+        }
+        CHECK(inside, "%s: a value outside [%g, %g]", exprs[k], f_lo, f_hi);
+        dc_workspace_free(ws);
+        dc_program_free(p);
+    }
+    {
+        const double sym[2] = {-5.0, -5.0}, top[2] = {5.0, 5.0};
+        dc_program *p = compile_n("sum(x**2)", 2), *q = compile_n("tan(x[0]) + x[1]", 2);
+        double f_lo = -1, f_hi = -1;
+        if (p && dc_program_range(p, sym, top, NULL, &f_lo, &f_hi) == DC_OK)
+            CHECK(f_lo <= 0.0 && f_lo > -1e-300 && f_hi >= 50.0, "sphere: [%g, %g]", f_lo, f_hi);
+        if (q && dc_program_range(q, sym, top, NULL, &f_lo, &f_hi) == DC_OK)
+            CHECK(f_lo == -INFINITY && f_hi == INFINITY, "tan has no rule: [%g, %g]", f_lo, f_hi);
+        dc_program_free(p);
+        dc_program_free(q);
+    }
+}
+
+/* A 2-D run over [lo, hi], every other field at its default. */
+static void init_2d(dc_run *run, const double *lo, const double *hi)
+{
+    dc_run_init(run);
+    run->n = 2;
+    run->lower = lo;
+    run->upper = hi;
+}
+
+static void test_floor_stops(void)
+{
+    const double lo[2] = {-5.0, -5.0}, hi[2] = {5.0, 5.0};
+    const int64_t budget = 100000, spent = 20000; /* the run that spends its budget: 20,000 */
+    dc_program *p = compile_n("sum(x**2)", 2);
+    size_t k;
+    if (!p)
+        return;
+    for (k = 0; k < dc_engine_count(); k++) {
+        const char *id = dc_engine_at(k)->id, *name = "stop_on_convergence";
+        double off = 0.0;
+        int spend;
+        /* random samples and moea is a multi-objective engine (with one objective a
+         * plain GA): neither is expected to stop on convergence */
+        int samples = strcmp(id, "random") == 0 || strcmp(id, "moea") == 0;
+        for (spend = samples; spend < 2; spend++) {
+            dc_run run;
+            dc_result res;
+            dc_error err;
+            init_2d(&run, lo, hi);
+            run.program = p;
+            run.max_evaluations = spend ? spent : budget;
+            run.seed = 3;
+            if (spend) {
+                run.option_names = &name;
+                run.option_values = &off;
+                run.n_options = 1;
+            }
+            if (dc_optimize(id, &run, &res, &err) != DC_OK) {
+                CHECK(0, "%s: %s", id, err.message);
+                continue;
+            }
+            if (spend)
+                CHECK(res.stop == DC_STOP_MAX_EVALUATIONS && res.evaluations > spent - 9,
+                      "%s, stop_on_convergence 0: %s after %lld", id, dc_stop_name(res.stop),
+                      (long long)res.evaluations);
+            else
+                CHECK(res.stop == DC_STOP_CONVERGED && res.evaluations <= 5000 && res.fun <= 1e-10,
+                      "%s on the 2-D sphere: %s after %lld evaluations, f %g", id,
+                      dc_stop_name(res.stop), (long long)res.evaluations, res.fun);
+            printf("  %-12s stop_on_convergence=%d: %-16s %6lld evaluations\n", id, !spend,
+                   dc_stop_name(res.stop), (long long)res.evaluations);
+            dc_result_free(&res);
+        }
+    }
+    dc_program_free(p);
+}
+
 static int interrupt_fifth(void *ud)
 {
     int *calls = ud;
@@ -147,10 +277,7 @@ static void test_interrupt_hook(void)
     dc_run run;
     dc_result res;
     dc_error err;
-    dc_run_init(&run);
-    run.n = 2;
-    run.lower = lo;
-    run.upper = hi;
+    init_2d(&run, lo, hi);
     run.objective = sphere;
     run.max_evaluations = 1000000;
     run.interrupt = interrupt_fifth;
@@ -237,6 +364,8 @@ int main(void)
     test_restart_log();
     test_option_listed();
     test_engines_stop();
+    test_program_range();
+    test_floor_stops();
     test_interrupt_hook();
     test_many_names();
     printf("test_convergence: %d passed, %d failed\n", passed, failed);

@@ -8,15 +8,15 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 import decido
 from decido.optimize import SEED_END
+from decido.status import FinishedStatus
 from decido_service.types.fields import Count, EngineId, Goal
 from decido_service.types.problems import Problem
 
 __all__ = ["ConstraintValue", "ErrorEvent", "OptimizeEvent", "OptimizeRequest", "OptimizeResult",
            "ProgressEvent", "ResultEvent", "RunProgress", "RunResult", "RunStatus", "Variable"]
 
-#: how a run ended, as the engine says
-RunStatus = Annotated[Literal["converged", "target_reached", "max_evaluations", "time_limit",
-                              "stopped", "infeasible"], Meta(
+#: how a run ended, as the engine says (decido.status: C's stop reasons, and infeasible)
+RunStatus = Annotated[FinishedStatus, Meta(
     description="infeasible: no point met every constraint (x is the least violating)")]
 
 
