@@ -312,7 +312,9 @@ def _schema_faults(validator: Any, raw: Any) -> Iterator[Problem]:
 def _schema_problems(error: ValidationError) -> Iterator[Problem]:
     members = [name for branch in error.validator_value if isinstance(branch, dict)
                for name in branch.get("required", ())] if error.validator == "oneOf" else []
-    if members and not error.context:  # several of the exclusive members are given
+    if members and not error.context:  # several of the exclusive members (or no object)
+        if not isinstance(error.instance, dict):
+            return  # the type's fault names it
         yield Problem((*error.absolute_path, members[-1]), "invalid_argument",
                       f"give {' or '.join(members)}, not several")
         return

@@ -7,11 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 from conftest import LiveServer, auth
 from test_api_runs import submit, wait_for
 from test_run_events import check_contract, watch
 
 import decido
+from decido_service.http.problems import ApiError
+from decido_service.schemas import decode_optimize
 from decido_service.types import OptimizeResult, Run
 
 #: Schaffer's problem N.1 in two variables: the front is x0 = x1 in [0, 2]
@@ -184,3 +187,13 @@ def test_the_bridge_refuses_other_keys_unfinished_and_single_runs(server: LiveSe
     r = decide(server, key, {"from_run": queued})
     assert r.status == 409 and r.json()["code"] == "run_not_finished", r.body
     server.request("POST", f"/v1/runs/{queued}/cancel", headers=auth(key))
+
+
+def test_both_objective_forms_with_another_fault_are_both_listed() -> None:
+    """The slow path (a body msgspec refuses): the schema's oneOf names /objectives."""
+    body = msgspec.json.encode({**FRONT, "objective_expression": "x[0]", "seed": 7.5})
+    with pytest.raises(ApiError) as info:
+        decode_optimize(body)
+    errors = info.value.extra["errors"]
+    assert sorted((e["pointer"], e["code"]) for e in errors) == [
+        ("/objectives", "invalid_argument"), ("/seed", "invalid_type")]
