@@ -125,3 +125,25 @@ class Batch(CpuTimer):
 
     def time_batch(self):
         decido.decide_batch(self.request)
+
+
+class DecideSmaa(CpuTimer):
+    """SMAA-2: 10,000 samples of 20 options x 6 criteria, every value uncertain (uniform
+    +-20 %), weighting 'unknown', one constraint (benchmarks/decide_smaa.py builds the same
+    request and prints it beside the plain decision's time)."""
+
+    params = (["topsis", "wsm", "edas"],)
+    param_names = ["method"]
+    timeout = 120
+
+    def setup(self, method):
+        import sys  # noqa: PLC0415
+        from pathlib import Path  # noqa: PLC0415
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        import decide_smaa  # noqa: PLC0415
+
+        self.request = decide_smaa.body(method, uncertain=True)
+
+    def time_decide(self, method):
+        decido.decide(self.request)

@@ -85,7 +85,7 @@ def _free_port() -> int:
 
 def _decido() -> list[str]:
     script = Path(sys.executable).with_name("decido")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "decido_service.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "decido.cli"]
 
 
 def _wait_up(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:

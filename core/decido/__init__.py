@@ -4,7 +4,13 @@ from typing import Any
 
 from decido._expr import c_version as _c_version
 from decido.decide import LIMITS as DECISION_LIMITS
-from decido.decide import DecisionError, decide, decide_batch, decision_schemas
+from decido.decide import (
+    DecisionError,
+    decide,
+    decide_batch,
+    decision_methods,
+    decision_schemas,
+)
 from decido.errors import ConstraintError, DecidoError, EngineError, ExpressionError
 from decido.expression import DEFAULT_LIMITS, Expression, Structure
 from decido.optimize import (
@@ -38,6 +44,7 @@ __all__ = [
     "__version__",
     "decide",
     "decide_batch",
+    "decision_methods",
     "decision_schemas",
     "default_engine",
     "engines",

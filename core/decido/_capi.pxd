@@ -97,6 +97,7 @@ cdef extern from "decido.h" nogil:
     ctypedef enum dc_stop:
         DC_STOP_NONE
         DC_STOP_ERROR
+        DC_STOP_COUNT
 
     const char *dc_stop_name(dc_stop stop)
 

@@ -302,6 +302,11 @@ def engines():
     return out
 
 
+def stop_names():
+    """``dc_stop_name`` of every ``dc_stop``, in enum order: C's table of stop reasons."""
+    return [c.dc_stop_name(<c.dc_stop>k).decode() for k in range(c.DC_STOP_COUNT)]
+
+
 def default_engine():
     return c.dc_engine_default().decode()
 

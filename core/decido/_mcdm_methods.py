@@ -31,15 +31,10 @@ Mask = NDArray[np.bool_]
 #: and R within it of theirs do not spread (their term is 0, docs/decisions.md rule 5)
 RANK_TOLERANCE = 1e-9
 
-#: normalizations that divide by the values or by their maximum: values must be > 0
-POSITIVE_NORMALIZATIONS = frozenset({"sum", "max", "linear"})
-WEIGHTINGS = ("given", "equal", "entropy", "critic", "std")
 #: ``critic``: criteria whose correlation is within this of 1 do not conflict (rounding
 #: keeps the correlation of two criteria that move together from being exactly 1, and
 #: their weights would be ratios of rounding errors)
 COLLINEAR = 1e-9
-#: automatic weightings that read the raw values and need them >= 0
-NON_NEGATIVE_WEIGHTINGS = frozenset({"entropy"})
 
 #: memory bound for PROMETHEE II blocks: elements of one (block x m x k) array
 PROMETHEE_BLOCK_ELEMENTS = 1 << 21
@@ -63,7 +58,7 @@ class Scored:
 def _constant(X: Array) -> Mask:
     """The constant columns of ``X``: where a formula's rounding (a mean, 1/m) must not
     stand in for the exact value a constant criterion has."""
-    constant: Mask = X.max(axis=0) == X.min(axis=0)
+    constant: Mask = X.max(axis=-2) == X.min(axis=-2)
     return constant
 
 
@@ -142,6 +137,21 @@ def _flags(benefit: Mask) -> bytes:
     return benefit.tobytes()
 
 
+def _row(w: Array) -> Array:
+    """Weights ``w`` (k, or samples x k) shaped to multiply a matrix (m x k, or samples x
+    m x k) column by column."""
+    return w[..., None, :]
+
+
+def _weigh(P: Array, w: Array) -> Array:
+    """The weighted row sums P @ w of a matrix (or of one matrix per sample)."""
+    if w.ndim == 1:
+        out: Array = P @ w
+        return out
+    batch: Array = np.einsum("s...k,sk->s...", P, w)
+    return batch
+
+
 # ---------------------------------------------------------------- normalizations
 def normalize(X: Array, benefit: Mask, name: str) -> Array:
     """Column-wise normalization (``decido._mcdm.normalize``); cost criteria use the
@@ -158,7 +168,14 @@ def normalize(X: Array, benefit: Mask, name: str) -> Array:
     linear    x/max                 min/x
     ========  ====================  ======================
     """
-    return _mcdm.normalize(X, _flags(benefit), name)
+    if X.ndim == 2:
+        return _mcdm.normalize(X, _flags(benefit), name)
+    # samples x m x k, each sample's matrix column-major: one m x (samples k) matrix
+    n, m, k = X.shape
+    flat = np.asfortranarray(X.transpose(0, 2, 1).reshape(n * k, m).T)
+    R = _mcdm.normalize(flat, _flags(benefit) * n, name)
+    out: Array = R.T.reshape(n, k, m).transpose(0, 2, 1)
+    return out
 
 
 def minmax_for_weights(X: Array, benefit: Mask) -> Array:
@@ -241,8 +258,8 @@ def wsm(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
 def wpm(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """Weighted product: prod_j r_ij ** w_j (the product, not its log)."""
     R = normalize(X, benefit, p["normalization"])
-    F = R**w
-    return Scored(F.prod(axis=1), {"normalized": R, "factor": F})
+    F = R ** _row(w)
+    return Scored(F.prod(axis=-1), {"normalized": R, "factor": F})
 
 
 def topsis(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
@@ -303,22 +320,24 @@ def promethee2(
     X: Array, benefit: Mask, w: Array, p: dict[str, Any]
 ) -> Scored:
     """PROMETHEE II net flow phi+ - phi-, O(m^2 k) time, pairwise differences
-    built in row blocks of at most ``PROMETHEE_BLOCK_ELEMENTS`` elements."""
-    m, k = X.shape
+    built in row blocks of at most ``PROMETHEE_BLOCK_ELEMENTS`` elements (every sample
+    of a batch at once)."""
+    m, k = X.shape[-2:]
+    lead = X.shape[:-2]
     if m < 2:
-        nan = np.full(m, np.nan)
+        nan = np.full((*lead, m), np.nan)
         return Scored(nan, {}, {"phi_plus": nan, "phi_minus": nan})
     Y = np.where(benefit, X, -X)
     pref = _PREFERENCES[p["preference"]]
     q, pp = p["q"], p["p"]
-    plus, minus = np.empty(m), np.zeros(m)
-    step = max(1, PROMETHEE_BLOCK_ELEMENTS // (m * k))
+    plus, minus = np.empty((*lead, m)), np.zeros((*lead, m))
+    step = max(1, PROMETHEE_BLOCK_ELEMENTS // (int(np.prod(lead)) * m * k))
     for start in range(0, m, step):
-        block = Y[start : start + step]
-        d = block[:, None, :] - Y[None, :, :]  # (b, m, k): a in block over every b
-        pi = pref(d, q, pp) @ w  # (b, m): pi(a, b)
-        plus[start : start + step] = pi.sum(axis=1)
-        minus += pi.sum(axis=0)
+        block = Y[..., start : start + step, :]
+        d = block[..., :, None, :] - Y[..., None, :, :]  # (b, m, k): a in block over every b
+        pi = _weigh(pref(d, q, pp), w)  # (b, m): pi(a, b)
+        plus[..., start : start + step] = pi.sum(axis=-1)
+        minus += pi.sum(axis=-2)
     plus /= m - 1
     minus /= m - 1
     return Scored(plus - minus, {}, {"phi_plus": plus, "phi_minus": minus})
@@ -327,7 +346,7 @@ def promethee2(
 def waspas(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """lambda * WSM + (1 - lambda) * WPM on one normalized matrix (default linear)."""
     R = normalize(X, benefit, p["normalization"])
-    q_sum, q_prod = (R * w).sum(axis=1), (R**w).prod(axis=1)
+    q_sum, q_prod = (R * _row(w)).sum(axis=-1), (R ** _row(w)).prod(axis=-1)
     lam = p["lambda"]
     return Scored(
         lam * q_sum + (1.0 - lam) * q_prod, {"normalized": R}, {"wsm": q_sum, "wpm": q_prod}
@@ -338,16 +357,23 @@ def copras(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """Classical COPRAS (Zavadskas et al. 1994): d = w x/sum(x);
     Q_i = S+_i + sum(S-) / (S-_i * sum(1/S-)); the score is the utility
     degree Q_i / max Q (1 for the best).  Needs values > 0."""
-    V = X / X.sum(axis=0) * w
-    s_plus = V[:, benefit].sum(axis=1)
-    s_minus = V[:, ~benefit].sum(axis=1)
-    if s_minus.min() > 0:
-        Q = s_plus + s_minus.sum() / (s_minus * (1.0 / s_minus).sum())
-    elif s_minus.max() > 0:  # values > 0: some S- underflowed (costs 1e308 times apart)
-        Q = s_plus + s_minus.sum() / _copras_spread(X[:, ~benefit], w[~benefit])
-    else:  # no (weighted) cost criterion
-        Q = s_plus.copy()
-    return Scored(Q / Q.max(), {"weighted": V}, {"S_plus": s_plus, "S_minus": s_minus, "Q": Q})
+    V = X / X.sum(axis=-2, keepdims=True) * _row(w)
+    s_plus = V[..., benefit].sum(axis=-1)
+    s_minus = V[..., ~benefit].sum(axis=-1)
+    total = s_minus.sum(axis=-1, keepdims=True)
+    regular = s_minus.min(axis=-1, keepdims=True) > 0
+    if regular.all():
+        Q = s_plus + total / (s_minus * (1.0 / s_minus).sum(axis=-1, keepdims=True))
+    else:  # per matrix: regular, some S- underflowed (costs 1e308 times apart), no cost
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Q = np.where(regular, s_plus + total / (
+                s_minus * (1.0 / s_minus).sum(axis=-1, keepdims=True)), s_plus)
+        under = ~regular & (s_minus.max(axis=-1, keepdims=True) > 0)
+        if under.any():  # values > 0
+            spread = _copras_spread(X[..., ~benefit], w[..., ~benefit])
+            Q = np.where(under, s_plus + total / spread, Q)
+    return Scored(Q / Q.max(axis=-1, keepdims=True), {"weighted": V},
+                  {"S_plus": s_plus, "S_minus": s_minus, "Q": Q})
 
 
 def _copras_spread(C: Array, w: Array) -> Array:
@@ -355,12 +381,12 @@ def _copras_spread(C: Array, w: Array) -> Array:
     weights, from the logarithms of S- = sum_c w_c x_c / sum(x_c): finite (or +inf, whose
     term is 0) where S- itself underflows to 0."""
     with np.errstate(divide="ignore"):  # a weight of 0: log -inf, a term of 0
-        L = np.log(C) - np.log(C.sum(axis=0)) + np.log(w)
-    top = L.max(axis=1)  # finite: some cost weight is > 0 (else S- is 0 for every option)
-    log_s = top + np.log(np.exp(L - top[:, None]).sum(axis=1))  # log S-_i
-    low = log_s.min()
+        L = np.log(C) - np.log(C.sum(axis=-2, keepdims=True)) + _row(np.log(w))
+    top = L.max(axis=-1, keepdims=True)  # finite where some cost weight is > 0
+    log_s = top[..., 0] + np.log(np.exp(L - top).sum(axis=-1))  # log S-_i
+    low = log_s.min(axis=-1, keepdims=True)
     with np.errstate(over="ignore"):  # S-_i 1e308 times the smallest: inf, a term of 0
-        spread: Array = np.exp(log_s - low) * np.exp(low - log_s).sum()
+        spread: Array = np.exp(log_s - low) * np.exp(low - log_s).sum(axis=-1, keepdims=True)
     return spread
 
 
@@ -375,31 +401,32 @@ def edas(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """EDAS: distances from the average solution; score (NSP + NSN)/2.
     Needs values > 0 (it divides by the average).  A constant criterion is at distance 0
     (its mean, rounded, can miss its value by an ulp, which would decide the score)."""
-    av = X.mean(axis=0)
+    av = X.mean(axis=-2, keepdims=True)
     dist = np.where(benefit, X - av, av - X) / av
-    dist[:, _constant(X)] = 0.0
+    dist = np.where(_constant(X)[..., None, :], 0.0, dist)
     pda, nda = np.maximum(dist, 0.0), np.maximum(-dist, 0.0)
-    sp, sn = pda @ w, nda @ w
-    nsp = sp / sp.max() if sp.max() > 0 else np.ones_like(sp)
-    nsn = 1.0 - sn / sn.max() if sn.max() > 0 else np.ones_like(sn)
+    sp, sn = _weigh(pda, w), _weigh(nda, w)
+    sp_top, sn_top = sp.max(axis=-1, keepdims=True), sn.max(axis=-1, keepdims=True)
+    nsp = np.where(sp_top > 0, sp / np.where(sp_top > 0, sp_top, 1.0), 1.0)
+    nsn = np.where(sn_top > 0, 1.0 - sn / np.where(sn_top > 0, sn_top, 1.0), 1.0)
     return Scored((nsp + nsn) / 2.0, {"pda": pda, "nda": nda}, {"SP": sp, "SN": sn})
 
 
 def aras(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """ARAS: the ideal row (best value per criterion) joins the matrix before sum
     normalization (cost criteria by reciprocals); the score is S_i / S_ideal."""
-    ideal = np.where(benefit, X.max(axis=0), X.min(axis=0))
-    E = np.vstack([ideal, X])
+    ideal = np.where(benefit, X.max(axis=-2), X.min(axis=-2))
+    E = np.concatenate([_row(ideal), X], axis=-2)
     # a cost enters by its reciprocal, taken relative to the smallest (the ideal's), which
     # the sum normalization below cancels: x_min / x <= 1, where 1 / 5e-324 overflows
-    E[:, ~benefit] = ideal[~benefit] / E[:, ~benefit]
-    N = E / E.sum(axis=0)
-    C = N * w
-    S = C.sum(axis=1)
+    E[..., ~benefit] = _row(ideal[..., ~benefit]) / E[..., ~benefit]
+    N = E / E.sum(axis=-2, keepdims=True)
+    C = N * _row(w)
+    S = C.sum(axis=-1)
     return Scored(
-        S[1:] / S[0],
-        {"normalized": N[1:], "contribution": C[1:]},
-        {"S": S[1:], "S_ideal": np.full(X.shape[0], S[0])},
+        S[..., 1:] / S[..., :1],
+        {"normalized": N[..., 1:, :], "contribution": C[..., 1:, :]},
+        {"S": S[..., 1:], "S_ideal": np.broadcast_to(S[..., :1], S[..., 1:].shape).copy()},
     )
 
 
@@ -409,27 +436,3 @@ def spotis(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     zero-width bound gives distance 0."""
     score, D, C = _mcdm.spotis(X, _flags(benefit), w, p["bounds"])
     return Scored(score, {"distance": D, "contribution": C})
-
-
-METHODS: dict[str, Callable[[Array, Mask, Array, dict[str, Any]], Scored]] = {
-    "wsm": wsm,
-    "wpm": wpm,
-    "topsis": topsis,
-    "vikor": vikor,
-    "promethee2": promethee2,
-    "waspas": waspas,
-    "copras": copras,
-    "moora": moora,
-    "edas": edas,
-    "aras": aras,
-    "spotis": spotis,
-}
-#: methods with a choice of normalization, and its default
-DEFAULT_NORMALIZATION = {"wsm": "minmax", "wpm": "linear", "topsis": "vector", "waspas": "linear"}
-#: methods whose score is better when lower
-ASCENDING = frozenset({"vikor", "spotis"})
-#: methods that need every criterion value > 0 on the feasible options
-POSITIVE_METHODS = frozenset({"copras", "edas", "aras"})
-#: methods whose score is linear in the weights (sum_j w_j c_ij, c independent of w):
-#: their sensitivity intervals are solved exactly
-LINEAR_IN_WEIGHTS = frozenset({"wsm", "moora", "spotis", "promethee2"})

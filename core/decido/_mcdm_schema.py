@@ -1,8 +1,8 @@
 """JSON Schema (2020-12, OpenAPI 3.1) of the decision requests and answers.
 
-Written from the tables the validation reads (``decido._mcdm_request``: members, goals,
-parameters, limits; ``decido._mcdm_methods``: methods, normalizations, weightings,
-preference functions), so that the schema and ``decido.decide`` name the same things.
+Written from the tables the validation reads (``decido._mcdm_vocabulary``: members,
+methods, parameters, weightings, goals, limits; ``decido._mcdm``: normalizations), so
+that the schema and ``decido.decide`` name the same things.
 The schema checks shapes; rules that need the values (an attribute every option has,
 weights required by weighting ``given``, positivity, bounds) are ``decide``'s alone.
 """
@@ -11,8 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from decido._mcdm_methods import NORMALIZATIONS, PREFERENCES, WEIGHTINGS
-from decido._mcdm_request import (
+from decido._mcdm import NORMALIZATIONS
+from decido._mcdm_schema_more import ID as _ID
+from decido._mcdm_schema_more import NUMBER as _NUMBER
+from decido._mcdm_schema_more import (
+    more_request_members,
+    more_result_members,
+    more_schemas,
+)
+from decido._mcdm_schema_more import ref as _ref
+from decido._mcdm_vocabulary import (
     ALL_METHODS,
     ALL_PARAMS,
     CRITERION_FIELDS,
@@ -20,16 +28,10 @@ from decido._mcdm_request import (
     FLAGS,
     GOALS,
     LIMITS,
-    UNIT_PARAMS,
+    PARAMS,
+    WEIGHTINGS,
+    Param,
 )
-
-_REF = "#/components/schemas/"
-_ID = {"type": ["string", "integer"]}
-_NUMBER = {"type": "number"}
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": _REF + name}
 
 
 def _nullable(values: tuple[str, ...]) -> dict[str, Any]:
@@ -54,7 +56,7 @@ def _request_members() -> dict[str, dict[str, Any]]:
             "items": _ref("DecisionCriterion"),
         },
         "normalization": _nullable(NORMALIZATIONS),
-        "weighting": _nullable(WEIGHTINGS),
+        "weighting": _nullable(tuple(WEIGHTINGS)),
         "params": {"anyOf": [_ref("DecisionParams"), {"type": "null"}]},
         "constraints": {
             "type": ["array", "null"],
@@ -64,6 +66,7 @@ def _request_members() -> dict[str, dict[str, Any]]:
         "top_k": {"type": ["integer", "null"], "minimum": 1},
         "expression": {"type": ["string", "null"]},
         "goal": _nullable(GOALS),
+        **more_request_members(),
     }
     for name in FLAGS:
         members[name] = {"type": ["boolean", "null"], "default": False}
@@ -86,7 +89,9 @@ def _criterion() -> dict[str, Any]:
     properties = {
         "attribute": {"type": "string", "minLength": 1},
         "goal": {"enum": list(GOALS), "default": GOALS[0]},
-        "weight": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "weight": {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"},
+                             _ref("DecisionInterval")],
+                   "description": "a weight > 0; under uncertainty also an interval"},
     }
     assert tuple(properties) == CRITERION_FIELDS, "every member of a criterion has a schema"
     return {
@@ -98,28 +103,25 @@ def _criterion() -> dict[str, Any]:
 
 
 def _params() -> dict[str, Any]:
-    per_criterion = {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}
-    properties: dict[str, Any] = {
-        name: {"type": "number", "minimum": 0, "maximum": 1, "default": default}
-        for name, default in UNIT_PARAMS.items()
-    }
-    properties["preference"] = {"enum": list(PREFERENCES), "default": PREFERENCES[0]}
-    properties["q"] = per_criterion
-    properties["p"] = {
-        "type": "object",
-        "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
-    }
-    properties["bounds"] = {
-        "type": "object",
-        "additionalProperties": {
-            "type": "array",
-            "items": _NUMBER,
-            "minItems": 2,
-            "maxItems": 2,
-        },
-    }
+    properties = {name: _param(p) for name, p in PARAMS.items()}
     assert set(properties) == set(ALL_PARAMS), "every parameter has a schema"
     return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _param(p: Param) -> dict[str, Any]:
+    """The schema of one parameter, from its row."""
+    bound = "exclusiveMinimum" if p.open_low else "minimum"
+    if p.kind == "unit":
+        out: dict[str, Any] = {"type": "number", "minimum": p.low, "maximum": p.high,
+                               "default": p.default}
+    elif p.kind == "choice":
+        out = {"enum": list(p.choices), "default": p.default}
+    elif p.kind == "per_criterion":
+        out = {"type": "object", "additionalProperties": {"type": "number", bound: p.low}}
+    else:
+        out = {"type": "object", "additionalProperties": {
+            "type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2}}
+    return {**out, "description": p.description}
 
 
 def _result() -> dict[str, Any]:
@@ -147,7 +149,7 @@ def _result() -> dict[str, Any]:
             "status": {"enum": ["ok", "infeasible"]},
             "method": {"enum": list(ALL_METHODS)},
             "normalization": _nullable(NORMALIZATIONS),
-            "weighting": _nullable(WEIGHTINGS),
+            "weighting": _nullable(tuple(WEIGHTINGS)),
             "weights": weights,
             "higher_is_better": {"type": "boolean"},
             "best": {"type": ["string", "integer", "null"]},
@@ -181,6 +183,7 @@ def _result() -> dict[str, Any]:
                 },
             },
             "sensitivity": _ref("DecisionSensitivity"),
+            **more_result_members(),
         },
     }
 
@@ -268,7 +271,8 @@ def decision_schemas() -> dict[str, dict[str, Any]]:
                 "attributes": {
                     "type": "object",
                     "description": "attribute values: numbers (true and false count as 1 "
-                    "and 0); values no criterion, constraint or expression uses are not read",
+                    "and 0), or under uncertainty a DecisionUncertainValue; values no "
+                    "criterion, constraint or expression uses are not read",
                 },
             },
         },
@@ -310,4 +314,5 @@ def decision_schemas() -> dict[str, dict[str, Any]]:
                 "n_error": {"type": "integer", "minimum": 0},
             },
         },
+        **more_schemas(),
     }

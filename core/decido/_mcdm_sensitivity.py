@@ -8,7 +8,7 @@ top choice (the first option of the ranking, ties going to input order, as in
 options on top just below ``lower`` and just above ``upper`` (None where that bound is
 0 or 1).
 
-For methods whose score is linear in the weights (``LINEAR_IN_WEIGHTS``) the scores
+For methods whose score is linear in the weights (``Method.linear_in_weights``) the scores
 along the path are s(t) = (1 - t) s(u) + t s(e_j): the crossings with the top choice's
 line are solved exactly.  For the others the path is scanned in steps of
 ``1/SCAN_STEPS`` from w_j outwards, and the first change found is narrowed by bisection
@@ -24,7 +24,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from decido._mcdm import competition_ranks
-from decido._mcdm_methods import LINEAR_IN_WEIGHTS
 
 Array = NDArray[np.float64]
 #: width to which bisection narrows a bound
@@ -47,7 +46,7 @@ class Sensitivity:
 
 
 def sensitivity(
-    method: str,
+    linear: bool,
     score: Callable[[Array], Array],
     scores: Array,
     w: Array,
@@ -55,7 +54,8 @@ def sensitivity(
     rel_tol: float,
 ) -> Sensitivity:
     """The intervals of every criterion's weight; ``score(weights)`` scores the feasible
-    options, ``scores`` are the decision's own scores at weights ``w``."""
+    options, ``scores`` are the decision's own scores at weights ``w``; ``linear``: the
+    method's score is linear in the weights (its ``Method.linear_in_weights``)."""
     m, k = scores.shape[0], w.shape[0]
     order, _ = competition_ranks(scores, higher_is_better, rel_tol)
     margin = None
@@ -81,7 +81,7 @@ def sensitivity(
         e = np.zeros(k)
         e[j] = 1.0
         t0 = float(w[j])
-        if method in LINEAR_IN_WEIGHTS:
+        if linear:
             out.append(_linear(score(u), score(e), t0, best, higher_is_better, rel_tol))
         else:
             def at(t: float, u: Array = u, e: Array = e) -> int:

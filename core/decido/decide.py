@@ -14,21 +14,17 @@ feasible options (``decido._mcdm_methods``), and competition ranks are computed 
 
 from __future__ import annotations
 
-import array
-import numbers
 from collections.abc import Mapping
-from math import fsum, isfinite
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm import competition_ranks
+from decido._mcdm_answer import fill_ranking, header, infeasible_list
+from decido._mcdm_decision import Decision
+from decido._mcdm_expressions import compile_all, score_expression
+from decido._mcdm_faults import DecisionError, Faults, did_you_mean, kind_of
 from decido._mcdm_methods import (
-    METHODS,
-    NON_NEGATIVE_WEIGHTINGS,
-    POSITIVE_METHODS,
-    POSITIVE_NORMALIZATIONS,
     RANK_TOLERANCE,
     Scored,
     auto_weights,
@@ -36,36 +32,31 @@ from decido._mcdm_methods import (
     out_of_unit_range,
     unit_columns,
 )
-from decido._mcdm_request import (
-    LIMITS,
-    DecisionError,
-    Faults,
-    Plan,
-    _did_you_mean,
-    _kind,
+from decido._mcdm_options import (
+    SMALL_MATRIX,
     attribute_names,
-    expression_fault,
     locate_attribute,
     parse_options,
-    parse_plan,
+    value_matrix,
 )
+from decido._mcdm_request import parse_request
 from decido._mcdm_schema import decision_schemas
 from decido._mcdm_sensitivity import sensitivity
-from decido.errors import ExpressionError
-from decido.expression import Expression
+from decido._mcdm_vocabulary import (
+    LIMITS,
+    METHODS,
+    NON_NEGATIVE_WEIGHTINGS,
+    POSITIVE_NORMALIZATIONS,
+    decision_methods,
+)
 
 __all__ = [
-    "LIMITS", "RANK_TOLERANCE", "DecisionError", "decide", "decide_batch", "decision_schemas",
+    "LIMITS", "RANK_TOLERANCE", "DecisionError", "decide", "decide_batch", "decision_methods",
+    "decision_schemas",
 ]
 
-#: matrices of at most this many values are checked with Python's builtins (finiteness,
-#: constant columns), which cost less than NumPy's calls there and give the same answers
-SMALL_MATRIX = 64
 #: weightings that do not depend on the options
-_SET_WEIGHTS = ("given", "equal")
-#: the language's named constants (csrc/expr/resolve.c): an attribute of that name
-#: shadows the constant in the expressions that use the name
-_CONSTANTS = ("pi", "e")
+_SET_WEIGHTS = ("given", "equal", "ahp")
 
 Array = NDArray[np.float64]
 
@@ -86,115 +77,122 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     ``errors``, every fault found.
     """
     faults = Faults()
-    plan = parse_plan(request, faults)
+    d = parse_request(request, faults)
     parsed = parse_options(request.get("options"), faults)
     if parsed is None:
         faults.check()
         raise AssertionError("unreachable: faulty options are a fault")  # pragma: no cover
-    ids, attrs = parsed
-    criteria = [c.attribute for c in plan.criteria]
+    d.ids, attrs = parsed
+    d.names = criteria = [c.attribute for c in d.criteria]
     located = _check_criteria(attrs, criteria, faults)
     texts: list[tuple[tuple[Any, ...], str]] = [
-        (("constraints", j), text) for j, text in enumerate(plan.constraints)
+        (("constraints", j), text) for j, text in enumerate(d.constraints)
     ]
-    if plan.expression is not None:
-        texts.append((("expression",), plan.expression))
+    if d.expression is not None:
+        texts.append((("expression",), d.expression))
     programs, variables, uses = (
-        _compile_all(texts, attrs, faults) if texts else ([], [], [])
+        compile_all(texts, attrs, faults) if texts else ([], [], [])
     )
     columns = list(dict.fromkeys(located + variables))
-    X = _matrix(attrs, columns, faults)
+    m = len(d.ids)
+    if d.uncertainty is not None:
+        from decido._mcdm_smaa import decide_uncertain  # noqa: PLC0415 - not on every call
+
+        return decide_uncertain(d, header(d, m, m), attrs, columns, programs or [], variables,
+                                faults)
+    X = value_matrix(attrs, columns, faults)
     faults.check()
     assert X is not None and programs is not None
     k = len(criteria)
     if not texts:  # every option is feasible; the criteria are the matrix
-        out = _header(plan, len(ids), len(ids))
-        return _decide_mcdm(plan, out, X, None, ids, criteria, [], faults)
+        return _decide_mcdm(d, header(d, m, m), X, faults)
     col = {name: j for j, name in enumerate(columns)}
-    Xv = X[:, [col[v] for v in variables]] if variables else np.empty((len(ids), 0))
+    Xv = X[:, [col[v] for v in variables]] if variables else np.empty((m, 0))
 
     # constraints, then everything else on the feasible options only
-    n_constraints = len(plan.constraints)
-    holds = np.ones((n_constraints, len(ids)), dtype=bool)
+    n_constraints = len(d.constraints)
+    holds = np.ones((n_constraints, m), dtype=bool)
     for j in range(n_constraints):
         value = programs[j].evaluate_many(Xv)
         holds[j] = (value != 0) & ~np.isnan(value)
     feasible_mask: NDArray[np.bool_] = np.logical_and.reduce(holds, axis=0)
     feasible = np.flatnonzero(feasible_mask)
-    infeasible = _infeasible(plan.constraints, holds, feasible_mask, ids)
+    d.infeasible = infeasible_list(d.constraints, holds, feasible_mask, d.ids)
     # the criteria are the first columns; column-major, since every method
     # reduces over the options, down the columns (X is)
-    all_feasible = feasible.size == len(ids)
+    all_feasible = feasible.size == m
     Xc = X[:, :k] if all_feasible else np.asfortranarray(X[feasible_mask, :k])
-    out = _header(plan, len(ids), feasible.size)
+    out = header(d, m, feasible.size)
     if feasible.size == 0:
-        out["weights"] = _given_weights(plan)
+        out["weights"] = _given_weights(d)
         out.update(
             status="infeasible", best=None, best_is_tied=False, ties=[], ranking=[],
-            infeasible=infeasible,
+            infeasible=d.infeasible,
         )
-        out["warnings"] = plan.warnings
+        out["warnings"] = d.warnings
         return out
-    index = None if all_feasible else feasible
-    if plan.method != "expression":
-        return _decide_mcdm(plan, out, Xc, index, ids, criteria, infeasible, faults)
+    d.feasible = None if all_feasible else feasible
+    if d.method != "expression":
+        return _decide_mcdm(d, out, Xc, faults)
 
     used = [variables.index(v) for v in uses[-1]]
-    scored = _score_expression(programs[-1], Xv[feasible], used, plan)
+    scored = score_expression(programs[-1], Xv[feasible], used, d)
     out["weights"] = {}
-    _answer(plan, out, scored, index, ids, uses[-1])
-    out["infeasible"] = infeasible
-    out["warnings"] = plan.warnings
+    fill_ranking(d, out, scored, uses[-1])
+    out["infeasible"] = d.infeasible
+    out["warnings"] = d.warnings
     return out
 
 
-def _decide_mcdm(
-    plan: Plan,
-    out: dict[str, Any],
-    Xc: Array,
-    feasible: NDArray[np.intp] | None,
-    ids: list[Any],
-    criteria: list[str],
-    infeasible: list[dict[str, Any]],
-    faults: Faults,
-) -> dict[str, Any]:
-    """Score the feasible options (``Xc``: feasible options x criteria, column-major;
-    ``feasible``: their option indices, None when every option is feasible) by a
-    multi-criteria method and fill ``out``; ``faults`` are the request's (none yet)."""
-    _check_values(plan, Xc, feasible, criteria, faults)
+def _decide_mcdm(d: Decision, out: dict[str, Any], Xc: Array, faults: Faults
+                 ) -> dict[str, Any]:
+    """Score the feasible options (``Xc``: feasible options x criteria, column-major) by
+    a multi-criteria method and fill ``out``; ``faults`` are the request's (none yet)."""
+    _check_values(d, Xc, faults)
     faults.check()
-    scored, w, X, params = _score_mcdm(plan, Xc)
+    scored, w, X, params = _score_mcdm(d, Xc)
+    criteria, ids = d.names, d.ids
     out["weights"] = dict(zip(criteria, w.tolist(), strict=True))
-    _answer(plan, out, scored, feasible, ids, criteria)
+    fill_ranking(d, out, scored, criteria)
     if scored.compromise is not None:
-        out["compromise"] = [ids[_option(feasible, i)] for i in scored.compromise]
-    out["infeasible"] = infeasible
-    out["warnings"] = plan.warnings
-    if plan.sensitivity:
-        def score(weights: Array) -> Array:
-            return METHODS[plan.method](X, benefit, weights, params).score
-
-        benefit = np.array([c.benefit for c in plan.criteria])
-        found = sensitivity(
-            plan.method, score, scored.score, w, plan.higher_is_better, RANK_TOLERANCE
-        )
-        out["sensitivity"] = {
-            "margin": found.margin,
-            "criteria": [
-                {
-                    "attribute": name,
-                    "weight": float(w[j]),
-                    "lower": lo,
-                    "upper": hi,
-                    "lower_changes_to": None if below is None else ids[_option(feasible, below)],
-                    "upper_changes_to": None if above is None else ids[_option(feasible, above)],
-                }
-                for j, (name, (lo, hi, below, above)) in enumerate(
-                    zip(criteria, found.intervals, strict=True)
-                )
-            ],
-        }
+        out["compromise"] = [ids[d.option(i)] for i in scored.compromise]
+    out["infeasible"] = d.infeasible
+    out["warnings"] = d.warnings
+    if d.sensitivity:
+        out["sensitivity"] = _sensitivity(d, scored, w, X, params)
     return out
+
+
+def _sensitivity(d: Decision, scored: Scored, w: Array, X: Array, params: dict[str, Any]
+                 ) -> dict[str, Any]:
+    """The answer's ``sensitivity``: the weight intervals that keep the top choice."""
+    row = METHODS[d.method]
+    method = row.score
+    assert method is not None
+    benefit = np.array([c.benefit for c in d.criteria])
+
+    def score(weights: Array) -> Array:
+        return method(X, benefit, weights, params).score
+
+    found = sensitivity(row.linear_in_weights, score, scored.score, w, d.higher_is_better,
+                        RANK_TOLERANCE)
+    ids = d.ids
+    return {
+        "margin": found.margin,
+        "criteria": [
+            {
+                "attribute": name,
+                "weight": float(w[j]),
+                "lower": lo,
+                "upper": hi,
+                "lower_changes_to": None if below is None else ids[d.option(below)],
+                "upper_changes_to": None if above is None else ids[d.option(above)],
+            }
+            for j, (name, (lo, hi, below, above)) in enumerate(
+                zip(d.names, found.intervals, strict=True)
+            )
+        ],
+    }
 
 
 def _check_criteria(
@@ -211,14 +209,9 @@ def _check_criteria(
             faults.add(
                 ("criteria", j, "attribute"),
                 "unknown_attribute",
-                f"no option has attribute {name!r}{_did_you_mean(name, names)}",
+                f"no option has attribute {name!r}{did_you_mean(name, names)}",
             )
     return located
-
-
-def _option(feasible: NDArray[np.intp] | None, i: int) -> int:
-    """The option index of the i-th feasible option."""
-    return i if feasible is None else int(feasible[i])
 
 
 def decide_batch(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -233,14 +226,14 @@ def decide_batch(request: Mapping[str, Any]) -> dict[str, Any]:
     that is not an object is one: the batch is refused whole).
     """
     if not isinstance(request, Mapping):
-        raise DecisionError("invalid_request", f"a batch is an object, not {_kind(request)}", "")
+        raise DecisionError("invalid_request", f"a batch is an object, not {kind_of(request)}", "")
     for key in request:
         if key not in ("defaults", "decisions"):
             raise DecisionError("invalid_request", f"unknown field {key!r}", str(key))
     defaults = request.get("defaults") or {}
     if not isinstance(defaults, Mapping):
         raise DecisionError(
-            "invalid_request", f"defaults is an object, not {_kind(defaults)}", "defaults"
+            "invalid_request", f"defaults is an object, not {kind_of(defaults)}", "defaults"
         )
     items = request.get("decisions")
     if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)):
@@ -250,7 +243,7 @@ def decide_batch(request: Mapping[str, Any]) -> dict[str, Any]:
             "too_many", f"{len(items)} decisions (limit {LIMITS['max_batch']})", "decisions"
         )
     not_objects = [{"pointer": f"/decisions/{i}", "code": "invalid_request",
-                    "message": f"a decision is an object, not {_kind(item)}"}
+                    "message": f"a decision is an object, not {kind_of(item)}"}
                    for i, item in enumerate(items) if not isinstance(item, Mapping)]
     if not_objects:  # the envelope is malformed: refused whole, every such item named
         first = not_objects[0]
@@ -271,7 +264,7 @@ def _batch_item(defaults: Mapping[str, Any], item: Any) -> dict[str, Any]:
     try:
         if not isinstance(item, Mapping):
             raise DecisionError(
-                "invalid_request", f"a decision is an object, not {_kind(item)}", ""
+                "invalid_request", f"a decision is an object, not {kind_of(item)}", ""
             )
         result = decide({**defaults, **item})
     except DecisionError as exc:
@@ -286,214 +279,23 @@ def _batch_item(defaults: Mapping[str, Any], item: Any) -> dict[str, Any]:
     return {"id": result.pop("id"), **result}
 
 
-def _infeasible(
-    constraints: list[str], holds: NDArray[np.bool_], feasible: NDArray[np.bool_], ids: list[Any]
-) -> list[dict[str, Any]]:
-    """``{"id", "violated": [texts]}`` per infeasible option, in input order (the
-    lists are built once per distinct pattern of violated constraints)."""
-    bad = np.flatnonzero(~feasible)
-    if bad.size == 0:
-        return []
-    if len(constraints) == 1:  # one pattern: the one constraint
-        return [{"id": ids[i], "violated": [constraints[0]]} for i in bad.tolist()]
-    # each option's pattern as bytes (one per constraint): the key of its list of texts
-    n = len(constraints)
-    rows = np.ascontiguousarray(~holds[:, bad].T).tobytes()
-    texts: dict[bytes, list[str]] = {}
-    out = []
-    for r, i in enumerate(bad.tolist()):
-        pattern = rows[r * n : (r + 1) * n]
-        violated = texts.get(pattern)
-        if violated is None:
-            violated = texts[pattern] = [constraints[j] for j in range(n) if pattern[j]]
-        out.append({"id": ids[i], "violated": list(violated)})
-    return out
-
-
-# ---------------------------------------------------------------- expressions
-def _compile_all(
-    texts: list[tuple[tuple[Any, ...], str]], attrs: list[Mapping[str, Any]], faults: Faults
-) -> tuple[list[Expression] | None, list[str], list[list[str]]]:
-    """Compile the constraints and the expression over the attributes they use.
-
-    Returns the programs (None after a fault), the variables they share (the
-    attributes any of them uses, in order of first use) and, per text, the attributes
-    it uses."""
-    shadow = [name for name in _CONSTANTS if locate_attribute(attrs, name)]
-    found: list[tuple[Expression, list[str]] | None] = [
-        _names(text, where, attrs, shadow, faults) for where, text in texts
-    ]
-    uses = [f[1] if f is not None else [] for f in found]
-    variables = list(dict.fromkeys(name for names in uses for name in names))
-    if faults:
-        return None, variables, uses
-    programs = []
-    for (_, text), f in zip(texts, found, strict=True):
-        assert f is not None
-        program, names = f
-        if names != variables:  # compiled over its own names: again over all of them
-            program = Expression(text, variables=variables)
-        programs.append(program)
-    return programs, variables, uses
-
-
-def _names(
-    text: str,
-    where: tuple[Any, ...],
-    attrs: list[Mapping[str, Any]],
-    shadow: list[str],
-    faults: Faults,
-) -> tuple[Expression, list[str]] | None:
-    """The program of ``text`` and the attributes it uses, as the compiler finds them:
-    each name it reports unknown that some option has becomes a variable, and it
-    compiles again.  An attribute named like a constant (``pi``, ``e``) shadows it
-    where the text uses that name.  Faults go to ``faults`` (None)."""
-    names = list(shadow)
-    program: Expression | None = None
-    while program is None:
-        try:
-            program = Expression(text, variables=names)
-        except ExpressionError as exc:
-            name = text[exc.position : exc.position + exc.length]
-            if exc.code == "unknown_name" and name not in names and locate_attribute(attrs, name):
-                names.append(name)
-                continue
-            if exc.code == "unknown_name":
-                known = attribute_names(attrs, faults)
-                if known is None:
-                    return None
-                faults.add(
-                    where,
-                    "invalid_expression",
-                    f"unknown_name: unknown name {name!r}{_did_you_mean(name, known)}",
-                    exc.position,
-                    exc,
-                )
-                return None
-            expression_fault(faults, exc, where)
-            return None
-    if shadow:  # keep a shadowing attribute only where the text uses its name
-        used = program.structure.used.tolist()
-        kept = [n for n, u in zip(names, used, strict=True) if u or n not in shadow]
-        if kept != names:
-            names = kept
-            program = Expression(text, variables=names)
-    return program, names
-
-
-def _score_expression(program: Expression, Xv: Array, used: list[int], plan: Plan) -> Scored:
-    """Scores of the feasible options; the explanation shows the attributes used."""
-    score = program.evaluate_many(Xv)
-    if np.isnan(score).any():
-        plan.warn(
-            "nan_score", "the expression is NaN for some options: they rank last", "expression"
-        )
-    return Scored(score, {"values": Xv[:, used]})
-
-
-# ---------------------------------------------------------------- options matrix
-def _matrix(attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults) -> Array | None:
-    """Options x columns as float64, column-major (see :func:`_values`), or None after a
-    fault."""
-    if not columns:
-        return np.empty((len(attrs), 0))
-    flat = _values(attrs, columns, faults)
-    if flat is None:
-        return None
-    return np.frombuffer(flat, dtype=np.float64).reshape(len(columns), len(attrs)).T
-
-
-def _values(
-    attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults
-) -> array.array[float] | None:
-    """Options x columns, column-major (column by column), as an ``array('d')`` of finite
-    values (JSON booleans count as 1 and 0), or None when some value is missing or not a
-    finite number (each such value is a fault).
-
-    One pass in C over the values (``array('d').fromlist`` accepts exactly the real
-    numbers); anything else is found and named by :func:`_checked`.
-    """
-    flat = array.array("d")
-    try:
-        flat.fromlist([a[name] for name in columns for a in attrs])
-    except (KeyError, TypeError, OverflowError):
-        return _checked(attrs, columns, faults)
-    # a finite sum means finite values (an overflowing sum only takes the exact check);
-    # for a few values Python's sum costs less than NumPy's two calls
-    if len(flat) <= SMALL_MATRIX and isfinite(sum(flat)):
-        return flat
-    X = np.frombuffer(flat, dtype=np.float64)
-    if not np.isfinite(X).all():
-        return _checked(attrs, columns, faults)
-    return flat
-
-
-def _checked(
-    attrs: list[Mapping[str, Any]], columns: list[str], faults: Faults
-) -> array.array[float] | None:
-    """:func:`_values` walked value by value: every fault found goes to ``faults``."""
-    flat = array.array("d", bytes(8 * len(attrs) * len(columns)))
-    ok = True
-    for i, a in enumerate(attrs):
-        for j, name in enumerate(columns):
-            if faults.full():
-                return None
-            where = ("options", i, "attributes", name)
-            if name not in a:
-                faults.add(
-                    where,
-                    "missing_attribute",
-                    f"option has no attribute {name!r} (every option needs the attributes "
-                    "that criteria, constraints and expressions use)",
-                )
-                ok = False
-                continue
-            v = a[name]
-            if not isinstance(v, numbers.Real):
-                faults.add(
-                    where, "invalid_request", f"attribute values are numbers, got {_kind(v)}"
-                )
-                ok = False
-                continue
-            try:
-                x = float(v)
-            except OverflowError:
-                faults.add(where, "non_finite_value", "value is too large for a double")
-                ok = False
-                continue
-            if not isfinite(x):
-                faults.add(where, "non_finite_value", f"value must be finite, got {x}")
-                ok = False
-                continue
-            flat[j * len(attrs) + i] = x
-    return flat if ok else None
-
-
 # ---------------------------------------------------------------- multi-criteria
-def _check_values(
-    plan: Plan,
-    Xc: Array,
-    feasible: NDArray[np.intp] | None,
-    criteria: list[str],
-    faults: Faults,
-) -> None:
+def _check_values(d: Decision, Xc: Array, faults: Faults) -> None:
     """Positivity, bounds and size rules that depend on the feasible values; every
     value refused is a fault."""
-    method, norm = plan.method, plan.normalization
+    method, norm = d.method, d.normalization
+    row = METHODS[method]
     need = None
-    if method in POSITIVE_METHODS:
+    if row.positive and row.normalization is None:
         need = f"method {method!r} needs values > 0"
     elif norm in POSITIVE_NORMALIZATIONS:
         need = f"normalization {norm!r} needs values > 0"
-    elif method in ("wpm", "waspas") and norm != "minmax":
+    elif row.positive and norm != "minmax":
         need = f"method {method!r} with normalization {norm!r} needs values > 0"
     if need is not None:
-        _refuse(Xc <= 0, need, Xc, feasible, criteria, faults)
-    if plan.weighting in NON_NEGATIVE_WEIGHTINGS:
-        _refuse(
-            Xc < 0, f"weighting {plan.weighting!r} needs values >= 0", Xc, feasible, criteria,
-            faults,
-        )
+        _refuse(d, Xc <= 0, need, Xc, faults)
+    if d.weighting in NON_NEGATIVE_WEIGHTINGS:
+        _refuse(d, Xc < 0, f"weighting {d.weighting!r} needs values >= 0", Xc, faults)
     m = Xc.shape[0]
     if method == "promethee2" and m > LIMITS["max_promethee_options"]:
         faults.add(
@@ -503,90 +305,58 @@ def _check_values(
             f"(limit {LIMITS['max_promethee_options']})",
         )
     if method == "spotis":
-        _spotis_bounds(plan, Xc, feasible, criteria, faults)
+        _spotis_bounds(d, Xc, faults)
 
 
-def _refuse(
-    bad: NDArray[np.bool_],
-    need: str,
-    Xc: Array,
-    feasible: NDArray[np.intp] | None,
-    criteria: list[str],
-    faults: Faults,
-) -> None:
+def _refuse(d: Decision, bad: NDArray[np.bool_], need: str, Xc: Array, faults: Faults
+            ) -> None:
     """A ``non_positive_value`` fault for each value flagged in ``bad``."""
     if not bad.any():
         return
+    criteria = d.names
     for i, j in np.argwhere(bad).tolist():
         if faults.full():
             return
         faults.add(
-            ("options", _option(feasible, i), "attributes", criteria[j]),
+            ("options", d.option(i), "attributes", criteria[j]),
             "non_positive_value",
             f"{need}; attribute {criteria[j]!r} is {Xc[i, j]}",
         )
 
 
-def _spotis_bounds(
-    plan: Plan,
-    Xc: Array,
-    feasible: NDArray[np.intp] | None,
-    criteria: list[str],
-    faults: Faults,
-) -> None:
-    given = plan.params["bounds"]
+def _spotis_bounds(d: Decision, Xc: Array, faults: Faults) -> None:
+    given = d.params["bounds"]
     bounds = np.column_stack([Xc.min(axis=0), Xc.max(axis=0)])
+    criteria = d.names
     for j, name in enumerate(criteria):
         if name in given:
             lo, hi = given[name]
             for i in np.flatnonzero((Xc[:, j] < lo) | (Xc[:, j] > hi)).tolist():
                 faults.add(
-                    ("options", _option(feasible, i), "attributes", name),
+                    ("options", d.option(i), "attributes", name),
                     "out_of_bounds",
                     f"value {Xc[i, j]} is outside the SPOTIS bounds [{lo}, {hi}]",
                 )
             bounds[j] = lo, hi
     taken = [name for name in criteria if name not in given]
     if taken:
-        plan.warn(
+        d.warn(
             "bounds_from_data",
             "SPOTIS bounds taken from the feasible options (scores then depend on the "
             f"option set): {', '.join(taken)}",
             "params.bounds",
         )
-    plan.params["bounds"] = np.ascontiguousarray(bounds)
+    d.params["bounds"] = np.ascontiguousarray(bounds)
 
 
-def _given_weights(plan: Plan) -> dict[str, float]:
-    """Weights that do not depend on the options (given, equal), else {}."""
-    if plan.weighting in _SET_WEIGHTS:
-        return dict(zip([c.attribute for c in plan.criteria], _weights(plan), strict=True))
+def _given_weights(d: Decision) -> dict[str, float]:
+    """Weights that do not depend on the options (given, equal, AHP), else {}."""
+    if d.weighting in _SET_WEIGHTS:
+        return dict(zip(d.names, d.weights_now(), strict=True))
     return {}
 
 
-def _weights(plan: Plan) -> list[float]:
-    """The given weights over their correctly rounded sum (``math.fsum``: the same bits
-    in any order), or equal weights. Given weights whose sum is beyond the largest
-    double are first divided by the largest of them."""
-    k = len(plan.criteria)
-    if plan.weighting == "equal":
-        return [1.0 / k] * k
-    return _over_sum([float(c.weight) for c in plan.criteria])  # type: ignore[arg-type]
-
-
-def _over_sum(given: list[float]) -> list[float]:
-    """Positive finite weights over their ``math.fsum`` (first over their maximum when
-    that sum is beyond the largest double)."""
-    try:
-        total = fsum(given)
-    except OverflowError:
-        top = max(given)
-        given = [x / top for x in given]
-        total = fsum(given)
-    return [x / total for x in given]
-
-
-def _warn_constant(plan: Plan, flags: Any) -> None:
+def _warn_constant(plan: Decision, flags: Any) -> None:
     """``constant_criterion`` for each criterion flagged (one value over the feasible
     options)."""
     for j, flag in enumerate(flags):
@@ -604,7 +374,7 @@ def _constant_warning(name: str, j: int) -> dict[str, Any]:
     }
 
 
-def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array, Array, dict[str, Any]]:
+def _score_mcdm(plan: Decision, Xc: Array) -> tuple[Scored, Array, Array, dict[str, Any]]:
     """The method's scores and the weights; also the matrix and parameters it scored
     (each criterion scaled by a power of two where its magnitudes need it:
     :func:`~decido._mcdm_methods.unit_columns`)."""
@@ -628,7 +398,7 @@ def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array, Array, dict[str, 
     if m > 1 and True in flags:
         _warn_constant(plan, flags)
     if plan.weighting in _SET_WEIGHTS:
-        w = np.array(_weights(plan))  # Python floats: float64
+        w = np.array(plan.weights_now())  # Python floats: float64
     else:
         assert plan.weighting is not None  # a multi-criteria method has one
         auto = auto_weights(Xc, benefit, plan.weighting)
@@ -643,84 +413,6 @@ def _score_mcdm(plan: Plan, Xc: Array) -> tuple[Scored, Array, Array, dict[str, 
             )
         else:
             w = auto
-    return METHODS[plan.method](X, benefit, w, params), w, X, params
-
-
-# ---------------------------------------------------------------- ranking and output
-def _json_floats(values: list[Any]) -> list[Any]:
-    """Non-finite floats become None (JSON has no NaN or infinity)."""
-    return [v if v == v and v not in (float("inf"), float("-inf")) else None for v in values]
-
-
-def _floats(values: list[float]) -> list[Any]:
-    # a finite sum means finite values (an overflowing sum only takes the slow path)
-    return values if isfinite(sum(values)) else _json_floats(values)
-
-
-def _answer(
-    plan: Plan,
-    out: dict[str, Any],
-    scored: Scored,
-    feasible: NDArray[np.intp] | None,
-    ids: list[Any],
-    names: list[str],
-) -> None:
-    """Fill ``best``, ``best_is_tied``, ``ties`` and ``ranking`` (best first, cut to
-    ``top_k``); ``names`` label the per-criterion explanations.  Ties are the groups of
-    options that share a rank (scores within ``RANK_TOLERANCE`` of the largest score
-    magnitude), each in rank then input order; ``best`` is the first of its group."""
-    order, ranks = competition_ranks(scored.score, plan.higher_is_better, RANK_TOLERANCE)
-    options = order if feasible is None else feasible[order]
-    rank_list = ranks.tolist()
-    m = len(rank_list)
-    # p + 1 ties with p (for a few options, Python costs less than NumPy's calls)
-    if m <= SMALL_MATRIX:
-        tied = [p for p in range(m - 1) if rank_list[p] == rank_list[p + 1]]
-    else:
-        tied = np.flatnonzero(ranks[1:] == ranks[:-1]).tolist()
-    ties: list[list[Any]] = []
-    for p in tied:
-        if p == 0 or rank_list[p] != rank_list[p - 1]:  # a new group
-            ties.append([ids[int(options[p])]])
-        ties[-1].append(ids[int(options[p + 1])])
-    best_is_tied = bool(tied) and tied[0] == 0
-    if plan.top_k is not None:
-        top = plan.top_k
-        order, options, rank_list = order[:top], options[:top], rank_list[:top]
-    scores = _floats(scored.score[order].tolist())
-    ranking = [
-        {"id": ids[i], "rank": r, "score": s}
-        for i, r, s in zip(options.tolist(), rank_list, scores, strict=True)
-    ]
-    if plan.explain:
-        parts = {
-            key: [dict(zip(names, row, strict=True)) for row in map(_floats, value[order].tolist())]
-            for key, value in scored.per_criterion.items()
-        }
-        parts.update(
-            {key: _floats(value[order].tolist()) for key, value in scored.per_option.items()}
-        )
-        for n, entry in enumerate(ranking):
-            entry["explanation"] = {key: value[n] for key, value in parts.items()}
-    out["status"] = "ok"
-    out["best"] = ranking[0]["id"]
-    out["best_is_tied"] = best_is_tied
-    out["ties"] = ties
-    out["ranking"] = ranking
-
-
-def _header(plan: Plan, n_options: int, n_feasible: int) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "status": "ok",
-        "method": plan.method,
-        "normalization": plan.normalization,
-        "weighting": plan.weighting,
-        "weights": {},
-        "higher_is_better": plan.higher_is_better,
-        "best": None,
-        "best_is_tied": False,
-        "ties": [],
-        "n_options": n_options,
-        "n_feasible": n_feasible,
-    }
-    return out if plan.request_id is None else {"id": plan.request_id, **out}
+    method = METHODS[plan.method].score
+    assert method is not None  # a multi-criteria method
+    return method(X, benefit, w, params), w, X, params

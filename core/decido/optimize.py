@@ -27,6 +27,7 @@ from decido.design import Constraint, Design, compile_constraints, design_proble
 from decido.errors import EngineError
 from decido.expression import Expression
 from decido.pareto import ParetoResult, optimize_front
+from decido.status import SUCCESSFUL, Status, engine_stop
 
 __all__ = [
     "DEFAULT_EVALUATIONS_PER_DIM",
@@ -63,7 +64,8 @@ class OptimizeResult:
         iterations: engine iterations (ask/tell rounds).
         status: ``converged``, ``target_reached``, ``max_evaluations``, ``time_limit``
             or ``stopped`` (by the callback or the monitor; ``message`` says which);
-            ``interrupted`` only on the ``result`` of a ``KeyboardInterrupt``.
+            ``interrupted`` only on the ``result`` of a ``KeyboardInterrupt``
+            (:data:`decido.status.Status`, from C's table of stop reasons).
         message: a human explanation of the status.
         elapsed: wall seconds.
         history: ``(evaluations, best)`` at each improvement and at the end (bounded).
@@ -81,7 +83,7 @@ class OptimizeResult:
     fun: float
     evaluations: int
     iterations: int
-    status: str
+    status: Status
     message: str
     elapsed: float
     history: list[tuple[int, float]] = field(repr=False)
@@ -97,7 +99,7 @@ class OptimizeResult:
     @property
     def success(self) -> bool:
         """True when the engine converged or reached the target."""
-        return self.status in ("converged", "target_reached")
+        return self.status in SUCCESSFUL
 
 
 def engines() -> list[dict[str, Any]]:
@@ -499,22 +501,24 @@ def optimize(
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "result", None)
         if isinstance(partial, dict):  # the run in C was interrupted: its best so far
-            partial.update(status="interrupted", message="interrupted (KeyboardInterrupt)")
+            partial.update(message="interrupted (KeyboardInterrupt)")
             exc.result = _result(  # type: ignore[attr-defined]
-                partial, engine_id, int(seed), goal, design, cons)
+                partial, engine_id, int(seed), goal, design, cons, interrupted=True)
         raise
     return _result(out, engine_id, int(seed), goal, design, cons)
 
 
 def _result(out: dict[str, Any], engine: str, seed: int, goal: str, design: Design,
-            cons: list[Constraint]) -> OptimizeResult:
+            cons: list[Constraint], interrupted: bool = False) -> OptimizeResult:
     feasible = bool(out["feasible"])
+    status: Status = "infeasible" if not feasible else (
+        "interrupted" if interrupted else engine_stop(out["status"]))
     return OptimizeResult(
         x=out["x"],
         fun=float(out["fun"]),
         evaluations=int(out["evaluations"]),
         iterations=int(out["iterations"]),
-        status=out["status"] if feasible else "infeasible",
+        status=status,
         message=out["message"],
         elapsed=float(out["elapsed"]),
         history=out["history"],

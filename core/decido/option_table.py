@@ -3,8 +3,10 @@
 
 A header row names the columns; one of them is the id column (``id_column``; by default
 ``id`` when the header has it, else the first column) and every other one an attribute.
-Blank lines are skipped. A cell that reads as a finite number is that number; any other
-cell is kept as its text (``numbers_only``: named as a problem instead).
+Blank lines are skipped. A cell that reads as a finite number is that number; a cell
+``low..high`` of two finite numbers is an uncertain value ``{"low": low, "high": high}``
+(uniform, for a decision with ``uncertainty``); any other cell is kept as its text
+(``numbers_only``: named as a problem instead).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import io
 import math
 from typing import Any
 
-__all__ = ["cell_value", "options_from_csv"]
+__all__ = ["cell_value", "options_from_csv", "table_value"]
 
 
 def cell_value(text: str) -> float | str:
@@ -24,6 +26,16 @@ def cell_value(text: str) -> float | str:
     except ValueError:
         return text.strip()
     return value if math.isfinite(value) else text.strip()
+
+
+def table_value(text: str) -> float | dict[str, float] | str:
+    """A table cell: :func:`cell_value`, or ``{"low", "high"}`` for ``low..high``."""
+    low, dots, high = text.partition("..")
+    if dots:
+        pair = cell_value(low), cell_value(high)
+        if isinstance(pair[0], float) and isinstance(pair[1], float):
+            return {"low": pair[0], "high": pair[1]}
+    return cell_value(text)
 
 
 def options_from_csv(text: str, id_column: str | None = None, *,
@@ -54,7 +66,7 @@ def options_from_csv(text: str, id_column: str | None = None, *,
         for name, cell in zip(header, cells, strict=True):
             if name == key:
                 continue
-            value = cell_value(cell)
+            value = table_value(cell)
             if numbers_only and isinstance(value, str):
                 problems.append(f"line {line}, column {name!r}: {value!r} is not a number")
             attributes[name] = value

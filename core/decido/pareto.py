@@ -32,6 +32,7 @@ from decido.objectives import (
     compile_objectives,
     objective_problems,
 )
+from decido.status import Status, status
 
 __all__ = ["DEFAULT_ARCHIVE_SIZE", "ParetoResult", "default_multi_engine", "hypervolume",
            "optimize_front", "run_problems"]
@@ -74,7 +75,7 @@ class ParetoResult:
     objectives: list[dict[str, Any]]
     evaluations: int
     iterations: int
-    status: str
+    status: Status
     message: str
     elapsed: float
     history: list[tuple[int, float]] = field(repr=False)
@@ -324,7 +325,8 @@ def _result(out: dict[str, Any], engine: str, seed: int, specs: list[ObjectiveSp
         reference_point=ref,
         objectives=[s.describe() for s in specs],
         evaluations=int(out["evaluations"]), iterations=int(out["iterations"]),
-        status=out["status"] if feasible or out["status"] == "interrupted" else "infeasible",
+        status=status(out["status"]) if feasible or out["status"] == "interrupted"
+        else "infeasible",
         message=message, elapsed=float(out["elapsed"]), history=out["history"],
         engine=engine, seed=seed,
         variables=None if design.names is None else list(design.names),

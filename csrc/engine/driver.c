@@ -26,18 +26,22 @@
 #define DEFAULT_HISTORY 512u
 #define ALM_MAX_ROUNDS 100
 
+static const char *const stop_names[DC_STOP_COUNT] = {
+    [DC_STOP_NONE] = "running",
+    [DC_STOP_CONVERGED] = "converged",
+    [DC_STOP_TARGET] = "target_reached",
+    [DC_STOP_MAX_EVALUATIONS] = "max_evaluations",
+    [DC_STOP_TIME_LIMIT] = "time_limit",
+    [DC_STOP_CALLBACK] = "stopped",
+    [DC_STOP_ERROR] = "error",
+    [DC_STOP_MONITOR] = "stopped",
+};
+
 const char *dc_stop_name(dc_stop stop)
 {
-    switch (stop) {
-    case DC_STOP_CONVERGED: return "converged";
-    case DC_STOP_TARGET: return "target_reached";
-    case DC_STOP_MAX_EVALUATIONS: return "max_evaluations";
-    case DC_STOP_TIME_LIMIT: return "time_limit";
-    case DC_STOP_CALLBACK: return "stopped";
-    case DC_STOP_MONITOR: return "stopped";
-    case DC_STOP_ERROR: return "error";
-    default: return "running";
-    }
+    if ((unsigned)stop >= (unsigned)DC_STOP_COUNT || !stop_names[stop])
+        return "running";
+    return stop_names[stop];
 }
 
 void dc_run_init(dc_run *run)

@@ -201,10 +201,12 @@ dc_status dc_separable_terms(const dc_program *program, dc_workspace *workspace,
 /* Optimization: engines behind one driver (engine/driver.c).          */
 /* ------------------------------------------------------------------ */
 
-/* Why a run stopped.  Names (dc_stop_name): "converged", "target_reached",
- * "max_evaluations", "time_limit", "stopped" (callback or monitor), "error"
- * (the objective or callback asked to abort, e.g. a Python exception).
- * The order is ABI: new reasons go last. */
+/* Why a run stopped.  Names (dc_stop_name, one table in engine/driver.c):
+ * "converged", "target_reached", "max_evaluations", "time_limit", "stopped"
+ * (callback or monitor), "error" (the objective or callback asked to abort,
+ * e.g. a Python exception); "running" for DC_STOP_NONE.  The order is ABI:
+ * new reasons go last, before DC_STOP_COUNT (and into the Python types:
+ * decido.status, held equal to the table by tests/engines/test_stop_reasons.py). */
 typedef enum dc_stop {
     DC_STOP_NONE = 0,
     DC_STOP_CONVERGED,
@@ -213,7 +215,8 @@ typedef enum dc_stop {
     DC_STOP_TIME_LIMIT,
     DC_STOP_CALLBACK,
     DC_STOP_ERROR,
-    DC_STOP_MONITOR          /* "stopped": dc_monitor_request_stop */
+    DC_STOP_MONITOR,         /* "stopped": dc_monitor_request_stop */
+    DC_STOP_COUNT            /* not a reason: how many there are */
 } dc_stop;
 
 const char *dc_stop_name(dc_stop stop);

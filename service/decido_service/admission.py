@@ -28,6 +28,10 @@ or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes 
   to the surface's ``refused`` budget, apart from the plan's request limit: a client that
   makes a few mistakes keeps its allowance, one that keeps sending bad requests gets 429
   ``too_many_refused`` until the minute ends.
+  A worker remembers a key whose refused budget it saw spent (:class:`SpentBudgets`), and
+  until that budget's minute ends refuses the key's requests whose body is above
+  :data:`SMALL_BODY` bytes with the same 429 before the body is decoded: after the budget
+  is spent, each worker decodes at most one large body per key and surface and minute.
 - :func:`throttle_address` counts ``POST /v1/keys`` on the client address in the store
   (:func:`client_address` believes ``X-Forwarded-For`` only from the trusted proxies of
   ``forwarded_allow_ips``).
@@ -37,6 +41,7 @@ The secret itself is never stored on the request, logged or echoed.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import time
@@ -60,6 +65,8 @@ __all__ = [
     "CHALLENGE",
     "KeyCache",
     "Readiness",
+    "SMALL_BODY",
+    "SpentBudgets",
     "admit",
     "authenticate",
     "client_address",
@@ -76,6 +83,9 @@ __all__ = [
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="decido"'}
 #: statuses of a request refused before admission, charged to the refused budget
 _CHARGED = frozenset({400, 403, 413, 415, 422})
+#: bodies up to this many bytes are decoded even when the key's refused budget is known to
+#: be spent (the store's answer costs about as much as decoding them)
+SMALL_BODY = 4096
 
 
 def _unauthorized(code: str, detail: str) -> ApiError:
@@ -165,7 +175,17 @@ class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
         self.request, self.key, self.surface = request, key, surface
 
     async def __aenter__(self) -> None:
-        return None
+        """429 ``too_many_refused`` at once for a large body of a key whose refused budget
+        of this surface this worker saw spent (its minute not over): no decoding."""
+        request = self.request
+        body = request.body
+        if body is not None and len(body) > SMALL_BODY:
+            spent: SpentBudgets = request.app.ctx.spent_budgets
+            refused = spent.get(_budget_name(self.surface), self.key["id"],
+                                request.app.ctx.settings.now())
+            if refused is not None:
+                request.ctx.rate = refused[1]
+                raise _limit_refusal(refused[0], request.app.ctx.settings.now())
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
                         traceback: object) -> None:
@@ -195,7 +215,7 @@ async def _count(request: ApiRequest, specs: list[CounterSpec], key_id: str | No
                  log: DecisionEntry | None = None) -> None:
     now = request.app.ctx.settings.now()
     settle(request, await request.app.ctx.admissions.submit(
-        AdmissionRequest(specs, now, key_id, log)), now)
+        AdmissionRequest(specs, now, key_id, log)), now, key_id)
 
 
 def counted(request: ApiRequest, key: KeyRecord, surface: Surface) -> AdmissionRequest:
@@ -207,21 +227,57 @@ def counted(request: ApiRequest, key: KeyRecord, surface: Surface) -> AdmissionR
                             settings.now(), key["id"])
 
 
-def settle(request: ApiRequest, admission: Admission, now: float) -> None:
+def settle(request: ApiRequest, admission: Admission, now: float,
+           key_id: str | None = None) -> None:
     """Take the store's answer to a request's admission: its counters for the headers;
-    401 when the key was revoked, 429 over a limit."""
+    401 when the key was revoked, 429 over a limit (a spent refused budget of ``key_id``
+    is remembered by the worker: :class:`SpentBudgets`)."""
     request.ctx.rate = admission.counters[0]
     if admission.revoked_at is not None:
         raise _revoked(admission.revoked_at)
     refused = admission.refused
     if refused is not None:
-        raise ApiError(
-            limits.refusal_code(refused),
-            f"the {refused.name} limit of {refused.limit} is reached; "
-            f"it resets at {refused.reset} (epoch seconds)",
-            headers={"Retry-After": str(limits.retry_after(refused, now))},
-            extra=limits.problem_fields(refused),
-        )
+        if key_id is not None and refused.name.endswith(".refused"):
+            request.app.ctx.spent_budgets.note(key_id, refused, admission.counters[0])
+        raise _limit_refusal(refused, now)
+
+
+def _limit_refusal(refused: CounterState, now: float) -> ApiError:
+    return ApiError(
+        limits.refusal_code(refused),
+        f"the {refused.name} limit of {refused.limit} is reached; "
+        f"it resets at {refused.reset} (epoch seconds)",
+        headers={"Retry-After": str(limits.retry_after(refused, now))},
+        extra=limits.problem_fields(refused),
+    )
+
+
+def _budget_name(surface: limits.Surface) -> str:
+    return f"{limits.SURFACES[surface][1]}.refused"
+
+
+class SpentBudgets:
+    """Refused budgets this worker saw spent: (counter name, key id) -> the refused
+    counter's state and the minute counter's (for the headers), until the window ends."""
+
+    def __init__(self) -> None:
+        self._spent: dict[tuple[str, str], tuple[CounterState, CounterState]] = {}
+
+    def note(self, key_id: str, refused: CounterState, minute: CounterState) -> None:
+        """``refused`` (a ``*.refused`` counter of ``key_id``) is spent."""
+        if len(self._spent) > 10_000:  # bounded: forget the windows that ended
+            self._spent = {k: v for k, v in self._spent.items()
+                           if v[0].reset > refused.window_start}
+        self._spent[(refused.name, key_id)] = (refused, minute)
+
+    def get(self, name: str, key_id: str, now: float
+            ) -> tuple[CounterState, CounterState] | None:
+        """The spent budget ``name`` of ``key_id`` while its window lasts, else None."""
+        found = self._spent.get((name, key_id))
+        if found is not None and now >= found[0].reset:
+            del self._spent[(name, key_id)]
+            return None
+        return found
 
 
 def rate_headers(request: ApiRequest) -> dict[str, str]:
@@ -286,18 +342,31 @@ class KeyCache:
 
 
 class Readiness:
-    """Whether the store answers, asked at most once per ``ttl`` seconds."""
+    """Whether the store answers, asked at most once per ``ttl`` seconds.
+
+    Callers that arrive while a ping is out share it: before the first answer they wait
+    for it (a node that just started is not reported unavailable because its first ping
+    had not returned yet), afterwards they get the last answer at once."""
 
     def __init__(self, store: Store, ttl: float = 1.0) -> None:
         self.store = store
         self.ttl = ttl
-        self._ok = False
+        self._ok: bool | None = None  # no answer yet
         self._until = 0.0
+        self._pending: asyncio.Future[bool] | None = None
 
     async def ok(self) -> bool:
         """The store's last answer to :meth:`Store.ping`, at most ``ttl`` seconds old."""
         now = time.monotonic()
-        if now >= self._until:
+        if now >= self._until and self._pending is None:
             self._until = now + self.ttl  # one ping per ttl, however many ask meanwhile
-            self._ok = await self.store.ping()
-        return self._ok
+            self._pending = asyncio.ensure_future(self.store.ping())
+            self._pending.add_done_callback(self._answered)
+            return await asyncio.shield(self._pending)  # the caller that asked: its answer
+        if self._ok is None and self._pending is not None:
+            return await asyncio.shield(self._pending)
+        return bool(self._ok)
+
+    def _answered(self, pending: asyncio.Future[bool]) -> None:
+        self._pending = None
+        self._ok = not pending.cancelled() and pending.exception() is None and pending.result()

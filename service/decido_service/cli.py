@@ -1,132 +1,138 @@
-"""The ``decido`` console script: ``decido serve`` and ``decido keys create|list|revoke``.
+"""The service's commands of ``decido``: ``decido serve`` and ``decido keys create|list|revoke``.
 
-``keys`` commands work on the store directly (no server needed), through the same async
-:class:`~decido_service.store.Store` interface the service uses. ``keys create`` creates
-the database (SQLite) or the schema (PostgreSQL) when there is none; ``keys list`` and
-``keys revoke`` say which store they looked for and create nothing. ``--store URL`` (or
-``--db``) picks the store, as for ``decido serve``. ``serve`` lives in
-:mod:`decido_service.serve`, which registers itself through ``register(subparsers)``: it adds
-its sub-parser and sets ``func`` (``args -> int`` exit code) with ``set_defaults``, the same
-convention the ``keys`` commands follow here.
+They are click commands the service registers in the ``decido`` command through entry points
+(``[project.entry-points."decido.commands"]`` in pyproject.toml): the ``decido`` package never
+imports this one. ``keys`` commands work on the store directly (no server needed), through
+the same async :class:`~decido_service.store.Store` interface the service uses, and never
+import Sanic. ``keys create`` creates the database (SQLite) or the schema (PostgreSQL) when
+there is none; ``keys list`` and ``keys revoke`` say which store they looked for and create
+nothing. ``--store URL`` (or ``--db``) picks the store, as for ``decido serve``; without it,
+``DECIDO_STORE`` (or ``DECIDO_DB``), else ``./decido.db``. ``serve`` runs
+:func:`decido_service.serve.serve`.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import importlib
 import json
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
 
-from decido_service import __version__
+import click
+
 from decido_service.config import Settings
 from decido_service.limits import validate_overrides
 from decido_service.store import KeyRecord, Store, StoreError, open_store
-from decido_service.store.postgres_url import redact_url
 
-__all__ = ["build_parser", "main"]
+__all__ = ["keys", "serve"]
 
 T = TypeVar("T")
 _KEY_COLUMNS = ("id", "prefix", "plan", "tier", "label", "created", "revoked")
+_store = click.option("--store", "--db", "db", metavar="URL",
+                      help="store: postgresql://user@host/db, sqlite:///path or a SQLite file "
+                           "path (default $DECIDO_STORE or $DECIDO_DB, else ./decido.db)")
 
 
-def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
-    """The full parser: ``keys`` here, ``serve`` from :mod:`decido_service.serve` if present."""
-    settings = settings or Settings.from_env()
-    parser = argparse.ArgumentParser(
-        prog="decido", description="decido service: run the HTTP API and manage API keys."
-    )
-    parser.add_argument("--version", action="version", version=f"decido {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.required = True
-    _register_serve(commands)
-    _add_keys(commands, settings)
-    return parser
+def _fail(message: str, code: int = 1) -> NoReturn:
+    """``decido: message`` on stderr, exit ``code``."""
+    click.echo(f"decido: {message}", err=True)
+    raise click.exceptions.Exit(code)
 
 
-def _register_serve(commands: Any) -> None:
+def _settings(**given: Any) -> Settings:
+    """The settings from ``DECIDO_*`` (and the command line); a bad one exits 2."""
     try:
-        serve = importlib.import_module("decido_service.serve")
-    except ModuleNotFoundError as exc:
-        if exc.name != "decido_service.serve":
-            raise
-        return
-    serve.register(commands)
+        return Settings.from_env(**given)
+    except ValueError as exc:
+        _fail(f"bad configuration: {exc}", 2)
 
 
-def _add_keys(commands: Any, settings: Settings) -> None:
-    keys = commands.add_parser("keys", help="create, list and revoke API keys")
-    sub = keys.add_subparsers(dest="keys_command", metavar="ACTION")
-    sub.required = True
-    db = {"dest": "db", "metavar": "URL", "default": settings.db,
-          "help": "store: postgresql://user@host/db, sqlite:///path or a SQLite file path "
-                  f"(default {redact_url(settings.db)}; --db is the same option)"}
+@click.command(help="Run the decido HTTP API (docs at /v1/docs). Options override the "
+                    "DECIDO_HOST, DECIDO_PORT, DECIDO_STORE (or DECIDO_DB) and DECIDO_WORKERS "
+                    "variables. DECIDO_METRICS=1 also serves Prometheus metrics at /metrics "
+                    "(the metrics extra).")
+@click.option("--host", help="address to listen on (default 127.0.0.1)")
+@click.option("--port", type=int, help="port (default 8000)")
+@_store
+@click.option("--workers", type=int, help="worker processes (default 1)")
+def serve(host: str | None, port: int | None, db: str | None, workers: int | None) -> None:
+    """Run the HTTP service until interrupted."""
+    from decido_service import serve as serving
 
-    create = sub.add_parser("create", help="create a key; its secret is printed once")
-    create.add_argument("--plan", default="free", choices=sorted(settings.plans),
-                        help="decision plan (default free)")
-    create.add_argument("--tier", default="free", choices=sorted(settings.tiers),
-                        help="optimization tier (default free)")
-    create.add_argument("--label", help="free text to recognise the key by, e.g. a customer")
-    create.add_argument("--limits", type=_json_object, metavar="JSON",
-                        help="per-key limit overrides (enterprise), e.g. "
-                             '\'{"decision": {"minute": 5000}, '
-                             '"optimization": {"max_dims": 20000}}\'')
-    create.add_argument("--store", "--db", **db)
-    create.add_argument("--json", action="store_true", help="print one JSON object")
-    create.set_defaults(func=_keys_create)
-
-    lst = sub.add_parser("list", help="list keys (never their secrets)")
-    lst.add_argument("--store", "--db", **db)
-    lst.add_argument("--json", action="store_true", help="print a JSON array")
-    lst.set_defaults(func=_keys_list)
-
-    revoke = sub.add_parser("revoke", help="revoke a key by id")
-    revoke.add_argument("id", help="the key's id (see `decido keys list`)")
-    revoke.add_argument("--store", "--db", **db)
-    revoke.set_defaults(func=_keys_revoke)
+    settings = _settings(host=host, port=port, db=db, workers=workers)
+    raise click.exceptions.Exit(serving.serve(settings))
 
 
-def _json_object(text: str) -> dict[str, Any]:
+@click.group(help="Create, list and revoke API keys (on the store: no server needed).")
+def keys() -> None:
+    """``decido keys``."""
+
+
+def _json_object(ctx: click.Context, param: click.Parameter, text: str | None
+                 ) -> dict[str, Any] | None:
+    if text is None:
+        return None
     try:
         value = validate_overrides(json.loads(text))
     except (json.JSONDecodeError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return value or {}
+        raise click.BadParameter(str(exc)) from None
+    return value or None
 
 
-def _keys_create(args: argparse.Namespace) -> int:
+def _one_of(table: dict[str, Any], value: str, option: str) -> str:
+    if value not in table:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(sorted(table))}",
+                                 param_hint=option)
+    return value
+
+
+@keys.command("create", help="Create a key; its secret is printed once.")
+@click.option("--plan", default="free", show_default=True, help="decision plan")
+@click.option("--tier", default="free", show_default=True, help="optimization tier")
+@click.option("--label", help="free text to recognise the key by, e.g. a customer")
+@click.option("--limits", callback=_json_object, metavar="JSON",
+              help="per-key limit overrides (enterprise), e.g. "
+                   '\'{"decision": {"minute": 5000}, "optimization": {"max_dims": 20000}}\'')
+@_store
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def create(plan: str, tier: str, label: str | None, limits: dict[str, Any] | None,
+           db: str | None, as_json: bool) -> None:
+    """``decido keys create``."""
+    settings = _settings(db=db)
+    _one_of(settings.plans, plan, "--plan")
+    _one_of(settings.tiers, tier, "--tier")
+    record, secret = _with_store(settings.db, True, lambda store: store.accounts.create_key(
+        plan, tier, label, limits))
     out = sys.stdout
-    record, secret = _with_store(args.db, True, lambda store: store.accounts.create_key(
-        args.plan, args.tier, args.label, args.limits or None))
-    if args.json:
+    if as_json:
         out.write(json.dumps({**record, "key": secret}) + "\n")
-        return 0
-    label = f", label {record['label']!r}" if record["label"] else ""
+        return
+    shown = f", label {record['label']!r}" if record["label"] else ""
     out.write(
-        f"Created key {record['id']} (plan {record['plan']}, tier {record['tier']}{label}).\n"
+        f"Created key {record['id']} (plan {record['plan']}, tier {record['tier']}{shown}).\n"
         f"\n    {secret}\n\n"
         "Copy this key now: it is shown only once and cannot be recovered\n"
         "(only its hash is stored). Send it as `Authorization: Bearer <key>` or `X-API-Key`.\n"
     )
-    return 0
 
 
-def _keys_list(args: argparse.Namespace) -> int:
+@keys.command("list", help="List keys (never their secrets).")
+@_store
+@click.option("--json", "as_json", is_flag=True, help="print a JSON array")
+def list_keys(db: str | None, as_json: bool) -> None:
+    """``decido keys list``."""
+    records = _with_store(_settings(db=db).db, False, lambda store: store.accounts.list_keys())
     out = sys.stdout
-    records = _with_store(args.db, False, lambda store: store.accounts.list_keys())
-    if args.json:
+    if as_json:
         out.write(json.dumps(records) + "\n")
-        return 0
+        return
     rows = [_row(r) for r in records]
     widths = [max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(_KEY_COLUMNS)]
     for row in [list(_KEY_COLUMNS), *rows]:
         out.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() + "\n")
     if not rows:
         out.write("(no keys)\n")
-    return 0
 
 
 def _row(r: KeyRecord) -> list[str]:
@@ -134,20 +140,20 @@ def _row(r: KeyRecord) -> list[str]:
             r["revoked_at"] or "-"]
 
 
-def _keys_revoke(args: argparse.Namespace) -> int:
-    out = sys.stdout
+@keys.command("revoke", help="Revoke a key by id.")
+@click.argument("key_id", metavar="ID")
+@_store
+def revoke(key_id: str, db: str | None) -> None:
+    """``decido keys revoke ID`` (the id from ``decido keys list``)."""
 
     async def revoke(store: Store) -> KeyRecord | None:
         accounts = store.accounts
-        return await accounts.get_key(args.id) if await accounts.revoke_key(args.id) else None
+        return await accounts.get_key(key_id) if await accounts.revoke_key(key_id) else None
 
-    record = _with_store(args.db, False, revoke)
+    record = _with_store(_settings(db=db).db, False, revoke)
     if record is None:
-        sys.stderr.write(f"decido: no key with id {args.id!r} (see `decido keys list`)\n")
-        return 1
-    revoked_at = record["revoked_at"]
-    out.write(f"Revoked key {args.id} (revoked_at {revoked_at}).\n")
-    return 0
+        _fail(f"no key with id {key_id!r} (see `decido keys list`)")
+    sys.stdout.write(f"Revoked key {key_id} (revoked_at {record['revoked_at']}).\n")
 
 
 def _with_store(url: str, create: bool, use: Callable[[Store], Awaitable[T]]) -> T:
@@ -161,23 +167,7 @@ def _with_store(url: str, create: bool, use: Callable[[Store], Awaitable[T]]) ->
         finally:
             await store.close()
 
-    return asyncio.run(run())
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``decido`` console script; returns the exit code."""
     try:
-        settings = Settings.from_env()
-    except ValueError as exc:
-        sys.stderr.write(f"decido: bad configuration: {exc}\n")
-        return 2
-    args = build_parser(settings).parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
+        return asyncio.run(run())
     except (StoreError, ValueError) as exc:
-        sys.stderr.write(f"decido: {exc}\n")
-        return 1
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+        _fail(str(exc))

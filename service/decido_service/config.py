@@ -12,6 +12,11 @@ environment over the defaults, keyword arguments over both) and derive variants 
 - ``tiers[name]["max_runs"]``: the key's runs ``queued`` or ``running`` at once
   (``/v1/runs`` and ``/v1/optimize`` together; 429 ``too_many_runs`` beyond; Enterprise
   keys can be given their own with ``limits.optimization.max_runs``);
+- ``tiers[name]["max_webhooks"]``: the key's webhook endpoints (403 ``too_many_webhooks``
+  beyond; docs/webhooks.md);
+- ``tiers[name]["max_streams"]``: the key's open event streams (``GET
+  /v1/runs/{id}/events`` and the dashboard's) per worker process; 429 ``too_many_streams``
+  beyond;
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -43,6 +48,8 @@ TIER_FIELDS: tuple[str, ...] = (
     "max_time_limit",
     "refused",
     "max_runs",
+    "max_webhooks",
+    "max_streams",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -63,6 +70,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_time_limit": 10,
         "refused": 60,
         "max_runs": 1,
+        "max_webhooks": 1,
+        "max_streams": 4,
     },
     "pro": {
         "minute": 60,
@@ -72,6 +81,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_time_limit": 60,
         "refused": 600,
         "max_runs": 4,
+        "max_webhooks": 5,
+        "max_streams": 16,
     },
     "team": {
         "minute": 300,
@@ -81,6 +92,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_time_limit": 300,
         "refused": 3_000,
         "max_runs": 16,
+        "max_webhooks": 20,
+        "max_streams": 64,
     },
     "enterprise": {
         "minute": 600,
@@ -90,6 +103,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_time_limit": 600,
         "refused": 6_000,
         "max_runs": 64,
+        "max_webhooks": 100,
+        "max_streams": 256,
     },
 }
 
@@ -112,10 +127,13 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_RUN_RETENTION_DAYS": "run_retention_days",
     "DECIDO_TLS": "tls",
     "DECIDO_SESSION_HOURS": "session_hours",
+    "DECIDO_WEBHOOK_CONCURRENCY": "webhook_concurrency",
 }
 _ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host",
                             "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips",
-                            "DECIDO_SESSION_SECRET": "session_secret"}
+                            "DECIDO_SESSION_SECRET": "session_secret",
+                            "DECIDO_WEBHOOK_ALLOW_NETWORKS": "webhook_allow_networks",
+                            "DECIDO_WEBHOOK_SCHEDULE": "webhook_schedule"}
 
 
 @dataclass(frozen=True)
@@ -168,6 +186,14 @@ class Settings:
     tls: int = 0
     """1: the service is reached over HTTPS (say, behind a TLS proxy): the dashboard's
     cookies are ``Secure``."""
+    webhook_allow_networks: str = ""
+    """Networks (comma-separated CIDRs) webhooks may be delivered to although they are not
+    public, and over plain http (on-premises receivers, tests); empty by default."""
+    webhook_concurrency: int = 8
+    """Webhook deliveries in progress at once per worker process."""
+    webhook_schedule: str = ""
+    """Seconds between a webhook delivery's attempts, comma-separated (the first is the
+    delay of the first attempt); empty: the Standard Webhooks schedule."""
     plans: dict[str, dict[str, int | None]] = field(
         default_factory=lambda: copy.deepcopy(DEFAULT_PLANS)
     )
@@ -181,7 +207,7 @@ class Settings:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
                      "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
-                     "run_lease", "run_retention_days"):
+                     "run_lease", "run_retention_days", "webhook_concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
@@ -195,6 +221,8 @@ class Settings:
             if row["max_time_limit"] is None:
                 raise ValueError(f"tiers[{name!r}]['max_time_limit'] cannot be unlimited")
         trusted_networks(self.forwarded_allow_ips)  # ValueError for a bad entry
+        webhook_networks(self.webhook_allow_networks)
+        self.delivery_schedule  # noqa: B018 - ValueError for a bad schedule
         if self.session_secret and len(self.session_secret) < 32:
             raise ValueError("setting 'session_secret' must have at least 32 characters")
         if self.tls not in (0, 1):
@@ -204,6 +232,22 @@ class Settings:
     def trusted_proxies(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
         """The networks of :attr:`forwarded_allow_ips`."""
         return trusted_networks(self.forwarded_allow_ips)
+
+    @property
+    def delivery_schedule(self) -> tuple[float, ...]:
+        """The seconds between a webhook delivery's attempts (:attr:`webhook_schedule`)."""
+        from decido_service.webhooks.delivery import SCHEDULE
+
+        if not self.webhook_schedule.strip():
+            return SCHEDULE
+        try:
+            out = tuple(float(part) for part in self.webhook_schedule.split(","))
+        except ValueError:
+            out = ()
+        if not out or not all(math.isfinite(d) and d >= 0 for d in out):
+            raise ValueError("webhook_schedule: expected seconds >= 0, comma-separated, not "
+                             f"{self.webhook_schedule!r}")
+        return out
 
     def now(self) -> float:
         """The current time in epoch seconds, from :attr:`clock`."""
@@ -308,22 +352,36 @@ def _check_table(what: str, table: Mapping[str, Any], required: tuple[str, ...])
                 raise ValueError(f"{what}[{name!r}][{f!r}] must be an integer >= 0 or null")
 
 
-@lru_cache(maxsize=16)
-def trusted_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
-    """The networks of a ``forwarded_allow_ips`` setting (``*``: every address)."""
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+
+
+def _networks(text: str, setting: str, *, star: bool) -> Networks:
+    """The comma-separated networks of ``setting``'s ``text`` (``star``: ``*`` is every
+    address); ``ValueError`` naming the setting for a bad entry."""
     out: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
     for item in (part.strip() for part in text.split(",")):
         if not item:
             continue
-        if item == "*":
+        if star and item == "*":
             out += [ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0")]
             continue
         try:
             out.append(ipaddress.ip_network(item, strict=False))
         except ValueError:
-            raise ValueError(f"forwarded_allow_ips: {item!r} is not an address or network")\
-                from None
+            raise ValueError(f"{setting}: {item!r} is not an address or network") from None
     return tuple(out)
+
+
+@lru_cache(maxsize=16)
+def trusted_networks(text: str) -> Networks:
+    """The networks of a ``forwarded_allow_ips`` setting (``*``: every address)."""
+    return _networks(text, "forwarded_allow_ips", star=True)
+
+
+@lru_cache(maxsize=16)
+def webhook_networks(text: str) -> Networks:
+    """The networks of a ``webhook_allow_networks`` setting."""
+    return _networks(text, "webhook_allow_networks", star=False)
 
 
 @lru_cache(maxsize=1)

@@ -4,13 +4,18 @@ unless ``DECIDO_METRICS=1`` (it needs the ``metrics`` extra).
 What is counted, in every worker process:
 
 * ``decido_http_requests_total{route, method, status}``: answered requests, by route
-  pattern (``/v1/runs/<run_id:str>``; ``unmatched`` for paths of no route);
+  pattern (``/v1/runs/<run_id:str>``; ``unmatched`` for paths of no route), method (one of
+  :data:`METHODS`, else ``other``: a client can send any token as a method) and status;
 * ``decido_http_request_duration_seconds{route, method}``: a latency histogram;
 * ``decido_admissions_refused_total{code}``: requests refused by a limit or cap (429, the
   403 caps, 503 overloaded or store unavailable), by problem code;
 * ``decido_runs{state}``: runs in the store in each state (``queued``, ``running``, and the
   finished ones until their retention ends), read from the store at each
   scrape (so every worker and node agrees: it is the store's number, not a process's).
+
+Every label's values are a bounded set: the app's route patterns and ``unmatched``,
+:data:`METHODS` and ``other``, the statuses the service answers, :data:`REFUSED`, and
+:data:`decido_service.store.RUN_STATES`.
 
 Several worker processes: ``decido serve`` points ``PROMETHEUS_MULTIPROC_DIR`` at a fresh
 directory (``DECIDO_METRICS_DIR``, default a new temporary one) before the workers start;
@@ -35,15 +40,18 @@ if TYPE_CHECKING:  # decido serve imports this module; Sanic only in the workers
 
     from decido_service.http.context import ApiRequest
 
-__all__ = ["ENV_DIR", "REFUSED", "Metrics", "enabled", "prepare_directory", "register"]
+__all__ = ["ENV_DIR", "METHODS", "REFUSED", "Metrics", "enabled", "prepare_directory", "register"]
 
 #: the variable prometheus-client reads for its multiprocess mode
 ENV_DIR = "PROMETHEUS_MULTIPROC_DIR"
 #: problem codes that count as a refused admission
 REFUSED = frozenset({"rate_limited", "monthly_quota_exceeded", "too_many_refused",
-                     "key_creation_throttled", "too_many_runs", "max_dims_exceeded",
-                     "compute_cap_exceeded", "batch_too_large", "overloaded",
-                     "store_unavailable"})
+                     "key_creation_throttled", "too_many_runs", "too_many_streams",
+                     "max_dims_exceeded", "compute_cap_exceeded", "batch_too_large",
+                     "overloaded", "store_unavailable"})
+#: the methods labelled by name (RFC 9110's); any other is labelled ``other``
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE",
+                     "PATCH"})
 _ON = {"1", "true", "yes", "on"}
 
 
@@ -85,9 +93,10 @@ class Metrics:
         """Count one answered request."""
         route = request.route.path if request.route is not None else "unmatched"
         route = "/" + route.lstrip("/")
-        self.requests.labels(route, request.method, str(status)).inc()
+        method = request.method if request.method in METHODS else "other"
+        self.requests.labels(route, method, str(status)).inc()
         if seconds is not None:
-            self.latency.labels(route, request.method).observe(seconds)
+            self.latency.labels(route, method).observe(seconds)
         code = getattr(request.ctx, "problem_code", None)
         if code in REFUSED:
             self.refused.labels(code).inc()

@@ -1,4 +1,4 @@
-"""``decido serve``: run the HTTP service (Sanic, the app factory, N worker processes).
+"""Running the HTTP service (Sanic, the app factory, N worker processes): ``decido serve``.
 
 Same semantics as ``sanic decido_service.http.app:create_app --factory``: every worker process
 builds its own app with :func:`decido_service.http.app.create_app`, which reads its settings from
@@ -9,10 +9,10 @@ migrated) once here first, so a bad ``--store`` fails before any worker starts.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import errno
 import os
+import signal
 import socket
 import sys
 from typing import Any
@@ -21,32 +21,15 @@ from decido_service import metrics
 from decido_service.config import Settings
 from decido_service.store.postgres_url import redact_url
 
-__all__ = ["BLAS_THREAD_VARIABLES", "port_problem", "register", "serve"]
+__all__ = ["BLAS_THREAD_VARIABLES", "end_start_up_on_signal", "port_problem", "serve"]
 
 #: environment variables that size the BLAS/OpenMP thread pools of NumPy's libraries
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def register(subparsers: Any) -> None:
-    """Add ``serve`` to the ``decido`` command's sub-parsers (``func`` = :func:`serve`)."""
-    p = subparsers.add_parser(
-        "serve", help="run the HTTP service",
-        description="Run the decido HTTP API (docs at /v1/docs). Options override the "
-                    "DECIDO_HOST, DECIDO_PORT, DECIDO_STORE (or DECIDO_DB) and DECIDO_WORKERS "
-                    "variables.")
-    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port (default 8000)")
-    p.add_argument("--store", "--db", dest="db", metavar="URL",
-                   help="store: postgresql://user@host/db, sqlite:///path or a SQLite file "
-                        "path (default ./decido.db)")
-    p.add_argument("--workers", type=int, help="worker processes (default 1)")
-    p.set_defaults(func=serve)
-
-
-def _environment(args: argparse.Namespace) -> Settings:
-    """Validate the settings and export the command line into ``DECIDO_*`` for the workers."""
-    settings = Settings.from_env(host=args.host, port=args.port, db=args.db,
-                                 workers=args.workers)
+def _environment(settings: Settings) -> None:
+    """Export the settings (the environment and the command line) into ``DECIDO_*`` for the
+    workers."""
     os.environ.update({"DECIDO_HOST": settings.host, "DECIDO_PORT": str(settings.port),
                        "DECIDO_DB": settings.db, "DECIDO_STORE": settings.db,
                        "DECIDO_WORKERS": str(settings.workers)})
@@ -57,7 +40,6 @@ def _environment(args: argparse.Namespace) -> Settings:
         os.environ.setdefault(name, "1")
     if metrics.enabled():  # the workers' counters, summed by a scrape of any of them
         metrics.prepare_directory()
-    return settings
 
 
 def banner(settings: Settings) -> str:
@@ -118,13 +100,49 @@ def port_problem(host: str, port: int, error: OSError | None = None) -> str | No
     return f"decido serve: cannot listen on {where}: {error.strerror or error}\n"
 
 
-def serve(args: argparse.Namespace) -> int:
-    """Run the service until interrupted; returns the exit code."""
+def end_start_up_on_signal(manager: Any) -> None:
+    """Make SIGTERM and SIGINT end ``decido serve`` also while its workers start.
+
+    Sanic's main process waits for every worker to report it started; a signal in that
+    wait stops the workers, but the wait never ends (it keeps re-reading the shutdown
+    message it sent itself), spinning a core and holding the port until SIGKILL. This
+    wraps Sanic's handler (installed by its worker manager, ``manager``): while a worker
+    is still starting, Sanic's handler stops the workers and then ``ServerKilled`` leaves
+    the wait (Sanic then closes its sockets and exits with status 1); once every worker
+    has started, a signal is Sanic's own graceful stop."""
+    from sanic.exceptions import ServerKilled
+
+    def starting() -> bool:
+        return any(state.get("server") and state.get("state") in _STARTING
+                   for state in manager.worker_state.values())
+
+    for number in (signal.SIGTERM, signal.SIGINT):
+        sanics = signal.getsignal(number)
+        if not callable(sanics):
+            continue
+
+        def handler(signum: int, frame: Any, sanics: Any = sanics) -> None:
+            was_starting = starting()
+            sanics(signum, frame)
+            if was_starting:
+                raise ServerKilled
+
+        signal.signal(number, handler)
+
+
+#: Sanic's states of a worker process that has not reported it started
+_STARTING = frozenset({"NONE", "IDLE", "STARTING", "STARTED"})
+
+
+def serve(settings: Settings) -> int:
+    """Run the service with ``settings`` until interrupted; returns the exit code (the
+    ``decido serve`` command: :mod:`decido_service.cli`)."""
     from sanic import Sanic
     from sanic.worker.loader import AppLoader
 
     from decido_service.http.app import create_app
-    settings = _environment(args)
+    from decido_service.http.connections import CappedProtocol
+    _environment(settings)
     problem = port_problem(settings.host, settings.port)
     if problem is not None:
         sys.stderr.write(problem)
@@ -135,11 +153,13 @@ def serve(args: argparse.Namespace) -> int:
 
     @app.main_process_ready
     async def _announce(_app: Sanic[Any, Any], _loop: Any) -> None:
+        end_start_up_on_signal(_app.manager)
         sys.stdout.write(banner(settings))
         sys.stdout.flush()
 
     app.prepare(host=settings.host, port=settings.port, workers=settings.workers,
-                access_log=False, motd=False, single_process=False)
+                access_log=False, motd=False, single_process=False,
+                protocol=CappedProtocol)
     try:
         Sanic.serve(primary=app, app_loader=loader)
     except OSError as exc:  # taken between the check and the bind

@@ -26,8 +26,7 @@ def decido_command() -> list[str]:
     if script.exists():
         return [str(script)]
     found = shutil.which("decido")
-    return [found] if found else [sys.executable, "-c", "import sys; from decido.cli import "
-                                                        "main; sys.exit(main())"]
+    return [found] if found else [sys.executable, "-m", "decido.cli"]
 
 
 def env() -> dict[str, str]:
@@ -154,7 +153,8 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path) -> None:
     out = decido_run("optimize", "sum(x**2)", "-b", "0-1")
     assert out.returncode == 2 and "expected LO:HI" in out.stderr
     out = decido_run("optimize", "sum(x**2)", "-b", "0:1", "-c", "x[0]")
-    assert out.returncode == 2 and "LEFT <= RIGHT" in out.stderr
+    assert out.returncode == 1 and "constraints[0]" in out.stderr  # the library's check
+    assert "Traceback" not in out.stderr
     out = decido_run("decide", str(tmp_path / "missing.csv"), "--criterion", "p:min")
     assert out.returncode == 2 and "cannot read" in out.stderr
     bad = tmp_path / "bad.csv"
@@ -165,23 +165,48 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path) -> None:
     assert out.returncode == 1 and "weight" in out.stderr and "Traceback" not in out.stderr
 
 
+# A real subprocess where the extra's modules cannot be imported (a finder on sys.meta_path
+# refuses them) and, with no_entry_points, where importlib.metadata lists no decido.commands
+# entry point (as when the service is not installed at all).
 _REFUSE = ("import sys\n"
            "class Refuse:\n"
            "    def find_spec(self, name, path=None, target=None):\n"
            "        if name.split('.')[0] in {names!r}: raise ModuleNotFoundError(name=name)\n"
            "sys.meta_path.insert(0, Refuse())\n"
+           "if {no_entry_points!r}:\n"
+           "    import importlib.metadata as md\n"
+           "    real = md.entry_points\n"
+           "    md.entry_points = lambda **kw: [] if kw.get('group') == 'decido.commands' "
+           "else real(**kw)\n"
            "from decido.cli import main\n"
            "sys.exit(main({argv!r}))\n")
 
 
-@pytest.mark.parametrize(("missing", "argv", "extra"), [
-    (["sanic"], ["serve"], "service"),
-    (["click"], ["optimize", "x", "-b", "0:1"], "cli"),
-    (["httpx"], ["runs", "list"], "client"),
+@pytest.mark.parametrize(("missing", "no_entry_points", "argv", "extra"), [
+    (["sanic"], False, ["serve", "--port", "1"], "service"),
+    (["sanic", "msgspec", "orjson", "asyncpg"], False, ["keys", "list"], "service"),
+    (["decido_service", "sanic"], True, ["serve"], "service"),
+    (["decido_service", "sanic"], True, ["keys", "create", "--plan", "free"], "service"),
+    (["click"], False, ["optimize", "x", "-b", "0:1"], "cli"),
+    (["rich"], False, ["optimize", "x", "-b", "0:1"], "cli"),
+    (["httpx"], False, ["runs", "list"], "client"),
 ])
-def test_a_missing_extra_is_named(missing: list[str], argv: list[str], extra: str) -> None:
-    code = _REFUSE.format(names=set(missing), argv=argv)
+def test_a_missing_extra_is_named(missing: list[str], no_entry_points: bool, argv: list[str],
+                                  extra: str) -> None:
+    code = _REFUSE.format(names=set(missing), no_entry_points=no_entry_points, argv=argv)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, env=env())
     assert out.returncode in (1, 2) and f"pip install 'decido[{extra}]'" in out.stderr
     assert "Traceback" not in out.stderr
+    if extra != "client":  # one line (the client's message is its exception's)
+        assert out.stderr.count("\n") == 1 and out.stdout == "", out.stderr
+
+
+def test_without_the_service_the_help_still_lists_its_commands() -> None:
+    code = _REFUSE.format(names={"decido_service"}, no_entry_points=True, argv=["--help"])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=env())
+    assert out.returncode == 0, out.stderr
+    lines = {line.split()[0]: line for line in out.stdout.splitlines()
+             if line.startswith("  ") and line.split()}
+    assert "needs the 'service' extra" in lines["serve"] and "optimize" in lines

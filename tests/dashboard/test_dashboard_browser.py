@@ -66,6 +66,25 @@ def test_sign_in_shows_plan_usage_and_latest(visit: Visit, server: Any, key: str
     visit.verify()
 
 
+def test_sign_in_after_a_batch(visit: Visit, server: Any, key: str) -> None:
+    """A batch's log entry has no method or best of its own: the overview and the log
+    answered 500 (the templates read summary.method) until batch entries were rendered."""
+    options = [{"id": "a", "attributes": {"p": 1}}, {"id": "b", "attributes": {"p": 2}}]
+    batch = {"decisions": [{"id": "first", "options": options, "expression": "p"},
+                           {"id": "second", "options": options, "expression": "-p"}]}
+    answer = server.request("POST", "/v1/batch", batch, headers=auth(key))
+    assert answer.status == 200, answer.body
+    visit.sign_in()
+    latest = visit.page.inner_text("main")
+    assert "batch" in latest and "2 of 2 ok" in latest
+    page = visit.go("/dashboard/decisions")
+    row = page.locator("tbody tr").first.inner_text()
+    assert "batch" in row and "2 of 2 ok" in row
+    page.locator("tbody tr a").first.click()
+    assert "batch" in page.inner_text("main")
+    visit.verify()
+
+
 def test_a_run_appears_grows_and_finishes(visit: Visit, server: Any, key: str) -> None:
     visit.sign_in()
     run_id = submit(server, key, SLOW_RUN)
@@ -139,6 +158,30 @@ def test_compare_two_runs(visit: Visit, server: Any, key: str) -> None:
     visit.verify()
 
 
+def test_compare_runs_below_uplots_decades_and_reaching_zero(visit: Visit, server: Any,
+                                                             key: str) -> None:
+    """cmaes seed 2 and de seed 1 (8-D, 20,000 evaluations each) drew nothing: de's best
+    reaches 1.8e-23, below the decades uPlot's log axis knows ("Invalid array length");
+    with them a run on Rastrigin whose best reaches 0 (drawn at the floor)."""
+    sphere = {"bounds": [[-5, 5]] * 8, "objective_expression": "sum(x**2)",
+              "max_evaluations": 20_000}
+    rastrigin = {**QUICK_RUN, "bounds": [[-5.12, 5.12]] * 8, "engine": "de", "seed": 1}
+    ids = [submit(server, key, {**sphere, "engine": "cmaes", "seed": 2}),
+           submit(server, key, {**sphere, "engine": "de", "seed": 1}),
+           submit(server, key, rastrigin)]
+    finals = [wait_finished(server, key, run_id)["result"]["value"] for run_id in ids]
+    assert finals[1] < 1e-16 and finals[2] == 0, finals
+    visit.sign_in()
+    page = visit.go("/dashboard/compare?" + "&".join(f"run={r}" for r in ids))
+    page.wait_for_function("() => window.decidoDash.plots.compare !== undefined")
+    plot = "window.decidoDash.plots.compare"
+    page.wait_for_function(f"() => {plot}.axes[1]._splits && {plot}.axes[1]._splits.length")
+    low, high = page.evaluate(f"[{plot}.scales.y.min, {plot}.scales.y.max]")
+    assert 0 < low < 1e-16 < high, (low, high)
+    assert page.evaluate(f"{plot}.series.length") == 4
+    visit.verify()  # no console error
+
+
 def test_cancel_a_running_run_from_its_page(visit: Visit, server: Any, key: str) -> None:
     visit.sign_in()
     run_id = submit(server, key, {**SLOW_RUN, "bounds": [[-5.12, 5.12]] * 500,
@@ -199,6 +242,37 @@ def test_a_decision_from_csv_ranks_as_the_api(visit: Visit, server: Any, key: st
     # the decision is in the log, as an API call's would be
     page = visit.go("/dashboard/decisions")
     assert page.locator("tbody tr").count() >= 1
+    visit.verify()
+
+
+def test_judgments_and_intervals_show_acceptabilities(visit: Visit, server: Any,
+                                                       key: str) -> None:
+    """A pairwise matrix gives the weights, ``low..high`` cells uncertain values; the
+    acceptabilities are a stacked bar per option, as the API computes them."""
+    visit.sign_in()
+    page = visit.go("/dashboard/decide")
+    page.fill("#options", "id,price,quality\ns1,18..22,7\ns2,20,6..9\ns3,15..30,5\n")
+    page.select_option("#method", "topsis")
+    page.fill("#criteria", "price min\nquality max")
+    page.fill("#constraints", "")
+    page.fill("#pairwise", "1 3\n- 1")
+    page.fill("#samples", "2000")
+    page.fill("#seed", "5")
+    page.click("#decide-submit")
+    page.wait_for_selector("#acceptability")
+    body = json.loads(page.input_value("#request-body"))
+    assert body["pairwise"] == [[1, 3], [None, 1]]
+    assert body["uncertainty"] == {"samples": 2000, "seed": 5}
+    assert body["options"][0]["attributes"]["price"] == {"low": 18, "high": 22}
+    api = server.request("POST", "/v1/decide", body, headers=auth(key)).json()
+    shown = page.locator('#acceptability [data-col="id"]').all_inner_texts()
+    assert shown == [r["id"] for r in api["ranking"]]
+    for option in shown:  # one rect per rank, widths the API's acceptabilities
+        row = page.locator("#acceptability tr", has_text=option)
+        widths = [float(w) for w in row.locator("rect").evaluate_all(
+            "rs => rs.map(r => r.getAttribute('width'))")]
+        assert widths == pytest.approx([100 * b for b in api["smaa"]["acceptability"][option]])
+    assert "ratio 0.000" in page.inner_text("#consistency")
     visit.verify()
 
 

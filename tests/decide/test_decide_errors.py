@@ -53,7 +53,7 @@ CASES = [
     (with_("method", "wsum"), "unknown_method", "method"),
     (with_("method", 3), "unknown_method", "method"),
     (with_("normalization", "zscore"), "unknown_normalization", "normalization"),
-    (with_("weighting", "ahp"), "unknown_weighting", "weighting"),
+    (with_("weighting", "bwm"), "unknown_weighting", "weighting"),
     (with_("criteria.1.attribute", "qualty"), "unknown_attribute", "criteria[1].attribute"),
     (with_("options.2.id", "a"), "duplicate_option_id", "options[2].id"),
     (with_("options.1.attributes.price", float("nan")), "non_finite_value", P1),

@@ -96,7 +96,10 @@ def test_given_weights_are_over_their_exact_sum():
     assert out["weights"] == {"x": 1 / 3, "y": 1 / 3, "z": 1 / 3}
 
 
-@pytest.mark.parametrize("name", ["decido.decide", "decido._mcdm_request", "decido._mcdm_methods"])
+@pytest.mark.parametrize("name", [
+    "decido.decide", "decido._mcdm_request", "decido._mcdm_methods", "decido._mcdm_faults",
+    "decido._mcdm_vocabulary", "decido._mcdm_decision", "decido._mcdm_options",
+    "decido._mcdm_expressions", "decido._mcdm_answer"])
 def test_decision_modules_are_compiled(name):
     """The wheel compiles these pure-Python modules with Cython (core/CMakeLists.txt)."""
     assert not sys.modules[name].__file__.endswith(".py")

@@ -31,7 +31,12 @@ def test_a_solved_sphere_ends_converged_before_the_budget(engine, objective):
     assert "convergence test" in r.message or "proven bound" in r.message
 
 
-@pytest.mark.parametrize("engine", [e for e in ENGINES if e != "random"])
+#: random samples, and moea is the multi-objective engine (with one objective a plain genetic
+#: algorithm, 1e-10 after 100,000 evaluations): neither stops on a sphere by convergence
+SAMPLING = ("random", "moea")
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e not in SAMPLING])
 def test_the_2d_sphere_stops_within_5000_evaluations(engine):
     # issue 31: a budget of 100,000 and no target; interval arithmetic proves f >= 0 over
     # the box, so a best value within 1e-10 of 0 cannot improve meaningfully

@@ -119,7 +119,6 @@ def test_points_on_the_faces_stay_inside():
     "options",
     [
         {"bogus": 1},
-        {"swarm_size": 1},
         {"swarm_size": 10_001},
         {"swarm_size": 40.5},
         {"informants": 0},
@@ -141,8 +140,8 @@ def test_options_validated(options):
 def test_options_listed_with_defaults():
     (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
     opts = {o["name"]: o for o in info["options"]}
-    assert opts["swarm_size"]["default"] == 40
-    assert (opts["swarm_size"]["min"], opts["swarm_size"]["max"]) == (2, 10_000)
+    assert opts["swarm_size"]["default"] == 0  # 10 + floor(2 sqrt(n))
+    assert (opts["swarm_size"]["min"], opts["swarm_size"]["max"]) == (0, 10_000)
     assert opts["informants"]["default"] == 3
     assert (opts["informants"]["min"], opts["informants"]["max"]) == (1, 100)
     assert opts["w"]["default"] == pytest.approx(1 / (2 * math.log(2)), abs=1e-15)
@@ -156,21 +155,24 @@ def test_options_take_effect():
     bounds = [(-5, 5)] * 4
     a = run(SPHERE, bounds, max_evaluations=500)
     b = run(SPHERE, bounds, max_evaluations=500, options={"swarm_size": 10, "informants": 5})
-    assert a.iterations == 500 // 40  # the cut-short last swarm is not told
+    assert a.iterations == 500 // 14  # 10 + floor(2 sqrt(4)); the cut-short last swarm is not told
     assert b.iterations == 500 // 10
     assert run(SPHERE, bounds, max_evaluations=2_000, options={"w": 0.5, "c": 1.5}).fun < 1e-3
 
 
 def test_callable_and_vectorized_match_expression():
-    bounds = [(-3, 4)] * 3
-    expr = run(SHIFTED, bounds, max_evaluations=2_000, seed=5)
-    call = run(lambda x: float(np.sum((x - 1.7) ** 2)), bounds, max_evaluations=2_000, seed=5)
+    # the whole budget (an expression's run may stop at its proven floor, a callable's not)
+    bounds, whole = [(-3, 4)] * 3, {"stop_on_convergence": 0}
+    expr = run(SHIFTED, bounds, max_evaluations=2_000, seed=5, options=whole)
+    call = run(lambda x: float(np.sum((x - 1.7) ** 2)), bounds, max_evaluations=2_000, seed=5,
+               options=whole)
     vec = run(
         lambda X: np.sum((X - 1.7) ** 2, axis=1),
         bounds,
         max_evaluations=2_000,
         seed=5,
         vectorized=True,
+        options=whole,
     )
     for r in (call, vec):
         assert r.fun == expr.fun
@@ -227,3 +229,12 @@ def test_target_and_time_limit():
     r = run(SPHERE, [(-5, 5)] * 5, max_evaluations=10**9, time_limit=0.2,
             stop_on_convergence=False)
     assert r.status == "time_limit"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_small_budget_converges_on_a_shifted_sphere(seed):
+    """6-D, 3,000 evaluations: every other engine reaches 1e-10; a swarm of SPSO-2011's
+    fixed 40 particles (75 iterations) ended at 1e-3..1e-6, one sized by 10 + 2 sqrt(n)
+    reaches 1e-10."""
+    r = run("sum((x - 1.234)**2)", [(-100, 100)] * 6, max_evaluations=3_000, seed=seed)
+    assert r.fun < 1e-10

@@ -41,7 +41,7 @@ def decido_command() -> list[str]:
     if script.exists():
         return [str(script)]
     found = shutil.which("decido")
-    return [found] if found else [sys.executable, "-m", "decido_service.cli"]
+    return [found] if found else [sys.executable, "-m", "decido.cli"]
 
 
 def fake_clock_supported() -> bool:

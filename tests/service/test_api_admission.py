@@ -136,3 +136,44 @@ def test_oversized_runs_are_refused_before_compiling_and_charged(tmp_path) -> No
         assert srv.request("GET", "/v1/health").status == 200
         usage = srv.request("GET", "/v1/usage", headers=auth(key)).json()["optimization"]
         assert usage["minute"]["remaining"] == 10 and usage["month"]["used"] == 0
+
+
+def test_a_large_body_of_a_spent_refused_budget_is_refused_before_decoding() -> None:
+    """After the refused budget was spent, every further 1 MiB body was still decoded
+    before its 429 (90-250 ms each): a worker that saw the budget spent refuses a body
+    above SMALL_BODY at once, before the handler reads or decodes it."""
+    import asyncio
+    from types import SimpleNamespace
+
+    import pytest
+
+    from decido_service.admission import SMALL_BODY, SpentBudgets, refusals
+    from decido_service.http.problems import ApiError
+    from decido_service.store import CounterState
+
+    now = 1_000_000.0
+    spent = SpentBudgets()
+    refused = CounterState("optimize.refused", 3, 3, 0, 1_000_020, 999_960, 1_000_020)
+    minute = CounterState("optimize.minute", 10, 1, 9, 1_000_020, 999_960, 1_000_020)
+    spent.note("k1", refused, minute)
+
+    def request(body: bytes) -> SimpleNamespace:
+        settings = SimpleNamespace(now=lambda: now)
+        return SimpleNamespace(body=body, ctx=SimpleNamespace(), app=SimpleNamespace(
+            ctx=SimpleNamespace(spent_budgets=spent, settings=settings)))
+
+    async def enter(req: SimpleNamespace, key_id: str, surface: str) -> None:
+        async with refusals(req, {"id": key_id}, surface):
+            pass
+
+    large = request(b"x" * (SMALL_BODY + 1))
+    with pytest.raises(ApiError) as caught:
+        asyncio.run(enter(large, "k1", "optimize"))
+    assert caught.value.code == "too_many_refused"
+    assert caught.value.headers["Retry-After"] == "20"
+    assert large.ctx.rate == minute  # the X-RateLimit-* headers of the minute counter
+    asyncio.run(enter(request(b"x" * SMALL_BODY), "k1", "optimize"))  # small: decoded
+    asyncio.run(enter(large, "k2", "optimize"))  # another key
+    asyncio.run(enter(large, "k1", "decide"))  # another surface
+    now = 1_000_020.0  # the minute is over
+    asyncio.run(enter(large, "k1", "optimize"))

@@ -108,3 +108,40 @@ def test_batch_envelope_errors(server: LiveServer, free_key: str) -> None:
     assert body["errors"][0]["field"] == "decisions"
     body = assert_problem(server.request("POST", "/v1/batch", [1, 2], headers=auth(free_key)),
                           422, "validation_failed")
+
+
+def test_judgments_and_uncertainty_through_decide_and_batch(server: LiveServer) -> None:
+    """AHP weights, decision makers and SMAA-2 take the same bodies over HTTP as in the
+    library (the service validates with the library's schema), each decision counted once
+    whatever its samples; a bad matrix is a 422 listing every fault with its pointer."""
+    key = server.create_key(plan="sdk")["key"]
+    criteria = [{"attribute": "price", "goal": "minimize"}, {"attribute": "quality"}]
+    options = [{**o, "attributes": {**o["attributes"],
+                                    "price": {"low": 0.9 * o["attributes"]["price"],
+                                              "high": 1.1 * o["attributes"]["price"]}}}
+               for o in OPTIONS]
+    sampled = {"options": options, "criteria": criteria, "method": "topsis",
+               "pairwise": [[1, 2], [None, 1]], "uncertainty": {"samples": 3000, "seed": 9}}
+    r = server.request("POST", "/v1/decide", sampled, headers=auth(key))
+    assert r.status == 200, r.body
+    assert r.json() == decido.decide(sampled)
+    assert set(r.json()["smaa"]) == {"samples", "seed", "acceptability", "central_weights",
+                                     "confidence"}
+    group = {"options": OPTIONS, "criteria": criteria,
+             "decision_makers": [{"id": "a", "pairwise": [[1, 3], [None, 1]]},
+                                 {"id": "b", "weight": 2, "pairwise": [[1, 0.5], [None, 1]]}]}
+    batch = {"decisions": [sampled, group, {**group, "aggregation": "aip"}]}
+    r = server.request("POST", "/v1/batch", batch, headers=auth(key))
+    assert r.status == 200, r.body
+    assert r.json() == decido.decide_batch(batch) and r.json()["n_ok"] == 3
+    assert usage(server, key)["decision"]["month"]["used"] == 4
+    bad = {**group, "decision_makers": [{"id": "a", "pairwise": [[1, -3], [2, 2]]}]}
+    body = assert_problem(server.request("POST", "/v1/decide", bad, headers=auth(key)), 422,
+                          "validation_failed")
+    assert {(e["pointer"], e["code"]) for e in body["errors"]} == {
+        ("/decision_makers/0/pairwise/0/1", "non_positive_value"),
+        ("/decision_makers/0/pairwise/1/1", "invalid_pairwise")}
+    doc = server.request("GET", "/v1/openapi.json").json()
+    request = doc["components"]["schemas"]["DecideRequest"]["properties"]
+    assert {"pairwise", "decision_makers", "uncertainty"} <= set(request)
+    assert "DecisionSmaa" in doc["components"]["schemas"]

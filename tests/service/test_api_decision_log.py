@@ -102,3 +102,66 @@ def test_bad_page_parameters_are_named(server: LiveServer) -> None:
     assert_problem(server.request("GET", "/v1/decisions/dec_nope", headers=auth(key)),
                    404, "not_found")
     assert_problem(server.request("GET", "/v1/decisions"), 401, "missing_credentials")
+
+
+def test_long_option_ids_are_cut_in_summaries(server: LiveServer) -> None:
+    """100 decisions whose option id was 1 MB made one list page answer 190 MiB: a summary
+    keeps ids of at most ID_CAP characters; the entry's request keeps the id whole."""
+    from decido_service.decisions.log import ID_CAP
+
+    key = server.create_key(plan="sdk")["key"]
+    long_id = "o" * 300_000
+    body = {**DECISION, "options": [{**DECISION["options"][1], "id": long_id},
+                                    *DECISION["options"][:1]]}
+    assert server.request("POST", "/v1/decide", body, headers=auth(key)).status == 200
+    batch = {"defaults": body, "decisions": [{"id": long_id}]}
+    assert server.request("POST", "/v1/batch", batch, headers=auth(key)).status == 200
+    r = server.request("GET", "/v1/decisions", headers=auth(key))
+    assert len(r.body) < 10_000, len(r.body)
+    batch_entry, entry = r.json()["data"]
+    cut = long_id[:ID_CAP - 1] + "…"
+    assert entry["best"] == cut and entry["top"][0]["id"] == cut
+    assert batch_entry["top"][0]["id"] == cut and batch_entry["top"][0]["best"] == cut
+    whole = _log(server, key, "")["data"][1]["id"]
+    full = server.request("GET", f"/v1/decisions/{whole}", headers=auth(key)).json()
+    assert full["request"]["options"][0]["id"] == long_id
+
+
+def test_a_page_is_bounded_by_bytes(tmp_path) -> None:
+    """Summaries can be large (an explained ranking keeps its items whole; entries logged
+    before ids were cut): a page stops at about PAGE_BYTES (at least one entry), and
+    has_more says the rest follows."""
+    import asyncio
+    import json
+
+    import msgspec
+
+    from decido_service.decisions.log import PAGE_BYTES, page
+    from decido_service.store import DecisionEntry, open_store
+
+    async def scenario() -> None:
+        store = await open_store(str(tmp_path / "log.db"))
+        try:
+            big = json.dumps({"kind": "decide", "status": "ok", "best": "b" * 300_000,
+                              "top": [{"id": "b" * 300_000, "rank": 1, "score": 1.0,
+                                       "explanation": "e" * 300_000}],
+                              "elapsed_ms": 1.0, "answer_truncated": False})
+            entries = [DecisionEntry(f"dec_{i:024x}", "k1", "2026-01-01T00:00:00Z", 1.0 + i,
+                                     big, "{}", None) for i in range(8)]
+            await store.admissions.admit_many([], entries)
+            seen, after, pages = [], None, 0
+            while True:
+                found = await page(store, "k1", 100, after)
+                assert 1 <= len(found.data)
+                assert len(msgspec.json.encode(found.data)) <= PAGE_BYTES + 1000
+                seen += [e.id for e in found.data]
+                pages += 1
+                if not found.has_more:
+                    break
+                after = found.data[-1].id
+            assert sorted(seen) == sorted(e.id for e in entries)  # every one, once
+            assert pages >= 3  # about 300 kB each: three to a page
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())

@@ -67,6 +67,7 @@ def test_health_503_when_the_store_is_not_ready(server: LiveServer) -> None:
         r = _health_within(server, 503)
         assert r.status == 503
         assert r.json()["store"] == "unavailable" and r.json()["status"] == "unavailable"
+        assert r.header("retry-after") == "1"  # as every other 503
         assert_common_headers(r)
     finally:
         with sqlite3.connect(server.db) as conn:
@@ -75,6 +76,31 @@ def test_health_503_when_the_store_is_not_ready(server: LiveServer) -> None:
     assert _health_within(server, 200).status == 200
     time.sleep(1.1)
     assert all(server.request("GET", "/v1/health").status == 200 for _ in range(4))
+
+
+def test_a_fresh_node_is_ready_for_callers_of_its_first_ping() -> None:
+    """A health flood on a fresh server got 503 from the requests that arrived while the
+    first readiness ping was out (they read the answer "not yet known" as "not ready")."""
+    import asyncio
+
+    from decido_service.admission import Readiness
+
+    class SlowStore:
+        pings = 0
+
+        async def ping(self) -> bool:
+            self.pings += 1
+            await asyncio.sleep(0.05)
+            return True
+
+    async def flood() -> list[bool]:
+        store = SlowStore()
+        readiness = Readiness(store)  # a store that only pings
+        answers = await asyncio.gather(*(readiness.ok() for _ in range(20)))
+        assert store.pings == 1  # one ping for all of them
+        return answers
+
+    assert asyncio.run(flood()) == [True] * 20
 
 
 def test_engines(server: LiveServer) -> None:
@@ -132,7 +158,12 @@ def test_openapi_document(server: LiveServer) -> None:
                                  "/v1/runs/{run_id}", "/v1/runs/{run_id}/cancel",
                                  "/v1/runs/{run_id}/events",
                                  "/v1/runs/{run_id}/trace", "/v1/decisions",
-                                 "/v1/decisions/{decision_id}", "/v1/openapi.json", "/v1/docs"}
+                                 "/v1/decisions/{decision_id}", "/v1/openapi.json", "/v1/docs",
+                                 "/v1/webhooks", "/v1/webhooks/{webhook_id}",
+                                 "/v1/webhooks/{webhook_id}/rotate",
+                                 "/v1/webhooks/{webhook_id}/test",
+                                 "/v1/webhooks/{webhook_id}/deliveries",
+                                 "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend"}
     assert_common_headers(r)
 
 

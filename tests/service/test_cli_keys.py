@@ -1,4 +1,5 @@
-"""``decido keys create|list|revoke`` through ``main([...])`` and the installed script."""
+"""``decido keys create|list|revoke`` through the one ``decido`` command (``main([...])``,
+the service's commands loaded from their entry points) and the installed script."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import os
 import shutil
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
 
-from decido_service import cli, keys
+from decido.cli import main
+from decido_service import keys
 from decido_service.store.blocking import open_blocking
 
 
@@ -22,7 +23,7 @@ def db(tmp_path: Path) -> str:
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
+    code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -65,10 +66,9 @@ def test_create_enterprise_with_limits(db: str, capsys) -> None:
      ["--limits", '{"decision": {"weekly": 1}}']],
 )
 def test_create_rejects_bad_arguments(db: str, capsys, argv: list[str]) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        cli.main(["keys", "create", "--db", db, *argv])
-    assert exit_.value.code == 2
-    assert "error" in capsys.readouterr().err
+    code, _, err = run(capsys, "keys", "create", "--db", db, *argv)
+    assert code == 2 and "Invalid value" in err
+    assert not os.path.exists(db)
 
 
 def test_list_and_revoke_name_a_missing_database_and_create_none(db: str, capsys) -> None:
@@ -133,27 +133,6 @@ def test_unusable_database_exits_1(tmp_path: Path, capsys) -> None:
     assert code == 1 and err.startswith("decido: ")
 
 
-def test_serve_registers_itself_when_present(monkeypatch, capsys) -> None:
-    fake = types.ModuleType("decido_service.serve")
-
-    def register(subparsers) -> None:
-        serve = subparsers.add_parser("serve")
-        serve.add_argument("--port", type=int)
-        serve.set_defaults(func=lambda args: 40 + args.port)
-
-    fake.register = register  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "decido_service.serve", fake)
-    assert cli.main(["serve", "--port", "2"]) == 42
-
-
-def test_cli_works_without_a_serve_module(monkeypatch, capsys) -> None:
-    monkeypatch.setitem(sys.modules, "decido_service.serve", None)  # import fails
-    with pytest.raises(SystemExit):
-        cli.main(["--help"])
-    out = capsys.readouterr().out
-    assert "keys" in out and "serve" not in out
-
-
 def test_installed_console_script(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("decido")
     script = str(script) if script.exists() else shutil.which("decido")
@@ -176,9 +155,9 @@ def test_installed_console_script(tmp_path: Path) -> None:
 def test_keys_commands_do_not_import_sanic(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from decido_service import cli\n"
-        f"assert cli.main(['keys', 'create', '--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
-        f"assert cli.main(['keys', 'list', '--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
+        "from decido.cli import main\n"
+        f"assert main(['keys', 'create', '--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
+        f"assert main(['keys', 'list', '--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
         "assert 'sanic' not in sys.modules, 'sanic imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -199,18 +178,15 @@ def test_package_exports_version_and_lazy_create_app() -> None:
 
 
 def test_serve_gives_each_worker_one_blas_thread_unless_told(monkeypatch, tmp_path) -> None:
-    import argparse
-    import os
-
     from decido_service import serve
+    from decido_service.config import Settings
 
     for name in (*serve.BLAS_THREAD_VARIABLES, "DECIDO_HOST", "DECIDO_PORT", "DECIDO_DB",
                  "DECIDO_WORKERS"):
         monkeypatch.setenv(name, "")  # remembers the original value for the teardown
         monkeypatch.delenv(name)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the operator's choice wins
-    args = argparse.Namespace(host=None, port=None, db=str(tmp_path / "d.db"), workers=2)
-    serve._environment(args)
+    serve._environment(Settings.from_env(db=str(tmp_path / "d.db"), workers=2))
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
     assert os.environ["MKL_NUM_THREADS"] == "1"
     assert os.environ["OMP_NUM_THREADS"] == "3"

@@ -370,3 +370,42 @@ def test_the_blocking_client_works_inside_a_running_event_loop(client: Client) -
         return [e["id"] for e in client.engines()]
 
     assert asyncio.run(inside()) == [e["id"] for e in decido.engines()]
+
+
+def test_webhooks_sync_and_async(tmp_path: Path) -> None:
+    """``client.webhooks`` against a server that delivers to loopback, and a receiver
+    (tests/service/webhook_receiver.py) that verifies with ``standardwebhooks``."""
+    from test_webhooks import ENV, receiver
+
+    with running(tmp_path, ENV, workers=1) as live, receiver(tmp_path / "rcv") as rcv:
+        key = live.create_key(tier="pro")["key"]
+        with Client(url(live), key, timeout=60) as c:
+            hook = c.webhooks.create(rcv.url, ["run.succeeded"], description="ci")
+            assert hook["secret"].startswith("whsec_") and hook["description"] == "ci"
+            rcv.secrets(hook["secret"])
+            assert [h["id"] for h in c.webhooks.list()] == [hook["id"]]
+            assert "secret" not in c.webhooks.get(hook["id"])
+            sent = c.webhooks.test(hook["id"])
+            rcv.wait(lambda got: any(g["id"] == sent["id"] and g["verified"] for g in got))
+            deliveries = list(c.webhooks.deliveries(hook["id"]))
+            assert [d["id"] for d in deliveries] == [sent["id"]]
+            again = c.webhooks.resend(hook["id"], sent["id"])
+            assert again["id"] == sent["id"]
+            assert c.webhooks.update(hook["id"], enabled=False)["enabled"] is False
+            with pytest.raises(InvalidRequest) as refused:
+                c.webhooks.update(hook["id"], url="https://10.0.0.1/")
+            assert refused.value.errors[0].pointer == "/url"
+            rotated = c.webhooks.rotate(hook["id"])
+            assert rotated["secret"] != hook["secret"]
+
+        async def main() -> None:
+            async with AsyncClient(url(live), key, timeout=60) as a:
+                assert (await a.webhooks.get(hook["id"]))["enabled"] is False
+                assert [d["id"] async for d in a.webhooks.deliveries(hook["id"])] == \
+                    [sent["id"]]
+                await a.webhooks.delete(hook["id"])
+                with pytest.raises(NotFound):
+                    await a.webhooks.get(hook["id"])
+                assert await a.webhooks.list() == []
+
+        asyncio.run(main())

@@ -116,7 +116,7 @@ def test_an_idle_connection_is_closed(strict) -> None:
     assert KEEP_ALIVE_TIMEOUT <= took + 0.1 and took < KEEP_ALIVE_TIMEOUT + SLACK
 
 
-def test_connections_beyond_the_cap_are_closed_at_once(strict) -> None:
+def test_connections_beyond_the_cap_are_answered_503_and_closed(strict) -> None:
     held = [_connect(strict.port, "127.0.0.2") for _ in range(CAP)]
     try:
         for s in held:
@@ -125,8 +125,15 @@ def test_connections_beyond_the_cap_are_closed_at_once(strict) -> None:
         with _connect(strict.port, "127.0.0.2") as extra:
             start = time.monotonic()
             extra.sendall(HEALTH)
-            assert _read_all(extra) == b""  # closed, nothing answered
-            assert time.monotonic() - start < 1.0
+            answer = _read_all(extra)  # a minimal 503, then the server closes
+            assert time.monotonic() - start < 1.0 + SLACK
+        head, _, body = answer.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        assert lines[0] == b"HTTP/1.1 503 Service Unavailable", answer
+        assert b"Retry-After: 1" in lines and b"Connection: close" in lines
+        assert body == b"too many connections from this address; retry shortly\n"
+        with _connect(strict.port, "127.0.0.2") as silent:  # one that sends nothing
+            assert _read_all(silent).startswith(b"HTTP/1.1 503 ")
         status, _ = _health(strict.port, "127.0.0.3")  # another address is not affected
         assert status == b"HTTP/1.1 200 OK"
     finally:
@@ -185,28 +192,14 @@ def test_bad_settings_are_refused(var: str, value: str) -> None:
 
 
 def test_the_cap_counts_per_address_and_forgets_closed_connections() -> None:
-    import asyncio
-    from types import SimpleNamespace
-
     from decido_service.http.connections import ConnectionCap
 
     cap = ConnectionCap(2)
-
-    def conn(ip: str) -> SimpleNamespace:
-        return SimpleNamespace(client_ip=ip, ctx=SimpleNamespace())
-
-    async def scenario() -> None:
-        a1, a2, a3, b1 = conn("10.0.0.1"), conn("10.0.0.1"), conn("10.0.0.1"), conn("::1")
-        for c in (a1, a2, b1):
-            await cap.begin(c)
-        with pytest.raises(asyncio.CancelledError):
-            await cap.begin(a3)
-        assert cap.open == {"10.0.0.1": 2, "::1": 1}
-        await cap.complete(a3)  # the refused one was never counted
-        await cap.complete(a1)
-        await cap.complete(b1)
-        assert cap.open == {"10.0.0.1": 1}
-        await cap.begin(a3)
-        assert cap.open == {"10.0.0.1": 2}
-
-    asyncio.run(scenario())
+    assert cap.admit("10.0.0.1") and cap.admit("10.0.0.1") and cap.admit("::1")
+    assert not cap.admit("10.0.0.1")  # refused, not counted
+    assert cap.open == {"10.0.0.1": 2, "::1": 1}
+    cap.release("10.0.0.1")
+    cap.release("::1")
+    assert cap.open == {"10.0.0.1": 1}
+    assert cap.admit("10.0.0.1")
+    assert cap.open == {"10.0.0.1": 2}

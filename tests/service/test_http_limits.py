@@ -1,6 +1,6 @@
 """The request head's limits on the wire: 414 ``uri_too_long`` for a long request target,
 431 ``headers_too_large`` for a large header block (with the Bearer challenge when the
-credentials were the cause), 431 for a head over Sanic's buffer; raw sockets throughout."""
+credentials were the cause), the same for a head over Sanic's buffer; raw sockets throughout."""
 
 from __future__ import annotations
 
@@ -87,13 +87,29 @@ def test_credentials_that_are_not_the_cause_get_no_challenge(server) -> None:
     assert status == 431 and "www-authenticate" not in headers
 
 
-@pytest.mark.parametrize("what", ["target", "headers"])
-def test_a_head_over_sanics_buffer_is_431(server, what: str) -> None:
-    big = "a" * HEAD_BUFFER
-    head = (_request(f"/v1/health?q={big}") if what == "target"
-            else _request("/v1/health", f"X-Pad: {big}"))
-    status, headers, body = _send(server.port, head)
+@pytest.mark.parametrize("size", [HEAD_BUFFER, 100_000])
+def test_a_target_over_sanics_buffer_is_414(server, size: int) -> None:
+    """A 100 KB query string overflows Sanic's head buffer; it is still a long target."""
+    status, headers, body = _send(server.port, _request("/v1/health?q=" + "a" * size))
+    assert status == 414 and headers["content-type"] == "application/problem+json"
+    _problem(body, "uri_too_long", 414)
+    assert "www-authenticate" not in headers
+
+
+def test_header_fields_over_sanics_buffer_are_431(server) -> None:
+    status, headers, body = _send(server.port, _request(
+        "/v1/health", "X-Pad: " + "a" * HEAD_BUFFER))
     assert status == 431 and headers["content-type"] == "application/problem+json"
+    _problem(body, "headers_too_large", 431)
+    assert "www-authenticate" not in headers
+
+
+@pytest.mark.parametrize("credential", ["Authorization: Bearer dk_", "X-API-Key: dk_"])
+@pytest.mark.parametrize("size", [HEAD_BUFFER, 100_000])
+def test_credentials_over_sanics_buffer_are_431_with_the_challenge(
+        server, credential: str, size: int) -> None:
+    status, headers, body = _send(server.port, _request("/v1/usage", credential + "k" * size))
+    assert status == 431 and headers["www-authenticate"] == CHALLENGE
     _problem(body, "headers_too_large", 431)
 
 

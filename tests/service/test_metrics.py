@@ -82,3 +82,30 @@ def test_metrics_sum_every_worker(tmp_path: Path) -> None:
         # both workers wrote their own files: the sum came from several processes
         files = [p.name for p in (tmp_path / "metrics").iterdir()]
         assert len({re.sub(r"\D", "", f) for f in files if f.startswith("counter")}) == 2
+
+
+def test_made_up_methods_are_labelled_other(tmp_path: Path) -> None:
+    """Any token is a method on the wire; 200 made-up ones made 200 label values."""
+    with running(tmp_path, {"DECIDO_METRICS": "1",
+                            "DECIDO_METRICS_DIR": str(tmp_path / "metrics")},
+                 workers=1) as srv:
+        for i in range(200):
+            assert srv.request(f"X{i}", "/v1/health").status in (400, 405)
+        assert srv.request("GET", "/v1/health").status == 200
+        got = samples(srv.request("GET", "/metrics").body.decode())
+        methods = {dict(labels)["method"] for (name, labels), _ in got.items()
+                   if name == "decido_http_requests_total"}
+        assert methods == {"GET", "other"}
+        other = sum(v for (name, labels), v in got.items()
+                    if name == "decido_http_requests_total" and ("method", "other") in labels)
+        assert other == 200
+
+
+def test_serve_help_names_the_metrics_switch() -> None:
+    import subprocess
+
+    from conftest import decido_command
+
+    out = subprocess.run([*decido_command(), "serve", "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "DECIDO_METRICS=1" in out and "/metrics" in out

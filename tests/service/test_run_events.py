@@ -4,6 +4,7 @@ other keys and bad ids."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import msgspec
@@ -35,14 +36,19 @@ def watch(server: LiveServer, key: str, run_id: str, last_id: str | None = None,
     return out
 
 
-def check_contract(events: list[Event]) -> None:
-    """Every event has an id; one terminal event, last; states in lifecycle order."""
+def check_contract(events: list[Event], one_connection: bool = True) -> None:
+    """Every event has an id; one terminal event, last; states in lifecycle order; the
+    run's request in the first run document of a connection only."""
     assert all(e.id for e in events)
     kinds = [e.kind for e in events]
     assert kinds[-1] in ("result", "error") and sum(k in ("result", "error") for k in kinds) == 1
+    documents = [e.data for e in events if e.kind in ("state", "result", "error")]
+    if one_connection:
+        assert "request" in documents[0]
+        assert all("request" not in d for d in documents[1:])
     for e in events:
         if e.kind in ("state", "result", "error"):
-            msgspec.convert(e.data, Run)
+            msgspec.convert({"request": documents[0]["request"], **e.data}, Run)
         if e.kind == "progress":
             assert set(e.data) == {"evaluations", "iterations", "best", "elapsed_ms"}
     states = [e.data["state"] for e in events if e.kind == "state"]
@@ -72,7 +78,9 @@ def test_joining_a_finished_run_yields_its_final_state_and_result_at_once(
     done = wait_for(server, key, run["id"], *FINAL)
     events = watch(server, key, run["id"])
     assert [e.kind for e in events] == ["state", "result"]
-    assert events[0].data == done and events[1].data == done
+    # the request once: the result's document is the run without it
+    assert events[0].data == done
+    assert events[1].data == {k: v for k, v in done.items() if k != "request"}
     # resuming after the terminal event: nothing more, the stream ends
     assert watch(server, key, run["id"], last_id=events[-1].id) == []
     # resuming after the final state: only the terminal event
@@ -91,7 +99,7 @@ def test_resume_with_last_event_id_has_no_duplicate_and_no_gap(server: LiveServe
         assert more, "a resumed stream of an unfinished run sends something"
         assert not {e.id for e in more} & {e.id for e in seen}, "duplicate event"
         seen += more
-    check_contract(seen)
+    check_contract(seen, one_connection=False)
     states = [e.data["state"] for e in seen if e.kind == "state"]
     assert states[0] in ("queued", "running") and states[-1] == "succeeded"
     if states[0] == "queued":
@@ -134,6 +142,94 @@ def test_other_keys_bad_ids_and_bad_last_event_id(server: LiveServer) -> None:
                            headers={**auth(key), "Last-Event-ID": bad})
         assert r.status == 400 and r.json()["code"] == "invalid_parameter", bad
         assert r.json()["detail"].startswith("Last-Event-ID")
+
+
+def test_ids_the_stream_never_sent_are_400_on_a_running_run(server: LiveServer) -> None:
+    """``3``, ``4`` or a progress id ahead of the run, accepted before, made the client
+    skip the final state and terminal events."""
+    key = server.create_key(tier="team")["key"]
+    run = submit(server, key, {**SLOW, "time_limit": 20})
+    wait_for(server, key, run["id"], "running")
+    try:
+        for never in ("3", "4", f"2.{10**15}"):
+            r = server.request("GET", f"/v1/runs/{run['id']}/events",
+                               headers={**auth(key), "Last-Event-ID": never})
+            assert r.status == 400 and r.json()["code"] == "invalid_parameter", never
+            assert r.json()["detail"].startswith("Last-Event-ID")
+        events = watch(server, key, run["id"], last_id="1", stop_after=1)  # one it sent
+        assert events[0].id == "2" and events[0].data["state"] == "running"
+    finally:
+        server.request("POST", f"/v1/runs/{run['id']}/cancel", headers=auth(key))
+        wait_for(server, key, run["id"], *FINAL)
+    # once the run has ended, its final ids were sent (or could have been)
+    assert watch(server, key, run["id"], last_id="3")[-1].id == "4"
+    r = server.request("GET", f"/v1/runs/{run['id']}/events",
+                       headers={**auth(key), "Last-Event-ID": f"2.{10**15}"})
+    assert r.status == 400
+
+
+def test_streams_beyond_the_tiers_cap_are_429(tmp_path: Path) -> None:
+    """1,200 watchers of one run (one key) slowed the worker's health check 60-fold: a
+    key's open streams are capped per worker by its tier (max_streams)."""
+    env = {"DECIDO_TIERS": '{"team": {"max_streams": 2}}'}
+    with running(tmp_path, env, workers=1) as srv:
+        key = srv.create_key(tier="team")["key"]
+        run = submit(srv, key, {**SLOW, "time_limit": 20})
+        path = f"/v1/runs/{run['id']}/events"
+        try:
+            with Stream(srv.port, path, auth(key)) as first, \
+                    Stream(srv.port, path, auth(key)) as second:
+                assert first.status == second.status == 200
+                third = srv.request("GET", path, headers=auth(key))
+                assert third.status == 429 and third.json()["code"] == "too_many_streams"
+                assert third.json()["limit_value"] == 2 and third.header("retry-after")
+                other = srv.create_key(tier="team")["key"]  # another key is not affected
+                other_run = submit(srv, other, SPHERE)
+                assert watch(srv, other, other_run["id"])[-1].kind == "result"
+            time.sleep(0.5)  # closed streams no longer count (once the server saw them close)
+            assert watch(srv, key, run["id"], stop_after=1)[0].kind == "state"
+        finally:
+            srv.request("POST", f"/v1/runs/{run['id']}/cancel", headers=auth(key))
+
+
+def test_a_watcher_that_does_not_read_is_dropped() -> None:
+    """150 watchers that never read grew a worker by 1 GB (every event held for each):
+    a stream waits for its transport to drain, and drops the watcher after a while."""
+    import asyncio
+    import json
+
+    from decido_service.runs.events import Snapshot, stream
+    from decido_service.runs.execution import write_document
+    from decido_service.schemas import decode_optimize
+    from decido_service.types import Budget, RunDocument, RunProgress
+
+    request = decode_optimize(json.dumps({"bounds": [[-1, 1]] * 10,
+                                          "objective_expression": "sum(x**2)"}).encode())
+    doc = RunDocument(request=request, budget=Budget(max_evaluations=100, time_limit=1.0),
+                      started_at="2026-01-01T00:00:00Z",
+                      progress=RunProgress(evaluations=5, iterations=1, best=1.0,
+                                           elapsed_ms=1.0))
+    row = {"id": "run_" + "0" * 24, "state": "running", "created_at": "2026-01-01T00:00:00Z",
+           "finished_at": None, "engine": "random", "goal": "minimize", "dims": 10,
+           "cancel_requested": 0, "document": write_document(doc)}
+
+    class Feed:
+        snapshot = Snapshot(row)
+
+        async def changed(self, timeout: float) -> None:
+            await asyncio.sleep(timeout)
+
+    sent: list[bytes] = []
+
+    async def stuck(data: bytes) -> None:  # a transport that never drains
+        sent.append(data)
+        await asyncio.sleep(3600)
+
+    async def scenario() -> bool:
+        return await asyncio.wait_for(stream(Feed(), (0, -1), stuck, drain=0.2), 5)
+
+    assert asyncio.run(scenario()) is False  # dropped, not waiting for ever
+    assert len(sent) == 1
 
 
 def test_heartbeat_comments_while_nothing_changes(tmp_path: Path) -> None:

@@ -51,6 +51,9 @@ def test_the_tier_caps_runs_queued_and_running(queue_server: LiveServer) -> None
     assert r.header("retry-after") and r.json()["limit_value"] == 2
     sync = srv.request("POST", "/v1/optimize", SPHERE, headers=auth(key))
     assert sync.status == 429 and sync.json()["code"] == "too_many_runs"
+    for answer in (r, sync):  # as every answer to a valid key: the per-minute counter
+        assert int(answer.header("x-ratelimit-remaining")) == int(
+            answer.header("x-ratelimit-limit")) - 2, answer.headers
     # refused: no row, no count
     assert used(srv, key) == 2
     assert len(srv.request("GET", "/v1/runs", headers=auth(key)).json()["data"]) == 2

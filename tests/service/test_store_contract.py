@@ -607,7 +607,7 @@ def test_open_store_dispatches_on_the_url(tmp_path: Path) -> None:
 
 
 def test_store_option_and_variable() -> None:
-    from decido_service.cli import build_parser
+    from decido_service.cli import keys, serve
     from decido_service.config import Settings
 
     assert Settings.from_env({"DECIDO_STORE": "postgresql://a/b"}).db == "postgresql://a/b"
@@ -615,18 +615,18 @@ def test_store_option_and_variable() -> None:
     assert Settings.from_env({"DECIDO_DB": "x.db", "DECIDO_STORE": "x.db"}).db == "x.db"
     with pytest.raises(ValueError, match="DECIDO_STORE and DECIDO_DB"):
         Settings.from_env({"DECIDO_DB": "x.db", "DECIDO_STORE": "postgresql://a/b"})
-    parser = build_parser(Settings())
+    listing = keys.commands["list"]
     for flag in ("--store", "--db"):
-        assert parser.parse_args(["keys", "list", flag, "postgresql://a/b"]).db == \
+        assert listing.make_context("list", [flag, "postgresql://a/b"]).params["db"] == \
             "postgresql://a/b"
-        assert parser.parse_args(["serve", flag, "y.db"]).db == "y.db"
+        assert serve.make_context("serve", [flag, "y.db"]).params["db"] == "y.db"
 
 
 def test_cli_keys_on_the_store(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``decido keys create|list|revoke --store URL`` on either backend."""
     import json
 
-    from decido_service import cli
+    from decido import cli
 
     assert cli.main(["keys", "list", "--store", url]) == 1  # nothing there yet
     assert "decido keys create" in capsys.readouterr().err

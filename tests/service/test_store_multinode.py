@@ -148,6 +148,7 @@ def test_an_outage_is_503_and_the_nodes_recover(tmp_path: Path,
             for server in servers:
                 health = server.request("GET", "/v1/health")
                 assert health.status == 503 and health.json()["store"] == "unavailable"
+                assert health.header("retry-after") == "1"
         finally:
             allow_connections(name, True)
         deadline = time.monotonic() + 30

@@ -1,5 +1,4 @@
-"""The click commands of ``decido``: ``optimize``, ``decide``, ``runs`` (and ``serve``,
-``keys``, handed to the service's own command line)."""
+"""``decido optimize`` and ``decido decide``: here, or on a server with ``--server``."""
 
 from __future__ import annotations
 
@@ -16,57 +15,23 @@ from decido.cli import _inputs
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
 from decido.cli._remote import client_for, follow, server_options
-from decido.cli._runs import runs
-from decido.errors import DecidoError
 from decido.optimize import DEFAULT_EVALUATIONS_PER_DIM, MIN_DEFAULT_EVALUATIONS, OptimizeResult
 
-__all__ = ["INTERRUPTED", "cli"]
+__all__ = ["INTERRUPTED", "decide", "optimize"]
 
 #: the exit code after Ctrl-C (128 + SIGINT)
 INTERRUPTED = 130
 _SHOWN_X = 10
 
 
-class _Group(click.Group):
-    """Library and client errors are printed as ``decido: ...`` (exit 1), not a traceback."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except DecidoError as exc:
-            raise click.ClickException(str(exc)) from None
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(decido.__version__, prog_name="decido")
-def cli() -> None:
-    """decido: optimization and decisions, here or on a decido server."""
-
-
-def _service_command(name: str, summary: str) -> None:
-    @cli.command(name, help=summary, add_help_option=False,
-                 context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-    @click.pass_context
-    def command(ctx: click.Context) -> None:
-        from decido.cli import _service
-
-        ctx.exit(_service([name, *ctx.args]))
-
-
-_service_command("serve", "Run the HTTP service (the 'service' extra; see decido serve -h).")
-_service_command("keys", "Create, list and revoke API keys (see decido keys -h).")
-cli.add_command(runs)
-
-
-@cli.command()
+@click.command()
 @click.argument("expression")
 @click.option("--bounds", "-b", "bounds", multiple=True, required=True, metavar="LO:HI",
               help="the box: once with --dims N, or once per variable")
 @click.option("--dims", "-n", type=click.IntRange(min=1), help="number of variables")
 @click.option("--constraint", "-c", "constraints", multiple=True, metavar="LEFT<=RIGHT",
-              help="a constraint (<=, >=, <, >, ==) over x; repeatable")
-@click.option("--penalty", type=click.FloatRange(min=0, min_open=True), default=1e6,
-              show_default=True, help="weight of a constraint's violation")
+              help="a constraint ([name:] LEFT <= RIGHT, >= or ==) over x, kept by the "
+                   "engine (decido.optimize's constraints); repeatable")
 @click.option("--maximize", "goal", flag_value="maximize", help="maximize (default: minimize)")
 @click.option("--minimize", "goal", flag_value="minimize", default=True, hidden=True)
 @click.option("--engine", "-e", help="an engine id (decido.engines(); default dss)")
@@ -80,7 +45,7 @@ cli.add_command(runs)
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @server_options
 def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
-             constraints: tuple[str, ...], penalty: float, goal: str, engine: str | None,
+             constraints: tuple[str, ...], goal: str, engine: str | None,
              seed: int | None, budget: int | None, time_limit: float | None,
              target: float | None, options: tuple[str, ...], as_json: bool,
              server: str | None, key: str | None) -> None:
@@ -89,22 +54,22 @@ def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
     A progress bar on a terminal (plain lines otherwise, on stderr); Ctrl-C stops the run
     and prints the best point so far."""
     box = _inputs.bounds(bounds, dims)
-    objective = _inputs.penalized(expression, constraints, goal, penalty)
     args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
                             "max_evaluations": budget, "time_limit": time_limit,
-                            "options": _engine_options(options) or None}
+                            "options": _engine_options(options) or None,
+                            "constraints": list(constraints) or None}
     total = budget or max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * len(box))
     result: OptimizeResult | None
     with ProgressDisplay(total) as display:
         if server is None:
-            result, interrupted = _run_here(objective, box, args, display)
+            result, interrupted = _run_here(expression, box, args, display)
         else:
             with client_for(server, key) as client:
-                run = client.submit(objective, box, **args)
+                run = client.submit(expression, box, **args)
                 result, interrupted = follow(run, display)
     if result is None:
         raise click.ClickException("the run was cancelled before it started")
-    violated = _inputs.feasible(constraints, result.x) if constraints else None
+    violated = _inputs.violated(constraints, result) if constraints else None
     if interrupted:
         click.echo("interrupted: the best point so far", err=True)
     _show(result, violated, as_json)
@@ -125,7 +90,7 @@ def _engine_options(given: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
-def _run_here(objective: str, box: list[list[float]], args: dict[str, Any],
+def _run_here(expression: str, box: list[list[float]], args: dict[str, Any],
               display: ProgressDisplay) -> tuple[OptimizeResult, bool]:
     """Run in a thread with a :class:`decido.RunMonitor`; this thread draws the progress
     and, on Ctrl-C, stops the run (it ends ``stopped`` with its best so far)."""
@@ -136,7 +101,7 @@ def _run_here(objective: str, box: list[list[float]], args: dict[str, Any],
 
     def work() -> None:
         try:
-            outcome.append(decido.optimize(objective, box, monitor=monitor, **checked))
+            outcome.append(decido.optimize(expression, box, monitor=monitor, **checked))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             outcome.append(exc)
         finally:
@@ -179,7 +144,7 @@ def _show(result: OptimizeResult, violated: list[str] | None, as_json: bool) -> 
         click.echo(f"{name.ljust(width)}  {value}")
 
 
-@cli.command()
+@click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--method", "-m", help="topsis, wsm, wpm, vikor, ... (default: the request's, "
                                      "else topsis)")

@@ -1,21 +1,20 @@
-"""What the command line says, as the library's arguments: bounds, constraints (as an
-exact penalty), criteria, and the options of a decision read from a CSV or JSON file."""
+"""What the command line says, as the library's arguments: bounds, criteria, the options of
+a decision read from a CSV or JSON file; and which constraints a result violates."""
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 import click
 
+from decido.design import DEFAULT_CONSTRAINT_TOLERANCE
 from decido.option_table import options_from_csv
 
-__all__ = ["bounds", "criterion", "decision_request", "feasible", "penalized", "result_json"]
+__all__ = ["bounds", "criterion", "decision_request", "result_json", "violated"]
 
-_COMPARISON = re.compile(r"^(?P<lhs>.+?)(?P<op><=|>=|==|<|>)(?P<rhs>[^<>=]+)$")
 _GOALS = {"min": "minimize", "minimize": "minimize", "max": "maximize", "maximize": "maximize"}
 
 
@@ -45,41 +44,16 @@ def bounds(given: tuple[str, ...], dims: int | None) -> list[list[float]]:
     return pairs
 
 
-def penalized(objective: str, constraints: tuple[str, ...], goal: str, weight: float) -> str:
-    """The objective with each constraint ``A <= B`` (``>=``, ``<``, ``>``, ``==``) as an
-    exact penalty: ``weight`` times its violation, added (minimize) or subtracted
-    (maximize). A feasible point keeps its value."""
-    if not constraints:
-        return objective
-    terms = []
-    for text in constraints:
-        m = _COMPARISON.match(text.strip())
-        if m is None:
-            raise click.BadParameter(f"{text!r}: expected LEFT <= RIGHT (or >=, <, >, ==)",
-                                     param_hint="--constraint")
-        lhs, op, rhs = m["lhs"].strip(), m["op"], m["rhs"].strip()
-        excess = {"<=": f"({lhs}) - ({rhs})", "<": f"({lhs}) - ({rhs})",
-                  ">=": f"({rhs}) - ({lhs})", ">": f"({rhs}) - ({lhs})"}.get(op)
-        terms.append(f"abs(({lhs}) - ({rhs}))" if excess is None else f"max(0, {excess})")
-    sign = "+" if goal == "minimize" else "-"
-    return f"({objective}) {sign} {weight!r} * ({' + '.join(terms)})"
-
-
-def feasible(constraints: tuple[str, ...], x: Any, tolerance: float = 1e-9) -> list[str]:
-    """The constraints that ``x`` violates (beyond ``tolerance`` for ``==``)."""
-    from decido import Expression
-
-    out = []
-    for text in constraints:
-        m = _COMPARISON.match(text.strip())
-        assert m is not None  # checked by penalized()
-        if m["op"] == "==":
-            check = f"abs(({m['lhs']}) - ({m['rhs']})) <= {tolerance!r}"
-        else:
-            check = text
-        if Expression(check, n=len(x)).evaluate(x) == 0:
-            out.append(text)
-    return out
+def violated(constraints: tuple[str, ...], result: Any) -> list[str]:
+    """The constraints (as given) that ``result.x`` violates beyond the run's tolerance:
+    every one when the run found no feasible point and reported none."""
+    if result.feasible:
+        return []
+    report = result.constraints
+    if len(report) != len(constraints):
+        return list(constraints)
+    return [text for text, c in zip(constraints, report, strict=True)
+            if c["violation"] is None or c["violation"] > DEFAULT_CONSTRAINT_TOLERANCE]
 
 
 def criterion(text: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import click
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, best_text
 from decido.cli._remote import client_for, follow
+from decido.status import RUN_STATES
 
 __all__ = ["runs"]
 
@@ -39,8 +40,7 @@ def _best(document: dict[str, Any]) -> str:
 
 
 @runs.command("list")
-@click.option("--state", type=click.Choice(["queued", "running", "succeeded", "failed",
-                                            "cancelled"]), help="only runs in this state")
+@click.option("--state", type=click.Choice(RUN_STATES), help="only runs in this state")
 @click.option("--engine", help="only runs of this engine")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="show at most this many (newest first)")

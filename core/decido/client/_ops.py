@@ -23,9 +23,9 @@ from decido.client.errors import RunFailed, Timeout
 from decido.errors import EngineError
 from decido.expression import Expression
 from decido.optimize import OptimizeResult
+from decido.status import FINISHED_RUN_STATES, status
 
 __all__ = [
-    "FINISHED",
     "Objective",
     "Progress",
     "RunArgs",
@@ -38,8 +38,6 @@ __all__ = [
     "wait",
 ]
 
-#: the states a run ends in
-FINISHED = ("succeeded", "failed", "cancelled")
 #: what a server can optimize: an expression (its text is sent)
 Objective = str | Expression
 #: a callback of :meth:`Run.wait`: called with the run's ``progress`` member
@@ -58,6 +56,8 @@ class RunArgs(TypedDict, total=False):
     target: float | None
     seed: int | None
     options: Mapping[str, float] | None
+    constraints: list[str] | None
+    constraint_tolerance: float | None
 
 
 def run_body(objective: Objective, bounds: ArrayLike, args: RunArgs) -> dict[str, Any]:
@@ -72,7 +72,8 @@ def run_body(objective: Objective, bounds: ArrayLike, args: RunArgs) -> dict[str
     body: dict[str, Any] = {"objective_expression": objective, "bounds": b.tolist()}
     for name, value in args.items():
         if value is not None:
-            body[name] = dict(value) if isinstance(value, Mapping) else value
+            body[name] = dict(value) if isinstance(value, Mapping) else \
+                list(value) if isinstance(value, (list, tuple)) else value
     return body
 
 
@@ -88,7 +89,7 @@ def optimize_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> Optimiz
         fun=math.nan if value is None else float(value),
         evaluations=int(r.get("evaluations") or 0),
         iterations=int(r.get("iterations") or 0),
-        status=str(r.get("status")),
+        status=status(str(r.get("status"))),
         message=str(r.get("message") or ""),
         elapsed=float(r.get("elapsed_ms") or 0.0) / 1e3,
         history=[(int(p[at]), math.nan if p[best] is None else float(p[best]))
@@ -96,7 +97,16 @@ def optimize_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> Optimiz
         engine=str(run.get("engine")),
         seed=int(r["seed"]) if isinstance(r.get("seed"), int) else 0,
         goal=str(run.get("goal") or "minimize"),
+        feasible=bool(r.get("feasible", True)),
+        max_violation=_number(r.get("max_violation"), math.inf),
+        constraints=[dict(c) for c in r.get("constraints") or []],
+        variables=r.get("variables"),
     )
+
+
+def _number(value: Any, missing: float) -> float:
+    """A JSON number (null: ``missing``, e.g. a violation that was not finite)."""
+    return missing if value is None else float(value)
 
 
 class RunState:
@@ -116,7 +126,7 @@ class RunState:
     @property
     def finished(self) -> bool:
         """The run has ended."""
-        return self.state in FINISHED
+        return self.state in FINISHED_RUN_STATES
 
     @property
     def progress(self) -> dict[str, Any] | None:

@@ -4,9 +4,14 @@ Every client operation (:mod:`decido.client._ops`) is a generator that yields in
 and receives their outcome: :class:`Call` (one HTTP request; the driver answers with a
 :class:`Reply`, after the retries of :class:`RetryPolicy`, or raises the problem as an
 exception), :class:`Sleep`, :class:`Emit` (an item of an iterating operation),
-:class:`OpenStream` / :class:`NextEvent` (a Server-Sent Events stream). The synchronous
-and the asyncio drivers (:mod:`decido.client.sync`, :mod:`decido.client.aio`) only carry
-them out, so both clients share every rule.
+:class:`OpenStream` / :class:`NextEvent` (a Server-Sent Events stream).
+
+One driver carries them out: the asyncio one (:meth:`decido.AsyncClient._iterate`, httpx).
+The blocking :class:`decido.Client` runs that same driver on a private event loop in a
+thread of its own (:mod:`decido.client.sync`) instead of a second, blocking driver: both
+clients then share every rule and every line that does I/O, and the rules (retries, pages,
+resuming a stream, waiting for a run) stay here and in :mod:`decido.client._ops`, free of
+I/O.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from decido.client._protocol import (
     Sleep,
     raise_for,
 )
+from decido.client.webhooks import AsyncWebhooks
 from decido.optimize import OptimizeResult
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+
@@ -87,6 +88,11 @@ class AsyncClient:
         self.retry = retry or RetryPolicy()
         self._http = httpx().AsyncClient(base_url=self.base_url, headers=headers(key),
                                          transport=transport)
+
+    @property
+    def webhooks(self) -> AsyncWebhooks:
+        """The key's webhook endpoints and their deliveries (:class:`AsyncWebhooks`)."""
+        return AsyncWebhooks(self)
 
     async def __aenter__(self) -> AsyncClient:
         return self

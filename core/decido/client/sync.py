@@ -21,6 +21,7 @@ from decido.client._http import DEFAULT_URL, print_progress
 from decido.client._ops import Objective, Progress, RunArgs, RunState
 from decido.client._protocol import Event, Op, RetryPolicy
 from decido.client.aio import AsyncClient
+from decido.client.webhooks import Webhooks
 from decido.optimize import OptimizeResult
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+
@@ -84,6 +85,11 @@ class Client:
     def base_url(self) -> str:
         """The service's address."""
         return self._aio.base_url
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """The key's webhook endpoints and their deliveries (:class:`Webhooks`)."""
+        return Webhooks(self)
 
     def __enter__(self) -> Client:
         return self

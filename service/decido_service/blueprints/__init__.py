@@ -8,11 +8,12 @@ from sanic import Blueprint
 from decido_service.blueprints import account, decide, meta, optimize, runs
 from decido_service.http.context import App
 from decido_service.http.openapi import openapi_bytes
-from decido_service.http.routes import Operation
+from decido_service.http.routes import API_VERSION, Operation
+from decido_service.webhooks import endpoints as webhooks
 
 __all__ = ["OPERATIONS", "register"]
 
-_SURFACES = (meta.api, account.api, decide.api, optimize.api, runs.api)
+_SURFACES = (meta.api, account.api, decide.api, optimize.api, runs.api, webhooks.api)
 #: every documented operation, in the order of the surfaces
 OPERATIONS: tuple[Operation, ...] = tuple(op for s in _SURFACES for op in s.operations)
 
@@ -20,5 +21,5 @@ OPERATIONS: tuple[Operation, ...] = tuple(op for s in _SURFACES for op in s.oper
 def register(app: App) -> None:
     """Mount every surface on ``app`` as one group with ``version=1`` (paths ``/v1/...``)
     and keep the OpenAPI document of their operations on ``app.ctx.openapi``."""
-    app.blueprint(Blueprint.group(*(s.bp for s in _SURFACES), version=1))
+    app.blueprint(Blueprint.group(*(s.bp for s in _SURFACES), version=API_VERSION))
     app.ctx.openapi = openapi_bytes(OPERATIONS)

@@ -67,7 +67,11 @@ async def batch(request: ApiRequest) -> HTTPResponse:
 
 @api.route("/decisions", get=Doc(
     "decisions", "The key's decision log, newest first", "decisions",
-    (200, "DecisionLogPage"), (400, 401, 429, 503), params=(DecisionPage,)))
+    (200, "DecisionLogPage"), (400, 401, 429, 503), params=(DecisionPage,),
+    description="At most `limit` entries and about 1 MiB of them (at least one): a page of "
+                "large entries holds fewer, and `has_more` says more follow. Option ids "
+                "longer than 200 characters are cut in summaries (to 200, the last one "
+                "`…`); the entry keeps them whole."))
 async def decisions(request: ApiRequest) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
     key = await read(request, "decide")

@@ -66,9 +66,11 @@ def engines() -> Engines:
 @api.route("/health", get=Doc("health", "Liveness and readiness (store reachable)", "meta",
                               (200, "Health"), keyed=False))
 async def health(request: ApiRequest) -> HTTPResponse:
-    """Liveness and readiness: 200 when the store answers, else 503."""
+    """Liveness and readiness: 200 when the store answers, else 503 with ``Retry-After``
+    (as the other 503s)."""
     ok = await request.app.ctx.readiness.ok()
-    return json_response(health_bytes(ok), status=200 if ok else 503)
+    return json_response(health_bytes(ok), status=200 if ok else 503,
+                         headers=None if ok else {"Retry-After": "1"})
 
 
 @api.route("/engines", get=Doc("engines", "The optimization engines and their options", "meta",

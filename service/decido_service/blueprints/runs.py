@@ -123,8 +123,11 @@ async def trace(request: ApiRequest, run_id: str) -> HTTPResponse:
                 "while running), then exactly one `result` (final state succeeded or "
                 "cancelled) or `error` (failed), data: the final Run; then the stream ends. "
                 "A `: heartbeat` comment every 15 s. Send the last event id seen as "
-                "`Last-Event-ID` to resume with no duplicate and no missed state; a "
-                "finished run yields its final state and terminal event at once."))
+                "`Last-Event-ID` to resume with no duplicate and no missed state (an id "
+                "this stream has not sent is 400); a finished run yields its final state "
+                "and terminal event at once. The Run's `request` is in the first Run "
+                "document of a connection only (absent from the later ones). A key's open "
+                "streams per worker are capped by its tier (429 `too_many_streams`)."))
 async def events(request: ApiRequest, run_id: str) -> None:
     """The run's Server-Sent Events (:mod:`decido_service.runs.events`), resumed after
     ``Last-Event-ID``; the stream ends after the terminal ``result`` or ``error`` event."""

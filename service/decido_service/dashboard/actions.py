@@ -30,7 +30,7 @@ __all__ = ["LABEL_MAX"]
 #: the longest key label (as ``POST /v1/keys``)
 LABEL_MAX = 200
 _FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
-                "top_k")
+                "top_k", "pairwise", "samples", "seed")
 
 
 @route("/sign-in")

@@ -8,6 +8,12 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
 - **Criteria**: one per line, ``attribute goal weight`` (``goal`` ``min``/``minimize`` or
   ``max``/``maximize``, the weight optional); not used by the method ``expression``.
 - **Constraints**: one expression per line.
+- **Pairwise** (optional; weighting ``ahp``): the criteria's pairwise judgments, one row
+  per line in the order of the criteria, entries separated by spaces or commas, as numbers
+  or fractions (``1/3``); ``-`` below the diagonal for the reciprocal of the entry above.
+- **Samples** and **seed** (optional): a decision under uncertainty; CSV cells
+  ``low..high`` are uncertain values (an interval in the options asks for
+  :data:`DEFAULT_SAMPLES` samples when no number is given).
 
 The body is checked by :func:`decido.decide` as any API request is; the faults this module
 finds are the ones the form's text formats add (a row with a missing column, a cell that is
@@ -25,9 +31,10 @@ from decido.option_table import cell_value, options_from_csv
 
 __all__ = ["METHODS", "FormError", "body_of", "defaults"]
 
-#: the methods of ``/v1/decide`` (from the library's request schema)
-METHODS: tuple[str, ...] = tuple(
-    m for m in decido.decision_schemas()["DecideRequest"]["properties"]["method"]["enum"] if m)
+#: the methods of ``/v1/decide`` (the library's method table)
+METHODS: tuple[str, ...] = tuple(m["name"] for m in decido.decision_methods())
+#: samples of a decision whose options hold intervals when the form gives no number
+DEFAULT_SAMPLES = 10_000
 _GOALS = {"min": "minimize", "minimize": "minimize", "max": "maximize", "maximize": "maximize"}
 #: the most options the form takes (a bigger decision belongs to the API)
 MAX_OPTIONS = 10_000
@@ -46,7 +53,8 @@ def defaults() -> dict[str, str]:
     return {"options": "id,price,quality,lead_time\ns1,18.5,7.2,5\ns2,22,8.1,12\ns3,15,6,3\n",
             "id_column": "id", "method": "topsis",
             "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
-            "constraints": "price <= 25", "expression": "", "top_k": ""}
+            "constraints": "price <= 25", "expression": "", "top_k": "", "pairwise": "",
+            "samples": "", "seed": ""}
 
 
 def body_of(fields: dict[str, str]) -> dict[str, Any]:
@@ -68,6 +76,10 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     constraints = [c.strip() for c in fields.get("constraints", "").splitlines() if c.strip()]
     if constraints:
         body["constraints"] = constraints
+    pairwise = _pairwise(fields.get("pairwise", ""), problems)
+    if pairwise:
+        body["pairwise"] = pairwise
+    _uncertainty(body, fields, problems)
     top_k = fields.get("top_k", "").strip()
     if top_k:
         if top_k.isdigit() and int(top_k) >= 1:
@@ -77,6 +89,45 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     if problems:
         raise FormError(problems)
     return body
+
+
+def _pairwise(text: str, problems: list[str]) -> list[list[float | None]]:
+    rows = []
+    for line, raw in enumerate(text.splitlines(), start=1):
+        cells = raw.replace(",", " ").split()
+        if not cells:
+            continue
+        row: list[float | None] = []
+        for cell in cells:
+            if cell == "-":
+                row.append(None)
+                continue
+            top, slash, bottom = cell.partition("/")
+            parts = [cell_value(top), cell_value(bottom) if slash else 1.0]
+            if not all(isinstance(x, float) for x in parts) or parts[1] == 0:
+                problems.append(f"pairwise: line {line}: {cell!r} is not a number or a fraction")
+                row.append(None)
+                continue
+            row.append(float(parts[0]) / float(parts[1]))
+        rows.append(row)
+    return rows
+
+
+def _uncertainty(body: dict[str, Any], fields: dict[str, str], problems: list[str]) -> None:
+    """``uncertainty`` when the form gives samples or the options hold intervals."""
+    samples, seed = fields.get("samples", "").strip(), fields.get("seed", "").strip()
+    intervals = any(isinstance(v, dict) for o in body["options"]
+                    for v in o.get("attributes", {}).values())
+    if not (samples or seed or intervals):
+        return
+    uncertainty: dict[str, int] = {"samples": DEFAULT_SAMPLES}
+    for name, text in (("samples", samples), ("seed", seed)):
+        if text and not text.isdigit():
+            problems.append(f"{name}: {text!r} is not a whole number")
+        elif text:
+            uncertainty[name] = int(text)
+    body["uncertainty"] = uncertainty
+    body.pop("explain", None)
 
 
 def _options(text: str, id_column: str, problems: list[str]) -> list[dict[str, Any]]:

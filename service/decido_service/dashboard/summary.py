@@ -10,7 +10,8 @@ import msgspec
 
 from decido_service.types import Run
 
-__all__ = ["next_query", "request_summary", "run_row", "run_row_of_view", "usage_bars"]
+__all__ = ["decision_row", "next_query", "request_summary", "run_row", "run_row_of_view",
+           "usage_bars"]
 
 
 def run_row(run: Run) -> dict[str, Any]:
@@ -31,6 +32,21 @@ def run_row_of_view(view: dict[str, Any]) -> dict[str, Any]:
             "dims": view["dims"], "best": best, "evaluations": source.get("evaluations"),
             "created": view["created_at"], "duration_ms": source.get("elapsed_ms"),
             "seed": seed, "live": view["state"] in ("queued", "running")}
+
+
+def decision_row(entry: dict[str, Any]) -> dict[str, Any]:
+    """A line of a decision log table from a list entry (:func:`~decido_service.decisions.
+    log.list_entry`, a decision or a batch): id, kind, method, best, how many options
+    (decisions of a batch), status, created."""
+    method: Any
+    if entry.get("kind") == "batch":
+        method = "batch"
+        best: Any = f"{entry.get('n_ok', 0)} of {entry.get('n_decisions', 0)} ok"
+        count = entry.get("n_decisions")
+    else:
+        method, best, count = entry.get("method"), entry.get("best"), entry.get("n_options")
+    return {"id": entry["id"], "kind": entry.get("kind"), "method": method, "best": best,
+            "count": count, "status": entry.get("status"), "created": entry["created_at"]}
 
 
 def request_summary(request: dict[str, Any]) -> dict[str, Any]:

@@ -53,7 +53,7 @@ async def overview(request: ApiRequest, session: Session) -> HTTPResponse:
     usage = msgspec.to_builtins(limits.usage_document(states, key, settings=settings))
     return page("overview.html", session=session, usage=usage, bars=summary.usage_bars(usage),
                 runs=[summary.run_row(r) for r in latest.data],
-                decisions=msgspec.to_builtins(decisions.data))
+                decisions=[summary.decision_row(d) for d in msgspec.to_builtins(decisions.data)])
 
 
 @route("/runs")
@@ -109,7 +109,8 @@ async def decision_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
     found = await decision_log.page(_store(request), session.key["id"], DEFAULT_PAGE,
                                     request.args.get("starting_after"))
-    return page("decisions.html", session=session, decisions=msgspec.to_builtins(found.data),
+    return page("decisions.html", session=session,
+                decisions=[summary.decision_row(d) for d in msgspec.to_builtins(found.data)],
                 next_after=found.data[-1].id if found.has_more else None)
 
 

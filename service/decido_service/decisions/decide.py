@@ -8,8 +8,9 @@ order depends on the body's size (:data:`~decido_service.http.resources.INLINE_B
   than handing it to a thread), then counted, and its decision-log entry rides in the same
   store transaction as its admission: one group-commit round trip per call. A request over
   its limit has then cost one small computation before its 429.
-- **larger**: counted first (a refused one costs no computation), decided in the worker's
-  decision threads, and its entry written with the next group-commit batch.
+- **larger**, or sampled (a decision with ``uncertainty``, whose cost grows with its
+  samples, not its size): counted first (a refused one costs no computation), decided in
+  the worker's decision threads, and its entry written with the next group-commit batch.
 
 Either way the entry is committed before the answer is sent, and the bodies are encoded
 once: the entry keeps the request as received and the answer as sent.
@@ -54,7 +55,7 @@ async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
     started = time.perf_counter()
     if sent is None:
         sent = request.body
-    if len(sent) <= INLINE_BYTES:
+    if len(sent) <= INLINE_BYTES and not _sampled(surface, body):
         try:
             result = fn(body)
         except DecisionError:
@@ -70,6 +71,18 @@ async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
     if log:
         await ctx.admissions.log(_entry(request, key, surface, sent, result, encoded, started))
     return result, encoded
+
+
+def _sampled(surface: Surface, body: Any) -> bool:
+    """Whether a decide or batch body asks for a decision under uncertainty."""
+    if type(body) is not dict:
+        return False
+    if "uncertainty" in body or surface == "decide":
+        return "uncertainty" in body
+    defaults, items = body.get("defaults"), body.get("decisions")
+    return (isinstance(defaults, dict) and "uncertainty" in defaults) or (
+        isinstance(items, list) and any(isinstance(i, dict) and "uncertainty" in i
+                                        for i in items))
 
 
 def _entry(request: ApiRequest, key: KeyRecord, surface: Surface, sent: bytes,

@@ -8,7 +8,14 @@ whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else ``answer`` 
 admission or the group commit's next batch (:mod:`decido_service.decisions.decide`) before the
 answer is sent, and kept ``decision_retention_days`` (30 by default).
 
-Lists are pages (:mod:`decido_service.pages`).
+A summary keeps option ids (``best``, and the ids and bests of ``top``) of at most
+:data:`ID_CAP` characters: a longer one is cut to :data:`ID_CAP` characters, the last of
+them ``…`` (the entry's ``request`` has it whole). A list is a page of at most ``limit``
+entries and about :data:`PAGE_BYTES` bytes (:func:`page`): fewer entries when they are
+large (entries logged before summaries were cut can be), at least one, ``has_more`` true
+when any is left for the next page.
+
+Lists are pages (:mod:`decido_service.types.params`).
 """
 
 from __future__ import annotations
@@ -23,12 +30,37 @@ from decido_service.http.problems import ApiError
 from decido_service.store import DecisionEntry, DecisionRecord, Store, iso_utc, ordered_id
 from decido_service.types import DecisionLogEntry, DecisionLogPage, DecisionLogRecord
 
-__all__ = ["ANSWER_CAP", "TOP", "DecisionEntry", "entry", "find", "page", "wants_log"]
+__all__ = ["ANSWER_CAP", "ID_CAP", "PAGE_BYTES", "TOP", "DecisionEntry", "entry", "find",
+           "page", "short_id", "wants_log"]
 
 #: the largest answer (JSON bytes) kept whole in an entry
 ANSWER_CAP = 256 * 1024
 #: how many of the ranking's first options a summary keeps
 TOP = 10
+#: the longest option id (characters) a summary keeps whole
+ID_CAP = 200
+#: the bytes of a list page's entries, about (a page holds at least one entry)
+PAGE_BYTES = 1 << 20
+
+
+def short_id(value: Any) -> Any:
+    """An option id as a summary keeps it: a string above :data:`ID_CAP` characters cut
+    to :data:`ID_CAP` (its last character ``…``), anything else as it is."""
+    if isinstance(value, str) and len(value) > ID_CAP:
+        return value[:ID_CAP - 1] + "…"
+    return value
+
+
+def _short_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """``summary`` with its option ids cut (:func:`short_id`)."""
+    out = dict(summary)
+    if "best" in out:
+        out["best"] = short_id(out["best"])
+    out["top"] = [{**item, **{k: short_id(item[k]) for k in ("id", "best") if k in item}}
+                  for item in out.get("top") or ()]
+    return out
+
+
 E = TypeVar("E", bound=DecisionLogEntry)
 
 
@@ -51,7 +83,7 @@ def entry(key_id: str, now: float, request: bytes, answer: Mapping[str, Any],
     """The log entry of one answered call: ``request`` is the body as received,
     ``answer_json`` the answer as sent (kept when at most :data:`ANSWER_CAP` bytes)."""
     whole = len(answer_json) <= ANSWER_CAP
-    summary = _batch_summary(answer) if batch else _summary(answer)
+    summary = _short_summary(_batch_summary(answer) if batch else _summary(answer))
     summary["elapsed_ms"] = round(elapsed_ms, 3)
     summary["answer_truncated"] = not whole
     return DecisionEntry(ordered_id("dec_", now), key_id, iso_utc(now), now,
@@ -80,14 +112,23 @@ def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
 
 async def page(store: Store, key_id: str, limit: int,
                after: str | None = None) -> DecisionLogPage:
-    """A page of ``key_id``'s log, newest first; 400 ``invalid_parameter`` for a cursor
-    that is not one of the key's entries."""
+    """A page of ``key_id``'s log, newest first: at most ``limit`` entries and about
+    :data:`PAGE_BYTES` bytes of them (at least one; summaries with their ids cut), and
+    whether more follow; 400 ``invalid_parameter`` for a cursor that is not one of the
+    key's entries."""
     try:
         found = await store.decisions.page(key_id, limit + 1, after)
     except ValueError as exc:
         raise ApiError("invalid_parameter", str(exc)) from None
-    return DecisionLogPage(data=[_typed(d, DecisionLogEntry) for d in found[:limit]],
-                           has_more=len(found) > limit)
+    shown: list[DecisionLogEntry] = []
+    size = 0
+    for record in found[:limit]:
+        item = _typed(record, DecisionLogEntry)
+        size += len(msgspec.json.encode(item))
+        if shown and size > PAGE_BYTES:
+            return DecisionLogPage(data=shown, has_more=True)
+        shown.append(item)
+    return DecisionLogPage(data=shown, has_more=len(found) > limit)
 
 
 async def find(store: Store, key_id: str, decision_id: str) -> DecisionLogRecord:
@@ -101,4 +142,4 @@ async def find(store: Store, key_id: str, decision_id: str) -> DecisionLogRecord
 
 def _typed(record: DecisionRecord, kind: type[E], **more: Any) -> E:
     return msgspec.convert({"id": record["id"], "created_at": record["created_at"],
-                            **record["summary"], **more}, kind)
+                            **_short_summary(record["summary"]), **more}, kind)

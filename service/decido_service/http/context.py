@@ -17,7 +17,7 @@ from sanic import Request, Sanic
 from sanic.config import Config
 
 if TYPE_CHECKING:
-    from decido_service.admission import KeyCache, Readiness
+    from decido_service.admission import KeyCache, Readiness, SpentBudgets
     from decido_service.config import Settings
     from decido_service.http.connections import ConnectionCap
     from decido_service.http.endpoint import AccessLog
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from decido_service.runs.queue import RunWorker
     from decido_service.store import Store
     from decido_service.store.group import GroupCommit
+    from decido_service.webhooks.worker import DeliveryWorker
 
 __all__ = ["App", "AppContext", "ApiRequest"]
 
@@ -47,12 +48,14 @@ class AppContext:
     admissions: GroupCommit
     key_cache: KeyCache
     readiness: Readiness
+    spent_budgets: SpentBudgets
     decide_pool: ThreadPoolExecutor
     run_pool: ThreadPoolExecutor
     run_slots: RunSlots
     executions: set[Execution]
     run_feeds: Feeds
     run_worker: RunWorker
+    delivery_worker: DeliveryWorker
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

@@ -37,7 +37,7 @@ from sanic.response import HTTPResponse
 
 from decido_service.admission import rate_headers
 from decido_service.http.context import ApiRequest
-from decido_service.http.heads import head_error
+from decido_service.http.heads import head_error, overflow_error
 from decido_service.http.problems import problem_handler
 
 __all__ = [
@@ -120,9 +120,10 @@ def endpoint(handler: Handler) -> Handler:
 def error_response(request: ApiRequest, exc: Exception) -> HTTPResponse:
     """Sanic's error handler: problem+json for what failed outside a handler, finished. An
     over-long request target or header block is named first (414, 431: it may be why a
-    route was not found)."""
+    route was not found), also when the head overflowed Sanic's buffer."""
     request_id(request)
-    return finish(request, problem_handler(request, head_error(request) or exc))
+    return finish(request, problem_handler(
+        request, head_error(request) or overflow_error(request, exc) or exc))
 
 
 def response_headers(request: ApiRequest, ctx: Any = None) -> dict[str, str]:

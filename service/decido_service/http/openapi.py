@@ -62,6 +62,9 @@ EXAMPLES: dict[str, Any] = {
     "OptimizeRequest": {"bounds": [[-5, 5], [-5, 5], [-5, 5]],
                         "objective_expression": "sum((x - 1)**2)", "engine": "de",
                         "max_evaluations": 20000, "time_limit": 2, "seed": 42},
+    "WebhookCreate": {"url": "https://receiver.example.com/decido",
+                      "events": ["run.succeeded", "run.failed"]},
+    "WebhookUpdate": {"events": ["*"]},
 }
 
 _HEADERS = {
@@ -128,7 +131,7 @@ def _ok(op: Doc) -> dict[str, Any]:
     if name == "RunTrace":
         content["text/csv"] = {"schema": {"type": "string"}}
     out = _answer(name, content)
-    if name == "OptimizeResult" or status == 202:
+    if name == "OptimizeResult" or (status == 202 and name == "Run"):
         out["headers"]["Location"] = {"$ref": "#/components/headers/Location"}
     return out
 

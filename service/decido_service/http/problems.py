@@ -162,8 +162,9 @@ def _from_sanic(exc: SanicException) -> ApiError:
     headers = {k: v for k, v in (getattr(exc, "headers", None) or {}).items() if k == "Allow"}
     code = _BY_STATUS.get(status, "bad_request")
     if code == "body_too_large" and "header" in message.lower():
-        # Sanic's buffer for the request head overflowed before anything was parsed: the
-        # request line or the header fields, which cannot be told apart (decido_service.http.heads)
+        # Sanic's buffer for the request head overflowed before anything was parsed; the
+        # error handler tells the request line from the header fields when it can
+        # (decido_service.http.heads.overflow_error), this is the answer when it cannot
         return ApiError("headers_too_large", "the request line and header fields together "
                                              "are above the size limit")
     detail = {

@@ -9,7 +9,8 @@ compiling objectives),
 ``run_slots`` (how many ``/v1/optimize`` runs may be running or queued: ``run_threads +
 run_queue``), ``executions`` (the runs executing in this worker), ``run_worker`` (takes
 queued runs from the store: :mod:`decido_service.runs.queue`) and ``run_feeds`` (the runs
-watched over Server-Sent Events: :mod:`decido_service.runs.events`).
+watched over Server-Sent Events: :mod:`decido_service.runs.events`) and ``delivery_worker``
+(webhook deliveries: :mod:`decido_service.webhooks.worker`).
 :func:`in_thread` is how handlers reach the pools.
 """
 
@@ -27,7 +28,7 @@ from typing import Any, TypeVar
 
 from sanic import Sanic
 
-from decido_service.admission import KeyCache, Readiness
+from decido_service.admission import KeyCache, Readiness, SpentBudgets
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
 from decido_service.runs.events import Feeds
@@ -35,6 +36,7 @@ from decido_service.runs.execution import wind_down
 from decido_service.runs.queue import RunWorker
 from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
+from decido_service.webhooks.worker import DeliveryWorker
 
 __all__ = ["INLINE_BYTES", "RunSlots", "by_size", "in_thread", "register"]
 
@@ -113,6 +115,7 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.admissions = GroupCommit(store.admissions)
     app.ctx.key_cache = KeyCache(store)
     app.ctx.readiness = Readiness(store)
+    app.ctx.spent_budgets = SpentBudgets()
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
     app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
@@ -120,6 +123,8 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.run_feeds = Feeds()  # the runs watched over SSE in this worker
     app.ctx.run_worker = RunWorker(app.ctx)  # takes queued runs from the store
     app.ctx.run_worker.start()
+    app.ctx.delivery_worker = DeliveryWorker(store, settings, app.ctx.run_worker.owner)
+    app.ctx.delivery_worker.start()  # webhook deliveries (decido_service.webhooks)
     tune_gc()
 
 
@@ -153,9 +158,10 @@ async def stop_runs(app: Sanic[Any, Any]) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, lambda: None)
-    worker = getattr(app.ctx, "run_worker", None)
-    if worker is not None:
-        await worker.stop()
+    for name in ("run_worker", "delivery_worker"):  # no more runs or deliveries taken
+        worker = getattr(app.ctx, name, None)
+        if worker is not None:
+            await worker.stop()
     executions = getattr(app.ctx, "executions", None)
     if executions:
         await wind_down(executions)

@@ -19,11 +19,13 @@ from sanic import Blueprint
 from decido_service.http.endpoint import endpoint
 from decido_service.types.params import Params
 
-__all__ = ["Doc", "Operation", "Routes"]
+__all__ = ["API_VERSION", "Doc", "Operation", "Routes"]
 
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 Wrapper = Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]
 _PATH_PARAM = re.compile(r"<([A-Za-z_]+)(?::[^>]*)?>")
+#: the API's version: its routes are mounted under ``/v1`` (the blueprint group's ``version``)
+API_VERSION = 1
 
 
 class Doc(NamedTuple):
@@ -56,11 +58,10 @@ class Operation(NamedTuple):
 class Routes:
     """A blueprint whose handlers are wrapped by ``wrap`` and whose operations are kept."""
 
-    def __init__(self, name: str, *, wrap: Wrapper = endpoint, url_prefix: str | None = None,
-                 documented_under: str = "/v1") -> None:
+    def __init__(self, name: str, *, wrap: Wrapper = endpoint,
+                 url_prefix: str | None = None) -> None:
         self.bp = Blueprint(name, url_prefix=url_prefix)
         self.wrap = wrap
-        self.prefix = documented_under
         self.operations: list[Operation] = []
 
     def route(self, uri: str, *methods: str, head: bool = True,
@@ -73,7 +74,7 @@ class Routes:
         def register(handler: H) -> H:
             self.bp.route(uri, methods=sorted(routed), name=handler.__name__)(
                 self.wrap(handler))
-            path = self.prefix + _PATH_PARAM.sub(r"{\1}", uri)
+            path = f"/v{API_VERSION}" + _PATH_PARAM.sub(r"{\1}", uri)
             self.operations += [Operation(path, method, doc) for method, doc in docs.items()]
             return handler
 

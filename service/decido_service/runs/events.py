@@ -26,24 +26,37 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import msgspec
+import orjson
 
+from decido_service import limits
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import response_headers, streamed
 from decido_service.http.params import headers
+from decido_service.http.problems import ApiError
 from decido_service.http.responses import encode
 from decido_service.runs.api import find, run_view
 from decido_service.runs.execution import PROGRESS_INTERVAL
 from decido_service.store import FINISHED_STATES, KeyRecord, Store
 from decido_service.types import EventsHeaders, Run, RunProgress
 
-__all__ = ["HEARTBEAT", "Cursor", "Feeds", "RunFeed", "Snapshot", "parse_last_event_id",
-           "send_events", "stream"]
+__all__ = ["DRAIN_TIMEOUT", "HEARTBEAT", "SEND_SLICE", "STREAM_RETRY_AFTER", "Cursor", "Feeds",
+           "RunFeed", "Snapshot", "check_resumable", "parse_last_event_id", "send_events",
+           "stream"]
 
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
+#: seconds a watcher's transport may stay full (Sanic's write buffer of 64 KiB and the
+#: socket's): then the stream is dropped (closed), and the client may resume with
+#: ``Last-Event-ID``
+DRAIN_TIMEOUT = 10.0
+#: bytes of an event written at a time: a large run document (its request can be about
+#: 1 MB) goes out in slices, each once the transport has drained
+SEND_SLICE = 16 * 1024
+#: the ``Retry-After`` of a stream refused over the key's cap (streams last while runs do)
+STREAM_RETRY_AFTER = 5
 #: the ordinal of each state in a run's event ids (every final state is 3)
 _ORDINAL = {"queued": 1, "running": 2, **{s: 3 for s in FINISHED_STATES}}
 _TERMINAL = 4
@@ -62,12 +75,39 @@ def parse_last_event_id(request: ApiRequest) -> Cursor:
     return int(ordinal), int(evaluations) if evaluations else -1
 
 
-def _event(kind: str, event_id: str, data: Run | RunProgress) -> bytes:
-    return b"id: %s\nevent: %s\ndata: %s\n\n" % (event_id.encode(), kind.encode(), encode(data))
+def check_resumable(snapshot: Snapshot, cursor: Cursor, text: str | None) -> None:
+    """400 ``invalid_parameter`` when the event ``text`` (parsed: ``cursor``) is one the
+    run's stream cannot have sent yet: a state it has not entered, the terminal event of a
+    run still going, or progress beyond its evaluations so far."""
+    seen, evaluations = cursor
+    reached = snapshot.path[-1] if not snapshot.final else _TERMINAL
+    if seen == 2:
+        result = snapshot.view.result
+        done = snapshot.evaluations if not snapshot.final else int(
+            result.evaluations if result is not None else 0)
+        future = 2 not in snapshot.path or evaluations > done
+    else:
+        future = seen > reached
+    if future:
+        raise ApiError("invalid_parameter", f"Last-Event-ID: {text!r} is not an event id "
+                                            "this stream has sent")
+
+
+def _event(kind: str, event_id: str, data: Run | RunProgress, *, request: bool = True
+           ) -> bytes:
+    """One event; a Run without its ``request`` member when ``request`` is false."""
+    if isinstance(data, Run) and not request:
+        doc = msgspec.to_builtins(data)
+        doc.pop("request", None)
+        encoded = orjson.dumps(doc)
+    else:
+        encoded = encode(data)
+    return b"id: %s\nevent: %s\ndata: %s\n\n" % (event_id.encode(), kind.encode(), encoded)
 
 
 class Snapshot:
-    """One read of a run's row and the events it implies, encoded once for every watcher."""
+    """One read of a run's row and the events it implies, encoded once for every watcher:
+    each event is one ``bytes`` object that every watcher's transport shares."""
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.view = run_view(row)
@@ -79,33 +119,47 @@ class Snapshot:
         progress = self.view.progress if state == "running" else None
         self.evaluations = progress.evaluations if progress else -1
         self._progress = progress
-        self._cache: dict[Cursor, tuple[bytes, Cursor]] = {}
+        self._encoded: dict[tuple[str, bool], bytes] = {}
+        self._cache: dict[tuple[Cursor, bool], tuple[list[bytes], Cursor]] = {}
 
-    def events_after(self, cursor: Cursor, *, fresh: bool = False) -> tuple[bytes, Cursor]:
+    def events_after(self, cursor: Cursor, *, fresh: bool = False, request: bool = True
+                     ) -> tuple[list[bytes], Cursor]:
         """The events a watcher at ``cursor`` is sent now, and its cursor afterwards.
-        ``fresh``: a new watcher (it starts at the current state)."""
-        key = (-1, -1) if fresh else cursor
+        ``fresh``: a new watcher (it starts at the current state); ``request``: the first
+        run document among them carries the run's ``request`` (the stream sends it once),
+        else none does."""
+        key = ((-1, -1) if fresh else cursor, request)
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._cache[key] = self._compute((self.ordinal - 1, -1) if fresh
-                                                      else cursor)
+            cached = self._cache[key] = self._compute(
+                (self.ordinal - 1, -1) if fresh else cursor, request)
         return cached
 
-    def _compute(self, cursor: Cursor) -> tuple[bytes, Cursor]:
+    def _compute(self, cursor: Cursor, request: bool) -> tuple[list[bytes], Cursor]:
         seen, evaluations = cursor
         out: list[bytes] = []
         for ordinal in self.path:
             if ordinal > seen:
-                out.append(_event("state", str(ordinal), self._state_document(ordinal)))
+                out.append(self._document("state", ordinal, request and not out))
                 seen, evaluations = ordinal, -1
         if seen == 2 and self._progress is not None and self.evaluations > evaluations:
             evaluations = self.evaluations
             out.append(_event("progress", f"2.{evaluations}", self._progress))
         if self.final and seen < _TERMINAL:
-            kind = "error" if self.view.state == "failed" else "result"
-            out.append(_event(kind, str(_TERMINAL), self.view))
+            out.append(self._document("error" if self.view.state == "failed" else "result",
+                                      _TERMINAL, request and not out))
             seen = _TERMINAL
-        return b"".join(out), (seen, evaluations)
+        return out, (seen, evaluations)
+
+    def _document(self, kind: str, ordinal: int, request: bool) -> bytes:
+        """The event ``kind`` with id ``ordinal`` and its run document (with or without
+        ``request``), encoded once per snapshot."""
+        key = (f"{kind}{ordinal}", request)
+        found = self._encoded.get(key)
+        if found is None:
+            doc = self._state_document(ordinal) if kind == "state" else self.view
+            found = self._encoded[key] = _event(kind, str(ordinal), doc, request=request)
+        return found
 
     def _state_document(self, ordinal: int) -> Run:
         if ordinal == self.ordinal:
@@ -167,19 +221,32 @@ class RunFeed:
 
 
 class Feeds:
-    """The feeds of one worker, by run (``app.ctx.run_feeds``)."""
+    """The feeds of one worker, by run (``app.ctx.run_feeds``), and its open streams by
+    key."""
 
     def __init__(self) -> None:
         self._feeds: dict[tuple[str, str], RunFeed] = {}
+        self.streams: dict[str, int] = {}
 
     @contextlib.asynccontextmanager
-    async def watch(self, store: Store, key_id: str,
-                    row: dict[str, Any]) -> AsyncIterator[RunFeed]:
-        """The run's feed while the caller watches (``row``: the run as just read)."""
+    async def watch(self, store: Store, key_id: str, row: dict[str, Any],
+                    cap: int | None = None) -> AsyncIterator[RunFeed]:
+        """The run's feed while the caller watches (``row``: the run as just read, not kept:
+        a watcher holds the shared feed, never its own copy of a run that can be about
+        1 MB); 429 ``too_many_streams`` when the key has ``cap`` streams open in this
+        worker."""
+        open_now = self.streams.get(key_id, 0)
+        if cap is not None and open_now >= cap:
+            raise ApiError("too_many_streams", f"this key has {cap} event streams open, the "
+                           "most its tier allows; close one, or retry shortly",
+                           headers={"Retry-After": str(STREAM_RETRY_AFTER)},
+                           extra={"limit_value": cap})
         ident = (key_id, row["id"])
         feed = self._feeds.get(ident)
         if feed is None:
             feed = self._feeds[ident] = RunFeed(store, key_id, row["id"], row)
+        del row
+        self.streams[key_id] = open_now + 1
         feed.watchers += 1
         feed.start()
         try:
@@ -190,32 +257,57 @@ class Feeds:
                 feed.stop()
                 if self._feeds.get(ident) is feed:
                     del self._feeds[ident]
+            left = self.streams[key_id] - 1
+            if left:
+                self.streams[key_id] = left
+            else:
+                del self.streams[key_id]
 
 
 async def stream(feed: RunFeed, cursor: Cursor, send: Any, *,
-                 heartbeat: float = HEARTBEAT) -> None:
+                 heartbeat: float = HEARTBEAT, drain: float = DRAIN_TIMEOUT) -> bool:
     """Send ``feed``'s events after ``cursor`` through ``send`` (an async callable of
-    bytes) until the terminal event, a heartbeat comment every ``heartbeat`` seconds."""
+    bytes that waits while the transport holds more than its small write buffer) until
+    the terminal event, a heartbeat comment every ``heartbeat`` seconds. The run's
+    ``request`` goes in the first run document only. False when the watcher did not take
+    an event within ``drain`` seconds (its transport is full): the caller drops it."""
     fresh = cursor == (0, -1)
+    request = True
     loop = asyncio.get_running_loop()
     last_sent = loop.time()
     while True:
         snapshot = feed.snapshot
         if snapshot is None:
-            return
-        chunk, cursor = snapshot.events_after(cursor, fresh=fresh)
+            return True
+        events, cursor = snapshot.events_after(cursor, fresh=fresh, request=request)
         fresh = False
-        if chunk:
-            await send(chunk)
+        for event in events:
+            if not event.startswith(b"id: 2."):  # a run document: the request was in it
+                request = False
+            if not await _send_within(send, event, drain):
+                return False
             last_sent = loop.time()
         if cursor[0] == _TERMINAL:
-            return
+            return True
         wait = last_sent + heartbeat - loop.time()
         if wait <= 0:
-            await send(b": heartbeat\n\n")
+            if not await _send_within(send, b": heartbeat\n\n", drain):
+                return False
             last_sent = loop.time()
             continue
         await feed.changed(wait)
+
+
+async def _send_within(send: Any, data: bytes, seconds: float) -> bool:
+    """Send ``data`` in slices of :data:`SEND_SLICE` bytes, each once the transport has
+    drained (a watcher's transport holds a slice and Sanic's buffer, never a whole large
+    event); False when a slice waited more than ``seconds``."""
+    for start in range(0, len(data), SEND_SLICE):
+        try:
+            await asyncio.wait_for(send(data[start:start + SEND_SLICE]), seconds)
+        except asyncio.TimeoutError:
+            return False
+    return True
 
 
 async def send_events(request: ApiRequest, key: KeyRecord, run_id: str) -> None:
@@ -225,12 +317,18 @@ async def send_events(request: ApiRequest, key: KeyRecord, run_id: str) -> None:
     cursor = parse_last_event_id(request)
     ctx = request.app.ctx
     row = await find(ctx.store, key["id"], run_id)
-    async with ctx.run_feeds.watch(ctx.store, key["id"], row) as feed:
+    if cursor != (0, -1):  # judged on the row just read: the newest this worker knows
+        check_resumable(Snapshot(row), cursor, headers(request, EventsHeaders).last_event_id)
+    cap = limits.tier_limits(key, settings=ctx.settings)["max_streams"]
+    watching = ctx.run_feeds.watch(ctx.store, key["id"], row, cap)
+    del row  # the feed has what it needs (a watcher holds no copy of the run)
+    async with watching as feed:
         response = await request.respond(
             status=200, content_type="text/event-stream",
             headers={**response_headers(request), "Cache-Control": "no-store",
                      "X-Accel-Buffering": "no"})
         streamed(request, 200)
-        await stream(feed, cursor, response.send,
-                                heartbeat=ctx.settings.sse_heartbeat)
-        await response.eof()
+        if await stream(feed, cursor, response.send, heartbeat=ctx.settings.sse_heartbeat):
+            await response.eof()
+        elif request.transport is not None:  # a watcher that does not read: dropped (not
+            cast(asyncio.Transport, request.transport).abort()  # closed: it holds data)

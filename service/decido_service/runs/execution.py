@@ -46,6 +46,7 @@ from typing import Any, TypeVar, cast
 import msgspec
 
 import decido
+from decido.status import run_state
 from decido_service.http.problems import ApiError, as_api_error, problem
 from decido_service.runs.trace import thin_trace, timed
 from decido_service.store import FINISHED_STATES, Store, iso_utc, ordered_id
@@ -221,7 +222,7 @@ class Execution:
                                              for e, b in outcome.history]
         trace = thin_trace(timed(outcome.history, [*self.samples,
                                                    (result.evaluations, result.elapsed_ms)]))
-        await self._finish("cancelled" if result.status == "stopped" else "succeeded",
+        await self._finish(run_state(result.status),
                            result=result, trace=trace, columns={
                                "status": result.status, "value": result.value,
                                "seed": result.seed, "evaluations": result.evaluations,

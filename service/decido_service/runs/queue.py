@@ -102,6 +102,10 @@ async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
         "document": runs.write_document(document), "owner": worker.owner,
         "lease_until": time.time() + worker.lease}, admission.counted(request, key, "optimize"),
         cap, ctx.settings.run_backlog if queued else None)
+    if isinstance(enqueued, str):  # refused: the X-RateLimit-* headers every answer to a
+        # key carries, read without counting
+        await admission.observe(request, limits.specs_for("optimize", key,
+                                                          settings=ctx.settings))
     if enqueued == "cap":
         raise ApiError("too_many_runs", f"this key has {cap} runs queued or running, the "
                        f"most its tier allows; retry when one ends",
@@ -109,7 +113,7 @@ async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
     if enqueued == "queue":
         raise ApiError("overloaded", "the run queue is full; retry shortly",
                        headers={"Retry-After": "1"})
-    admission.settle(request, enqueued, ctx.settings.now())
+    admission.settle(request, enqueued, ctx.settings.now(), key["id"])
     return run_id, document
 
 

@@ -11,7 +11,9 @@ concern, each behind a protocol of its own and written once in SQL for both back
 - ``store.runs`` (:class:`~decido_service.store.runs.Runs`): run rows, the queue and its
   leases, idempotency records;
 - ``store.decisions`` (:class:`~decido_service.store.decisions.DecisionLog`): the
-  decision log (written by the admission that counts its request).
+  decision log (written by the admission that counts its request);
+- ``store.webhooks`` (:class:`~decido_service.store.webhooks.Webhooks`): webhook endpoints
+  and their deliveries (a run's written with its final state by ``store.runs.update``).
 
 Underneath, a backend (:class:`~decido_service.store.dialect.Database`: SQLite,
 :mod:`~decido_service.store.sqlite`, or PostgreSQL, :mod:`~decido_service.store.postgres`)
@@ -68,6 +70,7 @@ from decido_service.store.runs import (
     Runs,
     SQLRuns,
 )
+from decido_service.store.webhooks import SQLWebhooks, Webhooks
 
 __all__ = [
     "FINISHED_STATES",
@@ -88,6 +91,7 @@ __all__ = [
     "KeyRecord",
     "Runs",
     "Store",
+    "Webhooks",
     "StoreError",
     "iso_utc",
     "judge",
@@ -113,6 +117,7 @@ class Store:
         self.admissions: Admissions = SQLAdmissions(database)
         self.runs: Runs = SQLRuns(database)
         self.decisions: DecisionLog = SQLDecisionLog(database)
+        self.webhooks: Webhooks = SQLWebhooks(database)
         self._pruning: asyncio.Task[None] | None = None
 
     async def ping(self) -> bool:

@@ -12,14 +12,17 @@ hash) while it counts, admits and inserts.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
+from decido import status
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
 from decido_service.store.dialect import Database, Row, Tx
 from decido_service.store.records import Admission, AdmissionRequest, iso_utc
+from decido_service.store.webhooks import enqueue_run_event
 
 __all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "Runs", "SQLRuns"]
 
@@ -35,10 +38,10 @@ RUN_FIELDS: tuple[str, ...] = (
 RUN_UPDATABLE: frozenset[str] = frozenset(
     ("status", "value", "evaluations", "elapsed_ms", "seed", "state", "document",
      "finished_at", "owner", "lease_until"))
-#: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES`.
-RUN_STATES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
-#: The states a run ends in (it can be deleted then; cancelling it is refused).
-FINISHED_STATES: frozenset[str] = frozenset(("succeeded", "failed", "cancelled"))
+#: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES` (it can
+#: be deleted then; cancelling it is refused); the names are the library's (decido.status).
+RUN_STATES: tuple[str, ...] = status.RUN_STATES
+FINISHED_STATES: frozenset[str] = frozenset(status.FINISHED_RUN_STATES)
 
 _UNFINISHED = "state IN ('queued', 'running')"  # the partial index runs_unfinished
 _SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
@@ -65,7 +68,9 @@ class Runs(Protocol):
                      expect: Mapping[str, Any] | None = None) -> bool:
         """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
         other); ``False`` when there is no such run, or (``expect``) when one of the
-        row's columns named there is not equal to the value given (``None``: NULL)."""
+        row's columns named there is not equal to the value given (``None``: NULL). A
+        final state written here writes the run's webhook deliveries in the same
+        transaction (:func:`~decido_service.store.webhooks.enqueue_run_event`)."""
 
     async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
         """Take the oldest ``queued`` run no process owns: it is ``owner``'s until
@@ -171,8 +176,18 @@ class SQLRuns:
         values = [_seed_text(changes[c]) if c == "seed" else changes[c] for c in columns]
         sql = (f"UPDATE runs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?"
                + "".join(f" AND {c} IS NOT DISTINCT FROM ?" for c, _ in expected))
-        return await self.db.write(lambda tx: tx.execute(
-            sql, *values, run_id, *(v for _, v in expected))) == 1
+        final = changes.get("state") in FINISHED_STATES
+
+        async def body(tx: Tx) -> bool:
+            if await tx.execute(sql, *values, run_id, *(v for _, v in expected)) != 1:
+                return False
+            if final:  # its webhook deliveries, in the same transaction
+                row = await tx.fetchrow(f"{_SELECT} WHERE id = ?", run_id)
+                assert row is not None
+                await enqueue_run_event(tx, _run(row), time.time())
+            return True
+
+        return await self.db.write(body)
 
     async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
         """Own the oldest unowned queued run until ``lease_until``."""

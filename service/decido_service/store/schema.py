@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 
+from decido_service.store import webhooks
 from decido_service.store.dialect import Dialect, Tx
 from decido_service.store.records import StoreError, iso_utc
 
@@ -69,7 +70,10 @@ _SCHEMA = (
 )
 
 #: The ordered list (module docs): version ``i + 1`` is ``MIGRATIONS[i]``.
-MIGRATIONS: list[tuple[str, ...]] = [_SCHEMA]
+MIGRATIONS: list[tuple[str, ...]] = [
+    _SCHEMA,
+    webhooks.SCHEMA,  # 2: webhook endpoints and their deliveries
+]
 
 
 async def version(tx: Tx, dialect: Dialect) -> int:

@@ -13,9 +13,10 @@ The types are grouped by surface, a module each: :mod:`~decido_service.types.fie
 (the field types they share), :mod:`~decido_service.types.problems`,
 :mod:`~decido_service.types.meta`, :mod:`~decido_service.types.account`,
 :mod:`~decido_service.types.optimize`, :mod:`~decido_service.types.decision_log`,
-:mod:`~decido_service.types.runs` and :mod:`~decido_service.types.params` (path, query and
-header parameters); every name is re-exported here, with the tables of
-request and response bodies the decoder and the OpenAPI document read.
+:mod:`~decido_service.types.runs`, :mod:`~decido_service.types.webhooks` and
+:mod:`~decido_service.types.params` (path, query and header parameters); every name is
+re-exported here, with the tables of request and response bodies the decoder and the
+OpenAPI document read.
 """
 
 from __future__ import annotations
@@ -75,6 +76,19 @@ from decido_service.types.runs import (
     RunTrace,
     TracePoint,
 )
+from decido_service.types.webhooks import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryList,
+    DeliveryPage,
+    DeliveryPath,
+    Webhook,
+    WebhookCreate,
+    WebhookCreated,
+    WebhookList,
+    WebhookPath,
+    WebhookUpdate,
+)
 
 __all__ = [
     "DEFAULT_PAGE",
@@ -99,6 +113,17 @@ __all__ = [
     "DecisionLogRecord",
     "REQUEST_TYPES",
     "RESPONSE_TYPES",
+    "Delivery",
+    "DeliveryAttempt",
+    "DeliveryList",
+    "DeliveryPage",
+    "DeliveryPath",
+    "Webhook",
+    "WebhookCreate",
+    "WebhookCreated",
+    "WebhookList",
+    "WebhookPath",
+    "WebhookUpdate",
     "SCHEMA_EXTRAS",
     "Engine",
     "EngineOption",
@@ -136,7 +161,8 @@ __all__ = [
 
 
 #: the request bodies, by OpenAPI component name
-REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest}
+REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest,
+                                 "WebhookCreate": WebhookCreate, "WebhookUpdate": WebhookUpdate}
 #: what the generated component schemas cannot say, added to them by name
 SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
     "OptimizeRequest": {"anyOf": [
@@ -156,5 +182,6 @@ def with_extras(components: dict[str, Any]) -> dict[str, Any]:
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
-                                   DecisionLogRecord, Run, RunList, RunTrace, RunsDeleted)
+                                   DecisionLogRecord, Run, RunList, RunTrace, RunsDeleted,
+                                   Webhook, WebhookCreated, WebhookList, Delivery, DeliveryList)
 

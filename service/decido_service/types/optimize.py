@@ -10,6 +10,7 @@ import decido
 from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
 from decido.optimize import SEED_END
 from decido.pareto import default_multi_engine
+from decido.status import FinishedStatus
 from decido_service.types.fields import Count, EngineId, Goal
 from decido_service.types.problems import Problem
 
@@ -17,9 +18,8 @@ __all__ = ["ConstraintValue", "ErrorEvent", "Objective", "ObjectiveInfo", "Optim
            "OptimizeRequest", "OptimizeResult", "ParetoPoint", "ProgressEvent", "ResultEvent",
            "RunProgress", "RunResult", "RunStatus", "Variable"]
 
-#: how a run ended, as the engine says
-RunStatus = Annotated[Literal["converged", "target_reached", "max_evaluations", "time_limit",
-                              "stopped", "infeasible"], Meta(
+#: how a run ended, as the engine says (decido.status: C's stop reasons, and infeasible)
+RunStatus = Annotated[FinishedStatus, Meta(
     description="infeasible: no point met every constraint (x is the least violating)")]
 
 

@@ -1,5 +1,5 @@
 // The compare page: the convergence curves of 2-8 runs on one log-scaled plot (a value
-// <= 0 drawn a decade below the smallest positive one), joined on their evaluations
+// <= 0 drawn at the floor of window.decidoLog, dash.js), joined on their evaluations
 // (uPlot.join); the legend under the plot names engine and seed. window.decidoDash.plots.compare is the plot (tests read it).
 (function () {
   "use strict";
@@ -17,12 +17,8 @@
       // points are [evaluations, elapsed_ms, best]
       return [v.trace.map(function (p) { return p[0]; }), v.trace.map(function (p) { return p[2]; })];
     });
-    var floor = Infinity;
-    tables.forEach(function (t) {
-      t[1].forEach(function (y) { if (y > 0 && y < floor) floor = y; });
-    });
-    floor = floor === Infinity ? 1e-12 : floor / 10;
-    tables.forEach(function (t) { t[1] = t[1].map(function (y) { return y > 0 ? y : floor; }); });
+    var floor = window.decidoLog.floor(tables.map(function (t) { return t[1]; }));
+    tables.forEach(function (t) { t[1] = window.decidoLog.clip(t[1], floor).ys; });
     var data = uPlot.join(tables);
     var series = [{label: "evaluations"}].concat(views.map(function (v, i) {
       return {label: v.engine + " seed " + v.row.seed, stroke: COLORS[i % COLORS.length],
@@ -31,7 +27,8 @@
     dash.plots.compare = new uPlot({
       width: Math.max(280, el.clientWidth || 600), height: 360,
       scales: {x: {time: false}, y: {distr: 3}},
-      axes: [{label: "evaluations"}, {label: "best value (log)", size: 70, values: window.decidoTicks}],
+      axes: [{label: "evaluations"}, {label: "best value (log)", size: 70, values: window.decidoTicks,
+                                      splits: window.decidoLog.splits}],
       series: series, legend: {show: false}
     }, data, el);
     dash.points = tables.map(function (t) { return t[0].length; });

@@ -12,6 +12,34 @@
       return a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(0) : String(+v.toPrecision(3));
     });
   };
+  // Log scale. A value <= 0 (log cannot show it), or below 1e-300, is drawn at a floor a
+  // decade below the smallest positive value of the arrays (at least 1e-300); clip says
+  // how many were. uPlot's log axis knows the decades 1e-16 to 1e16 only: values below
+  // them threw "Invalid array length" and drew nothing (a run whose best reached 1e-23),
+  // so the tick decades are chosen here (splits: at most about 8 ticks).
+  window.decidoLog = {
+    floor: function (arrays) {
+      var least = Infinity;
+      arrays.forEach(function (ys) {
+        ys.forEach(function (y) { if (y >= 1e-300 && y < least) least = y; });
+      });
+      return least === Infinity ? 1e-12 : Math.max(least / 10, 1e-300);
+    },
+    clip: function (ys, floor) {
+      var clipped = 0;
+      var out = ys.map(function (y) {
+        if (y !== null && !(y >= floor)) { clipped++; return floor; }
+        return y;
+      });
+      return {ys: out, floor: floor, clipped: clipped};
+    },
+    splits: function (u, axisIdx, min, max) {
+      var lo = Math.floor(Math.log10(min)), hi = Math.ceil(Math.log10(max));
+      var step = Math.max(1, Math.ceil((hi - lo) / 8)), out = [];
+      for (var e = lo; e <= hi; e += step) out.push(Math.pow(10, e));
+      return out;
+    }
+  };
   var PERIOD = 1000;
   function fmt(v, digits) {
     if (v === null || v === undefined) return "\u2014";

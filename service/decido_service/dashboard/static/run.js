@@ -25,17 +25,10 @@
     if (ms === null || ms === undefined) return "\u2014";
     return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s";
   }
-  // Log scale: a value <= 0 (log cannot show it) is drawn at a floor a decade below the
-  // smallest positive value, and the note under the plot says so.
+  // Log scale: what log cannot show is drawn at a floor (window.decidoLog, dash.js), and
+  // the note under the plot says so.
   function logSafe(ys) {
-    var floor = Infinity, clipped = 0, i;
-    for (i = 0; i < ys.length; i++) if (ys[i] > 0 && ys[i] < floor) floor = ys[i];
-    floor = floor === Infinity ? 1e-12 : floor / 10;
-    var out = new Array(ys.length);
-    for (i = 0; i < ys.length; i++) {
-      if (ys[i] !== null && !(ys[i] > 0)) { out[i] = floor; clipped++; } else out[i] = ys[i];
-    }
-    return {ys: out, floor: floor, clipped: clipped};
+    return window.decidoLog.clip(ys, window.decidoLog.floor([ys]));
   }
   dash.logSafe = logSafe;
 
@@ -47,7 +40,9 @@
     var plot = new uPlot({
       width: width(convEl), height: 320,
       scales: {x: {time: false}, y: {distr: opts.log ? 3 : 1}},
-      axes: [{label: opts.xLabel || "evaluations"}, {label: "best value", size: 70, values: window.decidoTicks}],
+      axes: [{label: opts.xLabel || "evaluations"},
+             {label: "best value", size: 70, values: window.decidoTicks,
+              splits: opts.log ? window.decidoLog.splits : undefined}],
       series: [{label: opts.xLabel || "evaluations"},
                {label: "best", stroke: "#1d4ed8", width: 2, points: {show: xs.length < 60}}],
       cursor: {drag: {x: true, y: false}}

@@ -1,0 +1,316 @@
+"""The webhooks concern: a key's endpoints (with the signing secret and, for 24 h after a
+rotation, the previous one) and their deliveries (one row per event and endpoint: the
+event's data, every attempt so far, when the next one is due, and the process that holds
+the attempt in progress under a lease).
+
+A run event's deliveries are written by :func:`enqueue_run_event` in the transaction that
+writes the run's final state (:meth:`~decido_service.store.runs.SQLRuns.update` calls it
+with its :class:`~decido_service.store.dialect.Tx`), so a run never ends without them. A
+claim takes due deliveries whose endpoint is enabled (``FOR UPDATE SKIP LOCKED`` on
+PostgreSQL: claimers on several nodes take different rows; SQLite's write transaction
+holds the file); creating an endpoint counts the key's under its key lock, so the tier's
+cap is exact across nodes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from decido_service.store.dialect import Database, Row, Tx
+from decido_service.store.records import iso_utc, ordered_id
+
+__all__ = ["DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE",
+           "SQLWebhooks", "Webhooks", "enqueue_run_event"]
+
+#: the columns of a webhook row, in select order
+WEBHOOK_FIELDS: tuple[str, ...] = (
+    "id", "key_id", "url", "events", "description", "enabled", "disabled_reason", "secret",
+    "old_secret", "old_secret_until", "failing_since", "created_at")
+#: the columns :meth:`Webhooks.update` may set
+WEBHOOK_UPDATABLE = frozenset({"url", "events", "description", "enabled", "disabled_reason",
+                               "secret", "old_secret", "old_secret_until", "failing_since"})
+#: the columns of a delivery row, in select order
+DELIVERY_FIELDS: tuple[str, ...] = (
+    "id", "webhook_id", "key_id", "event", "payload", "created_at", "state", "attempts",
+    "next_attempt", "retry_index", "owner", "lease_until")
+#: run state -> the event it sends
+RUN_EVENTS = {"succeeded": "run.succeeded", "failed": "run.failed",
+              "cancelled": "run.cancelled"}
+#: the concern's tables (a migration of :mod:`~decido_service.store.schema`)
+SCHEMA: tuple[str, ...] = (
+    """CREATE TABLE webhooks (
+        seq {identity}, id TEXT NOT NULL UNIQUE, key_id TEXT NOT NULL, url TEXT NOT NULL,
+        events TEXT NOT NULL, description TEXT, enabled INTEGER NOT NULL DEFAULT 1,
+        disabled_reason TEXT, secret TEXT NOT NULL, old_secret TEXT,
+        old_secret_until DOUBLE PRECISION, failing_since DOUBLE PRECISION,
+        created_at TEXT NOT NULL)""",
+    "CREATE INDEX webhooks_by_key ON webhooks (key_id, seq)",
+    """CREATE TABLE webhook_deliveries (
+        seq {identity}, id TEXT NOT NULL UNIQUE, webhook_id TEXT NOT NULL,
+        key_id TEXT NOT NULL, event TEXT NOT NULL, payload TEXT NOT NULL,
+        created_at TEXT NOT NULL, state TEXT NOT NULL, attempts TEXT NOT NULL,
+        next_attempt DOUBLE PRECISION, retry_index INTEGER NOT NULL, owner TEXT,
+        lease_until DOUBLE PRECISION)""",
+    "CREATE INDEX deliveries_by_webhook ON webhook_deliveries (webhook_id, seq)",
+    "CREATE INDEX deliveries_due ON webhook_deliveries (next_attempt) WHERE state = 'pending'",
+)
+
+_W = ", ".join(WEBHOOK_FIELDS)
+_D = ", ".join(DELIVERY_FIELDS)
+_INSERT_WEBHOOK = (f"INSERT INTO webhooks ({_W}) "
+                   f"VALUES ({', '.join('?' * len(WEBHOOK_FIELDS))})")
+_GET_WEBHOOK = f"SELECT {_W} FROM webhooks WHERE key_id = ? AND id = ?"
+_INSERT_DELIVERY = (f"INSERT INTO webhook_deliveries ({_D}) "
+                    f"VALUES ({', '.join('?' * len(DELIVERY_FIELDS))})")
+_GET_DELIVERY = (f"SELECT {_D} FROM webhook_deliveries WHERE key_id = ? AND webhook_id = ? "
+                 "AND id = ?")
+_LAST = 2**62  # "no cursor": above every seq
+#: the due deliveries of enabled endpoints that nobody holds (or whose holder's lease ran
+#: out), oldest due first; the dialect's row lock is appended
+_DUE = (f"SELECT {_D} FROM webhook_deliveries WHERE state = 'pending' AND next_attempt <= ? "
+        "AND (owner IS NULL OR lease_until < ?) AND webhook_id IN "
+        "(SELECT id FROM webhooks WHERE enabled = 1) ORDER BY next_attempt LIMIT ?")
+
+
+class Webhooks(Protocol):
+    """What the webhooks need from the store."""
+
+    async def create(self, webhook: Mapping[str, Any], cap: int | None) -> bool:
+        """Insert ``webhook`` (:data:`WEBHOOK_FIELDS`) unless its key already has ``cap``
+        endpoints (checked and written atomically for the key); False when refused."""
+
+    async def of_key(self, key_id: str) -> list[dict[str, Any]]:
+        """The key's endpoints, oldest first."""
+
+    async def get(self, key_id: str, webhook_id: str) -> dict[str, Any] | None:
+        """One of the key's endpoints, or ``None`` (another key's too)."""
+
+    async def update(self, key_id: str, webhook_id: str,
+                     changes: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Set :data:`WEBHOOK_UPDATABLE` columns; the row after, or ``None``."""
+
+    async def delete(self, key_id: str, webhook_id: str) -> bool:
+        """Delete an endpoint and its deliveries; False when the key has no such one."""
+
+    async def add_delivery(self, delivery: Mapping[str, Any]) -> None:
+        """Insert one delivery (:data:`DELIVERY_FIELDS`; ``owner``/``lease_until`` NULL)."""
+
+    async def get_delivery(self, key_id: str, webhook_id: str,
+                           delivery_id: str) -> dict[str, Any] | None:
+        """One delivery of one of the key's endpoints, or ``None``."""
+
+    async def page_deliveries(self, key_id: str, webhook_id: str, limit: int,
+                              starting_after: str | None = None) -> list[dict[str, Any]]:
+        """Up to ``limit`` of the endpoint's deliveries, newest first, after
+        ``starting_after`` (``ValueError`` when that is not one of them)."""
+
+    async def resend(self, key_id: str, webhook_id: str, delivery_id: str, now: float,
+                     retry_index: int) -> bool:
+        """Make a delivery pending, due at ``now``, unless an attempt of it is in
+        progress; False when refused (or no such delivery)."""
+
+    async def claim(self, owner: str, now: float, lease_until: float,
+                    limit: int) -> list[dict[str, Any]]:
+        """Take up to ``limit`` deliveries due at ``now``: each is ``owner``'s until
+        ``lease_until`` and no concurrent caller (any process, any node) takes it. Each
+        row has the delivery's columns and its endpoint's url and secrets."""
+
+    async def finish(self, delivery: Mapping[str, Any], owner: str, outcome: str,
+                     now: float, failing_after: float) -> bool:
+        """Record an attempt (``delivery``: ``id``, ``webhook_id``, ``attempts``,
+        ``state``, ``next_attempt``, ``retry_index``) if ``owner`` still holds it, and its
+        outcome on the endpoint: ``ok`` ends its failing streak, ``gone`` disables it,
+        ``failed`` starts (or continues) a streak and disables it once the streak began at
+        or before ``now - failing_after``. False when the attempt was no longer
+        ``owner``'s."""
+
+    async def prune(self, created_before: str) -> int:
+        """Delete finished deliveries created before ``created_before`` (ISO 8601)."""
+
+
+async def enqueue_run_event(tx: Tx, run: Mapping[str, Any], now: float) -> None:
+    """In the transaction that wrote the run's final state: one delivery of its event per
+    enabled endpoint of its key that subscribes to it (``run``: the row as
+    :meth:`Runs.get <decido_service.store.runs.Runs.get>` reads it)."""
+    event = RUN_EVENTS.get(str(run["state"]))
+    if event is None or run["key_id"] is None:
+        return
+    hooks = [r[0] for r in await tx.fetch(
+        "SELECT id, events FROM webhooks WHERE key_id = ? AND enabled = 1", run["key_id"])
+        if {event, "*"} & set(json.loads(r[1]))]
+    payload = json.dumps(dict(run))
+    for hook in hooks:
+        await tx.execute(_INSERT_DELIVERY, ordered_id("msg_", now), hook, run["key_id"], event,
+                         payload, run["finished_at"] or iso_utc(now), "pending", "[]", now,
+                         1, None, None)
+
+
+class SQLWebhooks:
+    """:class:`Webhooks` on a database."""
+
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    async def create(self, webhook: Mapping[str, Any], cap: int | None) -> bool:
+        """Insert an endpoint unless its key has ``cap`` (under the key's lock)."""
+        values = [webhook.get(f) for f in WEBHOOK_FIELDS]
+        key_lock = self.db.dialect.key_lock
+
+        async def body(tx: Tx) -> bool:
+            if cap is not None:
+                if key_lock is not None:
+                    await tx.execute(key_lock, "webhooks:" + webhook["key_id"])
+                row = await tx.fetchrow("SELECT count(*) FROM webhooks WHERE key_id = ?",
+                                        webhook["key_id"])
+                if row is not None and int(row[0]) >= cap:
+                    return False
+            await tx.execute(_INSERT_WEBHOOK, *values)
+            return True
+
+        return await self.db.write(body)
+
+    async def of_key(self, key_id: str) -> list[dict[str, Any]]:
+        """The key's endpoints, oldest first."""
+        rows = await self.db.read(lambda tx: tx.fetch(
+            f"SELECT {_W} FROM webhooks WHERE key_id = ? ORDER BY seq", key_id))
+        return [_webhook(r) for r in rows]
+
+    async def get(self, key_id: str, webhook_id: str) -> dict[str, Any] | None:
+        """One of the key's endpoints."""
+        row = await self.db.read(lambda tx: tx.fetchrow(_GET_WEBHOOK, key_id, webhook_id))
+        return None if row is None else _webhook(row)
+
+    async def update(self, key_id: str, webhook_id: str,
+                     changes: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Change an endpoint; its row after."""
+        bad = sorted(set(changes) - WEBHOOK_UPDATABLE)
+        if bad:
+            raise ValueError(f"not updatable webhook columns: {', '.join(bad)}")
+        columns = list(changes)
+
+        async def body(tx: Tx) -> Row | None:
+            if columns:
+                await tx.execute(f"UPDATE webhooks SET {', '.join(c + ' = ?' for c in columns)} "
+                                 "WHERE key_id = ? AND id = ?",
+                                 *(changes[c] for c in columns), key_id, webhook_id)
+            return await tx.fetchrow(_GET_WEBHOOK, key_id, webhook_id)
+
+        row = await self.db.write(body)
+        return None if row is None else _webhook(row)
+
+    async def delete(self, key_id: str, webhook_id: str) -> bool:
+        """Delete an endpoint and its deliveries."""
+        async def body(tx: Tx) -> bool:
+            if await tx.execute("DELETE FROM webhooks WHERE key_id = ? AND id = ?",
+                                key_id, webhook_id) != 1:
+                return False
+            await tx.execute("DELETE FROM webhook_deliveries WHERE webhook_id = ?", webhook_id)
+            return True
+
+        return await self.db.write(body)
+
+    async def add_delivery(self, delivery: Mapping[str, Any]) -> None:
+        """Insert one delivery."""
+        values = [delivery.get(f) for f in DELIVERY_FIELDS]
+        await self.db.write(lambda tx: tx.execute(_INSERT_DELIVERY, *values))
+
+    async def get_delivery(self, key_id: str, webhook_id: str,
+                           delivery_id: str) -> dict[str, Any] | None:
+        """One delivery of one of the key's endpoints."""
+        row = await self.db.read(lambda tx: tx.fetchrow(_GET_DELIVERY, key_id, webhook_id,
+                                                        delivery_id))
+        return None if row is None else _delivery(row)
+
+    async def page_deliveries(self, key_id: str, webhook_id: str, limit: int,
+                              starting_after: str | None = None) -> list[dict[str, Any]]:
+        """A page of an endpoint's deliveries, newest first."""
+        async def body(tx: Tx) -> list[Row]:
+            seq = _LAST
+            if starting_after is not None:
+                found = await tx.fetchrow(
+                    "SELECT seq FROM webhook_deliveries WHERE key_id = ? AND webhook_id = ? "
+                    "AND id = ?", key_id, webhook_id, starting_after)
+                if found is None:
+                    raise ValueError(f"starting_after: no delivery {starting_after!r} of "
+                                     "this webhook")
+                seq = int(found[0])
+            return await tx.fetch(
+                f"SELECT {_D} FROM webhook_deliveries WHERE key_id = ? AND webhook_id = ? "
+                "AND seq < ? ORDER BY seq DESC LIMIT ?", key_id, webhook_id, seq, limit)
+
+        return [_delivery(r) for r in await self.db.read(body)]
+
+    async def resend(self, key_id: str, webhook_id: str, delivery_id: str, now: float,
+                     retry_index: int) -> bool:
+        """Make a delivery pending again, due now."""
+        return await self.db.write(lambda tx: tx.execute(
+            "UPDATE webhook_deliveries SET state = 'pending', next_attempt = ?, "
+            "retry_index = ? WHERE key_id = ? AND webhook_id = ? AND id = ? AND "
+            "owner IS NULL", now, retry_index, key_id, webhook_id, delivery_id)) == 1
+
+    async def claim(self, owner: str, now: float, lease_until: float,
+                    limit: int) -> list[dict[str, Any]]:
+        """Take the deliveries due at ``now`` (module docs)."""
+        skip_locked = self.db.dialect.skip_locked
+
+        async def body(tx: Tx) -> list[dict[str, Any]]:
+            rows = [_delivery(r) for r in await tx.fetch(_DUE + skip_locked, now, now, limit)]
+            if not rows:
+                return []
+            await tx.executemany(
+                "UPDATE webhook_deliveries SET owner = ?, lease_until = ? WHERE id = ?",
+                [(owner, lease_until, r["id"]) for r in rows])
+            hooks = {r["webhook_id"] for r in rows}
+            found = await tx.fetch(
+                "SELECT id, url, secret, old_secret, old_secret_until FROM webhooks WHERE "
+                f"id IN ({', '.join('?' * len(hooks))})", *hooks)
+            endpoint = {r[0]: dict(zip(("url", "secret", "old_secret", "old_secret_until"),
+                                       r[1:], strict=True)) for r in found}
+            return [{**r, **endpoint[r["webhook_id"]], "owner": owner,
+                     "lease_until": lease_until} for r in rows]
+
+        return await self.db.write(body)
+
+    async def finish(self, delivery: Mapping[str, Any], owner: str, outcome: str,
+                     now: float, failing_after: float) -> bool:
+        """Record an attempt and its outcome on the endpoint."""
+        hook = delivery["webhook_id"]
+
+        async def body(tx: Tx) -> bool:
+            if await tx.execute(
+                    "UPDATE webhook_deliveries SET attempts = ?, state = ?, next_attempt = ?, "
+                    "retry_index = ?, owner = NULL, lease_until = NULL WHERE id = ? AND "
+                    "owner = ?", delivery["attempts"], delivery["state"],
+                    delivery["next_attempt"], delivery["retry_index"], delivery["id"],
+                    owner) != 1:
+                return False
+            if outcome == "ok":
+                await tx.execute("UPDATE webhooks SET failing_since = NULL WHERE id = ?", hook)
+            elif outcome == "gone":
+                await tx.execute("UPDATE webhooks SET enabled = 0, disabled_reason = 'gone' "
+                                 "WHERE id = ?", hook)
+            else:
+                await tx.execute("UPDATE webhooks SET failing_since = "
+                                 "COALESCE(failing_since, ?) WHERE id = ?", now, hook)
+                await tx.execute("UPDATE webhooks SET enabled = 0, disabled_reason = "
+                                 "'failing' WHERE id = ? AND failing_since <= ?", hook,
+                                 now - failing_after)
+            return True
+
+        return await self.db.write(body)
+
+    async def prune(self, created_before: str) -> int:
+        """Delete old finished deliveries."""
+        return await self.db.write(lambda tx: tx.execute(
+            "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ?",
+            created_before))
+
+
+def _webhook(row: Sequence[Any]) -> dict[str, Any]:
+    return dict(zip(WEBHOOK_FIELDS, row, strict=True))
+
+
+def _delivery(row: Sequence[Any]) -> dict[str, Any]:
+    return dict(zip(DELIVERY_FIELDS, row, strict=True))

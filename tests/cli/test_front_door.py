@@ -1,0 +1,101 @@
+"""One ``decido`` command: the library's commands and the service's (registered through the
+``decido.commands`` entry points, so the decido package never imports decido_service), and
+``decido optimize --constraint`` handing constraints to the library's own."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+import decido
+
+click = pytest.importorskip("click")
+pytest.importorskip("rich")
+from click.testing import CliRunner  # noqa: E402
+
+from decido.cli._group import cli  # noqa: E402
+
+CORE = Path(decido.__file__).resolve().parent
+SOURCE = Path(__file__).resolve().parents[2] / "core" / "decido"
+
+
+def test_the_decido_package_never_imports_the_service() -> None:
+    root = SOURCE if SOURCE.is_dir() else CORE
+    files = [*root.rglob("*.py"), *root.rglob("*.pyx")]
+    assert files
+    for path in files:
+        text = path.read_text()
+        if path.suffix == ".pyx":
+            assert "decido_service" not in text, path
+            continue
+        for node in ast.walk(ast.parse(text)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.split(".")[0] == "decido_service" for n in names), path
+    code = ("import sys\nfrom decido.cli import main\n"
+            "assert main(['optimize', 'x[0]', '-b', '0:1', '--seed', '1', '--json']) == 0\n"
+            "assert not [m for m in sys.modules if m.startswith('decido_service')]\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_serve_and_keys_are_the_service_entry_points() -> None:
+    from decido_service import cli as service_cli
+
+    registered = {ep.name: ep for ep in entry_points(group="decido.commands")}
+    assert set(registered) == {"serve", "keys"}
+    assert registered["serve"].load() is service_cli.serve
+    ctx = click.Context(cli)
+    assert cli.get_command(ctx, "keys") is service_cli.keys
+    assert set(cli.list_commands(ctx)) == {"optimize", "decide", "runs", "serve", "keys"}
+
+
+def test_constraints_are_the_librarys_own() -> None:
+    objective = "(x[0] - 2)**2 + (x[1] - 1)**2"
+    constraints = ["x[0] + x[1] <= 1", "same: x[0] == x[1]"]
+    out = CliRunner().invoke(cli, ["optimize", objective, "-b", "-5:5", "-n", "2", "--seed",
+                                   "3", "-c", constraints[0], "-c", constraints[1], "--json"])
+    assert out.exit_code == 0, out.output
+    shown = json.loads(out.stdout)
+    local = decido.minimize(objective, [[-5, 5]] * 2, seed=3, constraints=constraints)
+    assert shown["x"] == local.x.tolist() and shown["fun"] == local.fun  # the same run
+    assert shown["status"] == local.status and shown["feasible"] and shown["violated"] == []
+    assert local.feasible and abs(local.x[0] - local.x[1]) <= 1e-6
+
+
+def test_an_infeasible_constraint_is_reported() -> None:
+    out = CliRunner().invoke(cli, ["optimize", "x[0]", "-b", "0:1", "--seed", "1", "-c",
+                                   "x[0] >= 9", "--json"])
+    assert out.exit_code == 0, out.output
+    shown = json.loads(out.stdout)
+    assert shown["status"] == "infeasible" and shown["violated"] == ["x[0] >= 9"]
+    table = CliRunner().invoke(cli, ["optimize", "x[0]", "-b", "0:1", "--seed", "1", "-c",
+                                     "x[0] >= 9"])
+    assert "feasible     no: x[0] >= 9" in table.stdout
+
+
+def test_a_missing_module_of_decido_itself_is_a_bug_not_an_extra() -> None:
+    code = ("import sys\n"
+            "class Refuse:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'decido_service.serve': raise ModuleNotFoundError(name=name)\n"
+            "sys.meta_path.insert(0, Refuse())\n"
+            "from decido.cli import main\n"
+            "sys.exit(main(['serve', '--port', '1']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and "Traceback" in done.stderr  # shown as the bug it is
+    assert "serve" in done.stderr.splitlines()[-1] and "pip install" not in done.stderr
+
+
+def test_python_m_decido_cli_is_the_command() -> None:
+    done = subprocess.run([sys.executable, "-m", "decido.cli", "--version"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and decido.__version__ in done.stdout

@@ -1,0 +1,116 @@
+"""The store's webhooks concern on SQLite and PostgreSQL alike: a run's deliveries are
+written with its final state (and only then), the per-key cap, claims that never give one
+delivery to two callers, leases, the lost lease, 410 and five days of failures."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from test_store_contract import backend, run, url  # noqa: F401 - fixtures
+
+from decido_service.store import Store
+from decido_service.webhooks.worker import FAILING_AFTER
+
+NOW = 1_750_000_000.0
+
+
+def hook(key_id: str, n: int, events: list[str], enabled: int = 1) -> dict[str, Any]:
+    return {"id": f"wh_{n:024x}", "key_id": key_id, "url": "https://h.example/",
+            "events": json.dumps(events), "enabled": enabled, "secret": "whsec_x",
+            "created_at": "2025-06-15T15:06:40Z"}
+
+
+def test_run_deliveries_come_with_the_final_state(url: str) -> None:  # noqa: F811
+    async def scenario(store: Store) -> None:
+        assert await store.webhooks.create(hook("k1", 1, ["run.succeeded"]), 2)
+        assert await store.webhooks.create(hook("k1", 2, ["*"]), 2)
+        assert not await store.webhooks.create(hook("k1", 3, ["*"]), 2)  # the cap
+        assert await store.webhooks.create(hook("k1", 4, ["*"], enabled=0), None)
+        assert await store.webhooks.create(hook("k2", 5, ["*"]), 2)  # another key's
+        await store.runs.record({"id": "run_a", "key_id": "k1", "state": "running",
+                                "owner": "p", "engine": "dss"})
+        await store.runs.update("run_a", {"state": "running"})  # not final: nothing
+        assert await store.webhooks.claim("w", NOW, NOW + 60, 10) == []
+        assert not await store.runs.update("run_a", {"state": "cancelled"}, {"owner": "q"})
+        assert await store.webhooks.claim("w", NOW, NOW + 60, 10) == []
+        assert await store.runs.update("run_a", {"state": "succeeded",
+                                                "finished_at": "2025-06-15T15:06:41Z"},
+                                      {"owner": "p"})
+        claimed = await store.webhooks.claim("w", NOW + 1e9, NOW + 2e9, 10)
+        assert sorted(c["webhook_id"] for c in claimed) == [f"wh_{1:024x}", f"wh_{2:024x}"]
+        assert {c["event"] for c in claimed} == {"run.succeeded"}
+        payload = json.loads(claimed[0]["payload"])
+        assert payload["id"] == "run_a" and payload["state"] == "succeeded"
+        assert claimed[0]["created_at"] == "2025-06-15T15:06:41Z"
+        await store.runs.record({"id": "run_b", "key_id": "k1", "state": "running"})
+        await store.runs.update("run_b", {"state": "failed"})  # only hook 2 wants it
+        later = await store.webhooks.claim("w", NOW + 1e9, NOW + 60, 10)
+        assert [(c["webhook_id"], c["event"]) for c in later] == [(f"wh_{2:024x}",
+                                                                   "run.failed")]
+
+    run(url, scenario)
+
+
+def delivery(n: int, webhook: int, due: float) -> dict[str, Any]:
+    return {"id": f"msg_{n:024x}", "webhook_id": f"wh_{webhook:024x}", "key_id": "k1",
+            "event": "webhook.test", "payload": "{}", "created_at": "2025-06-15T15:06:40Z",
+            "state": "pending", "attempts": "[]", "next_attempt": due, "retry_index": 1}
+
+
+def test_claims_leases_and_outcomes(url: str) -> None:  # noqa: F811
+    async def scenario(store: Store) -> None:
+        await store.webhooks.create(hook("k1", 1, ["*"]), None)
+        for n in range(20):
+            await store.webhooks.add_delivery(delivery(n, 1, NOW))
+        await store.webhooks.add_delivery(delivery(99, 1, NOW + 100))  # not due yet
+        taken = await asyncio.gather(*(store.webhooks.claim(f"w{i}", NOW, NOW + 60, 3)
+                                       for i in range(10)))
+        ids = [d["id"] for batch in taken for d in batch]
+        assert len(ids) == len(set(ids)) == 20  # each taken once
+        assert await store.webhooks.claim("late", NOW + 30, NOW + 90, 50) == []  # leased
+        first = taken[0][0]
+        again = await store.webhooks.claim("late", NOW + 61, NOW + 121, 50)
+        assert len(again) == 20  # the leases ran out: taken over
+        record = {"id": first["id"], "webhook_id": first["webhook_id"], "attempts": "[{}]",
+                  "state": "pending", "next_attempt": NOW + 200, "retry_index": 2}
+        assert not await store.webhooks.finish(record, first["owner"], "failed", NOW,
+                                               FAILING_AFTER)  # no longer its own
+        assert await store.webhooks.finish(record, "late", "failed", NOW, FAILING_AFTER)
+        got = await store.webhooks.get_delivery("k1", first["webhook_id"], first["id"])
+        assert got is not None and got["attempts"] == "[{}]" and got["owner"] is None
+        w = await store.webhooks.get("k1", first["webhook_id"])
+        assert w is not None and w["enabled"] and w["failing_since"] == NOW
+        # still failing 5 days later: disabled; its deliveries are no longer claimed
+        second = {**record, "id": again[1]["id"]}
+        assert await store.webhooks.finish(second, "late", "failed", NOW + FAILING_AFTER,
+                                           FAILING_AFTER)
+        w = await store.webhooks.get("k1", first["webhook_id"])
+        assert w is not None and not w["enabled"] and w["disabled_reason"] == "failing"
+        assert await store.webhooks.claim("x", NOW + 1e6, NOW + 2e6, 50) == []
+        # enabled again, a success ends the streak; a 410 disables at once
+        await store.webhooks.update("k1", w["id"], {"enabled": 1, "disabled_reason": None,
+                                                    "failing_since": None})
+        third = {**record, "id": again[2]["id"], "state": "delivered"}
+        assert await store.webhooks.finish(third, "late", "failed", NOW + 1, FAILING_AFTER)
+        assert await store.webhooks.finish({**third, "id": again[3]["id"]}, "late", "ok",
+                                           NOW + 2, FAILING_AFTER)
+        w = await store.webhooks.get("k1", w["id"])
+        assert w is not None and w["failing_since"] is None
+        assert await store.webhooks.finish({**third, "id": again[4]["id"]}, "late", "gone",
+                                           NOW + 3, FAILING_AFTER)
+        w = await store.webhooks.get("k1", w["id"])
+        assert w is not None and not w["enabled"] and w["disabled_reason"] == "gone"
+        # pages, newest first; resend; delete takes the deliveries along
+        page = await store.webhooks.page_deliveries("k1", w["id"], 5)
+        assert [d["id"] for d in page] == [f"msg_{n:024x}" for n in (99, 19, 18, 17, 16)]
+        rest = await store.webhooks.page_deliveries("k1", w["id"], 100, page[-1]["id"])
+        assert len(rest) == 16
+        assert await store.webhooks.resend("k1", w["id"], first["id"], NOW + 5, 8)
+        assert not await store.webhooks.resend("k2", w["id"], first["id"], NOW + 5, 8)
+        assert await store.webhooks.delete("k1", w["id"])
+        assert await store.webhooks.page_deliveries("k1", w["id"], 5) == []
+        assert not await store.webhooks.delete("k1", w["id"])
+
+    run(url, scenario)
