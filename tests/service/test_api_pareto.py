@@ -15,7 +15,7 @@ from test_run_events import check_contract, watch
 import decido
 from decido_service.http.problems import ApiError
 from decido_service.schemas import decode_optimize
-from decido_service.types import OptimizeResult, Run
+from decido_service.types import OptimizeResult
 
 #: Schaffer's problem N.1 in two variables: the front is x0 = x1 in [0, 2]
 FRONT = {"bounds": [[-3, 3], [-3, 3]], "seed": 11, "max_evaluations": 2000,
@@ -72,8 +72,7 @@ def test_a_run_resource_of_several_objectives_and_its_events(server: LiveServer)
                for p in progress)
     assert any(p["front_size"] > 0 and p["hypervolume"] is not None for p in progress)
     assert events[-1].kind == "result"
-    done = msgspec.to_builtins(msgspec.convert(events[-1].data, Run))
-    result = done["result"]
+    result = events[-1].data["result"]
     assert result["status"] == "time_limit" and len(result["pareto"]) > 1
     assert [o["goal"] for o in result["objectives"]] == ["minimize", "minimize", "maximize"]
     assert len(result["reference_point"]) == 3 and result["hypervolume"] > 0
