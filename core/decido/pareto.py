@@ -35,7 +35,7 @@ from decido.objectives import (
 from decido.status import Status, status
 
 __all__ = ["DEFAULT_ARCHIVE_SIZE", "ParetoResult", "default_multi_engine", "hypervolume",
-           "optimize_front"]
+           "optimize_front", "run_problems"]
 
 #: The front's size cap when ``archive_size`` is not given (the C core's DC_DEFAULT_ARCHIVE).
 DEFAULT_ARCHIVE_SIZE: int = _engine.DEFAULT_ARCHIVE
@@ -170,9 +170,10 @@ def default_multi_engine() -> str:
     return str(next(e["id"] for e in _engine.engines() if e["supports"]["objectives"]))
 
 
-def _run_problems(specs: list[ObjectiveSpec], engine: Any, target: Any, reference_point: Any,
+def run_problems(specs: list[ObjectiveSpec], engine: Any, target: Any, reference_point: Any,
                   archive_size: Any) -> list[Problem]:
-    """Faults of the arguments that only a run of several objectives has."""
+    """Faults of the arguments that only a run of several objectives has (the service
+    checks a request with it before admitting the run)."""
     found: list[Problem] = []
     table = {e["id"]: e for e in _engine.engines()}
     if isinstance(engine, str) and engine in table and not table[engine]["supports"][
@@ -259,7 +260,7 @@ def optimize_front(
         f"x{j}" for j in range(design.n)]
     found, specs = objective_problems(objectives, goal, names)
     found += checked.problems
-    found += _run_problems(specs, engine_id, target, reference_point, archive_size)
+    found += run_problems(specs, engine_id, target, reference_point, archive_size)
     if found:
         raise engine_error(found)
     assert design is not None

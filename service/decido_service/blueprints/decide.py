@@ -2,7 +2,9 @@
 and the decision log (``GET /v1/decisions``, ``GET /v1/decisions/{id}``).
 
 The JSON body goes to :func:`decido.decide` / :func:`decido.decide_batch` unchanged and the
-answer comes back unchanged; how it is counted and logged: :mod:`decido_service.decisions`.
+answer comes back unchanged (a body with ``from_run`` decides on that run's front:
+:mod:`decido_service.decisions.bridge`); how it is counted and logged:
+:mod:`decido_service.decisions`.
 Reading the log is a keyed read under the one read policy
 (:func:`decido_service.admission.read`: counted nothing, the ``decide.minute`` headers).
 """
@@ -14,6 +16,7 @@ from sanic.response import HTTPResponse
 import decido
 from decido_service import limits
 from decido_service.admission import authenticate, read, refusals
+from decido_service.decisions import bridge
 from decido_service.decisions import log as decision_log
 from decido_service.decisions.decide import answer as decided
 from decido_service.http.context import ApiRequest
@@ -27,7 +30,7 @@ from decido_service.types import DecisionPage, DecisionPath
 __all__ = ["api"]
 
 api = Routes("decide")
-_POSTED = (400, 415, 422, 401, 413, 429, 503)
+_POSTED = (400, 415, 422, 401, 404, 409, 413, 429, 503)
 
 
 @api.route("/decide", post=Doc("decide", "One decision", "decisions", (200, "DecideResult"),
@@ -38,12 +41,14 @@ async def decide(request: ApiRequest) -> HTTPResponse:
     async with refusals(request, key, "decide"):
         body = json_body(request)
         log = decision_log.wants_log(body, batch=False)
-    return await decided(request, key, "decide", decido.decide, body, log=log)
+        body, points = await bridge.resolve(request.app.ctx.store, key["id"], body)
+    return await decided(request, key, "decide",
+                         bridge.with_points(decido.decide, points, batch=False), body, log=log)
 
 
 @api.route("/batch", post=Doc(
     "batch", "Many decisions (each item ok or error on its own)", "decisions",
-    (200, "BatchResult"), (400, 415, 422, 403, 401, 413, 429, 503), "BatchRequest"))
+    (200, "BatchResult"), (400, 415, 422, 403, 401, 404, 409, 413, 429, 503), "BatchRequest"))
 async def batch(request: ApiRequest) -> HTTPResponse:
     """Many decisions; each item succeeds or fails on its own."""
     key = await authenticate(request)
@@ -54,8 +59,10 @@ async def batch(request: ApiRequest) -> HTTPResponse:
         violation = limits.check_batch(key, size, settings=request.app.ctx.settings)
         if violation is not None:
             raise limit_error(violation)
-    return await decided(request, key, "batch", decido.decide_batch, body, log=log,
-                         amount=size)
+        body, points = await bridge.resolve_batch(request.app.ctx.store, key["id"], body)
+    return await decided(request, key, "batch",
+                         bridge.with_points(decido.decide_batch, points, batch=True), body,
+                         log=log, amount=size)
 
 
 @api.route("/decisions", get=Doc(

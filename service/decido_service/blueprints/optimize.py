@@ -24,7 +24,6 @@ import asyncio
 import msgspec
 from sanic.response import HTTPResponse
 
-import decido
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import response_headers, streamed
 from decido_service.http.problems import as_api_error, problem_body
@@ -33,6 +32,7 @@ from decido_service.http.routes import Doc, Routes
 from decido_service.runs import idempotency
 from decido_service.runs.execution import Execution, progress_of
 from decido_service.runs.submit import answer_of, prepare, start_run
+from decido_service.schemas import Compiled
 from decido_service.store import KeyRecord
 from decido_service.types import (
     Budget,
@@ -75,7 +75,7 @@ async def optimize(request: ApiRequest) -> HTTPResponse | None:
 
 
 async def _start_once(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                      objective: decido.Expression, budget: Budget
+                      objective: Compiled, budget: Budget
                       ) -> Execution | HTTPResponse:
     """The run started for this request, or the answer replayed for a request repeated
     under the same ``Idempotency-Key``."""
@@ -133,7 +133,8 @@ async def _stream(request: ApiRequest, execution: Execution) -> None:
         while not future.done():
             await asyncio.wait({future}, timeout=PROGRESS_INTERVAL)
             if not future.done():
-                await response.send(encode(progress_of(monitor, ProgressEvent)) + b"\n")
+                await response.send(encode(progress_of(
+                    monitor, ProgressEvent, several=execution.document.request.several)) + b"\n")
         last: ResultEvent | ErrorEvent
         try:
             result = answer_of(execution.run_id, future.result())

@@ -28,6 +28,7 @@ from decido_service.types import (
     PROBLEM_TYPE,
     REQUEST_TYPES,
     RESPONSE_TYPES,
+    RUN_ID_PATTERN,
     TITLES,
     OptimizeEvent,
     with_extras,
@@ -160,6 +161,29 @@ def _operation(path: str, op: Doc) -> dict[str, Any]:
     return out
 
 
+def _decision_schemas() -> dict[str, Schema]:
+    """The library's decision components with what the service adds: ``from_run`` (a
+    decision on a run's front, :mod:`decido_service.decisions.bridge`) and the front
+    point's ``x`` and ``f`` on the ranking items of such a decision."""
+    schemas = decido.decision_schemas()
+    from_run = {"type": "string", "pattern": RUN_ID_PATTERN, "description": (
+        "instead of options: the id of one of the key's finished runs of several "
+        "objectives; its front points are the options (id: the point's index; attributes: "
+        "the objectives' names and the variables' names or x0, x1, ...) and criteria "
+        "default to the objectives with their goals and equal weights")}
+    for name in ("DecideRequest", "DecisionItem"):
+        schemas[name]["properties"]["from_run"] = from_run
+    request = schemas["DecideRequest"]
+    request.pop("required", None)
+    request["oneOf"] = [{"required": ["options"]}, {"required": ["from_run"]}]
+    entry = schemas["DecideResult"]["properties"]["ranking"]["items"]
+    numbers = {"type": "array", "items": {"type": ["number", "null"]}}
+    entry["properties"].update(
+        x={**numbers, "description": "from_run: the front point's x"},
+        f={**numbers, "description": "from_run: the front point's objective values"})
+    return schemas
+
+
 def _type_schemas() -> dict[str, Schema]:
     """The components generated from :mod:`decido_service.types`."""
     (*_, event), components = msgspec.json.schema_components(
@@ -203,7 +227,7 @@ def openapi_document(operations: Sequence[Operation]) -> dict[str, Any]:
         "tags": [{"name": t} for t in dict.fromkeys(op.doc.tag for op in operations)],
         "paths": _paths(operations),
         "components": {
-            "schemas": {**_type_schemas(), **decido.decision_schemas()},
+            "schemas": {**_type_schemas(), **_decision_schemas()},
             "headers": _HEADERS,
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer",

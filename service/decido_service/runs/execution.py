@@ -29,12 +29,14 @@ typed by :func:`read_document`; :func:`decido_service.runs.api.run_view` turns a
 the API's ``Run``.
 
 The trace is ``[evaluations, elapsed_ms, best]`` at every improvement of the run
-(:mod:`decido_service.runs.trace`).
+(:mod:`decido_service.runs.trace`); for a run of several objectives ``best`` is the
+front's hypervolume (the library's history).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -51,8 +53,10 @@ from decido_service.store import FINISHED_STATES, Store, iso_utc, ordered_id
 from decido_service.types import (
     Budget,
     ConstraintValue,
+    ObjectiveInfo,
     OptimizeRequest,
     OptimizeResult,
+    ParetoPoint,
     Problem,
     RunDocument,
     RunProgress,
@@ -72,7 +76,7 @@ SHUTDOWN_GRACE = 5.0
 P = TypeVar("P", bound=RunProgress)
 _DOCUMENT = msgspec.json.Decoder(RunDocument)
 #: what a run executes in a pool thread: the library's run, stopped through the monitor
-Run = Callable[[decido.RunMonitor], decido.OptimizeResult]
+Run = Callable[[decido.RunMonitor], decido.OptimizeResult | decido.ParetoResult]
 
 
 def new_run_id() -> str:
@@ -101,12 +105,15 @@ def run_problem(run_id: str, request_id: str, error: ApiError) -> Problem:
     return problem(error, f"/v1/runs/{run_id}", request_id, Problem)
 
 
-def progress_of(monitor: decido.RunMonitor, kind: type[P]) -> P:
+def progress_of(monitor: decido.RunMonitor, kind: type[P], *, several: bool = False) -> P:
     """A running run's progress read from its monitor (as ``kind``: a stream's
-    ``ProgressEvent``)."""
+    ``ProgressEvent``); ``several``: a run of several objectives (with the front's
+    hypervolume and size)."""
     p = monitor.progress()
     return kind(evaluations=p["evaluations"], iterations=p["iterations"], best=p["best"],
-                elapsed_ms=round(p["elapsed"] * 1e3, 3))
+                elapsed_ms=round(p["elapsed"] * 1e3, 3),
+                hypervolume=p["hypervolume"] if several else None,
+                front_size=p["front_size"] if several else None)
 
 
 def optimize_result(run_id: str, req: OptimizeRequest, result: RunResult,
@@ -114,17 +121,34 @@ def optimize_result(run_id: str, req: OptimizeRequest, result: RunResult,
     """The ``/v1/optimize`` answer of a finished run: ``history`` is ``[evaluations, best]``
     at each improvement."""
     return OptimizeResult(**msgspec.structs.asdict(result), id=run_id, run_id=run_id,
-                          engine=req.engine, goal=req.goal, dims=req.dims, history=history)
+                          engine=req.engine_id, goal=req.goal, dims=req.dims, history=history)
 
 
-def result_of(r: decido.OptimizeResult) -> RunResult:
+def result_of(r: decido.OptimizeResult | decido.ParetoResult) -> RunResult:
     """The outcome of a finished run (non-finite numbers are encoded null)."""
+    if isinstance(r, decido.ParetoResult):
+        return _front_of(r)
     return RunResult(
         status=cast(RunStatus, r.status), x=r.x.tolist(), value=r.fun, evaluations=r.evaluations,
         iterations=r.iterations, message=r.message, elapsed_ms=round(r.elapsed * 1e3, 3),
         seed=r.seed, feasible=r.feasible, max_violation=r.max_violation,
         constraints=[ConstraintValue(c["name"], c["value"], c["violation"])
                      for c in r.constraints], variables=r.variables)
+
+
+def _front_of(r: decido.ParetoResult) -> RunResult:
+    """The outcome of a run of several objectives: its front (``x`` empty, ``value`` null,
+    each point with its own feasibility)."""
+    d = r.to_dict()
+    violations = [p["max_violation"] for p in d["pareto"] if p["max_violation"] is not None]
+    return RunResult(
+        status=cast(RunStatus, r.status), x=[], value=None, evaluations=r.evaluations,
+        iterations=r.iterations, message=r.message, elapsed_ms=round(r.elapsed * 1e3, 3),
+        seed=r.seed, feasible=r.feasible,
+        max_violation=min(violations) if violations else None, constraints=[],
+        variables=None, pareto=msgspec.convert(d["pareto"], list[ParetoPoint]),
+        hypervolume=d["hypervolume"], reference_point=d["reference_point"],
+        objectives=msgspec.convert(d["objectives"], list[ObjectiveInfo]))
 
 
 class Execution:
@@ -164,7 +188,7 @@ class Execution:
         self.cancelled.set()
         self.monitor.stop()
 
-    def _execute(self, run: Run) -> decido.OptimizeResult | None:
+    def _execute(self, run: Run) -> decido.OptimizeResult | decido.ParetoResult | None:
         """In a run-pool thread: nothing when cancelled before starting, else the run."""
         if self.cancelled.is_set():
             return None
@@ -194,7 +218,8 @@ class Execution:
                 await self._finish("cancelled")
             return None
         result = result_of(outcome)
-        history: list[list[float | None]] = [[int(e), float(b)] for e, b in outcome.history]
+        history: list[list[float | None]] = [[int(e), float(b) if math.isfinite(b) else None]
+                                             for e, b in outcome.history]
         trace = thin_trace(timed(outcome.history, [*self.samples,
                                                    (result.evaluations, result.elapsed_ms)]))
         await self._finish(run_state(result.status),
@@ -222,7 +247,8 @@ class Execution:
             if not running:
                 changes["state"] = "running"
                 self.document.started_at = iso_utc(self.started_at)
-            progress = self.document.progress = progress_of(self.monitor, RunProgress)
+            progress = self.document.progress = progress_of(
+                self.monitor, RunProgress, several=self.document.request.several)
             self.samples.append((progress.evaluations, progress.elapsed_ms))
             changes["document"] = write_document(self.document)
         try:

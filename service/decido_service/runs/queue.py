@@ -34,13 +34,15 @@ from functools import partial
 from typing import Any
 
 import msgspec
+from msgspec import UnsetType
 
 import decido
+from decido.pareto import optimize_front
 from decido_service import admission, limits
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
 from decido_service.runs import execution as runs
-from decido_service.schemas import compile_objective
+from decido_service.schemas import Compiled, compile_objective
 from decido_service.store import KeyRecord, Store, iso_utc
 from decido_service.types import Budget, OptimizeRequest, RunDocument
 
@@ -59,22 +61,26 @@ PRUNE_INTERVAL = 3600.0
 MIN_TIME_LIMIT = 1e-3
 
 
-def execute(req: OptimizeRequest, objective: decido.Expression, budget: Budget,
-            monitor: decido.RunMonitor) -> decido.OptimizeResult:
-    """Run one optimization (in a pool thread). A ``deadline`` in ``budget`` (a
-    synchronous run's admission plus its time limit) shortens the time limit by the time
-    the run waited."""
+def execute(req: OptimizeRequest, objective: Compiled, budget: Budget,
+            monitor: decido.RunMonitor) -> decido.OptimizeResult | decido.ParetoResult:
+    """Run one optimization (in a pool thread): of one objective, or of several (its
+    front). A ``deadline`` in ``budget`` (a synchronous run's admission plus its time
+    limit) shortens the time limit by the time the run waited."""
     time_limit = budget.time_limit
     if budget.deadline is not None:
         time_limit = max(min(time_limit, budget.deadline - time.time()), MIN_TIME_LIMIT)
-    return decido.optimize(
-        objective, req.bounds or None, goal=req.goal, engine=req.engine,
-        max_evaluations=budget.max_evaluations, time_limit=time_limit,
-        target=req.target, seed=req.seed, options=req.options, monitor=monitor,
+    args: dict[str, Any] = dict(
+        goal=req.goal, engine=req.engine_id, max_evaluations=budget.max_evaluations,
+        time_limit=time_limit, seed=req.seed, options=req.options, monitor=monitor,
         variables=None if req.variables is None else msgspec.to_builtins(req.variables),
         integers=req.integers, x0=req.x0, constraints=req.constraints,
-        constraint_tolerance=req.constraint_tolerance,
-    )
+        constraint_tolerance=req.constraint_tolerance)
+    if isinstance(objective, list):
+        assert not isinstance(req.objectives, UnsetType)
+        items = [{"name": o.name, "expression": e, "goal": o.goal or req.goal}
+                 for o, e in zip(req.objectives, objective, strict=True)]
+        return optimize_front(items, req.bounds or None, **args)
+    return decido.optimize(objective, req.bounds or None, target=req.target, **args)
 
 
 async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
@@ -91,7 +97,7 @@ async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
     cap = limits.tier_limits(key, settings=ctx.settings)["max_runs"]
     store: Store = ctx.store
     enqueued = await store.runs.enqueue({
-        "id": run_id, "key_id": key["id"], "engine": req.engine, "dims": req.dims,
+        "id": run_id, "key_id": key["id"], "engine": req.engine_id, "dims": req.dims,
         "goal": req.goal, "seed": req.seed, "state": "queued",
         "document": runs.write_document(document), "owner": worker.owner,
         "lease_until": time.time() + worker.lease}, admission.counted(request, key, "optimize"),
@@ -150,7 +156,7 @@ class RunWorker:
         execution.task.add_done_callback(done)
 
     def launch(self, key_id: str, run_id: str, request_id: str, document: RunDocument,
-               objective: decido.Expression, *, queued: bool = True) -> runs.Execution:
+               objective: Compiled, *, queued: bool = True) -> runs.Execution:
         """Execute an owned run in this worker's run pool (``queued``: a ``/v1/runs``
         run, given back to the queue if the worker stops before it starts)."""
         execution = runs.Execution(self.ctx.store, key_id, run_id, request_id, document,

@@ -15,7 +15,6 @@ import time
 
 import msgspec
 
-import decido
 from decido_service import limits
 from decido_service.admission import authenticate, observe, refusals
 from decido_service.http.context import ApiRequest
@@ -24,7 +23,7 @@ from decido_service.http.problems import ApiError, limit_error
 from decido_service.http.resources import by_size, in_thread
 from decido_service.runs.execution import Execution
 from decido_service.runs.queue import admit_run
-from decido_service.schemas import compile_objective, decode_optimize, json_bytes
+from decido_service.schemas import Compiled, compile_objective, decode_optimize, json_bytes
 from decido_service.store import KeyRecord
 from decido_service.types import Budget, OptimizeRequest, OptimizeResult
 
@@ -32,7 +31,7 @@ __all__ = ["answer_of", "enqueue", "prepare", "prepare_body", "start_run"]
 
 
 async def prepare(request: ApiRequest
-                  ) -> tuple[KeyRecord, OptimizeRequest, decido.Expression, Budget]:
+                  ) -> tuple[KeyRecord, OptimizeRequest, Compiled, Budget]:
     """Everything decided before a run is admitted: the key, the decoded body, its budget
     within the tier's caps and the compiled objective (refusals charged to the key)."""
     key = await authenticate(request)
@@ -42,7 +41,7 @@ async def prepare(request: ApiRequest
 
 
 async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
-                       ) -> tuple[OptimizeRequest, decido.Expression, Budget]:
+                       ) -> tuple[OptimizeRequest, Compiled, Budget]:
     """:func:`prepare` for a body already read (the dashboard's replay sends a stored
     one): the decoded body, its budget and the compiled objective (refusals charged)."""
     async with refusals(request, key, "optimize"):
@@ -66,7 +65,7 @@ def _budget(request: ApiRequest, key: KeyRecord, req: OptimizeRequest) -> Budget
 
 
 async def start_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                    objective: decido.Expression, budget: Budget) -> Execution:
+                    objective: Compiled, budget: Budget) -> Execution:
     """Take one of the worker's ``run_slots``, record and count the run
     (:func:`~decido_service.runs.queue.admit_run`) and start it in this worker's run pool;
     the slot is given back when the run ends. The time limit counts from now: the run's
@@ -100,7 +99,7 @@ def answer_of(run_id: str, answer: OptimizeResult | None) -> OptimizeResult:
 
 
 async def enqueue(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                  objective: decido.Expression, budget: Budget) -> str:
+                  objective: Compiled, budget: Budget) -> str:
     """Record an admitted run queued (counted) and start it in this worker when one of its
     run threads is free, else leave it to whichever worker takes it first; its id. (Also
     the dashboard's replay.)"""

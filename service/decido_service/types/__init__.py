@@ -43,9 +43,12 @@ from decido_service.types.meta import Engine, EngineOption, Engines, Health
 from decido_service.types.optimize import (
     ConstraintValue,
     ErrorEvent,
+    Objective,
+    ObjectiveInfo,
     OptimizeEvent,
     OptimizeRequest,
     OptimizeResult,
+    ParetoPoint,
     ProgressEvent,
     ResultEvent,
     Variable,
@@ -134,9 +137,12 @@ __all__ = [
     "MinuteUsage",
     "MonthUsage",
     "OptimizationUsage",
+    "Objective",
+    "ObjectiveInfo",
     "OptimizeEvent",
     "OptimizeRequest",
     "OptimizeResult",
+    "ParetoPoint",
     "Problem",
     "ProgressEvent",
     "DecisionUsage",
@@ -161,7 +167,8 @@ REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest
 SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
     "OptimizeRequest": {"anyOf": [
         {"required": ["bounds"]},
-        {"required": ["variables"], "properties": {"variables": {"type": "array"}}}]}}
+        {"required": ["variables"], "properties": {"variables": {"type": "array"}}}],
+        "oneOf": [{"required": ["objective_expression"]}, {"required": ["objectives"]}]}}
 
 
 def with_extras(components: dict[str, Any]) -> dict[str, Any]:

@@ -7,13 +7,16 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 import decido
+from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
 from decido.optimize import SEED_END
+from decido.pareto import default_multi_engine
 from decido.status import FinishedStatus
 from decido_service.types.fields import Count, EngineId, Goal
 from decido_service.types.problems import Problem
 
-__all__ = ["ConstraintValue", "ErrorEvent", "OptimizeEvent", "OptimizeRequest", "OptimizeResult",
-           "ProgressEvent", "ResultEvent", "RunProgress", "RunResult", "RunStatus", "Variable"]
+__all__ = ["ConstraintValue", "ErrorEvent", "Objective", "ObjectiveInfo", "OptimizeEvent",
+           "OptimizeRequest", "OptimizeResult", "ParetoPoint", "ProgressEvent", "ResultEvent",
+           "RunProgress", "RunResult", "RunStatus", "Variable"]
 
 #: how a run ended, as the engine says (decido.status: C's stop reasons, and infeasible)
 RunStatus = Annotated[FinishedStatus, Meta(
@@ -35,6 +38,19 @@ class Variable(Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=T
         min_length=1, description="a discrete set instead of lower/upper/type")] | None = None
 
 
+class Objective(Struct, forbid_unknown_fields=True, kw_only=True):
+    """One objective of a run of several: its name (an attribute of the front's decision
+    options), expression and goal."""
+
+    name: Annotated[str, Meta(
+        pattern="^" + NAME_PATTERN.pattern.removesuffix("\\Z") + "$",
+        description="an identifier, distinct from the other objectives and the variables")]
+    expression: Annotated[str, Meta(
+        min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
+        description="the objective in decido's expression language", examples=["sum(x**2)"])]
+    goal: Annotated[Goal, Meta(description="default: the request's goal")] | None = None
+
+
 class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     """One optimization run (`POST /v1/optimize`). Absent or null optional numbers take
     their defaults."""
@@ -47,10 +63,17 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     objective_expression: Annotated[str, Meta(
         min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
         description="the objective in decido's expression language over the vector x (or "
-                    "the names of variables)",
-        examples=["sum(x**2)"])]
+                    "the names of variables); or give objectives",
+        examples=["sum(x**2)"])] | UnsetType = UNSET
+    objectives: Annotated[list[Objective], Meta(
+        min_length=1, max_length=MAX_OBJECTIVES,
+        description="several objectives instead of objective_expression: the result is "
+                    "their Pareto front (pareto, hypervolume, reference_point)")
+    ] | UnsetType = UNSET
     engine: Annotated[EngineId, Meta(
-        description="an engine id from /v1/engines")] = decido.default_engine()
+        description="an engine id from /v1/engines; default: decido's default engine, or "
+                    "the first that takes several objectives when objectives are given")
+    ] | UnsetType = UNSET
     goal: Goal = "minimize"
     max_evaluations: Annotated[int, Meta(
         ge=1, description="default min(max(10000, 2000 n), tier cap); above the cap: 403")
@@ -83,6 +106,9 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     ] | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.engine, UnsetType):
+            self.engine = decido.default_engine() if self.objectives is UNSET \
+                else default_multi_engine()
         # msgspec's range constraints stop at 64-bit signed integers: the seed's upper end
         # (in the schema as its maximum) is checked here, so decoding refuses it too
         if self.seed is not None and self.seed >= SEED_END:
@@ -93,6 +119,16 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
         """Number of dimensions (= number of bounds or variables)."""
         return len(self.bounds or self.variables or ())
 
+    @property
+    def several(self) -> bool:
+        """True for a run of several objectives (``objectives`` given)."""
+        return not isinstance(self.objectives, UnsetType)
+
+    @property
+    def engine_id(self) -> str:
+        """The engine (the default filled in when decoded)."""
+        assert isinstance(self.engine, str)
+        return self.engine
 
 
 class ConstraintValue(Struct, forbid_unknown_fields=True):
@@ -103,8 +139,29 @@ class ConstraintValue(Struct, forbid_unknown_fields=True):
     violation: float | None
 
 
-class RunResult(Struct, forbid_unknown_fields=True):
-    """A finished run's outcome."""
+class ParetoPoint(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """A point of a run's Pareto front: x, the objectives' values f (in the objectives'
+    order) and whether it meets every constraint."""
+
+    x: list[float]
+    f: Annotated[list[float | None], Meta(description="null where not finite")]
+    feasible: bool
+    max_violation: float | None
+    variables: Annotated[dict[str, float] | None, Meta(
+        description="x by name (requests with variables)")] = None
+
+
+class ObjectiveInfo(Struct, forbid_unknown_fields=True):
+    """An objective of a run of several as it ran: name, goal and expression."""
+
+    name: str
+    goal: Goal
+    expression: str
+
+
+class RunResult(Struct, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
+    """A finished run's outcome. A run of several objectives has its front in `pareto`
+    (x empty, value null, constraints empty: each point carries its own)."""
 
     status: RunStatus
     x: list[float]
@@ -120,9 +177,20 @@ class RunResult(Struct, forbid_unknown_fields=True):
         description="each constraint at x, in request order")]
     variables: Annotated[dict[str, float] | None, Meta(
         description="x by name (requests with variables)")]
+    pareto: Annotated[list[ParetoPoint] | None, Meta(
+        description="several objectives: the non-dominated front of everything evaluated "
+                    "(the least violating points when nothing was feasible)")] = None
+    hypervolume: Annotated[float | None, Meta(
+        description="several objectives: the front's hypervolume at reference_point")
+    ] = None
+    reference_point: Annotated[list[float | None] | None, Meta(
+        description="several objectives: the front's nadir moved outward by a tenth of "
+                    "its range")] = None
+    objectives: Annotated[list[ObjectiveInfo] | None, Meta(
+        description="several objectives: each as it ran")] = None
 
 
-class OptimizeResult(RunResult, forbid_unknown_fields=True):
+class OptimizeResult(RunResult, forbid_unknown_fields=True, kw_only=True):
     """The outcome of a run."""
 
     id: Annotated[str, Meta(description="the run's id (as run_id)")]
@@ -133,17 +201,23 @@ class OptimizeResult(RunResult, forbid_unknown_fields=True):
     # pairs as 2-item lists, not tuples: schemathesis 4 misreads a response schema's
     # prefixItems (it validates them as an OpenAPI 3.0 "items" list)
     history: Annotated[list[Annotated[list[float | None], Meta(min_length=2, max_length=2)]],
-                       Meta(description="[evaluations, best] at each improvement")]
+                       Meta(description="[evaluations, best] at each improvement; several "
+                                        "objectives: [evaluations, hypervolume]")]
 
 
-class RunProgress(Struct, forbid_unknown_fields=True):
-    """A running run's progress (written at most every 0.25 s by the worker running it)."""
+class RunProgress(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """A running run's progress (written at most every 0.25 s by the worker running it);
+    a run of several objectives adds `hypervolume` and `front_size`."""
 
     evaluations: Count
     iterations: Count
     best: Annotated[float | None, Meta(
         description="best value so far (goal's sense); null before the first evaluation")]
     elapsed_ms: float
+    hypervolume: Annotated[float | None, Meta(
+        description="several objectives: the front's hypervolume so far")] = None
+    front_size: Annotated[Count, Meta(
+        description="several objectives: the front's size so far")] | None = None
 
 
 class ProgressEvent(RunProgress, tag_field="event", tag="progress"):

@@ -1,0 +1,198 @@
+"""Runs of several objectives over HTTP (a live server): inline and as a resource, their
+events and trace, refusals with their pointers, and the bridge from a front to a decision
+(``from_run``), keys kept apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from conftest import LiveServer, auth
+from test_api_runs import submit, wait_for
+from test_run_events import check_contract, watch
+
+import decido
+from decido_service.http.problems import ApiError
+from decido_service.schemas import decode_optimize
+from decido_service.types import OptimizeResult
+
+#: Schaffer's problem N.1 in two variables: the front is x0 = x1 in [0, 2]
+FRONT = {"bounds": [[-3, 3], [-3, 3]], "seed": 11, "max_evaluations": 2000,
+         "objectives": [{"name": "cost", "expression": "x[0]**2 + x[1]**2"},
+                        {"name": "risk", "expression": "(x[0] - 2)**2 + (x[1] - 2)**2"}]}
+
+
+def library_front(body: dict[str, Any]) -> decido.ParetoResult:
+    """The same run through the library."""
+    return decido.minimize(
+        [dict(o) for o in body["objectives"]], body["bounds"], seed=body["seed"],
+        max_evaluations=body["max_evaluations"])
+
+
+def test_optimize_inline_answers_the_libraries_front(server: LiveServer) -> None:
+    key = server.create_key(tier="pro")["key"]
+    r = server.request("POST", "/v1/optimize", FRONT, headers=auth(key))
+    assert r.status == 200, r.body
+    doc = r.json()
+    msgspec.convert(doc, OptimizeResult)
+    assert doc["engine"] == decido.pareto.default_multi_engine()
+    expected = library_front(FRONT).to_dict()
+    assert doc["pareto"] == [{k: p[k] for k in ("x", "f", "feasible", "max_violation")}
+                             for p in expected["pareto"]]
+    assert doc["hypervolume"] == expected["hypervolume"] > 0
+    assert doc["reference_point"] == expected["reference_point"]
+    assert doc["objectives"] == [{"name": "cost", "goal": "minimize",
+                                  "expression": "x[0]**2 + x[1]**2"},
+                                 {"name": "risk", "goal": "minimize",
+                                  "expression": "(x[0] - 2)**2 + (x[1] - 2)**2"}]
+    assert doc["x"] == [] and doc["value"] is None
+    assert doc["history"] and all(h[1] is None or h[1] > 0 for h in doc["history"])
+    # the run is readable as a resource, with a hypervolume trace
+    run = server.request("GET", f"/v1/runs/{doc['run_id']}", headers=auth(key)).json()
+    assert run["result"]["pareto"] == doc["pareto"]
+    trace = server.request("GET", f"/v1/runs/{doc['run_id']}/trace", headers=auth(key)).json()
+    assert [p[0] for p in trace["points"]] == [h[0] for h in doc["history"]]
+    assert trace["points"][-1][2] == doc["history"][-1][1]
+
+
+def test_a_run_resource_of_several_objectives_and_its_events(server: LiveServer) -> None:
+    key = server.create_key(tier="team")["key"]
+    body = {**FRONT, "max_evaluations": 400_000, "time_limit": 1.5,
+            "objectives": [*FRONT["objectives"],  # type: ignore[list-item]
+                           {"name": "spread", "expression": "x[0] - x[1]",
+                            "goal": "maximize"}]}
+    run = submit(server, key, body)
+    assert run["request"]["objectives"][2]["goal"] == "maximize"
+    events = watch(server, key, run["id"])
+    progress = [e.data for e in events if e.kind == "progress"]
+    assert progress, [e.kind for e in events]
+    assert all({"evaluations", "iterations", "best", "elapsed_ms", "front_size"} <= set(p) <=
+               {"evaluations", "iterations", "best", "elapsed_ms", "front_size", "hypervolume"}
+               for p in progress)
+    assert any(p["front_size"] > 0 and p["hypervolume"] is not None for p in progress)
+    assert events[-1].kind == "result"
+    result = events[-1].data["result"]
+    assert result["status"] == "time_limit" and len(result["pareto"]) > 1
+    assert [o["goal"] for o in result["objectives"]] == ["minimize", "minimize", "maximize"]
+    assert len(result["reference_point"]) == 3 and result["hypervolume"] > 0
+
+
+def test_single_objective_events_are_unchanged(server: LiveServer) -> None:
+    key = server.create_key(tier="team")["key"]
+    run = submit(server, key, {"bounds": [[-5, 5]] * 3, "objective_expression": "sum(x**2)",
+                               "seed": 3})
+    check_contract(watch(server, key, run["id"]))
+    done = wait_for(server, key, run["id"], "succeeded")
+    assert "pareto" not in done["result"]
+
+
+def fault_pointers(r: Any) -> list[str]:
+    assert r.status == 422, r.body
+    assert r.header("content-type").startswith("application/problem+json")
+    return [e["pointer"] for e in r.json()["errors"]]
+
+
+def test_refusals_list_each_fault_with_its_pointer(server: LiveServer) -> None:
+    key = server.create_key(tier="pro")["key"]
+    both = {**FRONT, "objective_expression": "sum(x)"}
+    neither = {k: v for k, v in FRONT.items() if k != "objectives"}
+    for path in ("/v1/optimize", "/v1/runs"):
+        assert fault_pointers(server.request("POST", path, both, headers=auth(key))) == \
+            ["/objectives"]
+        assert fault_pointers(server.request("POST", path, neither, headers=auth(key))) == \
+            ["/objective_expression"]
+    bad = {**FRONT, "engine": "de", "target": 1.0,
+           "objectives": [{"name": "a", "expression": "x[0]"},
+                          {"name": "a", "expression": "x[1] +"},
+                          {"name": "x0", "expression": "x[1]"}]}
+    pointers = fault_pointers(server.request("POST", "/v1/optimize", bad, headers=auth(key)))
+    assert set(pointers) == {"/objectives/1/name", "/objectives/2/name", "/engine", "/target"}
+    compile_fault = {**FRONT, "objectives": [{"name": "a", "expression": "x[0]"},
+                                             {"name": "b", "expression": "x[1] +"}]}
+    assert fault_pointers(server.request("POST", "/v1/runs", compile_fault,
+                                         headers=auth(key))) == ["/objectives/1/expression"]
+    too_many = {**FRONT, "objectives": [{"name": f"f{k}", "expression": "x[0]"}
+                                        for k in range(decido.objectives.MAX_OBJECTIVES + 1)]}
+    assert fault_pointers(server.request("POST", "/v1/optimize", too_many,
+                                         headers=auth(key))) == ["/objectives"]
+    # nothing of it was run or counted as a run
+    runs = server.request("GET", "/v1/runs", headers=auth(key)).json()
+    assert runs["data"] == []
+
+
+def decide(server: LiveServer, key: str, body: dict[str, Any], path: str = "/v1/decide"
+           ) -> Any:
+    return server.request("POST", path, body, headers=auth(key))
+
+
+def test_the_bridge_decides_on_a_front(server: LiveServer) -> None:
+    key = server.create_key(tier="pro")["key"]
+    done = server.request("POST", "/v1/optimize", FRONT, headers=auth(key)).json()
+    front = library_front(FRONT)
+    options = front.options()
+    # defaults: the objectives as criteria with their goals and equal weights
+    r = decide(server, key, {"from_run": done["run_id"], "method": "topsis"})
+    assert r.status == 200, r.body
+    criteria = [{"attribute": "cost", "goal": "minimize", "weight": 1.0},
+                {"attribute": "risk", "goal": "minimize", "weight": 1.0}]
+    expected = decido.decide({"options": options, "method": "topsis", "criteria": criteria})
+    answer = r.json()
+    assert [i["id"] for i in answer["ranking"]] == [i["id"] for i in expected["ranking"]]
+    assert answer["best"] == expected["best"]
+    for item in answer["ranking"]:
+        point = front.pareto[int(item["id"])]
+        assert item["x"] == point["x"] and item["f"] == point["f"]
+    # constraints, weights, sensitivity and another method over the front's attributes
+    body = {"from_run": done["run_id"], "method": "vikor", "sensitivity": True,
+            "constraints": ["cost <= 4", "x0 >= 0"],
+            "criteria": [{"attribute": "cost", "goal": "minimize", "weight": 3},
+                         {"attribute": "risk", "goal": "minimize", "weight": 1}]}
+    r = decide(server, key, body)
+    assert r.status == 200, r.body
+    library = decido.decide({**{k: v for k, v in body.items() if k != "from_run"},
+                             "options": options})
+    assert r.json()["best"] == library["best"]
+    assert r.json()["sensitivity"] == library["sensitivity"]
+    assert r.json()["infeasible"] == library["infeasible"]
+    # a batch item too; the log keeps from_run
+    r = decide(server, key, {"decisions": [{"from_run": done["run_id"], "method": "wsm"},
+                                           {"options": options[:2], "method": "wsm",
+                                            "criteria": criteria}]}, "/v1/batch")
+    assert r.status == 200, r.body
+    first = r.json()["results"][0]
+    assert first["status"] == "ok" and "x" in first["ranking"][0]
+    log = server.request("GET", "/v1/decisions", headers=auth(key)).json()["data"]
+    entry = server.request("GET", f"/v1/decisions/{log[1]['id']}", headers=auth(key)).json()
+    assert entry["request"]["from_run"] == done["run_id"]
+
+
+def test_the_bridge_refuses_other_keys_unfinished_and_single_runs(server: LiveServer) -> None:
+    key = server.create_key(tier="team")["key"]
+    other = server.create_key(tier="pro")["key"]
+    mine = server.request("POST", "/v1/optimize", FRONT, headers=auth(key)).json()["run_id"]
+    r = decide(server, other, {"from_run": mine})
+    assert r.status == 404 and r.json()["code"] == "not_found", r.body
+    r = decide(server, other, {"decisions": [{"from_run": mine}]}, "/v1/batch")
+    assert r.status == 404, r.body
+    single = server.request("POST", "/v1/optimize", {
+        "bounds": [[-1, 1]], "objective_expression": "x[0]**2", "seed": 1},
+        headers=auth(key)).json()["run_id"]
+    assert fault_pointers(decide(server, key, {"from_run": single})) == ["/from_run"]
+    assert fault_pointers(decide(server, key, {"from_run": mine, "options": []})) == \
+        ["/from_run"]
+    queued = submit(server, key, {**FRONT, "max_evaluations": 10_000_000,
+                                  "time_limit": 30})["id"]
+    r = decide(server, key, {"from_run": queued})
+    assert r.status == 409 and r.json()["code"] == "run_not_finished", r.body
+    server.request("POST", f"/v1/runs/{queued}/cancel", headers=auth(key))
+
+
+def test_both_objective_forms_with_another_fault_are_both_listed() -> None:
+    """The slow path (a body msgspec refuses): the schema's oneOf names /objectives."""
+    body = msgspec.json.encode({**FRONT, "objective_expression": "x[0]", "seed": 7.5})
+    with pytest.raises(ApiError) as info:
+        decode_optimize(body)
+    errors = info.value.extra["errors"]
+    assert sorted((e["pointer"], e["code"]) for e in errors) == [
+        ("/objectives", "invalid_argument"), ("/seed", "invalid_type")]
