@@ -4,7 +4,8 @@
 request that the document says is valid must be answered 2xx, or refused for a reason the
 document does not claim to describe — credentials or caps (401, 403), counters or
 overload (429, 503), an id that is well formed but names nothing of the key's (404, or 400
-``invalid_parameter`` as a ``starting_after`` cursor), a run in the wrong state (409), an
+``invalid_parameter`` as a ``starting_after`` cursor or as a ``Last-Event-ID`` the run's
+stream never sent), a run in the wrong state (409), an
 ``from_run`` of a decision naming a run that is not the key's or not finished (404, 409), an
 ``Idempotency-Key`` already used with another request or still in use (422, 409) or whose
 run was deleted since (404), or a
@@ -48,6 +49,9 @@ def schema_valid_data_is_accepted(ctx, response, case) -> bool | None:
         return None  # the key's earlier use: a state the document cannot describe
     if status == 400 and (case.query or {}).get("starting_after") is not None and \
             b"starting_after" in response.content:  # a cursor that names nothing
+        return None
+    if status == 400 and (case.headers or {}).get("Last-Event-ID") is not None and \
+            b"Last-Event-ID" in response.content:  # an event id this stream never sent
         return None
     faults = []
     if status == 422:
