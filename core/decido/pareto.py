@@ -34,12 +34,13 @@ from decido.objectives import (
 )
 from decido.status import Status, status
 
-__all__ = ["DEFAULT_ARCHIVE_SIZE", "ParetoResult", "default_multi_engine", "hypervolume",
-           "optimize_front", "run_problems"]
+__all__ = ["DEFAULT_ARCHIVE_SIZE", "MAX_ARCHIVE", "ParetoResult", "default_multi_engine",
+           "hypervolume", "optimize_front", "run_problems"]
 
 #: The front's size cap when ``archive_size`` is not given (the C core's DC_DEFAULT_ARCHIVE).
 DEFAULT_ARCHIVE_SIZE: int = _engine.DEFAULT_ARCHIVE
-_MAX_ARCHIVE = 100_000
+#: The largest ``archive_size``.
+MAX_ARCHIVE = 100_000
 
 
 def _json_float(v: float) -> float | None:
@@ -170,9 +171,9 @@ def default_multi_engine() -> str:
     return str(next(e["id"] for e in _engine.engines() if e["supports"]["objectives"]))
 
 
-def run_problems(specs: list[ObjectiveSpec], engine: Any, target: Any, reference_point: Any,
-                  archive_size: Any) -> list[Problem]:
-    """Faults of the arguments that only a run of several objectives has (the service
+def run_problems(m: int, engine: Any, target: Any, reference_point: Any,
+                 archive_size: Any) -> list[Problem]:
+    """Faults of the arguments that only a run of ``m`` objectives has (the service
     checks a request with it before admitting the run)."""
     found: list[Problem] = []
     table = {e["id"]: e for e in _engine.engines()}
@@ -186,7 +187,6 @@ def run_problems(specs: list[ObjectiveSpec], engine: Any, target: Any, reference
         found.append(Problem(("target",), "invalid_argument",
                              "target does not apply to several objectives"))
     if reference_point is not None:
-        m = len(specs)
         if not isinstance(reference_point, (list, tuple, np.ndarray)) or \
                 len(reference_point) != m:
             found.append(Problem(("reference_point",), "invalid_argument",
@@ -199,9 +199,9 @@ def run_problems(specs: list[ObjectiveSpec], engine: Any, target: Any, reference
                       if not (is_real(v) and math.isfinite(float(v)))]
     if archive_size is not None and (
             not isinstance(archive_size, (int, np.integer)) or isinstance(archive_size, bool)
-            or not 1 <= int(archive_size) <= _MAX_ARCHIVE):
+            or not 1 <= int(archive_size) <= MAX_ARCHIVE):
         found.append(Problem(("archive_size",), "invalid_argument",
-                             f"archive_size must be an integer in [1, {_MAX_ARCHIVE}]"))
+                             f"archive_size must be an integer in [1, {MAX_ARCHIVE}]"))
     return found
 
 
@@ -260,7 +260,8 @@ def optimize_front(
         f"x{j}" for j in range(design.n)]
     found, specs = objective_problems(objectives, goal, names)
     found += checked.problems
-    found += run_problems(specs, engine_id, target, reference_point, archive_size)
+    found += run_problems(len(objectives) if isinstance(objectives, (list, tuple)) else 0,
+                          engine_id, target, reference_point, archive_size)
     if found:
         raise engine_error(found)
     assert design is not None

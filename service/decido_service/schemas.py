@@ -237,17 +237,23 @@ def _semantic(req: Any) -> list[Problem]:
 def _objective_problems(get: Callable[..., Any]) -> list[Problem]:
     """Exactly one of ``objective_expression`` and ``objectives``; the faults of the
     objectives (names against each other and the variables) and of the run's other
-    arguments that the library finds for several objectives."""
-    expression, objectives = (None if v is UNSET else v for v in (
-        get("objective_expression"), get("objectives")))
+    arguments that the library finds for several objectives; ``reference_point`` and
+    ``archive_size`` only with several."""
+    expression, objectives, reference, archive = (None if v is UNSET else v for v in (
+        get("objective_expression"), get("objectives"), get("reference_point"),
+        get("archive_size")))
     if expression is not None and objectives is not None:
         return [Problem(("objectives",), "invalid_argument",
                         "give objective_expression or objectives, not both")]
-    if expression is None and objectives is None:
-        return [Problem(("objective_expression",), "required",
-                        "objective_expression (or objectives) is required")]
     if objectives is None:
-        return []
+        found = [] if expression is not None else [Problem(
+            ("objective_expression",), "required",
+            "objective_expression (or objectives) is required")]
+        return found + [Problem((name,), "invalid_argument",
+                                f"{name} applies to a run of several objectives (objectives), "
+                                "not to objective_expression")
+                        for name, value in (("reference_point", reference),
+                                            ("archive_size", archive)) if value is not None]
     items = [{k: v for k, v in msgspec.to_builtins(o).items() if v is not None}
              if isinstance(o, (msgspec.Struct, dict)) else o for o in objectives] \
         if isinstance(objectives, list) else objectives
@@ -259,7 +265,8 @@ def _objective_problems(get: Callable[..., Any]) -> list[Problem]:
         names = [f"x{j}" for j in range(len(bounds) if isinstance(bounds, list) else 0)]
     found, _ = objective_problems(items, get("goal", "minimize") or "minimize",
                                   [n for n in names if isinstance(n, str)])
-    return found + run_problems([], get("engine"), get("target"), None, None)
+    m = len(items) if isinstance(items, list) else 0
+    return found + run_problems(m, get("engine"), get("target"), reference, archive)
 
 
 def _entry(problem: Problem) -> dict[str, Any]:

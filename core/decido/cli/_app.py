@@ -11,11 +11,12 @@ from typing import Any
 import click
 
 import decido
-from decido.cli import _inputs
+from decido.cli import _front, _inputs
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
 from decido.cli._remote import client_for, follow, server_options
 from decido.optimize import DEFAULT_EVALUATIONS_PER_DIM, MIN_DEFAULT_EVALUATIONS, OptimizeResult
+from decido.pareto import ParetoResult
 
 __all__ = ["INTERRUPTED", "decide", "optimize"]
 
@@ -25,7 +26,10 @@ _SHOWN_X = 10
 
 
 @click.command()
-@click.argument("expression")
+@click.argument("expression", required=False)
+@click.option("--objective", "objectives", multiple=True, metavar="[NAME[:max]=]EXPR",
+              help="one of several objectives instead of EXPRESSION (repeat it: the run's "
+                   "Pareto front is printed), e.g. 'cost=sum(x**2)' or 'gain:max=x[0]'")
 @click.option("--bounds", "-b", "bounds", multiple=True, required=True, metavar="LO:HI",
               help="the box: once with --dims N, or once per variable")
 @click.option("--dims", "-n", type=click.IntRange(min=1), help="number of variables")
@@ -42,23 +46,48 @@ _SHOWN_X = 10
 @click.option("--target", type=float, help="stop once the best value is this good")
 @click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
               help="an engine option; repeatable")
+@click.option("--reference-point", metavar="V,V,...",
+              help="several objectives: the hypervolume's reference point, one value each")
+@click.option("--archive-size", type=click.IntRange(min=1),
+              help="several objectives: the most points the front keeps (default 100)")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="several objectives: also write the front to this CSV file")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @server_options
-def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
-             constraints: tuple[str, ...], goal: str, engine: str | None,
+def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[str, ...],
+             dims: int | None, constraints: tuple[str, ...], goal: str, engine: str | None,
              seed: int | None, budget: int | None, time_limit: float | None,
-             target: float | None, options: tuple[str, ...], as_json: bool,
+             target: float | None, options: tuple[str, ...], reference_point: str | None,
+             archive_size: int | None, csv_path: Path | None, as_json: bool,
              server: str | None, key: str | None) -> None:
     """Optimize EXPRESSION over the vector x: here, or on a server with --server.
 
+    With --objective EXPR given twice or more instead: the Pareto front of the objectives,
+    printed as a table (each point's objective values and x; --csv FILE writes it).
+
     A progress bar on a terminal (plain lines otherwise, on stderr); Ctrl-C stops the run
     and prints the best point so far."""
+    if (expression is None) == (not objectives):
+        raise click.UsageError("give EXPRESSION, or --objective EXPR for each of several "
+                               "objectives" + (", not both" if objectives else ""))
+    several = {"--reference-point": reference_point, "--archive-size": archive_size,
+               "--csv": csv_path}
+    if not objectives and any(v is not None for v in several.values()):
+        raise click.UsageError(", ".join(k for k, v in several.items() if v is not None) +
+                               " apply to several objectives (--objective)")
     box = _inputs.bounds(bounds, dims)
     args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
                             "max_evaluations": budget, "time_limit": time_limit,
                             "options": _engine_options(options) or None,
                             "constraints": list(constraints) or None}
     total = budget or max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * len(box))
+    if objectives:
+        args.update(reference_point=_front.reference_point(reference_point),
+                    archive_size=archive_size)
+        _optimize_front([_front.objective(o) for o in objectives], box, args, total,
+                        csv_path, as_json, server, key)
+        return
+    assert expression is not None
     result: OptimizeResult | None
     with ProgressDisplay(total) as display:
         if server is None:
@@ -73,6 +102,30 @@ def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
     if interrupted:
         click.echo("interrupted: the best point so far", err=True)
     _show(result, violated, as_json)
+    if interrupted:
+        sys.exit(INTERRUPTED)
+
+
+def _optimize_front(objectives: list[Any], box: list[list[float]], args: dict[str, Any],
+                    total: int, csv_path: Path | None, as_json: bool, server: str | None,
+                    key: str | None) -> None:
+    """A run of several objectives, here or on ``server``: its front as a table."""
+    front: ParetoResult | None
+    with ProgressDisplay(total, label="hypervolume") as display:
+        if server is None:
+            front, interrupted = _front.run_here(objectives, box, args, display)
+        else:
+            with client_for(server, key) as client:
+                run = client.submit(objectives, box, **args)
+                front, interrupted = follow(run, display)
+    if front is None:
+        raise click.ClickException("the run was cancelled before it started")
+    if interrupted:
+        click.echo("interrupted: the front so far", err=True)
+    _front.show(front, as_json)
+    if csv_path is not None:
+        _front.write_csv(front, csv_path)
+        click.echo(f"wrote {len(front.pareto)} points to {csv_path}", err=True)
     if interrupted:
         sys.exit(INTERRUPTED)
 

@@ -21,10 +21,13 @@ def best_text(best: float | None) -> str:
 class ProgressDisplay:
     """Shows ``update(evaluations, best, elapsed)`` (``elapsed`` in seconds): on a terminal
     a bar of evaluations out of ``total`` with the best value and the time; elsewhere a
-    plain line at most every ``every`` seconds (and the last one on exit)."""
+    plain line at most every ``every`` seconds (and the last one on exit). ``label``: the
+    value's name (``best``, or ``hypervolume`` for a run of several objectives; also the
+    member of the service's progress it reads)."""
 
     def __init__(self, total: int | None, out: TextIO | None = None,
-                 every: float = 1.0) -> None:
+                 every: float = 1.0, label: str = "best") -> None:
+        self.label = label
         self.out = out or sys.stderr
         self.console = Console(file=self.out)
         self.total = total
@@ -35,7 +38,7 @@ class ProgressDisplay:
         self._bar: Progress | None = None
         if self.console.is_terminal:
             self._bar = Progress(TextColumn("[bold]optimizing"), BarColumn(),
-                                 MofNCompleteColumn(), TextColumn("best {task.fields[best]}"),
+                                 MofNCompleteColumn(), TextColumn(label + " {task.fields[best]}"),
                                  TimeElapsedColumn(), console=self.console, transient=False)
             self._task = self._bar.add_task("run", total=total, best="-")
 
@@ -63,12 +66,12 @@ class ProgressDisplay:
 
     def progress(self, progress: dict[str, Any]) -> None:
         """:meth:`update` from the service's progress member (``elapsed_ms``)."""
-        self.update(int(progress["evaluations"]), progress.get("best"),
+        self.update(int(progress["evaluations"]), progress.get(self.label),
                     float(progress["elapsed_ms"]) / 1e3)
 
     def _line(self, evaluations: int, best: float | None, elapsed: float) -> None:
         self._printed, self._shown = time.monotonic(), (evaluations, best, elapsed)
         of = f"/{self.total}" if self.total else ""
-        self.out.write(f"evaluations {evaluations}{of}  best {best_text(best)}  "
+        self.out.write(f"evaluations {evaluations}{of}  {self.label} {best_text(best)}  "
                        f"elapsed {elapsed:.1f} s\n")
         self.out.flush()

@@ -5,12 +5,19 @@ it and keeping its best so far."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from decido.cli._progress import ProgressDisplay
 from decido.optimize import OptimizeResult
+from decido.pareto import ParetoResult
+
+if TYPE_CHECKING:
+    from decido.client import Run
+
+#: what a run ends with: one objective's best point, or several objectives' front
+R = TypeVar("R", bound=OptimizeResult | ParetoResult)
 
 __all__ = ["CANCEL_WAIT", "client_for", "follow", "server_options"]
 
@@ -35,7 +42,7 @@ def client_for(server: str, key: str | None) -> Any:
     return Client(server, key)
 
 
-def follow(run: Any, display: ProgressDisplay) -> tuple[OptimizeResult | None, bool]:
+def follow(run: Run[R], display: ProgressDisplay) -> tuple[R | None, bool]:
     """Show ``run``'s progress until it ends; its result and whether Ctrl-C cancelled it."""
     from decido.client import NotFound
 
@@ -52,8 +59,9 @@ def follow(run: Any, display: ProgressDisplay) -> tuple[OptimizeResult | None, b
     return _shown(run.wait(), display), False
 
 
-def _shown(result: OptimizeResult | None, display: ProgressDisplay) -> OptimizeResult | None:
-    """The result, its evaluations and best value drawn last."""
+def _shown(result: R | None, display: ProgressDisplay) -> R | None:
+    """The result, its evaluations and best value (a front's hypervolume) drawn last."""
     if result is not None:
-        display.update(result.evaluations, result.fun, result.elapsed)
+        display.update(result.evaluations, result.hypervolume if isinstance(
+            result, ParetoResult) else result.fun, result.elapsed)
     return result

@@ -11,6 +11,7 @@ import click
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, best_text
 from decido.cli._remote import client_for, follow
+from decido.pareto import ParetoResult
 from decido.status import RUN_STATES
 
 __all__ = ["runs"]
@@ -34,8 +35,11 @@ def runs() -> None:
 
 
 def _best(document: dict[str, Any]) -> str:
+    """The best value (a run of several objectives: its front's hypervolume, ``hv``)."""
     result = document.get("result") or {}
     progress = document.get("progress") or {}
+    if "hypervolume" in result or "hypervolume" in progress:
+        return "hv " + best_text(result.get("hypervolume", progress.get("hypervolume")))
     return best_text(result.get("value", progress.get("best")))
 
 
@@ -100,12 +104,16 @@ def watch(run_id: str, server: str, key: str | None) -> None:
     with client_for(server, key) as client:
         run = client.run(run_id)
         budget = (run.document.get("request") or {}).get("max_evaluations")
-        with ProgressDisplay(budget) as display:
+        label = "hypervolume" if run.several else "best"
+        with ProgressDisplay(budget, label=label) as display:
             result, interrupted = follow(run, display)
     if interrupted:
         click.echo("interrupted: the run was cancelled; its best so far", err=True)
+    best = "" if result is None else f"front of {len(result.pareto)} points, hypervolume " \
+        f"{result.hypervolume:.10g}" if isinstance(result, ParetoResult) else \
+        f"best {result.fun:.10g}"
     click.echo(f"{run.id} {run.state}" + ("" if result is None else
-                                          f": {result.status}, best {result.fun:.10g} after "
+                                          f": {result.status}, {best} after "
                                           f"{result.evaluations} evaluations"))
     if interrupted:
         sys.exit(130)

@@ -3,8 +3,9 @@ and the conversion of the service's JSON into the library's own types.
 
 A remote optimization answers a :class:`decido.OptimizeResult` built from the run's
 document and its trace (``x`` as an array, ``fun`` the objective value, ``elapsed`` in
-seconds, ``history`` the ``(evaluations, best)`` points); a decision answers the same dict
-:func:`decido.decide` returns.
+seconds, ``history`` the ``(evaluations, best)`` points), and a run of several objectives
+a :class:`decido.ParetoResult` (``history`` the ``(evaluations, hypervolume)`` points); a
+decision answers the same dict :func:`decido.decide` returns.
 """
 
 from __future__ import annotations
@@ -13,23 +14,30 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, TypedDict
+from typing import Any, Generic, TypedDict, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from decido._run_args import with_stop_option
 from decido.client._protocol import Call, Emit, Event, NextEvent, Op, OpenStream, Sleep
 from decido.client.errors import RunFailed, Timeout
 from decido.errors import EngineError
 from decido.expression import Expression
 from decido.optimize import OptimizeResult
+from decido.pareto import ParetoResult
 from decido.status import FINISHED_RUN_STATES, status
 
 __all__ = [
     "Objective",
+    "ObjectiveItem",
+    "Objectives",
     "Progress",
+    "Result",
     "RunArgs",
     "RunState",
+    "decide",
+    "decision",
     "events",
     "get_run",
     "pages",
@@ -40,14 +48,23 @@ __all__ = [
 
 #: what a server can optimize: an expression (its text is sent)
 Objective = str | Expression
+#: one of several objectives: an expression, or a dict ``{"name", "expression", "goal"}``
+#: (``name`` defaults to ``f1``, ``f2``, ...; ``goal`` to the run's)
+ObjectiveItem = str | Expression | Mapping[str, Any]
+#: several objectives: a run of them answers their Pareto front
+Objectives = list[ObjectiveItem] | tuple[ObjectiveItem, ...]
+#: what a finished run gives: one objective's best point, or several objectives' front
+Result = OptimizeResult | ParetoResult
+R = TypeVar("R", bound=Result)
 #: a callback of :meth:`Run.wait`: called with the run's ``progress`` member
 Progress = Callable[[dict[str, Any]], Any]
 _TERMINAL = ("result", "error")
 
 
 class RunArgs(TypedDict, total=False):
-    """The keyword arguments of a run, as for :func:`decido.optimize` (``callback``,
-    ``monitor`` and ``vectorized`` have no meaning on a server)."""
+    """The keyword arguments of a run, as for :func:`decido.optimize` and, for several
+    objectives, :func:`decido.minimize` (``callback``, ``monitor`` and ``vectorized`` have
+    no meaning on a server)."""
 
     goal: str
     engine: str | None
@@ -56,33 +73,96 @@ class RunArgs(TypedDict, total=False):
     target: float | None
     seed: int | None
     options: Mapping[str, float] | None
+    stop_on_convergence: bool | None
     constraints: list[str] | None
     constraint_tolerance: float | None
+    integers: list[int] | None
+    variables: list[dict[str, Any]] | None
+    x0: ArrayLike | None
+    reference_point: ArrayLike | None
+    archive_size: int | None
 
 
-def run_body(objective: Objective, bounds: ArrayLike, args: RunArgs) -> dict[str, Any]:
-    """The JSON body of ``POST /v1/runs`` (None arguments are left out: the defaults)."""
-    if isinstance(objective, Expression):
-        objective = objective.text
-    if not isinstance(objective, str):
-        raise EngineError("invalid_argument", "a server optimizes expressions: pass the "
-                          "objective as an expression string or a decido.Expression",
-                          "objective")
-    b = np.asarray(bounds, dtype=np.float64)
-    body: dict[str, Any] = {"objective_expression": objective, "bounds": b.tolist()}
-    for name, value in args.items():
+def _expression(item: Any, where: str) -> Any:
+    """An objective's text (an Expression's); a callable cannot be sent."""
+    if isinstance(item, Expression):
+        return item.text
+    if callable(item):
+        raise EngineError("invalid_argument", "a server optimizes expressions: pass "
+                          f"{where} as an expression string or a decido.Expression, "
+                          "not a callable", where)
+    return item
+
+
+def _objectives(items: Objectives) -> list[Any]:
+    """The ``objectives`` member: each item a dict with a ``name`` (``f1``, ``f2``, ...
+    by default, as the library names them); anything else is sent as it is, for the
+    server's 422 to name."""
+    out: list[Any] = []
+    for k, item in enumerate(items):
+        if isinstance(item, Mapping):
+            d = {"name": f"f{k + 1}", **item}
+            if "expression" in d:
+                d["expression"] = _expression(d["expression"], f"objectives[{k}].expression")
+            out.append(d)
+        else:
+            out.append({"name": f"f{k + 1}",
+                        "expression": _expression(item, f"objectives[{k}]")})
+    return out
+
+
+def _json(value: Any) -> Any:
+    """An argument as JSON: arrays and tuples become lists, mappings dicts."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Mapping):
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def run_body(objective: Objective | Objectives, bounds: ArrayLike | None,
+             args: RunArgs) -> dict[str, Any]:
+    """The JSON body of ``POST /v1/runs`` (None arguments are left out: the defaults); a
+    list or tuple of objectives makes a run of several (``objectives``)."""
+    body: dict[str, Any] = {}
+    if isinstance(objective, (list, tuple)):
+        body["objectives"] = _objectives(objective)
+    else:
+        text = _expression(objective, "the objective")
+        if not isinstance(text, str):
+            raise EngineError("invalid_argument", "a server optimizes expressions: pass the "
+                              "objective as an expression string or a decido.Expression "
+                              "(or a list of them for several objectives)", "objective")
+        body["objective_expression"] = text
+    if bounds is not None:
+        body["bounds"] = np.asarray(bounds, dtype=np.float64).tolist()
+    given = dict(args)
+    options = with_stop_option(given.pop("options", None), given.pop("stop_on_convergence",
+                                                                     None))
+    for name, value in {**given, "options": options}.items():
         if value is not None:
-            body[name] = dict(value) if isinstance(value, Mapping) else \
-                list(value) if isinstance(value, (list, tuple)) else value
+            body[name] = _json(value)
     return body
 
 
-def optimize_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> OptimizeResult:
+def _history(trace: Mapping[str, Any]) -> list[tuple[int, float]]:
+    """The trace's ``evaluations`` and ``best`` columns as ``(evaluations, best)``."""
+    columns = list(trace.get("columns") or ["evaluations", "best"])
+    at, best = columns.index("evaluations"), columns.index("best")
+    return [(int(p[at]), math.nan if p[best] is None else float(p[best]))
+            for p in trace.get("points") or []]
+
+
+def result_of(run: Mapping[str, Any], trace: Mapping[str, Any]) -> Result:
     """The library's result of a finished run (its document) and its trace (``columns``
     and ``points``: ``history`` is its ``evaluations`` and ``best`` columns)."""
     r = run["result"]
-    columns = list(trace.get("columns") or ["evaluations", "best"])
-    at, best = columns.index("evaluations"), columns.index("best")
+    if r.get("pareto") is not None:
+        return front_result(run, trace)
     value = r.get("value")
     return OptimizeResult(
         x=np.asarray(r.get("x") or [], dtype=np.float64),
@@ -92,8 +172,7 @@ def optimize_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> Optimiz
         status=status(str(r.get("status"))),
         message=str(r.get("message") or ""),
         elapsed=float(r.get("elapsed_ms") or 0.0) / 1e3,
-        history=[(int(p[at]), math.nan if p[best] is None else float(p[best]))
-                 for p in trace.get("points") or []],
+        history=_history(trace),
         engine=str(run.get("engine")),
         seed=int(r["seed"]) if isinstance(r.get("seed"), int) else 0,
         goal=str(run.get("goal") or "minimize"),
@@ -104,19 +183,54 @@ def optimize_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> Optimiz
     )
 
 
+def front_result(run: Mapping[str, Any], trace: Mapping[str, Any]) -> ParetoResult:
+    """The :class:`decido.ParetoResult` of a finished run of several objectives: its
+    front's values as the library gives them (a null, a value that was not finite, is
+    NaN; a null violation infinite), ``history`` the ``(evaluations, hypervolume)``
+    points of its trace, ``variables`` the names of the request's variables."""
+    r = run["result"]
+    named = (run.get("request") or {}).get("variables")
+    pareto = []
+    for p in r["pareto"]:
+        point: dict[str, Any] = {
+            "x": [float(v) for v in p["x"]], "f": [_number(v, math.nan) for v in p["f"]],
+            "feasible": bool(p["feasible"]),
+            "max_violation": _number(p.get("max_violation"), math.inf)}
+        if p.get("variables") is not None:
+            point["variables"] = dict(p["variables"])
+        pareto.append(point)
+    return ParetoResult(
+        pareto=pareto, hypervolume=_number(r.get("hypervolume"), math.nan),
+        reference_point=[_number(v, math.nan) for v in r.get("reference_point") or []],
+        objectives=[dict(o) for o in r.get("objectives") or []],
+        evaluations=int(r.get("evaluations") or 0),
+        iterations=int(r.get("iterations") or 0),
+        status=status(str(r.get("status"))), message=str(r.get("message") or ""),
+        elapsed=float(r.get("elapsed_ms") or 0.0) / 1e3, history=_history(trace),
+        engine=str(run.get("engine")),
+        seed=int(r["seed"]) if isinstance(r.get("seed"), int) else 0,
+        variables=None if not named else [str(v["name"]) for v in named])
+
+
 def _number(value: Any, missing: float) -> float:
     """A JSON number (null: ``missing``, e.g. a violation that was not finite)."""
     return missing if value is None else float(value)
 
 
-class RunState:
+class RunState(Generic[R]):
     """What a run handle knows: ``id``, the last ``document`` read and, once the run has
-    ended with one, ``result`` (a :class:`decido.OptimizeResult`)."""
+    ended with one, ``result`` (a :class:`decido.OptimizeResult`, or for a run of several
+    objectives a :class:`decido.ParetoResult`)."""
 
     def __init__(self, document: dict[str, Any]) -> None:
         self.id: str = document["id"]
         self.document = document
-        self.result: OptimizeResult | None = None
+        self.result: R | None = None
+
+    @property
+    def several(self) -> bool:
+        """True for a run of several objectives (its result is their front)."""
+        return (self.document.get("request") or {}).get("objectives") is not None
 
     @property
     def state(self) -> str:
@@ -141,12 +255,12 @@ def _path(run_id: str, *rest: str) -> str:
     return "/".join(("/v1/runs", run_id, *rest))
 
 
-def _learn(run: RunState, document: dict[str, Any]) -> Op[None]:
+def _learn(run: RunState[Any], document: dict[str, Any]) -> Op[None]:
     """Keep ``document``; when it is a finished run with a result, read its trace once."""
     run.document = document
     if run.result is None and document.get("result") is not None and run.finished:
         trace = (yield Call("GET", _path(run.id, "trace"), resend=True)).json()
-        run.result = optimize_result(document, trace)
+        run.result = result_of(document, trace)
 
 
 def submit(body: dict[str, Any], idempotency_key: str | None) -> Op[dict[str, Any]]:
@@ -159,20 +273,20 @@ def submit(body: dict[str, Any], idempotency_key: str | None) -> Op[dict[str, An
     return document
 
 
-def get_run(run: RunState) -> Op[RunState]:
+def get_run(run: RunState[R]) -> Op[RunState[R]]:
     """Read the run again (and its trace once it has ended)."""
     document = (yield Call("GET", _path(run.id), resend=True)).json()
     yield from _learn(run, document)
     return run
 
 
-def cancel(run: RunState) -> Op[RunState]:
+def cancel(run: RunState[R]) -> Op[RunState[R]]:
     """Ask the run to stop (it ends ``cancelled`` with its best so far)."""
     yield from _learn(run, (yield Call("POST", _path(run.id, "cancel"))).json())
     return run
 
 
-def outcome(run: RunState) -> OptimizeResult | None:
+def outcome(run: RunState[R]) -> R | None:
     """The result of an ended run; raise :class:`RunFailed` for a failed one (a run
     cancelled before it started has no result: None)."""
     if run.state == "failed":
@@ -180,8 +294,8 @@ def outcome(run: RunState) -> OptimizeResult | None:
     return run.result
 
 
-def wait(run: RunState, timeout: float | None, progress: Progress | None,
-         interval: float = 0.1, longest: float = 1.0) -> Op[OptimizeResult | None]:
+def wait(run: RunState[R], timeout: float | None, progress: Progress | None,
+         interval: float = 0.1, longest: float = 1.0) -> Op[R | None]:
     """Read the run until it ends (every ``interval`` seconds, growing to ``longest``),
     calling ``progress`` with its progress while it runs; its :func:`outcome`.
     :class:`Timeout` after ``timeout`` seconds."""
@@ -199,7 +313,7 @@ def wait(run: RunState, timeout: float | None, progress: Progress | None,
         interval = min(longest, interval * 1.5)
 
 
-def events(run: RunState, last_id: str | None, reconnects: int = 5) -> Op[None]:
+def events(run: RunState[Any], last_id: str | None, reconnects: int = 5) -> Op[None]:
     """``GET /v1/runs/{id}/events``: emit every :class:`~decido.client.Event` until the
     terminal one (``result`` or ``error``), reconnecting with ``Last-Event-ID`` (up to
     ``reconnects`` times in a row) when the stream breaks. ``state``, ``result`` and
@@ -222,6 +336,20 @@ def events(run: RunState, last_id: str | None, reconnects: int = 5) -> Op[None]:
         if failures > reconnects:
             raise Timeout(f"the event stream of run {run.id} broke {failures} times in a row")
         yield Sleep(min(2.0, 0.1 * 2 ** failures))
+
+
+def decision(request: Mapping[str, Any] | None, **members: Any) -> dict[str, Any]:
+    """A decision request: ``request``'s members and the given (not None) ``members``."""
+    return {**(request or {}), **{k: v for k, v in members.items() if v is not None}}
+
+
+def decide(run: RunState[Any], request: Mapping[str, Any]) -> Op[dict[str, Any]]:
+    """``POST /v1/decide`` on the run's front: ``from_run`` with the run's id and the
+    members of ``request`` (method, criteria, constraints, ...); the answer's ranking items
+    carry their point's ``x`` and ``f``."""
+    answer: dict[str, Any] = yield from fetch("POST", "/v1/decide",
+                                              {**_json(request), "from_run": run.id})
+    return answer
 
 
 def pages(path: str, params: Mapping[str, str | None]) -> Op[None]:

@@ -8,8 +8,8 @@ coroutine; iterations (:meth:`AsyncClient.runs`, :meth:`AsyncRun.events`) are
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, TypeVar, cast, overload
 
 from numpy.typing import ArrayLike
 
@@ -23,7 +23,7 @@ from decido.client._http import (
     print_progress,
     translate,
 )
-from decido.client._ops import Objective, Progress, RunArgs, RunState
+from decido.client._ops import Objective, Objectives, Progress, R, Result, RunArgs, RunState
 from decido.client._protocol import (
     Call,
     Emit,
@@ -39,37 +39,47 @@ from decido.client._protocol import (
 )
 from decido.client.webhooks import AsyncWebhooks
 from decido.optimize import OptimizeResult
-
-if TYPE_CHECKING:  # typing.Unpack is 3.11+
-    from typing_extensions import Unpack
+from decido.pareto import ParetoResult
 
 __all__ = ["AsyncClient", "AsyncRun"]
 
 T = TypeVar("T")
 
 
-class AsyncRun(RunState):
+class AsyncRun(RunState[R]):
     """:class:`decido.client.Run` for :class:`AsyncClient`: the same members, coroutines."""
 
     def __init__(self, client: AsyncClient, document: dict[str, Any]) -> None:
         super().__init__(document)
         self._client = client
 
-    async def refresh(self) -> AsyncRun:
+    async def refresh(self) -> AsyncRun[R]:
         """Read the run again (and its trace once it has ended); returns itself."""
         await self._client._drive(_ops.get_run(self))
         return self
 
-    async def cancel(self) -> AsyncRun:
+    async def cancel(self) -> AsyncRun[R]:
         """Ask the run to stop: it ends ``cancelled`` with its best so far."""
         await self._client._drive(_ops.cancel(self))
         return self
 
     async def wait(self, timeout: float | None = None,
-                   progress: bool | Progress = False) -> OptimizeResult | None:
+                   progress: bool | Progress = False) -> R | None:
         """As :meth:`decido.client.Run.wait`."""
         show = print_progress if progress is True else progress or None
         return await self._client._drive(_ops.wait(self, timeout, show))
+
+    async def decide(
+            self, method: str | None = None, criteria: list[dict[str, Any]] | None = None, *,
+            constraints: list[str] | None = None, weighting: str | None = None,
+            normalization: str | None = None, top_k: int | None = None,
+            explain: bool | None = None, sensitivity: bool | None = None,
+            request: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """As :meth:`decido.client.Run.decide`: a decision on this run's front."""
+        return await self._client._drive(_ops.decide(self, _ops.decision(
+            request, method=method, criteria=criteria, constraints=constraints,
+            weighting=weighting, normalization=normalization, top_k=top_k,
+            explain=explain, sensitivity=sensitivity)))
 
     def events(self, last_event_id: str | None = None) -> AsyncIterator[Event]:
         """As :meth:`decido.client.Run.events`, an ``async for`` iteration."""
@@ -139,38 +149,185 @@ class AsyncClient:
         answer = await self._drive(_ops.fetch("GET", f"/v1/decisions/{decision_id}"))
         return cast(dict[str, Any], answer)
 
-    async def submit(self, objective: Objective, bounds: ArrayLike, *,
-                     idempotency_key: str | None = None,
-                     **args: Unpack[RunArgs]) -> AsyncRun:
-        """As :meth:`decido.Client.submit`."""
+    @overload
+    async def submit(
+            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, idempotency_key: str | None = None,
+    ) -> AsyncRun[OptimizeResult]: ...
+    @overload
+    async def submit(
+            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, idempotency_key: str | None = None,
+    ) -> AsyncRun[ParetoResult]: ...
+    async def submit(
+            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, idempotency_key: str | None = None,
+    ) -> AsyncRun[Any]:
+        """Start a run and return its handle at once. The arguments of
+        :func:`decido.optimize` (the objective an expression, not a callable); a list of
+        objectives (expressions, or dicts ``{"name", "expression", "goal"}``) makes a run
+        of several, with :func:`decido.minimize`'s ``reference_point`` and
+        ``archive_size``, whose result is their front (a :class:`decido.ParetoResult`).
+        The call carries an ``Idempotency-Key`` (a new one unless given): a resent
+        submission never makes a second run. The server's faults raise
+        :class:`InvalidRequest` (``errors``: every fault with its JSON pointer)."""
+        return await self._submit(objective, bounds, RunArgs(
+            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
+            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
+            constraints=constraints, constraint_tolerance=constraint_tolerance,
+            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
+            archive_size=archive_size), idempotency_key)
+
+    @overload
+    async def optimize(
+            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+    @overload
+    async def optimize(
+            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+    async def optimize(
+            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> Result:
+        """Run on the service and wait for the result (:class:`Timeout` after
+        ``timeout`` seconds; the run goes on): :func:`decido.optimize` remotely, a
+        :class:`decido.OptimizeResult`, or for a list of objectives their front, a
+        :class:`decido.ParetoResult`. The arguments are :meth:`submit`'s."""
+        return await self._result(objective, bounds, RunArgs(
+            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
+            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
+            constraints=constraints, constraint_tolerance=constraint_tolerance,
+            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
+            archive_size=archive_size), timeout)
+
+    @overload
+    async def minimize(
+            self, objective: Objective, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+    @overload
+    async def minimize(
+            self, objective: Objectives, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+    async def minimize(
+            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> Result:
+        """:meth:`optimize` with ``goal="minimize"``: a list of objectives gives
+        their front (a :class:`decido.ParetoResult`), each objective minimized unless its
+        dict's ``goal`` says otherwise."""
+        return await self._result(objective, bounds, RunArgs(
+            goal="minimize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
+            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
+            constraints=constraints, constraint_tolerance=constraint_tolerance,
+            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
+            archive_size=archive_size), timeout)
+
+    @overload
+    async def maximize(
+            self, objective: Objective, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+    @overload
+    async def maximize(
+            self, objective: Objectives, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+    async def maximize(
+            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> Result:
+        """:meth:`optimize` with ``goal="maximize"``: a list of objectives gives
+        their front (a :class:`decido.ParetoResult`), each objective maximized unless its
+        dict's ``goal`` says otherwise."""
+        return await self._result(objective, bounds, RunArgs(
+            goal="maximize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
+            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
+            constraints=constraints, constraint_tolerance=constraint_tolerance,
+            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
+            archive_size=archive_size), timeout)
+
+    async def _submit(self, objective: Objective | Objectives, bounds: ArrayLike | None,
+                      args: RunArgs, idempotency_key: str | None) -> AsyncRun[Any]:
         body = _ops.run_body(objective, bounds, args)
         return AsyncRun(self, await self._drive(_ops.submit(body, idempotency_key)))
 
-    async def optimize(self, objective: Objective, bounds: ArrayLike, *,
-                       timeout: float | None = None,
-                       **args: Unpack[RunArgs]) -> OptimizeResult:
-        """As :meth:`decido.Client.optimize`."""
-        run = await self.submit(objective, bounds, **args)
-        result = await run.wait(timeout)
+    async def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
+                      args: RunArgs, timeout: float | None) -> Result:
+        run = await self._submit(objective, bounds, args, None)
+        result: Result | None = await run.wait(timeout)
         assert result is not None  # only a run cancelled before it starts has none
         return result
 
-    async def minimize(self, objective: Objective, bounds: ArrayLike,
-                       **args: Any) -> OptimizeResult:
-        """:meth:`optimize` with ``goal="minimize"``."""
-        return await self.optimize(objective, bounds, goal="minimize", **args)
-
-    async def maximize(self, objective: Objective, bounds: ArrayLike,
-                       **args: Any) -> OptimizeResult:
-        """:meth:`optimize` with ``goal="maximize"``."""
-        return await self.optimize(objective, bounds, goal="maximize", **args)
-
-    async def run(self, run_id: str) -> AsyncRun:
+    async def run(self, run_id: str) -> AsyncRun[Result]:
         """The handle of one of the key's runs (:class:`NotFound` for any other id)."""
         return AsyncRun(self, await self._drive(_ops.fetch("GET", f"/v1/runs/{run_id}")))
 
     async def runs(self, state: str | None = None,
-                   engine: str | None = None) -> AsyncIterator[AsyncRun]:
+                   engine: str | None = None) -> AsyncIterator[AsyncRun[Result]]:
         """Every run of the key, newest first (page after page), optionally only those in
         ``state`` or of ``engine``."""
         async for document in self._iterate(

@@ -11,53 +11,71 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Awaitable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
+from typing import Any, TypeVar, cast, overload
 
 from numpy.typing import ArrayLike
 
 from decido.client import _ops
 from decido.client._http import DEFAULT_URL, print_progress
-from decido.client._ops import Objective, Progress, RunArgs, RunState
+from decido.client._ops import Objective, Objectives, Progress, R, Result, RunArgs, RunState
 from decido.client._protocol import Event, Op, RetryPolicy
 from decido.client.aio import AsyncClient
 from decido.client.webhooks import Webhooks
 from decido.optimize import OptimizeResult
-
-if TYPE_CHECKING:  # typing.Unpack is 3.11+
-    from typing_extensions import Unpack
+from decido.pareto import ParetoResult
 
 __all__ = ["Client", "Run"]
 
 T = TypeVar("T")
 
 
-class Run(RunState):
+class Run(RunState[R]):
     """A run on the service: ``id``, ``state``, ``document`` (the last read), ``progress``
-    and, once it has ended with one, ``result`` (a :class:`decido.OptimizeResult`)."""
+    and, once it has ended with one, ``result`` (a :class:`decido.OptimizeResult`, or for
+    a run of several objectives a :class:`decido.ParetoResult`)."""
 
     def __init__(self, client: Client, document: dict[str, Any]) -> None:
         super().__init__(document)
         self._client = client
 
-    def refresh(self) -> Run:
+    def refresh(self) -> Run[R]:
         """Read the run again (and its trace once it has ended); returns itself."""
         self._client._drive(_ops.get_run(self))
         return self
 
-    def cancel(self) -> Run:
+    def cancel(self) -> Run[R]:
         """Ask the run to stop: it ends ``cancelled`` with its best so far."""
         self._client._drive(_ops.cancel(self))
         return self
 
     def wait(self, timeout: float | None = None,
-             progress: bool | Progress = False) -> OptimizeResult | None:
+             progress: bool | Progress = False) -> R | None:
         """Block until the run ends; its result (None for a run cancelled before it
         started). ``progress``: True prints the progress on stderr, a callable is called
         with it. Raises :class:`RunFailed` for a failed run, :class:`Timeout` after
         ``timeout`` seconds (the run goes on)."""
         show = print_progress if progress is True else progress or None
         return self._client._drive(_ops.wait(self, timeout, show))
+
+    def decide(
+            self, method: str | None = None, criteria: list[dict[str, Any]] | None = None, *,
+            constraints: list[str] | None = None, weighting: str | None = None,
+            normalization: str | None = None, top_k: int | None = None,
+            explain: bool | None = None, sensitivity: bool | None = None,
+            request: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Decide on the front of this run of several objectives (``POST /v1/decide``
+        with ``from_run``): its points are the options (attributes: the objectives' names
+        and the variables' names, or ``x0``, ``x1``, ...), ``criteria`` default to the
+        objectives with their goals and equal weights. The arguments are members of a
+        decision request (:func:`decido.decide`; ``request`` holds any other, e.g.
+        ``decision_makers``); the answer is :meth:`Client.decide`'s, each ranking item
+        with its point's ``x`` and ``f``. A run of one objective is refused
+        (:class:`InvalidRequest`), an unfinished one too (:class:`ApiError`, 409)."""
+        return self._client._drive(_ops.decide(self, _ops.decision(
+            request, method=method, criteria=criteria, constraints=constraints,
+            weighting=weighting, normalization=normalization, top_k=top_k,
+            explain=explain, sensitivity=sensitivity)))
 
     def events(self, last_event_id: str | None = None) -> Iterator[Event]:
         """The run's Server-Sent Events (``state``, ``progress``, then ``result`` or
@@ -136,36 +154,184 @@ class Client:
         path = f"/v1/decisions/{decision_id}"
         return cast(dict[str, Any], self._drive(_ops.fetch("GET", path)))
 
-    def submit(self, objective: Objective, bounds: ArrayLike, *,
-               idempotency_key: str | None = None, **args: Unpack[RunArgs]) -> Run:
-        """Start a run (the arguments of :func:`decido.optimize`) and return its handle at
-        once. The call carries an ``Idempotency-Key`` (a new one unless given): a resent
-        submission never makes a second run."""
+    @overload
+    def submit(
+            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, idempotency_key: str | None = None,
+    ) -> Run[OptimizeResult]: ...
+    @overload
+    def submit(
+            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, idempotency_key: str | None = None,
+    ) -> Run[ParetoResult]: ...
+    def submit(
+            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, idempotency_key: str | None = None) -> Run[Any]:
+        """Start a run and return its handle at once. The arguments of
+        :func:`decido.optimize` (the objective an expression, not a callable); a list of
+        objectives (expressions, or dicts ``{"name", "expression", "goal"}``) makes a run
+        of several, with :func:`decido.minimize`'s ``reference_point`` and
+        ``archive_size``, whose result is their front (a :class:`decido.ParetoResult`).
+        The call carries an ``Idempotency-Key`` (a new one unless given): a resent
+        submission never makes a second run. The server's faults raise
+        :class:`InvalidRequest` (``errors``: every fault with its JSON pointer)."""
+        return self._submit(objective, bounds, RunArgs(
+            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
+            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
+            constraints=constraints, constraint_tolerance=constraint_tolerance,
+            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
+            archive_size=archive_size), idempotency_key)
+
+    @overload
+    def optimize(
+            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+    @overload
+    def optimize(
+            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+    def optimize(
+            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> Result:
+        """Run on the service and wait for the result (:class:`Timeout` after
+        ``timeout`` seconds; the run goes on): :func:`decido.optimize` remotely, a
+        :class:`decido.OptimizeResult`, or for a list of objectives their front, a
+        :class:`decido.ParetoResult`. The arguments are :meth:`submit`'s."""
+        return self._result(objective, bounds, RunArgs(
+            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
+            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
+            constraints=constraints, constraint_tolerance=constraint_tolerance,
+            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
+            archive_size=archive_size), timeout)
+
+    @overload
+    def minimize(
+            self, objective: Objective, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+    @overload
+    def minimize(
+            self, objective: Objectives, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+    def minimize(
+            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> Result:
+        """:meth:`optimize` with ``goal="minimize"``: a list of objectives gives
+        their front (a :class:`decido.ParetoResult`), each objective minimized unless its
+        dict's ``goal`` says otherwise."""
+        return self._result(objective, bounds, RunArgs(
+            goal="minimize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
+            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
+            constraints=constraints, constraint_tolerance=constraint_tolerance,
+            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
+            archive_size=archive_size), timeout)
+
+    @overload
+    def maximize(
+            self, objective: Objective, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+    @overload
+    def maximize(
+            self, objective: Objectives, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+    def maximize(
+            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+            engine: str | None = None, max_evaluations: int | None = None,
+            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
+            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
+            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
+            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
+            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
+            archive_size: int | None = None, timeout: float | None = None) -> Result:
+        """:meth:`optimize` with ``goal="maximize"``: a list of objectives gives
+        their front (a :class:`decido.ParetoResult`), each objective maximized unless its
+        dict's ``goal`` says otherwise."""
+        return self._result(objective, bounds, RunArgs(
+            goal="maximize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
+            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
+            constraints=constraints, constraint_tolerance=constraint_tolerance,
+            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
+            archive_size=archive_size), timeout)
+
+    def _submit(self, objective: Objective | Objectives, bounds: ArrayLike | None,
+                args: RunArgs, idempotency_key: str | None) -> Run[Any]:
         body = _ops.run_body(objective, bounds, args)
         return Run(self, self._drive(_ops.submit(body, idempotency_key)))
 
-    def optimize(self, objective: Objective, bounds: ArrayLike, *,
-                 timeout: float | None = None, **args: Unpack[RunArgs]) -> OptimizeResult:
-        """Run on the service and wait for the result: :func:`decido.optimize` remotely."""
-        result = self.submit(objective, bounds, **args).wait(timeout)
+    def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
+                args: RunArgs, timeout: float | None) -> Result:
+        run = self._submit(objective, bounds, args, None)
+        result: Result | None = run.wait(timeout)
         assert result is not None  # only a run cancelled before it starts has none
         return result
 
-    def minimize(self, objective: Objective, bounds: ArrayLike,
-                 **args: Any) -> OptimizeResult:
-        """:meth:`optimize` with ``goal="minimize"``."""
-        return self.optimize(objective, bounds, goal="minimize", **args)
-
-    def maximize(self, objective: Objective, bounds: ArrayLike,
-                 **args: Any) -> OptimizeResult:
-        """:meth:`optimize` with ``goal="maximize"``."""
-        return self.optimize(objective, bounds, goal="maximize", **args)
-
-    def run(self, run_id: str) -> Run:
+    def run(self, run_id: str) -> Run[Result]:
         """The handle of one of the key's runs (:class:`NotFound` for any other id)."""
         return Run(self, self._drive(_ops.fetch("GET", f"/v1/runs/{run_id}")))
 
-    def runs(self, state: str | None = None, engine: str | None = None) -> Iterator[Run]:
+    def runs(self, state: str | None = None,
+             engine: str | None = None) -> Iterator[Run[Result]]:
         """Every run of the key, newest first (page after page), optionally only those in
         ``state`` or of ``engine``."""
         pages = self._iterate(_ops.pages("/v1/runs", {"state": state, "engine": engine}))

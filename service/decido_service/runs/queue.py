@@ -79,7 +79,8 @@ def execute(req: OptimizeRequest, objective: Compiled, budget: Budget,
         assert not isinstance(req.objectives, UnsetType)
         items = [{"name": o.name, "expression": e, "goal": o.goal or req.goal}
                  for o, e in zip(req.objectives, objective, strict=True)]
-        return optimize_front(items, req.bounds or None, **args)
+        return optimize_front(items, req.bounds or None, reference_point=req.reference_point,
+                              archive_size=req.archive_size, **args)
     return decido.optimize(objective, req.bounds or None, target=req.target, **args)
 
 

@@ -9,7 +9,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 import decido
 from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
 from decido.optimize import SEED_END
-from decido.pareto import default_multi_engine
+from decido.pareto import DEFAULT_ARCHIVE_SIZE, MAX_ARCHIVE, default_multi_engine
 from decido.status import FinishedStatus
 from decido_service.types.fields import Count, EngineId, Goal
 from decido_service.types.problems import Problem
@@ -104,6 +104,16 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     constraint_tolerance: Annotated[float, Meta(
         gt=0, description="largest violation that counts as feasible (default 1e-6)")
     ] | None = None
+    reference_point: Annotated[list[float], Meta(
+        min_length=1, max_length=MAX_OBJECTIVES,
+        description="several objectives: the point the hypervolume is measured from, one "
+                    "value per objective in its own sense, worse than the front's points "
+                    "(default: the front's nadir moved outward by a tenth of its range)")
+    ] | None = None
+    archive_size: Annotated[int, Meta(
+        ge=1, le=MAX_ARCHIVE,
+        description=f"several objectives: the most points the front keeps (default "
+                    f"{DEFAULT_ARCHIVE_SIZE})")] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.engine, UnsetType):
@@ -184,8 +194,8 @@ class RunResult(Struct, forbid_unknown_fields=True, kw_only=True, omit_defaults=
         description="several objectives: the front's hypervolume at reference_point")
     ] = None
     reference_point: Annotated[list[float | None] | None, Meta(
-        description="several objectives: the front's nadir moved outward by a tenth of "
-                    "its range")] = None
+        description="several objectives: the request's reference_point, else the "
+                    "front's nadir moved outward by a tenth of its range")] = None
     objectives: Annotated[list[ObjectiveInfo] | None, Meta(
         description="several objectives: each as it ran")] = None
 
