@@ -45,6 +45,8 @@ cdef extern from "decido.h" nogil:
     size_t dc_program_n_instructions(const dc_program *program)
     size_t dc_program_n_registers(const dc_program *program)
     size_t dc_program_disassemble(const dc_program *program, char *buffer, size_t capacity)
+    dc_status dc_program_range(const dc_program *program, const double *lo, const double *hi,
+                               const dc_allocator *allocator, double *f_lo, double *f_hi)
 
     dc_workspace *dc_workspace_new(const dc_program *program, const dc_allocator *allocator)
     void dc_workspace_free(dc_workspace *workspace)

@@ -217,6 +217,21 @@ cdef class Program:
             _raise_status(st)
         return out
 
+    def range(self, const double[::1] lo, const double[::1] hi):
+        """(f_lo, f_hi): an interval enclosing every value over the box [lo, hi] (n_inputs
+        values each; loose in general, -inf/inf where unknown)."""
+        cdef double f_lo = 0.0, f_hi = 0.0
+        cdef double dummy = 0.0
+        cdef c.dc_status st
+        if <size_t>lo.shape[0] != self.n_inputs or <size_t>hi.shape[0] != self.n_inputs:
+            raise ValueError(f"expected {self.n_inputs} bounds")
+        with nogil:
+            st = c.dc_program_range(self.prog, &lo[0] if lo.shape[0] else &dummy,
+                                    &hi[0] if hi.shape[0] else &dummy, NULL, &f_lo, &f_hi)
+        if st != c.DC_OK:
+            _raise_status(st)
+        return f_lo, f_hi
+
     def disassemble(self):
         cdef size_t need = c.dc_program_disassemble(self.prog, NULL, 0)
         cdef char *buf = <char *>malloc(need + 1)

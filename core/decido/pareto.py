@@ -35,12 +35,17 @@ from decido.objectives import (
 from decido.status import Status, status
 
 __all__ = ["DEFAULT_ARCHIVE_SIZE", "MAX_ARCHIVE", "ParetoResult", "default_multi_engine",
-           "hypervolume", "optimize_front", "run_problems"]
+           "hypervolume", "optimize_front", "reference_problems", "run_problems"]
 
 #: The front's size cap when ``archive_size`` is not given (the C core's DC_DEFAULT_ARCHIVE).
 DEFAULT_ARCHIVE_SIZE: int = _engine.DEFAULT_ARCHIVE
 #: The largest ``archive_size``.
 MAX_ARCHIVE = 100_000
+#: A reference point value within this (relative to ``max(1, |bound|)``) of a proven bound
+#: of its objective over the box is refused (:func:`reference_problems`): the enclosure is
+#: widened for rounding, so a reference at the exact optimum (0 for a sum of squares) sits
+#: just inside it, and no point can be better by more than this.
+REFERENCE_RTOL = 1e-12
 
 
 def _json_float(v: float) -> float | None:
@@ -205,6 +210,41 @@ def run_problems(m: int, engine: Any, target: Any, reference_point: Any,
     return found
 
 
+def reference_problems(programs: list[Any], names: list[str], goals: list[str],
+                       design: Design, reference_point: Any) -> list[Problem]:
+    """The faults of a given ``reference_point`` that no point of the box can be better
+    than in some objective (a front there adds nothing to the hypervolume, whatever the
+    run finds): the interval that encloses an expression objective's values over the
+    bounds (C's ``dc_program_range``) proves it, within :data:`REFERENCE_RTOL`. Callables,
+    and what the interval cannot prove, are not checked: the run's ``message`` counts the
+    points it leaves out."""
+    if reference_point is None:
+        return []
+    lo = np.ascontiguousarray(design.lower, dtype=np.float64)
+    hi = np.ascontiguousarray(design.upper, dtype=np.float64)
+    found: list[Problem] = []
+    for j, (program, name, goal) in enumerate(zip(programs, names, goals, strict=True)):
+        if not hasattr(program, "range"):  # a Python callable
+            continue
+        f_lo, f_hi = program.range(lo, hi)
+        r = float(reference_point[j])
+        # the bound as said (a widening for rounding around 0 shown as 0)
+        shown = [0.0 if abs(v) < REFERENCE_RTOL else v for v in (f_lo, f_hi)]
+        if goal == "minimize" and r <= f_lo + REFERENCE_RTOL * max(1.0, abs(f_lo)):
+            found.append(Problem(("reference_point", j), "invalid_argument",
+                                 f"reference_point[{j}] is {r:g}, but objective {name!r} is "
+                                 f"at least {shown[0]:.6g} everywhere within the bounds "
+                                 "(proven), so no point can be better than it and the hypervolume "
+                                 f"would be 0: give a value above {shown[0]:.6g}"))
+        elif goal == "maximize" and r >= f_hi - REFERENCE_RTOL * max(1.0, abs(f_hi)):
+            found.append(Problem(("reference_point", j), "invalid_argument",
+                                 f"reference_point[{j}] is {r:g}, but objective {name!r} is "
+                                 f"at most {shown[1]:.6g} everywhere within the bounds "
+                                 "(proven), so no point can be better than it and the hypervolume "
+                                 f"would be 0: give a value below {shown[1]:.6g}"))
+    return found
+
+
 def _callables(funcs: list[Callable[..., Any]], vectorized: bool
                ) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
     """One callable over a batch of rows giving (rows, m) values."""
@@ -266,6 +306,9 @@ def optimize_front(
         raise engine_error(found)
     assert design is not None
     compile_faults, programs = compile_objectives(specs, design)
+    if not compile_faults:
+        compile_faults = reference_problems(programs, [s.name for s in specs],
+                                            [s.goal for s in specs], design, reference_point)
     if compile_faults:
         raise engine_error(compile_faults)
     single.check_hooks(callback, monitor)

@@ -156,11 +156,7 @@ struct dc_program {
 dc_status dc_program_verify(const dc_program *p, dc_error *err);
 void dc_program_release(dc_program *p);
 dc_status dc_structure_analyze(dc_program *p);
-/* bound.c: [*f_lo, *f_hi] encloses every value the VM computes for a point of
- * the box [lo, hi] (interval arithmetic, loose in general, (-inf, inf) when
- * unknown); DC_ERR_NOMEM is the only failure. */
-dc_status dc_program_range(const dc_program *p, const double *lo, const double *hi,
-                           const dc_allocator *alloc, double *f_lo, double *f_hi);
+/* bound.c: dc_program_range (decido.h) */
 void dc_structure_release(dc_program *p);
 
 /* vm.c: run rows [0, rows) with the given register file layout. */

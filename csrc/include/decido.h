@@ -121,6 +121,13 @@ size_t dc_program_n_registers(const dc_program *program);
  * (NUL-terminated when capacity > 0) and returns the full length needed. */
 size_t dc_program_disassemble(const dc_program *program, char *buffer, size_t capacity);
 
+/* [*f_lo, *f_hi] encloses every value the VM computes for a point of the box
+ * [lo, hi] (n_inputs values each; interval arithmetic over the bytecode, loose
+ * in general, (-inf, inf) where an operation has no rule: expr/bound.c).
+ * allocator may be NULL (the default); DC_ERR_NOMEM is the only failure. */
+dc_status dc_program_range(const dc_program *program, const double *lo, const double *hi,
+                           const dc_allocator *allocator, double *f_lo, double *f_hi);
+
 /* A workspace for one thread's evaluations of one program.  It grows on
  * demand (first gradient, first large batch) and is reused afterwards. */
 dc_workspace *dc_workspace_new(const dc_program *program, const dc_allocator *allocator);

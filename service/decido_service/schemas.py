@@ -38,7 +38,7 @@ import decido
 from decido.design import compile_constraints, design_problems
 from decido.objectives import objective_problems
 from decido.optimize import Problem, problems
-from decido.pareto import run_problems
+from decido.pareto import reference_problems, run_problems
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, field_error, validation_error
 from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
@@ -141,7 +141,9 @@ Compiled = decido.Expression | list[decido.Expression]
 def compile_objective(req: OptimizeRequest) -> Compiled:
     """The request's objective (or each of its ``objectives``) compiled for its dimensions;
     a 422 whose entries have the pointer ``/objective_expression`` (or
-    ``/objectives/<k>/expression``) and the fault's ``position`` when one does not compile.
+    ``/objectives/<k>/expression``) and the fault's ``position`` when one does not compile,
+    or ``/reference_point/<k>`` when the compiled objectives prove that no point can be
+    better than a given reference point (:func:`decido.pareto.reference_problems`).
 
     The cost grows with the expression's length and the dimensions (8 ms for a short
     objective over 174,000 dimensions on the development VM): call it after the cheap caps,
@@ -162,6 +164,15 @@ def compile_objective(req: OptimizeRequest) -> Compiled:
     if faults:
         raise validation_error(faults)
     objective: Compiled = compiled if req.several else compiled[0]
+    if req.reference_point is not None and not isinstance(req.objectives, UnsetType):
+        _, design = design_problems(req.bounds or None, variables=req.variables,
+                                    integers=req.integers)
+        assert design is not None  # decode_optimize checked the bounds or variables
+        faults = [_entry(p) for p in reference_problems(
+            [e._program for e in compiled], [o.name for o in req.objectives],
+            [o.goal or req.goal for o in req.objectives], design, req.reference_point)]
+        if faults:
+            raise validation_error(faults)
     if req.constraints:
         faults = constraint_faults(req)
         if faults:

@@ -237,6 +237,28 @@ def test_bad_reference_points() -> None:
     assert r.hypervolume == 0.0  # f0 + f1 = 1: no point is below (0.5, 0.5)
 
 
+
+def test_a_reference_point_no_point_can_be_better_than_is_refused() -> None:
+    """Where the objectives' values over the box are proven (interval arithmetic) to be
+    no better than the reference point, the run is refused before it starts."""
+    with pytest.raises(decido.EngineError) as info:
+        decido.minimize(["sum(x**2)", "(x[0] - 2)**2", "x[1]"], [[-3, 3]] * 2,
+                        reference_point=[0.0, 30.0, -3.0])
+    assert [e["pointer"] for e in info.value.errors] == ["/reference_point/0",
+                                                          "/reference_point/2"]
+    assert "at least 0 everywhere within the bounds" in info.value.errors[0]["message"]
+    assert "at least -3 everywhere" in info.value.errors[1]["message"]
+    with pytest.raises(decido.EngineError) as info:
+        decido.maximize(["-x[0]**2", {"name": "up", "expression": "x[0]"}], [[-3, 3]],
+                        reference_point=[-1.0, 3.0])
+    assert [e["pointer"] for e in info.value.errors] == ["/reference_point/1"]
+    assert "'up' is at most 3" in info.value.errors[0]["message"]
+    # just inside the proven bounds: a run (a sliver of hypervolume may exist)
+    r = decido.minimize(["sum(x**2)", "x[1]"], [[-3, 3]] * 2, reference_point=[1e-6, -2.9],
+                        max_evaluations=300, seed=1)
+    assert r.reference_point == [1e-6, -2.9]
+
+
 def test_to_dict_is_json_ready() -> None:
     import json
 

@@ -121,6 +121,67 @@ def test_refusals_list_each_fault_with_its_pointer(server: LiveServer) -> None:
     assert runs["data"] == []
 
 
+def test_reference_point_and_archive_size_are_the_librarys(server: LiveServer) -> None:
+    key = server.create_key(tier="pro")["key"]
+    body = {**FRONT, "reference_point": [20.0, 20.0], "archive_size": 6,
+            "options": {"stop_on_convergence": 0}}
+    r = server.request("POST", "/v1/optimize", body, headers=auth(key))
+    assert r.status == 200, r.body
+    doc = r.json()
+    expected = decido.minimize(
+        [dict(o) for o in FRONT["objectives"]], FRONT["bounds"], seed=FRONT["seed"],
+        max_evaluations=FRONT["max_evaluations"], reference_point=[20.0, 20.0],
+        archive_size=6, stop_on_convergence=False).to_dict()
+    assert doc["reference_point"] == [20.0, 20.0] and len(doc["pareto"]) == 6
+    assert doc["hypervolume"] == expected["hypervolume"]
+    assert [p["f"] for p in doc["pareto"]] == [p["f"] for p in expected["pareto"]]
+    run = submit(server, key, body)
+    assert run["request"]["reference_point"] == [20.0, 20.0]
+    assert run["request"]["archive_size"] == 6
+    done = wait_for(server, key, run["id"], "succeeded")
+    assert done["result"]["pareto"] == doc["pareto"]
+    assert done["result"]["reference_point"] == [20.0, 20.0]
+
+
+#: each bad input of issue 29 (and its neighbours) with the pointers of its faults
+BAD_INPUT = [
+    ({**FRONT, "objectives": []}, ["/objectives"]),
+    ({**FRONT, "objectives": [{"name": f"f{k}", "expression": "x[0]"} for k in range(9)]},
+     ["/objectives"]),
+    ({**FRONT, "objectives": [{"name": "a", "expression": "x[0]"},
+                              {"name": "a", "expression": "x[1]"}]}, ["/objectives/1/name"]),
+    ({**FRONT, "objectives": [{"name": "2 b", "expression": "x[0]"},
+                              {"name": "b", "expression": "x[1]"}]}, ["/objectives/0/name"]),
+    ({**FRONT, "reference_point": [1.0]}, ["/reference_point"]),
+    ({**FRONT, "reference_point": [1.0, 2.0, 3.0]}, ["/reference_point"]),
+    # no point of the box can be better than 0 in cost (a sum of squares) nor than -1 in
+    # risk: proven over the bounds, the front could add nothing
+    ({**FRONT, "reference_point": [0.0, -1.0]}, ["/reference_point/0", "/reference_point/1"]),
+    ({**FRONT, "objective_expression": "sum(x)"}, ["/objectives"]),
+    ({**FRONT, "archive_size": 0}, ["/archive_size"]),
+    ({"bounds": [[-1, 1]], "objective_expression": "x[0]", "reference_point": [2.0],
+      "archive_size": 5}, ["/archive_size", "/reference_point"]),
+    # every fault of a request at once
+    ({**FRONT, "objectives": [{"name": "a", "expression": "x[0]"},
+                              {"name": "a", "expression": "x[1]"}],
+      "reference_point": [1.0], "archive_size": 0, "target": 2.0},
+     ["/archive_size", "/objectives/1/name", "/reference_point", "/target"]),
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/optimize", "/v1/runs"])
+def test_bad_input_is_a_422_listing_every_fault_and_counts_nothing(
+        server: LiveServer, free_key: str, path: str) -> None:
+    for body, pointers in BAD_INPUT:
+        r = server.request("POST", path, body, headers=auth(free_key))
+        assert sorted(fault_pointers(r)) == pointers, (body, r.body)
+        assert r.header("x-ratelimit-remaining") == "10"  # the tier's minute: untouched
+    usage = server.request("GET", "/v1/usage", headers=auth(free_key)).json()
+    assert usage["optimization"]["month"]["used"] == 0
+    assert usage["optimization"]["minute"]["remaining"] == 10
+    assert server.request("GET", "/v1/runs", headers=auth(free_key)).json()["data"] == []
+
+
 def decide(server: LiveServer, key: str, body: dict[str, Any], path: str = "/v1/decide"
            ) -> Any:
     return server.request("POST", path, body, headers=auth(key))
