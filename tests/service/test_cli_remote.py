@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import LiveServer, decido_command, running
 
+from decido import minimize
 from decido.client import Client
 
 pytest.importorskip("httpx")
@@ -107,3 +109,33 @@ def test_decide_on_the_server(remote: dict[str, str], tmp_path: Path) -> None:
     bad = decido({**remote, "DECIDO_KEY": "dk_" + "x" * 43}, "decide", str(data),
                  "--criterion", "price:min")
     assert bad.returncode == 1 and "401" in bad.stderr
+
+
+def test_several_objectives_on_the_server(remote: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "front.csv"
+    out = decido(remote, "optimize", "--objective", "cost=x[0]**2 + x[1]**2", "--objective",
+                 "risk=(x[0] - 2)**2 + (x[1] - 2)**2", "-b", "-3:3", "-n", "2", "--seed", "4",
+                 "--budget", "2000", "--csv", str(path))
+    assert out.returncode == 0, out.stderr
+    front = minimize([{"name": "cost", "expression": "x[0]**2 + x[1]**2"},
+                      {"name": "risk", "expression": "(x[0] - 2)**2 + (x[1] - 2)**2"}],
+                     [[-3, 3]] * 2, seed=4, max_evaluations=2000)
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["#", "cost", "(min)", "risk", "(min)", "x0", "x1"]
+    assert len([ln for ln in lines if ln.split()[0].isdigit()]) == len(front.pareto)
+    assert f"hypervolume  {front.hypervolume:.10g} at (" in out.stdout
+    assert "hypervolume" in out.stderr  # the progress lines
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert [[float(r["cost"]), float(r["risk"])] for r in rows] == [p["f"] for p in front.pareto]
+    listed = decido(remote, "runs", "list").stdout.splitlines()
+    assert listed[1].split()[-2:] == ["hv", f"{front.hypervolume:.6g}"]
+    run_id = listed[1].split()[0]
+    watched = decido(remote, "runs", "watch", run_id)
+    assert watched.returncode == 0, watched.stderr
+    assert watched.stdout.startswith(f"{run_id} succeeded: max_evaluations, front of "
+                                     f"{len(front.pareto)} points, hypervolume "
+                                     f"{front.hypervolume:.10g} after 2000 evaluations")
+    bad = decido(remote, "optimize", "--objective", "a=x[0]", "--objective", "a=x[1]",
+                 "-b", "0:1", "-n", "2")
+    assert bad.returncode == 1 and "/objectives/1/name" in bad.stderr

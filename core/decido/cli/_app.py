@@ -73,8 +73,8 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
     several = {"--reference-point": reference_point, "--archive-size": archive_size,
                "--csv": csv_path}
     if not objectives and any(v is not None for v in several.values()):
-        raise click.UsageError(", ".join(k for k, v in several.items() if v is not None) +
-                               " apply to several objectives (--objective)")
+        raise click.UsageError("only with several objectives (--objective): " + ", ".join(
+            k for k, v in several.items() if v is not None))
     box = _inputs.bounds(bounds, dims)
     args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
                             "max_evaluations": budget, "time_limit": time_limit,

@@ -74,6 +74,9 @@ def run_here(objectives: list[Any], box: list[list[float]], args: dict[str, Any]
     def work() -> None:
         try:
             outcome.append(optimize_front(objectives, box, monitor=monitor, **checked))
+        except decido.EngineError as exc:  # every fault, not only the first
+            outcome.append(click.ClickException("; ".join(
+                e["message"] for e in exc.errors) if exc.errors else str(exc)))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             outcome.append(exc)
         finally:
@@ -106,8 +109,9 @@ def _x_names(result: ParetoResult) -> list[str]:
 
 
 def show(result: ParetoResult, as_json: bool) -> None:
-    """The front as a table (one row a point: its objectives' values, then x), then the
-    run's summary; ``as_json``: :meth:`decido.ParetoResult.to_dict` as one line."""
+    """The front as a table (one row a point, by its first objective's value: the point's
+    index in ``pareto``, its objectives' values, then x), then the run's summary;
+    ``as_json``: :meth:`decido.ParetoResult.to_dict` as one line."""
     if as_json:
         click.echo(json.dumps(result.to_dict()))
         return
@@ -116,7 +120,10 @@ def show(result: ParetoResult, as_json: bool) -> None:
     wide = len(xs) > _X_COLUMNS
     rows = table("#", *names, *(["x"] if wide else xs),
                  *([] if result.feasible else ["max_violation"]))
-    for i, p in enumerate(result.pareto):
+    order = sorted(range(len(result.pareto)), key=lambda i: [
+        math.inf if math.isnan(v) else v for v in result.pareto[i]["f"]])
+    for i in order:
+        p = result.pareto[i]
         x = p["x"]
         cells = ["[" + ", ".join(_number(v) for v in x[:_SHOWN_X]) +
                  (f", ... ({len(x)} values)]" if len(x) > _SHOWN_X else "]")] if wide \
