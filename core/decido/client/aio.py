@@ -180,14 +180,7 @@ class AsyncClient:
             x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
             archive_size: int | None = None, idempotency_key: str | None = None,
     ) -> AsyncRun[Any]:
-        """Start a run and return its handle at once. The arguments of
-        :func:`decido.optimize` (the objective an expression, not a callable); a list of
-        objectives (expressions, or dicts ``{"name", "expression", "goal"}``) makes a run
-        of several, with :func:`decido.minimize`'s ``reference_point`` and
-        ``archive_size``, whose result is their front (a :class:`decido.ParetoResult`).
-        The call carries an ``Idempotency-Key`` (a new one unless given): a resent
-        submission never makes a second run. The server's faults raise
-        :class:`InvalidRequest` (``errors``: every fault with its JSON pointer)."""
+        """As :meth:`decido.Client.submit`."""
         return await self._submit(objective, bounds, RunArgs(
             goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
@@ -223,10 +216,7 @@ class AsyncClient:
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
             x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
             archive_size: int | None = None, timeout: float | None = None) -> Result:
-        """Run on the service and wait for the result (:class:`Timeout` after
-        ``timeout`` seconds; the run goes on): :func:`decido.optimize` remotely, a
-        :class:`decido.OptimizeResult`, or for a list of objectives their front, a
-        :class:`decido.ParetoResult`. The arguments are :meth:`submit`'s."""
+        """As :meth:`decido.Client.optimize`."""
         return await self._result(objective, bounds, RunArgs(
             goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
@@ -262,9 +252,7 @@ class AsyncClient:
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
             x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
             archive_size: int | None = None, timeout: float | None = None) -> Result:
-        """:meth:`optimize` with ``goal="minimize"``: a list of objectives gives
-        their front (a :class:`decido.ParetoResult`), each objective minimized unless its
-        dict's ``goal`` says otherwise."""
+        """As :meth:`decido.Client.minimize`."""
         return await self._result(objective, bounds, RunArgs(
             goal="minimize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
@@ -300,9 +288,7 @@ class AsyncClient:
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
             x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
             archive_size: int | None = None, timeout: float | None = None) -> Result:
-        """:meth:`optimize` with ``goal="maximize"``: a list of objectives gives
-        their front (a :class:`decido.ParetoResult`), each objective maximized unless its
-        dict's ``goal`` says otherwise."""
+        """As :meth:`decido.Client.maximize`."""
         return await self._result(objective, bounds, RunArgs(
             goal="maximize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
