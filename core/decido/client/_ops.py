@@ -51,8 +51,9 @@ Objective = str | Expression
 #: one of several objectives: an expression, or a dict ``{"name", "expression", "goal"}``
 #: (``name`` defaults to ``f1``, ``f2``, ...; ``goal`` to the run's)
 ObjectiveItem = str | Expression | Mapping[str, Any]
-#: several objectives: a run of them answers their Pareto front
-Objectives = list[ObjectiveItem] | tuple[ObjectiveItem, ...]
+#: several objectives, each an :data:`ObjectiveItem`: a run of them answers their Pareto
+#: front (``Any`` items, as :func:`decido.minimize` takes them: a ``list[str]`` fits)
+Objectives = list[Any] | tuple[Any, ...]
 #: what a finished run gives: one objective's best point, or several objectives' front
 Result = OptimizeResult | ParetoResult
 R = TypeVar("R", bound=Result)
