@@ -125,7 +125,7 @@ def _optimize_front(objectives: list[Any], box: list[list[float]], args: dict[st
     _front.show(front, as_json)
     if csv_path is not None:
         _front.write_csv(front, csv_path)
-        click.echo(f"wrote {len(front.pareto)} points to {csv_path}", err=True)
+        click.echo(f"wrote {_front.points(len(front.pareto))} to {csv_path}", err=True)
     if interrupted:
         sys.exit(INTERRUPTED)
 

@@ -24,7 +24,7 @@ from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
 from decido.pareto import ParetoResult, optimize_front
 
-__all__ = ["objective", "reference_point", "run_here", "show", "write_csv"]
+__all__ = ["objective", "points", "reference_point", "run_here", "show", "write_csv"]
 
 _GOALS = {"min": "minimize", "minimize": "minimize", "max": "maximize", "maximize": "maximize"}
 #: NAME[:GOAL]=EXPRESSION (a single ``=``: ``==`` belongs to an expression)
@@ -99,6 +99,11 @@ def run_here(objectives: list[Any], box: list[list[float]], args: dict[str, Any]
     return result, interrupted
 
 
+def points(k: int) -> str:
+    """``1 point``, ``2 points``."""
+    return f"{k} point" + ("" if k == 1 else "s")
+
+
 def _number(v: float) -> str:
     return format(v, ".6g")
 
@@ -134,7 +139,7 @@ def show(result: ParetoResult, as_json: bool) -> None:
     status = result.message if result.message.startswith(result.status) else \
         f"{result.status}: {result.message}"
     ref = ", ".join(_number(v) for v in result.reference_point)
-    lines = [("status", status), ("front", f"{len(result.pareto)} points"),
+    lines = [("status", status), ("front", points(len(result.pareto))),
              ("hypervolume", f"{result.hypervolume:.10g} at ({ref})"),
              ("evaluations", f"{result.evaluations} ({result.iterations} iterations)"),
              ("elapsed", f"{result.elapsed:.3f} s"),

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from decido.cli._front import points
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, best_text
 from decido.cli._remote import client_for, follow
@@ -109,7 +110,7 @@ def watch(run_id: str, server: str, key: str | None) -> None:
             result, interrupted = follow(run, display)
     if interrupted:
         click.echo("interrupted: the run was cancelled; its best so far", err=True)
-    best = "" if result is None else f"front of {len(result.pareto)} points, hypervolume " \
+    best = "" if result is None else f"front of {points(len(result.pareto))}, hypervolume " \
         f"{result.hypervolume:.10g}" if isinstance(result, ParetoResult) else \
         f"best {result.fun:.10g}"
     click.echo(f"{run.id} {run.state}" + ("" if result is None else
