@@ -114,6 +114,23 @@ def test_submit_wait_decide_on_the_front(client: Client) -> None:
     assert client.decision(logged["id"])["request"]["from_run"] == run.id
 
 
+def test_events_of_a_run_of_several_objectives(client: Client) -> None:
+    variables = [{"name": "a", "lower": -3, "upper": 3}, {"name": "b", "lower": -3, "upper": 3}]
+    run = client.submit(["a**2 + b**2", "(a - 2)**2 + (b - 2)**2"], variables=variables,
+                        seed=9, max_evaluations=3000)
+    events = list(run.events())
+    assert events[-1].event == "result" and "request" not in events[-1].data
+    progress = [e.data for e in events if e.event == "progress"]
+    assert all("front_size" in p for p in progress)
+    # the handle keeps what the stream sent once (the request): still a front, named
+    assert run.several and run.document["request"]["variables"][0]["name"] == "a"
+    front = run.wait(timeout=60)
+    assert isinstance(front, decido.ParetoResult) and front.variables == ["a", "b"]
+    local = decido.minimize(["a**2 + b**2", "(a - 2)**2 + (b - 2)**2"], variables=variables,
+                            seed=9, max_evaluations=3000)
+    same_front(front, local)
+
+
 def test_faults_are_typed_with_their_pointers(client: Client) -> None:
     with pytest.raises(InvalidRequest) as info:
         client.minimize([{"name": "a", "expression": "x[0]"}, {"name": "a", "expression":

@@ -257,7 +257,10 @@ def _path(run_id: str, *rest: str) -> str:
 
 
 def _learn(run: RunState[Any], document: dict[str, Any]) -> Op[None]:
-    """Keep ``document``; when it is a finished run with a result, read its trace once."""
+    """Keep ``document`` (with the ``request`` member of the last one that had it: an event
+    stream sends it once); when it is a finished run with a result, read its trace once."""
+    if "request" not in document and "request" in run.document:
+        document = {**document, "request": run.document["request"]}
     run.document = document
     if run.result is None and document.get("result") is not None and run.finished:
         trace = (yield Call("GET", _path(run.id, "trace"), resend=True)).json()
