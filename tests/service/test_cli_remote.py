@@ -131,6 +131,10 @@ def test_several_objectives_on_the_server(remote: dict[str, str], tmp_path: Path
     listed = decido(remote, "runs", "list").stdout.splitlines()
     assert listed[1].split()[-2:] == ["hv", f"{front.hypervolume:.6g}"]
     run_id = listed[1].split()[0]
+    head, _, table = decido(remote, "runs", "show", run_id).stdout.partition("\n\n")
+    assert f"best         hv {front.hypervolume:.6g}" in head
+    assert table.splitlines()[0].split() == ["#", "cost", "(min)", "risk", "(min)", "x0", "x1"]
+    assert f"hypervolume  {front.hypervolume:.10g} at (" in table
     watched = decido(remote, "runs", "watch", run_id)
     assert watched.returncode == 0, watched.stderr
     assert watched.stdout.startswith(f"{run_id} succeeded: max_evaluations, front of "

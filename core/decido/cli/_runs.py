@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from decido.cli._front import points
+from decido.cli._front import show as show_front
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, best_text
 from decido.cli._remote import client_for, follow
@@ -77,9 +78,12 @@ def list_(state: str | None, engine: str | None, limit: int, as_json: bool, serv
 @_json
 @_remote
 def show(run_id: str, as_json: bool, server: str, key: str | None) -> None:
-    """One run: its state, progress or result."""
+    """One run: its state, progress or result (a run of several objectives: its front)."""
     with client_for(server, key) as client:
-        document = client.run(run_id).document
+        run = client.run(run_id)
+        front = run.refresh().result if run.several and run.finished and not as_json \
+            else None
+        document = run.document
     if as_json:
         click.echo(json.dumps(document))
         return
@@ -95,6 +99,9 @@ def show(run_id: str, as_json: bool, server: str, key: str | None) -> None:
     for name, value in rows:
         if value is not None:
             click.echo(f"{name.ljust(11)}  {value}")
+    if isinstance(front, ParetoResult):
+        click.echo()
+        show_front(front, False)
 
 
 @runs.command()
