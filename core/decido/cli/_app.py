@@ -52,6 +52,9 @@ def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
     A progress bar on a terminal (plain lines otherwise, on stderr); Ctrl-C stops the run
     (on a server: cancels it, at any moment) and prints the best point so far (exit 130)."""
     box = _inputs.bounds(bounds, dims)
+    note = _inputs.dims_note(expression, bounds, dims)
+    if note is not None:
+        click.echo(note, err=True)
     args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
                             "max_evaluations": budget, "time_limit": time_limit,
                             "options": _engine_options(options) or None,

@@ -14,7 +14,7 @@ from decido.design import DEFAULT_CONSTRAINT_TOLERANCE
 from decido.goals import goal_name
 from decido.option_table import options_from_csv
 
-__all__ = ["bounds", "criterion", "decision_request", "result_json", "violated"]
+__all__ = ["bounds", "criterion", "decision_request", "dims_note", "result_json", "violated"]
 
 
 
@@ -42,6 +42,23 @@ def bounds(given: tuple[str, ...], dims: int | None) -> list[list[float]]:
                                      param_hint="--dims")
         pairs = pairs * dims
     return pairs
+
+
+def dims_note(expression: str, given: tuple[str, ...], dims: int | None) -> str | None:
+    """What to tell a user who gave one ``--bounds`` and no ``--dims`` for an expression over
+    the whole vector x (``sum(x**2)``: it would use x[1] if there were one), so the one
+    dimension assumed is said, not silent; None otherwise."""
+    if dims is not None or len(given) != 1:
+        return None
+    from decido.errors import DecidoError
+    from decido.expression import Expression
+
+    try:
+        grows = bool(Expression(expression, n=2).structure.used[1])
+    except DecidoError:  # the run says what is wrong with it
+        return None
+    return ("decido: optimizing over 1 dimension (one --bounds and no --dims); for N "
+            "dimensions give --dims N, or one --bounds per variable") if grows else None
 
 
 def violated(constraints: tuple[str, ...], result: Any) -> list[str]:
