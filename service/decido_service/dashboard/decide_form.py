@@ -6,7 +6,8 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
   numbers. JSON: a list of ``{"id": ..., "attributes": {...}}`` (the API's form) or of flat
   objects ``{"id": ..., "price": 18.5, ...}``. Ids are unique.
 - **Criteria**: one per line, ``attribute goal weight`` (``goal`` ``min``/``minimize`` or
-  ``max``/``maximize``, the weight optional); not used by the method ``expression``.
+  ``max``/``maximize``, read by :func:`decido.goals.goal_name`; the weight optional: the
+  library's default, 1); not used by the method ``expression``.
 - **Constraints**: one expression per line.
 - **Pairwise** (optional; weighting ``ahp``): the criteria's pairwise judgments, one row
   per line in the order of the criteria, entries separated by spaces or commas, as numbers
