@@ -23,10 +23,9 @@ MIN_DEFAULT_EVALUATIONS = 10_000
 
 class RunKeywords(TypedDict, total=False):
     """The keyword arguments of a run but ``goal``, as ``decido.optimize`` takes them (its
-    docstring says what each does; tests/engines/test_library_front_door.py holds the two
-    equal):
-    the type of ``decido.minimize``'s and ``maximize``'s ``**kwargs``, so a type checker and
-    an IDE know them."""
+    docstring says what each does): the type of ``decido.minimize``'s and ``maximize``'s
+    ``**kwargs``, so a type checker and an IDE know them
+    (tests/engines/test_library_front_door.py holds the two equal)."""
 
     engine: str | None
     max_evaluations: int | None
