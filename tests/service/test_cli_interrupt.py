@@ -54,7 +54,14 @@ class Relay:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        async def stop() -> None:  # the held answers' tasks too
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._loop.stop()
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop)
         self._thread.join(10)
 
     def _run(self) -> None:
