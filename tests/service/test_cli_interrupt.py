@@ -6,6 +6,7 @@ signal lands in it: before the request reaches the server (the relay keeps it), 
 server made the run but before its answer is back (the relay holds the answer), right
 after the answer is back, and while the progress streams. Each time the command exits 130
 without click's ``Aborted!`` or a traceback, and the key has exactly one run, cancelled.
+A second Ctrl-C while cancelling exits at once, saying the run may go on.
 """
 
 from __future__ import annotations
@@ -36,12 +37,14 @@ HOLD = 20.0
 class Relay:
     """A TCP relay to ``port`` on 127.0.0.1 that stops the first ``POST /v1/runs``: ``keep``
     drops the request (the server never sees it), ``hold`` delays the answer by
-    :data:`HOLD` seconds, ``pass`` lets it through. ``seen`` is set when the request came,
-    ``answered`` once its answer went back to the client."""
+    :data:`HOLD` seconds (``hold-all``: every submission's), ``pass`` lets it through.
+    ``seen`` is set when the request came (``again`` when a second one came), ``answered``
+    once its answer went back to the client."""
 
     def __init__(self, port: int, mode: str) -> None:
         self.upstream, self.mode = port, mode
         self.seen, self.answered = threading.Event(), threading.Event()
+        self.again = threading.Event()
         self.port = 0
         self._used = False
         self._loop = asyncio.new_event_loop()
@@ -79,10 +82,10 @@ class Relay:
 
         async def up() -> None:
             while data := await client_in.read(65536):
-                if not self._used and b"POST /v1/runs " in data:
+                if b"POST /v1/runs " in data and (self.mode == "hold-all" or not self._used):
+                    (self.again if self._used else self.seen).set()
                     self._used = True
                     stopped.set()
-                    self.seen.set()
                     if self.mode == "keep":  # never sent: wait for the client to give up
                         while await client_in.read(65536):
                             pass
@@ -91,8 +94,10 @@ class Relay:
                 await server_out.drain()
 
         async def down() -> None:
+            waited = False
             while data := await server_in.read(65536):
-                if stopped.is_set() and self.mode == "hold" and not self.answered.is_set():
+                if stopped.is_set() and self.mode.startswith("hold") and not waited:
+                    waited = True
                     await asyncio.sleep(HOLD)
                 client_out.write(data)
                 await client_out.drain()
@@ -157,3 +162,30 @@ def test_ctrl_c_at_any_moment_cancels_the_run(live: LiveServer, mode: str, when:
         assert out == "" and "cancelled before it started" in err
     if when == "streaming":  # the run has shown progress: it has a best
         assert "status       stopped" in out
+
+
+def test_a_second_ctrl_c_while_cancelling_exits_naming_what_may_go_on(live: LiveServer) -> None:
+    key = live.create_key(tier="team")["key"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DECIDO_")}
+    with Relay(live.port, "hold-all") as relay:  # the submission sent again is held too
+        env.update(DECIDO_URL=f"http://127.0.0.1:{relay.port}", DECIDO_KEY=key)
+        proc = subprocess.Popen([*decido_command(), "optimize", *SLOW], env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert relay.seen.wait(60)
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)  # the command sends the submission again ...
+            assert relay.again.wait(60)
+            proc.send_signal(signal.SIGINT)  # ... and gives up while it is held
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130 and out == "", err
+    assert err.strip().splitlines()[-1] == ("decido: interrupted again; the run may go on: "
+                                            "decido runs list shows it")
+    assert "Traceback" not in err and "Aborted!" not in err
+    with Client(f"http://127.0.0.1:{live.port}", key) as client:
+        left = list(client.runs())
+        assert [run.state for run in left] in (["queued"], ["running"])  # as it says
+        left[0].cancel()
