@@ -11,7 +11,6 @@ second Ctrl-C while cancelling gives up at once, naming the run left going.
 from __future__ import annotations
 
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -26,8 +25,7 @@ __all__ = ["CANCEL_WAIT", "INTERRUPTED", "client_for", "follow", "follow_cancell
            "server_options", "stopped", "submit_and_follow"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-#: seconds to wait for a cancelled run's final state (and to learn which run a cut
-#: submission made)
+#: seconds to wait for a cancelled run's final state
 CANCEL_WAIT = 60.0
 
 
@@ -115,18 +113,9 @@ def _cancel(run: Any) -> None:
 def _resubmitted(client: Any, objective: str, bounds: list[list[float]],
                  args: dict[str, Any], key: str) -> Any:
     """The run of a submission with Idempotency-Key ``key``, sent again: the server
-    answers the run it made (or makes it now); while it is still answering the first
-    sending (409 ``idempotency_key_in_use``) it is asked again."""
-    from decido.client import Conflict
-
-    give_up = time.monotonic() + CANCEL_WAIT
-    while True:
-        try:
-            return client.submit(objective, bounds, idempotency_key=key, **args)
-        except Conflict as exc:
-            if exc.code != "idempotency_key_in_use" or time.monotonic() > give_up:
-                raise
-            time.sleep(0.5)
+    answers the run it made (or makes it now; while it is still answering the first
+    sending, 409 ``idempotency_key_in_use``, the client asks again)."""
+    return client.submit(objective, bounds, idempotency_key=key, **args)
 
 
 def _shown(result: OptimizeResult | None, display: ProgressDisplay) -> OptimizeResult | None:

@@ -21,6 +21,7 @@ __all__ = [
     "FieldError",
     "Forbidden",
     "InvalidRequest",
+    "KeyInUse",
     "MissingDependency",
     "MissingKey",
     "NotFound",
@@ -135,6 +136,11 @@ class Retryable(ApiError):
         return (type(self), (self.status, self.problem, self.retry_after))
 
 
+class KeyInUse(Conflict, Retryable):
+    """409 ``idempotency_key_in_use``: a request with this ``Idempotency-Key`` is still being
+    answered (a resent submission); retried after its ``Retry-After`` like a 429."""
+
+
 class RateLimited(Retryable):
     """429: a per-minute limit or the cap of a key's concurrent runs (``too_many_runs``)."""
 
@@ -173,6 +179,8 @@ def error_from_problem(status: int, problem: Any, retry_after: float | None) -> 
         return cls(status, problem, retry_after)
     if status == 503:
         return Overloaded(status, problem, retry_after)
+    if status == 409 and problem.get("code") == "idempotency_key_in_use":
+        return KeyInUse(status, problem, retry_after)
     if status == 401 and problem.get("code") == "missing_credentials":
         return MissingKey(status, problem)
     return _BY_STATUS.get(status, ApiError)(status, problem)
