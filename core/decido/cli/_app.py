@@ -14,14 +14,12 @@ import decido
 from decido.cli import _front, _inputs
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
-from decido.cli._remote import client_for, follow, server_options
+from decido.cli._remote import INTERRUPTED, client_for, server_options, submit_and_follow
 from decido.optimize import DEFAULT_EVALUATIONS_PER_DIM, MIN_DEFAULT_EVALUATIONS, OptimizeResult
 from decido.pareto import ParetoResult
 
 __all__ = ["INTERRUPTED", "decide", "optimize"]
 
-#: the exit code after Ctrl-C (128 + SIGINT)
-INTERRUPTED = 130
 _SHOWN_X = 10
 
 
@@ -66,7 +64,7 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
     printed as a table (each point's objective values and x; --csv FILE writes it).
 
     A progress bar on a terminal (plain lines otherwise, on stderr); Ctrl-C stops the run
-    and prints the best point so far."""
+    (on a server: cancels it, at any moment) and prints the best point so far (exit 130)."""
     if (expression is None) == (not objectives):
         raise click.UsageError("give EXPRESSION, or --objective EXPR for each of several "
                                "objectives" + (", not both" if objectives else ""))
@@ -75,7 +73,13 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
     if not objectives and any(v is not None for v in several.values()):
         raise click.UsageError("only with several objectives (--objective): " + ", ".join(
             k for k, v in several.items() if v is not None))
+    parsed = [_front.objective(o) for o in objectives]
     box = _inputs.bounds(bounds, dims)
+    texts = [expression] if expression is not None else [
+        o["expression"] if isinstance(o, dict) else o for o in parsed]
+    note = next((n for n in (_inputs.dims_note(t, bounds, dims) for t in texts) if n), None)
+    if note is not None:
+        click.echo(note, err=True)
     args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
                             "max_evaluations": budget, "time_limit": time_limit,
                             "options": _engine_options(options) or None,
@@ -84,8 +88,7 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
     if objectives:
         args.update(reference_point=_front.reference_point(reference_point),
                     archive_size=archive_size)
-        _optimize_front([_front.objective(o) for o in objectives], box, args, total,
-                        csv_path, as_json, server, key)
+        _optimize_front(parsed, box, args, total, csv_path, as_json, server, key)
         return
     assert expression is not None
     result: OptimizeResult | None
@@ -94,10 +97,15 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
             result, interrupted = _run_here(expression, box, args, display)
         else:
             with client_for(server, key) as client:
-                run = client.submit(expression, box, **args)
-                result, interrupted = follow(run, display)
+                outcome, interrupted = submit_and_follow(client, expression, box, args,
+                                                         display)
+            result = outcome if isinstance(outcome, OptimizeResult) else None
     if result is None:
-        raise click.ClickException("the run was cancelled before it started")
+        if not interrupted:
+            raise click.ClickException("the run was cancelled before it started")
+        click.echo("interrupted: the run was cancelled before it started (no point yet)",
+                   err=True)
+        sys.exit(INTERRUPTED)
     violated = _inputs.violated(constraints, result) if constraints else None
     if interrupted:
         click.echo("interrupted: the best point so far", err=True)
@@ -116,10 +124,15 @@ def _optimize_front(objectives: list[Any], box: list[list[float]], args: dict[st
             front, interrupted = _front.run_here(objectives, box, args, display)
         else:
             with client_for(server, key) as client:
-                run = client.submit(objectives, box, **args)
-                front, interrupted = follow(run, display)
+                outcome, interrupted = submit_and_follow(client, objectives, box, args,
+                                                         display)
+            front = outcome if isinstance(outcome, ParetoResult) else None
     if front is None:
-        raise click.ClickException("the run was cancelled before it started")
+        if not interrupted:
+            raise click.ClickException("the run was cancelled before it started")
+        click.echo("interrupted: the run was cancelled before it started (no front yet)",
+                   err=True)
+        sys.exit(INTERRUPTED)
     if interrupted:
         click.echo("interrupted: the front so far", err=True)
     _front.show(front, as_json)

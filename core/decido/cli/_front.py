@@ -22,11 +22,11 @@ import click
 import decido
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
+from decido.goals import goal_name
 from decido.pareto import ParetoResult, optimize_front
 
 __all__ = ["objective", "points", "reference_point", "run_here", "show", "write_csv"]
 
-_GOALS = {"min": "minimize", "minimize": "minimize", "max": "maximize", "maximize": "maximize"}
 #: NAME[:GOAL]=EXPRESSION (a single ``=``: ``==`` belongs to an expression)
 _NAMED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*([A-Za-z]+)\s*)?=(?!=)(.*)\Z",
                     re.DOTALL)
@@ -44,10 +44,11 @@ def objective(text: str) -> dict[str, Any] | str:
     name, goal, expression = match.groups()
     out: dict[str, Any] = {"name": name, "expression": expression.strip()}
     if goal is not None:
-        if goal.lower() not in _GOALS:
+        long = goal_name(goal.lower())
+        if long is None:
             raise click.BadParameter(f"{text!r}: the goal after {name}: is min or max",
                                      param_hint="--objective")
-        out["goal"] = _GOALS[goal.lower()]
+        out["goal"] = long
     return out
 
 

@@ -12,7 +12,7 @@ from decido.cli._front import points
 from decido.cli._front import show as show_front
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, best_text
-from decido.cli._remote import client_for, follow
+from decido.cli._remote import INTERRUPTED, client_for, follow_cancelling
 from decido.pareto import ParetoResult
 from decido.status import RUN_STATES
 
@@ -114,7 +114,7 @@ def watch(run_id: str, server: str, key: str | None) -> None:
         budget = (run.document.get("request") or {}).get("max_evaluations")
         label = "hypervolume" if run.several else "best"
         with ProgressDisplay(budget, label=label) as display:
-            result, interrupted = follow(run, display)
+            result, interrupted = follow_cancelling(run, display)
     if interrupted:
         click.echo("interrupted: the run was cancelled; its best so far", err=True)
     best = "" if result is None else f"front of {points(len(result.pareto))}, hypervolume " \
@@ -124,7 +124,7 @@ def watch(run_id: str, server: str, key: str | None) -> None:
                                           f": {result.status}, {best} after "
                                           f"{result.evaluations} evaluations"))
     if interrupted:
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
 
 
 @runs.command()
