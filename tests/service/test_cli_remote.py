@@ -143,3 +143,20 @@ def test_several_objectives_on_the_server(remote: dict[str, str], tmp_path: Path
     bad = decido(remote, "optimize", "--objective", "a=x[0]", "--objective", "a=x[1]",
                  "-b", "0:1", "-n", "2")
     assert bad.returncode == 1 and "/objectives/1/name" in bad.stderr
+
+
+def test_ctrl_c_cancels_a_remote_run_of_several_objectives(remote: dict[str, str]) -> None:
+    proc = subprocess.Popen([*decido_command(), "optimize", "--objective", "sum(sin(x)**2)",
+                             "--objective", "sum(cos(x)**2)", "-b", "-5:5", "-n", "300",
+                             "--budget", "5000000", "--time-limit", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=remote)
+    assert proc.stderr is not None
+    assert proc.stderr.readline().startswith("evaluations ")  # the run is going
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted: the front so far" in err
+    assert "status       stopped" in out and "hypervolume" in out
+    with Client(remote["DECIDO_URL"], remote["DECIDO_KEY"]) as client:
+        assert [r.state for r in client.runs()] == ["cancelled"]
