@@ -22,8 +22,9 @@ from decido_service.http.endpoint import request_id
 from decido_service.http.problems import ApiError, limit_error
 from decido_service.http.resources import by_size, in_thread
 from decido_service.runs.execution import Execution
+from decido_service.runs.objective import Compiled, compile_objective
 from decido_service.runs.queue import admit_run
-from decido_service.schemas import Compiled, compile_objective, decode_optimize, json_bytes
+from decido_service.schemas import decode_optimize, json_bytes
 from decido_service.store import KeyRecord
 from decido_service.types import Budget, OptimizeRequest, OptimizeResult
 
