@@ -148,11 +148,10 @@ def test_retry_after_and_refusal() -> None:
 def test_check_batch_and_dims() -> None:
     assert limits.check_batch(key("free"), 10, settings=S) is None
     v = limits.check_batch(key("free"), 11, settings=S)
-    assert (v.status, v.code, v.field, v.limit, v.requested) == (403, "batch_too_large",
-                                                                 "decisions", 10, 11)
+    assert (v.code, v.field, v.limit, v.requested) == ("batch_too_large", "decisions", 10, 11)
     assert limits.check_dims(key(tier="free"), 50, settings=S) is None
     v = limits.check_dims(key(tier="free"), 51, settings=S)
-    assert (v.status, v.code, v.field, v.limit) == (403, "max_dims_exceeded", "bounds", 50)
+    assert (v.code, v.field, v.limit) == ("max_dims_exceeded", "bounds", 50)
     assert limits.check_dims(key(tier="enterprise"), 10**6, settings=S) is None  # unlimited
 
 
@@ -168,7 +167,7 @@ def test_run_caps() -> None:
     assert caps == {} and (v.code, v.field, v.limit) == ("compute_cap_exceeded",
                                                          "max_evaluations", 200_000)
     _, v = limits.run_caps(free, 3, None, 10.5, settings=S)
-    assert (v.status, v.code, v.field, v.limit) == (403, "compute_cap_exceeded", "time_limit", 10)
+    assert (v.code, v.field, v.limit) == ("compute_cap_exceeded", "time_limit", 10)
     ent = key(tier="enterprise", overrides={"optimization": {"max_evaluations": None}})
     assert limits.run_caps(ent, 10, 10**12, settings=S)[0] == {
         "max_evaluations": 10**12, "time_limit": 600.0}
