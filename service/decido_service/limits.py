@@ -37,7 +37,6 @@ from decido_service.types.account import (
 __all__ = [
     "LimitViolation",
     "check_batch",
-    "check_dims",
     "headers_for",
     "SURFACES",
     "address_spec",
@@ -239,15 +238,6 @@ def check_batch(
                    f"a batch of {size} decisions is above the {key['plan']} plan's cap of {cap}")
 
 
-def check_dims(
-    key: KeyRecord, dims: int, *, settings: Settings | None = None
-) -> LimitViolation | None:
-    """``None`` when ``dims`` (the number of bounds) fits the tier's ``max_dims``."""
-    cap = tier_limits(key, settings=settings)["max_dims"]
-    return _beyond(cap, dims, "max_dims_exceeded", "bounds",
-                   f"{dims} dimensions are above the {key['tier']} tier's Max Dims of {cap}")
-
-
 def _beyond(cap: int | None, requested: float | None, code: str, field: str,
             detail: str) -> LimitViolation | None:
     """The violation when ``requested`` is above ``cap`` (None for either: none)."""
@@ -267,13 +257,18 @@ def run_caps(
 ) -> tuple[dict[str, Any], LimitViolation | None]:
     """The ``max_evaluations`` and ``time_limit`` a run gets, or the cap it exceeds.
 
-    A requested value above the tier's cap is a 403 ``compute_cap_exceeded``. An absent one
+    More ``dims`` (the number of bounds) than the tier's ``max_dims`` is a 403
+    ``max_dims_exceeded``; a requested value above the tier's cap, a 403
+    ``compute_cap_exceeded``. An absent one
     becomes ``min(default, cap)``: the evaluation default is ``default_evaluations`` or the
     library's ``max(10000, 2000 * dims)``; the time limit defaults to the cap, so every run
     has one."""
     t = tier_limits(key, settings=settings)
     eval_cap, time_cap = t["max_evaluations"], t["max_time_limit"]
     violation = _beyond(
+        t["max_dims"], dims, "max_dims_exceeded", "bounds",
+        f"{dims} dimensions are above the {key['tier']} tier's Max Dims of {t['max_dims']}"
+    ) or _beyond(
         eval_cap, max_evaluations, "compute_cap_exceeded", "max_evaluations",
         f"max_evaluations {max_evaluations} is above the {key['tier']} tier's cap of "
         f"{eval_cap}") or _beyond(

@@ -54,12 +54,10 @@ async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
 
 
 def _budget(request: ApiRequest, key: KeyRecord, req: OptimizeRequest) -> Budget:
-    """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond)."""
-    settings = request.app.ctx.settings
-    violation = limits.check_dims(key, req.dims, settings=settings)
-    if violation is None:
-        budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
-                                            settings=settings)
+    """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond its
+    caps, its dimensions included)."""
+    budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
+                                        settings=request.app.ctx.settings)
     if violation is not None:
         raise limit_error(violation)
     return Budget(**budget)
