@@ -60,10 +60,20 @@ def translate(exc: BaseException) -> BaseException:
     anything else unchanged."""
     http = httpx()
     if isinstance(exc, http.TimeoutException):
-        return Timeout(f"the service did not answer in time: {exc!r}")
+        return Timeout(f"the service at {_where(exc)} did not answer in time: {exc!r}")
     if isinstance(exc, http.TransportError):
-        return ConnectionFailed(f"cannot reach the service: {exc}")
+        return ConnectionFailed(f"cannot reach the service at {_where(exc)}: "
+                                f"{exc or type(exc).__name__}")
     return exc
+
+
+def _where(exc: Any) -> str:
+    """The address a failed request tried: ``http://host:port`` and the call."""
+    try:
+        url = exc.request.url
+    except (AttributeError, RuntimeError):  # httpx: an error raised outside a request
+        return "(unknown address)"
+    return f"{url.scheme}://{url.netloc.decode()} ({exc.request.method} {url.path})"
 
 
 def failed(exc: Exception) -> Exception:

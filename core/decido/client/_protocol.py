@@ -18,6 +18,7 @@ once, here and in :mod:`decido.client._ops`, free of I/O.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
@@ -43,12 +44,15 @@ __all__ = [
     "Reply",
     "RetryPolicy",
     "Sleep",
+    "log",
     "raise_for",
     "retried",
     "retry_after",
 ]
 
 T = TypeVar("T")
+#: the client's logger: each wait before a call is sent again (INFO)
+log = logging.getLogger("decido.client")
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,8 @@ Op = Generator[Instruction, Any, T]
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retries of refused calls: a 429 (but ``monthly_quota_exceeded``) or 503 is sent again
+    """Retries of refused calls: a 429 (but ``monthly_quota_exceeded``), 503 or 409
+    ``idempotency_key_in_use`` (:class:`~decido.client.errors.Retryable`) is sent again
     after its ``Retry-After`` (or ``backoff * 2**attempt`` seconds without one) plus a random
     jitter of up to ``jitter`` of that wait, at most ``max_retries`` times, and never when
     the wait would be above ``max_wait`` seconds (the error is raised instead). A transport
@@ -178,6 +183,8 @@ def _attempts(step: Call | OpenStream, policy: RetryPolicy) -> Op[Any]:
             delay = policy.delay(attempt, error) if worth else None
             if delay is None:
                 raise
+            log.info("%s %s: %s; waiting %.1f s before attempt %d of %d", call.method,
+                     call.path, error, delay, attempt + 2, policy.max_retries + 1)
         yield Sleep(delay)
         attempt += 1
 
