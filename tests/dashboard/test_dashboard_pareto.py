@@ -11,11 +11,13 @@ the key nowhere in the pages).
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
+from urllib.parse import urlencode
 
 from browser_support import WAIT_MS, Visit, auth
 from test_dashboard_browser import QUICK_RUN, submit, trace_points, wait_finished
-from test_dashboard_http import get, sign_in
+from test_dashboard_http import FORM, csrf_of, get, sign_in
 
 #: two objectives over [0, 1]^5 (a convex front from (0, 1) to (1, 0)), a few thousand
 #: evaluations: a full front of the archive's size in well under a second
@@ -154,6 +156,11 @@ def test_the_front_of_three_objectives_is_a_scatter_matrix(visit: Visit, server:
     assert page.get_attribute("#front", "data-pairs") == "3"
     assert page.evaluate(COLOURED, ["#front canvas", FRONT_RGB]) > 3 * 5 * len(pareto)
     assert page.evaluate("window.decidoDash.plots.front") is None
+    # replay: the same request and seed, the same front
+    page.click("#replay")
+    page.wait_for_url(re.compile(r".*/dashboard/runs/run_[0-9a-f]{24}$"))
+    again = wait_finished(server, key, page.url.rsplit("/", 1)[1])["result"]
+    assert again["pareto"] == pareto and again["hypervolume"] == result["hypervolume"]
     visit.verify()
 
 
@@ -227,17 +234,29 @@ def test_compare_says_when_one_and_several_objectives_are_mixed(visit: Visit, se
     visit.verify()
 
 
-def test_choose_from_a_run_that_has_no_front(server: Any, key: str) -> None:
+def test_choose_from_this_front_refusals(server: Any, key: str) -> None:
     """The bridge's refusals, as pages: a run of one objective (422), a run that is not
-    the key's (404); nothing decided."""
+    the key's (404), nothing decided; a fault of the form on a front is shown next to the
+    form, which stays on the front."""
     single = submit(server, key, QUICK_RUN)
-    wait_finished(server, key, single)
+    mine = submit(server, key, TWO)
     other = server.create_key("sdk", "team", label="other")["key"]
     theirs = submit(server, other, TWO)
-    wait_finished(server, other, theirs)
+    for k, run_id in ((key, single), (key, mine), (other, theirs)):
+        wait_finished(server, k, run_id)
     session = sign_in(server, key)
     page = get(server, f"/dashboard/decide?from_run={single}", session)
     assert page.status == 422 and "has one objective" in page.body.decode()
     page = get(server, f"/dashboard/decide?from_run={theirs}", session)
     assert page.status == 404
     assert server.request("GET", "/v1/decisions", headers=auth(key)).json()["data"] == []
+    page = get(server, f"/dashboard/decide?from_run={mine}", session)
+    assert page.status == 200
+    fields = {"csrf": csrf_of(page.body), "from_run": mine, "method": "topsis",
+              "criteria": "f1 minimize 1\nweight minimize 1", "options": "ignored"}
+    answer = server.request("POST", "/dashboard/decide", raw=urlencode(fields).encode(),
+                            headers={**FORM, "Cookie": f"decido_session={session}"})
+    text = answer.body.decode()
+    assert answer.status == 200 and 'id="decide-problems"' in text
+    assert "weight" in text.split('id="decide-problems"')[1].split("</div>")[0]
+    assert f'name="from_run" value="{mine}"' in text
