@@ -6,7 +6,8 @@
 // are labelled with the objectives' names and goals; infeasible points (a front of least
 // violation) have their own colour. window.decidoDash exposes the plots and their data
 // (the browser tests read point counts from it): plots.hypervolume, plots.front (2
-// objectives) or plots.matrix (3 or more, each with its pair).
+// objectives) or plots.matrix (3 or more, each with its pair); drawFront(result) draws a
+// front again and lastFrontMs says how long it took.
 (function () {
   "use strict";
   var root = document.getElementById("run");
@@ -93,6 +94,13 @@
   }
 
   function drawFront(result) {
+    var started = performance.now();
+    drawPlots(result);
+    dash.lastFrontMs = performance.now() - started;
+  }
+  dash.drawFront = drawFront;
+
+  function drawPlots(result) {
     dash.plots.matrix.forEach(function (p) { p.destroy(); });
     if (dash.plots.front) dash.plots.front.destroy();
     dash.plots.front = null;
