@@ -132,6 +132,10 @@ def test_the_front_of_two_objectives_and_choosing_from_it(visit: Visit, server: 
     entry = server.request("GET", f"/v1/decisions/{logged[1]['id']}", headers=auth(key)).json()
     assert entry["request"]["from_run"] == run_id and "options" not in entry["request"]
     assert '"from_run": "' + run_id in page.input_value("#request-body")
+    # the logged decision leads back to its run
+    page = visit.go(f"/dashboard/decisions/{logged[1]['id']}")
+    page.click("#from-run a")
+    page.wait_for_url(f"{visit.origin}/dashboard/runs/{run_id}")
     visit.verify()
 
 
