@@ -264,3 +264,18 @@ def test_choose_from_this_front_refusals(server: Any, key: str) -> None:
     assert answer.status == 200 and 'id="decide-problems"' in text
     assert "weight" in text.split('id="decide-problems"')[1].split("</div>")[0]
     assert f'name="from_run" value="{mine}"' in text
+
+
+def test_a_front_of_least_violation_is_drawn_as_infeasible(visit: Visit, server: Any,
+                                                           key: str) -> None:
+    """Nothing feasible: the front is the non-dominated points of least violation, drawn
+    in their own series, and the page says so."""
+    run_id = submit(server, key, {**TWO, "constraints": ["x[0] + x[1] >= 3"]})
+    result = wait_finished(server, key, run_id)["result"]
+    assert result["status"] == "infeasible" and result["pareto"]
+    visit.sign_in()
+    page = visit.go(f"/dashboard/runs/{run_id}")
+    page.wait_for_function("() => window.decidoDash.finished === true", timeout=WAIT_MS)
+    assert drawn_points(page, "window.decidoDash.plots.front") == [0, len(result["pareto"]), 1]
+    assert "nothing feasible was found" in page.inner_text("#front-note")
+    visit.verify()
