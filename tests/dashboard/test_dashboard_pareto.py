@@ -231,6 +231,8 @@ def test_compare_says_when_one_and_several_objectives_are_mixed(visit: Visit, se
                            " && window.decidoDash.plots.compare !== undefined")
     notice = page.inner_text("#mixed-kinds")
     assert "runs of one objective and runs of several" in notice
+    assert page.inner_text("#cmp-h") == "Convergence of 1 run"
+    assert page.inner_text("#hv-cmp-h") == "Hypervolume of 1 run of several objectives"
     assert page.evaluate("window.decidoDash.plots.compare.series.length") == 2
     assert page.evaluate("window.decidoDash.plots.hypervolume.series.length") == 2
     assert page.get_attribute("#compare", "data-runs") == ids[0]
