@@ -281,3 +281,32 @@ def test_a_front_of_least_violation_is_drawn_as_infeasible(visit: Visit, server:
     assert drawn_points(page, "window.decidoDash.plots.front") == [0, len(result["pareto"]), 1]
     assert "nothing feasible was found" in page.inner_text("#front-note")
     visit.verify()
+
+
+def test_compare_measures_fronts_at_the_farthest_reference_point() -> None:
+    """The common reference point is the farthest out objective by objective (the largest
+    for a minimized objective, the smallest for a maximized one); each final front is
+    measured there (hand-computed boxes); other objectives get a note instead."""
+    from decido_service.dashboard.front import compare_kinds
+
+    objectives = [{"name": "cost", "expression": "x[0]", "goal": "minimize"},
+                  {"name": "gain", "expression": "x[1]", "goal": "maximize"}]
+
+    def view(run_id: str, f: list[float], reference: list[float],
+             objectives: list[dict[str, str]] = objectives) -> dict[str, Any]:
+        point = {"x": [0.0, 0.0], "f": f, "feasible": True, "max_violation": 0.0}
+        return {"id": run_id, "state": "succeeded", "engine": "moea", "dims": 2,
+                "created_at": "2026-11-28T00:00:00Z", "progress": None,
+                "request": {"objectives": objectives, "goal": "minimize"},
+                "result": {"pareto": [point], "reference_point": reference,
+                           "hypervolume": 1.0, "evaluations": 10, "elapsed_ms": 1.0}}
+
+    kinds = compare_kinds([view("run_a", [1, 5], [2, 4]), view("run_b", [1.5, 6], [3, 5])])
+    assert kinds["common"] == [3, 4] and not kinds["single"] and not kinds["mixed"]
+    assert [r["common_hv"] for r in kinds["several"]] == [2.0, 3.0]
+    assert len(kinds["notes"]) == 1 and "own reference point" in kinds["notes"][0]
+    other = [{**objectives[0], "name": "price"}, objectives[1]]
+    kinds = compare_kinds([view("run_a", [1, 5], [2, 4]),
+                           view("run_b", [1.5, 6], [3, 5], other)])
+    assert kinds["common"] is None and "common_hv" not in kinds["several"][0]
+    assert "do not optimize the same objectives" in kinds["notes"][0]
