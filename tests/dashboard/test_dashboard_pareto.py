@@ -245,7 +245,7 @@ def test_choose_from_this_front_refusals(server: Any, key: str) -> None:
     the key's (404), nothing decided; a fault of the form on a front is shown next to the
     form, which stays on the front."""
     single = submit(server, key, QUICK_RUN)
-    mine = submit(server, key, TWO)
+    mine = submit(server, key, {**TWO, "bounds": [[0, 1]] * 25})
     other = server.create_key("sdk", "team", label="other")["key"]
     theirs = submit(server, other, TWO)
     for k, run_id in ((key, single), (key, mine), (other, theirs)):
@@ -257,15 +257,24 @@ def test_choose_from_this_front_refusals(server: Any, key: str) -> None:
     assert page.status == 404
     assert server.request("GET", "/v1/decisions", headers=auth(key)).json()["data"] == []
     page = get(server, f"/dashboard/decide?from_run={mine}", session)
-    assert page.status == 200
-    fields = {"csrf": csrf_of(page.body), "from_run": mine, "method": "topsis",
-              "criteria": "f1 minimize 1\nweight minimize 1", "options": "ignored"}
-    answer = server.request("POST", "/dashboard/decide", raw=urlencode(fields).encode(),
-                            headers={**FORM, "Cookie": f"decido_session={session}"})
-    text = answer.body.decode()
-    assert answer.status == 200 and 'id="decide-problems"' in text
+    text = page.body.decode()
+    # the preview shows the objectives and 20 of the 25 variables; the options have all
+    assert page.status == 200 and "the options have 5 more" in text
+    assert "id,f1,cost," + ",".join(f"x{j}" for j in range(20)) + "\n" in text
+
+    def post(**more: str) -> str:
+        fields = {"csrf": csrf_of(page.body), "from_run": mine, "method": "topsis",
+                  "options": "ignored", **more}
+        answer = server.request("POST", "/dashboard/decide", raw=urlencode(fields).encode(),
+                                headers={**FORM, "Cookie": f"decido_session={session}"})
+        assert answer.status == 200
+        return str(answer.body.decode())
+
+    text = post(criteria="f1 minimize 1\nweight minimize 1")
     assert "weight" in text.split('id="decide-problems"')[1].split("</div>")[0]
-    assert f'name="from_run" value="{mine}"' in text
+    assert f'name="from_run" value="{mine}"' in text and "f1 minimize 1\nweight" in text
+    text = post(criteria="f1 minimize 1\ncost minimize 3", constraints="x24 <= 0.5")
+    assert 'id="ranking"' in text and 'id="decide-problems"' not in text
 
 
 def test_a_front_of_least_violation_is_drawn_as_infeasible(visit: Visit, server: Any,

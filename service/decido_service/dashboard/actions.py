@@ -145,7 +145,10 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     sent = form(request)
     fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
     upload = request.files.get("options_file") if request.files else None
-    if upload is not None and upload.body and not fields["from_run"]:
+    if fields["from_run"]:  # the options are the run's front (the form shows a preview)
+        fields = await front.decide_fields(request.app.ctx.store, session.key["id"],
+                                           fields["from_run"], fields)
+    elif upload is not None and upload.body:
         fields["options"] = upload.body.decode("utf-8", errors="replace")
     try:
         body = decide_form.body_of(fields)

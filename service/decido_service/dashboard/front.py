@@ -22,7 +22,10 @@ from decido_service.decisions import decide as decisions
 from decido_service.http.context import ApiRequest
 from decido_service.store import KeyRecord, Store
 
-__all__ = ["compare_kinds", "decide", "decide_fields", "front_facts"]
+__all__ = ["PREVIEW_VARIABLES", "compare_kinds", "decide", "decide_fields", "front_facts"]
+
+#: the most variables the decide page's preview of a front shows (its options have all)
+PREVIEW_VARIABLES = 20
 
 
 def front_facts(view: dict[str, Any]) -> dict[str, Any]:
@@ -42,20 +45,26 @@ def _cell(value: Any) -> str:
     return "" if value is None else repr(float(value))
 
 
-async def decide_fields(store: Store, key_id: str, run_id: str) -> dict[str, str]:
+async def decide_fields(store: Store, key_id: str, run_id: str,
+                        sent: dict[str, str] | None = None) -> dict[str, str]:
     """The decide form's fields for the front of ``run_id`` (one of the key's finished runs
-    of several objectives; the bridge's 404, 409 or 422 otherwise): its options as CSV,
-    the objectives as criteria, ``from_run``."""
+    of several objectives; the bridge's 404, 409 or 422 otherwise): a preview of its
+    options as CSV (the objectives and the first :data:`PREVIEW_VARIABLES` variables;
+    ``hidden_variables`` says how many more the options have), the objectives as criteria,
+    ``from_run``. ``sent``: the fields a form sent, kept (the options are the run's)."""
     resolved, _ = await bridge.resolve(store, key_id, {bridge.FROM_RUN: run_id})
     options: list[dict[str, Any]] = resolved["options"]
     names = list(options[0]["attributes"]) if options else []
-    lines = [",".join(["id", *names])]
-    lines += [",".join([str(o["id"]), *(_cell(o["attributes"][n]) for n in names)])
+    shown = names[:len(resolved["criteria"]) + PREVIEW_VARIABLES]  # criteria: the objectives
+    lines = [",".join(["id", *shown])]
+    lines += [",".join([str(o["id"]), *(_cell(o["attributes"][n]) for n in shown)])
               for o in options]
     criteria = "\n".join(f"{c['attribute']} {c['goal']} {c['weight']:g}"
                          for c in resolved["criteria"])
-    return {**decide_form.defaults(), "options": "\n".join(lines) + "\n", "id_column": "id",
-            "criteria": criteria, "constraints": "", bridge.FROM_RUN: run_id}
+    kept = {k: v for k, v in (sent or {}).items() if k not in ("options", "id_column")}
+    return {**decide_form.defaults(), "criteria": criteria, "constraints": "", **kept,
+            "options": "\n".join(lines) + "\n", "id_column": "id", bridge.FROM_RUN: run_id,
+            "hidden_variables": str(len(names) - len(shown))}
 
 
 async def decide(request: ApiRequest, key: KeyRecord, body: dict[str, Any]) -> dict[str, Any]:
