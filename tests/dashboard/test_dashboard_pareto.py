@@ -319,3 +319,18 @@ def test_compare_measures_fronts_at_the_farthest_reference_point() -> None:
                            view("run_b", [1.5, 6], [3, 5], other)])
     assert kinds["common"] is None and "common_hv" not in kinds["several"][0]
     assert "do not optimize the same objectives" in kinds["notes"][0]
+
+
+def test_a_list_of_one_objective(visit: Visit, server: Any, key: str) -> None:
+    """``objectives`` with one item: its front is its best point, said in words."""
+    run_id = submit(server, key, {**TWO, "objectives": TWO["objectives"][1:]})
+    result = wait_finished(server, key, run_id)["result"]
+    visit.sign_in()
+    page = visit.go(f"/dashboard/runs/{run_id}")
+    page.wait_for_function("() => window.decidoDash.finished === true", timeout=WAIT_MS)
+    note = page.inner_text("#front-note")
+    assert note.startswith("One objective: the front is its best value") and \
+        "(cost (minimize))" in note
+    assert page.get_attribute("#front", "data-points") == str(len(result["pareto"]))
+    assert page.evaluate("window.decidoDash.plots.hypervolume.data[0].length") > 0
+    visit.verify()

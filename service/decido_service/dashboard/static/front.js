@@ -118,6 +118,13 @@
       "; the reference point (" + result.reference_point.map(function (v) {
         return fmt(v, 6);
       }).join(", ") + ") is the hollow circle; hover for values, drag to zoom.";
+    if (m === 1) {  // one objective given as a list: its front is its best point(s)
+      note.textContent = "One objective: the front is its best value, " +
+        fmt(result.pareto[0].f[0], 10) + " (" + label(result.objectives[0]) + "), at " +
+        result.pareto.length + " point" + (result.pareto.length > 1 ? "s" : "") + ".";
+      frontEl.dataset.points = String(result.pareto.length);
+      return;
+    }
     if (m === 2) {
       var cell = document.createElement("div");
       frontEl.appendChild(cell);
