@@ -81,16 +81,14 @@ def decision_row(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def request_summary(request: dict[str, Any]) -> dict[str, Any]:
-    """The request of a run as the run page shows it: the expression (or the objectives,
-    :func:`objectives_of`), a summary of the
+    """The request of a run as the run page shows it: the expression, a summary of the
     bounds (readable at d = 1000: how many, the range of lower and upper bounds, whether
     they are all the same), engine, goal, options, seed and budget."""
     bounds = request.get("bounds") or []
     lows = [b[0] for b in bounds]
     highs = [b[1] for b in bounds]
     same = len({(lo, hi) for lo, hi in zip(lows, highs, strict=True)}) == 1
-    return {"expression": request.get("objective_expression"),
-            "objectives": objectives_of(request), "dims": len(bounds),
+    return {"expression": request.get("objective_expression"), "dims": len(bounds),
             "bounds": (f"[{lows[0]:g}, {highs[0]:g}] for every variable" if same else
                        f"lower {min(lows):g} … {max(lows):g}, upper {min(highs):g} … "
                        f"{max(highs):g}") if bounds else "none",
