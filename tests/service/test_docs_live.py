@@ -1,0 +1,81 @@
+"""The documentation's service examples, run as written against a real ``decido serve``
+on a free key (the default tiers): the README's and docs/client.md's Python client blocks
+(their key ``dk_...`` and address replaced by the test server's; every claim of their
+comments checked, tests/docs_examples.py), and the README's shell session with curl (only
+the address replaced). The run of a few seconds must show progress and be cancelled
+while it runs, not answer 409 after it ended."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docs_examples import README, ROOT, blocks, needs_server, run_block
+
+from conftest import LiveServer, running
+
+pytest.importorskip("httpx")
+
+ADDRESS = "http://127.0.0.1:8000"
+SERVER_BLOCKS = [b for doc in (README, ROOT / "docs" / "client.md")
+                 for b in blocks(doc, "python") if needs_server(b)]
+
+
+@pytest.fixture(scope="module")
+def docs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with running(tmp_path_factory.mktemp("docs"), workers=1) as srv:
+        yield srv
+
+
+def _url(server: LiveServer) -> str:
+    return f"http://127.0.0.1:{server.port}"
+
+
+@pytest.mark.parametrize("block", SERVER_BLOCKS, ids=lambda b: b.where)
+def test_a_client_block_runs_on_a_free_key(docs_server: LiveServer, block) -> None:
+    made = docs_server.request("POST", "/v1/keys")
+    assert made.status == 201 and made.json()["tier"] == "free"
+    assert ADDRESS in block.code and '"dk_..."' in block.code
+    code = block.code.replace(ADDRESS, _url(docs_server))
+    code = code.replace('"dk_..."', json.dumps(made.json()["key"]))
+    printed = run_block(code, block.where)
+    progress = [line.split() for line in printed.splitlines()]
+    assert len(progress) >= 2, printed  # the run of a few seconds showed its progress
+    assert all(len(p) == 2 and int(p[0]) > 0 for p in progress), printed
+
+
+def _session() -> str:
+    """The README's shell blocks of the service that need no editing: the key, the runs."""
+    shell = [b.code for b in blocks(README, "sh")]
+    first = next(c for c in shell if "KEY=$(curl" in c)
+    runs = next(c for c in shell if "RUN=$(curl" in c)
+    return first + runs
+
+
+def test_the_readmes_curl_session_streams_and_cancels(docs_server: LiveServer,
+                                                       tmp_path: Path) -> None:
+    if shutil.which("curl") is None or shutil.which("python3") is None:
+        pytest.skip("needs curl and python3")
+    script = _session().replace(ADDRESS, _url(docs_server))
+    out = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    streamed = [json.loads(line) for line in lines if line.startswith('{"event":')]
+    progress = [e for e in streamed if e["event"] == "progress"]
+    assert len(progress) >= 3, out.stdout[:2000]  # 0.75 s or more of a run streamed
+    assert streamed[-1]["event"] == "result"
+    assert streamed[-1]["evaluations"] > progress[0]["evaluations"]
+    # the runs block: cancelled while it ran (a 409 would leave it succeeded)
+    events = re.findall(r"^event: (\w+)\ndata: (.*)$", out.stdout, re.M)
+    assert events and events[-1][0] == "result", out.stdout[-2000:]
+    final = json.loads(events[-1][1])
+    assert final["state"] == "cancelled", final
+    listed = json.loads(lines[-1])
+    assert listed["data"][0]["id"] == final["id"] and listed["data"][0]["state"] == "cancelled"
