@@ -81,8 +81,9 @@ compare: install
 # SERVE_EXTRAS: every extra but test and bench (tests/test_make_serve.py holds them equal to
 # pyproject.toml's), so `decido serve`, `decido keys`, `decido optimize|decide|runs`,
 # `--server`, decido.Client and /metrics all work after one build. Measured cold (new venv,
-# no build directory, pip's cache warm; the CPU is the whole command's): 92 s of CPU, 6 min
-# wall on the 2-core VM shared with other builds (load average 13-25).
+# no build directory, pip's cache warm): 94 s of CPU, 7.5 min wall on the 2-core VM shared
+# with other builds (load average 9-15); after a changed Python file 1.5 s of CPU, 4.6 s
+# (docs/service.md, "Running").
 SERVE_STAMP   ?= .decido/serve.stamp
 SERVE_EXTRAS  := service,metrics,client,cli
 SERVE_SOURCES := pyproject.toml CMakeLists.txt $(shell find csrc core service -type f \
@@ -90,9 +91,9 @@ SERVE_SOURCES := pyproject.toml CMakeLists.txt $(shell find csrc core service -t
 
 $(SERVE_STAMP): $(PY) $(BUILD_DEPS) $(SERVE_SOURCES)
 	@echo "make serve: building the C library and installing decido[$(SERVE_EXTRAS)] into" \
-	      "$(VENV): the first time about 1.5 min of CPU (1-2 min on a quiet 2-core machine," \
-	      "up to 6 on a busy one); after a change of the sources only what changed is" \
-	      "compiled again (seconds for a Python file)..."
+	      "$(VENV): the first time about 1.5 min of CPU (6-8 min measured on a busy 2-core" \
+	      "machine); after a change of the sources only what changed is" \
+	      "compiled again (seconds)..."
 	$(PIP_BUILD) --progress-bar on ".[$(SERVE_EXTRAS)]"
 	@mkdir -p $(dir $@) && touch $@
 	@echo "make serve: installed; starting decido serve"

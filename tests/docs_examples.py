@@ -149,7 +149,7 @@ def matches(actual: Any, claimed: Any) -> bool:
         items = list(claimed[:-1] if open_end else claimed)
         if len(actual) < len(items) or (not open_end and len(actual) != len(items)):
             return False
-        return all(matches(a, c) for a, c in zip(actual, items))
+        return all(matches(a, c) for a, c in zip(actual, items, strict=False))
     if isinstance(claimed, bool) or claimed is None or isinstance(claimed, str):
         return type(actual) is type(claimed) and actual == claimed
     if isinstance(claimed, float):

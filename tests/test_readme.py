@@ -2,10 +2,10 @@
 documentation's service examples fit a free key; the limits the documents print are the
 service's.
 
-Rule: every ```python block of README.md (and of docs/decisions.md) runs on its own, in a fresh namespace (as pasted
-into a new interpreter), statement by statement, each claim of a comment checked
-(tests/docs_examples.py says what a claim is). A block that makes a ``decido.Client``
-needs a server: tests/service/test_docs_live.py runs it against a real one.
+Rule: every ```python block of README.md (and of docs/decisions.md) runs on its own, in a
+fresh namespace (as pasted into a new interpreter), statement by statement, each claim of a
+comment checked (tests/docs_examples.py says what a claim is). A block that makes a
+``decido.Client`` needs a server: tests/service/test_docs_live.py runs it against a real one.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from docs_examples import DOCS, README, Block, blocks, matches, needs_server, parse_claim, run_block
 
 DECISIONS = README.parent / "docs" / "decisions.md"

@@ -15,10 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from docs_examples import README, ROOT, blocks, needs_server, run_block
-
 from conftest import LiveServer, running
+from docs_examples import README, ROOT, blocks, needs_server, run_block
 
 pytest.importorskip("httpx")
 
