@@ -146,7 +146,8 @@ def _request_bodies(block: Block) -> list[tuple[str, dict[str, Any]]]:
     """(where, body) of every JSON body a shell block sends: ``-d '...'``, and the files
     ``cat > F <<'EOF'`` writes or ``python3 - > F <<'EOF'`` prints."""
     code = block.code
-    found = [(m[0][:60], json.loads(m[1])) for m in re.finditer(r"-d '(\{.*?\})'", code, re.S)]
+    found = [(m[0][:60], json.loads(re.sub(r"'\$(\w+)'", r"\1", m[1])))  # '$RUN' spliced in
+             for m in re.finditer(r"-d '(\{.*?\})'\s", code, re.S)]
     for made in re.finditer(r"(cat|python3 -) > (\S+\.json) <<'EOF'\n(.*?)\nEOF", code, re.S):
         text = made[3]
         if made[1] != "cat":

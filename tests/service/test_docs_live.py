@@ -48,12 +48,22 @@ def test_a_client_block_runs_on_a_free_key(docs_server: LiveServer, block) -> No
     assert all(len(p) == 2 and int(p[0]) > 0 for p in progress), printed
 
 
+def _objects(line: str) -> list[dict]:
+    """The JSON objects of a line (curl prints an answer without a newline after it)."""
+    decoder, found, at = json.JSONDecoder(), [], 0
+    while at < len(line) and line[at] == "{":
+        obj, at = decoder.raw_decode(line, at)
+        found.append(obj)
+    return found
+
+
 def _session() -> str:
     """The README's shell blocks of the service that need no editing: the key, the runs."""
     shell = [b.code for b in blocks(README, "sh")]
     first = next(c for c in shell if "KEY=$(curl" in c)
     runs = next(c for c in shell if "RUN=$(curl" in c)
-    return first + runs
+    front = next(c for c in shell if "FRONT=$(curl" in c)
+    return first + runs + front
 
 
 def test_the_readmes_curl_session_streams_and_cancels(docs_server: LiveServer,
@@ -65,7 +75,8 @@ def test_the_readmes_curl_session_streams_and_cancels(docs_server: LiveServer,
                          capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    streamed = [json.loads(line) for line in lines if line.startswith('{"event":')]
+    streamed = [a for line in lines if line.startswith('{"event":') for a in _objects(line)
+                if "event" in a]
     progress = [e for e in streamed if e["event"] == "progress"]
     assert len(progress) >= 3, out.stdout[:2000]  # 0.75 s or more of a run streamed
     assert streamed[-1]["event"] == "result"
@@ -75,5 +86,9 @@ def test_the_readmes_curl_session_streams_and_cancels(docs_server: LiveServer,
     assert events and events[-1][0] == "result", out.stdout[-2000:]
     final = json.loads(events[-1][1])
     assert final["state"] == "cancelled", final
-    listed = json.loads(lines[-1])
+    answers = [a for line in lines if line.startswith("{") for a in _objects(line)]
+    listed = next(a for a in answers if "data" in a)  # GET /v1/runs: newest first
     assert listed["data"][0]["id"] == final["id"] and listed["data"][0]["state"] == "cancelled"
+    decided = answers[-1]  # a decision on the front of a run with two objectives
+    assert decided["status"] == "ok" and decided["ranking"][0]["id"] == decided["best"]
+    assert len(decided["ranking"][0]["f"]) == 2
