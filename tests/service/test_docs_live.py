@@ -27,7 +27,10 @@ SERVER_BLOCKS = [b for doc in (README, ROOT / "docs" / "client.md")
 
 @pytest.fixture(scope="module")
 def docs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    with running(tmp_path_factory.mktemp("docs"), workers=1) as srv:
+    # the default tiers and plans; only the per-address throttle of POST /v1/keys (5 an
+    # hour) is raised: every test here makes its keys from 127.0.0.1
+    env = {"DECIDO_KEYS_PER_HOUR": "50"}
+    with running(tmp_path_factory.mktemp("docs"), env, workers=1) as srv:
         yield srv
 
 
