@@ -27,12 +27,16 @@ $(PY):
 venv: $(PY)
 
 # the build backend and Cython of [build-system] requires, installed into the venv once (again
-# when pyproject.toml changes); Python 3.10 has no tomllib, pip's vendored tomli reads it there
+# when pyproject.toml changes; Python 3.10 has no tomllib, pip's vendored tomli reads it
+# there), then what the backend asks for on top (cmake or ninja from PyPI when the system's
+# are missing or too old: pip's isolated builds add them the same way)
 BUILD_DEPS := $(VENV)/.decido-build-deps
 $(BUILD_DEPS): pyproject.toml | $(PY)
 	$(PIP) install --quiet $$($(PY) -c 'import importlib, sys; \
 	  toml = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli"); \
 	  print(" ".join(toml.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))')
+	@more=$$($(PY) -c 'from scikit_build_core.build import get_requires_for_build_wheel as r; \
+	  print(" ".join(r()))'); if [ -n "$$more" ]; then $(PIP) install --quiet $$more; fi
 	@touch $@
 
 build-deps: $(BUILD_DEPS)
