@@ -7,8 +7,8 @@
 # Every install builds with the venv's own build backend and Cython (--no-build-isolation) in
 # the build directory pyproject.toml names (build/<wheel tag>), which CMake keeps between
 # builds: a rebuild compiles only what changed. An isolated build (plain `pip install .`)
-# runs Cython from a new temporary environment each time, and every module it generated,
-# the C library's dependants, compiled again (about 70 s of CPU, 2-3 min on the shared VM).
+# runs Cython from a new temporary environment each time, whose path differs, and CMake then
+# compiles the extension modules again (70 s of CPU, 3-6 min on the shared VM).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python

@@ -19,9 +19,11 @@ VENV = Path(sys.prefix)  # this interpreter's virtual environment
 def dry_run(stamp: Path, *extra: str) -> str:
     env = {k: v for k, v in os.environ.items()  # not a sub-make of a `make test`
            if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+    # the venv's build requirements count as installed (a pyproject.toml newer than their
+    # stamp, after a merge, would add their install to every plan)
     out = subprocess.run(["make", "--no-print-directory", "-n", "serve", f"VENV={VENV}",
-                          f"SERVE_STAMP={stamp}", *extra], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, env=env)
+                          f"SERVE_STAMP={stamp}", "-o", f"{VENV}/.decido-build-deps", *extra],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
