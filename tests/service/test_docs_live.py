@@ -8,9 +8,11 @@ while it runs, not answer 409 after it ended."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,3 +97,21 @@ def test_the_readmes_curl_session_streams_and_cancels(docs_server: LiveServer,
     decided = answers[-1]  # a decision on the front of a run with two objectives
     assert decided["status"] == "ok" and decided["ranking"][0]["id"] == decided["best"]
     assert len(decided["ranking"][0]["f"]) == 2
+
+
+def test_the_readmes_command_line_block_runs(docs_server: LiveServer, tmp_path: Path) -> None:
+    """The README's `decido` block, here and against the server (key and address
+    replaced, DECIDO_URL set); `decido keys create` writes its store in the working
+    directory."""
+    pytest.importorskip("rich")
+    block = next(b.code for b in blocks(README, "sh") if "decido optimize" in b.code)
+    key = docs_server.request("POST", "/v1/keys").json()["key"]
+    script = block.replace(ADDRESS, _url(docs_server)).replace("dk_...", key)
+    env = {**docs_server.environment(), "DECIDO_URL": _url(docs_server),  # `runs list`'s
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    out = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^1\s+s3\s", out.stdout, re.M), out.stdout  # decide's ranking
+    assert out.stdout.count("engine") >= 2 and "run_" in out.stdout
+    assert "dk_" in out.stdout and (tmp_path / "decido.db").exists()  # a pro key, made
