@@ -101,13 +101,14 @@ def test_the_readmes_curl_session_streams_and_cancels(docs_server: LiveServer,
 
 def test_the_readmes_command_line_block_runs(docs_server: LiveServer, tmp_path: Path) -> None:
     """The README's `decido` block, here and against the server (key and address
-    replaced, DECIDO_URL set); `decido keys create` writes its store in the working
-    directory."""
+    replaced, and the server named to `runs list`, which defaults to port 8000); `decido
+    keys create` writes its store in the working directory."""
     pytest.importorskip("rich")
     block = next(b.code for b in blocks(README, "sh") if "decido optimize" in b.code)
     key = docs_server.request("POST", "/v1/keys").json()["key"]
     script = block.replace(ADDRESS, _url(docs_server)).replace("dk_...", key)
-    env = {**docs_server.environment(), "DECIDO_URL": _url(docs_server),  # `runs list`'s
+    script = script.replace("decido runs list", f"decido runs list --server {_url(docs_server)}")
+    env = {**docs_server.environment(),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     out = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300, env=env)
