@@ -73,14 +73,18 @@ def test_a_wrong_claim_fails_the_block() -> None:
 
 # ------------------------------------------------------------- the limits printed
 
-decido_config = pytest.importorskip("decido_service.config")
+
+@pytest.fixture
+def decido_config() -> Any:
+    """The service's settings module (the tables every limit is read from)."""
+    return pytest.importorskip("decido_service.config")
 
 
 def _number(value: int | None, unit: str = "") -> str:
     return "unlimited" if value is None else f"{value:,}{unit}"
 
 
-def free_key_rows() -> list[str]:
+def free_key_rows(decido_config: Any) -> list[str]:
     """The README's table of the free key, as the service's settings give it."""
     plan = decido_config.DEFAULT_PLANS["free"]
     tier = decido_config.DEFAULT_TIERS["free"]
@@ -95,9 +99,9 @@ def free_key_rows() -> list[str]:
     ]
 
 
-def test_the_readme_prints_the_free_keys_numbers() -> None:
+def test_the_readme_prints_the_free_keys_numbers(decido_config: Any) -> None:
     text = README.read_text()
-    for row in free_key_rows():
+    for row in free_key_rows(decido_config):
         assert row in text, f"README.md should have the row\n{row}"
     per_hour = decido_config.Settings().keys_per_hour
     assert f"at most {per_hour} an hour per address" in text
@@ -121,7 +125,7 @@ def _cells(row: dict[str, int | None], columns: list[tuple[str, str]],
     return [_number(row[name], unit) + suffix for name, unit in columns]
 
 
-def test_the_service_docs_tables_are_the_settings() -> None:
+def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
     text = (README.parent / "docs" / "service.md").read_text()
     plans = _table(text, "### Decision plans")
     assert plans == {
@@ -203,7 +207,7 @@ def _requests(doc: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
-def test_the_service_examples_fit_a_free_key(doc: Path) -> None:
+def test_the_service_examples_fit_a_free_key(doc: Path, decido_config: Any) -> None:
     """What an example sends fits the free tier and plan, unless the example's own text
     names the tier it needs."""
     plan = decido_config.DEFAULT_PLANS["free"]
@@ -218,7 +222,7 @@ def test_the_service_examples_fit_a_free_key(doc: Path) -> None:
         assert len(body.get("decisions", [])) <= plan["batch_max"], (doc.name, where)
 
 
-def test_the_free_key_check_finds_the_examples() -> None:
+def test_the_free_key_check_finds_the_examples(decido_config: Any) -> None:
     found = [body for doc in DOCS for _, body in _requests(doc)]
     assert any(len(b.get("bounds", [])) == decido_config.DEFAULT_TIERS["free"]["max_dims"]
                for b in found)  # the README's run of a few seconds
