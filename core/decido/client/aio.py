@@ -1,15 +1,16 @@
-"""``decido.AsyncClient``: the asyncio client of the decido service (httpx).
+"""``decido.AsyncClient``: the asyncio client of the decido service (``httpx.AsyncClient``).
 
 The same operations as :class:`decido.Client` (:mod:`decido.client._ops`), each a
 coroutine; iterations (:meth:`AsyncClient.runs`, :meth:`AsyncRun.events`) are
-``async for`` loops.
+``async for`` loops. Its driver (:meth:`AsyncClient._iterate`) is the asyncio twin of the
+blocking client's: the same instructions, awaited.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, TypeVar, cast, overload
+from typing import Any, TypeVar, cast
 
 from numpy.typing import ArrayLike
 
@@ -17,7 +18,7 @@ from decido.client import _ops
 from decido.client._http import (
     DEFAULT_URL,
     call_args,
-    failure,
+    failed,
     headers,
     httpx,
     print_progress,
@@ -36,10 +37,10 @@ from decido.client._protocol import (
     RetryPolicy,
     Sleep,
     raise_for,
+    retried,
 )
+from decido.client._run_methods import AsyncRunMethods
 from decido.client.webhooks import AsyncWebhooks
-from decido.optimize import OptimizeResult
-from decido.pareto import ParetoResult
 
 __all__ = ["AsyncClient", "AsyncRun"]
 
@@ -86,9 +87,10 @@ class AsyncRun(RunState[R]):
         return self._client._iterate(_ops.events(self, last_event_id))
 
 
-class AsyncClient:
+class AsyncClient(AsyncRunMethods):
     """:class:`decido.Client` for asyncio: the same arguments, methods and results, each
-    a coroutine. Use it as an ``async with`` context manager or ``await`` :meth:`aclose`."""
+    a coroutine (``transport``: an ``httpx.AsyncBaseTransport``). Use it as an
+    ``async with`` context manager or ``await`` :meth:`aclose`."""
 
     def __init__(self, base_url: str = DEFAULT_URL, key: str | None = None, *,
                  timeout: float = 30.0, retry: RetryPolicy | None = None,
@@ -149,164 +151,10 @@ class AsyncClient:
         answer = await self._drive(_ops.fetch("GET", f"/v1/decisions/{decision_id}"))
         return cast(dict[str, Any], answer)
 
-    @overload
-    async def submit(
-            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, idempotency_key: str | None = None,
-    ) -> AsyncRun[OptimizeResult]: ...
-    @overload
-    async def submit(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, idempotency_key: str | None = None,
-    ) -> AsyncRun[ParetoResult]: ...
-    async def submit(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, idempotency_key: str | None = None,
-    ) -> AsyncRun[Any]:
-        """As :meth:`decido.Client.submit`."""
-        return await self._submit(objective, bounds, RunArgs(
-            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), idempotency_key)
-
-    @overload
-    async def optimize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
-    @overload
-    async def optimize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
-    async def optimize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
-        """As :meth:`decido.Client.optimize`."""
-        return await self._result(objective, bounds, RunArgs(
-            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
-
-    @overload
-    async def minimize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
-    @overload
-    async def minimize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
-    async def minimize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
-        """As :meth:`decido.Client.minimize`."""
-        return await self._result(objective, bounds, RunArgs(
-            goal="minimize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
-
-    @overload
-    async def maximize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
-    @overload
-    async def maximize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
-    async def maximize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
-        """As :meth:`decido.Client.maximize`."""
-        return await self._result(objective, bounds, RunArgs(
-            goal="maximize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
-
     async def _submit(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                       args: RunArgs, idempotency_key: str | None) -> AsyncRun[Any]:
         body = _ops.run_body(objective, bounds, args)
         return AsyncRun(self, await self._drive(_ops.submit(body, idempotency_key)))
-
-    async def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
-                      args: RunArgs, timeout: float | None) -> Result:
-        run = await self._submit(objective, bounds, args, None)
-        result: Result | None = await run.wait(timeout)
-        assert result is not None  # only a run cancelled before it starts has none
-        return result
 
     async def run(self, run_id: str) -> AsyncRun[Result]:
         """The handle of one of the key's runs (:class:`NotFound` for any other id)."""
@@ -330,46 +178,46 @@ class AsyncClient:
         return box[0]
 
     async def _iterate(self, op: Op[T], box: list[T] | None = None) -> AsyncIterator[Any]:
-        """Carry out ``op``, yielding what it emits; its value is appended to ``box``."""
+        """Carry out ``op`` (with retries), yielding what it emits; its value is appended
+        to ``box``."""
+        steps = retried(op, self.retry)
         stream = _Stream()
         outcome: Any = None
+        error: Exception | None = None
         try:
             while True:
                 try:
-                    step = op.send(outcome)
+                    step = steps.send(outcome) if error is None else steps.throw(error)
                 except StopIteration as stop:
                     if box is not None:
                         box.append(stop.value)
                     return
-                outcome = None
+                outcome = error = None
                 if isinstance(step, Emit):
                     yield step.value
-                elif isinstance(step, Sleep):
-                    await asyncio.sleep(step.seconds)
-                elif isinstance(step, NextEvent):
-                    outcome = await stream.next_event()
-                else:
-                    outcome = await self._send(step, stream)
+                    continue
+                try:
+                    outcome = await self._carry_out(step, stream)
+                except Exception as exc:  # noqa: BLE001 - the operation's to retry or raise
+                    error = failed(exc)
         finally:
-            op.close()
+            steps.close()
             await stream.close()
 
-    async def _send(self, step: Call | OpenStream, stream: _Stream) -> Reply | None:
-        """One call (or the opening of ``stream``), retried as :attr:`retry` says."""
-        call = step.call if isinstance(step, OpenStream) else step
-        attempt = 0
-        while True:
-            try:
-                if isinstance(step, OpenStream):
-                    await stream.open(self._http, call_args(call, self.timeout, True))
-                    return None
-                r = await self._http.request(**call_args(call, self.timeout))
-                raise_for(r.status_code, r.headers, r.content)
-                return Reply(r.status_code, r.headers, r.content)
-            except Exception as exc:  # noqa: BLE001 - translated, then retried or raised
-                delay = failure(self.retry, call, attempt, exc)
-            await asyncio.sleep(delay)
-            attempt += 1
+    async def _carry_out(self, step: Call | Sleep | OpenStream | NextEvent,
+                         stream: _Stream) -> Reply | Event | None:
+        """One instruction, once."""
+        if isinstance(step, Sleep):
+            await asyncio.sleep(step.seconds)
+        elif isinstance(step, NextEvent):
+            return await stream.next_event()
+        elif isinstance(step, OpenStream):
+            await stream.open(self._http, call_args(step.call, self.timeout, True))
+        else:
+            r = await self._http.request(**call_args(step, self.timeout))
+            raise_for(r.status_code, r.headers, r.content)
+            return Reply(r.status_code, r.headers, r.content)
+        return None
 
 
 class _Stream:
