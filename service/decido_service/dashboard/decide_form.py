@@ -11,6 +11,7 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
 - **Pairwise** (optional; weighting ``ahp``): the criteria's pairwise judgments, one row
   per line in the order of the criteria, entries separated by spaces or commas, as numbers
   or fractions (``1/3``); ``-`` below the diagonal for the reciprocal of the entry above.
+- **explain** and **sensitivity**: the API's switches of the same names (checkboxes).
 - **Samples** and **seed** (optional): a decision under uncertainty; CSV cells
   ``low..high`` are uncertain values (an interval in the options asks for
   :data:`DEFAULT_SAMPLES` samples when no number is given).
@@ -54,7 +55,7 @@ def defaults() -> dict[str, str]:
             "id_column": "id", "method": "topsis",
             "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
             "constraints": "price <= 25", "expression": "", "top_k": "", "pairwise": "",
-            "samples": "", "seed": ""}
+            "samples": "", "seed": "", "explain": "1", "sensitivity": ""}
 
 
 def body_of(fields: dict[str, str]) -> dict[str, Any]:
@@ -64,7 +65,10 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     options = _options(fields.get("options", ""), fields.get("id_column", "").strip() or "id",
                        problems)
     method = fields.get("method", "")
-    body: dict[str, Any] = {"options": options, "method": method, "explain": True}
+    body: dict[str, Any] = {"options": options, "method": method}
+    for switch in ("explain", "sensitivity"):  # checkboxes: sent only when checked
+        if fields.get(switch):
+            body[switch] = True
     if method not in METHODS:
         problems.append(f"method: pick one of {', '.join(METHODS)}")
     if method == "expression":
@@ -127,7 +131,6 @@ def _uncertainty(body: dict[str, Any], fields: dict[str, str], problems: list[st
         elif text:
             uncertainty[name] = int(text)
     body["uncertainty"] = uncertainty
-    body.pop("explain", None)
 
 
 def _options(text: str, id_column: str, problems: list[str]) -> list[dict[str, Any]]:

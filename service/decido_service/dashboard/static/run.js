@@ -40,7 +40,7 @@
     var plot = new uPlot({
       width: width(convEl), height: 320,
       scales: {x: {time: false}, y: {distr: opts.log ? 3 : 1}},
-      axes: [{label: opts.xLabel || "evaluations"},
+      axes: [window.decidoAxisX(opts.xLabel || "evaluations"),
              {label: "best value", size: 70, values: window.decidoTicks,
               splits: opts.log ? window.decidoLog.splits : undefined}],
       series: [{label: opts.xLabel || "evaluations"},
@@ -60,8 +60,13 @@
     var xs = useTime ? state.times : state.evals;
     drawConvergence(xs, state.best, {log: logY.checked,
                                      xLabel: useTime ? "time (ms)" : "evaluations"});
+    note();
+  }
+  // the line under the plot: how many points it shows (as they arrive), and how to read them
+  function note() {
+    var n = state.evals.length;
     document.getElementById("conv-note").textContent =
-      state.evals.length + " points" + (useTime && state.estimated
+      n + (n === 1 ? " point" : " points") + (timeX.checked && state.estimated
         ? "; times are estimated from evaluations at the run's mean rate (this trace was stored without them)"
         : "") + (dash.clipped ? "; " + dash.clipped + " values <= 0 are drawn at the bottom of the log scale" : "");
   }
@@ -153,6 +158,7 @@
       if (dash.plots.convergence && !timeX.checked && !logY.checked) {
         dash.plots.convergence.setData([state.evals, state.best]);
         convEl.dataset.points = String(state.evals.length);
+        note();
       } else {
         redraw();
       }
