@@ -34,7 +34,7 @@
     return labels;
   };
   window.decidoAxisX = function (label) {
-    return {label: label, values: window.decidoCompactTicks, space: 80};
+    return {label: label, values: window.decidoCompactTicks, space: 64};
   };
   // Log scale. A value <= 0 (log cannot show it), or below 1e-300, is drawn at a floor a
   // decade below the smallest positive value of the arrays (at least 1e-300); clip says
