@@ -81,7 +81,7 @@ def test_compare_runs_with_negative_best_values(visit: Visit, server: Any, key: 
     assert scale["kind"] == "log-distance" and scale["best"] == min(finals), scale
     plot = "window.decidoDash.plots.compare"
     assert page.evaluate(f"{plot}.scales.y.distr") == 3
-    assert "distance to the best value seen" in page.evaluate(f"{plot}.axes[1].label")
+    assert "distance to best seen" in page.evaluate(f"{plot}.axes[1].label")
     assert "distance to the best value seen" in page.inner_text("#compare-note")
     worse = finals.index(max(finals))
     if finals[worse] > min(finals):  # its last point: its distance, not a floor

@@ -95,7 +95,7 @@
       if (plain || (!maximize && best === 0)) return {kind: "log", best: 0, label: "best value (log scale)"};
       var text = String(+best.toPrecision(6));
       return {kind: "log-distance", best: best,
-              label: "distance to the best value seen, " + text + " (log scale)"};
+              label: "distance to best seen (" + text + "), log"};
     },
     // ys as drawn on the chosen scale (distances for "log-distance"; at the floor what log
     // cannot show): {ys, clipped}
