@@ -267,6 +267,10 @@ def test_start_a_run_from_the_form(visit: Visit, server: Any, key: str) -> None:
     assert "variable 2" in page.inner_text("#err-bounds")
     assert page.locator("#err-max_evaluations").count() == 0
     page.fill("#bounds", "-5:5")
+    page.fill("#dims", "1001")  # above the team tier's cap: a 403 by its field
+    page.click("#run-submit")
+    page.wait_for_selector("#run-problems")
+    assert "1001" in page.inner_text("#err-dims")
     page.fill("#dims", "3")
     page.click("#run-submit")
     page.wait_for_selector("#run-problems")

@@ -78,10 +78,13 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
 def faults_of(error: ApiError) -> dict[str, list[str]]:
     """The faults of a refused request by form field: each entry of a 422's ``errors``
     by its JSON pointer (``/bounds/3/0`` -> bounds, "variable 4: ..."), a 403 cap by its
-    ``field``, anything else about the whole form (``""``)."""
+    ``field`` (too many dimensions: next to dimensions), anything else about the whole
+    form (``""``)."""
     faults: dict[str, list[str]] = {}
     extra = error.extra or {}
     entries = extra.get("errors") or []
+    if error.code == "max_dims_exceeded":  # the number of bounds: what dimensions says
+        return {"dims": [error.detail]}
     if not entries and extra.get("field"):
         entries = [{"pointer": "/" + str(extra["field"]), "message": error.detail}]
     if not entries:
