@@ -231,11 +231,21 @@ def test_decide_switches_and_a_logged_decision_as_a_ranking(visit: Visit, server
 
 
 def test_integer_options_read_as_whole_numbers(visit: Visit, server: Any, key: str) -> None:
+    """``stop_on_convergence=0``, not ``0.0``; and the log toggle of a run whose best is
+    negative shows the distance to its best value, said on the axis."""
     run_id = submit(server, key, {**SHIFTED, "max_evaluations": 300,
                                   "options": {"stop_on_convergence": 0, "memory_size": 6}})
-    wait_finished(server, key, run_id)
+    best = wait_finished(server, key, run_id)["result"]["value"]
+    assert best < 0
     visit.sign_in()
-    text = visit.go(f"/dashboard/runs/{run_id}").inner_text("main")
+    page = visit.go(f"/dashboard/runs/{run_id}")
+    page.wait_for_function("() => window.decidoDash.finished === true")
+    page.check("#log-y")
+    plot = "window.decidoDash.plots.convergence"
+    assert page.evaluate(f"{plot}.scales.y.distr") == 3
+    assert "distance to best seen" in page.evaluate(f"{plot}.axes[1].label")
+    assert page.evaluate(f"Math.min(...{plot}.data[1])") > 0
+    text = page.inner_text("main")
     assert "stop_on_convergence=0" in text and "stop_on_convergence=0.0" not in text
     assert re.search(r"memory_size=6(?![.\d])", text), text
     page = visit.go("/dashboard/engines")  # defaults and ranges

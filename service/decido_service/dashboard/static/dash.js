@@ -65,14 +65,14 @@
     }
   };
   // The vertical scale of several runs' best values, chosen from the data (the compare
-  // page): "log" of the values when they are all positive and span at least SPAN decades;
+  // page; the run page's log toggle asks for a log scale, of the distances when needed): "log" of the values when they are all positive and span at least SPAN decades;
   // else "log-distance", the log of each value's distance to the best value seen (the
   // least when minimizing, the greatest when maximizing), when those distances span SPAN
   // decades (a best value below zero, or reaching it); else "linear". A distance of 0
   // (the best value seen itself) is drawn at the log scale's floor (window.decidoLog).
   var SPAN = 2;
   window.decidoScale = {
-    choose: function (arrays, maximize) {
+    choose: function (arrays, maximize, log) {  // log: a log scale whatever the span
       var lo = Infinity, hi = -Infinity;
       arrays.forEach(function (ys) {
         ys.forEach(function (y) {
@@ -91,7 +91,7 @@
           if (d > 0) { least = Math.min(least, d); most = Math.max(most, d); }
         });
       });
-      if (least === Infinity || Math.log10(most / least) < SPAN) return linear;
+      if (!log && (least === Infinity || Math.log10(most / least) < SPAN)) return linear;
       if (plain || (!maximize && best === 0)) return {kind: "log", best: 0, label: "best value (log scale)"};
       var text = String(+best.toPrecision(6));
       return {kind: "log-distance", best: best,
