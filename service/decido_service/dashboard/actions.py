@@ -48,7 +48,9 @@ async def _sign_in_page(request: ApiRequest, error: str | None, created: str | N
     just made (``created``, its secret shown this once); the service's address (as the
     browser reached it) for the ``curl`` line."""
     token, cookie = await sessions.signin_token(request)
-    address = f"{request.scheme}://{request.host}"
+    info = request.conn_info
+    host = request.host or (info.server if info is not None else "")  # no Host: the socket's
+    address = f"{request.scheme}://{host}"
     return sessions.set_signin_cookie(
         page("sign_in.html", status=status, session=None, csrf=token, error=error,
              created=created, address=address), cookie)
