@@ -13,6 +13,8 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
   per line in the order of the criteria, entries separated by spaces or commas, as numbers
   or fractions (``1/3``); ``-`` below the diagonal for the reciprocal of the entry above.
 - **explain** and **sensitivity**: the API's switches of the same names (checkboxes).
+- **From a run** (``from_run``, set by "choose from this front"): the options are that
+  run's front (:mod:`decido_service.dashboard.front`), the options box is not read.
 - **Samples** and **seed** (optional): a decision under uncertainty; CSV cells
   ``low..high`` are uncertain values (an interval in the options asks for
   :data:`DEFAULT_SAMPLES` samples when no number is given).
@@ -56,17 +58,18 @@ def defaults() -> dict[str, str]:
             "id_column": "id", "method": "topsis",
             "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
             "constraints": "price <= 25", "expression": "", "top_k": "", "pairwise": "",
-            "samples": "", "seed": "", "explain": "1", "sensitivity": ""}
+            "samples": "", "seed": "", "explain": "1", "sensitivity": "", "from_run": ""}
 
 
 def body_of(fields: dict[str, str]) -> dict[str, Any]:
     """The ``/v1/decide`` body of the form's ``fields``; :class:`FormError` listing every
     fault found."""
     problems: list[str] = []
-    options = _options(fields.get("options", ""), fields.get("id_column", "").strip() or "id",
-                       problems)
+    from_run = fields.get("from_run", "").strip()
+    body: dict[str, Any] = {"from_run": from_run} if from_run else {"options": _options(
+        fields.get("options", ""), fields.get("id_column", "").strip() or "id", problems)}
     method = fields.get("method", "")
-    body: dict[str, Any] = {"options": options, "method": method}
+    body["method"] = method
     for switch in ("explain", "sensitivity"):  # checkboxes: sent only when checked
         if fields.get(switch):
             body[switch] = True
@@ -121,7 +124,7 @@ def _pairwise(text: str, problems: list[str]) -> list[list[float | None]]:
 def _uncertainty(body: dict[str, Any], fields: dict[str, str], problems: list[str]) -> None:
     """``uncertainty`` when the form gives samples or the options hold intervals."""
     samples, seed = fields.get("samples", "").strip(), fields.get("seed", "").strip()
-    intervals = any(isinstance(v, dict) for o in body["options"]
+    intervals = any(isinstance(v, dict) for o in body.get("options", ())
                     for v in o.get("attributes", {}).values())
     if not (samples or seed or intervals):
         return
