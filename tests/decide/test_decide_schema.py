@@ -53,6 +53,9 @@ VALID = [
                                                "p": {"price": 2, "quality": 1}}},
     {"options": BASE["options"], "expression": "quality / price", "goal": "minimize"},
     BASE | {"method": None, "top_k": None, "log": None},
+    {"options": BASE["options"], "method": "expression", "expression": "quality"},
+    {"options": BASE["options"], "method": None, "expression": "quality"},
+    BASE | {"weighting": "equal", "criteria": [{"attribute": "price"}, {"attribute": "quality"}]},
 ]  # fmt: skip
 INVALID = [
     BASE | {"method": "wsum"},
@@ -74,6 +77,14 @@ INVALID = [
     BASE | {"id": 1.5},
     {"criteria": BASE["criteria"]},
     [1, 2],
+    # criteria are required unless the method is "expression" (named or implied)
+    {"options": BASE["options"]},
+    {"options": BASE["options"], "method": "topsis"},
+    {"options": BASE["options"], "method": "wsm", "expression": "quality / price"},
+    BASE | {"criteria": None},
+    # a weight for every criterion under weighting "given" (named or by default)
+    BASE | {"criteria": [{"attribute": "price", "weight": 1}, {"attribute": "quality"}]},
+    BASE | {"weighting": "given", "criteria": [{"attribute": "price", "weight": None}]},
 ]
 
 
