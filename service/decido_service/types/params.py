@@ -18,7 +18,7 @@ from msgspec import Meta, Struct
 
 from decido_service.types.fields import DECISION_ID_PATTERN, RUN_ID_PATTERN, EngineId, RunState
 
-__all__ = ["DEFAULT_PAGE", "LAST_EVENT_ID_PATTERN", "MAX_IDEMPOTENCY_KEY", "MAX_PAGE",
+__all__ = ["CURSOR", "DEFAULT_PAGE", "LAST_EVENT_ID_PATTERN", "MAX_IDEMPOTENCY_KEY", "MAX_PAGE",
            "DecisionPage", "Params", "DecisionPath", "EventsHeaders", "IdempotencyHeaders", "Page",
            "RunPage", "RunPath", "TraceQuery"]
 
