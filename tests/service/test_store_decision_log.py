@@ -15,7 +15,7 @@ from test_store_contract import backend, run, url  # noqa: F401 - fixtures
 
 from decido_service.store import DecisionEntry, Store, open_store
 from decido_service.store import schema as store_schema
-from decido_service.store.decisions import entry_size
+from decido_service.store.decisions import KEEP, entry_size
 
 NOW = 1_750_000_000.0
 SIZE = 1000  # every entry made by ``_entry`` (unless ``extra``)
@@ -50,6 +50,7 @@ async def _append(store: Store, *entries: DecisionEntry) -> None:
 
 
 def test_the_oldest_entries_go_first_once_a_key_is_over_its_cap(url: str) -> None:  # noqa: F811
+    """Over the cap, the oldest entries go until the log fits in KEEP (63/64) of it."""
     async def scenario(store: Store) -> None:
         for i in range(3):
             await _append(store, _entry(i))
@@ -67,6 +68,24 @@ def test_the_oldest_entries_go_first_once_a_key_is_over_its_cap(url: str) -> Non
         assert await store.decisions.stored_bytes("nobody") == 0
 
     run(url, scenario, decision_log_bytes=3 * SIZE + SIZE // 2)
+
+
+def test_a_key_over_its_cap_is_brought_back_to_keep_of_it(url: str) -> None:  # noqa: F811
+    """A key at its cap does not delete on every entry: once over, the log goes back to
+    KEEP of the cap, and the next entries fit again until the cap is reached."""
+    cap = 64 * SIZE
+
+    async def scenario(store: Store) -> None:
+        for i in range(64):
+            await _append(store, _entry(i))
+        assert len(await _ids(store, "k1")) == 64  # exactly at the cap: nothing deleted
+        await _append(store, _entry(64))  # over: back to 63/64 of the cap
+        assert await _ids(store, "k1") == [f"dec_k1_{i:03d}" for i in range(2, 65)]
+        assert await store.decisions.stored_bytes("k1") == 63 * SIZE == int(cap * KEEP)
+        await _append(store, _entry(65))  # fits again: nothing deleted
+        assert len(await _ids(store, "k1")) == 64
+
+    run(url, scenario, decision_log_bytes=cap)
 
 
 def test_the_newest_entry_is_kept_even_alone_above_the_cap(url: str) -> None:  # noqa: F811
@@ -117,13 +136,13 @@ def test_pruning_takes_entries_off_the_totals(url: str) -> None:  # noqa: F811
         assert await _ids(store, "k1") == ["dec_k1_003", "dec_k1_004", "dec_k1_005"]
         assert await store.decisions.stored_bytes("k1") == await _stored(store, "k1") == 3 * SIZE
 
-    run(url, scenario, decision_retention=86_400.0, decision_log_bytes=3 * SIZE)
+    run(url, scenario, decision_retention=86_400.0, decision_log_bytes=3 * SIZE + SIZE // 2)
 
 
 def test_stores_appending_and_pruning_at_once_keep_every_total_exact(url: str) -> None:  # noqa: F811
     """Three stores (nodes) append to two keys at once while a fourth prunes: nothing
     deadlocks, no key is ever above its cap, and each total is what its rows add up to."""
-    cap = 5 * SIZE
+    cap = 5 * SIZE + SIZE // 2
 
     async def main() -> None:
         stores = [await open_store(url, decision_log_bytes=cap, decision_retention=86_400.0)
@@ -147,7 +166,7 @@ def test_stores_appending_and_pruning_at_once_keep_every_total_exact(url: str) -
             await asyncio.gather(*(writer(n) for n in range(3)), pruner())
             for key in ("k1", "k2"):
                 total = await stores[3].decisions.stored_bytes(key)
-                assert total == await _stored(stores[3], key) and SIZE <= total <= cap
+                assert total == await _stored(stores[3], key) == 5 * SIZE
                 ids = await _ids(stores[3], key)
                 assert len(ids) == 5 and not any(i.startswith(f"dec_{key}_9") for i in ids)
         finally:
@@ -183,4 +202,4 @@ def test_the_migration_sizes_entries_logged_before_it(url: str,  # noqa: F811
         assert await _ids(store, "k1") == ["dec_k1_001", "dec_k1_002"]
         assert await store.decisions.stored_bytes("k1") == 2 * SIZE + 3
 
-    run(url, after, decision_log_bytes=2 * SIZE + 3)
+    run(url, after, decision_log_bytes=2 * SIZE + 3 + SIZE // 2)

@@ -9,8 +9,11 @@ of what its row keeps: summary, request and answer (:func:`entry_size`, stored i
 one UPSERT in the transaction that inserts the entries (the UPSERT returns the new totals,
 and on PostgreSQL locks the key's total row until the commit, so a key's appends never
 interleave). When a total is over the cap, the key's **oldest entries are deleted first**,
-in the same transaction, until the rest fits; the entry just written is never deleted, so a
-log whose newest entry alone is larger than the cap holds that entry alone. Retention
+in the same transaction, until the rest fits in :data:`KEEP` of the cap (so a key at its
+cap deletes a batch of entries once every 1/64 of the cap's worth of new ones, rather than
+one on every call: measured, ``benchmarks/load/instructions.py``); the entry just written
+is never deleted, so a log whose newest entry alone is larger than the cap holds that entry
+alone. Retention
 pruning takes what it deletes off the totals in its own transaction, locking the totals of
 the keys it prunes (in key order, as the UPSERT does) before it deletes, so the two never
 deadlock.
@@ -27,7 +30,7 @@ import orjson
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.records import DecisionEntry, DecisionRecord
 
-__all__ = ["INSERT_DECISION", "DecisionLog", "SQLDecisionLog", "entry_size"]
+__all__ = ["INSERT_DECISION", "KEEP", "DecisionLog", "SQLDecisionLog", "entry_size"]
 
 #: the insert of one decision-log row (the columns of a
 #: :class:`~decido_service.store.DecisionEntry`, in its order, then its size)
@@ -36,8 +39,10 @@ INSERT_DECISION = (
     " size) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SUBTRACT = "UPDATE decision_log_bytes SET total = total - ? WHERE key_id = ?"
+#: the share of the cap a key's log is brought back to once it is over it
+KEEP = 63 / 64
 #: rows read at a time while looking for the oldest entries to delete
-_TRIM_PAGE = 32
+_TRIM_PAGE = 256
 
 
 def _octets(text: str | None) -> int:
@@ -102,7 +107,7 @@ class SQLDecisionLog:
             flat += [key_id, added[key_id]]
         for key_id, total in await tx.fetch(_add_sql(len(added)), *flat):
             if self.byte_cap is not None and total > self.byte_cap:
-                await _trim(tx, key_id, total - self.byte_cap, newest[key_id])
+                await _trim(tx, key_id, total - int(self.byte_cap * KEEP), newest[key_id])
 
     async def page(self, key_id: str, limit: int,
                    starting_after: str | None = None) -> list[DecisionRecord]:
