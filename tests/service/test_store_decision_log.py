@@ -84,6 +84,9 @@ def test_a_key_over_its_cap_is_brought_back_to_keep_of_it(url: str) -> None:  # 
         assert await store.decisions.stored_bytes("k1") == 63 * SIZE == int(cap * KEEP)
         await _append(store, _entry(65))  # fits again: nothing deleted
         assert len(await _ids(store, "k1")) == 64
+        await _append(store, _entry(66, extra="y" * 31 * SIZE))  # 33 of the oldest go at once
+        assert await _ids(store, "k1") == [f"dec_k1_{i:03d}" for i in range(35, 67)]
+        assert await store.decisions.stored_bytes("k1") == await _stored(store, "k1") == 63 * SIZE
 
     run(url, scenario, decision_log_bytes=cap)
 

@@ -41,8 +41,8 @@ INSERT_DECISION = (
 _SUBTRACT = "UPDATE decision_log_bytes SET total = total - ? WHERE key_id = ?"
 #: the share of the cap a key's log is brought back to once it is over it
 KEEP = 63 / 64
-#: rows read at a time while looking for the oldest entries to delete
-_TRIM_PAGE = 256
+#: the most rows read at a time while looking for the oldest entries to delete
+_TRIM_PAGE = 1024
 
 
 def _octets(text: str | None) -> int:
@@ -165,19 +165,18 @@ class SQLDecisionLog:
 async def _trim(tx: Tx, key_id: str, excess: int, keep: str) -> None:
     """Delete ``key_id``'s oldest entries, but never ``keep`` (the newest), until at least
     ``excess`` bytes are gone (or only ``keep`` is left), and take them off its total."""
-    freed, last, after = 0, None, -1
-    while freed < excess:
+    freed, last, after, page, done = 0, None, -1, 4, False
+    while not done:  # pages of 4, 8, 16, ... rows: as many as the excess turns out to need
         rows = await tx.fetch("SELECT seq, id, size FROM decisions WHERE key_id = ?"
-                              " AND seq > ? ORDER BY seq LIMIT ?", key_id, after, _TRIM_PAGE)
+                              " AND seq > ? ORDER BY seq LIMIT ?", key_id, after, page)
         for seq, entry_id, size in rows:
             if entry_id == keep or freed >= excess:
+                done = True
                 break
             freed, last = freed + int(size), seq
         else:
-            if len(rows) == _TRIM_PAGE:
-                after = rows[-1][0]
-                continue
-        break
+            done = freed >= excess or len(rows) < page
+        after, page = (rows[-1][0] if rows else after), min(2 * page, _TRIM_PAGE)
     if last is not None:
         await tx.execute("DELETE FROM decisions WHERE key_id = ? AND seq <= ?", key_id, last)
         await tx.execute(_SUBTRACT, freed, key_id)
