@@ -25,14 +25,16 @@ from decido._mcdm_vocabulary import (
     ALL_METHODS,
     ALL_PARAMS,
     CRITERION_FIELDS,
+    DEFAULT_GOAL,
+    DEFAULT_WEIGHT,
     FIELDS,
     FLAGS,
-    GOALS,
     LIMITS,
     PARAMS,
     WEIGHTINGS,
     Param,
 )
+from decido.goals import GOAL_NAMES
 
 
 def _nullable(values: tuple[str, ...]) -> dict[str, Any]:
@@ -66,7 +68,7 @@ def _request_members() -> dict[str, dict[str, Any]]:
         },
         "top_k": {"type": ["integer", "null"], "minimum": 1},
         "expression": {"type": ["string", "null"]},
-        "goal": _nullable(GOALS),
+        "goal": _nullable(GOAL_NAMES),
         **more_request_members(),
     }
     for name in FLAGS:
@@ -96,31 +98,21 @@ _EXPRESSION = {"anyOf": [
 
 def _conditions() -> dict[str, Any]:
     """What a decision needs besides its options, as far as a schema can say it: criteria (a
-    list) unless the method is "expression" (``if``/``else``), and a weight for every
-    criterion under weighting ``given`` (named, or the default when no pairwise matrix is
-    given) without decision makers (``allOf``)."""
-    weighted = {"items": {"required": ["weight"],
-                          "properties": {"weight": {"not": {"type": "null"}}}}}
-    return {
-        "if": _EXPRESSION,
-        "else": {"required": ["criteria"], "properties": {"criteria": {"type": "array"}}},
-        "allOf": [{
-            "if": {"not": _EXPRESSION, "properties": {"decision_makers": {"const": None}},
-                   "anyOf": [{"required": ["weighting"],
-                              "properties": {"weighting": {"const": "given"}}},
-                             {"properties": {"weighting": {"const": None},
-                                             "pairwise": {"const": None}}}]},
-            "then": {"properties": {"criteria": weighted}}}],
-    }
+    list) unless the method is "expression" (``if``/``else``)."""
+    return {"if": _EXPRESSION,
+            "else": {"required": ["criteria"], "properties": {"criteria": {"type": "array"}}}}
 
 
 def _criterion() -> dict[str, Any]:
     properties = {
         "attribute": {"type": "string", "minLength": 1},
-        "goal": {"enum": list(GOALS), "default": GOALS[0]},
+        "goal": {"enum": list(GOAL_NAMES), "default": DEFAULT_GOAL,
+                 "description": "minimize or maximize ('min' and 'max' are aliases)"},
         "weight": {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"},
                              _ref("DecisionInterval")],
-                   "description": "a weight > 0; under uncertainty also an interval"},
+                   "default": DEFAULT_WEIGHT,
+                   "description": "a weight > 0 (default 1 under weighting 'given'); under "
+                                  "uncertainty also an interval"},
     }
     assert tuple(properties) == CRITERION_FIELDS, "every member of a criterion has a schema"
     return {

@@ -14,9 +14,9 @@ compile — among them one naming ``x[i]`` past the number of bounds, which a sc
 say (the expression is a string; the operations' descriptions say it). Any other 400 (a
 ``starting_after`` cursor is never refused once the document's pattern holds), a 415, a 422
 naming a schema fault (``invalid_type``, ``required``, ``unknown_field``, ``not_allowed``,
-``out_of_range``, ``invalid_length``, ...), or a 422 fault at a member the request lacks
-(the document could have said it is required: criteria, a weight under weighting
-``given``) means that the document and the service disagree.
+``out_of_range``, ``invalid_length``, ...), or a 422 fault at a member of the body that it
+lacks (the document could have said it is required, as it now does of ``criteria``) means
+that the document and the service disagree.
 """
 
 from __future__ import annotations
@@ -31,17 +31,13 @@ _REFUSALS = {401, 403, 429, 503}
 
 
 def _lacks(body: object, pointer: str) -> bool:
-    """True when the JSON ``pointer`` names a member ``body`` does not have (or has null)."""
-    value = body
-    for token in pointer.split("/")[1:] if pointer else ():
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(value, dict) and token in value:
-            value = value[token]
-        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
-            value = value[int(token)]
-        else:
-            return True
-    return value is None
+    """True when ``pointer`` names a member of the body itself (``/criteria``) that the body
+    does not have, or has null: the document names every such member, so it could have
+    said it is required. (Deeper places can be keys the request chose, an option's
+    attribute or a decision maker's weight, that no schema can require.)"""
+    tokens = pointer.split("/")[1:] if pointer else []
+    return (len(tokens) == 1 and isinstance(body, dict)
+            and body.get(tokens[0].replace("~1", "/").replace("~0", "~")) is None)
 
 
 @schemathesis.check
