@@ -61,6 +61,7 @@ from decido_service.store.records import (
     StoreError,
     iso_utc,
     ordered_id,
+    short_id,
 )
 from decido_service.store.runs import (
     FINISHED_STATES,
@@ -97,6 +98,7 @@ __all__ = [
     "judge",
     "open_store",
     "ordered_id",
+    "short_id",
     "window_bounds",
 ]
 
