@@ -63,7 +63,12 @@ SEMANTIC_FAULTS = (
     "bound above its upper one, an option outside the engine's range, more dimensions than "
     "the engine takes, and an expression (objective or constraint) that does not compile "
     "— among them one naming `x[i]` with `i` at or past the number of bounds (`x[1]` "
-    "with one pair of bounds), or a variable that is not declared.")
+    "with one pair of bounds), or a variable that is not declared. With several "
+    "objectives also: duplicate names or one of a variable's, `target`, an engine that "
+    "takes one objective, a `reference_point` whose length is not the number of "
+    "objectives or that no point of the bounds can be better than in some objective "
+    "(proven by interval arithmetic); and `reference_point` or `archive_size` on a run of "
+    "one objective.")
 
 
 class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
