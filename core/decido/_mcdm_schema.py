@@ -32,6 +32,7 @@ from decido._mcdm_vocabulary import (
     WEIGHTINGS,
     Param,
 )
+from decido.metadata import metadata_schema
 
 
 def _nullable(values: tuple[str, ...]) -> dict[str, Any]:
@@ -66,6 +67,7 @@ def _request_members() -> dict[str, dict[str, Any]]:
         "top_k": {"type": ["integer", "null"], "minimum": 1},
         "expression": {"type": ["string", "null"]},
         "goal": _nullable(GOALS),
+        "metadata": metadata_schema(),
         **more_request_members(),
     }
     for name in FLAGS:

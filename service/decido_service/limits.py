@@ -214,6 +214,19 @@ def retry_after(state: CounterState, now: float) -> int:
     return max(1, math.ceil(state.reset - now))
 
 
+def resets_in(state: CounterState, now: float) -> str:
+    """When ``state``'s window resets, for a sentence: ``in 40 s``, ``in 12 min``,
+    ``in 5 h``; a longer wait with its date (``on 2026-12-01T00:00:00Z, in 3 days``)."""
+    wait = retry_after(state, now)
+    if wait < 120:
+        return f"in {wait} s"
+    if wait < 7200:
+        return f"in {math.ceil(wait / 60)} min"
+    if wait < 172_800:
+        return f"in {math.ceil(wait / 3600)} h"
+    return f"on {iso_utc(state.reset)}, in {math.ceil(wait / 86_400)} days"
+
+
 def refusal_code(state: CounterState) -> str:
     """The problem ``code`` of a 429 for a refused counter."""
     if state.name == "keys.hour":
@@ -252,8 +265,21 @@ def check_dims(
         return None
     return LimitViolation(
         403, "max_dims_exceeded", "bounds", cap, dims,
-        f"{dims} dimensions are above the {key['tier']} tier's Max Dims of {cap}",
+        f"{dims} dimensions asked; the {key['tier']} tier allows at most {cap} dimensions"
+        f"{_more('max_dims', cap, 'dimensions', settings)}",
     )
+
+
+def _more(field: str, cap: int, unit: str, settings: Settings | None) -> str:
+    """Where a larger ``field`` than ``cap`` is to be had: the first tier of the table
+    (in its order) that allows more, and how its keys are made (``""``: none does)."""
+    for tier, row in (settings or get_settings()).tiers.items():
+        value = row.get(field)
+        if value is None or value > cap:
+            allows = "no limit" if value is None else f"{value} {unit}"
+            return (f"; the {tier} tier allows {allows} (its keys are made by the "
+                    f"service's operator: decido keys create --tier {tier})")
+    return ""
 
 
 def run_caps(

@@ -14,7 +14,7 @@ import decido
 from decido.cli import _inputs
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
-from decido.cli._remote import client_for, follow, server_options
+from decido.cli._remote import client_for, follow, meta_option, needs_server, server_options
 from decido.optimize import DEFAULT_EVALUATIONS_PER_DIM, MIN_DEFAULT_EVALUATIONS, OptimizeResult
 
 __all__ = ["INTERRUPTED", "decide", "optimize"]
@@ -43,16 +43,18 @@ _SHOWN_X = 10
 @click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
               help="an engine option; repeatable")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@meta_option("a label of the run on the server (runs list --meta filters by it)")
 @server_options
 def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
              constraints: tuple[str, ...], goal: str, engine: str | None,
              seed: int | None, budget: int | None, time_limit: float | None,
              target: float | None, options: tuple[str, ...], as_json: bool,
-             server: str | None, key: str | None) -> None:
+             metadata: dict[str, str] | None, server: str | None, key: str | None) -> None:
     """Optimize EXPRESSION over the vector x: here, or on a server with --server.
 
     A progress bar on a terminal (plain lines otherwise, on stderr); Ctrl-C stops the run
     and prints the best point so far."""
+    needs_server(metadata, server)
     box = _inputs.bounds(bounds, dims)
     args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
                             "max_evaluations": budget, "time_limit": time_limit,
@@ -65,7 +67,7 @@ def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
             result, interrupted = _run_here(expression, box, args, display)
         else:
             with client_for(server, key) as client:
-                run = client.submit(expression, box, **args)
+                run = client.submit(expression, box, metadata=metadata, **args)
                 result, interrupted = follow(run, display)
     if result is None:
         raise click.ClickException("the run was cancelled before it started")
@@ -157,11 +159,14 @@ def _show(result: OptimizeResult, violated: list[str] | None, as_json: bool) -> 
 @click.option("--id", "id_column", metavar="COLUMN", help="the CSV column naming an option "
                                                           "(default: id, else the first)")
 @click.option("--json", "as_json", is_flag=True, help="print the whole answer as JSON")
+@meta_option("a label of the decision in the server's log")
 @server_options
 def decide(file: Path, method: str | None, criteria: tuple[str, ...], expression: str | None,
            constraints: tuple[str, ...], top_k: int | None, id_column: str | None,
-           as_json: bool, server: str | None, key: str | None) -> None:
+           as_json: bool, metadata: dict[str, str] | None, server: str | None,
+           key: str | None) -> None:
     """Rank the options of FILE (CSV with a header row, or JSON) and print the ranking."""
+    needs_server(metadata, server)
     request = _inputs.decision_request(file, id_column)
     if criteria:
         request["criteria"] = [_inputs.criterion(c) for c in criteria]
@@ -179,7 +184,7 @@ def decide(file: Path, method: str | None, criteria: tuple[str, ...], expression
         answer = decido.decide(request)
     else:
         with client_for(server, key) as client:
-            answer = client.decide(request)
+            answer = client.decide(request, metadata=metadata)
     if as_json:
         click.echo(json.dumps(answer))
         return

@@ -11,7 +11,7 @@ from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
 from decido.optimize import SEED_END
 from decido.pareto import default_multi_engine
 from decido.status import FinishedStatus
-from decido_service.types.fields import Count, EngineId, Goal
+from decido_service.types.fields import Count, EngineId, Goal, Metadata
 from decido_service.types.problems import Problem
 
 __all__ = ["ConstraintValue", "ErrorEvent", "Objective", "ObjectiveInfo", "OptimizeEvent",
@@ -58,7 +58,8 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     bounds: Annotated[list[tuple[float, float]], Meta(
         min_length=1,
         description="one [lower, upper] pair per dimension (finite, lower <= upper); their "
-                    "number is the run's dims (Max Dims per tier); or give variables")
+                    "number is the run's dims (at most the tier's max_dims, /v1/usage); "
+                    "or give variables")
     ] | UnsetType = UNSET
     objective_expression: Annotated[str, Meta(
         min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
@@ -104,6 +105,7 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     constraint_tolerance: Annotated[float, Meta(
         gt=0, description="largest violation that counts as feasible (default 1e-6)")
     ] | None = None
+    metadata: Metadata = {}
 
     def __post_init__(self) -> None:
         if isinstance(self.engine, UnsetType):
