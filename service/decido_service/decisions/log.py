@@ -2,12 +2,13 @@
 
 Every call is recorded for its key unless its body says ``"log": false`` (for a batch:
 ``"defaults": {"log": false}``), with the body's ``metadata`` as its labels (a batch:
-``defaults.metadata``; :mod:`decido.metadata`). An entry keeps the request, a summary
-(the method, the best option and whether it is tied, the top of the ranking, counts, the
-time it took) and the whole answer when its JSON is at most :data:`ANSWER_CAP` bytes
-(else ``answer`` is ``null`` and the summary says ``answer_truncated``). Entries are committed with the call's
-admission or the group commit's next batch (:mod:`decido_service.decisions.decide`) before the
-answer is sent, and kept ``decision_retention_days`` (30 by default).
+``defaults.metadata``; :mod:`decido.metadata`). An entry keeps the request, a summary (the
+method, the best option and whether it is tied, the top of the ranking, counts, the time it
+took) and the whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else
+``answer`` is ``null`` and the summary says ``answer_truncated``). Entries are committed
+with the call's admission or the group commit's next batch
+(:mod:`decido_service.decisions.decide`) before the answer is sent, and kept
+``decision_retention_days`` (30 by default).
 
 A summary keeps option ids (``best``, and the ids and bests of ``top``) of at most
 :data:`ID_CAP` characters: a longer one is cut to :data:`ID_CAP` characters, the last of
