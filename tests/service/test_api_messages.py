@@ -68,3 +68,15 @@ def test_an_unknown_engine_is_echoed_with_its_near_name(server: LiveServer, free
         assert (entry["pointer"], entry["code"]) == ("/engine", "unknown_engine")
         assert entry["message"].startswith(f"unknown engine {sent!r}; did you mean {near!r}?")
         assert "dss" in entry["message"]  # the engines are listed
+
+
+def test_the_replay_header_is_in_the_openapi_document(server: LiveServer) -> None:
+    doc = server.request("GET", "/v1/openapi.json").json()
+    header = doc["components"]["headers"]["Idempotent-Replayed"]
+    assert header["schema"] == {"const": "true"} and "Idempotency-Key" in header["description"]
+    for path, method, status in (("/v1/runs", "post", "202"), ("/v1/optimize", "post", "200")):
+        answer = doc["paths"][path][method]["responses"][status]
+        assert answer["headers"]["Idempotent-Replayed"] == {
+            "$ref": "#/components/headers/Idempotent-Replayed"}
+    assert "Idempotent-Replayed" not in doc["paths"]["/v1/decide"]["post"]["responses"]["200"][
+        "headers"]
