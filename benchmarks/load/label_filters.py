@@ -57,8 +57,9 @@ async def main(url: str, records: int, runs: int, rounds: int) -> None:
             labels = None if project is None else {"project": project}
             name = "no filter" if project is None else f"project={project}"
             decisions = await _median_ms(
-                lambda: store.decisions.page("k", 21, None, labels), rounds)
-            found = await _median_ms(lambda: store.runs.page("k", 21, metadata=labels), rounds)
+                lambda labels=labels: store.decisions.page("k", 21, None, labels), rounds)
+            found = await _median_ms(
+                lambda labels=labels: store.runs.page("k", 21, metadata=labels), rounds)
             print(f"{url.split(':')[0]:10s} {name:18s} decisions ({records}): "
                   f"{decisions:8.2f} ms   runs ({runs}): {found:8.2f} ms")
     finally:
