@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from decido import option_table
 from decido._expr import c_version as _c_version
 from decido.decide import LIMITS as DECISION_LIMITS
 from decido.decide import (
@@ -52,6 +53,7 @@ __all__ = [
     "maximize",
     "minimize",
     "optimize",
+    "option_table",
 ]
 
 _CLIENT = ("Client", "AsyncClient")

@@ -40,8 +40,9 @@ from decido._mcdm_vocabulary import (
     ALL_METHODS,
     ALL_PARAMS,
     CRITERION_FIELDS,
+    DEFAULT_GOAL,
+    DEFAULT_WEIGHT,
     FIELDS,
-    GOALS,
     LIMITS,
     METHODS,
     PARAMS,
@@ -50,6 +51,7 @@ from decido._mcdm_vocabulary import (
     WEIGHTING_NAMES,
     Param,
 )
+from decido.goals import goal_name, goal_problem
 from decido.metadata import metadata_faults
 
 
@@ -202,12 +204,9 @@ def _expression_fields(plan: Decision, request: Mapping[str, Any], faults: Fault
     else:
         plan.expression = text
     goal = request.get("goal")
-    if goal is not None:
-        try:
-            choice(goal, GOALS, "goal")
-        except Bad as bad:
-            faults.add(("goal",), "invalid_request", bad.message)
-    plan.higher_is_better = goal != "minimize"
+    if goal is not None and goal_name(goal) is None:
+        faults.add(("goal",), "invalid_request", goal_problem("goal", goal))
+    plan.higher_is_better = goal_name(goal) != "minimize"
 
 
 def _criteria(value: Any, plan: Decision, need_weights: bool, faults: Faults
@@ -255,13 +254,11 @@ def _criterion(
         ok = False
     else:
         seen.add(name)
-    goal = item.get("goal", "maximize")
-    if goal not in GOALS or type(goal) is not str:
-        try:
-            choice(goal, GOALS, f"criteria[{j}].goal")
-        except Bad as bad:
-            faults.add((*here, "goal"), "invalid_request", bad.message)
-            ok = False
+    goal = goal_name(item.get("goal", DEFAULT_GOAL))
+    if goal is None:
+        faults.add((*here, "goal"), "invalid_request",
+                   goal_problem(f"criteria[{j}].goal", item.get("goal")))
+        ok = False
     weight = item.get("weight")
     span = None
     kind = type(weight)  # (an ABC's isinstance costs more than a number's whole check)
@@ -281,13 +278,7 @@ def _criterion(
             faults.add((*here, "weight"), bad.code, bad.message)
             ok = False
     if item.get("weight") is None and need_weights:
-        faults.add(
-            (*here, "weight"),
-            "missing_weight",
-            "weighting 'given' needs a weight for every criterion "
-            "(or use weighting 'equal', 'entropy', 'critic' or 'std')",
-        )
-        ok = False
+        weight = DEFAULT_WEIGHT
     return Criterion(str(name), goal == "maximize", weight, span) if ok else None
 
 

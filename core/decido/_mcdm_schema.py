@@ -24,14 +24,16 @@ from decido._mcdm_vocabulary import (
     ALL_METHODS,
     ALL_PARAMS,
     CRITERION_FIELDS,
+    DEFAULT_GOAL,
+    DEFAULT_WEIGHT,
     FIELDS,
     FLAGS,
-    GOALS,
     LIMITS,
     PARAMS,
     WEIGHTINGS,
     Param,
 )
+from decido.goals import GOAL_NAMES
 from decido.metadata import metadata_schema
 
 
@@ -66,7 +68,7 @@ def _request_members() -> dict[str, dict[str, Any]]:
         },
         "top_k": {"type": ["integer", "null"], "minimum": 1},
         "expression": {"type": ["string", "null"]},
-        "goal": _nullable(GOALS),
+        "goal": _nullable(GOAL_NAMES),
         "metadata": metadata_schema(),
         **more_request_members(),
     }
@@ -90,10 +92,13 @@ def _request(required: bool) -> dict[str, Any]:
 def _criterion() -> dict[str, Any]:
     properties = {
         "attribute": {"type": "string", "minLength": 1},
-        "goal": {"enum": list(GOALS), "default": GOALS[0]},
+        "goal": {"enum": list(GOAL_NAMES), "default": DEFAULT_GOAL,
+                 "description": "minimize or maximize ('min' and 'max' are aliases)"},
         "weight": {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"},
                              _ref("DecisionInterval")],
-                   "description": "a weight > 0; under uncertainty also an interval"},
+                   "default": DEFAULT_WEIGHT,
+                   "description": "a weight > 0 (default 1 under weighting 'given'); under "
+                                  "uncertainty also an interval"},
     }
     assert tuple(properties) == CRITERION_FIELDS, "every member of a criterion has a schema"
     return {

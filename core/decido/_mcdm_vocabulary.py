@@ -40,7 +40,10 @@ LIMITS = {
     "max_smaa_values": 50_000_000,
 }
 
-GOALS = ("maximize", "minimize")
+#: a criterion's goal (and a request's, method 'expression') when it has none
+DEFAULT_GOAL = "maximize"
+#: a criterion's weight when it has none (weighting 'given')
+DEFAULT_WEIGHT = 1.0
 
 #: members of a request, each with what it holds (the JSON Schema reads this table)
 FIELDS = {
@@ -59,7 +62,8 @@ FIELDS = {
     "metadata": "the logged decision's " + METADATA_DESCRIPTION
                 + "; read by the service, checked and ignored here",
     "expression": "the score of method 'expression'",
-    "goal": "maximize or minimize the score of method 'expression'",
+    "goal": "maximize (default) or minimize the score of method 'expression' ('max' and "
+            "'min' are aliases)",
     "pairwise": "weighting 'ahp': the pairwise comparison matrix of the criteria",
     "ahp_method": "weighting 'ahp': eigenvector (default) or geometric_mean",
     "decision_makers": "several decision makers' pairwise matrices or weights",

@@ -1,20 +1,55 @@
-"""Arguments every run takes, one objective or several: the budget's default, the
-``stop_on_convergence`` keyword, the callback and the monitor."""
+"""Arguments every run takes, one objective or several: their keywords as types
+(:class:`RunKeywords`, :class:`FrontKeywords`: what ``decido.minimize`` and ``maximize``
+show), the budget's default, the ``stop_on_convergence`` keyword, the callback and the
+monitor."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict
+
+from numpy.typing import ArrayLike
 
 from decido._engine import RunMonitor
 from decido.errors import EngineError
 
-__all__ = ["DEFAULT_EVALUATIONS_PER_DIM", "MIN_DEFAULT_EVALUATIONS", "check_hooks",
-           "run_budget", "with_stop_option"]
+__all__ = ["DEFAULT_EVALUATIONS_PER_DIM", "MIN_DEFAULT_EVALUATIONS", "FrontKeywords",
+           "RunKeywords", "check_hooks", "run_budget", "with_stop_option"]
 
 #: Budget when max_evaluations is None: 2,000 evaluations per dimension, at least 10,000.
 DEFAULT_EVALUATIONS_PER_DIM = 2000
 MIN_DEFAULT_EVALUATIONS = 10_000
+
+
+class RunKeywords(TypedDict, total=False):
+    """The keyword arguments of a run but ``goal``, as ``decido.optimize`` takes them (its
+    docstring says what each does): the type of ``decido.minimize``'s and ``maximize``'s
+    ``**kwargs``, so a type checker and an IDE know them
+    (tests/engines/test_library_front_door.py holds the two equal)."""
+
+    engine: str | None
+    max_evaluations: int | None
+    time_limit: float | None
+    target: float | None
+    seed: int | None
+    options: Mapping[str, Any] | None
+    callback: Callable[[dict[str, Any]], Any] | None
+    vectorized: bool
+    monitor: RunMonitor | None
+    stop_on_convergence: bool | None
+    constraints: list[str] | None
+    constraint_tolerance: float | None
+    integers: list[int] | None
+    variables: list[dict[str, Any]] | None
+    x0: ArrayLike | None
+
+
+class FrontKeywords(RunKeywords, total=False):
+    """:class:`RunKeywords` and those of a run of several objectives
+    (``decido.pareto.optimize_front``)."""
+
+    reference_point: ArrayLike | None
+    archive_size: int | None
 
 
 def with_stop_option(options: Any, stop_on_convergence: Any) -> Any:

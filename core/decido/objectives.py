@@ -19,6 +19,7 @@ from decido._problem import Problem
 from decido.design import Design
 from decido.errors import ExpressionError
 from decido.expression import Expression
+from decido.goals import goal_name, goal_problem
 
 __all__ = ["MAX_OBJECTIVES", "NAME_PATTERN", "ObjectiveSpec", "compile_objectives",
            "objective_problems"]
@@ -73,11 +74,10 @@ def _item(k: int, item: Any, goal: str) -> tuple[list[Problem], ObjectiveSpec | 
         found.append(Problem((*where, "name"), "invalid_argument",
                              f"objectives[{k}].name must be an identifier (a letter or _, then "
                              f"letters, digits or _; at most 64), got {name!r}"))
-    own_goal = item.get("goal", goal)
-    if own_goal not in ("minimize", "maximize"):
+    own_goal = goal_name(item.get("goal", goal))
+    if own_goal is None:
         found.append(Problem((*where, "goal"), "invalid_argument",
-                             f"objectives[{k}].goal must be 'minimize' or 'maximize', "
-                             f"got {own_goal!r}"))
+                             goal_problem(f"objectives[{k}].goal", item.get("goal", goal))))
     expression = item.get("expression")
     if not (isinstance(expression, (str, Expression)) or callable(expression)):
         found.append(Problem((*where, "expression"), "invalid_argument",

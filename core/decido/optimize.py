@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -20,6 +21,8 @@ from decido._problem import is_real as _is_real
 from decido._run_args import (
     DEFAULT_EVALUATIONS_PER_DIM,
     MIN_DEFAULT_EVALUATIONS,
+    FrontKeywords,
+    RunKeywords,
     check_hooks,
     run_budget,
     with_stop_option,
@@ -27,6 +30,7 @@ from decido._run_args import (
 from decido.design import Constraint, Design, compile_constraints, design_problems
 from decido.errors import EngineError
 from decido.expression import Expression
+from decido.goals import goal_name, goal_problem
 from decido.pareto import ParetoResult, optimize_front
 from decido.status import SUCCESSFUL, Status, engine_stop
 
@@ -46,7 +50,11 @@ __all__ = [
     "problems",
 ]
 
+if TYPE_CHECKING:  # typing.Unpack is 3.11+
+    from typing_extensions import Unpack
+
 Objective = str | Expression | Callable[..., Any]
+F = TypeVar("F", bound=Callable[..., Any])
 
 _HISTORY = 512
 #: Seeds are integers in ``[0, SEED_END)`` (64 bits).
@@ -269,10 +277,9 @@ def _positive(name: str, value: Any, integer: bool) -> Problem | None:
 
 
 def _goal(goal: Any) -> list[Problem]:
-    if goal in ("minimize", "maximize"):
+    if goal_name(goal) is not None:
         return []
-    return [Problem(("goal",), "invalid_argument",
-                    f"goal must be 'minimize' or 'maximize', got {goal!r}")]
+    return [Problem(("goal",), "invalid_argument", goal_problem("goal", goal))]
 
 
 def _scalars(max_evaluations: Any, time_limit: Any, target: Any, seed: Any) -> list[Problem]:
@@ -481,6 +488,7 @@ def optimize(
                      constraint_tolerance=constraint_tolerance)
     if checked.problems:
         raise engine_error(checked.problems)
+    goal = goal_name(goal) or goal
     engine_id, opts, design = checked.engine, checked.options, checked.design
     assert design is not None
     n = design.n
@@ -537,33 +545,53 @@ def _result(out: dict[str, Any], engine: str, seed: int, goal: str, design: Desi
     )
 
 
+def _signature_shown(function: F) -> F:
+    """Give ``decido.minimize``/``maximize`` the signature ``help()`` and
+    :func:`inspect.signature` show: :func:`optimize`'s parameters but ``goal``, then those
+    only a run of several objectives takes (``reference_point``, ``archive_size``). Their
+    static type is :class:`RunKeywords` / :class:`FrontKeywords` (``**kwargs``)."""
+    single = inspect.signature(optimize)
+    front = inspect.signature(optimize_front)
+    shown = [p for p in single.parameters.values() if p.name != "goal"]
+    shown[0] = shown[0].replace(annotation="Objective | list[Any] | tuple[Any, ...]")
+    shown += [p for name, p in front.parameters.items()
+              if name not in single.parameters and p.kind is p.KEYWORD_ONLY]
+    vars(function)["__signature__"] = single.replace(
+        parameters=shown, return_annotation="OptimizeResult | ParetoResult")
+    return function
+
+
 @overload
-def minimize(objective: Objective, bounds: ArrayLike | None = None, **kwargs: Any
-             ) -> OptimizeResult: ...
+def minimize(objective: Objective, bounds: ArrayLike | None = None,
+             **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
 @overload
 def minimize(objective: list[Any] | tuple[Any, ...], bounds: ArrayLike | None = None,
-             **kwargs: Any) -> ParetoResult: ...
+             **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+@_signature_shown
 def minimize(objective: Objective | list[Any] | tuple[Any, ...],
              bounds: ArrayLike | None = None, **kwargs: Any) -> OptimizeResult | ParetoResult:
-    """Minimize ``objective`` over ``bounds``; see :func:`optimize` for the arguments.  A
-    list of objectives makes a run of several (:func:`decido.pareto.optimize_front`: the
-    result is a :class:`ParetoResult`)."""
+    """Minimize ``objective`` over ``bounds``: :func:`optimize` with ``goal="minimize"``,
+    the same keyword arguments (see it for what each does).  A list of objectives makes a
+    run of several (:func:`decido.pareto.optimize_front`: the result is a
+    :class:`ParetoResult`; ``reference_point`` and ``archive_size`` are its own)."""
     if isinstance(objective, (list, tuple)):
         return optimize_front(objective, bounds, goal="minimize", **kwargs)
     return optimize(objective, bounds, goal="minimize", **kwargs)
 
 
 @overload
-def maximize(objective: Objective, bounds: ArrayLike | None = None, **kwargs: Any
-             ) -> OptimizeResult: ...
+def maximize(objective: Objective, bounds: ArrayLike | None = None,
+             **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
 @overload
 def maximize(objective: list[Any] | tuple[Any, ...], bounds: ArrayLike | None = None,
-             **kwargs: Any) -> ParetoResult: ...
+             **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+@_signature_shown
 def maximize(objective: Objective | list[Any] | tuple[Any, ...],
              bounds: ArrayLike | None = None, **kwargs: Any) -> OptimizeResult | ParetoResult:
-    """Maximize ``objective`` over ``bounds``; see :func:`optimize` for the arguments.  A
-    list of objectives makes a run of several, each maximized unless its dict says
-    ``"goal": "minimize"`` (a :class:`ParetoResult`)."""
+    """Maximize ``objective`` over ``bounds``: :func:`optimize` with ``goal="maximize"``,
+    the same keyword arguments.  A list of objectives makes a run of several, each
+    maximized unless its dict says ``"goal": "minimize"`` (a :class:`ParetoResult`;
+    ``reference_point`` and ``archive_size`` are its own)."""
     if isinstance(objective, (list, tuple)):
         return optimize_front(objective, bounds, goal="maximize", **kwargs)
     return optimize(objective, bounds, goal="maximize", **kwargs)

@@ -1,5 +1,6 @@
-"""The options of a decision read from a CSV table: one text format, one reader, for the CLI
-(``decido decide options.csv``) and the dashboard's decide form.
+"""``decido.option_table``: the options of a decision read from a CSV table: one text
+format, one reader, for Python (:func:`options_from_csv`), the CLI (``decido decide
+options.csv``) and the dashboard's decide form.
 
 A header row names the columns; one of them is the id column (``id_column``; by default
 ``id`` when the header has it, else the first column) and every other one an attribute.

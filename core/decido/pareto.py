@@ -26,6 +26,7 @@ from decido._engine import RunMonitor
 from decido._problem import Problem, engine_error, is_real
 from decido.design import Design, compile_constraints
 from decido.errors import EngineError
+from decido.goals import goal_name
 from decido.objectives import (
     MAX_OBJECTIVES,
     ObjectiveSpec,
@@ -157,11 +158,11 @@ def _signs(goals: Any, m: int, found: list[Problem]) -> NDArray[np.float64]:
     if goals is None:
         return np.ones(m)
     if not isinstance(goals, (list, tuple)) or len(goals) != m or any(
-            g not in ("minimize", "maximize") for g in goals):
+            goal_name(g) is None for g in goals):
         found.append(Problem(("goals",), "invalid_argument",
-                             f"goals must be {m} of 'minimize' or 'maximize'"))
+                             f"goals must be {m} of 'minimize' or 'maximize' ('min', 'max')"))
         return np.ones(m)
-    return np.array([-1.0 if g == "maximize" else 1.0 for g in goals])
+    return np.array([-1.0 if goal_name(g) == "maximize" else 1.0 for g in goals])
 
 
 def default_multi_engine() -> str:

@@ -99,3 +99,53 @@ def test_python_m_decido_cli_is_the_command() -> None:
     done = subprocess.run([sys.executable, "-m", "decido.cli", "--version"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and decido.__version__ in done.stdout
+
+
+# "installed with the cli extra only": every module the service extra brings and the cli
+# extra does not is refused by a finder on sys.meta_path, in a real subprocess
+_WITHOUT = ("import sys\n"
+            "class Refuse:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in {names!r}: raise ModuleNotFoundError(name=name)\n"
+            "sys.meta_path.insert(0, Refuse())\n"
+            "from decido.cli import main\n"
+            "sys.exit(main({argv!r}))\n")
+_SERVICE_ONLY = {"sanic", "orjson", "msgspec", "jsonschema", "asyncpg", "jinja2", "httpx"}
+
+
+@pytest.mark.parametrize("missing", [_SERVICE_ONLY, {"httpx"}, {"click"}, {"msgspec"}])
+@pytest.mark.parametrize("argv", [["keys", "list"], ["keys", "create", "--tier", "pro"],
+                                  ["serve", "--port", "1"]])
+def test_the_services_commands_without_its_extra_name_it(missing: set[str], argv: list[str],
+                                                          tmp_path: Path) -> None:
+    code = _WITHOUT.format(names=missing, argv=argv)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"decido: `decido {argv[0]}` needs the 'service' extra (")
+    assert done.stderr.endswith("is not installed): pip install 'decido[service]'\n")
+
+
+def test_a_vector_expression_without_dims_says_the_dimension_it_assumed() -> None:
+    note = "optimizing over 1 dimension (one --bounds and no --dims)"
+    vector = CliRunner().invoke(cli, ["optimize", "sum(x**2)", "-b", "-1:1", "--seed", "1"])
+    assert vector.exit_code == 0 and note in vector.stderr and "--dims N" in vector.stderr
+    assert note not in vector.stdout
+    for args in (["x[0]**2", "-b", "-1:1"], ["sum(x**2)", "-b", "-1:1", "-n", "3"],
+                 ["sum(x**2)", "-b", "-1:1", "-b", "0:1"]):
+        quiet = CliRunner().invoke(cli, ["optimize", *args, "--seed", "1"])
+        assert quiet.exit_code == 0 and note not in quiet.stderr, args
+
+
+def test_a_criterion_leaves_its_weight_and_short_goal_to_the_library(tmp_path: Path) -> None:
+    data = tmp_path / "o.csv"
+    data.write_text("id,price,quality\na,10,5\nb,12,9\nc,11,7\n")
+    given = CliRunner().invoke(cli, ["decide", str(data), "--criterion", "price:min",
+                                     "--criterion", "quality:maximize", "--json"])
+    assert given.exit_code == 0, given.output
+    answer = json.loads(given.stdout)
+    request = {"options": decido.option_table.options_from_csv(data.read_text())[0],
+               "method": "topsis", "criteria": [{"attribute": "price", "goal": "min"},
+                                                {"attribute": "quality", "goal": "max"}]}
+    assert answer == decido.decide(request)

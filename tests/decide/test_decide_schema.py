@@ -52,6 +52,8 @@ VALID = [
     BASE | {"method": "promethee2", "params": {"preference": "v_shape",
                                                "p": {"price": 2, "quality": 1}}},
     {"options": BASE["options"], "expression": "quality / price", "goal": "minimize"},
+    {"options": BASE["options"], "expression": "quality / price", "goal": "min"},
+    BASE | {"criteria": [{"attribute": "price", "goal": "max"}, {"attribute": "quality"}]},
     BASE | {"method": None, "top_k": None, "log": None},
 ]  # fmt: skip
 INVALID = [
@@ -66,7 +68,7 @@ INVALID = [
     BASE | {"options": []},
     BASE | {"criteria": [{"attribute": "price", "weight": 0}]},
     BASE | {"criteria": [{"attribute": "price", "wieght": 1}]},
-    BASE | {"criteria": [{"attribute": "price", "goal": "max", "weight": 1}]},
+    BASE | {"criteria": [{"attribute": "price", "goal": "MAX", "weight": 1}]},
     BASE | {"constraints": "price < 3"},
     BASE | {"constraints": [3]},
     BASE | {"method": "vikor", "params": {"v": 1.5}},

@@ -271,6 +271,31 @@ def test_429_and_503_are_retried_after_retry_after_with_jitter(
     assert len(calls) == 1
 
 
+def test_a_submission_still_being_answered_is_asked_again(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from decido.client import Conflict, KeyInUse
+
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr("decido.client.aio.asyncio.sleep", sleep)
+    run = {"id": "run_" + "0" * 24, "state": "queued"}
+    transport, calls = _answers(
+        (409, {"Retry-After": "1"}, _problem(409, "idempotency_key_in_use")), (202, {}, run))
+    with caplog.at_level("INFO", logger="decido.client"), \
+            Client("http://x", "k", transport=transport) as c:
+        assert c.submit("x[0]", [[0, 1]], idempotency_key="same").id == run["id"]
+    assert len(calls) == 2 and 1 <= slept[0] <= 1.25
+    assert calls[0].headers["idempotency-key"] == calls[1].headers["idempotency-key"] == "same"
+    assert "409 idempotency_key_in_use" in caplog.records[0].getMessage()
+    transport, calls = _answers((409, {}, _problem(409, "run_finished")))
+    with Client("http://x", "k", transport=transport) as c, pytest.raises(Conflict) as err:
+        c.batch({})
+    assert len(calls) == 1 and not isinstance(err.value, KeyInUse)
+
+
 def test_connection_refused_and_timeouts_are_typed() -> None:
     from decido.client import ConnectionFailed
 

@@ -14,13 +14,18 @@ import decido
 from decido.cli import _inputs
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
-from decido.cli._remote import client_for, follow, meta_option, needs_server, server_options
+from decido.cli._remote import (
+    INTERRUPTED,
+    client_for,
+    meta_option,
+    needs_server,
+    server_options,
+    submit_and_follow,
+)
 from decido.optimize import DEFAULT_EVALUATIONS_PER_DIM, MIN_DEFAULT_EVALUATIONS, OptimizeResult
 
 __all__ = ["INTERRUPTED", "decide", "optimize"]
 
-#: the exit code after Ctrl-C (128 + SIGINT)
-INTERRUPTED = 130
 _SHOWN_X = 10
 
 
@@ -53,13 +58,17 @@ def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
     """Optimize EXPRESSION over the vector x: here, or on a server with --server.
 
     A progress bar on a terminal (plain lines otherwise, on stderr); Ctrl-C stops the run
-    and prints the best point so far."""
+    (on a server: cancels it, at any moment) and prints the best point so far (exit 130)."""
     needs_server(metadata, server)
     box = _inputs.bounds(bounds, dims)
+    note = _inputs.dims_note(expression, bounds, dims)
+    if note is not None:
+        click.echo(note, err=True)
     args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
                             "max_evaluations": budget, "time_limit": time_limit,
                             "options": _engine_options(options) or None,
-                            "constraints": list(constraints) or None}
+                            "constraints": list(constraints) or None,
+                            "metadata": metadata}
     total = budget or max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * len(box))
     result: OptimizeResult | None
     with ProgressDisplay(total) as display:
@@ -67,10 +76,13 @@ def optimize(expression: str, bounds: tuple[str, ...], dims: int | None,
             result, interrupted = _run_here(expression, box, args, display)
         else:
             with client_for(server, key) as client:
-                run = client.submit(expression, box, metadata=metadata, **args)
-                result, interrupted = follow(run, display)
+                result, interrupted = submit_and_follow(client, expression, box, args, display)
     if result is None:
-        raise click.ClickException("the run was cancelled before it started")
+        if not interrupted:
+            raise click.ClickException("the run was cancelled before it started")
+        click.echo("interrupted: the run was cancelled before it started (no point yet)",
+                   err=True)
+        sys.exit(INTERRUPTED)
     violated = _inputs.violated(constraints, result) if constraints else None
     if interrupted:
         click.echo("interrupted: the best point so far", err=True)

@@ -19,9 +19,10 @@ import click
 
 import decido
 from decido.cli._extras import EXTRA_OF_COMMAND, internal, missing_extra
+from decido.client.errors import ConnectionFailed, MissingKey
 from decido.errors import DecidoError
 
-__all__ = ["BUILT_IN", "ENTRY_POINTS", "DecidoGroup", "cli"]
+__all__ = ["BUILT_IN", "ENTRY_POINTS", "INTERRUPTED", "DecidoGroup", "cli"]
 
 #: the entry point group where other packages register ``decido`` commands
 ENTRY_POINTS = "decido.commands"
@@ -65,10 +66,16 @@ def _unavailable(name: str, module: str | None) -> click.Command:
                                            "allow_extra_args": True})
 
 
+#: the exit code after Ctrl-C (128 + SIGINT)
+INTERRUPTED = 130
+
+
 class DecidoGroup(click.Group):
     """Commands loaded on use; library and client errors printed as ``decido: ...`` (exit
-    1), a module of a missing extra as the line naming the extra (exit 2); a module of
-    decido's own that is missing is a bug, raised as it is."""
+    1: a missing key names ``--key``/``DECIDO_KEY``, an unreachable server ``--server``),
+    a module of a missing extra as the line naming the extra (exit 2), Ctrl-C a command
+    did not handle as ``decido: interrupted`` (exit 130, not click's ``Aborted!``); a
+    module of decido's own that is missing is a bug, raised as it is."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*BUILT_IN, *_registered(), *EXTRA_OF_COMMAND})
@@ -87,6 +94,16 @@ class DecidoGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("decido: interrupted", err=True)
+            ctx.exit(INTERRUPTED)
+        except MissingKey:
+            raise click.ClickException(
+                "no API key: give --key KEY or set DECIDO_KEY (POST /v1/keys on the server "
+                "makes a free one)") from None
+        except ConnectionFailed as exc:
+            raise click.ClickException(f"{exc} (the server: --server URL or DECIDO_URL)"
+                                       ) from None
         except DecidoError as exc:
             raise click.ClickException(str(exc)) from None
         except ModuleNotFoundError as exc:  # imported when the command ran

@@ -11,11 +11,11 @@ from typing import Any
 import click
 
 from decido.design import DEFAULT_CONSTRAINT_TOLERANCE
+from decido.goals import goal_name
 from decido.option_table import options_from_csv
 
-__all__ = ["bounds", "criterion", "decision_request", "result_json", "violated"]
+__all__ = ["bounds", "criterion", "decision_request", "dims_note", "result_json", "violated"]
 
-_GOALS = {"min": "minimize", "minimize": "minimize", "max": "maximize", "maximize": "maximize"}
 
 
 def _number(text: str, what: str) -> float:
@@ -44,6 +44,23 @@ def bounds(given: tuple[str, ...], dims: int | None) -> list[list[float]]:
     return pairs
 
 
+def dims_note(expression: str, given: tuple[str, ...], dims: int | None) -> str | None:
+    """What to tell a user who gave one ``--bounds`` and no ``--dims`` for an expression over
+    the whole vector x (``sum(x**2)``: it would use x[1] if there were one), so the one
+    dimension assumed is said, not silent; None otherwise."""
+    if dims is not None or len(given) != 1:
+        return None
+    from decido.errors import DecidoError
+    from decido.expression import Expression
+
+    try:
+        grows = bool(Expression(expression, n=2).structure.used[1])
+    except DecidoError:  # the run says what is wrong with it
+        return None
+    return ("decido: optimizing over 1 dimension (one --bounds and no --dims); for N "
+            "dimensions give --dims N, or one --bounds per variable") if grows else None
+
+
 def violated(constraints: tuple[str, ...], result: Any) -> list[str]:
     """The constraints (as given) that ``result.x`` violates beyond the run's tolerance:
     every one when the run found no feasible point and reported none."""
@@ -58,13 +75,16 @@ def violated(constraints: tuple[str, ...], result: Any) -> list[str]:
 
 def criterion(text: str) -> dict[str, Any]:
     """``price:min:5`` -> ``{"attribute": "price", "goal": "minimize", "weight": 5.0}``
-    (the weight may be left out: 1)."""
+    (the weight may be left out: the library's default, 1)."""
     parts = text.split(":")
-    if len(parts) not in (2, 3) or parts[1] not in _GOALS or not parts[0]:
+    goal = goal_name(parts[1]) if len(parts) in (2, 3) else None
+    if goal is None or not parts[0]:
         raise click.BadParameter(f"{text!r}: expected ATTRIBUTE:min|max[:WEIGHT]",
                                  param_hint="--criterion")
-    weight = _number(parts[2], "--criterion weight") if len(parts) == 3 else 1.0
-    return {"attribute": parts[0], "goal": _GOALS[parts[1]], "weight": weight}
+    out: dict[str, Any] = {"attribute": parts[0], "goal": goal}
+    if len(parts) == 3:
+        out["weight"] = _number(parts[2], "--criterion weight")
+    return out
 
 
 def _csv_options(text: str, id_column: str | None) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import click
 
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, best_text
-from decido.cli._remote import client_for, follow, meta_option
+from decido.cli._remote import INTERRUPTED, client_for, follow_cancelling, meta_option
 from decido.status import RUN_STATES
 
 __all__ = ["runs"]
@@ -107,14 +107,14 @@ def watch(run_id: str, server: str, key: str | None) -> None:
         run = client.run(run_id)
         budget = (run.document.get("request") or {}).get("max_evaluations")
         with ProgressDisplay(budget) as display:
-            result, interrupted = follow(run, display)
+            result, interrupted = follow_cancelling(run, display)
     if interrupted:
         click.echo("interrupted: the run was cancelled; its best so far", err=True)
     click.echo(f"{run.id} {run.state}" + ("" if result is None else
                                           f": {result.status}, best {result.fun:.10g} after "
                                           f"{result.evaluations} evaluations"))
     if interrupted:
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
 
 
 @runs.command()

@@ -4,6 +4,7 @@ default progress printer."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from types import ModuleType
@@ -20,9 +21,11 @@ from decido.client.errors import (
     Timeout,
 )
 
-__all__ = ["DEFAULT_URL", "STREAM_READ", "call_args", "headers", "httpx", "print_progress",
-           "failure", "translate"]
+__all__ = ["DEFAULT_URL", "STREAM_READ", "call_args", "failure", "headers", "httpx", "log",
+           "print_progress", "translate"]
 
+#: the client's logger: each wait before a call is sent again (INFO)
+log = logging.getLogger("decido.client")
 #: the server when neither ``base_url`` nor ``DECIDO_URL`` says another
 DEFAULT_URL = "http://127.0.0.1:8000"
 #: the shortest read timeout of an event stream (seconds): the server sends a heartbeat
@@ -68,10 +71,20 @@ def translate(exc: BaseException) -> BaseException:
     anything else unchanged."""
     http = httpx()
     if isinstance(exc, http.TimeoutException):
-        return Timeout(f"the service did not answer in time: {exc!r}")
+        return Timeout(f"the service at {_where(exc)} did not answer in time: {exc!r}")
     if isinstance(exc, http.TransportError):
-        return ConnectionFailed(f"cannot reach the service: {exc}")
+        return ConnectionFailed(f"cannot reach the service at {_where(exc)}: "
+                                f"{exc or type(exc).__name__}")
     return exc
+
+
+def _where(exc: Any) -> str:
+    """The address a failed request tried: ``http://host:port`` and the call."""
+    try:
+        url = exc.request.url
+    except (AttributeError, RuntimeError):  # httpx: an error raised outside a request
+        return "(unknown address)"
+    return f"{url.scheme}://{url.netloc.decode()} ({exc.request.method} {url.path})"
 
 
 def failure(policy: RetryPolicy, call: Call, attempt: int, exc: Exception) -> float:
@@ -86,6 +99,8 @@ def failure(policy: RetryPolicy, call: Call, attempt: int, exc: Exception) -> fl
         delay = policy.delay(attempt, error)
     if delay is None:
         raise error from (None if error is exc else exc)
+    log.info("%s %s: %s; waiting %.1f s before attempt %d of %d", call.method, call.path,
+             error, delay, attempt + 2, policy.max_retries + 1)
     return delay
 
 

@@ -105,7 +105,8 @@ Op = Generator[Instruction, Any, T]
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retries of refused calls: a 429 (but ``monthly_quota_exceeded``) or 503 is sent again
+    """Retries of refused calls: a 429 (but ``monthly_quota_exceeded``), 503 or 409
+    ``idempotency_key_in_use`` (:class:`~decido.client.errors.Retryable`) is sent again
     after its ``Retry-After`` (or ``backoff * 2**attempt`` seconds without one) plus a random
     jitter of up to ``jitter`` of that wait, at most ``max_retries`` times, and never when
     the wait would be above ``max_wait`` seconds (the error is raised instead). A transport

@@ -21,7 +21,9 @@ __all__ = [
     "FieldError",
     "Forbidden",
     "InvalidRequest",
+    "KeyInUse",
     "MissingDependency",
+    "MissingKey",
     "NotFound",
     "Overloaded",
     "QuotaExceeded",
@@ -98,6 +100,16 @@ class Unauthorized(ApiError):
     """401: missing, unknown, conflicting or revoked credentials."""
 
 
+class MissingKey(Unauthorized):
+    """401 ``missing_credentials``: the client has no key (neither ``key=`` nor
+    ``DECIDO_KEY``); the message says so, not in HTTP's words."""
+
+    def __init__(self, status: int, problem: dict[str, Any]) -> None:
+        super().__init__(status, problem)
+        self.args = ("no API key: pass key=... to decido.Client (or AsyncClient), or set "
+                     "DECIDO_KEY; Client(url).create_key() makes a free one",)
+
+
 class Forbidden(ApiError):
     """403: above a per-run cap of the tier (``field``, ``limit_value``, ``requested`` in
     :attr:`problem`) or a batch too large for the plan."""
@@ -122,6 +134,11 @@ class Retryable(ApiError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.status, self.problem, self.retry_after))
+
+
+class KeyInUse(Conflict, Retryable):
+    """409 ``idempotency_key_in_use``: a request with this ``Idempotency-Key`` is still being
+    answered (a resent submission); retried after its ``Retry-After`` like a 429."""
 
 
 class RateLimited(Retryable):
@@ -162,4 +179,8 @@ def error_from_problem(status: int, problem: Any, retry_after: float | None) -> 
         return cls(status, problem, retry_after)
     if status == 503:
         return Overloaded(status, problem, retry_after)
+    if status == 409 and problem.get("code") == "idempotency_key_in_use":
+        return KeyInUse(status, problem, retry_after)
+    if status == 401 and problem.get("code") == "missing_credentials":
+        return MissingKey(status, problem)
     return _BY_STATUS.get(status, ApiError)(status, problem)

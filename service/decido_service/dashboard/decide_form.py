@@ -6,7 +6,8 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
   numbers. JSON: a list of ``{"id": ..., "attributes": {...}}`` (the API's form) or of flat
   objects ``{"id": ..., "price": 18.5, ...}``. Ids are unique.
 - **Criteria**: one per line, ``attribute goal weight`` (``goal`` ``min``/``minimize`` or
-  ``max``/``maximize``, the weight optional); not used by the method ``expression``.
+  ``max``/``maximize``, read by :func:`decido.goals.goal_name`; the weight optional: the
+  library's default, 1); not used by the method ``expression``.
 - **Constraints**: one expression per line.
 - **Pairwise** (optional; weighting ``ahp``): the criteria's pairwise judgments, one row
   per line in the order of the criteria, entries separated by spaces or commas, as numbers
@@ -27,6 +28,7 @@ from typing import Any
 import orjson
 
 import decido
+from decido.goals import goal_name
 from decido.option_table import cell_value, options_from_csv
 
 __all__ = ["METHODS", "FormError", "body_of", "defaults"]
@@ -35,7 +37,6 @@ __all__ = ["METHODS", "FormError", "body_of", "defaults"]
 METHODS: tuple[str, ...] = tuple(m["name"] for m in decido.decision_methods())
 #: samples of a decision whose options hold intervals when the form gives no number
 DEFAULT_SAMPLES = 10_000
-_GOALS = {"min": "minimize", "minimize": "minimize", "max": "maximize", "maximize": "maximize"}
 #: the most options the form takes (a bigger decision belongs to the API)
 MAX_OPTIONS = 10_000
 
@@ -174,7 +175,7 @@ def _criteria(text: str, problems: list[str]) -> list[dict[str, Any]]:
             continue
         criterion: dict[str, Any] = {"attribute": parts[0]}
         if len(parts) > 1:
-            goal = _GOALS.get(parts[1].lower())
+            goal = goal_name(parts[1].lower())
             if goal is None:
                 problems.append(f"criteria: line {line}: goal {parts[1]!r} is not min or max")
             criterion["goal"] = goal

@@ -136,7 +136,7 @@ def optimize_result(run_id: str, req: OptimizeRequest, result: RunResult,
     """The ``/v1/optimize`` answer of a finished run: ``history`` is ``[evaluations, best]``
     at each improvement."""
     return OptimizeResult(**msgspec.structs.asdict(result), id=run_id, run_id=run_id,
-                          engine=req.engine_id, goal=req.goal, dims=req.dims, history=history)
+                          engine=req.engine_id, goal=req.run_goal, dims=req.dims, history=history)
 
 
 def result_of(r: decido.OptimizeResult | decido.ParetoResult) -> RunResult:

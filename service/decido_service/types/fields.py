@@ -9,9 +9,10 @@ from msgspec import Meta
 
 import decido
 from decido import metadata as labels
+from decido.goals import Goal, GoalName
 from decido_service.store import RUN_STATES
 
-__all__ = ["MAX_LABEL", "RUN_ID_PATTERN", "Count", "EngineId", "Epoch", "Goal", "Limit",
+__all__ = ["MAX_LABEL", "RUN_ID_PATTERN", "Count", "EngineId", "Epoch", "Goal", "GoalIn", "Limit",
            "Metadata", "MetadataKey", "RunState", "Timestamp"]
 
 #: what a run id looks like: ``run_`` and 24 lowercase hex digits (``store.ordered_id``)
@@ -26,7 +27,10 @@ else:
     EngineId = Literal[tuple(e["id"] for e in decido.engines())]
     RunState = Literal[RUN_STATES]
 
-Goal = Literal["minimize", "maximize"]
+#: a goal in a request: the long form or its alias (decido.goals); answers say ``Goal``
+GoalIn = Annotated[GoalName, Meta(
+    description="minimize or maximize ('min' and 'max' are aliases; answers say the long "
+                "form)")]
 Count = Annotated[int, Meta(ge=0)]
 Epoch = Annotated[int, Meta(description="Unix epoch seconds")]
 Timestamp = Annotated[str, Meta(extra_json_schema={"format": "date-time"})]

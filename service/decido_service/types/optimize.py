@@ -7,11 +7,12 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 import decido
+from decido.goals import GoalName, goal_name
 from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
 from decido.optimize import SEED_END
 from decido.pareto import default_multi_engine
 from decido.status import FinishedStatus
-from decido_service.types.fields import Count, EngineId, Goal, Metadata
+from decido_service.types.fields import Count, EngineId, Goal, GoalIn, Metadata
 from decido_service.types.problems import Problem
 
 __all__ = ["ConstraintValue", "ErrorEvent", "Objective", "ObjectiveInfo", "OptimizeEvent",
@@ -48,7 +49,11 @@ class Objective(Struct, forbid_unknown_fields=True, kw_only=True):
     expression: Annotated[str, Meta(
         min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
         description="the objective in decido's expression language", examples=["sum(x**2)"])]
-    goal: Annotated[Goal, Meta(description="default: the request's goal")] | None = None
+    goal: Annotated[GoalName, Meta(
+        description="default: the request's goal ('min' and 'max' are aliases)")] | None = None
+
+    def __post_init__(self) -> None:
+        self.goal = goal_name(self.goal)  # the long form
 
 
 class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
@@ -75,7 +80,7 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
         description="an engine id from /v1/engines; default: decido's default engine, or "
                     "the first that takes several objectives when objectives are given")
     ] | UnsetType = UNSET
-    goal: Goal = "minimize"
+    goal: GoalIn = "minimize"
     max_evaluations: Annotated[int, Meta(
         ge=1, description="default min(max(10000, 2000 n), tier cap); above the cap: 403")
     ] | None = None
@@ -108,6 +113,7 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     metadata: Metadata = {}
 
     def __post_init__(self) -> None:
+        self.goal = goal_name(self.goal) or "minimize"  # the long form
         if isinstance(self.engine, UnsetType):
             self.engine = decido.default_engine() if self.objectives is UNSET \
                 else default_multi_engine()
@@ -125,6 +131,11 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     def several(self) -> bool:
         """True for a run of several objectives (``objectives`` given)."""
         return not isinstance(self.objectives, UnsetType)
+
+    @property
+    def run_goal(self) -> Goal:
+        """The goal in its long form (the alias was replaced when decoded)."""
+        return goal_name(self.goal) or "minimize"
 
     @property
     def engine_id(self) -> str:
