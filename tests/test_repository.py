@@ -32,7 +32,7 @@ def test_the_readme_error_example_is_the_error_the_library_raises() -> None:
 def test_every_file_a_shell_example_sends_is_made_first(doc: Path) -> None:
     shell = "\n".join(_BLOCK.findall(doc.read_text()))
     for used in re.finditer(r"-d @(\S+)", shell):
-        made = re.search(rf"cat > {re.escape(used[1])} <<", shell)
+        made = re.search(rf"(cat|python3 -) > {re.escape(used[1])} <<", shell)
         assert made and made.start() < used.start(), (doc.name, used[1])
 
 

@@ -13,7 +13,8 @@
    (median and max of ``--draws``).
 
 ``--screenshots DIR`` instead makes the README's screenshots: a small live store with real
-runs and a decision, the overview and a run page at 375 and 1280 px wide.
+runs and a decision, the overview, a run page and a run of two objectives (its front) at
+375 and 1280 px wide.
 
     python benchmarks/load/dashboard.py [--runs 10000] [--requests 200] [--json out.json]
     python benchmarks/load/dashboard.py --screenshots docs/images
@@ -193,7 +194,8 @@ def browser_numbers(port: int, key: str, run_id: str, draws: int) -> dict[str, A
 
 
 def screenshots(directory: Path) -> None:
-    """The README's screenshots from a small live store with real runs and a decision."""
+    """The README's screenshots from a small live store with real runs (one of two
+    objectives: its front) and a decision."""
     from playwright.sync_api import sync_playwright
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -215,6 +217,14 @@ def screenshots(directory: Path) -> None:
                                              headers)
                 with urllib.request.urlopen(req) as r:
                     run_ids.append(json.loads(r.read())["id"])
+            several = {"bounds": [[0, 1]] * 10, "seed": 5, "max_evaluations": 20_000,
+                       "objectives": [{"name": "weight", "expression": "x[0]"},
+                                      {"name": "cost", "expression":
+                                       "(1 - sqrt(x[0]))**2 + sum(x[1:]**2)"}]}
+            req = urllib.request.Request(origin + "/v1/runs", json.dumps(several).encode(),
+                                         headers)
+            with urllib.request.urlopen(req) as r:
+                front_id = json.loads(r.read())["id"]
             decision = {"options": [{"id": "s1", "attributes": {"price": 18.5, "quality": 7.2}},
                                     {"id": "s2", "attributes": {"price": 22.0, "quality": 8.1}}],
                         "method": "topsis",
@@ -238,6 +248,10 @@ def screenshots(directory: Path) -> None:
                     page.wait_for_function("() => window.decidoDash.finished === true")
                     page.check("#log-y")
                     page.screenshot(path=str(directory / f"dashboard-run-{width}.png"),
+                                    full_page=True)
+                    page.goto(origin + f"/dashboard/runs/{front_id}")
+                    page.wait_for_function("() => window.decidoDash.finished === true")
+                    page.screenshot(path=str(directory / f"dashboard-front-{width}.png"),
                                     full_page=True)
                     context.close()
                 browser.close()

@@ -37,7 +37,6 @@ from decido_service.types.account import (
 __all__ = [
     "LimitViolation",
     "check_batch",
-    "check_dims",
     "headers_for",
     "SURFACES",
     "address_spec",
@@ -61,9 +60,9 @@ _NEVER_UNLIMITED = ("max_time_limit",)  # every run has a time limit
 
 
 class LimitViolation(NamedTuple):
-    """A request beyond a plan or tier cap (not a counter): the app answers ``status``."""
+    """A request beyond a plan or tier cap (not a counter): 403 with ``code``
+    (:func:`decido_service.http.problems.limit_error`)."""
 
-    status: int
     code: str
     field: str
     limit: int
@@ -248,31 +247,24 @@ def check_batch(
 ) -> LimitViolation | None:
     """``None`` when a batch of ``size`` decisions fits the plan's ``batch_max``."""
     cap = plan_limits(key, settings=settings)["batch_max"]
-    if cap is None or size <= cap:
+    return _beyond(cap, size, "batch_too_large", "decisions",
+                   f"a batch of {size} decisions is above the {key['plan']} plan's cap of {cap}")
+
+
+def _beyond(cap: int | None, requested: float | None, code: str, field: str,
+            detail: str) -> LimitViolation | None:
+    """The violation when ``requested`` is above ``cap`` (None for either: none)."""
+    if cap is None or requested is None or requested <= cap:
         return None
-    return LimitViolation(
-        403, "batch_too_large", "decisions", cap, size,
-        f"a batch of {size} decisions is above the {key['plan']} plan's cap of {cap}",
-    )
+    return LimitViolation(code, field, cap, requested, detail)
 
 
-def check_dims(
-    key: KeyRecord, dims: int, *, settings: Settings | None = None
-) -> LimitViolation | None:
-    """``None`` when ``dims`` (the number of bounds) fits the tier's ``max_dims``."""
-    cap = tier_limits(key, settings=settings)["max_dims"]
-    if cap is None or dims <= cap:
-        return None
-    return LimitViolation(
-        403, "max_dims_exceeded", "bounds", cap, dims,
-        f"{dims} dimensions asked; the {key['tier']} tier allows at most {cap} dimensions"
-        f"{_more('max_dims', cap, 'dimensions', settings)}",
-    )
-
-
-def _more(field: str, cap: int, unit: str, settings: Settings | None) -> str:
+def _more(field: str, cap: int | None, unit: str, settings: Settings | None) -> str:
     """Where a larger ``field`` than ``cap`` is to be had: the first tier of the table
-    (in its order) that allows more, and how its keys are made (``""``: none does)."""
+    (in its order) that allows more, and how its keys are made (``""``: none does, or
+    ``cap`` is no limit)."""
+    if cap is None:
+        return ""
     for tier, row in (settings or get_settings()).tiers.items():
         value = row.get(field)
         if value is None or value > cap:
@@ -293,23 +285,26 @@ def run_caps(
 ) -> tuple[dict[str, Any], LimitViolation | None]:
     """The ``max_evaluations`` and ``time_limit`` a run gets, or the cap it exceeds.
 
-    A requested value above the tier's cap is a 403 ``compute_cap_exceeded``. An absent one
+    More ``dims`` (the number of bounds) than the tier's ``max_dims`` is a 403
+    ``max_dims_exceeded``; a requested value above the tier's cap, a 403
+    ``compute_cap_exceeded``. An absent one
     becomes ``min(default, cap)``: the evaluation default is ``default_evaluations`` or the
     library's ``max(10000, 2000 * dims)``; the time limit defaults to the cap, so every run
     has one."""
     t = tier_limits(key, settings=settings)
     eval_cap, time_cap = t["max_evaluations"], t["max_time_limit"]
-    if max_evaluations is not None and eval_cap is not None and max_evaluations > eval_cap:
-        return {}, LimitViolation(
-            403, "compute_cap_exceeded", "max_evaluations", eval_cap, max_evaluations,
-            f"max_evaluations {max_evaluations} is above the {key['tier']} tier's cap of "
-            f"{eval_cap}",
-        )
-    if time_limit is not None and time_cap is not None and time_limit > time_cap:
-        return {}, LimitViolation(
-            403, "compute_cap_exceeded", "time_limit", time_cap, time_limit,
-            f"time_limit {time_limit} s is above the {key['tier']} tier's cap of {time_cap} s",
-        )
+    violation = _beyond(
+        t["max_dims"], dims, "max_dims_exceeded", "bounds",
+        f"{dims} dimensions asked; the {key['tier']} tier allows at most {t['max_dims']} "
+        f"dimensions{_more('max_dims', t['max_dims'], 'dimensions', settings)}"
+    ) or _beyond(
+        eval_cap, max_evaluations, "compute_cap_exceeded", "max_evaluations",
+        f"max_evaluations {max_evaluations} is above the {key['tier']} tier's cap of "
+        f"{eval_cap}") or _beyond(
+        time_cap, time_limit, "compute_cap_exceeded", "time_limit",
+        f"time_limit {time_limit} s is above the {key['tier']} tier's cap of {time_cap} s")
+    if violation is not None:
+        return {}, violation
     if max_evaluations is None:
         default = default_evaluations if default_evaluations is not None else max(
             10_000, 2_000 * dims)

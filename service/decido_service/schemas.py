@@ -6,8 +6,8 @@
 structure, types, ranges and lengths in one pass; ``decode_optimize`` then checks what the
 types cannot say with the library's own :func:`decido.optimize.problems` (bounds finite and
 ordered, options within the engine's ranges, dimensions within the engine's ``max_dims``).
-Neither compiles anything: :func:`compile_objective` is a separate step, run once the
-tier's caps have passed.
+Neither compiles anything: :func:`decido_service.runs.objective.compile_objective` is a
+separate step, run once the tier's caps have passed.
 
 msgspec stops at the first fault. Only when it refuses a body, the body is validated again
 against the JSON Schema generated from the same types (:func:`request_schema`, Draft
@@ -32,10 +32,9 @@ import numpy as np
 import orjson
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 import decido
-from decido.design import compile_constraints, design_problems
 from decido.metadata import metadata_faults
 from decido.objectives import objective_problems
 from decido.optimize import Problem, problems
@@ -45,9 +44,7 @@ from decido_service.http.problems import ApiError, field_error, validation_error
 from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
 
 __all__ = [
-    "Compiled",
     "batch_size",
-    "compile_objective",
     "decode_key_request",
     "decode_optimize",
     "engine_table",
@@ -133,66 +130,6 @@ def decode_optimize(body: bytes) -> OptimizeRequest:
     if found:
         raise validation_error([_entry(p) for p in found])
     return req
-
-
-#: a request's compiled objective: one, or one per item of ``objectives``
-Compiled = decido.Expression | list[decido.Expression]
-
-
-def compile_objective(req: OptimizeRequest) -> Compiled:
-    """The request's objective (or each of its ``objectives``) compiled for its dimensions;
-    a 422 whose entries have the pointer ``/objective_expression`` (or
-    ``/objectives/<k>/expression``) and the fault's ``position`` when one does not compile.
-
-    The cost grows with the expression's length and the dimensions (8 ms for a short
-    objective over 174,000 dimensions on the development VM): call it after the cheap caps,
-    off the event loop."""
-    names = [v.name for v in req.variables] if req.variables is not None else None
-    texts = [(f"objectives[{k}].expression", o.expression) for k, o in enumerate(
-        req.objectives)] if not isinstance(req.objectives, UnsetType) else [
-        ("objective_expression", req.objective_expression)]
-    compiled: list[decido.Expression] = []
-    faults: list[dict[str, Any]] = []
-    for field, text in texts:
-        assert isinstance(text, str)  # decode_optimize: exactly one of the two
-        try:
-            compiled.append(decido.Expression(text, n=None if names else req.dims,
-                                              variables=names))
-        except decido.ExpressionError as exc:
-            faults.append(field_error(field, exc.code, exc.message, exc.position))
-    if faults:
-        raise validation_error(faults)
-    objective: Compiled = compiled if req.several else compiled[0]
-    if req.constraints:
-        faults = constraint_faults(req)
-        if faults:
-            raise validation_error(faults)
-    return objective
-
-
-def constraint_faults(req: OptimizeRequest) -> list[dict[str, Any]]:
-    """The 422 entries (pointer ``/constraints/<k>``, ``position`` in its text) of every
-    constraint that does not compile, is NaN at every point tried or reuses a name."""
-    _, design = design_problems(req.bounds or None, variables=req.variables,
-                                integers=req.integers)
-    if design is None or not req.constraints:
-        return []
-    found: list[dict[str, Any]] = []
-    for k, text in enumerate(req.constraints):
-        try:
-            compile_constraints([text], design)
-        except decido.ConstraintError as exc:
-            found.append(_constraint_entry(k, exc))
-    if not found:
-        try:
-            compile_constraints(req.constraints, design)
-        except decido.ConstraintError as exc:
-            found.append(_constraint_entry(exc.index, exc))
-    return found
-
-
-def _constraint_entry(k: int, exc: decido.ConstraintError) -> dict[str, Any]:
-    return field_error(f"constraints[{k}]", exc.code, exc.message, exc.position)
 
 
 def batch_size(body: Any) -> int:

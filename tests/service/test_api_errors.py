@@ -21,11 +21,8 @@ from decido_service.http.problems import (  # noqa: E402
     pointer_of,
     problem_handler,
 )
-from decido_service.schemas import (  # noqa: E402
-    compile_objective,
-    decode_key_request,
-    decode_optimize,
-)
+from decido_service.runs.objective import compile_objective  # noqa: E402
+from decido_service.schemas import decode_key_request, decode_optimize  # noqa: E402
 from decido_service.store import StoreError  # noqa: E402
 
 

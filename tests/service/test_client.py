@@ -10,7 +10,8 @@ import json
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import decido
 from decido.client import (
     AsyncClient,
     Client,
+    ConnectionFailed,
     InvalidRequest,
     NotFound,
     Overloaded,
@@ -200,10 +202,10 @@ def test_rate_limited_has_retry_after_and_is_not_retried_beyond_max_wait(
 def test_submit_sends_an_idempotency_key(live: LiveServer, client: Client) -> None:
     seen: list[str | None] = []
 
-    async def hook(request: Any) -> None:
+    def hook(request: Any) -> None:
         seen.append(request.headers.get("idempotency-key"))
 
-    client._aio._http.event_hooks["request"].append(hook)
+    client._http.event_hooks["request"].append(hook)
     a = client.submit(SPHERE, [[-1, 1]], seed=1, max_evaluations=50)
     b = client.submit(SPHERE, [[-1, 1]], seed=1, max_evaluations=50)
     assert seen[0] and seen[1] and seen[0] != seen[1] and a.id != b.id
@@ -244,30 +246,53 @@ def _problem(status: int, code: str) -> dict[str, Any]:
             "instance": "/", "request_id": "r"}
 
 
-def test_429_and_503_are_retried_after_retry_after_with_jitter(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+#: a client method called without arguments, by a client of one kind: what it answers
+Caller = Callable[[Any, RetryPolicy, str], Any]
+
+
+@pytest.fixture(params=["sync", "async"])
+def mocked(request: pytest.FixtureRequest,
+           monkeypatch: pytest.MonkeyPatch) -> tuple[Caller, list[float]]:
+    """Each driver in turn (the blocking and the asyncio one) over a mock transport, and
+    the seconds it slept."""
     slept: list[float] = []
+    if request.param == "sync":
+        monkeypatch.setattr("decido.client.sync.time.sleep", slept.append)
 
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
+        def call(transport: Any, retry: RetryPolicy, method: str) -> Any:
+            with Client("http://x", "k", transport=transport, retry=retry) as c:
+                return getattr(c, method)()
+    else:
+        async def sleep(seconds: float) -> None:
+            slept.append(seconds)
 
-    monkeypatch.setattr("decido.client.aio.asyncio.sleep", sleep)
+        monkeypatch.setattr("decido.client.aio.asyncio.sleep", sleep)
+
+        def call(transport: Any, retry: RetryPolicy, method: str) -> Any:
+            async def main() -> Any:
+                async with AsyncClient("http://x", "k", transport=transport,
+                                       retry=retry) as c:
+                    return await getattr(c, method)()
+            return asyncio.run(main())
+    return call, slept
+
+
+def test_429_and_503_are_retried_after_retry_after_with_jitter(
+        mocked: tuple[Caller, list[float]]) -> None:
+    call, slept = mocked
     transport, calls = _answers((429, {"Retry-After": "2"}, _problem(429, "too_many_runs")),
                                 (503, {"Retry-After": "1"}, _problem(503, "overloaded")),
                                 (200, {}, {"default": "dss", "engines": []}))
-    with Client("http://x", "k", transport=transport,
-                retry=RetryPolicy(max_retries=2, jitter=0.5)) as c:
-        assert c.engines() == []
+    assert call(transport, RetryPolicy(max_retries=2, jitter=0.5), "engines") == []
     assert len(calls) == 3 and 2 <= slept[0] <= 3 and 1 <= slept[1] <= 1.5
     transport, calls = _answers(*[(503, {"Retry-After": "1"}, _problem(503, "overloaded"))] * 3)
-    with Client("http://x", "k", transport=transport, retry=RetryPolicy(max_retries=2)) as c, \
-            pytest.raises(Overloaded) as err:
-        c.engines()
+    with pytest.raises(Overloaded) as err:
+        call(transport, RetryPolicy(max_retries=2), "engines")
     assert len(calls) == 3 and err.value.retry_after == 1
     transport, calls = _answers((429, {"Retry-After": "5"},
                                  _problem(429, "monthly_quota_exceeded")))
-    with Client("http://x", "k", transport=transport) as c, pytest.raises(QuotaExceeded):
-        c.usage()
+    with pytest.raises(QuotaExceeded):
+        call(transport, RetryPolicy(), "usage")
     assert len(calls) == 1
 
 
@@ -276,11 +301,7 @@ def test_a_submission_still_being_answered_is_asked_again(
     from decido.client import Conflict, KeyInUse
 
     slept: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-
-    monkeypatch.setattr("decido.client.aio.asyncio.sleep", sleep)
+    monkeypatch.setattr("decido.client.sync.time.sleep", slept.append)
     run = {"id": "run_" + "0" * 24, "state": "queued"}
     transport, calls = _answers(
         (409, {"Retry-After": "1"}, _problem(409, "idempotency_key_in_use")), (202, {}, run))
@@ -296,9 +317,29 @@ def test_a_submission_still_being_answered_is_asked_again(
     assert len(calls) == 1 and not isinstance(err.value, KeyInUse)
 
 
-def test_connection_refused_and_timeouts_are_typed() -> None:
-    from decido.client import ConnectionFailed
+def test_a_transport_failure_is_retried_only_when_safe_to_resend(
+        mocked: tuple[Caller, list[float]]) -> None:
+    call, slept = mocked
+    calls: list[str] = []
 
+    def handler(request: Any) -> Any:
+        calls.append(request.method)
+        if len(calls) <= 2:
+            raise httpx.ConnectError("refused", request=request)
+        return httpx.Response(200, json={"status": "ok"})
+
+    # a read: sent again after the backoff (0.5 s, then 1 s, no jitter)
+    assert call(httpx.MockTransport(handler), RetryPolicy(jitter=0.0), "health") == \
+        {"status": "ok"}
+    assert calls == ["GET"] * 3 and slept == [0.5, 1.0]
+    # a key's creation is not safe to resend: the failure is raised, caused by httpx's
+    calls.clear()
+    with pytest.raises(ConnectionFailed) as err:
+        call(httpx.MockTransport(handler), RetryPolicy(jitter=0.0), "create_key")
+    assert calls == ["POST"] and isinstance(err.value.__cause__, httpx.ConnectError)
+
+
+def test_connection_refused_and_timeouts_are_typed() -> None:
     port = __import__("conftest").free_port()
     with Client(f"http://127.0.0.1:{port}", "k", retry=RetryPolicy(max_retries=0)) as c, \
             pytest.raises(ConnectionFailed):
@@ -418,12 +459,33 @@ def test_a_resent_submission_is_the_same_run(client: Client) -> None:
 
 
 def test_the_blocking_client_works_inside_a_running_event_loop(client: Client) -> None:
-    """As in a notebook: the blocking client's calls run on its own loop and thread."""
+    """As in a notebook: a blocking call from a coroutine blocks, and answers."""
 
     async def inside() -> list[str]:
         return [e["id"] for e in client.engines()]
 
     assert asyncio.run(inside()) == [e["id"] for e in decido.engines()]
+
+
+def test_the_blocking_client_starts_no_event_loop_and_no_thread(
+        live: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its driver blocks in the caller's thread: with asyncio unable to make a loop and
+    threads unable to start, a call, a wait (with sleeps), pages and an event stream work."""
+    key = live.create_key(tier="team")["key"]
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the blocking client needs no event loop and no thread")
+
+    monkeypatch.setattr(asyncio, "new_event_loop", refused)
+    monkeypatch.setattr(asyncio, "get_event_loop", refused)
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    with Client(url(live), key, timeout=60) as c:
+        assert c.decide(DECISION)["best"] == decido.decide(DECISION)["best"]
+        run = c.submit(SPHERE, [[-5, 5]] * 3, seed=4, max_evaluations=3000, engine="de")
+        assert run.wait(timeout=60) is not None and run.state == "succeeded"
+        assert run.id in [r.id for r in c.runs()]
+        kinds = [e.event for e in c.run(run.id).events()]
+        assert kinds[0] == "state" and kinds[-1] == "result"
 
 
 def test_webhooks_sync_and_async(tmp_path: Path) -> None:

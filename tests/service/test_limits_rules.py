@@ -145,22 +145,21 @@ def test_retry_after_and_refusal() -> None:
         "limit": "decide.minute", "limit_value": 10, "reset": 1_733_011_260}
 
 
-def test_check_batch_and_dims() -> None:
+def test_check_batch() -> None:
     assert limits.check_batch(key("free"), 10, settings=S) is None
     v = limits.check_batch(key("free"), 11, settings=S)
-    assert (v.status, v.code, v.field, v.limit, v.requested) == (403, "batch_too_large",
-                                                                 "decisions", 10, 11)
-    assert limits.check_dims(key(tier="free"), 50, settings=S) is None
-    v = limits.check_dims(key(tier="free"), 51, settings=S)
-    assert (v.status, v.code, v.field, v.limit) == (403, "max_dims_exceeded", "bounds", 50)
-    assert limits.check_dims(key(tier="enterprise"), 10**6, settings=S) is None  # unlimited
+    assert (v.code, v.field, v.limit, v.requested) == ("batch_too_large", "decisions", 10, 11)
 
 
 def test_run_caps() -> None:
     free = key(tier="free")
     assert limits.run_caps(free, 3, settings=S) == (
         {"max_evaluations": 10_000, "time_limit": 10.0}, None)  # library default under the cap
-    assert limits.run_caps(free, 500, settings=S)[0]["max_evaluations"] == 200_000  # capped
+    assert limits.run_caps(free, 50, settings=S)[1] is None
+    caps, v = limits.run_caps(free, 51, settings=S)
+    assert caps == {} and (v.code, v.field, v.limit) == ("max_dims_exceeded", "bounds", 50)
+    wide = key(tier="free", overrides={"optimization": {"max_dims": None}})
+    assert limits.run_caps(wide, 500, settings=S)[0]["max_evaluations"] == 200_000  # capped
     assert limits.run_caps(free, 3, 200_000, 10, settings=S) == (
         {"max_evaluations": 200_000, "time_limit": 10}, None)
     assert limits.run_caps(free, 3, default_evaluations=7, settings=S)[0]["max_evaluations"] == 7
@@ -168,11 +167,12 @@ def test_run_caps() -> None:
     assert caps == {} and (v.code, v.field, v.limit) == ("compute_cap_exceeded",
                                                          "max_evaluations", 200_000)
     _, v = limits.run_caps(free, 3, None, 10.5, settings=S)
-    assert (v.status, v.code, v.field, v.limit) == (403, "compute_cap_exceeded", "time_limit", 10)
+    assert (v.code, v.field, v.limit) == ("compute_cap_exceeded", "time_limit", 10)
     ent = key(tier="enterprise", overrides={"optimization": {"max_evaluations": None}})
     assert limits.run_caps(ent, 10, 10**12, settings=S)[0] == {
         "max_evaluations": 10**12, "time_limit": 600.0}
     assert limits.run_caps(ent, 10, settings=S)[0]["max_evaluations"] == 20_000
+    assert limits.run_caps(key(tier="enterprise"), 10**6, settings=S)[1] is None  # no max_dims
 
 
 def test_usage_document(tmp_path: Path) -> None:

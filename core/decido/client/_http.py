@@ -1,31 +1,20 @@
 """What both drivers share about httpx: importing it, the headers, a :class:`Call` as
-httpx's arguments, httpx's errors as the client's, whether a failure is retried, the
-default progress printer."""
+httpx's arguments, httpx's errors as the client's, the default progress printer."""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from types import ModuleType
 from typing import Any
 
 import decido
-from decido.client._protocol import Call, RetryPolicy
-from decido.client.errors import (
-    ApiError,
-    ClientError,
-    ConnectionFailed,
-    MissingDependency,
-    Retryable,
-    Timeout,
-)
+from decido.client._protocol import Call
+from decido.client.errors import ConnectionFailed, MissingDependency, Timeout
 
-__all__ = ["DEFAULT_URL", "STREAM_READ", "call_args", "failure", "headers", "httpx", "log",
+__all__ = ["DEFAULT_URL", "STREAM_READ", "call_args", "failed", "headers", "httpx",
            "print_progress", "translate"]
 
-#: the client's logger: each wait before a call is sent again (INFO)
-log = logging.getLogger("decido.client")
 #: the server when neither ``base_url`` nor ``DECIDO_URL`` says another
 DEFAULT_URL = "http://127.0.0.1:8000"
 #: the shortest read timeout of an event stream (seconds): the server sends a heartbeat
@@ -87,21 +76,14 @@ def _where(exc: Any) -> str:
     return f"{url.scheme}://{url.netloc.decode()} ({exc.request.method} {url.path})"
 
 
-def failure(policy: RetryPolicy, call: Call, attempt: int, exc: Exception) -> float:
-    """After attempt ``attempt`` of ``call`` failed with ``exc``: the seconds to wait before
-    sending it again, or raise the failure (as the client's exception). A 429 or 503 was
-    refused (nothing was done): worth another try; a transport failure only when the call
-    is safe to resend."""
+def failed(exc: Exception) -> Exception:
+    """What a driver throws into the operation for ``exc``, a failure of its I/O: the
+    client's exception (:func:`translate`), caused by ``exc``."""
     error = translate(exc)
-    delay = None
-    if isinstance(error, Retryable) or (
-            call.resend and isinstance(error, ClientError) and not isinstance(error, ApiError)):
-        delay = policy.delay(attempt, error)
-    if delay is None:
-        raise error from (None if error is exc else exc)
-    log.info("%s %s: %s; waiting %.1f s before attempt %d of %d", call.method, call.path,
-             error, delay, attempt + 2, policy.max_retries + 1)
-    return delay
+    if error is not exc:
+        error.__cause__ = exc
+    assert isinstance(error, Exception)
+    return error
 
 
 def print_progress(progress: dict[str, Any]) -> None:

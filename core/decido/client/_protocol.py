@@ -2,27 +2,35 @@
 
 Every client operation (:mod:`decido.client._ops`) is a generator that yields instructions
 and receives their outcome: :class:`Call` (one HTTP request; the driver answers with a
-:class:`Reply`, after the retries of :class:`RetryPolicy`, or raises the problem as an
-exception), :class:`Sleep`, :class:`Emit` (an item of an iterating operation),
-:class:`OpenStream` / :class:`NextEvent` (a Server-Sent Events stream).
+:class:`Reply`, or throws the problem in as an exception), :class:`Sleep`, :class:`Emit`
+(an item of an iterating operation), :class:`OpenStream` / :class:`NextEvent` (a
+Server-Sent Events stream). :func:`retried` wraps an operation with the client's
+:class:`RetryPolicy`: a refused call, or a failed one that is safe to resend, comes back as
+a :class:`Sleep` and the same call again.
 
-One driver carries them out: the asyncio one (:meth:`decido.AsyncClient._iterate`, httpx).
-The blocking :class:`decido.Client` runs that same driver on a private event loop in a
-thread of its own (:mod:`decido.client.sync`) instead of a second, blocking driver: both
-clients then share every rule and every line that does I/O, and the rules (retries, pages,
-resuming a stream, waiting for a run) stay here and in :mod:`decido.client._ops`, free of
-I/O.
+Two drivers carry the instructions out with httpx, each once and in its own way of waiting:
+:meth:`decido.Client._iterate` (blocking, ``httpx.Client``; no event loop, no thread) and
+:meth:`decido.AsyncClient._iterate` (asyncio, ``httpx.AsyncClient``). Everything else -- the
+calls of each operation, retries, pages, resuming a stream, waiting for a run -- is written
+once, here and in :mod:`decido.client._ops`, free of I/O.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
-from decido.client.errors import ApiError, QuotaExceeded, Retryable, error_from_problem
+from decido.client.errors import (
+    ApiError,
+    ClientError,
+    QuotaExceeded,
+    Retryable,
+    error_from_problem,
+)
 
 __all__ = [
     "Call",
@@ -36,11 +44,15 @@ __all__ = [
     "Reply",
     "RetryPolicy",
     "Sleep",
+    "log",
     "raise_for",
+    "retried",
     "retry_after",
 ]
 
 T = TypeVar("T")
+#: the client's logger: each wait before a call is sent again (INFO)
+log = logging.getLogger("decido.client")
 
 
 @dataclass(frozen=True)
@@ -129,6 +141,52 @@ class RetryPolicy:
         if base > self.max_wait:
             return None
         return base + random.uniform(0.0, self.jitter * base)
+
+
+def retried(op: Op[T], policy: RetryPolicy) -> Op[T]:
+    """``op`` with its calls sent again as ``policy`` says. The driver carries out each
+    :class:`Call` and :class:`OpenStream` once and throws a failure in as the client's
+    exception (:mod:`decido.client.errors`): a refused call (429, 503) is worth another try,
+    a transport failure only when the call is safe to resend (``resend``); any other
+    failure, or one past the policy's limits, goes on into ``op``."""
+    outcome: Any = None
+    error: Exception | None = None
+    try:
+        while True:
+            try:
+                step = op.send(outcome) if error is None else op.throw(error)
+            except StopIteration as stop:
+                value: T = stop.value
+                return value
+            outcome = error = None
+            try:
+                if isinstance(step, (Call, OpenStream)):
+                    outcome = yield from _attempts(step, policy)
+                else:
+                    outcome = yield step
+            except Exception as exc:  # noqa: BLE001 - handed on to the operation
+                error = exc
+    finally:
+        op.close()
+
+
+def _attempts(step: Call | OpenStream, policy: RetryPolicy) -> Op[Any]:
+    """Carry out ``step`` until it succeeds or its failure is not retried (raised)."""
+    call = step.call if isinstance(step, OpenStream) else step
+    attempt = 0
+    while True:
+        try:
+            return (yield step)
+        except ClientError as error:
+            worth = isinstance(error, Retryable) or (
+                call.resend and not isinstance(error, ApiError))
+            delay = policy.delay(attempt, error) if worth else None
+            if delay is None:
+                raise
+            log.info("%s %s: %s; waiting %.1f s before attempt %d of %d", call.method,
+                     call.path, error, delay, attempt + 2, policy.max_retries + 1)
+        yield Sleep(delay)
+        attempt += 1
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

@@ -1,8 +1,9 @@
-"""``decido.AsyncClient``: the asyncio client of the decido service (httpx).
+"""``decido.AsyncClient``: the asyncio client of the decido service (``httpx.AsyncClient``).
 
 The same operations as :class:`decido.Client` (:mod:`decido.client._ops`), each a
 coroutine; iterations (:meth:`AsyncClient.runs`, :meth:`AsyncRun.events`) are
-``async for`` loops.
+``async for`` loops. Its driver (:meth:`AsyncClient._iterate`) is the asyncio twin of the
+blocking client's: the same instructions, awaited.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from decido.client import _ops
 from decido.client._http import (
     DEFAULT_URL,
     call_args,
-    failure,
+    failed,
     headers,
     httpx,
     print_progress,
@@ -36,6 +37,7 @@ from decido.client._protocol import (
     RetryPolicy,
     Sleep,
     raise_for,
+    retried,
 )
 from decido.client.webhooks import AsyncWebhooks
 from decido.optimize import OptimizeResult
@@ -78,7 +80,8 @@ class AsyncRun(RunState):
 
 class AsyncClient:
     """:class:`decido.Client` for asyncio: the same arguments, methods and results, each
-    a coroutine. Use it as an ``async with`` context manager or ``await`` :meth:`aclose`."""
+    a coroutine (``transport``: an ``httpx.AsyncBaseTransport``). Use it as an
+    ``async with`` context manager or ``await`` :meth:`aclose`."""
 
     def __init__(self, base_url: str = DEFAULT_URL, key: str | None = None, *,
                  timeout: float = 30.0, retry: RetryPolicy | None = None,
@@ -192,46 +195,46 @@ class AsyncClient:
         return box[0]
 
     async def _iterate(self, op: Op[T], box: list[T] | None = None) -> AsyncIterator[Any]:
-        """Carry out ``op``, yielding what it emits; its value is appended to ``box``."""
+        """Carry out ``op`` (with retries), yielding what it emits; its value is appended
+        to ``box``."""
+        steps = retried(op, self.retry)
         stream = _Stream()
         outcome: Any = None
+        error: Exception | None = None
         try:
             while True:
                 try:
-                    step = op.send(outcome)
+                    step = steps.send(outcome) if error is None else steps.throw(error)
                 except StopIteration as stop:
                     if box is not None:
                         box.append(stop.value)
                     return
-                outcome = None
+                outcome = error = None
                 if isinstance(step, Emit):
                     yield step.value
-                elif isinstance(step, Sleep):
-                    await asyncio.sleep(step.seconds)
-                elif isinstance(step, NextEvent):
-                    outcome = await stream.next_event()
-                else:
-                    outcome = await self._send(step, stream)
+                    continue
+                try:
+                    outcome = await self._carry_out(step, stream)
+                except Exception as exc:  # noqa: BLE001 - the operation's to retry or raise
+                    error = failed(exc)
         finally:
-            op.close()
+            steps.close()
             await stream.close()
 
-    async def _send(self, step: Call | OpenStream, stream: _Stream) -> Reply | None:
-        """One call (or the opening of ``stream``), retried as :attr:`retry` says."""
-        call = step.call if isinstance(step, OpenStream) else step
-        attempt = 0
-        while True:
-            try:
-                if isinstance(step, OpenStream):
-                    await stream.open(self._http, call_args(call, self.timeout, True))
-                    return None
-                r = await self._http.request(**call_args(call, self.timeout))
-                raise_for(r.status_code, r.headers, r.content)
-                return Reply(r.status_code, r.headers, r.content)
-            except Exception as exc:  # noqa: BLE001 - translated, then retried or raised
-                delay = failure(self.retry, call, attempt, exc)
-            await asyncio.sleep(delay)
-            attempt += 1
+    async def _carry_out(self, step: Call | Sleep | OpenStream | NextEvent,
+                         stream: _Stream) -> Reply | Event | None:
+        """One instruction, once."""
+        if isinstance(step, Sleep):
+            await asyncio.sleep(step.seconds)
+        elif isinstance(step, NextEvent):
+            return await stream.next_event()
+        elif isinstance(step, OpenStream):
+            await stream.open(self._http, call_args(step.call, self.timeout, True))
+        else:
+            r = await self._http.request(**call_args(step, self.timeout))
+            raise_for(r.status_code, r.headers, r.content)
+            return Reply(r.status_code, r.headers, r.content)
+        return None
 
 
 class _Stream:

@@ -1,26 +1,45 @@
-"""``decido.Client``: the blocking client of the decido service.
+"""``decido.Client``: the blocking client of the decido service (``httpx.Client``).
 
 It carries out the same operations as :class:`decido.AsyncClient` (:mod:`decido.client._ops`)
-with that client's driver, on a private event loop in a daemon thread of its own: a blocking
-call waits for its result (Ctrl-C interrupts the wait), and it works the same inside a
-program that already runs an event loop (a notebook).
+with a driver of its own (:meth:`Client._iterate`): each instruction is a blocking call in
+the caller's thread -- no event loop, no thread of its own -- so it works the same inside a
+program that already runs an event loop (a notebook), where a call blocks like any other,
+and Ctrl-C interrupts it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import threading
-from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
+import time
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from numpy.typing import ArrayLike
 
 from decido.client import _ops
-from decido.client._http import DEFAULT_URL, print_progress
+from decido.client._http import (
+    DEFAULT_URL,
+    call_args,
+    failed,
+    headers,
+    httpx,
+    print_progress,
+    translate,
+)
 from decido.client._ops import Objective, Progress, RunArgs, RunState
-from decido.client._protocol import Event, Op, RetryPolicy
-from decido.client.aio import AsyncClient
+from decido.client._protocol import (
+    Call,
+    Emit,
+    Event,
+    EventParser,
+    NextEvent,
+    Op,
+    OpenStream,
+    Reply,
+    RetryPolicy,
+    Sleep,
+    raise_for,
+    retried,
+)
 from decido.client.webhooks import Webhooks
 from decido.optimize import OptimizeResult
 
@@ -71,20 +90,18 @@ class Client:
 
     ``Client(base_url, key)`` (``key`` defaults to ``DECIDO_KEY``); ``timeout`` seconds
     bound every call; refused calls (429 but the monthly quota, 503) are retried as
-    ``retry`` says (:class:`RetryPolicy`). Use it as a context manager or :meth:`close` it.
+    ``retry`` says (:class:`RetryPolicy`); ``transport``: an ``httpx.BaseTransport``. Use it
+    as a context manager or :meth:`close` it.
     """
 
     def __init__(self, base_url: str = DEFAULT_URL, key: str | None = None, *,
                  timeout: float = 30.0, retry: RetryPolicy | None = None,
                  transport: Any = None) -> None:
-        self._aio = AsyncClient(base_url, key, timeout=timeout, retry=retry,
-                                transport=transport)
-        self._loop = _Loop()
-
-    @property
-    def base_url(self) -> str:
-        """The service's address."""
-        return self._aio.base_url
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self._http = httpx().Client(base_url=self.base_url, headers=headers(key),
+                                    transport=transport)
 
     @property
     def webhooks(self) -> Webhooks:
@@ -98,8 +115,8 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        """Close the connections (and the client's thread)."""
-        self._loop.close(self._aio.aclose())
+        """Close the connections."""
+        self._http.close()
 
     # ----------------------------------------------------------- the API
 
@@ -185,54 +202,85 @@ class Client:
 
     def _drive(self, op: Op[T]) -> T:
         """Carry out an operation that emits nothing; its value."""
-        return self._loop.run(self._aio._drive(op))
+        box: list[T] = []
+        for _ in self._iterate(op, box):
+            raise AssertionError("this operation emits items")  # pragma: no cover
+        return box[0]
 
-    def _iterate(self, op: Op[Any]) -> Iterator[Any]:
-        """Carry out ``op``, yielding what it emits."""
-        return self._loop.iterate(self._aio._iterate(op))
-
-
-class _Loop:
-    """An event loop running in a daemon thread, for the blocking client."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever,
-                                        name="decido-client", daemon=True)
-        self._thread.start()
-
-    def run(self, awaitable: Awaitable[T]) -> T:
-        """Run ``awaitable`` on the loop and wait for its result (Ctrl-C cancels it)."""
-
-        async def run() -> T:
-            return await awaitable
-
-        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
-        try:
-            return future.result()
-        except BaseException:
-            future.cancel()
-            raise
-
-    def iterate(self, items: AsyncIterator[Any]) -> Iterator[Any]:
-        """The items of an async iterator, one blocking wait each."""
+    def _iterate(self, op: Op[T], box: list[T] | None = None) -> Iterator[Any]:
+        """Carry out ``op`` (with retries), yielding what it emits; its value is appended
+        to ``box``."""
+        steps = retried(op, self.retry)
+        stream = _Stream()
+        outcome: Any = None
+        error: Exception | None = None
         try:
             while True:
                 try:
-                    yield self.run(items.__anext__())
-                except StopAsyncIteration:
+                    step = steps.send(outcome) if error is None else steps.throw(error)
+                except StopIteration as stop:
+                    if box is not None:
+                        box.append(stop.value)
                     return
+                outcome = error = None
+                if isinstance(step, Emit):
+                    yield step.value
+                    continue
+                try:
+                    outcome = self._carry_out(step, stream)
+                except Exception as exc:  # noqa: BLE001 - the operation's to retry or raise
+                    error = failed(exc)
         finally:
-            closing = getattr(items, "aclose", None)
-            if closing is not None:
-                with contextlib.suppress(RuntimeError):  # already closed by a cancel
-                    self.run(closing())
+            steps.close()
+            stream.close()
 
-    def close(self, clean_up: Awaitable[None]) -> None:
-        """Await ``clean_up`` (the client's), then stop the loop and its thread."""
+    def _carry_out(self, step: Call | Sleep | OpenStream | NextEvent,
+                   stream: _Stream) -> Reply | Event | None:
+        """One instruction, once."""
+        if isinstance(step, Sleep):
+            time.sleep(step.seconds)
+        elif isinstance(step, NextEvent):
+            return stream.next_event()
+        elif isinstance(step, OpenStream):
+            stream.open(self._http, call_args(step.call, self.timeout, True))
+        else:
+            r = self._http.request(**call_args(step, self.timeout))
+            raise_for(r.status_code, r.headers, r.content)
+            return Reply(r.status_code, r.headers, r.content)
+        return None
+
+
+class _Stream:
+    """The open event stream of one operation."""
+
+    def __init__(self) -> None:
+        self._context: Any = None
+        self._lines: Iterator[str] = iter(())
+        self._parser = EventParser()
+
+    def open(self, http: Any, args: dict[str, Any]) -> None:
+        context = http.stream(**args)
+        response = context.__enter__()
+        if response.status_code >= 400:
+            content = response.read()
+            context.__exit__(None, None, None)
+            raise_for(response.status_code, response.headers, content)
+        self._context, self._lines, self._parser = context, response.iter_lines(), EventParser()
+
+    def next_event(self) -> Event | None:
+        """The next event, or None once the stream ended or broke (it is closed)."""
         try:
-            self.run(clean_up)
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-            self._loop.close()
+            for line in self._lines:
+                event = self._parser.feed(line)
+                if event is not None:
+                    return event
+        except Exception as exc:  # noqa: BLE001 - a broken stream is resumed by the op
+            if translate(exc) is exc:
+                raise
+        self.close()
+        return None
+
+    def close(self) -> None:
+        context, self._context, self._lines = self._context, None, iter(())
+        if context is not None:
+            context.__exit__(None, None, None)

@@ -5,17 +5,31 @@ iterator). Answers are the service's JSON documents as dicts."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar, cast
 
 from decido.client import _ops
 from decido.client._protocol import Op
 
-if TYPE_CHECKING:
-    from decido.client.aio import AsyncClient
-    from decido.client.sync import Client
-
 __all__ = ["AsyncWebhooks", "Webhooks"]
+
+T = TypeVar("T")
+
+
+class _Driver(Protocol):
+    """What :class:`Webhooks` needs of a :class:`~decido.client.Client`: its driver."""
+
+    def _drive(self, op: Op[T]) -> T: ...
+
+    def _iterate(self, op: Op[Any]) -> Iterator[Any]: ...
+
+
+class _AsyncDriver(Protocol):
+    """What :class:`AsyncWebhooks` needs of an :class:`~decido.client.AsyncClient`."""
+
+    def _drive(self, op: Op[T]) -> Awaitable[T]: ...
+
+    def _iterate(self, op: Op[Any]) -> AsyncIterator[Any]: ...
 
 _BASE = "/v1/webhooks"
 
@@ -40,7 +54,7 @@ def _update(webhook_id: str, url: str | None, events: Sequence[str] | None,
 class Webhooks:
     """The key's webhook endpoints (``client.webhooks``)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: _Driver) -> None:
         self._client = client
 
     def create(self, url: str, events: Sequence[str] = ("*",),
@@ -91,7 +105,7 @@ class Webhooks:
 class AsyncWebhooks:
     """:class:`Webhooks` for :class:`~decido.client.AsyncClient`."""
 
-    def __init__(self, client: AsyncClient) -> None:
+    def __init__(self, client: _AsyncDriver) -> None:
         self._client = client
 
     async def create(self, url: str, events: Sequence[str] = ("*",),

@@ -32,8 +32,8 @@ from decido_service.http.responses import answer, encode
 from decido_service.http.routes import Doc, Routes
 from decido_service.runs import idempotency
 from decido_service.runs.execution import Execution, progress_of
+from decido_service.runs.objective import Compiled
 from decido_service.runs.submit import answer_of, prepare, start_run
-from decido_service.schemas import Compiled
 from decido_service.store import KeyRecord
 from decido_service.types import (
     Budget,

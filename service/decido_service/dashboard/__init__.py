@@ -3,9 +3,9 @@
 Server-rendered pages (:mod:`.views`, Jinja2 templates under ``templates/``), forms for
 every action (:mod:`.actions`; the webhooks page's: :mod:`.webhooks_page`), a few
 JSON/CSV endpoints and the event stream for the pages' scripts (:mod:`.data`), sessions
-signed in with a key (:mod:`.session`); plots with uPlot, vendored under ``static/``
-with its licence. Every asset comes from this origin, under a Content-Security-Policy
-that forbids others. See docs/service.md, "Dashboard".
+signed in with a key (:mod:`.session`), runs of several objectives (:mod:`.front`);
+plots with uPlot, vendored under ``static/`` with its licence. Every asset comes from
+this origin, under a Content-Security-Policy that forbids others. See docs/service.md, "Dashboard".
 """
 
 from __future__ import annotations

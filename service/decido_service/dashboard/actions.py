@@ -13,7 +13,7 @@ from sanic.response import HTTPResponse
 import decido
 from decido_service import keys
 from decido_service.admission import throttle_address
-from decido_service.dashboard import decide_form
+from decido_service.dashboard import decide_form, front
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.routes import SIGN_IN, form, html, route
@@ -30,7 +30,7 @@ __all__ = ["LABEL_MAX"]
 #: the longest key label (as ``POST /v1/keys``)
 LABEL_MAX = 200
 _FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
-                "top_k", "pairwise", "samples", "seed")
+                "top_k", "pairwise", "samples", "seed", "from_run")
 
 
 @route("/sign-in")
@@ -129,8 +129,12 @@ async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTP
 @route("/decide")
 @html
 async def decide_page(request: ApiRequest, session: Session) -> HTTPResponse:
-    """The decide form, filled with a small example."""
-    return _decide(session, decide_form.defaults(), None, None, [])
+    """The decide form, filled with a small example, or with the front of the run named
+    by ``from_run`` ("choose from this front")."""
+    run_id = request.args.get("from_run")
+    fields = await front.decide_fields(request.app.ctx.store, session.key["id"], run_id) \
+        if run_id else decide_form.defaults()
+    return _decide(session, fields, None, None, [])
 
 
 @route("/decide", ("POST",))
@@ -141,15 +145,21 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     sent = form(request)
     fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
     upload = request.files.get("options_file") if request.files else None
-    if upload is not None and upload.body:
+    if fields["from_run"]:  # the options are the run's front (the form shows a preview)
+        fields = await front.decide_fields(request.app.ctx.store, session.key["id"],
+                                           fields["from_run"], fields)
+    elif upload is not None and upload.body:
         fields["options"] = upload.body.decode("utf-8", errors="replace")
     try:
         body = decide_form.body_of(fields)
     except decide_form.FormError as exc:
         return _decide(session, fields, None, None, exc.problems)
     try:  # counted and logged as a /v1/decide call with this body
-        result, _ = await decisions.decide(request, session.key, "decide", decido.decide, body,
-                                           log=True, sent=orjson.dumps(body))
+        if "from_run" in body:
+            result = await front.decide(request, session.key, body)
+        else:
+            result, _ = await decisions.decide(request, session.key, "decide", decido.decide,
+                                               body, log=True, sent=orjson.dumps(body))
     except decido.DecisionError as exc:
         problems = [f"{e.get('pointer') or 'body'}: {e.get('message')}" for e in exc.errors]
         return _decide(session, fields, body, None, problems)

@@ -12,6 +12,8 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
 - **Pairwise** (optional; weighting ``ahp``): the criteria's pairwise judgments, one row
   per line in the order of the criteria, entries separated by spaces or commas, as numbers
   or fractions (``1/3``); ``-`` below the diagonal for the reciprocal of the entry above.
+- **From a run** (``from_run``, set by "choose from this front"): the options are that
+  run's front (:mod:`decido_service.dashboard.front`), the options box is not read.
 - **Samples** and **seed** (optional): a decision under uncertainty; CSV cells
   ``low..high`` are uncertain values (an interval in the options asks for
   :data:`DEFAULT_SAMPLES` samples when no number is given).
@@ -55,17 +57,18 @@ def defaults() -> dict[str, str]:
             "id_column": "id", "method": "topsis",
             "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
             "constraints": "price <= 25", "expression": "", "top_k": "", "pairwise": "",
-            "samples": "", "seed": ""}
+            "samples": "", "seed": "", "from_run": ""}
 
 
 def body_of(fields: dict[str, str]) -> dict[str, Any]:
     """The ``/v1/decide`` body of the form's ``fields``; :class:`FormError` listing every
     fault found."""
     problems: list[str] = []
-    options = _options(fields.get("options", ""), fields.get("id_column", "").strip() or "id",
-                       problems)
+    from_run = fields.get("from_run", "").strip()
+    body: dict[str, Any] = {"from_run": from_run} if from_run else {"options": _options(
+        fields.get("options", ""), fields.get("id_column", "").strip() or "id", problems)}
     method = fields.get("method", "")
-    body: dict[str, Any] = {"options": options, "method": method, "explain": True}
+    body.update(method=method, explain=True)
     if method not in METHODS:
         problems.append(f"method: pick one of {', '.join(METHODS)}")
     if method == "expression":
@@ -117,7 +120,7 @@ def _pairwise(text: str, problems: list[str]) -> list[list[float | None]]:
 def _uncertainty(body: dict[str, Any], fields: dict[str, str], problems: list[str]) -> None:
     """``uncertainty`` when the form gives samples or the options hold intervals."""
     samples, seed = fields.get("samples", "").strip(), fields.get("seed", "").strip()
-    intervals = any(isinstance(v, dict) for o in body["options"]
+    intervals = any(isinstance(v, dict) for o in body.get("options", ())
                     for v in o.get("attributes", {}).values())
     if not (samples or seed or intervals):
         return

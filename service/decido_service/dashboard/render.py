@@ -40,6 +40,8 @@ ASSETS = {
     "dash.js": "text/javascript; charset=utf-8",
     "run.js": "text/javascript; charset=utf-8",
     "compare.js": "text/javascript; charset=utf-8",
+    "front.js": "text/javascript; charset=utf-8",
+    "front_compare.js": "text/javascript; charset=utf-8",
     "decide.js": "text/javascript; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }

@@ -12,8 +12,8 @@ import msgspec
 from decido_service.http.problems import ApiError
 from decido_service.types import DecisionLogEntry, Run
 
-__all__ = ["decision_row", "label_filters", "next_query", "request_summary", "run_row",
-           "run_row_of_view", "usage_bars"]
+__all__ = ["decision_row", "label_filters", "next_query", "objective_text", "objectives_of",
+           "request_summary", "run_row", "run_row_of_view", "usage_bars"]
 
 
 def run_row(run: Run) -> dict[str, Any]:
@@ -23,17 +23,48 @@ def run_row(run: Run) -> dict[str, Any]:
 
 
 def run_row_of_view(view: dict[str, Any]) -> dict[str, Any]:
-    """A line of a runs table from a ``Run`` document: id, state, engine, dims, best
-    value, evaluations, created, duration (ms), seed."""
+    """A line of a runs table from a ``Run`` document: id, state, engine, dims, objective
+    (:func:`objective_text`; ``objective_title``: every expression), best value (a run of
+    several objectives: ``"HV "`` and its front's hypervolume), evaluations, created,
+    duration (ms), seed; ``objectives``: :func:`objectives_of`."""
     result, progress = view.get("result"), view.get("progress")
     source = result or progress or {}
-    best = result.get("value") if result else (progress or {}).get("best")
     request = view.get("request") or {}
+    objectives = objectives_of(request)
+    if objectives is None:
+        best = result.get("value") if result else (progress or {}).get("best")
+    else:
+        volume = source.get("hypervolume")
+        best = None if volume is None else f"HV {volume:.6g}"
     seed = (result or {}).get("seed", request.get("seed"))
     return {"id": view["id"], "state": view["state"], "engine": view["engine"],
             "dims": view["dims"], "best": best, "evaluations": source.get("evaluations"),
             "created": view["created_at"], "duration_ms": source.get("elapsed_ms"),
-            "seed": seed, "live": view["state"] in ("queued", "running")}
+            "seed": seed, "live": view["state"] in ("queued", "running"),
+            "objective": objective_text(request), "objectives": objectives,
+            "objective_title": "; ".join(f"{o['name']} ({o['goal']}): {o['expression']}"
+                                         for o in objectives) if objectives
+            else request.get("objective_expression")}
+
+
+def objectives_of(request: dict[str, Any]) -> list[dict[str, str]] | None:
+    """The objectives of a run of several (``{name, goal, expression}``, each goal filled
+    in with the request's), or None for a run of one objective."""
+    objectives = request.get("objectives")
+    if not objectives:
+        return None
+    goal = request.get("goal") or "minimize"
+    return [{"name": o["name"], "goal": o.get("goal") or goal,
+             "expression": o["expression"]} for o in objectives]
+
+
+def objective_text(request: dict[str, Any]) -> str:
+    """What a run optimizes, in a line: its expression, or the names of its objectives
+    with their goals (``cost min, quality max``)."""
+    objectives = objectives_of(request)
+    if objectives is None:
+        return str(request.get("objective_expression") or "")
+    return ", ".join(f"{o['name']} {o['goal'][:3]}" for o in objectives)
 
 
 def decision_row(entry: dict[str, Any]) -> dict[str, Any]:

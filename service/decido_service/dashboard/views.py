@@ -16,7 +16,7 @@ from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
-from decido_service.dashboard import summary
+from decido_service.dashboard import front, summary
 from decido_service.dashboard.render import page
 from decido_service.dashboard.routes import html, route
 from decido_service.dashboard.session import Session
@@ -75,11 +75,13 @@ async def run_list(request: ApiRequest, session: Session) -> HTTPResponse:
 @route("/runs/<run_id:str>")
 @html
 async def run_page(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
-    """One run: convergence, the best ``x``, the request, the result, cancel and replay."""
+    """One run: convergence, the best ``x``, the request, the result, cancel and replay; a
+    run of several objectives: its hypervolume, its front, "choose from this front"."""
     view = msgspec.to_builtins(
         runs.run_view(await runs.find(_store(request), session.key["id"], run_id)))
     return page("run.html", session=session, run=view, row=summary.run_row_of_view(view),
                 request_summary=summary.request_summary(view["request"]),
+                objectives=summary.objectives_of(view["request"]), front=front.front_facts(view),
                 result_json=orjson.dumps(view["result"], option=orjson.OPT_INDENT_2).decode(),
                 problem=view["problem"], finished=view["state"] not in ("queued", "running"))
 
@@ -88,7 +90,8 @@ async def run_page(request: ApiRequest, session: Session, run_id: str) -> HTTPRe
 @html
 async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     """Pick 2-8 runs (the key's latest succeeded ones are offered; any run of the key can
-    be named by ``run``) and overlay them."""
+    be named by ``run``) and overlay them: the convergence of runs of one objective, the
+    hypervolume of runs of several (:func:`~decido_service.dashboard.front.compare_kinds`)."""
     chosen: list[str] = request.get_args().getlist("run", [])
     store = _store(request)
     error = None
@@ -101,6 +104,7 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     return page("compare.html", session=session,
                 offered=[summary.run_row(r) for r in offered.data],
                 picked=[summary.run_row(v) for v in picked],
+                kinds=front.compare_kinds([msgspec.to_builtins(v) for v in picked]),
                 chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
 
 

@@ -41,8 +41,9 @@ from decido.pareto import optimize_front
 from decido_service import admission, limits
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
+from decido_service.poller import Every, Poller
 from decido_service.runs import execution as runs
-from decido_service.schemas import Compiled, compile_objective
+from decido_service.runs.objective import Compiled, compile_objective
 from decido_service.store import KeyRecord, Store, iso_utc
 from decido_service.types import Budget, OptimizeRequest, RunDocument
 
@@ -118,28 +119,17 @@ async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
     return run_id, document
 
 
-class RunWorker:
+class RunWorker(Poller):
     """Claims queued runs for this worker process and sweeps expired leases (module
-    docs). ``owner`` names this process in the rows it owns."""
+    docs); :meth:`stop` stops claiming (the runs in progress go on; see
+    :func:`runs.wind_down`). ``owner`` names this process in the rows it owns."""
 
     def __init__(self, ctx: Any) -> None:
+        super().__init__("run worker", CLAIM_INTERVAL)
         self.ctx = ctx
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.lease = float(ctx.settings.run_lease)
-        self.wake = asyncio.Event()
-        self.stopping = False
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        """Start claiming and sweeping."""
-        self._task = asyncio.ensure_future(self._loop())
-
-    async def stop(self) -> None:
-        """Stop claiming (the runs in progress go on; see :func:`runs.wind_down`)."""
-        self.stopping = True
-        self.wake.set()
-        if self._task is not None:
-            await self._task
+        self._sweep, self._prune = Every(SWEEP_INTERVAL), Every(PRUNE_INTERVAL)
 
     def free(self) -> int:
         """Run threads of this worker not taken by a run."""
@@ -191,31 +181,19 @@ class RunWorker:
         if row["cancel_requested"]:  # cancelled while this worker claimed it
             execution.stop("request")
 
-    async def _loop(self) -> None:
+    async def round(self) -> None:
+        """Claim runs while a run thread is free; sweep and prune when due."""
         store: Store = self.ctx.store
-        loop = asyncio.get_running_loop()
-        next_sweep = next_prune = loop.time()
-        while not self.stopping:
-            self.wake.clear()
-            try:
-                while self.free() > 0 and not self.stopping:
-                    row = await store.runs.claim(self.owner, time.time() + self.lease)
-                    if row is None:
-                        break
-                    await self._claimed(row)
-                if loop.time() >= next_sweep:
-                    next_sweep = loop.time() + SWEEP_INTERVAL
-                    await sweep(store, time.time())
-                if loop.time() >= next_prune:
-                    next_prune = loop.time() + PRUNE_INTERVAL
-                    days = self.ctx.settings.run_retention_days
-                    await store.runs.prune(iso_utc(time.time() - days * 86400.0))
-            except Exception:  # noqa: BLE001 - a store outage: try again next round
-                log.debug("run worker: store call failed", exc_info=True)
-            try:
-                await asyncio.wait_for(self.wake.wait(), CLAIM_INTERVAL)
-            except asyncio.TimeoutError:
-                pass
+        while self.free() > 0 and not self.stopping:
+            row = await store.runs.claim(self.owner, time.time() + self.lease)
+            if row is None:
+                break
+            await self._claimed(row)
+        if self._sweep.due():
+            await sweep(store, time.time())
+        if self._prune.due():
+            days = self.ctx.settings.run_retention_days
+            await store.runs.prune(iso_utc(time.time() - days * 86400.0))
 
 
 async def sweep(store: Store, now: float) -> int:

@@ -22,8 +22,9 @@ from decido_service.http.endpoint import request_id
 from decido_service.http.problems import ApiError, limit_error
 from decido_service.http.resources import by_size, in_thread
 from decido_service.runs.execution import Execution
+from decido_service.runs.objective import Compiled, compile_objective
 from decido_service.runs.queue import admit_run
-from decido_service.schemas import Compiled, compile_objective, decode_optimize, json_bytes
+from decido_service.schemas import decode_optimize, json_bytes
 from decido_service.store import KeyRecord
 from decido_service.types import Budget, OptimizeRequest, OptimizeResult
 
@@ -53,12 +54,10 @@ async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
 
 
 def _budget(request: ApiRequest, key: KeyRecord, req: OptimizeRequest) -> Budget:
-    """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond)."""
-    settings = request.app.ctx.settings
-    violation = limits.check_dims(key, req.dims, settings=settings)
-    if violation is None:
-        budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
-                                            settings=settings)
+    """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond its
+    caps, its dimensions included)."""
+    budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
+                                        settings=request.app.ctx.settings)
     if violation is not None:
         raise limit_error(violation)
     return Budget(**budget)

@@ -1,8 +1,9 @@
 """Path, query and header parameters, as msgspec Structs: the one source of their parsing
 (:func:`decido_service.http.params.parse`) and of the OpenAPI ``parameters``.
 
-``location`` says where a Struct's fields are read from (``path``, ``query``, ``header``);
-a field's encoded name is the parameter's name, its ``Meta`` description the parameter's.
+``location`` says where a Struct's fields are read from (``path``, ``query``, ``header``:
+its base, :class:`PathParams`, :class:`QueryParams` or :class:`HeaderParams`); a field's
+encoded name is the parameter's name, its ``Meta`` description the parameter's.
 Lists are pages in the Stripe manner: newest first, ``limit`` items (1 to :data:`MAX_PAGE`,
 default :data:`DEFAULT_PAGE`), the cursor ``starting_after=<id>``, ``{"data": [...],
 "has_more": bool}``.
@@ -17,8 +18,9 @@ from msgspec import Meta, Struct
 from decido_service.types.fields import RUN_ID_PATTERN, EngineId, MetadataKey, RunState
 
 __all__ = ["DEFAULT_PAGE", "LAST_EVENT_ID_PATTERN", "MAX_IDEMPOTENCY_KEY", "MAX_PAGE", "REPLAYED",
-           "DecisionPage", "Params", "DecisionPath", "EventsHeaders", "IdempotencyHeaders", "Page",
-           "RunPage", "RunPath", "TraceQuery"]
+           "DecisionPage", "DecisionPath", "EventsHeaders", "HeaderParams", "IdempotencyHeaders",
+           "MetadataFilter", "Page", "Params", "PathParams", "QueryParams", "RunPage", "RunPath",
+           "TraceQuery"]
 
 DEFAULT_PAGE, MAX_PAGE = 20, 100
 #: the longest Idempotency-Key accepted
@@ -43,27 +45,42 @@ MetadataFilter = Annotated[dict[MetadataKey, str], Meta(
     description="only those with these labels: metadata[key]=value, several ANDed")]
 
 
-class RunPath(Params):
-    """The run of a ``/v1/runs/{run_id}`` path."""
+class PathParams(Params):
+    """Parameters of the path."""
 
     location: ClassVar[str] = "path"
+
+
+class QueryParams(Params, kw_only=True):
+    """Parameters of the query string."""
+
+    location: ClassVar[str] = "query"
+
+
+class HeaderParams(Params, kw_only=True):
+    """Parameters of the head."""
+
+    location: ClassVar[str] = "header"
+
+
+class RunPath(PathParams):
+    """The run of a ``/v1/runs/{run_id}`` path."""
+
     run_id: Annotated[str, Meta(
         pattern=RUN_ID_PATTERN,
         description="a run id (another key's, unknown or malformed: 404)")]
 
 
-class DecisionPath(Params):
+class DecisionPath(PathParams):
     """The entry of a ``/v1/decisions/{decision_id}`` path."""
 
-    location: ClassVar[str] = "path"
     decision_id: Annotated[str, Meta(
         description="a decision-log id (another key's or unknown: 404)")]
 
 
-class Page(Params, kw_only=True):
+class Page(QueryParams, kw_only=True):
     """A page's size."""
 
-    location: ClassVar[str] = "query"
     limit: Annotated[int, Meta(ge=1, le=MAX_PAGE,
                                description=f"page size (default {DEFAULT_PAGE})")
                      ] = DEFAULT_PAGE
@@ -94,19 +111,17 @@ class RunPage(Page, kw_only=True):
     metadata: MetadataFilter | None = None
 
 
-class TraceQuery(Params, kw_only=True):
+class TraceQuery(QueryParams, kw_only=True):
     """The form of a run's trace."""
 
-    location: ClassVar[str] = "query"
     format: Annotated[Literal["json", "csv"], Meta(
         description="json (default) or csv (text/csv: evaluations,elapsed_ms,best lines)")
     ] = "json"
 
 
-class IdempotencyHeaders(Params, kw_only=True, rename={"key": "Idempotency-Key"}):
+class IdempotencyHeaders(HeaderParams, kw_only=True, rename={"key": "Idempotency-Key"}):
     """``Idempotency-Key`` of a submission (:mod:`decido_service.runs.idempotency`)."""
 
-    location: ClassVar[str] = "header"
     key: Annotated[str, Meta(
         min_length=1, max_length=MAX_IDEMPOTENCY_KEY,
         description=f"1 to {MAX_IDEMPOTENCY_KEY} characters of the client's choice: the same "
@@ -115,10 +130,9 @@ class IdempotencyHeaders(Params, kw_only=True, rename={"key": "Idempotency-Key"}
                     "422; while the first is being answered: 409; longer: 400")] | None = None
 
 
-class EventsHeaders(Params, kw_only=True, rename={"last_event_id": "Last-Event-ID"}):
+class EventsHeaders(HeaderParams, kw_only=True, rename={"last_event_id": "Last-Event-ID"}):
     """Where a run's event stream resumes."""
 
-    location: ClassVar[str] = "header"
     last_event_id: Annotated[str, Meta(
         pattern=LAST_EVENT_ID_PATTERN,
         description="resume after this event id (the last one seen; empty: from the "

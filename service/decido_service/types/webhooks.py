@@ -3,12 +3,12 @@ their attempts (docs/webhooks.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal, get_args
+from typing import Annotated, Literal, get_args
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from decido_service.types.fields import Count, Timestamp
-from decido_service.types.params import Page, Params
+from decido_service.types.params import Page, PathParams
 
 __all__ = ["DELIVERY_ID_PATTERN", "EVENT_TYPES", "WEBHOOK_ID_PATTERN", "Delivery",
            "DeliveryAttempt", "DeliveryList", "DeliveryPage", "DeliveryPath", "Webhook",
@@ -113,19 +113,17 @@ class DeliveryList(Struct, forbid_unknown_fields=True):
         description="more follow: ask again with starting_after=<last id>")]
 
 
-class WebhookPath(Params):
+class WebhookPath(PathParams):
     """The endpoint of a ``/v1/webhooks/{webhook_id}`` path."""
 
-    location: ClassVar[str] = "path"
     webhook_id: Annotated[str, Meta(
         pattern=WEBHOOK_ID_PATTERN,
         description="a webhook id (another key's, unknown or malformed: 404)")]
 
 
-class DeliveryPath(Params):
+class DeliveryPath(PathParams):
     """The delivery of a ``.../deliveries/{delivery_id}`` path."""
 
-    location: ClassVar[str] = "path"
     delivery_id: Annotated[str, Meta(
         pattern=DELIVERY_ID_PATTERN, description="a delivery id (its webhook-id header)")]
 

@@ -22,6 +22,7 @@ import httpx
 import orjson
 
 from decido_service.config import Settings, webhook_networks
+from decido_service.poller import Every, Poller
 from decido_service.store import Store, iso_utc
 from decido_service.webhooks import delivery
 from decido_service.webhooks.events import event_body, request_headers
@@ -38,38 +39,34 @@ CLAIM_INTERVAL = 1.0
 FAILING_AFTER = 5 * 86400.0
 #: seconds the attempts in progress get to end when the process stops
 STOP_GRACE = 5.0
-#: days a finished delivery is kept (with its run's retention)
+#: seconds between two deletions of deliveries past their retention (the runs')
 PRUNE_INTERVAL = 3600.0
 
 
-class DeliveryWorker:
+class DeliveryWorker(Poller):
     """Claims and makes delivery attempts for this worker process (module docs)."""
 
     def __init__(self, store: Store, settings: Settings, owner: str) -> None:
+        super().__init__("delivery worker", CLAIM_INTERVAL)
         self.store = store
         self.owner = owner
         self.allowed = webhook_networks(settings.webhook_allow_networks)
         self.schedule = settings.delivery_schedule
         self.concurrency = settings.webhook_concurrency
         self.retention_days = settings.run_retention_days
-        self.wake = asyncio.Event()
-        self.stopping = False
         self.attempts: set[asyncio.Task[None]] = set()
         self._client: httpx.AsyncClient | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._prune = Every(PRUNE_INTERVAL)
 
     def start(self) -> None:
         """Start claiming."""
         self._client = delivery.client()
-        self._task = asyncio.ensure_future(self._loop())
+        super().start()
 
     async def stop(self) -> None:
         """Stop claiming, give the attempts in progress :data:`STOP_GRACE` seconds, then
         cancel the rest (their leases run out and another process attempts them again)."""
-        self.stopping = True
-        self.wake.set()
-        if self._task is not None:
-            await self._task
+        await super().stop()
         if self.attempts:
             _, pending = await asyncio.wait(set(self.attempts), timeout=STOP_GRACE)
             for task in pending:
@@ -79,30 +76,18 @@ class DeliveryWorker:
         if self._client is not None:
             await self._client.aclose()
 
-    async def _loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_prune = loop.time()
-        while not self.stopping:
-            self.wake.clear()
-            try:
-                free = self.concurrency - len(self.attempts)
-                if free > 0:
-                    now = time.time()
-                    for row in await self.store.webhooks.claim(self.owner, now, now + LEASE,
-                                                                 free):
-                        task = asyncio.ensure_future(self._attempt(row))
-                        self.attempts.add(task)
-                        task.add_done_callback(self._done)
-                if loop.time() >= next_prune:
-                    next_prune = loop.time() + PRUNE_INTERVAL
-                    await self.store.webhooks.prune(
-                        iso_utc(time.time() - self.retention_days * 86400.0))
-            except Exception:  # noqa: BLE001 - a store outage: try again next round
-                log.debug("delivery worker: store call failed", exc_info=True)
-            try:
-                await asyncio.wait_for(self.wake.wait(), CLAIM_INTERVAL)
-            except asyncio.TimeoutError:
-                pass
+    async def round(self) -> None:
+        """Claim what is due as far as the concurrency allows; prune when due."""
+        free = self.concurrency - len(self.attempts)
+        if free > 0:
+            now = time.time()
+            for row in await self.store.webhooks.claim(self.owner, now, now + LEASE, free):
+                task = asyncio.ensure_future(self._attempt(row))
+                self.attempts.add(task)
+                task.add_done_callback(self._done)
+        if self._prune.due():
+            await self.store.webhooks.prune(
+                iso_utc(time.time() - self.retention_days * 86400.0))
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self.attempts.discard(task)

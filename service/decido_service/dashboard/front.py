@@ -1,0 +1,129 @@
+"""Runs of several objectives on the dashboard: the facts of a front, the decide form filled
+with one ("choose from this front"), and the compare page's two kinds of runs.
+
+"Choose from this front" is the API's bridge (:mod:`decido_service.decisions.bridge`):
+``/dashboard/decide?from_run=run_…`` shows the decide form with the run's front as its
+options (read-only: they come from the run) and the objectives with their goals and equal
+weights as its criteria; the form sends ``from_run``, and the decision is made, counted and
+logged as ``POST /v1/decide`` with that body (each ranking item with its point's ``x``
+and ``f``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+import decido
+from decido_service.dashboard import decide_form, summary
+from decido_service.decisions import bridge
+from decido_service.decisions import decide as decisions
+from decido_service.http.context import ApiRequest
+from decido_service.store import KeyRecord, Store
+
+__all__ = ["PREVIEW_VARIABLES", "compare_kinds", "decide", "decide_fields", "front_facts"]
+
+#: the most variables the decide page's preview of a front shows (its options have all)
+PREVIEW_VARIABLES = 20
+
+
+def front_facts(view: dict[str, Any]) -> dict[str, Any]:
+    """A run's front as its page shows it: ``hypervolume`` and ``size`` (the result's, or
+    the progress's while it runs), and ``points`` (how many the result holds, 0 before
+    it ends)."""
+    result, progress = view.get("result") or {}, view.get("progress") or {}
+    pareto = result.get("pareto") or []
+    if result:
+        return {"hypervolume": result.get("hypervolume"), "size": len(pareto),
+                "points": len(pareto)}
+    return {"hypervolume": progress.get("hypervolume"), "size": progress.get("front_size"),
+            "points": 0}
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else repr(float(value))
+
+
+async def decide_fields(store: Store, key_id: str, run_id: str,
+                        sent: dict[str, str] | None = None) -> dict[str, str]:
+    """The decide form's fields for the front of ``run_id`` (one of the key's finished runs
+    of several objectives; the bridge's 404, 409 or 422 otherwise): a preview of its
+    options as CSV (the objectives and the first :data:`PREVIEW_VARIABLES` variables;
+    ``hidden_variables`` says how many more the options have), the objectives as criteria,
+    ``from_run``. ``sent``: the fields a form sent, kept (the options are the run's)."""
+    resolved, _ = await bridge.resolve(store, key_id, {bridge.FROM_RUN: run_id})
+    options: list[dict[str, Any]] = resolved["options"]
+    names = list(options[0]["attributes"]) if options else []
+    shown = names[:len(resolved["criteria"]) + PREVIEW_VARIABLES]  # criteria: the objectives
+    lines = [",".join(["id", *shown])]
+    lines += [",".join([str(o["id"]), *(_cell(o["attributes"][n]) for n in shown)])
+              for o in options]
+    criteria = "\n".join(f"{c['attribute']} {c['goal']} {c['weight']:g}"
+                         for c in resolved["criteria"])
+    kept = {k: v for k, v in (sent or {}).items() if k not in ("options", "id_column")}
+    return {**decide_form.defaults(), "criteria": criteria, "constraints": "", **kept,
+            "options": "\n".join(lines) + "\n", "id_column": "id", bridge.FROM_RUN: run_id,
+            "hidden_variables": str(len(names) - len(shown))}
+
+
+async def decide(request: ApiRequest, key: KeyRecord, body: dict[str, Any]) -> dict[str, Any]:
+    """Decide on the front ``body`` names (``from_run``) as ``POST /v1/decide`` does:
+    counted, logged with the body as sent, each ranking item with its point's ``x`` and
+    ``f``."""
+    resolved, points = await bridge.resolve(request.app.ctx.store, key["id"], body)
+    result, _ = await decisions.decide(
+        request, key, "decide", bridge.with_points(decido.decide, points, batch=False),
+        resolved, log=True, sent=orjson.dumps(body))
+    return result
+
+
+def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
+    """The compare page's runs split by kind: ``single`` (one objective: convergence
+    curves) and ``several`` (hypervolume curves) as table rows, ``mixed`` when both are
+    there, ``notes`` on what the hypervolume curves can and cannot compare, and
+    ``common``: when the runs of several objectives share their objectives, the reference
+    point farthest out of theirs (objective by objective) at which each row's
+    ``common_hv`` measures its final front (:func:`decido.hypervolume`, feasible points;
+    ``own_hv`` and ``front_size``: the run's own)."""
+    rows = [summary.run_row_of_view(v) for v in views]
+    several = [(v.get("result") or {}, r) for v, r in zip(views, rows, strict=True)
+               if r["objectives"]]
+    notes, common = [], None
+    for result, row in several:
+        row["front_size"] = len(result["pareto"]) if result.get("pareto") else None
+        row["own_hv"] = result.get("hypervolume")
+    if len({orjson.dumps(r["objectives"]) for _, r in several}) > 1:
+        notes.append("These runs of several objectives do not optimize the same objectives: "
+                     "their hypervolumes measure different things.")
+    elif several:
+        common = _common_reference([result for result, _ in several],
+                                   [o["goal"] for o in several[0][1]["objectives"]])
+    if common is not None:
+        goals = [o["goal"] for o in several[0][1]["objectives"]]
+        for result, row in several:
+            front = [p["f"] for p in result.get("pareto") or () if p["feasible"]]
+            row["common_hv"] = decido.hypervolume(front, common, goals) if front else None
+        if len({orjson.dumps(result.get("reference_point")) for result, _ in several}) > 1:
+            notes.append("Each curve is its run's hypervolume at its own reference point "
+                         "(the front's nadir moved outward, as it was then): the curves show "
+                         "each run's progress, and compare exactly only at one reference "
+                         "point; the table measures every final front at one.")
+    single = [r for r in rows if not r["objectives"]]
+    return {"single": single, "several": [r for _, r in several],
+            "mixed": bool(single) and bool(several), "notes": notes, "common": common}
+
+
+def _common_reference(results: list[dict[str, Any]], goals: list[str]) -> list[float] | None:
+    """The reference point farthest out of the finished runs' ones, objective by
+    objective (None when a run has none, or one with a non-finite value)."""
+    points: list[list[float]] = []
+    for r in results:
+        point = r.get("reference_point")
+        if point is None or None in point or len(point) != len(goals):
+            return None
+        points.append(point)
+    if not points:
+        return None
+    return [max(p[j] for p in points) if goal == "minimize" else min(p[j] for p in points)
+            for j, goal in enumerate(goals)]
