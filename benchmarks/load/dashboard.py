@@ -74,11 +74,13 @@ async def _populate(db: str, runs: int) -> tuple[str, list[str]]:
                                "objective_expression": "sum(x**2)", "goal": "minimize",
                                "seed": i, "max_evaluations": 10_000, "time_limit": None,
                                "target": None, "options": {}},
+                   "budget": {"max_evaluations": 10_000, "time_limit": 30.0},
                    "started_at": "2026-01-01T00:00:00Z", "progress": None, "problem": None,
                    "result": {"x": [rng.uniform(-5, 5) for _ in range(DIMS)], "value": best,
                               "evaluations": TRACE * 50, "iterations": TRACE,
                               "status": "max_evaluations", "message": "", "elapsed_ms": 12.5,
-                              "seed": i},
+                              "seed": i, "feasible": True, "max_violation": 0.0,
+                              "constraints": [], "variables": None},
                    "trace": trace}
             await store.runs.record({
                 "id": run_id, "key_id": record["id"], "engine": engine, "dims": DIMS,

@@ -32,9 +32,10 @@ or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes 
   until that budget's minute ends refuses the key's requests whose body is above
   :data:`SMALL_BODY` bytes with the same 429 before the body is decoded: after the budget
   is spent, each worker decodes at most one large body per key and surface and minute.
-- :func:`throttle_address` counts ``POST /v1/keys`` on the client address in the store
-  (:func:`client_address` believes ``X-Forwarded-For`` only from the trusted proxies of
-  ``forwarded_allow_ips``).
+- :func:`issue_free_key` makes a free key (``POST /v1/keys``, the dashboard's sign-in page
+  and keys page) after :func:`throttle_address` counts it on the client address in the
+  store (:func:`client_address` believes ``X-Forwarded-For`` only from the trusted proxies
+  of ``forwarded_allow_ips``).
 
 The secret itself is never stored on the request, logged or echoed.
 """
@@ -71,6 +72,7 @@ __all__ = [
     "authenticate",
     "client_address",
     "counted",
+    "issue_free_key",
     "observe",
     "presented_secret",
     "rate_headers",
@@ -209,6 +211,16 @@ async def throttle_address(request: ApiRequest) -> None:
     """Count a ``POST /v1/keys`` on the client address (429 past ``keys_per_hour``)."""
     settings = request.app.ctx.settings
     await _count(request, [limits.address_spec(client_address(request), settings=settings)])
+
+
+async def issue_free_key(request: ApiRequest, label: str | None,
+                         owner: str | None = None) -> tuple[KeyRecord, str]:
+    """A new key of the free plan and tier, ``(record, secret)``: the one way keys are
+    issued over HTTP (``POST /v1/keys`` and the dashboard's forms), counted on the client
+    address first (429 past ``keys_per_hour``); ``owner``: the key whose account it joins."""
+    await throttle_address(request)
+    store: Store = request.app.ctx.store
+    return await store.accounts.create_key("free", "free", label, owner=owner)
 
 
 async def _count(request: ApiRequest, specs: list[CounterSpec], key_id: str | None = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sanic.response import HTTPResponse
 
 from decido_service import limits
-from decido_service.admission import authenticate, observe, throttle_address
+from decido_service.admission import authenticate, issue_free_key, observe
 from decido_service.http.context import ApiRequest
 from decido_service.http.responses import answer
 from decido_service.http.routes import Doc, Routes
@@ -24,8 +24,7 @@ async def create_key(request: ApiRequest) -> HTTPResponse:
     """A new free/free key; the secret is in this response only (throttled per address)."""
     body = decode_key_request(json_bytes(request, optional=True))
     label = body.label if isinstance(body.label, str) else None  # absent: no label
-    await throttle_address(request)
-    record, secret = await request.app.ctx.store.accounts.create_key("free", "free", label)
+    record, secret = await issue_free_key(request, label)
     return answer(KeyCreated(key=secret, id=record["id"], prefix=record["prefix"],
                              plan=record["plan"], tier=record["tier"], label=record["label"],
                              created_at=record["created_at"]),

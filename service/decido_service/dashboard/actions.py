@@ -12,17 +12,18 @@ from sanic.response import HTTPResponse
 
 import decido
 from decido_service import keys
-from decido_service.admission import throttle_address
-from decido_service.dashboard import decide_form, front
+from decido_service.admission import issue_free_key
+from decido_service.dashboard import decide_form, front, run_form
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.routes import SIGN_IN, form, html, route
 from decido_service.dashboard.session import Session
 from decido_service.decisions import decide as decisions
 from decido_service.http.context import ApiRequest
-from decido_service.http.problems import ApiError
+from decido_service.http.problems import ApiError, as_api_error
 from decido_service.runs import api as runs
 from decido_service.runs.submit import enqueue, prepare_body
+from decido_service.schemas import engine_table
 from decido_service.store import Store
 
 __all__ = ["LABEL_MAX"]
@@ -30,7 +31,7 @@ __all__ = ["LABEL_MAX"]
 #: the longest key label (as ``POST /v1/keys``)
 LABEL_MAX = 200
 _FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
-                "top_k", "pairwise", "samples", "seed", "from_run")
+                "top_k", "pairwise", "samples", "seed", "explain", "sensitivity", "from_run")
 
 
 @route("/sign-in")
@@ -41,11 +42,31 @@ async def sign_in_form(request: ApiRequest) -> HTTPResponse:
     return await _sign_in_page(request, None)
 
 
-async def _sign_in_page(request: ApiRequest, error: str | None) -> HTTPResponse:
-    """The sign-in form, with ``error`` above it (200 either way: a form with its message)."""
+async def _sign_in_page(request: ApiRequest, error: str | None, created: str | None = None,
+                        status: int = 200) -> HTTPResponse:
+    """The sign-in form, with ``error`` above it (200: a form with its message), or a key
+    just made (``created``, its secret shown this once); the service's address (as the
+    browser reached it) for the ``curl`` line."""
     token, cookie = await sessions.signin_token(request)
+    info = request.conn_info
+    host = request.host or (info.server if info is not None else "")  # no Host: the socket's
+    address = f"{request.scheme}://{host}"
     return sessions.set_signin_cookie(
-        page("sign_in.html", session=None, csrf=token, error=error), cookie)
+        page("sign_in.html", status=status, session=None, csrf=token, error=error,
+             created=created, address=address), cookie)
+
+
+@route("/sign-in/new-key", ("POST",))
+async def new_key(request: ApiRequest) -> HTTPResponse:
+    """Make a free key from the sign-in page, as ``POST /v1/keys`` does (the same path,
+    counted on the address): the page shows its secret once; a refusal (429) above the
+    form."""
+    try:
+        await sessions.check_signin(request, form(request))
+        _, secret = await issue_free_key(request, None)
+    except ApiError as error:
+        return await _sign_in_page(request, error.detail, status=error.status_code)
+    return await _sign_in_page(request, None, created=secret)
 
 
 @route("/sign-in", ("POST",))
@@ -96,6 +117,39 @@ async def replay(request: ApiRequest, session: Session, run_id: str) -> HTTPResp
     return redirect(f"/dashboard/runs/{await enqueue(request, key, req, objective, budget)}")
 
 
+@route("/runs/new")
+@html
+async def new_run_page(request: ApiRequest, session: Session) -> HTTPResponse:
+    """The form that starts a run, filled with a small example."""
+    return _new_run(session, run_form.defaults(), {})
+
+
+@route("/runs/new", ("POST",))
+@html
+async def new_run(request: ApiRequest, session: Session) -> HTTPResponse:
+    """Start a run as ``POST /v1/runs`` does (checked, admitted and counted the same way):
+    the new run's page, or the form again with each fault next to its field."""
+    sent = form(request)
+    fields = {name: sent.get(name) or "" for name in run_form.FIELDS}
+    try:
+        body = run_form.body_of(fields)
+    except run_form.FormFaults as exc:
+        return _new_run(session, fields, exc.faults)
+    try:
+        req, objective, budget = await prepare_body(request, session.key, orjson.dumps(body))
+        run_id = await enqueue(request, session.key, req, objective, budget)
+    except (ApiError, decido.ExpressionError, decido.EngineError) as exc:
+        return _new_run(session, fields, run_form.faults_of(as_api_error(exc)))
+    return redirect(f"/dashboard/runs/{run_id}")
+
+
+def _new_run(session: Session, fields: dict[str, str],
+             faults: dict[str, list[str]]) -> HTTPResponse:
+    """The new-run page (shown again with its faults: 200, as the decide form)."""
+    return page("run_new.html", session=session, fields=fields, faults=faults,
+                engines=sorted(engine_table()))
+
+
 @route("/keys", ("POST",))
 @html
 async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
@@ -104,11 +158,10 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
     label = (form(request).get("label") or "").strip() or None
     if label is not None and len(label) > LABEL_MAX:
         raise ApiError("invalid_parameter", f"label: at most {LABEL_MAX} characters")
-    await throttle_address(request)
+    record, secret = await issue_free_key(request, label, owner=session.key["id"])
     store: Store = request.app.ctx.store
-    accounts = store.accounts
-    record, secret = await accounts.create_key("free", "free", label, owner=session.key["id"])
-    return page("keys.html", session=session, keys=await accounts.account_keys(session.key["id"]),
+    return page("keys.html", session=session,
+                keys=await store.accounts.account_keys(session.key["id"]),
                 created={"secret": secret, "record": record})
 
 

@@ -12,6 +12,7 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
 - **Pairwise** (optional; weighting ``ahp``): the criteria's pairwise judgments, one row
   per line in the order of the criteria, entries separated by spaces or commas, as numbers
   or fractions (``1/3``); ``-`` below the diagonal for the reciprocal of the entry above.
+- **explain** and **sensitivity**: the API's switches of the same names (checkboxes).
 - **From a run** (``from_run``, set by "choose from this front"): the options are that
   run's front (:mod:`decido_service.dashboard.front`), the options box is not read.
 - **Samples** and **seed** (optional): a decision under uncertainty; CSV cells
@@ -57,7 +58,7 @@ def defaults() -> dict[str, str]:
             "id_column": "id", "method": "topsis",
             "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
             "constraints": "price <= 25", "expression": "", "top_k": "", "pairwise": "",
-            "samples": "", "seed": "", "from_run": ""}
+            "samples": "", "seed": "", "explain": "1", "sensitivity": "", "from_run": ""}
 
 
 def body_of(fields: dict[str, str]) -> dict[str, Any]:
@@ -68,7 +69,10 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     body: dict[str, Any] = {"from_run": from_run} if from_run else {"options": _options(
         fields.get("options", ""), fields.get("id_column", "").strip() or "id", problems)}
     method = fields.get("method", "")
-    body.update(method=method, explain=True)
+    body["method"] = method
+    for switch in ("explain", "sensitivity"):  # checkboxes: sent only when checked
+        if fields.get(switch):
+            body[switch] = True
     if method not in METHODS:
         problems.append(f"method: pick one of {', '.join(METHODS)}")
     if method == "expression":
@@ -131,7 +135,6 @@ def _uncertainty(body: dict[str, Any], fields: dict[str, str], problems: list[st
         elif text:
             uncertainty[name] = int(text)
     body["uncertainty"] = uncertainty
-    body.pop("explain", None)
 
 
 def _options(text: str, id_column: str, problems: list[str]) -> list[dict[str, Any]]:

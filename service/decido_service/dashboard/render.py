@@ -20,8 +20,10 @@ import jinja2
 from sanic.response import HTTPResponse
 
 from decido_service import __version__
+from decido_service.dashboard.summary import number_text
 from decido_service.http.problems import ApiError
 from decido_service.http.responses import Response
+from decido_service.store import short_id
 
 __all__ = ["ASSETS", "CSP", "asset", "page", "redirect"]
 
@@ -50,6 +52,8 @@ _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("decido_service.dashboard", "templates"),
     autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
 _ENV.globals["version"] = __version__
+_ENV.filters["short"] = short_id
+_ENV.filters["number_text"] = number_text
 
 
 def page(template: str, status: int = 200, **context: Any) -> HTTPResponse:

@@ -10,10 +10,24 @@ from urllib.parse import urlencode
 import msgspec
 
 from decido_service.http.problems import ApiError
+from decido_service.store import short_id
 from decido_service.types import DecisionLogEntry, Run
 
-__all__ = ["decision_row", "label_filters", "next_query", "objective_text", "objectives_of",
-           "request_summary", "run_row", "run_row_of_view", "usage_bars"]
+__all__ = ["compare_notes", "decision_row", "label_filters", "next_query", "number_text",
+           "objective_text", "objectives_of", "request_summary", "run_row", "run_row_of_view",
+           "usage_bars"]
+
+#: the largest magnitude written as a whole number (past it, floats are not exact integers)
+_WHOLE_MAX = 2.0**53
+
+
+def number_text(value: Any) -> str:
+    """A number as an option's value is read: a whole number without a decimal point
+    (``stop_on_convergence=0``, not ``0.0``: the API keeps options as floats), any other
+    float in its shortest exact form; other values as they are."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _WHOLE_MAX:
+        return str(int(value))
+    return str(value)
 
 
 def run_row(run: Run) -> dict[str, Any]:
@@ -96,9 +110,44 @@ def request_summary(request: dict[str, Any]) -> dict[str, Any]:
                        f"lower {min(lows):g} … {max(lows):g}, upper {min(highs):g} … "
                        f"{max(highs):g}") if bounds else "none",
             "engine": request.get("engine"), "goal": request.get("goal"),
-            "options": request.get("options") or {}, "seed": request.get("seed"),
+            "options": {k: number_text(v) for k, v in (request.get("options") or {}).items()},
+            "seed": request.get("seed"),
             "max_evaluations": request.get("max_evaluations"),
             "time_limit": request.get("time_limit"), "target": request.get("target")}
+
+
+def compare_notes(requests: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """What differs between the requests of runs compared on one plot (``{run id:
+    request}``): their objectives, goals and bounds, each a note ``{"what": ..., "groups":
+    [(text, [short ids])]}`` only when the runs do not all agree on it."""
+    aspects = (("objectives", _objective_text), ("goals", lambda r: str(r.get("goal"))),
+               ("bounds", _bounds_text))
+    notes = []
+    for what, text_of in aspects:
+        groups: dict[str, list[str]] = {}
+        for run_id, request in requests.items():
+            groups.setdefault(text_of(request), []).append(short_id(run_id))
+        if len(groups) > 1:
+            notes.append({"what": what, "groups": list(groups.items())})
+    return notes
+
+
+def _objective_text(request: dict[str, Any]) -> str:
+    objectives = request.get("objectives")
+    if objectives:
+        return "; ".join(f"{o.get('name')}: {o.get('expression')}" for o in objectives)
+    return str(request.get("objective_expression"))
+
+
+def _bounds_text(request: dict[str, Any]) -> str:
+    if request.get("variables"):
+        return "variables " + ", ".join(
+            f"{v.get('name')} " + (f"in {v['values']}" if v.get("values") is not None else
+                                   f"[{number_text(v.get('lower'))}, "
+                                   f"{number_text(v.get('upper'))}]")
+            for v in request["variables"])
+    summary = request_summary(request)
+    return f"{summary['dims']} variables: {summary['bounds']}"
 
 
 def usage_bars(usage: dict[str, Any]) -> list[dict[str, Any]]:

@@ -101,9 +101,10 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
                                for rid in chosen]
     offered = await runs.page(store, session.key["id"],
                               RunPage(limit=COMPARE_OFFERED, state="succeeded"))
+    notes = summary.compare_notes({v.id: msgspec.to_builtins(v.request) for v in picked})
     return page("compare.html", session=session,
                 offered=[summary.run_row(r) for r in offered.data],
-                picked=[summary.run_row(v) for v in picked],
+                picked=[summary.run_row(v) for v in picked], notes=notes,
                 kinds=front.compare_kinds([msgspec.to_builtins(v) for v in picked]),
                 chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
 

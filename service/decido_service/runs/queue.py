@@ -25,7 +25,6 @@ than ``DECIDO_RUN_RETENTION_DAYS`` days ago, once an hour.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import secrets
 import socket
@@ -49,8 +48,6 @@ from decido_service.types import Budget, OptimizeRequest, RunDocument
 
 __all__ = ["CLAIM_INTERVAL", "MIN_TIME_LIMIT", "SWEEP_INTERVAL", "RunWorker", "admit_run",
            "execute", "sweep"]
-
-log = logging.getLogger("decido.service")
 
 #: seconds between two looks at the queue of an idle run worker
 CLAIM_INTERVAL = 0.5

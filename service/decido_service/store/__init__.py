@@ -63,6 +63,7 @@ from decido_service.store.records import (
     metadata_of,
     metadata_text,
     ordered_id,
+    short_id,
 )
 from decido_service.store.runs import (
     FINISHED_STATES,
@@ -101,6 +102,7 @@ __all__ = [
     "judge",
     "open_store",
     "ordered_id",
+    "short_id",
     "window_bounds",
 ]
 

@@ -28,6 +28,7 @@ __all__ = [
     "metadata_of",
     "metadata_text",
     "ordered_id",
+    "short_id",
 ]
 
 
@@ -148,6 +149,17 @@ def ordered_id(prefix: str, epoch: float) -> str:
     nothing (every read of a record is scoped to its key), so it comes from the process's
     ``random`` generator (seeded from the OS) rather than a system call per id."""
     return f"{prefix}{int(epoch * 1000):012x}{random.getrandbits(48):012x}"
+
+
+#: how many characters of an id's random tail its short form shows
+SHORT_ID_LENGTH = 8
+
+
+def short_id(record_id: str) -> str:
+    """The short form of a record id that a person tells apart from its neighbours: the
+    last :data:`SHORT_ID_LENGTH` characters, from the random tail of an
+    :func:`ordered_id` (its time prefix is the same for records made in a row)."""
+    return record_id[-SHORT_ID_LENGTH:]
 
 
 def iso_utc(epoch: float) -> str:

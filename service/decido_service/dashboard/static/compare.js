@@ -1,6 +1,9 @@
-// The compare page: the convergence curves of 2-8 runs on one log-scaled plot (a value
-// <= 0 drawn at the floor of window.decidoLog, dash.js), joined on their evaluations
-// (uPlot.join); the legend under the plot names engine and seed. window.decidoDash.plots.compare is the plot (tests read it).
+// The compare page: the convergence curves of 2-8 runs on one plot, joined on their
+// evaluations (uPlot.join), on a vertical scale chosen from the data
+// (window.decidoScale, dash.js: linear, log of the values, or log of their distance to the
+// best value seen), named on the axis and in the note under the plot; the legend under the
+// plot names engine and seed. window.decidoDash.plots.compare is the plot and
+// window.decidoDash.scale the scale chosen (tests read them).
 (function () {
   "use strict";
   var el = document.getElementById("compare");
@@ -13,25 +16,37 @@
     return fetch("/dashboard/runs/" + id + "/trace.json", {credentials: "same-origin"})
       .then(function (r) { return r.json(); });
   })).then(function (views) {
-    var tables = views.map(function (v) {
-      // points are [evaluations, elapsed_ms, best]
-      return [v.trace.map(function (p) { return p[0]; }), v.trace.map(function (p) { return p[2]; })];
-    });
-    var floor = window.decidoLog.floor(tables.map(function (t) { return t[1]; }));
-    tables.forEach(function (t) { t[1] = window.decidoLog.clip(t[1], floor).ys; });
-    var data = uPlot.join(tables);
+    // points are [evaluations, elapsed_ms, best]
+    var xs = views.map(function (v) { return v.trace.map(function (p) { return p[0]; }); });
+    var ys = views.map(function (v) { return v.trace.map(function (p) { return p[2]; }); });
+    var maximize = views.every(function (v) { return v.goal === "maximize"; });
+    var scale = window.decidoScale.choose(ys, maximize);
+    var drawn = window.decidoScale.apply(scale, ys);
+    var clipped = drawn.reduce(function (n, d) { return n + d.clipped; }, 0);
+    var data = uPlot.join(xs.map(function (x, i) { return [x, drawn[i].ys]; }));
     var series = [{label: "evaluations"}].concat(views.map(function (v, i) {
       return {label: v.engine + " seed " + v.row.seed, stroke: COLORS[i % COLORS.length],
               width: 2, spanGaps: true, points: {show: false}};
     }));
+    var log = scale.kind !== "linear";
     dash.plots.compare = new uPlot({
       width: Math.max(280, el.clientWidth || 600), height: 360,
-      scales: {x: {time: false}, y: {distr: 3}},
-      axes: [{label: "evaluations"}, {label: "best value (log)", size: 70, values: window.decidoTicks,
-                                      splits: window.decidoLog.splits}],
+      scales: {x: {time: false}, y: {distr: log ? 3 : 1}},
+      axes: [window.decidoAxisX("evaluations"),
+             {label: scale.label, size: 70, values: window.decidoTicks,
+              splits: log ? window.decidoLog.splits : undefined}],
       series: series, legend: {show: false}
     }, data, el);
-    dash.points = tables.map(function (t) { return t[0].length; });
+    dash.scale = scale;
+    dash.points = xs.map(function (x) { return x.length; });
     el.dataset.series = String(views.length);
+    el.dataset.scale = scale.kind;
+    el.setAttribute("aria-label", "Best value against evaluations, one line per run; vertical axis: " + scale.label);
+    var note = {linear: "Linear scale: the runs' best values span less than two decades.",
+                log: "Log scale of the best values.",
+                "log-distance": "Log scale of each best value's distance to the best value seen (" +
+                  String(+scale.best.toPrecision(6)) + "), since the values are not all positive."}[scale.kind];
+    if (clipped) note += " " + clipped + " points at or below 0 on this scale (the best value seen itself) are drawn at its bottom.";
+    document.getElementById("compare-note").textContent = note;
   });
 })();

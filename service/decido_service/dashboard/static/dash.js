@@ -12,6 +12,30 @@
       return a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(0) : String(+v.toPrecision(3));
     });
   };
+  // The horizontal axis (evaluations, milliseconds): compact labels (20k, 1.5M) with the
+  // fewest significant digits that keep them apart, and room between ticks for the widest
+  // of them, so they never overlap (uPlot's default wrote 1,000,000 every 50 px)
+  var UNITS = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+  function compact(v, digits) {
+    if (v === null || v === undefined) return "";
+    var a = Math.abs(v);
+    for (var i = 0; i < UNITS.length; i++) {
+      if (a >= UNITS[i][0]) return String(+(v / UNITS[i][0]).toPrecision(digits)) + UNITS[i][1];
+    }
+    return String(+v.toPrecision(digits));
+  }
+  window.decidoCompactTicks = function (u, splits) {
+    var labels = [];
+    for (var digits = 3; digits <= 15; digits++) {
+      labels = splits.map(function (v) { return compact(v, digits); });
+      var shown = labels.filter(function (t) { return t !== ""; });
+      if (new Set(shown).size === shown.length) break;
+    }
+    return labels;
+  };
+  window.decidoAxisX = function (label) {
+    return {label: label, values: window.decidoCompactTicks, space: 64};
+  };
   // Log scale. A value <= 0 (log cannot show it), or below 1e-300, is drawn at a floor a
   // decade below the smallest positive value of the arrays (at least 1e-300); clip says
   // how many were. uPlot's log axis knows the decades 1e-16 to 1e16 only: values below
@@ -40,6 +64,82 @@
       return out;
     }
   };
+  // The vertical scale of several runs' best values, chosen from the data (the compare
+  // page; the run page's log toggle asks for a log scale, of the distances when needed): "log" of the values when they are all positive and span at least SPAN decades;
+  // else "log-distance", the log of each value's distance to the best value seen (the
+  // least when minimizing, the greatest when maximizing), when those distances span SPAN
+  // decades (a best value below zero, or reaching it); else "linear". A distance of 0
+  // (the best value seen itself) is drawn at the log scale's floor (window.decidoLog).
+  var SPAN = 2;
+  window.decidoScale = {
+    choose: function (arrays, maximize, log) {  // log: a log scale whatever the span
+      var lo = Infinity, hi = -Infinity;
+      arrays.forEach(function (ys) {
+        ys.forEach(function (y) {
+          if (y !== null && isFinite(y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
+        });
+      });
+      var linear = {kind: "linear", best: null, label: "best value"};
+      if (lo === Infinity) return linear;
+      var best = maximize ? hi : lo;
+      var plain = !maximize && lo > 0;   // the values themselves, else their distances
+      var least = Infinity, most = 0;
+      arrays.forEach(function (ys) {
+        ys.forEach(function (y) {
+          if (y === null || !isFinite(y)) return;
+          var d = plain ? y : Math.abs(y - best);
+          if (d > 0) { least = Math.min(least, d); most = Math.max(most, d); }
+        });
+      });
+      if (!log && (least === Infinity || Math.log10(most / least) < SPAN)) return linear;
+      if (plain || (!maximize && best === 0)) return {kind: "log", best: 0, label: "best value (log scale)"};
+      var text = String(+best.toPrecision(6));
+      return {kind: "log-distance", best: best,
+              label: "distance to best seen (" + text + "), log"};
+    },
+    // ys as drawn on the chosen scale (distances for "log-distance"; at the floor what log
+    // cannot show): {ys, clipped}
+    apply: function (scale, tables) {
+      if (scale.kind === "linear") return tables.map(function (ys) { return {ys: ys, clipped: 0}; });
+      var shifted = tables.map(function (ys) {
+        return ys.map(function (y) {
+          return y === null ? null : (scale.kind === "log" ? y : Math.abs(y - scale.best));
+        });
+      });
+      var floor = window.decidoLog.floor(shifted);
+      return shifted.map(function (ys) { return window.decidoLog.clip(ys, floor); });
+    }
+  };
+  // Tables wider than the screen scroll inside their box (.scroll): such a box gets a
+  // visible cue above it, shadows at the edges that hide columns (dash.css), and can take
+  // the keyboard's focus to scroll (checked on load and on every resize).
+  function scrollCues() {
+    Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (box) {
+      var over = box.scrollWidth > box.clientWidth + 1;
+      var cue = box.previousElementSibling;
+      var has = cue && cue.classList.contains("scroll-cue");
+      box.classList.toggle("overflows", over);
+      if (over && !has) {
+        cue = document.createElement("p");
+        cue.className = "scroll-cue";
+        cue.textContent = "Scroll sideways for more columns \u2192";
+        box.parentNode.insertBefore(cue, box);
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        var caption = box.querySelector("caption");
+        box.setAttribute("aria-label", (caption ? caption.textContent + ": " : "") + "scrolls sideways");
+      } else if (!over && has) {
+        cue.remove();
+        box.removeAttribute("tabindex");
+        box.removeAttribute("role");
+        box.removeAttribute("aria-label");
+      }
+    });
+  }
+  window.decidoScrollCues = scrollCues;
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", scrollCues);
+  else scrollCues();
+  window.addEventListener("resize", scrollCues);
   var PERIOD = 1000;
   function fmt(v, digits) {
     if (v === null || v === undefined) return "\u2014";

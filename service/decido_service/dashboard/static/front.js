@@ -37,7 +37,7 @@
     if (dash.plots.hypervolume) dash.plots.hypervolume.destroy();
     dash.plots.hypervolume = new uPlot({
       width: width(hvEl), height: 300, scales: {x: {time: false}},
-      axes: [{label: "evaluations"},
+      axes: [window.decidoAxisX("evaluations"),
              {label: "hypervolume", size: 70, values: window.decidoTicks}],
       series: [{label: "evaluations"},
                {label: "hypervolume", stroke: COLORS.front, width: 2,

@@ -27,7 +27,7 @@
     dash.plots.hypervolume = new uPlot({
       width: Math.max(280, el.clientWidth || 600), height: 360,
       scales: {x: {time: false}},
-      axes: [{label: "evaluations"},
+      axes: [window.decidoAxisX("evaluations"),
              {label: "hypervolume", size: 70, values: window.decidoTicks}],
       series: series, legend: {show: false}
     }, uPlot.join(tables), el);

@@ -25,10 +25,13 @@
     if (ms === null || ms === undefined) return "\u2014";
     return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s";
   }
-  // Log scale: what log cannot show is drawn at a floor (window.decidoLog, dash.js), and
-  // the note under the plot says so.
+  // Log scale: of the values when they are all positive, else of their distance to the
+  // best value (window.decidoScale, dash.js), named on the axis; what log cannot show is
+  // drawn at a floor (window.decidoLog), and the note under the plot says so.
   function logSafe(ys) {
-    return window.decidoLog.clip(ys, window.decidoLog.floor([ys]));
+    var scale = window.decidoScale.choose([ys], root.dataset.goal === "maximize", true);
+    var drawn = window.decidoScale.apply(scale, [ys])[0];
+    return {ys: drawn.ys, clipped: drawn.clipped, scale: scale};
   }
   dash.logSafe = logSafe;
 
@@ -40,8 +43,8 @@
     var plot = new uPlot({
       width: width(convEl), height: 320,
       scales: {x: {time: false}, y: {distr: opts.log ? 3 : 1}},
-      axes: [{label: opts.xLabel || "evaluations"},
-             {label: "best value", size: 70, values: window.decidoTicks,
+      axes: [window.decidoAxisX(opts.xLabel || "evaluations"),
+             {label: safe ? safe.scale.label : "best value", size: 70, values: window.decidoTicks,
               splits: opts.log ? window.decidoLog.splits : undefined}],
       series: [{label: opts.xLabel || "evaluations"},
                {label: "best", stroke: "#1d4ed8", width: 2, points: {show: xs.length < 60}}],
@@ -60,10 +63,15 @@
     var xs = useTime ? state.times : state.evals;
     drawConvergence(xs, state.best, {log: logY.checked,
                                      xLabel: useTime ? "time (ms)" : "evaluations"});
+    note();
+  }
+  // the line under the plot: how many points it shows (as they arrive), and how to read them
+  function note() {
+    var n = state.evals.length;
     document.getElementById("conv-note").textContent =
-      state.evals.length + " points" + (useTime && state.estimated
+      n + (n === 1 ? " point" : " points") + (timeX.checked && state.estimated
         ? "; times are estimated from evaluations at the run's mean rate (this trace was stored without them)"
-        : "") + (dash.clipped ? "; " + dash.clipped + " values <= 0 are drawn at the bottom of the log scale" : "");
+        : "") + (dash.clipped ? "; " + dash.clipped + " values at or below 0 on the log scale (the best value itself, a 0) are drawn at its bottom" : "");
   }
 
   function drawProfile(view) {
@@ -153,6 +161,7 @@
       if (dash.plots.convergence && !timeX.checked && !logY.checked) {
         dash.plots.convergence.setData([state.evals, state.best]);
         convEl.dataset.points = String(state.evals.length);
+        note();
       } else {
         redraw();
       }
