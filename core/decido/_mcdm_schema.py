@@ -3,8 +3,9 @@
 Written from the tables the validation reads (``decido._mcdm_vocabulary``: members,
 methods, parameters, weightings, goals, limits; ``decido._mcdm``: normalizations), so
 that the schema and ``decido.decide`` name the same things.
-The schema checks shapes; rules that need the values (an attribute every option has,
-weights required by weighting ``given``, positivity, bounds) are ``decide``'s alone.
+The schema checks shapes, and that a decision names its criteria unless its method is
+``expression``; rules that need the values (an attribute every option has, weights
+required by weighting ``given``, positivity, bounds) are ``decide``'s alone.
 """
 
 from __future__ import annotations
@@ -84,7 +85,22 @@ def _request(required: bool) -> dict[str, Any]:
     }
     if required:
         out["required"] = ["options"]
+        out.update(_conditions())
     return out
+
+
+#: the method is "expression": named, or implied by an expression when none is named
+_EXPRESSION = {"anyOf": [
+    {"required": ["method"], "properties": {"method": {"const": "expression"}}},
+    {"required": ["expression"], "properties": {"method": {"const": None},
+                                                "expression": {"type": "string"}}}]}
+
+
+def _conditions() -> dict[str, Any]:
+    """What a decision needs besides its options, as far as a schema can say it: criteria (a
+    list) unless the method is "expression" (``if``/``else``)."""
+    return {"if": _EXPRESSION,
+            "else": {"required": ["criteria"], "properties": {"criteria": {"type": "array"}}}}
 
 
 def _criterion() -> dict[str, Any]:

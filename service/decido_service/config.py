@@ -118,6 +118,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_RUN_BACKLOG": "run_backlog",
     "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
     "DECIDO_DECISION_RETENTION_DAYS": "decision_retention_days",
+    "DECIDO_DECISION_LOG_BYTES": "decision_log_bytes",
     "DECIDO_HEADER_TIMEOUT": "header_timeout",
     "DECIDO_BODY_TIMEOUT": "body_timeout",
     "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
@@ -165,6 +166,10 @@ class Settings:
     """``POST /v1/keys`` per client address per UTC hour (counter ``keys.hour``)."""
     decision_retention_days: int = 30
     """Days the decision log keeps an entry."""
+    decision_log_bytes: int = 64 * 1024 * 1024
+    """Bytes a key's decision log may hold (summaries, requests and answers as stored);
+    beyond it the key's oldest entries are deleted first, the newest always kept (0: no
+    cap)."""
     forwarded_allow_ips: str = ""
     """Peers whose ``X-Forwarded-For`` is believed: comma-separated addresses or networks
     (``10.0.0.0/8, ::1``), ``*`` for every peer; empty (the default) trusts no proxy."""
@@ -211,7 +216,8 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
-        for name in ("run_queue", "run_backlog", "connections_per_address"):
+        for name in ("run_queue", "run_backlog", "connections_per_address",
+                     "decision_log_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"setting {name!r} must be an integer >= 0, got {value!r}")

@@ -158,7 +158,7 @@ def test_other_keys_runs_and_bad_parameters(server: Any, key: str) -> None:
                  "/dashboard/decisions/dec_nope"):
         assert get(server, path, session).status == 404, path
     for path in ("/dashboard/runs?state=bogus", "/dashboard/runs?limit=0",
-                 "/dashboard/runs?starting_after=run_" + "0" * 24,
+                 "/dashboard/runs?starting_after=run_nope",
                  "/dashboard/decisions?starting_after=dec_nope"):
         page = get(server, path, session)
         assert page.status == 400 and b"Invalid parameter" in page.body, path

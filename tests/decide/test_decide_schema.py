@@ -55,6 +55,9 @@ VALID = [
     {"options": BASE["options"], "expression": "quality / price", "goal": "min"},
     BASE | {"criteria": [{"attribute": "price", "goal": "max"}, {"attribute": "quality"}]},
     BASE | {"method": None, "top_k": None, "log": None},
+    {"options": BASE["options"], "method": "expression", "expression": "quality"},
+    {"options": BASE["options"], "method": None, "expression": "quality"},
+    BASE | {"weighting": "equal", "criteria": [{"attribute": "price"}, {"attribute": "quality"}]},
 ]  # fmt: skip
 INVALID = [
     BASE | {"method": "wsum"},
@@ -76,6 +79,11 @@ INVALID = [
     BASE | {"id": 1.5},
     {"criteria": BASE["criteria"]},
     [1, 2],
+    # criteria are required unless the method is "expression" (named or implied)
+    {"options": BASE["options"]},
+    {"options": BASE["options"], "method": "topsis"},
+    {"options": BASE["options"], "method": "wsm", "expression": "quality / price"},
+    BASE | {"criteria": None},
 ]
 
 

@@ -386,8 +386,12 @@ def test_decision_log(url: str) -> None:
         assert first[0]["request"] is None and first[0]["summary"]["best"] == "o4"
         rest = await store.decisions.page("k1", 10, starting_after="dec_003")
         assert [d["id"] for d in rest] == ["dec_002", "dec_001", "dec_000"]
-        with pytest.raises(ValueError, match="starting_after"):
-            await store.decisions.page("k1", 10, starting_after="dec_009")
+        # a cursor that is not one of the key's is the position its id gives
+        assert [d["id"] for d in await store.decisions.page(
+            "k1", 10, starting_after="dec_009")] == [f"dec_00{i}" for i in range(4, -1, -1)]
+        assert [d["id"] for d in await store.decisions.page(
+            "k1", 10, starting_after="dec_0025")] == ["dec_002", "dec_001", "dec_000"]
+        assert await store.decisions.page("k1", 10, starting_after="dec_") == []
         got = await store.decisions.get("k1", "dec_002")
         assert got["request"] == {"n": 2} and got["answer"] == {"best": "o2"}
         assert (await store.decisions.get("k1", "dec_001"))["answer"] is None
@@ -478,8 +482,12 @@ def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
         assert [r["id"] for r in await store.runs.page("k", 10, state="running")] == [ids[0]]
         assert [r["id"] for r in await store.runs.page("k", 10, ids[3], "queued", "dss")
                 ] == [ids[2]]
-        with pytest.raises(ValueError):
-            await store.runs.page("k", 3, starting_after="run_" + "f" * 24)  # other's
+        # another key's run (or one deleted, or never made): the position its id gives
+        assert [r["id"] for r in await store.runs.page(
+            "k", 3, starting_after="run_" + "f" * 24)] == ids[::-1][:3]
+        assert await store.runs.page("other", 3, starting_after=ids[4]) == []
+        assert [r["id"] for r in await store.runs.page(
+            "other", 3, starting_after="run_" + "f" * 23 + "g")] == ["run_" + "f" * 24]
         # cancel: flagged while unfinished; a finished run keeps its flag unset
         assert await store.runs.request_cancel("k", ids[0]) == "running"
         assert (await store.runs.get("k", ids[0]) or {})["cancel_requested"] is True

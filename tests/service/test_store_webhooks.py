@@ -107,6 +107,9 @@ def test_claims_leases_and_outcomes(url: str) -> None:  # noqa: F811
         assert [d["id"] for d in page] == [f"msg_{n:024x}" for n in (99, 19, 18, 17, 16)]
         rest = await store.webhooks.page_deliveries("k1", w["id"], 100, page[-1]["id"])
         assert len(rest) == 16
+        # a delivery id that is not one of them is the position it gives
+        between = await store.webhooks.page_deliveries("k1", w["id"], 2, f"msg_{20:024x}")
+        assert [d["id"] for d in between] == [f"msg_{n:024x}" for n in (19, 18)]
         assert await store.webhooks.resend("k1", w["id"], first["id"], NOW + 5, 8)
         assert not await store.webhooks.resend("k2", w["id"], first["id"], NOW + 5, 8)
         assert await store.webhooks.delete("k1", w["id"])

@@ -35,6 +35,7 @@ from decido_service.runs.objective import Compiled
 from decido_service.runs.submit import answer_of, prepare, start_run
 from decido_service.store import KeyRecord
 from decido_service.types import (
+    SEMANTIC_FAULTS,
     Budget,
     ErrorEvent,
     IdempotencyHeaders,
@@ -61,7 +62,8 @@ _KEYED = (401, 413, 429, 503)
                 "JSON object per line (OptimizeEvent), a `progress` event every 0.25 s "
                 "while the run lasts, then its `result` (or an `error` problem). "
                 "Everything decided before the run starts (credentials, validation, caps, "
-                "limits) is answered as usual. A client that disconnects stops its run."))
+                "limits) is answered as usual. A client that disconnects stops its run. "
+                + SEMANTIC_FAULTS))
 async def optimize(request: ApiRequest) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     key, req, objective, budget = await prepare(request)

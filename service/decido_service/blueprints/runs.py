@@ -21,6 +21,7 @@ from decido_service.runs import idempotency
 from decido_service.runs.events import send_events
 from decido_service.runs.submit import enqueue, prepare
 from decido_service.types import (
+    SEMANTIC_FAULTS,
     EventsHeaders,
     IdempotencyHeaders,
     RunPage,
@@ -44,7 +45,7 @@ _READ_PARAMS = (400, 401, 429, 503)
     description="The body, validation, caps and limits of /v1/optimize; the run is counted "
                 "at admission and answered `queued` with `Location`. A key's runs queued or "
                 "running at once are capped by its tier (429 `too_many_runs`); a full queue "
-                "is 503 `overloaded`."))
+                "is 503 `overloaded`. " + SEMANTIC_FAULTS))
 async def submit(request: ApiRequest) -> HTTPResponse:
     """Admit a run and answer 202 with it queued (it runs in the background: in this
     worker when one of its run threads is free, else in whichever takes it first)."""

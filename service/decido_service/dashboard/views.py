@@ -26,7 +26,7 @@ from decido_service.http.params import parse
 from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
-from decido_service.types import DEFAULT_PAGE, RunPage
+from decido_service.types import DecisionPage, RunPage
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
 
@@ -112,8 +112,9 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
 @html
 async def decision_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
-    found = await decision_log.page(_store(request), session.key["id"], DEFAULT_PAGE,
-                                    request.args.get("starting_after"))
+    query = parse(DecisionPage, {k: v[0] for k, v in request.args.items()})
+    found = await decision_log.page(_store(request), session.key["id"], query.limit,
+                                    query.starting_after)
     return page("decisions.html", session=session,
                 decisions=[summary.decision_row(d) for d in msgspec.to_builtins(found.data)],
                 next_after=found.data[-1].id if found.has_more else None)

@@ -6,7 +6,9 @@ option and whether it is tied, the top of the ranking, counts, the time it took)
 whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else ``answer`` is
 ``null`` and the summary says ``answer_truncated``). Entries are committed with the call's
 admission or the group commit's next batch (:mod:`decido_service.decisions.decide`) before the
-answer is sent, and kept ``decision_retention_days`` (30 by default).
+answer is sent, and kept ``decision_retention_days`` (30 by default); a key's log holds at
+most ``decision_log_bytes`` (64 MiB by default), its oldest entries deleted first
+(:mod:`decido_service.store.decisions`).
 
 A summary keeps option ids (``best``, and the ids and bests of ``top``) of at most
 :data:`ID_CAP` characters: a longer one is cut to :data:`ID_CAP` characters, the last of
@@ -114,12 +116,8 @@ async def page(store: Store, key_id: str, limit: int,
                after: str | None = None) -> DecisionLogPage:
     """A page of ``key_id``'s log, newest first: at most ``limit`` entries and about
     :data:`PAGE_BYTES` bytes of them (at least one; summaries with their ids cut), and
-    whether more follow; 400 ``invalid_parameter`` for a cursor that is not one of the
-    key's entries."""
-    try:
-        found = await store.decisions.page(key_id, limit + 1, after)
-    except ValueError as exc:
-        raise ApiError("invalid_parameter", str(exc)) from None
+    whether more follow (``after``: a well-formed entry id, :class:`DecisionPage`)."""
+    found = await store.decisions.page(key_id, limit + 1, after)
     shown: list[DecisionLogEntry] = []
     size = 0
     for record in found[:limit]:

@@ -175,7 +175,10 @@ def _decision_schemas() -> dict[str, Schema]:
         schemas[name]["properties"]["from_run"] = from_run
     request = schemas["DecideRequest"]
     request.pop("required", None)
-    request["oneOf"] = [{"required": ["options"]}, {"required": ["from_run"]}]
+    # criteria are required with options (unless the method is "expression"); a run's
+    # front brings its own (its objectives)
+    request["oneOf"] = [{"required": ["options"], "if": request.pop("if"),
+                         "else": request.pop("else")}, {"required": ["from_run"]}]
     entry = schemas["DecideResult"]["properties"]["ranking"]["items"]
     numbers = {"type": "array", "items": {"type": ["number", "null"]}}
     entry["properties"].update(

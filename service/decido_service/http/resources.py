@@ -110,7 +110,8 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     settings = app.ctx.settings
     store = app.ctx.store = await open_store(
         settings.db, clock=settings.clock,
-        decision_retention=settings.decision_retention_days * 86400.0)
+        decision_retention=settings.decision_retention_days * 86400.0,
+        decision_log_bytes=settings.decision_log_bytes)
     store.start_pruning()
     app.ctx.admissions = GroupCommit(store.admissions)
     app.ctx.key_cache = KeyCache(store)

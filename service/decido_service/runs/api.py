@@ -63,11 +63,8 @@ async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
 
 async def page(store: Store, key_id: str, query: RunPage) -> RunList:
     """A page of ``key_id``'s runs, newest first."""
-    try:
-        rows = await store.runs.page(key_id, query.limit + 1, query.starting_after, query.state,
-                                     query.engine)
-    except ValueError as exc:  # a cursor that is not one of the key's runs
-        raise ApiError("invalid_parameter", str(exc)) from None
+    rows = await store.runs.page(key_id, query.limit + 1, query.starting_after, query.state,
+                                 query.engine)
     return RunList(data=[run_view(r) for r in rows[:query.limit]],
                    has_more=len(rows) > query.limit)
 

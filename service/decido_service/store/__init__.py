@@ -110,15 +110,18 @@ PRUNE_INTERVAL = 60.0
 
 class Store:
     """The concerns of one database (module docs). ``decision_retention``: seconds a
-    decision-log entry is kept (:meth:`prune`)."""
+    decision-log entry is kept (:meth:`prune`); ``decision_log_bytes``: the bytes a key's
+    decision log may hold (:mod:`~decido_service.store.decisions`; ``None``: no cap)."""
 
-    def __init__(self, database: Database, *, decision_retention: float = 30 * 86400.0) -> None:
+    def __init__(self, database: Database, *, decision_retention: float = 30 * 86400.0,
+                 decision_log_bytes: int | None = None) -> None:
         self.database = database
         self.decision_retention = float(decision_retention)
+        log = SQLDecisionLog(database, decision_log_bytes)
         self.accounts: Accounts = SQLAccounts(database)
-        self.admissions: Admissions = SQLAdmissions(database)
+        self.admissions: Admissions = SQLAdmissions(database, log)
         self.runs: Runs = SQLRuns(database)
-        self.decisions: DecisionLog = SQLDecisionLog(database)
+        self.decisions: DecisionLog = log
         self.webhooks: Webhooks = SQLWebhooks(database)
         self._pruning: asyncio.Task[None] | None = None
 
@@ -163,7 +166,8 @@ class Store:
 
 async def open_store(url: str = "./decido.db", *, create: bool = True,
                      clock: Callable[[], float] | None = None,
-                     decision_retention: float = 30 * 86400.0) -> Store:
+                     decision_retention: float = 30 * 86400.0,
+                     decision_log_bytes: int | None = None) -> Store:
     """Open (and migrate) the store at ``url``.
 
     ``postgresql://user@host/db`` (or ``postgres://``): the PostgreSQL backend
@@ -175,7 +179,8 @@ async def open_store(url: str = "./decido.db", *, create: bool = True,
     ``normal``, survives a killed process). ``create=False``: a missing database (SQLite:
     file; PostgreSQL: schema) is a :class:`StoreError` naming what was looked for, and
     nothing is created. ``clock`` stamps ``created_at`` of new keys and runs;
-    ``decision_retention`` is how many seconds decision-log entries are kept."""
+    ``decision_retention`` is how many seconds decision-log entries are kept and
+    ``decision_log_bytes`` how many bytes a key's log may hold (``None``: no cap)."""
     from decido_service.store.postgres_url import is_postgres_url
 
     database: Database
@@ -201,4 +206,5 @@ async def open_store(url: str = "./decido.db", *, create: bool = True,
     except BaseException:
         await database.close()
         raise
-    return Store(database, decision_retention=decision_retention)
+    return Store(database, decision_retention=decision_retention,
+                 decision_log_bytes=decision_log_bytes)

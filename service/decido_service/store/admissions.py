@@ -43,7 +43,7 @@ from decido_service.store.admission_rule import (
     prepare,
     window_bounds,
 )
-from decido_service.store.decisions import INSERT_DECISION
+from decido_service.store.decisions import SQLDecisionLog
 from decido_service.store.dialect import Database, Dialect, Tx
 from decido_service.store.records import (
     Admission,
@@ -83,10 +83,11 @@ class Admissions(Protocol):
 
 
 class SQLAdmissions:
-    """:class:`Admissions` on a database."""
+    """:class:`Admissions` on a database, writing the decision log ``log``."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, log: SQLDecisionLog) -> None:
         self.db = database
+        self.log = log
 
     async def admit_many(self, requests: Sequence[AdmissionRequest],
                          decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
@@ -98,9 +99,7 @@ class SQLAdmissions:
 
         async def body(tx: Tx) -> list[Admission]:
             admissions = await admit(tx, dialect, prepared)
-            rows = logged(requests, admissions, decisions)
-            if rows:
-                await tx.executemany(INSERT_DECISION, rows)
+            await self.log.append(tx, logged(requests, admissions, decisions))
             return admissions
 
         return await self.db.write(body)

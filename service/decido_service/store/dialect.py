@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["POSTGRES", "SQLITE", "Body", "Database", "Dialect", "Row", "Tx", "numbered"]
+__all__ = ["POSTGRES", "SQLITE", "Body", "Database", "Dialect", "Row", "Tx", "after_cursor",
+           "numbered"]
 
 T = TypeVar("T")
 #: a row as a backend returns it (a tuple, an asyncpg record): indexed by column position
@@ -120,3 +121,18 @@ def numbered(sql: str) -> str:
     statements hold no ``?`` inside a literal."""
     count = iter(range(1, sql.count("?") + 1))
     return _PLACEHOLDER.sub(lambda _: f"${next(count)}", sql)
+
+
+async def after_cursor(tx: Tx, table: str, key_id: str, cursor: str) -> tuple[str, Any]:
+    """The condition (SQL and its argument) of a page of ``key_id``'s rows of ``table``
+    (newest first, by ``seq``) that follows ``cursor``: the rows before it when it is one
+    of the key's; otherwise (deleted since, another key's, never made) the rows whose id
+    sorts before it. Ids begin with their creation time
+    (:func:`~decido_service.store.records.ordered_id`), so a page after an entry deleted
+    while a client was paging starts where that entry was, and any well-formed id is a
+    position."""
+    found = await tx.fetchrow(f"SELECT seq FROM {table} WHERE id = ? AND key_id = ?",
+                              cursor, key_id)
+    if found is None:
+        return "id < ?", cursor
+    return "seq < ?", found[0]

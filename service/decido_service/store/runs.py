@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 from decido import status
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
-from decido_service.store.dialect import Database, Row, Tx
+from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.records import Admission, AdmissionRequest, iso_utc
 from decido_service.store.webhooks import enqueue_run_event
 
@@ -85,9 +85,10 @@ class Runs(Protocol):
 
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
                    state: str | None = None, engine: str | None = None) -> list[dict[str, Any]]:
-        """Up to ``limit`` of ``key_id``'s runs, newest first, after the one with id
-        ``starting_after`` (``ValueError`` when that is not one of the key's), optionally
-        only those in ``state`` or of ``engine``."""
+        """Up to ``limit`` of ``key_id``'s runs, newest first, after ``starting_after`` (a
+        run id: the run's position, or the position its id would have,
+        :func:`~decido_service.store.dialect.after_cursor`), optionally only those in
+        ``state`` or of ``engine``."""
 
     async def unfinished(self) -> list[dict[str, Any]]:
         """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
@@ -220,12 +221,9 @@ class SQLRuns:
         async def body(tx: Tx) -> list[Row]:
             where, args = ["key_id = ?"], list[Any]([key_id])
             if starting_after is not None:
-                found = await tx.fetchrow("SELECT seq FROM runs WHERE id = ? AND key_id = ?",
-                                          starting_after, key_id)
-                if found is None:
-                    raise ValueError(f"starting_after: no run {starting_after!r} of this key")
-                where.append("seq < ?")
-                args.append(found[0])
+                condition, value = await after_cursor(tx, "runs", key_id, starting_after)
+                where.append(condition)
+                args.append(value)
             for column, value in (("state", state), ("engine", engine)):
                 if value is not None:
                     where.append(f"{column} = ?")

@@ -69,10 +69,23 @@ _SCHEMA = (
     "CREATE INDEX decisions_by_age ON decisions (created_epoch)",
 )
 
+#: 3: the decision log's byte cap (:mod:`~decido_service.store.decisions`): each entry's
+#: size, and each key's running total (entries logged before it counted as they are)
+_LOG_BYTES = (
+    "ALTER TABLE decisions ADD COLUMN size BIGINT NOT NULL DEFAULT 0",
+    "UPDATE decisions SET size = octet_length(summary) + octet_length(request)"
+    " + COALESCE(octet_length(answer), 0)",
+    """CREATE TABLE decision_log_bytes (
+        key_id TEXT PRIMARY KEY, total BIGINT NOT NULL){without_rowid}""",
+    "INSERT INTO decision_log_bytes (key_id, total)"
+    " SELECT key_id, SUM(size) FROM decisions GROUP BY key_id",
+)
+
 #: The ordered list (module docs): version ``i + 1`` is ``MIGRATIONS[i]``.
 MIGRATIONS: list[tuple[str, ...]] = [
     _SCHEMA,
     webhooks.SCHEMA,  # 2: webhook endpoints and their deliveries
+    _LOG_BYTES,  # 3: the decision log's byte cap
 ]
 
 

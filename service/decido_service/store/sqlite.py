@@ -173,6 +173,8 @@ class SQLiteDatabase:
             if mode.lower() != "wal":
                 raise StoreError(f"cannot put {self.path!r} in WAL mode (got {mode!r})")
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+            if sqlite3.sqlite_version_info < (3, 43, 0):  # built in since 3.43
+                conn.create_function("octet_length", 1, _octet_length, deterministic=True)
         except BaseException:
             conn.close()
             raise
@@ -293,6 +295,13 @@ class _Transaction:
         if isinstance(exc, sqlite3.Error):
             raise StoreError(f"store error: {exc}") from exc
         return False
+
+
+def _octet_length(value: Any) -> int | None:
+    """SQL ``octet_length`` (PostgreSQL's, SQLite's from 3.43): the UTF-8 bytes of a text."""
+    if value is None:
+        return None
+    return len(value) if isinstance(value, bytes) else len(str(value).encode())
 
 
 def _drive(coroutine: Coroutine[Any, Any, T]) -> T:

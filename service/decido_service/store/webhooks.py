@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from decido_service.store.dialect import Database, Row, Tx
+from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.records import iso_utc, ordered_id
 
 __all__ = ["DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE",
@@ -104,7 +104,8 @@ class Webhooks(Protocol):
     async def page_deliveries(self, key_id: str, webhook_id: str, limit: int,
                               starting_after: str | None = None) -> list[dict[str, Any]]:
         """Up to ``limit`` of the endpoint's deliveries, newest first, after
-        ``starting_after`` (``ValueError`` when that is not one of them)."""
+        ``starting_after`` (a delivery id: its position, or the position its id would have,
+        :func:`~decido_service.store.dialect.after_cursor`)."""
 
     async def resend(self, key_id: str, webhook_id: str, delivery_id: str, now: float,
                      retry_index: int) -> bool:
@@ -227,18 +228,13 @@ class SQLWebhooks:
                               starting_after: str | None = None) -> list[dict[str, Any]]:
         """A page of an endpoint's deliveries, newest first."""
         async def body(tx: Tx) -> list[Row]:
-            seq = _LAST
+            condition, value = "seq < ?", _LAST
             if starting_after is not None:
-                found = await tx.fetchrow(
-                    "SELECT seq FROM webhook_deliveries WHERE key_id = ? AND webhook_id = ? "
-                    "AND id = ?", key_id, webhook_id, starting_after)
-                if found is None:
-                    raise ValueError(f"starting_after: no delivery {starting_after!r} of "
-                                     "this webhook")
-                seq = int(found[0])
+                condition, value = await after_cursor(tx, "webhook_deliveries", key_id,
+                                                      starting_after)
             return await tx.fetch(
                 f"SELECT {_D} FROM webhook_deliveries WHERE key_id = ? AND webhook_id = ? "
-                "AND seq < ? ORDER BY seq DESC LIMIT ?", key_id, webhook_id, seq, limit)
+                f"AND {condition} ORDER BY seq DESC LIMIT ?", key_id, webhook_id, value, limit)
 
         return [_delivery(r) for r in await self.db.read(body)]
 

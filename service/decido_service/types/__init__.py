@@ -41,6 +41,7 @@ from decido_service.types.decision_log import (
 from decido_service.types.fields import MAX_LABEL, RUN_ID_PATTERN
 from decido_service.types.meta import Engine, EngineOption, Engines, Health
 from decido_service.types.optimize import (
+    SEMANTIC_FAULTS,
     ConstraintValue,
     ErrorEvent,
     Objective,
@@ -108,6 +109,7 @@ __all__ = [
     "TracePoint",
     "TraceQuery",
     "RUN_ID_PATTERN",
+    "SEMANTIC_FAULTS",
     "DecisionLogEntry",
     "DecisionLogPage",
     "DecisionLogRecord",

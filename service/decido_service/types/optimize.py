@@ -15,9 +15,9 @@ from decido.status import FinishedStatus
 from decido_service.types.fields import Count, EngineId, Goal, GoalIn
 from decido_service.types.problems import Problem
 
-__all__ = ["ConstraintValue", "ErrorEvent", "Objective", "ObjectiveInfo", "OptimizeEvent",
-           "OptimizeRequest", "OptimizeResult", "ParetoPoint", "ProgressEvent", "ResultEvent",
-           "RunProgress", "RunResult", "RunStatus", "Variable"]
+__all__ = ["SEMANTIC_FAULTS", "ConstraintValue", "ErrorEvent", "Objective", "ObjectiveInfo",
+           "OptimizeEvent", "OptimizeRequest", "OptimizeResult", "ParetoPoint", "ProgressEvent",
+           "ResultEvent", "RunProgress", "RunResult", "RunStatus", "Variable"]
 
 #: how a run ended, as the engine says (decido.status: C's stop reasons, and infeasible)
 RunStatus = Annotated[FinishedStatus, Meta(
@@ -54,6 +54,16 @@ class Objective(Struct, forbid_unknown_fields=True, kw_only=True):
 
     def __post_init__(self) -> None:
         self.goal = goal_name(self.goal)  # the long form
+
+
+#: what a body valid under the document can still be refused for (422, every fault with its
+#: pointer): what a schema cannot say, since it depends on values elsewhere in the body
+SEMANTIC_FAULTS = (
+    "A body the schema accepts is still 422 for what depends on other members: a lower "
+    "bound above its upper one, an option outside the engine's range, more dimensions than "
+    "the engine takes, and an expression (objective or constraint) that does not compile "
+    "— among them one naming `x[i]` with `i` at or past the number of bounds (`x[1]` "
+    "with one pair of bounds), or a variable that is not declared.")
 
 
 class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):

@@ -6,7 +6,9 @@ its base, :class:`PathParams`, :class:`QueryParams` or :class:`HeaderParams`); a
 encoded name is the parameter's name, its ``Meta`` description the parameter's.
 Lists are pages in the Stripe manner: newest first, ``limit`` items (1 to :data:`MAX_PAGE`,
 default :data:`DEFAULT_PAGE`), the cursor ``starting_after=<id>``, ``{"data": [...],
-"has_more": bool}``.
+"has_more": bool}``. Any well-formed id is a cursor (:data:`CURSOR`): one of the key's
+items, or a position by the creation time its id begins with (an item deleted while the
+client was paging, say), so a page never fails for the cursor's sake.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from typing import Annotated, ClassVar, Literal
 
 from msgspec import Meta, Struct
 
-from decido_service.types.fields import RUN_ID_PATTERN, EngineId, RunState
+from decido_service.types.fields import DECISION_ID_PATTERN, RUN_ID_PATTERN, EngineId, RunState
 
-__all__ = ["DEFAULT_PAGE", "LAST_EVENT_ID_PATTERN", "MAX_IDEMPOTENCY_KEY", "MAX_PAGE",
+__all__ = ["CURSOR", "DEFAULT_PAGE", "LAST_EVENT_ID_PATTERN", "MAX_IDEMPOTENCY_KEY", "MAX_PAGE",
            "DecisionPage", "DecisionPath", "EventsHeaders", "HeaderParams", "IdempotencyHeaders",
            "Page", "Params", "PathParams", "QueryParams", "RunPage", "RunPath", "TraceQuery"]
 
@@ -75,22 +77,23 @@ class Page(QueryParams, kw_only=True):
                      ] = DEFAULT_PAGE
 
 
+#: what a cursor's description says
+CURSOR = ("the last id of the previous page; an id that is not (or no longer) one of the "
+          "key's is the position its creation time gives (ids begin with it)")
+
+
 class DecisionPage(Page, kw_only=True):
     """A page of the decision log."""
 
-    starting_after: Annotated[str, Meta(
-        min_length=1,
-        description="the last id of the previous page (not one of the key's entries: 400)")
-    ] | None = None
+    starting_after: Annotated[str, Meta(pattern=DECISION_ID_PATTERN, description=CURSOR)
+                              ] | None = None
 
 
 class RunPage(Page, kw_only=True):
     """A page of a key's runs and its filters."""
 
-    starting_after: Annotated[str, Meta(
-        pattern=RUN_ID_PATTERN,
-        description="the last id of the previous page (not one of the key's runs: 400)")
-    ] | None = None
+    starting_after: Annotated[str, Meta(pattern=RUN_ID_PATTERN, description=CURSOR)
+                              ] | None = None
     state: Annotated[RunState, Meta(description="only runs in this state")] | None = None
     engine: Annotated[EngineId, Meta(description="only runs of this engine")] | None = None
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal, get_args
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from decido_service.types.fields import Count, Timestamp
-from decido_service.types.params import Page, PathParams
+from decido_service.types.params import CURSOR, Page, PathParams
 
 __all__ = ["DELIVERY_ID_PATTERN", "EVENT_TYPES", "WEBHOOK_ID_PATTERN", "Delivery",
            "DeliveryAttempt", "DeliveryList", "DeliveryPage", "DeliveryPath", "Webhook",
@@ -131,7 +131,5 @@ class DeliveryPath(PathParams):
 class DeliveryPage(Page, kw_only=True):
     """A page of an endpoint's deliveries."""
 
-    starting_after: Annotated[str, Meta(
-        pattern=DELIVERY_ID_PATTERN,
-        description="the last id of the previous page (not one of the endpoint's "
-                    "deliveries: 400)")] | None = None
+    starting_after: Annotated[str, Meta(pattern=DELIVERY_ID_PATTERN, description=CURSOR)
+                              ] | None = None

@@ -179,11 +179,8 @@ async def page_deliveries(store: Store, key: KeyRecord, webhook_id: str,
                           query: DeliveryPage) -> DeliveryList:
     """A page of the endpoint's deliveries, newest first."""
     await find(store, key, webhook_id)
-    try:
-        rows = await store.webhooks.page_deliveries(key["id"], webhook_id, query.limit + 1,
-                                           query.starting_after)
-    except ValueError as exc:
-        raise ApiError("invalid_parameter", str(exc)) from None
+    rows = await store.webhooks.page_deliveries(key["id"], webhook_id, query.limit + 1,
+                                                query.starting_after)
     return DeliveryList(data=[delivery_view(r) for r in rows[:query.limit]],
                         has_more=len(rows) > query.limit)
 
