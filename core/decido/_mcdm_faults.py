@@ -192,9 +192,19 @@ def fail(where: Where, code: str, message: str) -> DecisionError:
 
 
 def did_you_mean(name: str, known: Sequence[str]) -> str:
-    """``; did you mean 'x'?`` for the names of ``known`` close to ``name``, else ``""``."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+    """``; did you mean 'x'?`` for the names of ``known`` close to ``name``, else ``""``.
+
+    A name that differs only in case and separators (``L-BFGS-B`` for ``lbfgsb``,
+    ``nelder-mead`` for ``nelder_mead``) is the one suggestion; else the close ones."""
+    plain = _plain(name)
+    same = [k for k in known if _plain(k) == plain]
+    close = same or difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _plain(name: str) -> str:
+    """``name`` in lower case without separators (what :func:`did_you_mean` compares)."""
+    return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
 def kind_of(value: Any) -> str:

@@ -52,6 +52,7 @@ from decido._mcdm_vocabulary import (
     Param,
 )
 from decido.goals import goal_name, goal_problem
+from decido.metadata import metadata_faults
 
 
 def parse_request(request: Any, faults: Faults) -> Decision:
@@ -74,6 +75,8 @@ def parse_request(request: Any, faults: Faults) -> Decision:
     explain = _flag(get("explain"), "explain", faults)
     sensitivity = _flag(get("sensitivity"), "sensitivity", faults)
     _flag(get("log"), "log", faults)  # read by the service
+    for where, code, message in metadata_faults(get("metadata")):  # read by the service
+        faults.add(("metadata", *where), code, message)
     plan = Decision(
         method or "wsm",
         _constraints(get("constraints"), faults),

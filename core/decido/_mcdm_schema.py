@@ -35,6 +35,7 @@ from decido._mcdm_vocabulary import (
     Param,
 )
 from decido.goals import GOAL_NAMES
+from decido.metadata import metadata_schema
 
 
 def _nullable(values: tuple[str, ...]) -> dict[str, Any]:
@@ -69,6 +70,7 @@ def _request_members() -> dict[str, dict[str, Any]]:
         "top_k": {"type": ["integer", "null"], "minimum": 1},
         "expression": {"type": ["string", "null"]},
         "goal": _nullable(GOAL_NAMES),
+        "metadata": metadata_schema(),
         **more_request_members(),
     }
     for name in FLAGS:

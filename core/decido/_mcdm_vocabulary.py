@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from decido import _mcdm_methods as m
 from decido._mcdm_methods import PREFERENCES, Scored
+from decido.metadata import DESCRIPTION as METADATA_DESCRIPTION
 
 #: Limits of the library, read at each call (the service sets tighter per-plan
 #: limits).  ``max_promethee_options`` bounds the feasible options of PROMETHEE II,
@@ -58,6 +59,8 @@ FIELDS = {
     "explain": "add an explanation to each ranking entry",
     "sensitivity": "add the weight intervals that keep the top choice",
     "log": "read by the service (decision log); ignored here",
+    "metadata": "the logged decision's " + METADATA_DESCRIPTION
+                + "; read by the service, checked and ignored here",
     "expression": "the score of method 'expression'",
     "goal": "maximize (default) or minimize the score of method 'expression' ('max' and "
             "'min' are aliases)",

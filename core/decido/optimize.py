@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from decido import _engine
 from decido._engine import RunMonitor
+from decido._mcdm_faults import did_you_mean
 from decido._problem import Problem, engine_error
 from decido._problem import is_real as _is_real
 from decido._run_args import (
@@ -326,9 +327,11 @@ def _check(
     info = _engine_table().get(engine_id) if isinstance(engine_id, str) else None
     opts: dict[str, float] = {}
     if info is None:
-        known = ", ".join(_engine_table())
+        known = list(_engine_table())
+        hint = did_you_mean(engine_id, known) if isinstance(engine_id, str) else ""
         found.append(Problem(("engine",), "unknown_engine",
-                             f"unknown engine {engine_id!r}; engines: {known}"))
+                             f"unknown engine {engine_id!r}{hint} (engines: "
+                             f"{', '.join(known)})"))
     else:
         n = len(b) if b is not None else len(bounds) if isinstance(bounds, (list, tuple)) \
             else None

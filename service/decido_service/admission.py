@@ -258,7 +258,7 @@ def _limit_refusal(refused: CounterState, now: float) -> ApiError:
     return ApiError(
         limits.refusal_code(refused),
         f"the {refused.name} limit of {refused.limit} is reached; "
-        f"it resets at {refused.reset} (epoch seconds)",
+        f"it resets {limits.resets_in(refused, now)}",
         headers={"Retry-After": str(limits.retry_after(refused, now))},
         extra=limits.problem_fields(refused),
     )

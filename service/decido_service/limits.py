@@ -213,6 +213,19 @@ def retry_after(state: CounterState, now: float) -> int:
     return max(1, math.ceil(state.reset - now))
 
 
+def resets_in(state: CounterState, now: float) -> str:
+    """When ``state``'s window resets, for a sentence: ``in 40 s``, ``in 12 min``,
+    ``in 5 h``; a longer wait with its date (``on 2026-12-01T00:00:00Z, in 3 days``)."""
+    wait = retry_after(state, now)
+    if wait < 120:
+        return f"in {wait} s"
+    if wait < 7200:
+        return f"in {math.ceil(wait / 60)} min"
+    if wait < 172_800:
+        return f"in {math.ceil(wait / 3600)} h"
+    return f"on {iso_utc(state.reset)}, in {math.ceil(wait / 86_400)} days"
+
+
 def refusal_code(state: CounterState) -> str:
     """The problem ``code`` of a 429 for a refused counter."""
     if state.name == "keys.hour":
@@ -246,6 +259,21 @@ def _beyond(cap: int | None, requested: float | None, code: str, field: str,
     return LimitViolation(code, field, cap, requested, detail)
 
 
+def _more(field: str, cap: int | None, unit: str, settings: Settings | None) -> str:
+    """Where a larger ``field`` than ``cap`` is to be had: the first tier of the table
+    (in its order) that allows more, and how its keys are made (``""``: none does, or
+    ``cap`` is no limit)."""
+    if cap is None:
+        return ""
+    for tier, row in (settings or get_settings()).tiers.items():
+        value = row.get(field)
+        if value is None or value > cap:
+            allows = "no limit" if value is None else f"{value} {unit}"
+            return (f"; the {tier} tier allows {allows} (its keys are made by the "
+                    f"service's operator: decido keys create --tier {tier})")
+    return ""
+
+
 def run_caps(
     key: KeyRecord,
     dims: int,
@@ -267,7 +295,8 @@ def run_caps(
     eval_cap, time_cap = t["max_evaluations"], t["max_time_limit"]
     violation = _beyond(
         t["max_dims"], dims, "max_dims_exceeded", "bounds",
-        f"{dims} dimensions are above the {key['tier']} tier's Max Dims of {t['max_dims']}"
+        f"{dims} dimensions asked; the {key['tier']} tier allows at most {t['max_dims']} "
+        f"dimensions{_more('max_dims', t['max_dims'], 'dimensions', settings)}"
     ) or _beyond(
         eval_cap, max_evaluations, "compute_cap_exceeded", "max_evaluations",
         f"max_evaluations {max_evaluations} is above the {key['tier']} tier's cap of "

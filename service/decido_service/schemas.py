@@ -35,6 +35,7 @@ from jsonschema.exceptions import ValidationError, best_match  # type: ignore[im
 from msgspec import UNSET
 
 import decido
+from decido.metadata import metadata_faults
 from decido.objectives import objective_problems
 from decido.optimize import Problem, problems
 from decido.pareto import run_problems
@@ -242,9 +243,20 @@ def _decode_slowly(kind: type[T], body: bytes) -> T:
         except msgspec.ValidationError:
             found.append(_converted_fault(raw, kind) or Problem((), "invalid_value", "invalid"))
     if kind is OptimizeRequest and isinstance(raw, dict):
+        semantic = _semantic(raw) + [Problem(("metadata", *where), code, message) for
+                                     where, code, message in metadata_faults(raw.get("metadata"))]
+        # where the library says it better (the value sent, the near name, the labels'
+        # rules in its words), its fault replaces the schema's
+        own = {p.path for p in semantic if p.path[:1] in _LIBRARY_FIRST}
+        found = [p for p in found if p.path not in own and p.path[:1] != ("metadata",)]
         faulted = [p.path for p in found]
-        found += [p for p in _semantic(raw) if not _related(p.path, faulted)]
+        found += [p for p in semantic if not _related(p.path, faulted)]
     raise validation_error([_entry(p) for p in found])
+
+
+#: the members whose faults the library words better than the schema: an unknown engine
+#: (the value sent, the near name: ``nelder-mead`` -> ``nelder_mead``) and the labels
+_LIBRARY_FIRST = (("engine",), ("metadata",))
 
 
 def _related(path: Path, faulted: list[Path]) -> bool:

@@ -52,3 +52,18 @@ def test_dimensions_beyond_the_engine() -> None:
     wide = [[0, 1]] * (engine["max_dims"] + 1)
     (fault,) = problems(wide, engine=engine["id"])
     assert fault.path == ("bounds",) and fault.code == "invalid_argument"
+
+
+@pytest.mark.parametrize(("sent", "near"), [("nelder-mead", "'nelder_mead'"),
+                                            ("L-BFGS-B", "'lbfgsb'"), ("CMAES", "'cmaes'"),
+                                            ("cmaess", "'cmaes'")])
+def test_an_unknown_engine_is_echoed_with_its_near_name(sent: str, near: str) -> None:
+    with pytest.raises(decido.EngineError) as caught:
+        decido.minimize("sum(x**2)", [[0, 1]], engine=sent)
+    assert caught.value.code == "unknown_engine"
+    assert str(caught.value.message).startswith(f"unknown engine {sent!r}; did you mean {near}?")
+
+
+def test_an_engine_far_from_every_name_gets_the_list_only() -> None:
+    (found,) = [p for p in problems([[0, 1]], engine="simplex") if p.code == "unknown_engine"]
+    assert "did you mean" not in found.message and "(engines: dss, " in found.message

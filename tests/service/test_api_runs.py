@@ -111,10 +111,13 @@ def test_running_run_shows_progress_then_cancel_keeps_its_best(server: LiveServe
     end = wait_for(server, key, doc["id"], "cancelled", "succeeded", "failed")
     assert time.monotonic() - started < 5  # far from its 20 s time limit
     assert end["state"] == "cancelled" and end["result"]["status"] == "stopped"
+    assert end["result"]["message"].startswith("cancelled at its key's request (POST "
+                                               "/v1/runs/{id}/cancel"), end["result"]
     assert end["result"]["evaluations"] >= run["progress"]["evaluations"]
     assert end["result"]["value"] is not None and len(end["result"]["x"]) == 1000
     again = server.request("POST", f"/v1/runs/{doc['id']}/cancel", headers=auth(key))
     assert again.status == 409 and again.json()["code"] == "run_finished"
+    assert again.json()["detail"] == f"run {doc['id']} has already been cancelled"
     assert server.request("DELETE", f"/v1/runs/{doc['id']}", headers=auth(key)).status == 204
 
 
@@ -197,6 +200,7 @@ def test_sigterm_cancels_running_runs_after_the_grace(tmp_path: Path) -> None:
                        "queued")
         assert end["state"] == "cancelled", end
         assert end["result"]["status"] == "stopped" and end["result"]["evaluations"] > 0
+        assert end["result"]["message"].startswith("cancelled: the service shut down")
 
 
 def test_kill_9_then_restart_marks_the_run_failed_interrupted(tmp_path: Path) -> None:

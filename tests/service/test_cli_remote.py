@@ -54,7 +54,8 @@ def test_optimize_on_the_server_then_list_and_show_the_run(remote: dict[str, str
     assert len(listed) == 1 and listed[0]["state"] == "succeeded"
     run_id = listed[0]["id"]
     table = decido(remote, "runs", "list").stdout.splitlines()
-    assert table[0].split() == ["id", "state", "engine", "dims", "created", "best"]
+    assert table[0].split() == ["id", "state", "engine", "dims", "created", "best",
+                                "metadata"]
     assert table[1].split()[:4] == [run_id, "succeeded", "de", "3"]
     shown = decido(remote, "runs", "show", run_id)
     assert f"id           {run_id}" in shown.stdout and "status       " in shown.stdout
@@ -160,3 +161,31 @@ def test_ctrl_c_cancels_a_remote_run_of_several_objectives(remote: dict[str, str
     assert "status       stopped" in out and "hypervolume" in out
     with Client(remote["DECIDO_URL"], remote["DECIDO_KEY"]) as client:
         assert [r.state for r in client.runs()] == ["cancelled"]
+
+
+def test_labels_from_the_command_line(remote: dict[str, str], tmp_path: Path) -> None:
+    """``--meta KEY=VALUE`` labels a remote run or decision; ``runs list --meta`` filters."""
+    small = ["sum(x**2)", "-b", "-1:1", "-n", "2", "--budget", "200", "--json"]
+    out = decido(remote, "optimize", *small, "--meta", "project=bridge-A", "--meta",
+                 "team=north")
+    assert out.returncode == 0, out.stderr
+    assert decido(remote, "optimize", *small, "--meta", "project=bridge-B").returncode == 0
+    listed = json.loads(decido(remote, "runs", "list", "--meta", "project=bridge-A",
+                               "--json").stdout)
+    assert [r["metadata"] for r in listed] == [{"project": "bridge-A", "team": "north"}]
+    table = decido(remote, "runs", "list", "--meta", "project=bridge-B").stdout.splitlines()
+    assert len(table) == 2 and table[1].split()[-1] == "project=bridge-B"
+    shown = decido(remote, "runs", "show", listed[0]["id"]).stdout
+    assert "metadata     project=bridge-A team=north" in shown
+    data = tmp_path / "o.csv"
+    data.write_text("id,price\na,10\nb,12\n")
+    out = decido(remote, "decide", str(data), "--criterion", "price:min", "--meta", "lot=7")
+    assert out.returncode == 0, out.stderr
+    with Client(remote["DECIDO_URL"], remote["DECIDO_KEY"]) as client:
+        (entry,) = client.decisions(metadata={"lot": "7"})
+    assert entry["metadata"] == {"lot": "7"}
+    bad = decido(remote, "runs", "list", "--meta", "project")
+    assert bad.returncode == 2 and "'project': expected KEY=VALUE" in bad.stderr
+    here = {k: v for k, v in remote.items() if not k.startswith("DECIDO")}
+    bad = decido(here, "optimize", *small, "--meta", "project=x")
+    assert bad.returncode == 2 and "--meta labels what a server keeps" in bad.stderr

@@ -138,6 +138,35 @@ def test_decisions_usage_engines_and_keys(live: LiveServer, client: Client) -> N
         assert err.value.status == 401 and err.value.code == "missing_credentials"
 
 
+def test_labels_are_sent_and_lists_filter_by_them(live: LiveServer, client: Client) -> None:
+    labelled = client.submit(SPHERE, [[-5, 5]] * 2, max_evaluations=200,
+                             metadata={"project": "bridge-A"})
+    assert labelled.metadata == {"project": "bridge-A"}
+    result = client.minimize(SPHERE, [[-5, 5]] * 2, max_evaluations=200,
+                             metadata={"project": "bridge-A", "step": "2"})
+    assert isinstance(result, decido.OptimizeResult)
+    client.submit(SPHERE, [[-5, 5]] * 2, max_evaluations=200)
+    found = [r.metadata for r in client.runs(metadata={"project": "bridge-A"})]
+    assert found == [{"project": "bridge-A", "step": "2"}, {"project": "bridge-A"}]
+    assert [r.id for r in client.runs(metadata={"step": "2", "project": "bridge-A"})] != []
+    client.decide(DECISION, metadata={"project": "bridge-A"})
+    client.batch({"defaults": DECISION, "decisions": [{"id": 1}]},
+                 metadata={"project": "bridge-B"})
+    assert [d["kind"] for d in client.decisions(metadata={"project": "bridge-B"})] == ["batch"]
+    assert [d["metadata"] for d in client.decisions(metadata={"project": "bridge-A"})] == [
+        {"project": "bridge-A"}]
+    with pytest.raises(InvalidRequest) as bad:
+        client.submit(SPHERE, [[-5, 5]] * 2, metadata={"k" * 41: "v"})
+    assert bad.value.errors[0].pointer == "/metadata/" + "k" * 41
+
+    async def main() -> list[dict[str, str]]:
+        async with AsyncClient(url(live), live.create_key()["key"]) as aio:
+            await aio.decide(DECISION, metadata={"project": "async"})
+            return [d["metadata"] async for d in aio.decisions(metadata={"project": "async"})]
+
+    assert asyncio.run(main()) == [{"project": "async"}]
+
+
 def test_problems_become_typed_exceptions(live: LiveServer, client: Client) -> None:
     with pytest.raises(InvalidRequest) as err:
         client.submit("sum(x**2)", [[1, -1], [0, 1], [3, 2]], engine="de",

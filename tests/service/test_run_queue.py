@@ -104,6 +104,9 @@ def test_idempotency_key(queue_server: LiveServer) -> None:
     first = next(a for a in answers if a.status == 202)
     assert again.status == 202 and again.body == first.body
     assert again.header("location") == f"/v1/runs/{run_id}"
+    assert again.header("idempotent-replayed") == "true"  # a replay says so
+    accepted = [a.header("idempotent-replayed") for a in answers if a.status == 202]
+    assert sorted(accepted, key=str) == [None, "true"][:len(accepted)]  # one first answer
     assert len(srv.request("GET", "/v1/runs", headers=auth(key)).json()["data"]) == 1
     other = srv.request("POST", "/v1/runs", {**SPHERE, "seed": 8}, headers=headers)
     assert other.status == 422 and other.json()["code"] == "idempotency_key_reused"
@@ -115,6 +118,8 @@ def test_idempotency_key(queue_server: LiveServer) -> None:
     one = srv.request("POST", "/v1/optimize", SPHERE, headers=sync_headers)
     two = srv.request("POST", "/v1/optimize", SPHERE, headers=sync_headers)
     assert one.status == two.status == 200 and one.json() == two.json()
+    assert (one.header("idempotent-replayed"), two.header("idempotent-replayed")) == (None,
+                                                                                     "true")
     assert used(srv, key) == 2
     mine = srv.create_key(tier="team")["key"]
     assert srv.request("POST", "/v1/runs", SPHERE,

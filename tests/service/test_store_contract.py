@@ -658,3 +658,51 @@ def test_ordered_ids_sort_by_creation_time_and_differ() -> None:
     assert all(len(i) == 4 + 24 and int(i[4:], 16) >= 0 for i in ids)
     same_ms = {ordered_id("run_", 1_767_225_600.0) for _ in range(1000)}
     assert len(same_ms) == 1000  # 48 random bits apart within one millisecond
+
+
+# ---------------------------------------------------------------- metadata (labels)
+
+#: labels with what SQL and JSON paths treat specially (quotes, dots, brackets in values,
+#: unicode, an empty value) and a value that is a number's text
+LABELS = [{"project": "bridge-A", "team": "north"}, {"project": "bridge-B"},
+          {"project": "bridge-A", "team": "south", "it's": 'a "q"', "a.b": "x[0]"},
+          {}, {"project": "bridge-A", "zone": "", "π": "3.14"}, {"n": "7"}]
+
+
+def test_runs_and_decisions_filter_by_their_labels(url: str) -> None:
+    """Labels are kept as given (``{}`` for none), and a page keeps the rows with every
+    label asked for, newest first, with its cursor; another key's rows never."""
+    async def scenario(store: Store) -> None:
+        ids = [f"run_{i:024x}" for i in range(len(LABELS))]
+        for run_id, labels in zip(ids, LABELS, strict=True):
+            await store.runs.record({"id": run_id, "key_id": "k", "state": "queued",
+                                     "metadata": labels})
+        await store.runs.record({"id": "run_" + "f" * 24, "key_id": "other",
+                                 "metadata": {"project": "bridge-A"}})
+        await store.admissions.admit_many([], [
+            _decision(i, "k")._replace(metadata=json.dumps(labels) if labels else None)
+            for i, labels in enumerate(LABELS)] + [
+            _decision(90, "other")._replace(metadata='{"project": "bridge-A"}')])
+        assert [(await store.runs.get("k", i) or {})["metadata"] for i in ids] == LABELS
+        assert [(await store.decisions.get("k", f"dec_{i:03d}") or {})["metadata"]
+                for i in range(len(LABELS))] == LABELS
+        cases = [({"project": "bridge-A"}, [4, 2, 0]), ({"project": "bridge-A", "team": "south"},
+                 [2]), ({"it's": 'a "q"', "a.b": "x[0]"}, [2]), ({"zone": ""}, [4]),
+                 ({"π": "3.14"}, [4]), ({"n": "7"}, [5]), ({"project": "bridge-C"}, []),
+                 ({"team": "north", "project": "bridge-B"}, []), ({}, [5, 4, 3, 2, 1, 0])]
+        for labels, want in cases:
+            runs = await store.runs.page("k", 10, metadata=labels)
+            assert [r["id"] for r in runs] == [ids[i] for i in want], labels
+            decisions = await store.decisions.page("k", 10, metadata=labels)
+            assert [d["id"] for d in decisions] == [f"dec_{i:03d}" for i in want], labels
+            assert all(d["metadata"] == LABELS[i] for d, i in zip(decisions, want,
+                                                                   strict=True))
+        # a page after a cursor keeps filtering
+        assert [r["id"] for r in await store.runs.page(
+            "k", 1, starting_after=ids[4], metadata={"project": "bridge-A"})] == [ids[2]]
+        assert [d["id"] for d in await store.decisions.page(
+            "k", 1, "dec_004", {"project": "bridge-A"})] == ["dec_002"]
+        assert [r["id"] for r in await store.runs.page(
+            "k", 10, state="queued", metadata={"n": "7"})] == [ids[5]]
+
+    run(url, scenario, clock=lambda: NOW)

@@ -190,7 +190,7 @@ def test_the_migration_sizes_entries_logged_before_it(url: str,  # noqa: F811
         async def body(tx):  # type: ignore[no-untyped-def]
             await tx.executemany(
                 "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary,"
-                " request, answer) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " request, answer, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [_entry(0), _entry(1, extra="€"), _entry(0, "k2")])
         await store.database.write(body)
 
@@ -206,3 +206,9 @@ def test_the_migration_sizes_entries_logged_before_it(url: str,  # noqa: F811
         assert await store.decisions.stored_bytes("k1") == 2 * SIZE + 3
 
     run(url, after, decision_log_bytes=2 * SIZE + 3 + SIZE // 2)
+
+
+def test_an_entry_s_labels_count_in_its_size() -> None:
+    """The labels are kept in the row (its ``metadata`` column), so they count."""
+    labels = '{"project": "bridge-é"}'
+    assert entry_size(_entry(0)._replace(metadata=labels)) == SIZE + len(labels.encode())

@@ -133,7 +133,7 @@ def test_run_event_signed_retried_with_one_id_and_listed(hooks_server: LiveServe
         hook = create(server, key, rcv.url, ["run.succeeded"])
         rcv.secrets(hook["secret"])
         rcv.plan(statuses=[500, 503])  # two failures (one with Retry-After: 1), then 200
-        run = submit(server, key, SPHERE)
+        run = submit(server, key, {**SPHERE, "metadata": {"project": "bridge-A"}})
         got = rcv.wait(lambda g: len(g) >= 3)
         assert len({g["id"] for g in got}) == 1  # one event, one webhook-id on every attempt
         assert all(g["verified"] == [hook["secret"]] for g in got)
@@ -141,6 +141,7 @@ def test_run_event_signed_retried_with_one_id_and_listed(hooks_server: LiveServe
         final = wait_for(server, key, run["id"], "succeeded")
         assert body["type"] == "run.succeeded" and body["data"] == final
         assert "trace" not in body["data"]
+        assert body["data"]["metadata"] == {"project": "bridge-A"}  # labels travel along
         assert got[0]["headers"]["user-agent"].startswith("decido-webhooks/")
         found = wait_delivery(server, key, hook["id"], lambda d: d["state"] == "delivered")
         msgspec.convert(found, Delivery)

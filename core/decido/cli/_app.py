@@ -14,7 +14,14 @@ import decido
 from decido.cli import _front, _inputs
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay
-from decido.cli._remote import INTERRUPTED, client_for, server_options, submit_and_follow
+from decido.cli._remote import (
+    INTERRUPTED,
+    client_for,
+    meta_option,
+    needs_server,
+    server_options,
+    submit_and_follow,
+)
 from decido.optimize import DEFAULT_EVALUATIONS_PER_DIM, MIN_DEFAULT_EVALUATIONS, OptimizeResult
 from decido.pareto import ParetoResult
 
@@ -51,13 +58,14 @@ _SHOWN_X = 10
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="several objectives: also write the front to this CSV file")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@meta_option("a label of the run on the server (runs list --meta filters by it)")
 @server_options
 def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[str, ...],
              dims: int | None, constraints: tuple[str, ...], goal: str, engine: str | None,
              seed: int | None, budget: int | None, time_limit: float | None,
              target: float | None, options: tuple[str, ...], reference_point: str | None,
              archive_size: int | None, csv_path: Path | None, as_json: bool,
-             server: str | None, key: str | None) -> None:
+             metadata: dict[str, str] | None, server: str | None, key: str | None) -> None:
     """Optimize EXPRESSION over the vector x: here, or on a server with --server.
 
     With --objective EXPR given twice or more instead: the Pareto front of the objectives,
@@ -65,6 +73,7 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
 
     A progress bar on a terminal (plain lines otherwise, on stderr); Ctrl-C stops the run
     (on a server: cancels it, at any moment) and prints the best point so far (exit 130)."""
+    needs_server(metadata, server)
     if (expression is None) == (not objectives):
         raise click.UsageError("give EXPRESSION, or --objective EXPR for each of several "
                                "objectives" + (", not both" if objectives else ""))
@@ -83,7 +92,8 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
     args: dict[str, Any] = {"goal": goal, "engine": engine, "seed": seed, "target": target,
                             "max_evaluations": budget, "time_limit": time_limit,
                             "options": _engine_options(options) or None,
-                            "constraints": list(constraints) or None}
+                            "constraints": list(constraints) or None,
+                            "metadata": metadata}
     total = budget or max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * len(box))
     if objectives:
         args.update(reference_point=_front.reference_point(reference_point),
@@ -223,11 +233,14 @@ def _show(result: OptimizeResult, violated: list[str] | None, as_json: bool) -> 
 @click.option("--id", "id_column", metavar="COLUMN", help="the CSV column naming an option "
                                                           "(default: id, else the first)")
 @click.option("--json", "as_json", is_flag=True, help="print the whole answer as JSON")
+@meta_option("a label of the decision in the server's log")
 @server_options
 def decide(file: Path, method: str | None, criteria: tuple[str, ...], expression: str | None,
            constraints: tuple[str, ...], top_k: int | None, id_column: str | None,
-           as_json: bool, server: str | None, key: str | None) -> None:
+           as_json: bool, metadata: dict[str, str] | None, server: str | None,
+           key: str | None) -> None:
     """Rank the options of FILE (CSV with a header row, or JSON) and print the ranking."""
+    needs_server(metadata, server)
     request = _inputs.decision_request(file, id_column)
     if criteria:
         request["criteria"] = [_inputs.criterion(c) for c in criteria]
@@ -245,7 +258,7 @@ def decide(file: Path, method: str | None, criteria: tuple[str, ...], expression
         answer = decido.decide(request)
     else:
         with client_for(server, key) as client:
-            answer = client.decide(request)
+            answer = client.decide(request, metadata=metadata)
     if as_json:
         click.echo(json.dumps(answer))
         return

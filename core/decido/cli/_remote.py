@@ -23,7 +23,7 @@ from decido.optimize import OptimizeResult
 from decido.pareto import ParetoResult
 
 __all__ = ["CANCEL_WAIT", "INTERRUPTED", "client_for", "follow", "follow_cancelling",
-           "server_options", "stopped", "submit_and_follow"]
+           "meta_option", "needs_server", "server_options", "stopped", "submit_and_follow"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: what a run ends with: one objective's best point, or several objectives' front
@@ -128,3 +128,29 @@ def _shown(result: Result | None, display: ProgressDisplay) -> Result | None:
         display.update(result.evaluations, result.hypervolume if isinstance(
             result, ParetoResult) else result.fun, result.elapsed)
     return result
+
+
+def meta_option(help_text: str) -> Callable[[F], F]:
+    """``--meta KEY=VALUE`` (repeatable), read into a ``{key: value}`` dict (``None``
+    without one); a pair without ``=`` or with an empty key is a usage error."""
+
+    def labels(ctx: click.Context, param: click.Parameter,
+               pairs: tuple[str, ...]) -> dict[str, str] | None:
+        out: dict[str, str] = {}
+        for text in pairs:
+            name, sep, value = text.partition("=")
+            if not sep or not name:
+                raise click.BadParameter(f"{text!r}: expected KEY=VALUE (e.g. "
+                                         "project=bridge-A)", ctx, param)
+            out[name] = value
+        return out or None
+
+    return click.option("--meta", "metadata", multiple=True, metavar="KEY=VALUE",
+                        callback=labels, help=help_text + "; repeatable")
+
+
+def needs_server(metadata: dict[str, str] | None, server: str | None) -> None:
+    """A usage error for ``--meta`` without ``--server`` (labels are kept by a server)."""
+    if metadata and server is None:
+        raise click.UsageError("--meta labels what a server keeps: give --server URL "
+                               "(or $DECIDO_URL) too")

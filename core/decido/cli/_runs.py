@@ -12,7 +12,7 @@ from decido.cli._front import points
 from decido.cli._front import show as show_front
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, best_text
-from decido.cli._remote import INTERRUPTED, client_for, follow_cancelling
+from decido.cli._remote import INTERRUPTED, client_for, follow_cancelling, meta_option
 from decido.pareto import ParetoResult
 from decido.status import RUN_STATES
 
@@ -36,6 +36,11 @@ def runs() -> None:
     """The key's runs on a server: list, show, watch, cancel."""
 
 
+def _labels(document: dict[str, Any]) -> str:
+    """A run's metadata as ``key=value`` pairs."""
+    return " ".join(f"{k}={v}" for k, v in (document.get("metadata") or {}).items())
+
+
 def _best(document: dict[str, Any]) -> str:
     """The best value (a run of several objectives: its front's hypervolume, ``hv``)."""
     result = document.get("result") or {}
@@ -50,24 +55,25 @@ def _best(document: dict[str, Any]) -> str:
 @click.option("--engine", help="only runs of this engine")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="show at most this many (newest first)")
+@meta_option("only runs with this label")
 @_json
 @_remote
-def list_(state: str | None, engine: str | None, limit: int, as_json: bool, server: str,
-          key: str | None) -> None:
+def list_(state: str | None, engine: str | None, limit: int, metadata: dict[str, str] | None,
+          as_json: bool, server: str, key: str | None) -> None:
     """The key's runs, newest first."""
     with client_for(server, key) as client:
         found = []
-        for run in client.runs(state=state, engine=engine):
+        for run in client.runs(state=state, engine=engine, metadata=metadata):
             found.append(run.document)
             if len(found) == limit:
                 break
     if as_json:
         click.echo(json.dumps(found))
         return
-    rows = table("id", "state", "engine", "dims", "created", "best")
+    rows = table("id", "state", "engine", "dims", "created", "best", "metadata")
     for d in found:
         add_row(rows, d["id"], d["state"], d.get("engine"), d.get("dims"), d["created_at"],
-                _best(d))
+                _best(d), _labels(d))
     print_table(rows)
     if not found:
         click.echo("(no runs)")
@@ -95,7 +101,7 @@ def show(run_id: str, as_json: bool, server: str, key: str | None) -> None:
             ("best", _best(document)), ("status", result.get("status")),
             ("evaluations", result.get("evaluations",
                                        (document.get("progress") or {}).get("evaluations"))),
-            ("problem", problem.get("detail"))]
+            ("problem", problem.get("detail")), ("metadata", _labels(document) or None)]
     for name, value in rows:
         if value is not None:
             click.echo(f"{name.ljust(11)}  {value}")

@@ -39,7 +39,9 @@ __all__ = [
     "decide",
     "decision",
     "events",
+    "filters",
     "get_run",
+    "labelled",
     "pages",
     "run_body",
     "submit",
@@ -82,6 +84,8 @@ class RunArgs(TypedDict, total=False):
     x0: ArrayLike | None
     reference_point: ArrayLike | None
     archive_size: int | None
+    metadata: Mapping[str, str] | None
+    """labels of the run (:mod:`decido.metadata`); lists filter by them"""
 
 
 def _expression(item: Any, where: str) -> Any:
@@ -244,6 +248,11 @@ class RunState(Generic[R]):
         return self.state in FINISHED_RUN_STATES
 
     @property
+    def metadata(self) -> dict[str, str]:
+        """The run's labels (``{}``: none)."""
+        return dict(self.document.get("metadata") or {})
+
+    @property
     def progress(self) -> dict[str, Any] | None:
         """``evaluations``, ``iterations``, ``best``, ``elapsed_ms`` while it runs."""
         return self.document.get("progress")
@@ -366,6 +375,24 @@ def pages(path: str, params: Mapping[str, str | None]) -> Op[None]:
         if not page["has_more"] or not page["data"]:
             return
         query["starting_after"] = page["data"][-1]["id"]
+
+
+def filters(metadata: Mapping[str, str] | None, **params: str | None) -> dict[str, str | None]:
+    """The query of a list: ``params`` and each label of ``metadata`` as
+    ``metadata[key]=value`` (the service keeps the items that have them all)."""
+    return {**params, **{f"metadata[{k}]": v for k, v in (metadata or {}).items()}}
+
+
+def labelled(request: dict[str, Any], metadata: Mapping[str, str] | None,
+             batch: bool = False) -> dict[str, Any]:
+    """A decision (``batch``: a batch) body with its log entry's labels: ``metadata``
+    (a batch's in ``defaults``); the body as it is when there are none."""
+    if not metadata:
+        return request
+    if batch:
+        return {**request, "defaults": {**(request.get("defaults") or {}),
+                                        "metadata": dict(metadata)}}
+    return {**request, "metadata": dict(metadata)}
 
 
 def fetch(method: str, path: str, body: Any = None, **params: str | None) -> Op[Any]:

@@ -41,8 +41,8 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, idempotency_key: str | None = None,
-    ) -> Run[OptimizeResult]: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            idempotency_key: str | None = None) -> Run[OptimizeResult]: ...
     @overload
     def submit(
             self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
@@ -51,9 +51,9 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, idempotency_key: str | None = None,
-    ) -> Run[ParetoResult]: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            idempotency_key: str | None = None) -> Run[ParetoResult]: ...
     def submit(
             self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
             goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
@@ -61,8 +61,9 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, idempotency_key: str | None = None) -> Run[Any]:
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            idempotency_key: str | None = None) -> Run[Any]:
         """Start a run and return its handle at once. The arguments of
         :func:`decido.optimize` (the objective an expression, not a callable); a list of
         objectives (expressions, or dicts ``{"name", "expression", "goal"}``) makes a run
@@ -76,7 +77,7 @@ class RunMethods:
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
             constraints=constraints, constraint_tolerance=constraint_tolerance,
             integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), idempotency_key)
+            archive_size=archive_size, metadata=metadata), idempotency_key)
 
     @overload
     def optimize(
@@ -86,7 +87,8 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            timeout: float | None = None) -> OptimizeResult: ...
     @overload
     def optimize(
             self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
@@ -95,8 +97,9 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> ParetoResult: ...
     def optimize(
             self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
             goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
@@ -104,8 +107,9 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> Result:
         """Run on the service and wait for the result (:class:`Timeout` after
         ``timeout`` seconds; the run goes on): :func:`decido.optimize` remotely, a
         :class:`decido.OptimizeResult`, or for a list of objectives their front, a
@@ -115,7 +119,7 @@ class RunMethods:
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
             constraints=constraints, constraint_tolerance=constraint_tolerance,
             integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
+            archive_size=archive_size, metadata=metadata), timeout)
 
     @overload
     def minimize(
@@ -125,7 +129,8 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            timeout: float | None = None) -> OptimizeResult: ...
     @overload
     def minimize(
             self, objective: Objectives, bounds: ArrayLike | None = None, *,
@@ -134,8 +139,9 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> ParetoResult: ...
     def minimize(
             self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
             engine: str | None = None, max_evaluations: int | None = None,
@@ -143,8 +149,9 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> Result:
         """:meth:`optimize` with ``goal="minimize"``: a list of objectives gives
         their front (a :class:`decido.ParetoResult`), each objective minimized unless its
         dict's ``goal`` says otherwise."""
@@ -153,7 +160,7 @@ class RunMethods:
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
             constraints=constraints, constraint_tolerance=constraint_tolerance,
             integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
+            archive_size=archive_size, metadata=metadata), timeout)
 
     @overload
     def maximize(
@@ -163,7 +170,8 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            timeout: float | None = None) -> OptimizeResult: ...
     @overload
     def maximize(
             self, objective: Objectives, bounds: ArrayLike | None = None, *,
@@ -172,8 +180,9 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> ParetoResult: ...
     def maximize(
             self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
             engine: str | None = None, max_evaluations: int | None = None,
@@ -181,8 +190,9 @@ class RunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> Result:
         """:meth:`optimize` with ``goal="maximize"``: a list of objectives gives
         their front (a :class:`decido.ParetoResult`), each objective maximized unless its
         dict's ``goal`` says otherwise."""
@@ -191,7 +201,7 @@ class RunMethods:
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
             constraints=constraints, constraint_tolerance=constraint_tolerance,
             integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
+            archive_size=archive_size, metadata=metadata), timeout)
 
     def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                 args: RunArgs, timeout: float | None) -> Result:
@@ -217,8 +227,8 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, idempotency_key: str | None = None,
-    ) -> AsyncRun[OptimizeResult]: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            idempotency_key: str | None = None) -> AsyncRun[OptimizeResult]: ...
     @overload
     async def submit(
             self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
@@ -227,9 +237,9 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, idempotency_key: str | None = None,
-    ) -> AsyncRun[ParetoResult]: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            idempotency_key: str | None = None) -> AsyncRun[ParetoResult]: ...
     async def submit(
             self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
             goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
@@ -237,16 +247,16 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, idempotency_key: str | None = None,
-    ) -> AsyncRun[Any]:
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            idempotency_key: str | None = None) -> AsyncRun[Any]:
         """As :meth:`decido.Client.submit`."""
         return await self._submit(objective, bounds, RunArgs(
             goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
             constraints=constraints, constraint_tolerance=constraint_tolerance,
             integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), idempotency_key)
+            archive_size=archive_size, metadata=metadata), idempotency_key)
 
     @overload
     async def optimize(
@@ -256,7 +266,8 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            timeout: float | None = None) -> OptimizeResult: ...
     @overload
     async def optimize(
             self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
@@ -265,8 +276,9 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> ParetoResult: ...
     async def optimize(
             self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
             goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
@@ -274,15 +286,16 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> Result:
         """As :meth:`decido.Client.optimize`."""
         return await self._result(objective, bounds, RunArgs(
             goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
             constraints=constraints, constraint_tolerance=constraint_tolerance,
             integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
+            archive_size=archive_size, metadata=metadata), timeout)
 
     @overload
     async def minimize(
@@ -292,7 +305,8 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            timeout: float | None = None) -> OptimizeResult: ...
     @overload
     async def minimize(
             self, objective: Objectives, bounds: ArrayLike | None = None, *,
@@ -301,8 +315,9 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> ParetoResult: ...
     async def minimize(
             self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
             engine: str | None = None, max_evaluations: int | None = None,
@@ -310,15 +325,16 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> Result:
         """As :meth:`decido.Client.minimize`."""
         return await self._result(objective, bounds, RunArgs(
             goal="minimize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
             constraints=constraints, constraint_tolerance=constraint_tolerance,
             integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
+            archive_size=archive_size, metadata=metadata), timeout)
 
     @overload
     async def maximize(
@@ -328,7 +344,8 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, timeout: float | None = None) -> OptimizeResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            timeout: float | None = None) -> OptimizeResult: ...
     @overload
     async def maximize(
             self, objective: Objectives, bounds: ArrayLike | None = None, *,
@@ -337,8 +354,9 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> ParetoResult: ...
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> ParetoResult: ...
     async def maximize(
             self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
             engine: str | None = None, max_evaluations: int | None = None,
@@ -346,15 +364,16 @@ class AsyncRunMethods:
             options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
             constraints: list[str] | None = None, constraint_tolerance: float | None = None,
             integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, reference_point: ArrayLike | None = None,
-            archive_size: int | None = None, timeout: float | None = None) -> Result:
+            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
+            reference_point: ArrayLike | None = None, archive_size: int | None = None,
+            timeout: float | None = None) -> Result:
         """As :meth:`decido.Client.maximize`."""
         return await self._result(objective, bounds, RunArgs(
             goal="maximize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
             target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
             constraints=constraints, constraint_tolerance=constraint_tolerance,
             integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size), timeout)
+            archive_size=archive_size, metadata=metadata), timeout)
 
     async def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                       args: RunArgs, timeout: float | None) -> Result:

@@ -132,19 +132,24 @@ class AsyncClient(AsyncRunMethods):
         """A new free key (``key``: its secret, shown once)."""
         return await self._drive(_ops.create_key(label))
 
-    async def decide(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One decision: the body and the answer of :func:`decido.decide`."""
-        answer = await self._drive(_ops.fetch("POST", "/v1/decide", request))
+    async def decide(self, request: dict[str, Any], *,
+                     metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """As :meth:`decido.Client.decide`."""
+        answer = await self._drive(_ops.fetch("POST", "/v1/decide",
+                                              _ops.labelled(request, metadata)))
         return cast(dict[str, Any], answer)
 
-    async def batch(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Many decisions: the body and the answer of :func:`decido.decide_batch`."""
-        answer = await self._drive(_ops.fetch("POST", "/v1/batch", request))
+    async def batch(self, request: dict[str, Any], *,
+                    metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """As :meth:`decido.Client.batch`."""
+        answer = await self._drive(_ops.fetch("POST", "/v1/batch",
+                                              _ops.labelled(request, metadata, batch=True)))
         return cast(dict[str, Any], answer)
 
-    def decisions(self) -> AsyncIterator[dict[str, Any]]:
-        """Every entry of the key's decision log, newest first (page after page)."""
-        return self._iterate(_ops.pages("/v1/decisions", {}))
+    def decisions(self, metadata: Mapping[str, str] | None = None
+                  ) -> AsyncIterator[dict[str, Any]]:
+        """As :meth:`decido.Client.decisions`."""
+        return self._iterate(_ops.pages("/v1/decisions", _ops.filters(metadata)))
 
     async def decision(self, decision_id: str) -> dict[str, Any]:
         """One logged decision with its request and answer."""
@@ -160,12 +165,13 @@ class AsyncClient(AsyncRunMethods):
         """The handle of one of the key's runs (:class:`NotFound` for any other id)."""
         return AsyncRun(self, await self._drive(_ops.fetch("GET", f"/v1/runs/{run_id}")))
 
-    async def runs(self, state: str | None = None,
-                   engine: str | None = None) -> AsyncIterator[AsyncRun[Result]]:
+    async def runs(self, state: str | None = None, engine: str | None = None,
+                   metadata: Mapping[str, str] | None = None
+                   ) -> AsyncIterator[AsyncRun[Result]]:
         """Every run of the key, newest first (page after page), optionally only those in
-        ``state`` or of ``engine``."""
+        ``state``, of ``engine`` or with every label of ``metadata``."""
         async for document in self._iterate(
-                _ops.pages("/v1/runs", {"state": state, "engine": engine})):
+                _ops.pages("/v1/runs", _ops.filters(metadata, state=state, engine=engine))):
             yield AsyncRun(self, document)
 
     # ----------------------------------------------------------- the driver

@@ -153,17 +153,25 @@ class Client(RunMethods):
         """A new free key (``key``: its secret, shown once)."""
         return self._drive(_ops.create_key(label))
 
-    def decide(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One decision: the body and the answer of :func:`decido.decide`."""
-        return cast(dict[str, Any], self._drive(_ops.fetch("POST", "/v1/decide", request)))
+    def decide(self, request: dict[str, Any], *,
+               metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """One decision: the body and the answer of :func:`decido.decide`; ``metadata``:
+        the labels of its decision-log entry (as the body's ``metadata``)."""
+        return cast(dict[str, Any], self._drive(_ops.fetch(
+            "POST", "/v1/decide", _ops.labelled(request, metadata))))
 
-    def batch(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Many decisions: the body and the answer of :func:`decido.decide_batch`."""
-        return cast(dict[str, Any], self._drive(_ops.fetch("POST", "/v1/batch", request)))
+    def batch(self, request: dict[str, Any], *,
+              metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Many decisions: the body and the answer of :func:`decido.decide_batch`;
+        ``metadata``: the labels of its decision-log entry (as ``defaults.metadata``)."""
+        return cast(dict[str, Any], self._drive(_ops.fetch(
+            "POST", "/v1/batch", _ops.labelled(request, metadata, batch=True))))
 
-    def decisions(self) -> Iterator[dict[str, Any]]:
-        """Every entry of the key's decision log, newest first (page after page)."""
-        return self._iterate(_ops.pages("/v1/decisions", {}))
+    def decisions(self, metadata: Mapping[str, str] | None = None
+                  ) -> Iterator[dict[str, Any]]:
+        """Every entry of the key's decision log, newest first (page after page);
+        ``metadata``: only those with every one of these labels."""
+        return self._iterate(_ops.pages("/v1/decisions", _ops.filters(metadata)))
 
     def decision(self, decision_id: str) -> dict[str, Any]:
         """One logged decision with its request and answer."""
@@ -179,11 +187,12 @@ class Client(RunMethods):
         """The handle of one of the key's runs (:class:`NotFound` for any other id)."""
         return Run(self, self._drive(_ops.fetch("GET", f"/v1/runs/{run_id}")))
 
-    def runs(self, state: str | None = None,
-             engine: str | None = None) -> Iterator[Run[Result]]:
+    def runs(self, state: str | None = None, engine: str | None = None,
+             metadata: Mapping[str, str] | None = None) -> Iterator[Run[Result]]:
         """Every run of the key, newest first (page after page), optionally only those in
-        ``state`` or of ``engine``."""
-        pages = self._iterate(_ops.pages("/v1/runs", {"state": state, "engine": engine}))
+        ``state``, of ``engine`` or with every label of ``metadata``."""
+        pages = self._iterate(_ops.pages("/v1/runs", _ops.filters(
+            metadata, state=state, engine=engine)))
         return (Run(self, document) for document in pages)
 
     # ----------------------------------------------------------- the driver

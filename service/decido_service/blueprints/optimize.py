@@ -7,8 +7,9 @@ answer is sent) and runs :func:`decido.optimize` in the run pool with the GIL re
 answer carries ``run_id`` and ``Location: /v1/runs/{id}``. Every run has a time limit (the
 tier's cap unless the request sets a lower one). The run
 carries a :class:`decido.RunMonitor`: a client that disconnects cancels the handler, which
-stops the run through its monitor (it ends after its current iteration, recorded with status
-``stopped``), and progress is read from the monitor without touching the run's thread.
+stops the run through its monitor (it ends after its current iteration, recorded
+``cancelled`` with status ``stopped`` and a message saying the client disconnected), and
+progress is read from the monitor without touching the run's thread.
 
 With ``Accept: application/x-ndjson`` the answer streams: one JSON object per line, a
 ``progress`` event every :data:`PROGRESS_INTERVAL` seconds while the run lasts, then one
@@ -96,7 +97,7 @@ async def _result(execution: Execution) -> HTTPResponse:
     try:
         result = await asyncio.shield(execution.task)
     except asyncio.CancelledError:
-        execution.stop()  # the client went away: the run stops after its current iteration
+        execution.stop("client")  # the client went away: it stops after its current iteration
         raise
     return answer(answer_of(execution.run_id, result),
                   headers={"Location": f"/v1/runs/{execution.run_id}"})
@@ -146,5 +147,5 @@ async def _stream(request: ApiRequest, execution: Execution) -> None:
         await response.send(encode(last) + b"\n")
         await response.eof()
     except BaseException:  # the client went away (or the connection broke): stop the run
-        execution.stop()
+        execution.stop("client")
         raise

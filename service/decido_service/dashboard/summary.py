@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode
 
 import msgspec
 
+from decido_service.http.problems import ApiError
 from decido_service.store import short_id
-from decido_service.types import Run
+from decido_service.types import DecisionLogEntry, Run
 
-__all__ = ["compare_notes", "decision_row", "next_query", "number_text", "objective_text",
-           "objectives_of", "request_summary", "run_row", "run_row_of_view", "usage_bars"]
+__all__ = ["compare_notes", "decision_row", "label_filters", "next_query", "number_text",
+           "objective_text", "objectives_of", "request_summary", "run_row", "run_row_of_view",
+           "usage_bars"]
 
 #: the largest magnitude written as a whole number (past it, floats are not exact integers)
 _WHOLE_MAX = 2.0**53
@@ -90,7 +93,8 @@ def decision_row(entry: dict[str, Any]) -> dict[str, Any]:
     else:
         method, best, count = entry.get("method"), entry.get("best"), entry.get("n_options")
     return {"id": entry["id"], "kind": entry.get("kind"), "method": method, "best": best,
-            "count": count, "status": entry.get("status"), "created": entry["created_at"]}
+            "count": count, "status": entry.get("status"), "created": entry["created_at"],
+            "metadata": entry.get("metadata") or {}}
 
 
 def request_summary(request: dict[str, Any]) -> dict[str, Any]:
@@ -164,8 +168,24 @@ def usage_bars(usage: dict[str, Any]) -> list[dict[str, Any]]:
     return bars
 
 
-def next_query(filters: dict[str, str | None], rows: list[Run]) -> str:
+def next_query(filters: dict[str, str | None], rows: Sequence[Run | DecisionLogEntry]) -> str:
     """The query string of the next page (the filters and the last row's id)."""
     args = {k: v for k, v in filters.items() if v}
     args["starting_after"] = rows[-1].id
     return urlencode(args)
+
+
+def label_filters(text: str | None) -> dict[str, str]:
+    """The labels of a list's filter box, ``project=bridge-A, team=north`` (pairs apart by
+    commas), as the ``metadata[key]`` query parameters of the API's lists; 400
+    ``invalid_parameter`` for a pair without ``=``."""
+    out: dict[str, str] = {}
+    for pair in (text or "").split(","):
+        if not pair.strip():
+            continue
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ApiError("invalid_parameter",
+                           f"labels: {pair.strip()!r} is not key=value (e.g. project=bridge-A)")
+        out[f"metadata[{name.strip()}]"] = value.strip()
+    return out

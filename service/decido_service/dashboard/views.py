@@ -62,9 +62,10 @@ async def run_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's runs, newest first: filters by state and engine, a cursor, live rows."""
     # the filter form sends "state=" for any state: a blank value is no filter here
     args = {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
-    query = parse(RunPage, args)
+    labels = args.pop("labels", None)  # "project=bridge-A, ...": the metadata filters
+    query = parse(RunPage, {**args, **summary.label_filters(labels)})
     found = await runs.page(_store(request), session.key["id"], query)
-    filters = {"state": query.state, "engine": query.engine}
+    filters = {"state": query.state, "engine": query.engine, "labels": labels}
     return page("runs.html", session=session, runs=[summary.run_row(r) for r in found.data],
                 more=found.has_more, filters=filters, states=RUN_STATES,
                 engines=sorted(engine_table()),
@@ -111,13 +112,16 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
 @route("/decisions")
 @html
 async def decision_list(request: ApiRequest, session: Session) -> HTTPResponse:
-    """The key's decision log, newest first, a page at a time."""
-    query = parse(DecisionPage, {k: v[0] for k, v in request.args.items()})
+    """The key's decision log, newest first, a page at a time (filtered by labels)."""
+    args = {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
+    labels = args.pop("labels", None)
+    query = parse(DecisionPage, {**args, **summary.label_filters(labels)})
     found = await decision_log.page(_store(request), session.key["id"], query.limit,
-                                    query.starting_after)
-    return page("decisions.html", session=session,
+                                    query.starting_after, query.metadata)
+    return page("decisions.html", session=session, labels=labels,
                 decisions=[summary.decision_row(d) for d in msgspec.to_builtins(found.data)],
-                next_after=found.data[-1].id if found.has_more else None)
+                next_query=summary.next_query({"labels": labels}, found.data)
+                if found.has_more else None)
 
 
 @route("/decisions/<decision_id:str>")

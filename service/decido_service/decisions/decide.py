@@ -49,12 +49,14 @@ async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
                  amount: int = 1, sent: bytes | None = None) -> tuple[dict[str, Any], bytes]:
     """``fn(body)`` counted as ``amount`` decisions of ``surface`` and, when ``log``,
-    recorded in the key's decision log (module docs): the answer and its JSON. ``sent`` is
-    the body as the client sent it (default: the request's body, already read as JSON)."""
+    recorded in the key's decision log with the body's labels (module docs): the answer
+    and its JSON. ``sent`` is the body as the client sent it (default: the request's
+    body, already read as JSON)."""
     ctx = request.app.ctx
     started = time.perf_counter()
     if sent is None:
         sent = request.body
+    labels = decision_log.labels(body, surface == "batch") if log else None
     if len(sent) <= INLINE_BYTES and not _sampled(surface, body):
         try:
             result = fn(body)
@@ -62,14 +64,16 @@ async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
             await admit(request, key, surface, amount)
             raise
         encoded = orjson.dumps(result)
-        entry = _entry(request, key, surface, sent, result, encoded, started) if log else None
+        entry = _entry(request, key, surface, sent, result, encoded, started,
+                       labels) if log else None
         await admit(request, key, surface, amount, log=entry)
         return result, encoded
     await admit(request, key, surface, amount)
     result = await in_thread(ctx.decide_pool, fn, body)
     encoded = orjson.dumps(result)
     if log:
-        await ctx.admissions.log(_entry(request, key, surface, sent, result, encoded, started))
+        await ctx.admissions.log(_entry(request, key, surface, sent, result, encoded, started,
+                                        labels))
     return result, encoded
 
 
@@ -86,7 +90,9 @@ def _sampled(surface: Surface, body: Any) -> bool:
 
 
 def _entry(request: ApiRequest, key: KeyRecord, surface: Surface, sent: bytes,
-           result: dict[str, Any], encoded: bytes, started: float) -> decision_log.DecisionEntry:
+           result: dict[str, Any], encoded: bytes, started: float,
+           labels: dict[str, str] | None) -> decision_log.DecisionEntry:
     return decision_log.entry(key["id"], request.app.ctx.settings.now(), sent, result, encoded,
                               batch=surface == "batch",
-                              elapsed_ms=(time.perf_counter() - started) * 1e3)
+                              elapsed_ms=(time.perf_counter() - started) * 1e3,
+                              metadata=labels)

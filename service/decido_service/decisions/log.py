@@ -1,13 +1,15 @@
 """The decision log: what is recorded of a ``/v1/decide`` or ``/v1/batch`` call, and pages.
 
 Every call is recorded for its key unless its body says ``"log": false`` (for a batch:
-``"defaults": {"log": false}``). An entry keeps the request, a summary (the method, the best
-option and whether it is tied, the top of the ranking, counts, the time it took) and the
-whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else ``answer`` is
-``null`` and the summary says ``answer_truncated``). Entries are committed with the call's
-admission or the group commit's next batch (:mod:`decido_service.decisions.decide`) before the
-answer is sent, and kept ``decision_retention_days`` (30 by default); a key's log holds at
-most ``decision_log_bytes`` (64 MiB by default), its oldest entries deleted first
+``"defaults": {"log": false}``), with the body's ``metadata`` as its labels (a batch:
+``defaults.metadata``; :mod:`decido.metadata`). An entry keeps the request, a summary (the
+method, the best option and whether it is tied, the top of the ranking, counts, the time it
+took) and the whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else
+``answer`` is ``null`` and the summary says ``answer_truncated``). Entries are committed
+with the call's admission or the group commit's next batch
+(:mod:`decido_service.decisions.decide`) before the answer is sent, and kept
+``decision_retention_days`` (30 by default); a key's log holds at most
+``decision_log_bytes`` (64 MiB by default), its oldest entries deleted first
 (:mod:`decido_service.store.decisions`).
 
 A summary keeps option ids (``best``, and the ids and bests of ``top``) of at most
@@ -28,12 +30,21 @@ from typing import Any, TypeVar
 import msgspec
 import orjson
 
-from decido_service.http.problems import ApiError
-from decido_service.store import DecisionEntry, DecisionRecord, Store, iso_utc, ordered_id
+from decido.metadata import metadata_faults
+from decido.optimize import Problem
+from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.store import (
+    DecisionEntry,
+    DecisionRecord,
+    Store,
+    iso_utc,
+    metadata_text,
+    ordered_id,
+)
 from decido_service.types import DecisionLogEntry, DecisionLogPage, DecisionLogRecord
 
 __all__ = ["ANSWER_CAP", "ID_CAP", "PAGE_BYTES", "TOP", "DecisionEntry", "entry", "find",
-           "page", "short_id", "wants_log"]
+           "labels", "page", "short_id", "wants_log"]
 
 #: the largest answer (JSON bytes) kept whole in an entry
 ANSWER_CAP = 256 * 1024
@@ -80,17 +91,35 @@ def wants_log(body: Any, batch: bool) -> bool:
     return flag
 
 
+def labels(body: Any, batch: bool) -> dict[str, str] | None:
+    """The ``metadata`` of a call's entry: the body's (a batch: its ``defaults``'). A
+    batch's with a fault is a 422 naming each (``/defaults/metadata/<key>``: the items
+    would each be refused for it); a decision's is ``None`` then (:func:`decido.decide`
+    lists its faults with the request's others)."""
+    holder = body.get("defaults") if batch and isinstance(body, Mapping) else body
+    found = holder.get("metadata") if isinstance(holder, Mapping) else None
+    faults = metadata_faults(found)
+    if faults and batch:
+        found_at = [Problem(("defaults", "metadata", *where), code, message)
+                    for where, code, message in faults]
+        raise validation_error([field_error(p.field, p.code, p.message, pointer=p.pointer)
+                                for p in found_at])
+    return None if faults or found is None else dict(found)
+
+
 def entry(key_id: str, now: float, request: bytes, answer: Mapping[str, Any],
-          answer_json: bytes, *, batch: bool, elapsed_ms: float) -> DecisionEntry:
+          answer_json: bytes, *, batch: bool, elapsed_ms: float,
+          metadata: Mapping[str, str] | None = None) -> DecisionEntry:
     """The log entry of one answered call: ``request`` is the body as received,
-    ``answer_json`` the answer as sent (kept when at most :data:`ANSWER_CAP` bytes)."""
+    ``answer_json`` the answer as sent (kept when at most :data:`ANSWER_CAP` bytes),
+    ``metadata`` its labels (:func:`labels`)."""
     whole = len(answer_json) <= ANSWER_CAP
     summary = _short_summary(_batch_summary(answer) if batch else _summary(answer))
     summary["elapsed_ms"] = round(elapsed_ms, 3)
     summary["answer_truncated"] = not whole
     return DecisionEntry(ordered_id("dec_", now), key_id, iso_utc(now), now,
                          orjson.dumps(summary).decode(), request.decode(),
-                         answer_json.decode() if whole else None)
+                         answer_json.decode() if whole else None, metadata_text(metadata))
 
 
 def _summary(answer: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,12 +141,13 @@ def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
                     for r in results[:TOP]]}
 
 
-async def page(store: Store, key_id: str, limit: int,
-               after: str | None = None) -> DecisionLogPage:
-    """A page of ``key_id``'s log, newest first: at most ``limit`` entries and about
-    :data:`PAGE_BYTES` bytes of them (at least one; summaries with their ids cut), and
-    whether more follow (``after``: a well-formed entry id, :class:`DecisionPage`)."""
-    found = await store.decisions.page(key_id, limit + 1, after)
+async def page(store: Store, key_id: str, limit: int, after: str | None = None,
+               metadata: Mapping[str, str] | None = None) -> DecisionLogPage:
+    """A page of ``key_id``'s log, newest first (only the entries with every label of
+    ``metadata``): at most ``limit`` entries and about :data:`PAGE_BYTES` bytes of them
+    (at least one; summaries with their ids cut), and whether more follow (``after``: a
+    well-formed entry id, :class:`DecisionPage`)."""
+    found = await store.decisions.page(key_id, limit + 1, after, metadata)
     shown: list[DecisionLogEntry] = []
     size = 0
     for record in found[:limit]:
@@ -140,4 +170,5 @@ async def find(store: Store, key_id: str, decision_id: str) -> DecisionLogRecord
 
 def _typed(record: DecisionRecord, kind: type[E], **more: Any) -> E:
     return msgspec.convert({"id": record["id"], "created_at": record["created_at"],
-                            **_short_summary(record["summary"]), **more}, kind)
+                            **_short_summary(record["summary"]),
+                            "metadata": record["metadata"], **more}, kind)

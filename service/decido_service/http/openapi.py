@@ -30,9 +30,11 @@ from decido_service.types import (
     RESPONSE_TYPES,
     RUN_ID_PATTERN,
     TITLES,
+    IdempotencyHeaders,
     OptimizeEvent,
     with_extras,
 )
+from decido_service.types.params import REPLAYED
 
 __all__ = ["EXAMPLES", "openapi_bytes", "openapi_document"]
 
@@ -80,6 +82,9 @@ _HEADERS = {
     "Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}},
     "Location": {"description": "the run's URL (/v1/runs/{run_id})",
                  "schema": {"type": "string"}},
+    REPLAYED: {"description": "true on the answer replayed for a repeated Idempotency-Key "
+                              "(the first request's; nothing was counted again); absent "
+                              "otherwise", "schema": {"const": "true"}},
 }
 _RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
                  for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining",
@@ -133,6 +138,8 @@ def _ok(op: Doc) -> dict[str, Any]:
     out = _answer(name, content)
     if name == "OptimizeResult" or (status == 202 and name == "Run"):
         out["headers"]["Location"] = {"$ref": "#/components/headers/Location"}
+    if IdempotencyHeaders in op.params:
+        out["headers"][REPLAYED] = {"$ref": f"#/components/headers/{REPLAYED}"}
     return out
 
 

@@ -4,7 +4,9 @@ the OpenAPI ``parameters`` written from the same Structs.
 Each field is converted on its own (``msgspec.convert``, text to its type), so a refused
 value is named by its parameter without reading msgspec's message for a path: 400
 ``invalid_parameter``, ``"<name>: <what was expected>"``. Parameters a Struct does not
-know are ignored; a query parameter given twice counts once (its first value).
+know are ignored; a query parameter given twice counts once (its first value). An object
+parameter (``Params.deep``) is read from ``name[member]=value`` pairs, each member
+converted on its own (a refused one is named ``name[member]``).
 """
 
 from __future__ import annotations
@@ -28,14 +30,38 @@ def parse(kind: type[P], values: Mapping[str, str]) -> P:
     naming the first parameter whose value does not convert."""
     found: dict[str, Any] = {}
     for field in msgspec.structs.fields(kind):
-        text = values.get(field.encode_name)
-        if text is None:
+        name = field.encode_name
+        if name in kind.deep:
+            members = _deep(name, values)
+            if members:
+                found[field.name] = {member: _converted(f"{name}[{member}]", {member: text},
+                                                        field.type)[member]
+                                     for member, text in members.items()}
             continue
-        try:
-            found[field.name] = msgspec.convert(text, field.type, strict=False)
-        except msgspec.ValidationError as exc:
-            raise ApiError("invalid_parameter", f"{field.encode_name}: {exc}") from None
+        text = values.get(name)
+        if text is not None:
+            found[field.name] = _converted(name, text, field.type)
     return kind(**found)
+
+
+def _converted(name: str, value: Any, kind: Any) -> Any:
+    """``value`` converted to ``kind``; 400 ``invalid_parameter`` naming ``name``."""
+    try:
+        return msgspec.convert(value, kind, strict=False)
+    except msgspec.ValidationError as exc:
+        what = str(exc).split(" - at ", 1)[0]  # the place is the parameter's name
+        raise ApiError("invalid_parameter", f"{name}: {what}") from None
+
+
+def _deep(name: str, values: Mapping[str, str]) -> dict[str, str]:
+    """The members of the object parameter ``name`` (``name[member]=value``); 400 for
+    ``name`` given without a member."""
+    if name in values:
+        raise ApiError("invalid_parameter",
+                       f"{name}: give each member as {name}[member]=value")
+    start = name + "["
+    return {param[len(start):-1]: text for param, text in values.items()
+            if param.startswith(start) and param.endswith("]")}
 
 
 def query(request: ApiRequest, kind: type[P]) -> P:
@@ -61,6 +87,9 @@ def openapi_parameters(kind: type[Params]) -> list[dict[str, Any]]:
         if prop.get("default") is not None:
             value["default"] = prop["default"]
         description = value.pop("description", "")
-        out.append({"name": name, "in": kind.location, "required": name in required,
-                    "description": description, "schema": value})
+        parameter = {"name": name, "in": kind.location, "required": name in required,
+                     "description": description, "schema": value}
+        if name in kind.deep:
+            parameter.update(style="deepObject", explode=True)
+        out.append(parameter)
     return out

@@ -114,9 +114,15 @@ def field_error(
 def validation_error(errors: list[dict[str, Any]]) -> ApiError:
     """A 422 ``validation_failed`` carrying ``errors`` (entries of :func:`field_error`)."""
     first = errors[0]
+    field, message = first["field"], first["message"]
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    # a message that already names its field (the library's "bounds[0]: the lower
+    # bound ...") is not prefixed with it again
+    named = bool(field) and message.startswith(field) and \
+        message[len(field):len(field) + 1] in (":", " ")
+    said = message if named else f"{field or 'body'}: {message}"
     return ApiError(
-        "validation_failed", f"{first['field'] or 'body'}: {first['message']}{more}",
+        "validation_failed", f"{said}{more}",
         extra={"errors": errors},
     )
 

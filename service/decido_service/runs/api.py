@@ -26,6 +26,10 @@ __all__ = ["RUN_ID", "cancel", "delete", "find", "not_found", "page", "run_trace
 RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
+#: how a finished run ended, for a sentence ("run ... has already succeeded")
+_ENDED = {"succeeded": "succeeded", "failed": "failed", "cancelled": "been cancelled"}
+
+
 def valid_run_id(text: str) -> bool:
     """True when ``text`` has the shape of a run id (others are 404 without a lookup)."""
     return RUN_ID.fullmatch(text) is not None
@@ -38,7 +42,8 @@ def run_view(row: dict[str, Any]) -> Run:
                started_at=doc.started_at, finished_at=row["finished_at"],
                engine=row["engine"], goal=row["goal"], dims=row["dims"], request=doc.request,
                progress=doc.progress, result=doc.result, problem=doc.problem,
-               cancel_requested=bool(row["cancel_requested"]))
+               cancel_requested=bool(row["cancel_requested"]),
+               metadata=row.get("metadata") or {})
 
 
 def run_trace(row: dict[str, Any]) -> RunTrace:
@@ -64,7 +69,7 @@ async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
 async def page(store: Store, key_id: str, query: RunPage) -> RunList:
     """A page of ``key_id``'s runs, newest first."""
     rows = await store.runs.page(key_id, query.limit + 1, query.starting_after, query.state,
-                                 query.engine)
+                                 query.engine, query.metadata)
     return RunList(data=[run_view(r) for r in rows[:query.limit]],
                    has_more=len(rows) > query.limit)
 
@@ -77,7 +82,7 @@ async def cancel(store: Store, key_id: str, run_id: str) -> Run:
     if state is None:
         raise not_found(run_id)
     if state in FINISHED_STATES:
-        raise ApiError("run_finished", f"run {run_id} is already {state}")
+        raise ApiError("run_finished", f"run {run_id} has already {_ENDED[state]}")
     if state == "queued":
         await cancel_queued(store, run_id)
     return run_view(await find(store, key_id, run_id))

@@ -18,8 +18,9 @@ the run:
   cancelled before a thread started it ends ``cancelled`` without a result (one nobody had
   taken, at once: :func:`cancel_queued`);
 - a run the engine ends with status ``stopped`` (its monitor was stopped: a cancel, or the
-  ``/v1/optimize`` client went away) is ``cancelled``; an error inside the run is
-  ``failed`` with a problem document.
+  ``/v1/optimize`` client went away) is ``cancelled``, its result's ``message`` saying
+  why and by whom (:data:`CANCELLED`); an error inside the run is ``failed`` with a
+  problem document.
 
 The stored document (JSON in the row's ``document`` column) is a
 :class:`~decido_service.types.RunDocument`: ``request`` (the body as decoded, defaults filled
@@ -41,7 +42,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import msgspec
 
@@ -64,10 +65,24 @@ from decido_service.types import (
 )
 from decido_service.types.optimize import RunStatus
 
-__all__ = ["PROGRESS_INTERVAL", "SHUTDOWN_GRACE", "Execution", "cancel_queued",
+__all__ = ["CANCELLED", "PROGRESS_INTERVAL", "SHUTDOWN_GRACE", "Execution", "cancel_queued",
            "fail_interrupted", "fail_run", "new_document", "new_run_id", "optimize_result",
            "progress_of", "read_document", "result_of", "run_problem", "wind_down",
            "write_document"]
+
+#: why the service stopped a run (:meth:`Execution.stop`)
+StopReason = Literal["request", "client", "shutdown", "lost"]
+#: the ``message`` of a run the service stopped, by reason (the engine's own says only
+#: that its monitor stopped it)
+CANCELLED: dict[StopReason, str] = {
+    "request": "cancelled at its key's request (POST /v1/runs/{id}/cancel or the "
+               "dashboard's Cancel); the best point so far is kept",
+    "client": "cancelled: the client of POST /v1/optimize disconnected before the run "
+              "ended; the best point so far is kept",
+    "shutdown": "cancelled: the service shut down before the run ended; the best point so "
+                "far is kept",
+    "lost": "cancelled: another process took the run over",
+}
 
 #: seconds between two progress writes (and cancel-flag reads) of a running run
 PROGRESS_INTERVAL = 0.25
@@ -177,14 +192,18 @@ class Execution:
         self.monitor = decido.RunMonitor()
         self.started_at: float | None = None
         self.cancelled = threading.Event()
+        self.reason: StopReason | None = None
         self.queued = queued  # from the queue (POST /v1/runs), not a waiting /v1/optimize
         self.requeue = False
         self.lost = False
         self.samples: list[tuple[int, float]] = []  # (evaluations, elapsed_ms) per tick
         self.task: asyncio.Future[OptimizeResult | None] | None = None
 
-    def stop(self) -> None:
-        """Stop the run (after its current iteration; at once if not started)."""
+    def stop(self, reason: StopReason) -> None:
+        """Stop the run (after its current iteration; at once if not started) for
+        ``reason`` (the first one given is its result's message: :data:`CANCELLED`)."""
+        if self.reason is None:
+            self.reason = reason
         self.cancelled.set()
         self.monitor.stop()
 
@@ -218,6 +237,8 @@ class Execution:
                 await self._finish("cancelled")
             return None
         result = result_of(outcome)
+        if result.status == "stopped" and self.reason is not None:
+            result.message = CANCELLED[self.reason]
         history: list[list[float | None]] = [[int(e), float(b) if math.isfinite(b) else None]
                                              for e, b in outcome.history]
         trace = thin_trace(timed(outcome.history, [*self.samples,
@@ -235,7 +256,7 @@ class Execution:
             return False
         if not await self.store.runs.update(self.run_id, changes, {"owner": self.owner}):
             self.lost = True
-            self.stop()
+            self.stop("lost")
         return not self.lost
 
     async def _tick(self, running: bool) -> bool:
@@ -258,7 +279,7 @@ class Execution:
         except Exception:  # noqa: BLE001 - a busy store: progress is written next time
             return running
         if row is not None and row["cancel_requested"]:
-            self.stop()
+            self.stop("request")
         return running
 
     async def _finish(self, state: str, *, result: RunResult | None = None,
@@ -291,7 +312,7 @@ async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -
     for execution in sorted(executions, key=lambda e: e.started_at is not None):
         if execution.task in pending:
             execution.requeue = execution.queued
-            execution.stop()
+            execution.stop("shutdown")
     if pending:
         await asyncio.wait(pending)
 

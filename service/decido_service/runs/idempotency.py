@@ -13,7 +13,7 @@ fingerprint of the request (method, path and body bytes):
   refused (429, 503) the pending record is forgotten, so a retry is a new request;
 - a retry with the same request gets the first answer again and counts nothing:
   ``/v1/runs`` the same 202 body, ``/v1/optimize`` the run's answer once it has ended
-  (rebuilt from the run; while it runs, 409);
+  (rebuilt from the run; while it runs, 409), with :data:`REPLAYED` ``: true``;
 - the key with another request: 422 ``idempotency_key_reused``; while the first request
   is being admitted (or, ``/v1/optimize``, while its run lasts): 409
   ``idempotency_key_in_use`` with ``Retry-After: 1``.
@@ -36,8 +36,9 @@ from decido_service.runs.api import run_trace, run_view
 from decido_service.runs.execution import optimize_result
 from decido_service.store import FINISHED_STATES, KeyRecord, Store
 from decido_service.types import IdempotencyHeaders
+from decido_service.types.params import REPLAYED
 
-__all__ = ["TTL", "Claim", "Outcome", "claim", "replay", "replayed"]
+__all__ = ["REPLAYED", "TTL", "Claim", "Outcome", "claim", "replay", "replayed"]
 
 #: seconds an idempotency record is kept
 TTL = 86400.0
@@ -124,7 +125,8 @@ async def replayed(request: ApiRequest, key: KeyRecord, outcome: Outcome) -> Res
     row = None if outcome.body is not None else await store.runs.get(key["id"], outcome.run_id)
     status, body = replay(outcome, row)
     return json_response(body, status=status,
-                         headers={"Location": f"/v1/runs/{outcome.run_id}"},
+                         headers={"Location": f"/v1/runs/{outcome.run_id}",
+                                  REPLAYED: "true"},
                          content_type=PROBLEM_TYPE if status >= 400 else "application/json")
 
 

@@ -99,7 +99,8 @@ async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
         "id": run_id, "key_id": key["id"], "engine": req.engine_id, "dims": req.dims,
         "goal": req.goal, "seed": req.seed, "state": "queued",
         "document": runs.write_document(document), "owner": worker.owner,
-        "lease_until": time.time() + worker.lease}, admission.counted(request, key, "optimize"),
+        "lease_until": time.time() + worker.lease, "metadata": req.metadata},
+        admission.counted(request, key, "optimize"),
         cap, ctx.settings.run_backlog if queued else None)
     if isinstance(enqueued, str):  # refused: the X-RateLimit-* headers every answer to a
         # key carries, read without counting
@@ -176,7 +177,7 @@ class RunWorker(Poller):
             return
         execution = self.launch(row["key_id"], row["id"], "", document, objective)
         if row["cancel_requested"]:  # cancelled while this worker claimed it
-            execution.stop()
+            execution.stop("request")
 
     async def round(self) -> None:
         """Claim runs while a run thread is free; sweep and prune when due."""

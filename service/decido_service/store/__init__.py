@@ -60,6 +60,8 @@ from decido_service.store.records import (
     KeyRecord,
     StoreError,
     iso_utc,
+    metadata_of,
+    metadata_text,
     ordered_id,
     short_id,
 )
@@ -95,6 +97,8 @@ __all__ = [
     "Webhooks",
     "StoreError",
     "iso_utc",
+    "metadata_of",
+    "metadata_text",
     "judge",
     "open_store",
     "ordered_id",

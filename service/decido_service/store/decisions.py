@@ -4,7 +4,7 @@ newest first, and deleted after their retention by a scheduled job.
 
 **The byte cap.** A key's log holds at most ``byte_cap`` bytes (the service's
 ``DECIDO_DECISION_LOG_BYTES``; ``None`` or 0: no cap). An entry's size is the UTF-8 bytes
-of what its row keeps: summary, request and answer (:func:`entry_size`, stored in its
+of what its row keeps: summary, request, answer and labels (:func:`entry_size`, stored in its
 ``size`` column). Each key's running total is a row of ``decision_log_bytes``, added to by
 one UPSERT in the transaction that inserts the entries (the UPSERT returns the new totals,
 and on PostgreSQL locks the key's total row until the commit, so a key's appends never
@@ -21,14 +21,14 @@ deadlock.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
 import orjson
 
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
-from decido_service.store.records import DecisionEntry, DecisionRecord
+from decido_service.store.records import DecisionEntry, DecisionRecord, metadata_of
 
 __all__ = ["INSERT_DECISION", "KEEP", "DecisionLog", "SQLDecisionLog", "entry_size"]
 
@@ -36,7 +36,7 @@ __all__ = ["INSERT_DECISION", "KEEP", "DecisionLog", "SQLDecisionLog", "entry_si
 #: :class:`~decido_service.store.DecisionEntry`, in its order, then its size)
 INSERT_DECISION = (
     "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary, request, answer,"
-    " size) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " metadata, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SUBTRACT = "UPDATE decision_log_bytes SET total = total - ? WHERE key_id = ?"
 #: the share of the cap a key's log is brought back to once it is over it
@@ -53,19 +53,21 @@ def _octets(text: str | None) -> int:
 
 
 def entry_size(entry: DecisionEntry) -> int:
-    """The bytes an entry counts against its key's cap: its summary, request and answer
-    as stored (UTF-8)."""
-    return _octets(entry.summary) + _octets(entry.request) + _octets(entry.answer)
+    """The bytes an entry counts against its key's cap: its summary, request, answer and
+    labels as stored (UTF-8)."""
+    return (_octets(entry.summary) + _octets(entry.request) + _octets(entry.answer)
+            + _octets(entry.metadata))
 
 
 class DecisionLog(Protocol):
     """A key's logged decisions."""
 
-    async def page(self, key_id: str, limit: int,
-                   starting_after: str | None = None) -> list[DecisionRecord]:
+    async def page(self, key_id: str, limit: int, starting_after: str | None = None,
+                   metadata: Mapping[str, str] | None = None) -> list[DecisionRecord]:
         """Up to ``limit`` of ``key_id``'s logged decisions, newest first, after
         ``starting_after`` (an entry id: the entry's position, or the position its id
-        would have, :func:`~decido_service.store.dialect.after_cursor`); ``request`` and
+        would have, :func:`~decido_service.store.dialect.after_cursor`), optionally only
+        those with every member of ``metadata``; ``request`` and
         ``answer`` are ``None`` in a listing."""
 
     async def get(self, key_id: str, decision_id: str) -> DecisionRecord | None:
@@ -109,31 +111,37 @@ class SQLDecisionLog:
             if self.byte_cap is not None and total > self.byte_cap:
                 await _trim(tx, key_id, total - int(self.byte_cap * KEEP), newest[key_id])
 
-    async def page(self, key_id: str, limit: int,
-                   starting_after: str | None = None) -> list[DecisionRecord]:
+    async def page(self, key_id: str, limit: int, starting_after: str | None = None,
+                   metadata: Mapping[str, str] | None = None) -> list[DecisionRecord]:
         """A page of ``key_id``'s log, newest first."""
+        labels, label_args = self.db.dialect.member_filters("metadata", metadata)
+        where = "".join(f" AND {clause}" for clause in labels)
+
         async def body(tx: Tx) -> list[Row]:
             condition, value = "seq < ?", 2**63 - 1
             if starting_after is not None:
                 condition, value = await after_cursor(tx, "decisions", key_id, starting_after)
             return await tx.fetch(
-                "SELECT id, key_id, created_at, summary FROM decisions WHERE key_id = ?"
-                f" AND {condition} ORDER BY seq DESC LIMIT ?", key_id, value, int(limit))
+                "SELECT id, key_id, created_at, summary, metadata FROM decisions WHERE "
+                f"key_id = ? AND {condition}{where} ORDER BY seq DESC LIMIT ?", key_id, value,
+                *label_args, int(limit))
 
         return [DecisionRecord(id=r[0], key_id=r[1], created_at=r[2],
-                               summary=orjson.loads(r[3]), request=None, answer=None)
+                               summary=orjson.loads(r[3]), request=None, answer=None,
+                               metadata=metadata_of(r[4]))
                 for r in await self.db.read(body)]
 
     async def get(self, key_id: str, decision_id: str) -> DecisionRecord | None:
         """One of ``key_id``'s logged decisions, or ``None``."""
         r = await self.db.read(lambda tx: tx.fetchrow(
-            "SELECT id, key_id, created_at, summary, request, answer FROM decisions"
+            "SELECT id, key_id, created_at, summary, request, answer, metadata FROM decisions"
             " WHERE id = ? AND key_id = ?", decision_id, key_id))
         if r is None:
             return None
         return DecisionRecord(id=r[0], key_id=r[1], created_at=r[2], summary=orjson.loads(r[3]),
                               request=orjson.loads(r[4]),
-                              answer=None if r[5] is None else orjson.loads(r[5]))
+                              answer=None if r[5] is None else orjson.loads(r[5]),
+                              metadata=metadata_of(r[6]))
 
     async def stored_bytes(self, key_id: str) -> int:
         """The running total of ``key_id``'s log."""

@@ -14,7 +14,9 @@ partial indexes, double-quoted ``"window"``); what they do not share is here:
   for the run queue, the admission's counter rows through its UPSERT) and serialises a
   key's run cap and the migrations with transaction-scoped advisory locks;
 - **schema**: the ordering key column (``seq``: SQLite's ``rowid`` alias, PostgreSQL's
-  identity column), ``WITHOUT ROWID`` tables, and how to ask whether a table exists.
+  identity column), ``WITHOUT ROWID`` tables, and how to ask whether a table exists;
+- **JSON**: how a member of a JSON object kept as text is compared (the metadata filters:
+  SQLite's ``json_each``, PostgreSQL's ``jsonb`` operator).
 
 Times are written by the service (epoch seconds; ISO 8601 text,
 :func:`~decido_service.store.iso_utc`), never by the database's ``now()``, so both
@@ -24,7 +26,7 @@ backends store the same values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar
@@ -98,19 +100,35 @@ class Dialect:
     migration_lock: str | None
     #: one row when the table named by its argument exists
     has_table: str
+    #: true when the JSON object in the text column ``{column}`` has the member named by
+    #: the first argument, a string equal to the second (a metadata filter)
+    json_member_is: str
+
+    def member_filters(self, column: str, members: Mapping[str, str] | None
+                       ) -> tuple[list[str], list[Any]]:
+        """The ``WHERE`` clauses (ANDed) and their arguments that keep the rows whose JSON
+        object in ``column`` has every member of ``members`` with its value."""
+        clauses, args = [], list[Any]()
+        for name, value in (members or {}).items():
+            clauses.append(self.json_member_is.format(column=column))
+            args += [name, value]
+        return clauses, args
 
 
 SQLITE = Dialect(
     name="sqlite", identity="INTEGER PRIMARY KEY AUTOINCREMENT", without_rowid=" WITHOUT ROWID",
     for_update="", skip_locked="", row_locks=False, key_lock=None, migration_lock=None,
-    has_table="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+    has_table="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+    json_member_is="EXISTS (SELECT 1 FROM json_each({column}) WHERE key = ? AND "
+                   "type = 'text' AND value = ?)")
 
 POSTGRES = Dialect(
     name="postgresql", identity="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
     without_rowid="", for_update=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED",
     row_locks=True, key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
     migration_lock="SELECT pg_advisory_xact_lock(110386622325871)",  # 0x646563_69646F: "decido"
-    has_table="SELECT 1 WHERE to_regclass(?) IS NOT NULL")
+    has_table="SELECT 1 WHERE to_regclass(?) IS NOT NULL",
+    json_member_is="({column}::jsonb ->> ?::text) = ?")
 
 _PLACEHOLDER = re.compile(r"\?")
 

@@ -8,10 +8,12 @@ Every backend and the service use these; they are re-exported by
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, NamedTuple, TypedDict
+
+import orjson
 
 __all__ = [
     "Admission",
@@ -23,6 +25,8 @@ __all__ = [
     "KeyRecord",
     "StoreError",
     "iso_utc",
+    "metadata_of",
+    "metadata_text",
     "ordered_id",
     "short_id",
 ]
@@ -88,7 +92,8 @@ class Admission(NamedTuple):
 class DecisionRecord(TypedDict):
     """One entry of the decision log: ``summary`` is what a listing shows (method, best,
     the top of the ranking, timing); ``request`` and ``answer`` are the bodies (``answer``
-    ``None`` when it was above the size cap; both ``None`` in a listing)."""
+    ``None`` when it was above the size cap; both ``None`` in a listing); ``metadata``
+    its labels (``{}``: none)."""
 
     id: str
     key_id: str
@@ -96,6 +101,7 @@ class DecisionRecord(TypedDict):
     summary: dict[str, Any]
     request: Any
     answer: Any
+    metadata: dict[str, str]
 
 
 class DecisionEntry(NamedTuple):
@@ -109,6 +115,8 @@ class DecisionEntry(NamedTuple):
     summary: str
     request: str
     answer: str | None
+    metadata: str | None = None
+    """the labels as JSON text (:func:`metadata_text`)"""
 
 
 class AdmissionRequest(NamedTuple):
@@ -120,6 +128,16 @@ class AdmissionRequest(NamedTuple):
     now: float
     key_id: str | None = None
     log: DecisionEntry | None = None
+
+
+def metadata_text(metadata: Mapping[str, str] | None) -> str | None:
+    """A record's ``metadata`` as its column keeps it: JSON text, ``None`` when empty."""
+    return orjson.dumps(dict(metadata)).decode() if metadata else None
+
+
+def metadata_of(text: str | None) -> dict[str, str]:
+    """A ``metadata`` column read back (``{}`` for none)."""
+    return {} if text is None else dict(orjson.loads(text))
 
 
 def ordered_id(prefix: str, epoch: float) -> str:

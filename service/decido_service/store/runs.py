@@ -21,7 +21,13 @@ from decido import status
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
-from decido_service.store.records import Admission, AdmissionRequest, iso_utc
+from decido_service.store.records import (
+    Admission,
+    AdmissionRequest,
+    iso_utc,
+    metadata_of,
+    metadata_text,
+)
 from decido_service.store.webhooks import enqueue_run_event
 
 __all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "Runs", "SQLRuns"]
@@ -29,10 +35,12 @@ __all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "Runs
 #: The columns of a run row: :meth:`Runs.record` writes them (missing ones NULL; ``id``,
 #: ``created_at`` and ``state``, ``queued``, filled in), :meth:`Runs.get` and
 #: :meth:`Runs.page` return them (plus ``cancel_requested``). ``document`` is the run
-#: document as JSON text (the service's, opaque to the store).
+#: document as JSON text (the service's, opaque to the store); ``metadata`` the run's
+#: labels, a ``{str: str}`` mapping (``{}``: none; set when recorded, never updated).
 RUN_FIELDS: tuple[str, ...] = (
     "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
     "elapsed_ms", "goal", "seed", "state", "document", "finished_at", "owner", "lease_until",
+    "metadata",
 )
 #: The columns :meth:`Runs.update` may change.
 RUN_UPDATABLE: frozenset[str] = frozenset(
@@ -84,11 +92,12 @@ class Runs(Protocol):
         """One of ``key_id``'s runs, or ``None`` (another key's too)."""
 
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
-                   state: str | None = None, engine: str | None = None) -> list[dict[str, Any]]:
+                   state: str | None = None, engine: str | None = None,
+                   metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """Up to ``limit`` of ``key_id``'s runs, newest first, after ``starting_after`` (a
         run id: the run's position, or the position its id would have,
         :func:`~decido_service.store.dialect.after_cursor`), optionally only those in
-        ``state`` or of ``engine``."""
+        ``state``, of ``engine`` and with every member of ``metadata``."""
 
     async def unfinished(self) -> list[dict[str, Any]]:
         """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
@@ -139,6 +148,7 @@ class SQLRuns:
         row["created_at"] = row["created_at"] or iso_utc(self.db.clock())
         row["state"] = row["state"] or "queued"
         row["seed"] = _seed_text(row["seed"])
+        row["metadata"] = metadata_text(row["metadata"])
         return [row[name] for name in RUN_FIELDS]
 
     async def record(self, run: Mapping[str, Any]) -> None:
@@ -216,8 +226,11 @@ class SQLRuns:
         return found[0] if found else None
 
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
-                   state: str | None = None, engine: str | None = None) -> list[dict[str, Any]]:
+                   state: str | None = None, engine: str | None = None,
+                   metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """A page of ``key_id``'s runs, newest first (see the protocol)."""
+        labels, label_args = self.db.dialect.member_filters("metadata", metadata)
+
         async def body(tx: Tx) -> list[Row]:
             where, args = ["key_id = ?"], list[Any]([key_id])
             if starting_after is not None:
@@ -228,6 +241,8 @@ class SQLRuns:
                 if value is not None:
                     where.append(f"{column} = ?")
                     args.append(value)
+            where += labels
+            args += label_args
             return await tx.fetch(f"{_SELECT} WHERE {' AND '.join(where)} "
                                   "ORDER BY seq DESC LIMIT ?", *args, int(limit))
 
@@ -350,5 +365,6 @@ def _seed_text(seed: Any) -> str | None:
 def _run(row: Row) -> dict[str, Any]:
     out = dict(zip(RUN_FIELDS, row, strict=False))
     out["seed"] = None if out["seed"] is None else json.loads(out["seed"])
+    out["metadata"] = metadata_of(out["metadata"])
     out["cancel_requested"] = bool(row[len(RUN_FIELDS)])
     return out

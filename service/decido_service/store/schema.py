@@ -45,13 +45,14 @@ _SCHEMA = (
         window_start BIGINT NOT NULL, window_end BIGINT NOT NULL, count BIGINT NOT NULL,
         PRIMARY KEY (name, subject, "window", window_start)){without_rowid}""",
     """CREATE INDEX counters_by_end ON counters (window_end) WHERE "window" <> 'month'""",
-    # runs: the run document is the service's JSON, opaque here; seed is JSON text
+    # runs: the run document is the service's JSON, opaque here; seed is JSON text;
+    # metadata (runs and decisions) a JSON object of strings, NULL when empty
     """CREATE TABLE runs (
         seq {identity}, id TEXT NOT NULL UNIQUE, key_id TEXT, created_at TEXT NOT NULL,
         engine TEXT, dims BIGINT, status TEXT, value DOUBLE PRECISION, evaluations BIGINT,
         elapsed_ms DOUBLE PRECISION, goal TEXT, seed TEXT, state TEXT NOT NULL,
         document TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0, finished_at TEXT,
-        owner TEXT, lease_until DOUBLE PRECISION)""",
+        owner TEXT, lease_until DOUBLE PRECISION, metadata TEXT)""",
     "CREATE INDEX runs_by_key ON runs (key_id, seq)",
     # the queue, the per-key cap and the lease sweep only ever look at unfinished runs
     "CREATE INDEX runs_unfinished ON runs (key_id) WHERE state IN ('queued', 'running')",
@@ -64,7 +65,7 @@ _SCHEMA = (
     """CREATE TABLE decisions (
         seq {identity}, id TEXT NOT NULL UNIQUE, key_id TEXT NOT NULL,
         created_at TEXT NOT NULL, created_epoch DOUBLE PRECISION NOT NULL,
-        summary TEXT NOT NULL, request TEXT NOT NULL, answer TEXT)""",
+        summary TEXT NOT NULL, request TEXT NOT NULL, answer TEXT, metadata TEXT)""",
     "CREATE INDEX decisions_by_key ON decisions (key_id, seq)",
     "CREATE INDEX decisions_by_age ON decisions (created_epoch)",
 )
@@ -74,7 +75,7 @@ _SCHEMA = (
 _LOG_BYTES = (
     "ALTER TABLE decisions ADD COLUMN size BIGINT NOT NULL DEFAULT 0",
     "UPDATE decisions SET size = octet_length(summary) + octet_length(request)"
-    " + COALESCE(octet_length(answer), 0)",
+    " + COALESCE(octet_length(answer), 0) + COALESCE(octet_length(metadata), 0)",
     """CREATE TABLE decision_log_bytes (
         key_id TEXT PRIMARY KEY, total BIGINT NOT NULL){without_rowid}""",
     "INSERT INTO decision_log_bytes (key_id, total)"

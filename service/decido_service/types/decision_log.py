@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from decido_service.types.fields import Metadata
+
 __all__ = ["DecisionLogEntry", "DecisionLogPage", "DecisionLogRecord"]
 
 
@@ -26,6 +28,9 @@ class DecisionLogEntry(Struct, forbid_unknown_fields=True, omit_defaults=True, k
     top: Annotated[list[dict[str, Any]], Meta(
         description="decide: the first 10 of the ranking (id, rank, score); batch: the "
                     "first 10 items (id, best, status)")]
+    metadata: Annotated[Metadata, Meta(
+        description="the labels sent with the call (decide: metadata; batch: "
+                    "defaults.metadata)")]
     method: str | None | UnsetType = UNSET
     best: OptionId | UnsetType = UNSET
     best_is_tied: bool | None | UnsetType = UNSET

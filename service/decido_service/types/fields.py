@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from msgspec import Meta
 
 import decido
+from decido import metadata as labels
 from decido.goals import Goal, GoalName
 from decido_service.store import RUN_STATES
 
 __all__ = ["DECISION_ID_PATTERN", "MAX_LABEL", "RUN_ID_PATTERN", "Count", "EngineId", "Epoch",
-           "Goal", "GoalIn", "Limit", "RunState", "Timestamp"]
+           "Goal", "GoalIn", "Limit", "Metadata", "MetadataKey", "RunState", "Timestamp"]
 
 #: what a run id looks like: ``run_`` and 24 lowercase hex digits (``store.ordered_id``)
 RUN_ID_PATTERN = "^run_[0-9a-f]{24}$"
@@ -37,3 +38,11 @@ Epoch = Annotated[int, Meta(description="Unix epoch seconds")]
 Timestamp = Annotated[str, Meta(extra_json_schema={"format": "date-time"})]
 #: a limit or cap; null: unlimited
 Limit = Annotated[int | None, Meta(description="null: unlimited")]
+
+#: a metadata key (:mod:`decido.metadata`: the rules are the library's, written once)
+MetadataKey = Annotated[str, Meta(min_length=1, max_length=labels.MAX_KEY_LENGTH,
+                                  pattern=labels.KEY_PATTERN)]
+#: labels of a run or a logged decision (:mod:`decido.metadata`)
+Metadata = Annotated[
+    dict[MetadataKey, Annotated[str, Meta(max_length=labels.MAX_VALUE_LENGTH)]],
+    Meta(max_length=labels.MAX_KEYS, description=labels.DESCRIPTION)]

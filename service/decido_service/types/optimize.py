@@ -12,7 +12,7 @@ from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
 from decido.optimize import SEED_END
 from decido.pareto import DEFAULT_ARCHIVE_SIZE, MAX_ARCHIVE, default_multi_engine
 from decido.status import FinishedStatus
-from decido_service.types.fields import Count, EngineId, Goal, GoalIn
+from decido_service.types.fields import Count, EngineId, Goal, GoalIn, Metadata
 from decido_service.types.problems import Problem
 
 __all__ = ["SEMANTIC_FAULTS", "ConstraintValue", "ErrorEvent", "Objective", "ObjectiveInfo",
@@ -78,7 +78,8 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     bounds: Annotated[list[tuple[float, float]], Meta(
         min_length=1,
         description="one [lower, upper] pair per dimension (finite, lower <= upper); their "
-                    "number is the run's dims (Max Dims per tier); or give variables")
+                    "number is the run's dims (at most the tier's max_dims, /v1/usage); "
+                    "or give variables")
     ] | UnsetType = UNSET
     objective_expression: Annotated[str, Meta(
         min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
@@ -134,6 +135,7 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
         ge=1, le=MAX_ARCHIVE,
         description=f"several objectives: the most points the front keeps (default "
                     f"{DEFAULT_ARCHIVE_SIZE})")] | None = None
+    metadata: Metadata = {}
 
     def __post_init__(self) -> None:
         self.goal = goal_name(self.goal) or "minimize"  # the long form

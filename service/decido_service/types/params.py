@@ -17,23 +17,40 @@ from typing import Annotated, ClassVar, Literal
 
 from msgspec import Meta, Struct
 
-from decido_service.types.fields import DECISION_ID_PATTERN, RUN_ID_PATTERN, EngineId, RunState
+from decido_service.types.fields import (
+    DECISION_ID_PATTERN,
+    RUN_ID_PATTERN,
+    EngineId,
+    MetadataKey,
+    RunState,
+)
 
 __all__ = ["CURSOR", "DEFAULT_PAGE", "LAST_EVENT_ID_PATTERN", "MAX_IDEMPOTENCY_KEY", "MAX_PAGE",
            "DecisionPage", "DecisionPath", "EventsHeaders", "HeaderParams", "IdempotencyHeaders",
-           "Page", "Params", "PathParams", "QueryParams", "RunPage", "RunPath", "TraceQuery"]
+           "MetadataFilter", "Page", "Params", "PathParams", "QueryParams", "REPLAYED", "RunPage",
+           "RunPath", "TraceQuery"]
 
 DEFAULT_PAGE, MAX_PAGE = 20, 100
 #: the longest Idempotency-Key accepted
 MAX_IDEMPOTENCY_KEY = 255
+#: the header (value ``true``) of the answer replayed for a repeated Idempotency-Key
+REPLAYED = "Idempotent-Replayed"
 #: the event ids of a run's stream (:mod:`decido_service.runs.events`); empty: none seen
 LAST_EVENT_ID_PATTERN = r"^([1-4]|2\.[0-9]{1,19})?$"
 
 
 class Params(Struct):
-    """Parameters read from one place of a request: ``location`` (path, query, header)."""
+    """Parameters read from one place of a request: ``location`` (path, query, header);
+    ``deep``: the query parameters that are objects, sent ``name[member]=value`` (OpenAPI's
+    ``deepObject`` style)."""
 
     location: ClassVar[str]
+    deep: ClassVar[frozenset[str]] = frozenset()
+
+
+#: a list's metadata filter: ``metadata[project]=bridge-A`` (several: all of them)
+MetadataFilter = Annotated[dict[MetadataKey, str], Meta(
+    description="only those with these labels: metadata[key]=value, several ANDed")]
 
 
 class PathParams(Params):
@@ -85,17 +102,22 @@ CURSOR = ("the last id of the previous page; an id that is not (or no longer) on
 class DecisionPage(Page, kw_only=True):
     """A page of the decision log."""
 
+    deep: ClassVar[frozenset[str]] = frozenset({"metadata"})
     starting_after: Annotated[str, Meta(pattern=DECISION_ID_PATTERN, description=CURSOR)
                               ] | None = None
+    metadata: MetadataFilter | None = None
 
 
 class RunPage(Page, kw_only=True):
     """A page of a key's runs and its filters."""
 
+    deep: ClassVar[frozenset[str]] = frozenset({"metadata"})
+
     starting_after: Annotated[str, Meta(pattern=RUN_ID_PATTERN, description=CURSOR)
                               ] | None = None
     state: Annotated[RunState, Meta(description="only runs in this state")] | None = None
     engine: Annotated[EngineId, Meta(description="only runs of this engine")] | None = None
+    metadata: MetadataFilter | None = None
 
 
 class TraceQuery(QueryParams, kw_only=True):
@@ -112,9 +134,9 @@ class IdempotencyHeaders(HeaderParams, kw_only=True, rename={"key": "Idempotency
     key: Annotated[str, Meta(
         min_length=1, max_length=MAX_IDEMPOTENCY_KEY,
         description=f"1 to {MAX_IDEMPOTENCY_KEY} characters of the client's choice: the same "
-                    "key and request within 24 h gets the first answer again and is not "
-                    "counted twice; with another request: 422; while the first is being "
-                    "answered: 409; longer: 400")] | None = None
+                    "key and request within 24 h gets the first answer again (with "
+                    f"{REPLAYED}: true) and is not counted twice; with another request: "
+                    "422; while the first is being answered: 409; longer: 400")] | None = None
 
 
 class EventsHeaders(HeaderParams, kw_only=True, rename={"last_event_id": "Last-Event-ID"}):

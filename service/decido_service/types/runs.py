@@ -7,7 +7,14 @@ from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
-from decido_service.types.fields import RUN_ID_PATTERN, EngineId, Goal, RunState, Timestamp
+from decido_service.types.fields import (
+    RUN_ID_PATTERN,
+    EngineId,
+    Goal,
+    Metadata,
+    RunState,
+    Timestamp,
+)
 from decido_service.types.optimize import OptimizeRequest, RunProgress, RunResult
 from decido_service.types.problems import Problem
 
@@ -35,6 +42,7 @@ class Run(Struct, forbid_unknown_fields=True):
     result: RunResult | None
     problem: Annotated[Problem | None, Meta(description="why a failed run failed")]
     cancel_requested: bool
+    metadata: Metadata
 
 
 class RunList(Struct, forbid_unknown_fields=True):
