@@ -99,9 +99,10 @@ _EXPRESSION = {"anyOf": [
 
 
 def _conditions() -> dict[str, Any]:
-    """What a decision needs besides its options, as far as a schema can say it: criteria (a
-    list) unless the method is "expression" (``if``/``else``)."""
+    """What a decision needs besides its options, as far as a schema can say it: an expression
+    (a string) when the method is "expression", criteria (a list) otherwise."""
     return {"if": _EXPRESSION,
+            "then": {"required": ["expression"], "properties": {"expression": {"type": "string"}}},
             "else": {"required": ["criteria"], "properties": {"criteria": {"type": "array"}}}}
 
 
