@@ -193,3 +193,34 @@ def test_the_methods_show_their_real_keyword_arguments(name: str) -> None:
         assert all(params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in wanted
                    if k != "bounds")
 
+
+
+def test_help_shows_every_keyword_and_an_unknown_one_is_a_type_error(
+        client: Client, live: LiveServer) -> None:
+    shown = ["engine", "max_evaluations", "time_limit", "seed", "options",
+             "stop_on_convergence", "constraints", "constraint_tolerance", "integers",
+             "variables", "x0", "metadata", "target", "reference_point", "archive_size"]
+    for method in (Client.minimize, AsyncClient.minimize, Client.submit, AsyncClient.submit):
+        params = inspect.signature(method).parameters
+        assert set(shown) <= set(params) and "kwargs" not in params
+        assert all(params[k].default is None for k in shown)
+    assert "goal" not in inspect.signature(Client.minimize).parameters
+    assert "timeout" in inspect.signature(AsyncClient.minimize).parameters
+    assert "idempotency_key" in inspect.signature(Client.submit).parameters
+    text = str(inspect.signature(Client.minimize))
+    assert "x0: 'ArrayLike | None' = None" in text and "**" not in text
+
+    before = [run.id for run in client.runs()]
+    typo: dict[str, Any] = {"max_evals": 100}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_evals'; did you "
+                                        "mean 'max_evaluations'"):
+        client.minimize(COST, BOUNDS, **typo)
+    with pytest.raises(TypeError, match="'goal'"):
+        client.maximize([COST, RISK], BOUNDS, **{"goal": "minimize"})
+
+    async def main() -> None:
+        async with AsyncClient(client.base_url, live.create_key(tier="team")["key"]) as c:
+            with pytest.raises(TypeError, match="'colour'"):
+                await c.submit(COST, BOUNDS, **{"colour": "red"})
+    asyncio.run(main())
+    assert [run.id for run in client.runs()] == before  # no run was made

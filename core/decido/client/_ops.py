@@ -29,12 +29,14 @@ from decido.pareto import ParetoResult
 from decido.status import FINISHED_RUN_STATES, status
 
 __all__ = [
+    "FrontKeywords",
     "Objective",
     "ObjectiveItem",
     "Objectives",
     "Progress",
     "Result",
     "RunArgs",
+    "RunKeywords",
     "RunState",
     "decide",
     "decision",
@@ -64,16 +66,14 @@ Progress = Callable[[dict[str, Any]], Any]
 _TERMINAL = ("result", "error")
 
 
-class RunArgs(TypedDict, total=False):
-    """The keyword arguments of a run, as for :func:`decido.optimize` and, for several
-    objectives, :func:`decido.minimize` (``callback``, ``monitor`` and ``vectorized`` have
-    no meaning on a server)."""
+class _Keywords(TypedDict, total=False):
+    """The keyword arguments of every run on a server, one objective or several, as for
+    :func:`decido.optimize` (``callback``, ``monitor`` and ``vectorized`` have no meaning
+    on a server), and its labels."""
 
-    goal: str
     engine: str | None
     max_evaluations: int | None
     time_limit: float | None
-    target: float | None
     seed: int | None
     options: Mapping[str, float] | None
     stop_on_convergence: bool | None
@@ -82,10 +82,30 @@ class RunArgs(TypedDict, total=False):
     integers: list[int] | None
     variables: list[dict[str, Any]] | None
     x0: ArrayLike | None
-    reference_point: ArrayLike | None
-    archive_size: int | None
     metadata: Mapping[str, str] | None
     """labels of the run (:mod:`decido.metadata`); lists filter by them"""
+
+
+class RunKeywords(_Keywords, total=False):
+    """The keyword arguments of a run of one objective but ``goal``: the type of the
+    client's run methods' ``**kwargs`` (:mod:`decido.client._run_methods`)."""
+
+    target: float | None
+
+
+class FrontKeywords(_Keywords, total=False):
+    """The keyword arguments of a run of several objectives but ``goal``, with
+    :func:`decido.minimize`'s ``reference_point`` and ``archive_size``."""
+
+    reference_point: ArrayLike | None
+    archive_size: int | None
+
+
+class RunArgs(RunKeywords, FrontKeywords, total=False):
+    """The keyword arguments of a run, every one (:class:`RunKeywords`,
+    :class:`FrontKeywords`), and its ``goal``."""
+
+    goal: str
 
 
 def _expression(item: Any, where: str) -> Any:

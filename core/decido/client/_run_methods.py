@@ -1,28 +1,72 @@
 """The run methods of the clients: ``submit``, ``optimize``, ``minimize`` and ``maximize``
 of :class:`decido.Client` (:class:`RunMethods`) and :class:`decido.AsyncClient`
-(:class:`AsyncRunMethods`), written once each with their real keyword arguments (``help()``
-and an IDE show them) and typed overloads: one expression gives a
+(:class:`AsyncRunMethods`), with typed overloads: one expression gives a
 :class:`decido.OptimizeResult` (``submit``: a ``Run[OptimizeResult]``), a list of objectives
-their front, a :class:`decido.ParetoResult`. A client provides ``_submit``: the run handle
-of its own kind for a request (:func:`decido.client._ops.run_body`).
+their front, a :class:`decido.ParetoResult`. Their keyword arguments are written once, as
+:class:`~decido.client._ops.RunKeywords` and :class:`~decido.client._ops.FrontKeywords`
+(``**kwargs``: a type checker and an IDE know them); :func:`_keywords_shown` gives each
+method the signature ``help()`` and :func:`inspect.signature` show, every keyword in it. A
+client provides ``_submit``: the run handle of its own kind for a request
+(:func:`decido.client._ops.run_body`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, overload
+import difflib
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from numpy.typing import ArrayLike
 
-from decido.client._ops import Objective, Objectives, Result, RunArgs
+from decido.client._ops import FrontKeywords, Objective, Objectives, Result, RunArgs, RunKeywords
 from decido.optimize import OptimizeResult
 from decido.pareto import ParetoResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing.Unpack is 3.11+
+    from typing_extensions import Unpack
+
     from decido.client.aio import AsyncRun
     from decido.client.sync import Run
 
 __all__ = ["AsyncRunMethods", "RunMethods"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: the run methods' keywords but ``goal``, in the order ``help()`` shows them
+_KEYWORDS = tuple(name for name in RunArgs.__annotations__ if name != "goal")
+
+
+def _text(annotation: Any) -> Any:
+    """A TypedDict key's annotation as the text written (not a ``ForwardRef``)."""
+    return getattr(annotation, "__forward_arg__", annotation)
+
+
+def _keywords_shown(method: F) -> F:
+    """Give a run method the signature ``help()`` and :func:`inspect.signature` show: its
+    own parameters with ``**kwargs`` spelled out, each keyword of :class:`RunArgs` but
+    ``goal`` (default None) after ``goal`` (when the method takes it)."""
+    signature = inspect.signature(method)
+    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    at = next((k + 1 for k, p in enumerate(own) if p.name == "goal"),
+              next(k for k, p in enumerate(own) if p.kind is p.KEYWORD_ONLY))
+    keywords = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                  annotation=_text(RunArgs.__annotations__[name]))
+                for name in _KEYWORDS]
+    vars(method)["__signature__"] = signature.replace(
+        parameters=own[:at] + keywords + own[at:])
+    return method
+
+
+def _run_args(method: str, given: Mapping[str, Any], goal: str) -> RunArgs:
+    """The arguments of a run from a run method's ``**kwargs``; a keyword that is not
+    one raises :class:`TypeError` naming it (and the one meant, when near)."""
+    for name in given:
+        if name not in _KEYWORDS:
+            near = difflib.get_close_matches(name, _KEYWORDS, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise TypeError(f"{method}() got an unexpected keyword argument {name!r}{hint}")
+    return cast(RunArgs, {**given, "goal": goal})
 
 
 class RunMethods:
@@ -34,174 +78,79 @@ class RunMethods:
         raise NotImplementedError
 
     @overload
-    def submit(
-            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            idempotency_key: str | None = None) -> Run[OptimizeResult]: ...
+    def submit(self, objective: Objective, bounds: ArrayLike | None = None, *,
+               goal: str = "minimize", idempotency_key: str | None = None,
+               **kwargs: Unpack[RunKeywords]) -> Run[OptimizeResult]: ...
     @overload
-    def submit(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            idempotency_key: str | None = None) -> Run[ParetoResult]: ...
-    def submit(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            idempotency_key: str | None = None) -> Run[Any]:
+    def submit(self, objective: Objectives, bounds: ArrayLike | None = None, *,
+               goal: str = "minimize", idempotency_key: str | None = None,
+               **kwargs: Unpack[FrontKeywords]) -> Run[ParetoResult]: ...
+    @_keywords_shown
+    def submit(self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+               goal: str = "minimize", idempotency_key: str | None = None,
+               **kwargs: Any) -> Run[Any]:
         """Start a run and return its handle at once. The arguments of
         :func:`decido.optimize` (the objective an expression, not a callable); a list of
         objectives (expressions, or dicts ``{"name", "expression", "goal"}``) makes a run
         of several, with :func:`decido.minimize`'s ``reference_point`` and
         ``archive_size``, whose result is their front (a :class:`decido.ParetoResult`).
-        The call carries an ``Idempotency-Key`` (a new one unless given): a resent
-        submission never makes a second run. The server's faults raise
-        :class:`InvalidRequest` (``errors``: every fault with its JSON pointer)."""
-        return self._submit(objective, bounds, RunArgs(
-            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size, metadata=metadata), idempotency_key)
+        ``metadata`` labels the run. The call carries an ``Idempotency-Key`` (a new one
+        unless given): a resent submission never makes a second run. The server's faults
+        raise :class:`InvalidRequest` (``errors``: every fault with its JSON pointer)."""
+        return self._submit(objective, bounds, _run_args("submit", kwargs, goal),
+                            idempotency_key)
 
     @overload
-    def optimize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            timeout: float | None = None) -> OptimizeResult: ...
+    def optimize(self, objective: Objective, bounds: ArrayLike | None = None, *,
+                 goal: str = "minimize", timeout: float | None = None,
+                 **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
     @overload
-    def optimize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> ParetoResult: ...
-    def optimize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> Result:
+    def optimize(self, objective: Objectives, bounds: ArrayLike | None = None, *,
+                 goal: str = "minimize", timeout: float | None = None,
+                 **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+    @_keywords_shown
+    def optimize(self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+                 goal: str = "minimize", timeout: float | None = None,
+                 **kwargs: Any) -> Result:
         """Run on the service and wait for the result (:class:`Timeout` after
         ``timeout`` seconds; the run goes on): :func:`decido.optimize` remotely, a
         :class:`decido.OptimizeResult`, or for a list of objectives their front, a
         :class:`decido.ParetoResult`. The arguments are :meth:`submit`'s."""
-        return self._result(objective, bounds, RunArgs(
-            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size, metadata=metadata), timeout)
+        return self._result(objective, bounds, _run_args("optimize", kwargs, goal), timeout)
 
     @overload
-    def minimize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            timeout: float | None = None) -> OptimizeResult: ...
+    def minimize(self, objective: Objective, bounds: ArrayLike | None = None, *,
+                 timeout: float | None = None,
+                 **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
     @overload
-    def minimize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> ParetoResult: ...
-    def minimize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> Result:
+    def minimize(self, objective: Objectives, bounds: ArrayLike | None = None, *,
+                 timeout: float | None = None,
+                 **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+    @_keywords_shown
+    def minimize(self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+                 timeout: float | None = None, **kwargs: Any) -> Result:
         """:meth:`optimize` with ``goal="minimize"``: a list of objectives gives
         their front (a :class:`decido.ParetoResult`), each objective minimized unless its
         dict's ``goal`` says otherwise."""
-        return self._result(objective, bounds, RunArgs(
-            goal="minimize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size, metadata=metadata), timeout)
+        return self._result(objective, bounds, _run_args("minimize", kwargs, "minimize"),
+                            timeout)
 
     @overload
-    def maximize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            timeout: float | None = None) -> OptimizeResult: ...
+    def maximize(self, objective: Objective, bounds: ArrayLike | None = None, *,
+                 timeout: float | None = None,
+                 **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
     @overload
-    def maximize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> ParetoResult: ...
-    def maximize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> Result:
+    def maximize(self, objective: Objectives, bounds: ArrayLike | None = None, *,
+                 timeout: float | None = None,
+                 **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+    @_keywords_shown
+    def maximize(self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
+                 timeout: float | None = None, **kwargs: Any) -> Result:
         """:meth:`optimize` with ``goal="maximize"``: a list of objectives gives
         their front (a :class:`decido.ParetoResult`), each objective maximized unless its
         dict's ``goal`` says otherwise."""
-        return self._result(objective, bounds, RunArgs(
-            goal="maximize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size, metadata=metadata), timeout)
+        return self._result(objective, bounds, _run_args("maximize", kwargs, "maximize"),
+                            timeout)
 
     def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                 args: RunArgs, timeout: float | None) -> Result:
@@ -220,160 +169,68 @@ class AsyncRunMethods:
         raise NotImplementedError
 
     @overload
-    async def submit(
-            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            idempotency_key: str | None = None) -> AsyncRun[OptimizeResult]: ...
+    async def submit(self, objective: Objective, bounds: ArrayLike | None = None, *,
+                     goal: str = "minimize", idempotency_key: str | None = None,
+                     **kwargs: Unpack[RunKeywords]) -> AsyncRun[OptimizeResult]: ...
     @overload
-    async def submit(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            idempotency_key: str | None = None) -> AsyncRun[ParetoResult]: ...
-    async def submit(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            idempotency_key: str | None = None) -> AsyncRun[Any]:
+    async def submit(self, objective: Objectives, bounds: ArrayLike | None = None, *,
+                     goal: str = "minimize", idempotency_key: str | None = None,
+                     **kwargs: Unpack[FrontKeywords]) -> AsyncRun[ParetoResult]: ...
+    @_keywords_shown
+    async def submit(self, objective: Objective | Objectives, bounds: ArrayLike | None = None,
+                     *, goal: str = "minimize", idempotency_key: str | None = None,
+                     **kwargs: Any) -> AsyncRun[Any]:
         """As :meth:`decido.Client.submit`."""
-        return await self._submit(objective, bounds, RunArgs(
-            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size, metadata=metadata), idempotency_key)
+        return await self._submit(objective, bounds, _run_args("submit", kwargs, goal),
+                                  idempotency_key)
 
     @overload
-    async def optimize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            timeout: float | None = None) -> OptimizeResult: ...
+    async def optimize(self, objective: Objective, bounds: ArrayLike | None = None, *,
+                       goal: str = "minimize", timeout: float | None = None,
+                       **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
     @overload
-    async def optimize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *, goal: str = "minimize",
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> ParetoResult: ...
-    async def optimize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            goal: str = "minimize", engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> Result:
+    async def optimize(self, objective: Objectives, bounds: ArrayLike | None = None, *,
+                       goal: str = "minimize", timeout: float | None = None,
+                       **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+    @_keywords_shown
+    async def optimize(self, objective: Objective | Objectives,
+                       bounds: ArrayLike | None = None, *, goal: str = "minimize",
+                       timeout: float | None = None, **kwargs: Any) -> Result:
         """As :meth:`decido.Client.optimize`."""
-        return await self._result(objective, bounds, RunArgs(
-            goal=goal, engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size, metadata=metadata), timeout)
+        return await self._result(objective, bounds, _run_args("optimize", kwargs, goal),
+                                  timeout)
 
     @overload
-    async def minimize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            timeout: float | None = None) -> OptimizeResult: ...
+    async def minimize(self, objective: Objective, bounds: ArrayLike | None = None, *,
+                       timeout: float | None = None,
+                       **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
     @overload
-    async def minimize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> ParetoResult: ...
-    async def minimize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> Result:
+    async def minimize(self, objective: Objectives, bounds: ArrayLike | None = None, *,
+                       timeout: float | None = None,
+                       **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+    @_keywords_shown
+    async def minimize(self, objective: Objective | Objectives,
+                       bounds: ArrayLike | None = None, *, timeout: float | None = None,
+                       **kwargs: Any) -> Result:
         """As :meth:`decido.Client.minimize`."""
-        return await self._result(objective, bounds, RunArgs(
-            goal="minimize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size, metadata=metadata), timeout)
+        return await self._result(objective, bounds,
+                                  _run_args("minimize", kwargs, "minimize"), timeout)
 
     @overload
-    async def maximize(
-            self, objective: Objective, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            timeout: float | None = None) -> OptimizeResult: ...
+    async def maximize(self, objective: Objective, bounds: ArrayLike | None = None, *,
+                       timeout: float | None = None,
+                       **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
     @overload
-    async def maximize(
-            self, objective: Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> ParetoResult: ...
-    async def maximize(
-            self, objective: Objective | Objectives, bounds: ArrayLike | None = None, *,
-            engine: str | None = None, max_evaluations: int | None = None,
-            time_limit: float | None = None, target: float | None = None, seed: int | None = None,
-            options: Mapping[str, float] | None = None, stop_on_convergence: bool | None = None,
-            constraints: list[str] | None = None, constraint_tolerance: float | None = None,
-            integers: list[int] | None = None, variables: list[dict[str, Any]] | None = None,
-            x0: ArrayLike | None = None, metadata: Mapping[str, str] | None = None,
-            reference_point: ArrayLike | None = None, archive_size: int | None = None,
-            timeout: float | None = None) -> Result:
+    async def maximize(self, objective: Objectives, bounds: ArrayLike | None = None, *,
+                       timeout: float | None = None,
+                       **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+    @_keywords_shown
+    async def maximize(self, objective: Objective | Objectives,
+                       bounds: ArrayLike | None = None, *, timeout: float | None = None,
+                       **kwargs: Any) -> Result:
         """As :meth:`decido.Client.maximize`."""
-        return await self._result(objective, bounds, RunArgs(
-            goal="maximize", engine=engine, max_evaluations=max_evaluations, time_limit=time_limit,
-            target=target, seed=seed, options=options, stop_on_convergence=stop_on_convergence,
-            constraints=constraints, constraint_tolerance=constraint_tolerance,
-            integers=integers, variables=variables, x0=x0, reference_point=reference_point,
-            archive_size=archive_size, metadata=metadata), timeout)
+        return await self._result(objective, bounds,
+                                  _run_args("maximize", kwargs, "maximize"), timeout)
 
     async def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                       args: RunArgs, timeout: float | None) -> Result:
