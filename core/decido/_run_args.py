@@ -14,34 +14,40 @@ from decido._engine import RunMonitor
 from decido.errors import EngineError
 
 __all__ = ["DEFAULT_EVALUATIONS_PER_DIM", "MIN_DEFAULT_EVALUATIONS", "FrontKeywords",
-           "RunKeywords", "check_hooks", "run_budget", "with_stop_option"]
+           "RunKeywords", "SharedKeywords", "check_hooks", "run_budget", "with_stop_option"]
 
 #: Budget when max_evaluations is None: 2,000 evaluations per dimension, at least 10,000.
 DEFAULT_EVALUATIONS_PER_DIM = 2000
 MIN_DEFAULT_EVALUATIONS = 10_000
 
 
-class RunKeywords(TypedDict, total=False):
-    """The keyword arguments of a run but ``goal``, as ``decido.optimize`` takes them (its
-    docstring says what each does): the type of ``decido.minimize``'s and ``maximize``'s
-    ``**kwargs``, so a type checker and an IDE know them
-    (tests/engines/test_library_front_door.py holds the two equal)."""
+class SharedKeywords(TypedDict, total=False):
+    """The keyword arguments a run takes, one objective or several, on this machine or on
+    a server (``decido.Client``'s run methods: :mod:`decido.client._ops`)."""
 
     engine: str | None
     max_evaluations: int | None
     time_limit: float | None
-    target: float | None
     seed: int | None
-    options: Mapping[str, Any] | None
-    callback: Callable[[dict[str, Any]], Any] | None
-    vectorized: bool
-    monitor: RunMonitor | None
     stop_on_convergence: bool | None
     constraints: list[str] | None
     constraint_tolerance: float | None
     integers: list[int] | None
     variables: list[dict[str, Any]] | None
     x0: ArrayLike | None
+
+
+class RunKeywords(SharedKeywords, total=False):
+    """The keyword arguments of a run but ``goal``, as ``decido.optimize`` takes them (its
+    docstring says what each does): the type of ``decido.minimize``'s and ``maximize``'s
+    ``**kwargs``, so a type checker and an IDE know them
+    (tests/engines/test_library_front_door.py holds the two equal)."""
+
+    target: float | None
+    options: Mapping[str, Any] | None
+    callback: Callable[[dict[str, Any]], Any] | None
+    vectorized: bool
+    monitor: RunMonitor | None
 
 
 class FrontKeywords(RunKeywords, total=False):

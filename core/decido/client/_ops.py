@@ -14,12 +14,12 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from decido._run_args import with_stop_option
+from decido._run_args import SharedKeywords, with_stop_option
 from decido.client._protocol import Call, Emit, Event, NextEvent, Op, OpenStream, Sleep
 from decido.client.errors import RunFailed, Timeout
 from decido.errors import EngineError
@@ -66,22 +66,12 @@ Progress = Callable[[dict[str, Any]], Any]
 _TERMINAL = ("result", "error")
 
 
-class _Keywords(TypedDict, total=False):
-    """The keyword arguments of every run on a server, one objective or several, as for
+class _Keywords(SharedKeywords, total=False):
+    """The keyword arguments of every run on a server, one objective or several: those of
     :func:`decido.optimize` (``callback``, ``monitor`` and ``vectorized`` have no meaning
     on a server), and its labels."""
 
-    engine: str | None
-    max_evaluations: int | None
-    time_limit: float | None
-    seed: int | None
     options: Mapping[str, float] | None
-    stop_on_convergence: bool | None
-    constraints: list[str] | None
-    constraint_tolerance: float | None
-    integers: list[int] | None
-    variables: list[dict[str, Any]] | None
-    x0: ArrayLike | None
     metadata: Mapping[str, str] | None
     """labels of the run (:mod:`decido.metadata`); lists filter by them"""
 
