@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import click
 import decido
 from decido.cli import _front, _inputs
 from decido.cli._output import add_row, print_table, table
-from decido.cli._progress import ProgressDisplay
+from decido.cli._progress import ProgressDisplay, run_monitored
 from decido.cli._remote import (
     INTERRUPTED,
     client_for,
@@ -170,32 +169,9 @@ def _run_here(expression: str, box: list[list[float]], args: dict[str, Any],
               display: ProgressDisplay) -> tuple[OptimizeResult, bool]:
     """Run in a thread with a :class:`decido.RunMonitor`; this thread draws the progress
     and, on Ctrl-C, stops the run (it ends ``stopped`` with its best so far)."""
-    monitor = decido.RunMonitor()
-    outcome: list[Any] = []
-    done = threading.Event()  # not Thread.join: a join that Ctrl-C interrupts is spent
     checked = {k: v for k, v in args.items() if v is not None}
-
-    def work() -> None:
-        try:
-            outcome.append(decido.optimize(expression, box, monitor=monitor, **checked))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
-            outcome.append(exc)
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name="decido-run", daemon=True).start()
-    interrupted = False
-    try:
-        while not done.wait(0.1):
-            p = monitor.progress()
-            display.update(p["evaluations"], p["best"], p["elapsed"])
-    except KeyboardInterrupt:
-        interrupted = True
-        monitor.stop()
-        done.wait()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    result: OptimizeResult = outcome[0]
+    result, interrupted = run_monitored(
+        lambda monitor: decido.optimize(expression, box, monitor=monitor, **checked), display)
     display.update(result.evaluations, result.fun, result.elapsed)
     return result, interrupted
 

@@ -13,7 +13,6 @@ import csv
 import json
 import math
 import re
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import click
 
 import decido
 from decido.cli._output import add_row, print_table, table
-from decido.cli._progress import ProgressDisplay
+from decido.cli._progress import ProgressDisplay, run_monitored
 from decido.goals import goal_name
 from decido.pareto import ParetoResult, optimize_front
 
@@ -67,35 +66,13 @@ def run_here(objectives: list[Any], box: list[list[float]], args: dict[str, Any]
              display: ProgressDisplay) -> tuple[ParetoResult, bool]:
     """The run in a thread with a :class:`decido.RunMonitor`, as one objective's (Ctrl-C
     stops it: it ends ``stopped`` with its front so far)."""
-    monitor = decido.RunMonitor()
-    outcome: list[Any] = []
-    done = threading.Event()
     checked = {k: v for k, v in args.items() if v is not None}
-
-    def work() -> None:
-        try:
-            outcome.append(optimize_front(objectives, box, monitor=monitor, **checked))
-        except decido.EngineError as exc:  # every fault, not only the first
-            outcome.append(click.ClickException("; ".join(
-                e["message"] for e in exc.errors) if exc.errors else str(exc)))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
-            outcome.append(exc)
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name="decido-run", daemon=True).start()
-    interrupted = False
     try:
-        while not done.wait(0.1):
-            p = monitor.progress()
-            display.update(p["evaluations"], p["hypervolume"], p["elapsed"])
-    except KeyboardInterrupt:
-        interrupted = True
-        monitor.stop()
-        done.wait()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    result: ParetoResult = outcome[0]
+        result, interrupted = run_monitored(
+            lambda monitor: optimize_front(objectives, box, monitor=monitor, **checked), display)
+    except decido.EngineError as exc:  # every fault, not only the first
+        raise click.ClickException("; ".join(
+            e["message"] for e in exc.errors) if exc.errors else str(exc)) from None
     display.update(result.evaluations, result.hypervolume, result.elapsed)
     return result, interrupted
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-__all__ = ["ProgressDisplay", "best_text"]
+import decido
+
+__all__ = ["ProgressDisplay", "best_text", "run_monitored"]
+
+T = TypeVar("T")
 
 
 def best_text(best: float | None) -> str:
@@ -75,3 +81,37 @@ class ProgressDisplay:
         self.out.write(f"evaluations {evaluations}{of}  {self.label} {best_text(best)}  "
                        f"elapsed {elapsed:.1f} s\n")
         self.out.flush()
+
+
+def run_monitored(start: Callable[[decido.RunMonitor], T],
+                  display: ProgressDisplay) -> tuple[T, bool]:
+    """``start(monitor)`` in a thread with a :class:`decido.RunMonitor`; this thread draws its
+    progress (the member ``display.label``) and, on Ctrl-C, stops the run, which ends
+    ``stopped`` with its best so far. Gives the run's result and whether it was interrupted;
+    an exception of the run is raised here."""
+    monitor = decido.RunMonitor()
+    outcome: list[Any] = []
+    done = threading.Event()  # not Thread.join: a join that Ctrl-C interrupts is spent
+
+    def work() -> None:
+        try:
+            outcome.append(start(monitor))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            outcome.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="decido-run", daemon=True).start()
+    interrupted = False
+    try:
+        while not done.wait(0.1):
+            p = monitor.progress()
+            display.update(p["evaluations"], p[display.label], p["elapsed"])
+    except KeyboardInterrupt:
+        interrupted = True
+        monitor.stop()
+        done.wait()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    result: T = outcome[0]
+    return result, interrupted
