@@ -158,3 +158,19 @@ def _send_every_example(server: LiveServer) -> None:
             sent.append(path)
     assert set(sent) == {"/v1/keys", "/v1/decide", "/v1/batch", "/v1/optimize", "/v1/runs",
                          "/v1/webhooks", "/v1/webhooks/{webhook_id}"}
+
+
+def test_the_decide_schema_says_what_a_decision_needs(server: LiveServer) -> None:
+    """With options, the document requires an expression string for the method "expression"
+    and criteria otherwise, as the service does (schemathesis sent a schema-valid
+    ``{"method": "expression"}`` without an expression, refused with a 422); from_run needs
+    neither."""
+    doc = server.request("GET", "/v1/openapi.json").json()
+    operation = doc["paths"]["/v1/decide"]["post"]
+    validator = _validator(doc, operation["requestBody"]["content"]["application/json"]["schema"])
+    options = DECISION["options"]
+    assert not validator.is_valid({"options": options, "method": "expression"})
+    assert not validator.is_valid({"options": options, "method": "topsis"})
+    assert validator.is_valid({"options": options, "method": "expression", "expression": "1"})
+    assert validator.is_valid({"options": options, "criteria": DECISION["criteria"]})
+    assert validator.is_valid({"from_run": "run_" + "0" * 24})

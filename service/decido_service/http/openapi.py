@@ -182,10 +182,11 @@ def _decision_schemas() -> dict[str, Schema]:
         schemas[name]["properties"]["from_run"] = from_run
     request = schemas["DecideRequest"]
     request.pop("required", None)
-    # criteria are required with options (unless the method is "expression"); a run's
-    # front brings its own (its objectives)
+    # with options: an expression when the method is "expression", criteria otherwise; a
+    # run's front brings its own criteria (its objectives)
     request["oneOf"] = [{"required": ["options"], "if": request.pop("if"),
-                         "else": request.pop("else")}, {"required": ["from_run"]}]
+                         "then": request.pop("then"), "else": request.pop("else")},
+                        {"required": ["from_run"]}]
     entry = schemas["DecideResult"]["properties"]["ranking"]["items"]
     numbers = {"type": "array", "items": {"type": ["number", "null"]}}
     entry["properties"].update(
