@@ -149,13 +149,51 @@
     if (ms === null || ms === undefined) return "\u2014";
     return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s";
   }
-  function update(tr, row) {
-    var state = tr.querySelector('[data-col="state"]');
-    state.textContent = "";
+  function stateBadge(el, s) {
+    el.textContent = "";
     var span = document.createElement("span");
-    span.className = "state state-" + row.state;
-    span.textContent = row.state;
-    state.appendChild(span);
+    span.className = "state state-" + s;
+    span.textContent = s;
+    el.appendChild(span);
+  }
+  function loadFinal(base, show) {
+    return fetch(base + "/trace.json", {credentials: "same-origin"})
+      .then(function (r) { return r.json(); })
+      .then(show);
+  }
+  // The run pages (run.js: one objective; front.js: several), what both do: formats, the
+  // state shown (a run that has ended loses its cancel form), the final trace, and the
+  // live events (state, onProgress(each progress document), then the final trace).
+  window.decidoRun = {
+    width: function (el) { return Math.max(280, el.clientWidth || 600); },
+    fmt: fmt,
+    duration: duration,
+    setState: function (root, s) {
+      stateBadge(document.getElementById("run-state"), s);
+      root.dataset.state = s;
+      if (s !== "queued" && s !== "running") {
+        var cancel = document.getElementById("cancel-form");
+        if (cancel) cancel.remove();
+      }
+    },
+    loadFinal: loadFinal,
+    watch: function (root, base, dash, onProgress, show) {
+      var source = new EventSource(base + "/events");
+      dash.source = source;
+      source.addEventListener("state", function (e) {
+        window.decidoRun.setState(root, JSON.parse(e.data).state);
+      });
+      source.addEventListener("progress", function (e) { onProgress(JSON.parse(e.data)); });
+      function end() { source.close(); loadFinal(base, show); }
+      source.addEventListener("result", end);
+      source.addEventListener("error", function (e) {
+        if (e.data) { end(); return; }                  // the run failed: its final document
+        if (source.readyState === EventSource.CLOSED) loadFinal(base, show);  // it went away
+      });
+    }
+  };
+  function update(tr, row) {
+    stateBadge(tr.querySelector('[data-col="state"]'), row.state);
     tr.querySelector('[data-col="best"]').textContent = fmt(row.best, 6);
     tr.querySelector('[data-col="evaluations"]').textContent = fmt(row.evaluations, 12);
     tr.querySelector('[data-col="duration"]').textContent = duration(row.duration_ms);

@@ -19,15 +19,10 @@
   var dash = window.decidoDash = {plots: {hypervolume: null, front: null, matrix: []},
                                   state: state};
 
-  function width(el) { return Math.max(280, el.clientWidth || 600); }
-  function fmt(v, digits) {
-    if (v === null || v === undefined) return "\u2014";
-    return Number(v.toPrecision(digits)).toString();
-  }
-  function duration(ms) {
-    if (ms === null || ms === undefined) return "\u2014";
-    return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s";
-  }
+  var run = window.decidoRun;  // dash.js
+  var width = run.width, fmt = run.fmt, duration = run.duration;
+  function setState(s) { run.setState(root, s); }
+  function loadFinal() { return run.loadFinal(base, showFinal); }
   function text(id, value) {
     var el = document.getElementById(id);
     if (el) el.textContent = value;
@@ -156,19 +151,6 @@
     text("run-evaluations", fmt(evaluations, 12));
     text("run-duration", duration(ms));
   }
-  function setState(s) {
-    var dd = document.getElementById("run-state");
-    dd.textContent = "";
-    var span = document.createElement("span");
-    span.className = "state state-" + s;
-    span.textContent = s;
-    dd.appendChild(span);
-    root.dataset.state = s;
-    if (s !== "queued" && s !== "running") {
-      var cancel = document.getElementById("cancel-form");
-      if (cancel) cancel.remove();
-    }
-  }
 
   function showFinal(view) {
     state.view = view;
@@ -189,31 +171,16 @@
     dash.finished = true;
   }
 
-  function loadFinal() {
-    return fetch(base + "/trace.json", {credentials: "same-origin"})
-      .then(function (r) { return r.json(); })
-      .then(showFinal);
-  }
 
   function watch() {
-    var source = new EventSource(base + "/events");
-    dash.source = source;
-    source.addEventListener("state", function (e) { setState(JSON.parse(e.data).state); });
-    source.addEventListener("progress", function (e) {
-      var p = JSON.parse(e.data);
+    run.watch(root, base, dash, function (p) {
       setFacts(p.hypervolume, p.front_size, p.evaluations, p.elapsed_ms);
       if (p.hypervolume === null || p.hypervolume === undefined) return;
       state.evals.push(p.evaluations);
       state.hv.push(p.hypervolume);
       dash.plots.hypervolume.setData([state.evals, state.hv]);
       hvEl.dataset.points = String(state.evals.length);
-    });
-    function end() { source.close(); loadFinal(); }
-    source.addEventListener("result", end);
-    source.addEventListener("error", function (e) {
-      if (e.data) { end(); return; }                  // the run failed: its final document
-      if (source.readyState === EventSource.CLOSED) loadFinal();  // the stream went away
-    });
+    }, showFinal);
     drawHypervolume();
   }
 

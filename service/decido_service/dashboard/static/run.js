@@ -16,15 +16,10 @@
   var state = {evals: [], best: [], times: [], estimated: false, view: null};
   var dash = window.decidoDash = {plots: {}, state: state};
 
-  function width(el) { return Math.max(280, el.clientWidth || 600); }
-  function fmt(v, digits) {
-    if (v === null || v === undefined) return "\u2014";
-    return Number(v.toPrecision(digits)).toString();
-  }
-  function duration(ms) {
-    if (ms === null || ms === undefined) return "\u2014";
-    return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s";
-  }
+  var run = window.decidoRun;  // dash.js
+  var width = run.width, fmt = run.fmt, duration = run.duration;
+  function setState(s) { run.setState(root, s); }
+  function loadFinal() { return run.loadFinal(base, showFinal); }
   // Log scale: of the values when they are all positive, else of their distance to the
   // best value (window.decidoScale, dash.js), named on the axis; what log cannot show is
   // drawn at a floor (window.decidoLog), and the note under the plot says so.
@@ -104,19 +99,6 @@
     document.getElementById("run-evaluations").textContent = fmt(evaluations, 12);
     document.getElementById("run-duration").textContent = duration(ms);
   }
-  function setState(s) {
-    var dd = document.getElementById("run-state");
-    dd.textContent = "";
-    var span = document.createElement("span");
-    span.className = "state state-" + s;
-    span.textContent = s;
-    dd.appendChild(span);
-    root.dataset.state = s;
-    if (s !== "queued" && s !== "running") {
-      var cancel = document.getElementById("cancel-form");
-      if (cancel) cancel.remove();
-    }
-  }
 
   function showFinal(view) {
     state.view = view;
@@ -140,19 +122,10 @@
     dash.finished = true;
   }
 
-  function loadFinal() {
-    return fetch(base + "/trace.json", {credentials: "same-origin"})
-      .then(function (r) { return r.json(); })
-      .then(showFinal);
-  }
 
   function watch() {
     state.estimated = false;
-    var source = new EventSource(base + "/events");
-    dash.source = source;
-    source.addEventListener("state", function (e) { setState(JSON.parse(e.data).state); });
-    source.addEventListener("progress", function (e) {
-      var p = JSON.parse(e.data);
+    run.watch(root, base, dash, function (p) {
       if (p.best === null || p.best === undefined) return;
       state.evals.push(p.evaluations);
       state.best.push(p.best);
@@ -165,13 +138,7 @@
       } else {
         redraw();
       }
-    });
-    function end() { source.close(); loadFinal(); }
-    source.addEventListener("result", end);
-    source.addEventListener("error", function (e) {
-      if (e.data) { end(); return; }                  // the run failed: its final document
-      if (source.readyState === EventSource.CLOSED) loadFinal();  // the stream went away
-    });
+    }, showFinal);
     redraw();
   }
 
