@@ -34,6 +34,7 @@ from decido._mcdm_faults import (
     did_you_mean,
     fail,
     kind_of,
+    known_members,
     number,
 )
 from decido._mcdm_vocabulary import (
@@ -234,15 +235,9 @@ def _criterion(
     item: Any, j: int, plan: Decision, need_weights: bool, seen: set[str], faults: Faults
 ) -> Criterion | None:
     here = ("criteria", j)
-    if type(item) is not dict and not isinstance(item, Mapping):
-        faults.add(here, "invalid_request", f"a criterion is an object, not {kind_of(item)}")
+    ok = known_members(item, here, CRITERION_FIELDS, "a criterion", faults)
+    if not isinstance(item, Mapping):
         return None
-    ok = True
-    for key in item:
-        if key not in CRITERION_FIELDS:
-            hint = did_you_mean(key, CRITERION_FIELDS) if isinstance(key, str) else ""
-            faults.add((*here, str(key)), "invalid_request", f"unknown field {key!r}{hint}")
-            ok = False
     name = item.get("attribute")
     if not isinstance(name, str) or not name:
         faults.add((*here, "attribute"), "invalid_request", "attribute must be a non-empty string")
