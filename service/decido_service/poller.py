@@ -8,6 +8,7 @@ the next one tries again. :class:`Every` says when a slower chore of a round is 
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import logging
@@ -18,7 +19,7 @@ __all__ = ["Every", "Poller"]
 log = logging.getLogger("decido.service")
 
 
-class Poller:
+class Poller(abc.ABC):
     """A background job of this worker process (module docs): subclasses write
     :meth:`round`."""
 
@@ -29,9 +30,9 @@ class Poller:
         self.stopping = False
         self._task: asyncio.Task[None] | None = None
 
+    @abc.abstractmethod
     async def round(self) -> None:
         """One round of the job."""
-        raise NotImplementedError
 
     def start(self) -> None:
         """Start the rounds."""

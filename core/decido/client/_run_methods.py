@@ -12,6 +12,7 @@ client provides ``_submit``: the run handle of its own kind for a request
 
 from __future__ import annotations
 
+import abc
 import difflib
 import inspect
 from collections.abc import Callable, Mapping
@@ -69,13 +70,13 @@ def _run_args(method: str, given: Mapping[str, Any], goal: str) -> RunArgs:
     return cast(RunArgs, {**given, "goal": goal})
 
 
-class RunMethods:
+class RunMethods(abc.ABC):
     """The run methods of :class:`decido.Client` (module docs)."""
 
+    @abc.abstractmethod
     def _submit(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                 args: RunArgs, idempotency_key: str | None) -> Run[Any]:
         """The handle of a new run (the client's)."""
-        raise NotImplementedError
 
     @overload
     def submit(self, objective: Objective, bounds: ArrayLike | None = None, *,
@@ -160,13 +161,13 @@ class RunMethods:
         return result
 
 
-class AsyncRunMethods:
+class AsyncRunMethods(abc.ABC):
     """The run methods of :class:`decido.AsyncClient` (module docs)."""
 
+    @abc.abstractmethod
     async def _submit(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                       args: RunArgs, idempotency_key: str | None) -> AsyncRun[Any]:
         """The handle of a new run (the client's)."""
-        raise NotImplementedError
 
     @overload
     async def submit(self, objective: Objective, bounds: ArrayLike | None = None, *,
