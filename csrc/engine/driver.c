@@ -391,6 +391,7 @@ static dc_status set_problem(dc_driver *d, size_t general, int equalities, dc_er
     pb->constrained = general > 0;
     pb->equalities = equalities;
     pb->n_objectives = run->n_objectives;
+    pb->guard = &d->guard;
     for (j = 0; j < n; j++)
         if (d->kind[j] != K_REAL)
             pb->levels = d->levels;
@@ -425,7 +426,7 @@ static dc_status build(dc_driver *d, dc_error *err)
         return st;
     if ((st = allocate_constraints(d, err)))
         return st;
-    if (d->multi && dc_front_init(&d->front, run, d->alloc))
+    if (d->multi && dc_front_init(&d->front, run, d->alloc, &d->guard))
         return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     general = set_box(d, &equalities);
     if (run->program) {
@@ -439,6 +440,7 @@ static dc_status build(dc_driver *d, dc_error *err)
         return dc_set_error(err, st, 0, 0, "out of memory");
     d->t0 = dc_driver_now();
     d->deadline = run->time_limit > 0 ? d->t0 + run->time_limit : 0.0;
+    dc_driver_guard_init(d);
     d->started = 1; /* release runs even after a failed init (the state is zeroed) */
     if ((st = vt->init(d->state, &d->pb, d->params)))
         return dc_set_error(err, st, 0, 0, "engine '%s' could not start (%s)", vt->info->id,
@@ -582,6 +584,14 @@ static dc_status finish(dc_driver *d)
         res->feasible = d->have_best && d->best_excess == 0.0;
     }
     describe(d);
+    if (d->multi && d->front.unmeasured) {
+        size_t used = strlen(res->message);
+        snprintf(res->message + used, sizeof res->message - used,
+                 "; the hypervolume was not measured: computing it exactly for %zu points "
+                 "of %zu objectives did not end within %g s after the %s",
+                 res->n_pareto, d->m, DC_GUARD_GRACE,
+                 d->stop_seen ? "stop request" : "time limit");
+    }
     if (!res->feasible) {
         size_t used = strlen(res->message);
         snprintf(res->message + used, sizeof res->message - used,

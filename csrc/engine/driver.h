@@ -47,6 +47,9 @@ typedef struct dc_driver {
     int have_best;
     int64_t evals, iters, grads;
     double t0, deadline;
+    dc_guard guard;          /* long computations' check (dc_driver_guard_check) */
+    double guard_end;        /* they give up from this time on (0: none yet) */
+    int stop_seen;           /* the guard saw the monitor's stop request */
     double target;           /* internal sense */
     dc_result *res;
     dc_stop stop;
@@ -100,6 +103,12 @@ int dc_driver_reserve_x(dc_driver *d, size_t rows);
 dc_status dc_driver_evaluate_rows(dc_driver *d, const double *X, size_t rows, double *f);
 int dc_driver_monitor_says_stop(dc_driver *d);
 int dc_driver_out_of_time(dc_driver *d);
+/* Long computations (the front's hypervolume and thinning, survivor selection)
+ * may go DC_GUARD_GRACE seconds past the time limit or a stop request; then
+ * they give up (engine.h, dc_guard), the run's stop reason set. */
+#define DC_GUARD_GRACE 0.25
+/* The run's guard (d->guard), set up once the clock has started. */
+void dc_driver_guard_init(dc_driver *d);
 dc_status dc_driver_judge_rows(dc_driver *d, const double *X, size_t rows, double *f);
 dc_status dc_driver_eval_x(dc_driver *d, const double *X, size_t rows, double *f);
 dc_status dc_driver_eval_points(dc_driver *d, dc_batch *b);

@@ -176,6 +176,39 @@ int dc_driver_out_of_time(dc_driver *d)
     return 0;
 }
 
+/* The guard's check (engine.h): the interrupt hook at once; the monitor's stop
+ * request and the time limit each after DC_GUARD_GRACE seconds.  Giving up
+ * sets the run's stop reason (the run ends after this iteration anyway). */
+static int guard_check(void *data)
+{
+    dc_driver *d = data;
+    const dc_run *run = d->run;
+    double now = dc_driver_now();
+    if (run->interrupt && run->interrupt(run->interrupt_data)) {
+        d->stop = DC_STOP_ERROR;
+        return 1;
+    }
+    if (!d->stop_seen && run->monitor && dc_monitor_stop_requested(run->monitor)) {
+        d->stop_seen = 1;
+        if (d->guard_end == 0.0 || now + DC_GUARD_GRACE < d->guard_end)
+            d->guard_end = now + DC_GUARD_GRACE;
+    }
+    if (d->guard_end == 0.0 || now < d->guard_end)
+        return 0;
+    if (!d->stop)
+        d->stop = d->stop_seen ? DC_STOP_MONITOR : DC_STOP_TIME_LIMIT;
+    return 1;
+}
+
+void dc_driver_guard_init(dc_driver *d)
+{
+    memset(&d->guard, 0, sizeof d->guard);
+    d->guard.check = guard_check;
+    d->guard.data = d;
+    d->guard_end = d->deadline > 0 ? d->deadline + DC_GUARD_GRACE : 0.0;
+    d->stop_seen = 0;
+}
+
 /* Several objectives: each row (f: rows x d->m) goes to the archive with its
  * excess, which the engine is told in d->violation (when it gave a buffer). */
 static dc_status judge_front(dc_driver *d, const double *X, size_t rows, const double *f)
@@ -203,7 +236,7 @@ dc_status dc_driver_measure_front(dc_driver *d)
     double before = d->front.hypervolume;
     dc_status st = dc_front_measure(&d->front, d->m <= 3 ||
                                                    d->iters % DC_FRONT_MEASURE_EVERY == 1);
-    if (!st && d->front.hypervolume != before &&
+    if (!st && !d->front.unmeasured && d->front.hypervolume != before &&
         (r->n_history == 0 || r->history[r->n_history - 1].best != d->front.hypervolume))
         history_push(d, d->front.hypervolume);
     return st;

@@ -29,6 +29,44 @@
 
 enum { DC_ASK_POINTS, DC_ASK_GRADIENT, DC_ASK_TERMS };
 
+/* A long computation inside a run (the hypervolume, thinning the archive, an
+ * engine's survivor selection) checks the run's clock and stop requests
+ * through its guard: it counts its work in rough units of a few operations
+ * (dc_guard_spend) and every DC_GUARD_UNITS of them the driver's check runs
+ * (a clock read, the monitor's flag, the interrupt hook).  Once the check
+ * says stop, gave_up stays 1 and every guarded computation ends early with a
+ * usable answer, each caller saying which (front.c, pareto.c).  A NULL guard
+ * never stops anything (dc_hypervolume, tests). */
+typedef struct dc_guard {
+    int (*check)(void *data); /* nonzero: give up */
+    void *data;
+    uint64_t work;            /* units since the last check */
+    int gave_up;
+} dc_guard;
+
+#define DC_GUARD_UNITS (1u << 16)
+
+/* Count units of work; 1 when the computation must give up. */
+static inline int dc_guard_spend(dc_guard *g, uint64_t units)
+{
+    if (!g)
+        return 0;
+    if (g->gave_up)
+        return 1;
+    g->work += units;
+    if (g->work < DC_GUARD_UNITS)
+        return 0;
+    g->work = 0;
+    g->gave_up = g->check(g->data) != 0;
+    return g->gave_up;
+}
+
+/* 1 once the computation gave up (nothing counted). */
+static inline int dc_guard_stopped(const dc_guard *g)
+{
+    return g && g->gave_up;
+}
+
 typedef struct dc_batch {
     int kind;
     const double *U; /* rows x n, in [0,1] (the driver projects anything outside) */
@@ -67,6 +105,8 @@ typedef struct dc_problem {
                                   0 for a real coordinate; NULL when every one is real */
     size_t n_objectives;       /* >= 2: several objectives (engines with
                                   DC_SUPPORTS_OBJECTIVES); 0 or 1: one */
+    dc_guard *guard;           /* the run's guard for an engine's long computations
+                                  (survivor selection); never NULL in a run */
 } dc_problem;
 
 typedef struct dc_engine_vt {

@@ -7,7 +7,11 @@
  * to its cap after each batch, and its hypervolume is measured at the run's
  * reference point: the one given, else the one derived from the archive as
  * it is (dc_pareto_reference: nadir plus a tenth of the range), so the last
- * progress report equals the result's hypervolume.
+ * progress report equals the result's hypervolume.  Thinning and the
+ * hypervolume count their work on the run's guard: past the time limit or a
+ * stop request (and the driver's grace) thinning falls back to the crowding
+ * distance and the hypervolume is left unmeasured (NaN; the result's message
+ * says so), so a run of many objectives ends on time whatever its front.
  */
 #include <math.h>
 #include <string.h>
@@ -44,7 +48,8 @@ static int maximized(const dc_front *fr, size_t k)
     return fr->run->maximized && fr->run->maximized[k];
 }
 
-dc_status dc_front_init(dc_front *fr, const dc_run *run, const dc_allocator *alloc)
+dc_status dc_front_init(dc_front *fr, const dc_run *run, const dc_allocator *alloc,
+                        dc_guard *guard)
 {
     size_t k, cap = run->archive_capacity ? run->archive_capacity : DC_DEFAULT_ARCHIVE;
     memset(fr, 0, sizeof *fr);
@@ -53,7 +58,9 @@ dc_status dc_front_init(dc_front *fr, const dc_run *run, const dc_allocator *all
     fr->n = run->n;
     fr->m = run->n_objectives;
     fr->hypervolume = NAN;
+    fr->guard = guard;
     dc_archive_init(&fr->archive, alloc, fr->n, fr->m, cap, dc_thin_default(fr->m));
+    fr->archive.guard = guard;
     if (run->reference_point) {
         fr->have_ref = 1;
         for (k = 0; k < fr->m; k++)
@@ -120,7 +127,9 @@ dc_status dc_front_offer(dc_front *fr, const double *x, const double *f, double 
                          double max_violation)
 {
     int taken;
-    return dc_archive_offer(&fr->archive, x, f, excess, max_violation, &taken);
+    dc_status st = dc_archive_offer(&fr->archive, x, f, excess, max_violation, &taken);
+    fr->changed |= taken;
+    return st;
 }
 
 /* the reference point of the hypervolume, minimized sense */
@@ -137,16 +146,24 @@ dc_status dc_front_measure(dc_front *fr, int measure)
     double ref[DC_MAX_OBJECTIVES];
     size_t k;
     dc_status st = dc_archive_thin(&fr->archive);
-    if (st || !measure)
+    if (st || !measure || (fr->measured && !fr->changed))
         return st;
+    fr->measured = 1;
+    fr->changed = 0;
+    fr->unmeasured = 0;
     reference(fr, ref);
     for (k = 0; k < fr->m; k++)
         if (ref[k] != ref[k]) {
             fr->hypervolume = fr->archive.size ? 0.0 : NAN; /* no finite value yet */
             return DC_OK;
         }
-    return dc_hv_compute(fr->alloc, fr->archive.F, fr->archive.size, fr->m, ref,
-                         &fr->hypervolume);
+    st = dc_hv_compute(fr->alloc, fr->guard, fr->archive.F, fr->archive.size, fr->m, ref,
+                       &fr->hypervolume);
+    if (!st && dc_guard_stopped(fr->guard)) {
+        fr->hypervolume = NAN;
+        fr->unmeasured = 1;
+    }
+    return st;
 }
 
 dc_status dc_front_result(dc_front *fr, dc_result *res)

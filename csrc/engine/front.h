@@ -20,12 +20,17 @@ typedef struct dc_front {
     double ref[DC_MAX_OBJECTIVES]; /* the given reference point, minimized sense */
     int have_ref;
     double hypervolume; /* at the last dc_front_measure (NaN before) */
+    dc_guard *guard;    /* the run's: the hypervolume and thinning give up on it */
+    int changed;        /* the archive took a point since the last measurement */
+    int measured;       /* a measurement was made (or given up) */
+    int unmeasured;     /* the last measurement gave up: hypervolume is NaN */
 } dc_front;
 
 /* The run's fields of several objectives, checked (dc_run's rules). */
 dc_status dc_front_validate(const dc_run *run, dc_error *err);
-/* Zeroed fr on entry; run->n_objectives >= 1. */
-dc_status dc_front_init(dc_front *fr, const dc_run *run, const dc_allocator *alloc);
+/* Zeroed fr on entry; run->n_objectives >= 1; guard: the run's (NULL: none). */
+dc_status dc_front_init(dc_front *fr, const dc_run *run, const dc_allocator *alloc,
+                        dc_guard *guard);
 void dc_front_free(dc_front *fr);
 /* F[r * m + k] = objective k at row r of X, minimized (a maximized one
  * negated); *abort = 1 when the callable asked to abort the run. */
@@ -34,7 +39,10 @@ dc_status dc_front_eval(dc_front *fr, const double *X, size_t rows, double *F, i
 dc_status dc_front_offer(dc_front *fr, const double *x, const double *f, double excess,
                          double max_violation);
 /* Thin the archive to its cap; with measure, also its hypervolume at the
- * run's reference point (given, else derived from the archive as it is). */
+ * run's reference point (given, else derived from the archive as it is),
+ * unless the archive is unchanged since the last measurement.  When the guard
+ * gives up (the run's time limit or stop, past a grace: driver_eval.c) the
+ * hypervolume is NaN and unmeasured 1: the run is ending without it. */
 dc_status dc_front_measure(dc_front *fr, int measure);
 
 /* With 4 or more objectives (WFG: about 0.1 s for 100 points of 8) the driver

@@ -29,13 +29,20 @@
  *                 100 points of 8 objectives take milliseconds (measured in
  *                 tests/engines/test_hypervolume.py's neighbour benchmark).
  *
- * dc_hv_contributions (pareto.h) gives each point's exclusive contribution:
+ * dc_hv_contribution (pareto.h) gives each point's exclusive contribution:
  * in 2-D from its neighbours, otherwise its box minus the hypervolume of the
  * others limited by it.
+ *
+ * Inside a run the recursion counts its work on the run's guard (engine.h):
+ * a limited point costs about one unit per point it is checked against, a
+ * 3-D sweep about 16 per point; once the guard gives up (the time limit or a
+ * stop request) the recursion unwinds at once and the caller reads
+ * dc_guard_stopped: the value is then not the hypervolume.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/pareto.h"
 #include "expr/expr.h"
@@ -43,6 +50,7 @@
 typedef struct hv_ctx {
     const dc_allocator *alloc;
     const double *ref;
+    dc_guard *guard; /* NULL: never gives up */
 } hv_ctx;
 
 /* ---- sorting helpers (qsort with a context-free key: rows of doubles) ---- */
@@ -158,7 +166,7 @@ static dc_status hv3(const hv_ctx *c, const double *P, size_t k, size_t s, doubl
     double area = 0.0, vol = 0.0, rx = c->ref[0], ry = c->ref[1];
     dc_status st = DC_ERR_NOMEM;
     memset(&fw, 0, sizeof fw);
-    if (k == 0) {
+    if (k == 0 || dc_guard_spend(c->guard, 16 * (uint64_t)k)) {
         *out = 0.0;
         return DC_OK;
     }
@@ -275,6 +283,8 @@ static dc_status wfg(const hv_ctx *c, const double *P, size_t k, size_t s, size_
         for (q = i + 1; q < k; q++) {
             double *row = L + nl * d; /* the candidate, in the free slot */
             size_t w, keep = 1, kept = 0;
+            if (dc_guard_spend(c->guard, nl + 1))
+                break;
             for (j = 0; j < d; j++)
                 row[j] = S[q * m + j] > p[j] ? S[q * m + j] : p[j];
             for (w = 0; w < nl && keep; w++)
@@ -291,6 +301,8 @@ static dc_status wfg(const hv_ctx *c, const double *P, size_t k, size_t s, size_
                 memmove(L + kept * d, row, d * sizeof(double));
             nl = kept + 1;
         }
+        if (dc_guard_stopped(c->guard))
+            break; /* gave up: the caller reads the guard */
         if ((st = hv_rows(c, L, nl, d, d, &sub)))
             goto done;
         vol += (c->ref[d] - p[d]) * (incl - sub);
@@ -343,8 +355,8 @@ static size_t inside_rows(const double *F, size_t rows, size_t m, const double *
     return k;
 }
 
-dc_status dc_hv_compute(const dc_allocator *alloc, const double *F, size_t rows, size_t m,
-                        const double *ref, double *out)
+dc_status dc_hv_compute(const dc_allocator *alloc, dc_guard *guard, const double *F,
+                        size_t rows, size_t m, const double *ref, double *out)
 {
     hv_ctx c;
     double *P;
@@ -352,6 +364,7 @@ dc_status dc_hv_compute(const dc_allocator *alloc, const double *F, size_t rows,
     dc_status st;
     c.alloc = alloc ? alloc : dc_mem_default();
     c.ref = ref;
+    c.guard = guard;
     *out = 0.0;
     if (rows == 0)
         return DC_OK;
@@ -364,11 +377,34 @@ dc_status dc_hv_compute(const dc_allocator *alloc, const double *F, size_t rows,
     return st;
 }
 
+static double hv_now(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* the guard's check of dc_hypervolume_within: the clock past its end */
+static int past_end(void *data)
+{
+    const double *end = data;
+    return hv_now() >= *end;
+}
+
 dc_status dc_hypervolume(const double *F, size_t rows, size_t m, const double *ref,
                          const dc_allocator *alloc, double *out, dc_error *error)
 {
+    return dc_hypervolume_within(F, rows, m, ref, 0.0, alloc, out, error);
+}
+
+dc_status dc_hypervolume_within(const double *F, size_t rows, size_t m, const double *ref,
+                                double time_limit, const dc_allocator *alloc, double *out,
+                                dc_error *error)
+{
     dc_error scratch;
     dc_error *err = error ? error : &scratch;
+    dc_guard guard;
+    double end;
     size_t j, total;
     memset(err, 0, sizeof *err);
     if (!out)
@@ -385,16 +421,23 @@ dc_status dc_hypervolume(const double *F, size_t rows, size_t m, const double *r
         if (!isfinite(ref[j]))
             return dc_set_error(err, DC_ERR_ARGUMENT, j, 0,
                                 "reference_point[%zu] must be finite", j);
-    if (dc_hv_compute(alloc, F, rows, m, ref, out))
+    memset(&guard, 0, sizeof guard);
+    guard.check = past_end;
+    guard.data = &end;
+    end = hv_now() + time_limit;
+    if (dc_hv_compute(alloc, time_limit > 0 ? &guard : NULL, F, rows, m, ref, out))
         return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
+    if (guard.gave_up)
+        *out = NAN;
     return DC_OK;
 }
 
 /* Point i's exclusive contribution among the k rows of P (stride m, each
  * strictly inside the box): its box less the hypervolume of the others
  * limited by it.  L: scratch of (k - 1) x m. */
-dc_status dc_hv_contribution(const dc_allocator *alloc, const double *P, size_t k, size_t m,
-                             const double *ref, size_t i, double *L, double *out)
+dc_status dc_hv_contribution(const dc_allocator *alloc, dc_guard *guard, const double *P,
+                             size_t k, size_t m, const double *ref, size_t i, double *L,
+                             double *out)
 {
     hv_ctx c;
     const double *p = P + i * m;
@@ -403,6 +446,7 @@ dc_status dc_hv_contribution(const dc_allocator *alloc, const double *P, size_t 
     dc_status st;
     c.alloc = alloc;
     c.ref = ref;
+    c.guard = guard;
     for (j = 0; j < m; j++)
         incl *= ref[j] - p[j];
     for (q = 0; q < k; q++) {

@@ -63,6 +63,7 @@ typedef struct state {
     size_t *free_j;
     double eta_c, p_c, eta_m, p_m;
     int rule;
+    dc_guard *guard;       /* the run's: selection gives up on it */
     double *X, *F, *E;     /* 2 NP rows: the population, then the offspring */
     double *Xt, *Ft, *Et;  /* NP rows: survivors being reordered */
     size_t *sel;           /* NP survivor indices */
@@ -80,6 +81,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *p)
     size_t j, n = pb->n, np = (size_t)p[OPT_POPSIZE], rows = 2 * np;
     s->alloc = pb->alloc;
     s->rng = pb->rng;
+    s->guard = pb->guard;
     s->n = n;
     s->m = pb->n_objectives ? pb->n_objectives : 1;
     s->np = np;
@@ -247,8 +249,8 @@ static dc_status ask(void *sp, dc_batch *b)
 static dc_status survive(state *s, size_t k)
 {
     size_t q, n = s->n, m = s->m;
-    dc_status st = dc_pareto_select(s->alloc, s->F, s->E, k, m, s->np, s->rule, s->sel,
-                                    s->rank, s->crowd);
+    dc_status st = dc_pareto_select(s->alloc, s->guard, s->F, s->E, k, m, s->np, s->rule,
+                                    s->sel, s->rank, s->crowd);
     if (st)
         return st;
     for (q = 0; q < s->np; q++) {

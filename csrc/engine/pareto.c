@@ -15,6 +15,9 @@
  *     removed, so a min-heap of possibly stale contributions is exact: the
  *     top is recomputed and removed when it is still the least (lazy greedy),
  *     which needs far fewer than k contributions per removal.
+ *   Hypervolume thinning counts its work on the run's guard (engine.h); when
+ *   the guard gives up, the crowding distance thins instead, so the archive
+ *   and a population always end at their size.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -149,9 +152,10 @@ static dc_status thin_crowding(const dc_allocator *alloc, const double *F, size_
 
 /* ---- hypervolume contributions ---- */
 
-/* 2 objectives: sorted by f0, remove the least (x_next - x) (y_prev - y) */
-static dc_status thin_hv2(const dc_allocator *alloc, const double *F, size_t *idx, size_t k,
-                          size_t keep)
+/* 2 objectives: sorted by f0, remove the least (x_next - x) (y_prev - y);
+ * *gave_up = 1 (idx untouched) when the guard gave up */
+static dc_status thin_hv2(const dc_allocator *alloc, dc_guard *guard, const double *F,
+                          size_t *idx, size_t k, size_t keep, int *gave_up)
 {
     dc_key2 *key = dc_mem_alloc(alloc, k * sizeof *key);
     size_t *prev = dc_mem_alloc(alloc, k * sizeof(size_t)), *next = dc_mem_alloc(alloc, k * sizeof(size_t));
@@ -181,6 +185,11 @@ static dc_status thin_hv2(const dc_allocator *alloc, const double *F, size_t *id
     head = 0;
     while (alive > keep) {
         size_t p = (size_t)-1, r;
+        if (dc_guard_spend(guard, alive)) {
+            *gave_up = 1;
+            st = DC_OK;
+            goto done;
+        }
         for (r = head; r != (size_t)-1; r = next[r])
             if (p == (size_t)-1 || c[r] < c[p])
                 p = r;
@@ -260,12 +269,13 @@ static ckey heap_pop(ckey *h, size_t *len)
 /* the contribution of position p among the alive rows of A (k x m, the
  * front's rows in increasing last objective when m == 3); S: scratch of
  * k x m doubles */
-static dc_status contribution_of(const dc_allocator *alloc, const double *A, size_t m,
-                                 const unsigned char *alive, size_t k, const double *ref,
-                                 size_t p, double *S, double *out)
+static dc_status contribution_of(const dc_allocator *alloc, dc_guard *guard, const double *A,
+                                 size_t m, const unsigned char *alive, size_t k,
+                                 const double *ref, size_t p, double *S, double *out)
 {
     size_t q, na = 0, at = 0;
     if (m == 3) {
+        dc_guard_spend(guard, k);
         *out = dc_hv_contribution3(A, k, alive, ref, p, S, S + k);
         return DC_OK;
     }
@@ -275,15 +285,17 @@ static dc_status contribution_of(const dc_allocator *alloc, const double *A, siz
                 at = na;
             memcpy(S + (na++) * m, A + q * m, m * sizeof(double));
         }
-    return dc_hv_contribution(alloc, S, na, m, ref, at, S + k * m, out);
+    return dc_hv_contribution(alloc, guard, S, na, m, ref, at, S + k * m, out);
 }
 
-static dc_status thin_hv(const dc_allocator *alloc, const double *F, size_t m, size_t *idx,
-                         size_t k, size_t keep)
+/* *gave_up = 1 (idx holds the same rows, reordered) when the guard gave up */
+static dc_status thin_hv(const dc_allocator *alloc, dc_guard *guard, const double *F, size_t m,
+                         size_t *idx, size_t k, size_t keep, int *gave_up)
 {
     double *A = dc_mem_alloc(alloc, k * m * sizeof(double));
     double *S = dc_mem_alloc(alloc, 2 * k * m * sizeof(double));
     double ref[DC_MAX_OBJECTIVES];
+    size_t best[DC_MAX_OBJECTIVES]; /* each objective's best row: never removed */
     unsigned char *alive = dc_mem_alloc(alloc, k);
     ckey *heap = dc_mem_alloc(alloc, k * sizeof *heap);
     size_t *tmp = dc_mem_alloc(alloc, k * sizeof(size_t));
@@ -302,28 +314,34 @@ static dc_status thin_hv(const dc_allocator *alloc, const double *F, size_t m, s
     }
     dc_pareto_reference(A, k, m, ref);
     memset(alive, 1, k);
+    for (j = 0; j < m; j++) {
+        size_t r;
+        best[j] = 0;
+        for (r = 1; r < k; r++)
+            if (A[r * m + j] < A[best[j] * m + j])
+                best[j] = r;
+    }
     for (q = 0; q < k; q++) {
         ckey e;
         int extreme = 0;
-        for (j = 0; j < m && !extreme; j++) {
-            size_t r, best = 0;
-            for (r = 1; r < k; r++)
-                if (A[r * m + j] < A[best * m + j])
-                    best = r;
-            extreme = best == q;
-        }
+        for (j = 0; j < m && !extreme; j++)
+            extreme = best[j] == q;
         if (extreme)
             continue; /* never removed */
         e.id = q;
-        if ((st = contribution_of(alloc, A, m, alive, k, ref, q, S, &e.c)))
+        if ((st = contribution_of(alloc, guard, A, m, alive, k, ref, q, S, &e.c)))
             goto done;
+        if (dc_guard_stopped(guard))
+            break;
         heap_push(heap, &len, e);
     }
-    while (left > keep && len > 0) {
+    while (left > keep && len > 0 && !dc_guard_stopped(guard)) {
         ckey e = heap_pop(heap, &len);
         double c;
-        if ((st = contribution_of(alloc, A, m, alive, k, ref, e.id, S, &c)))
+        if ((st = contribution_of(alloc, guard, A, m, alive, k, ref, e.id, S, &c)))
             goto done;
+        if (dc_guard_stopped(guard))
+            break;
         if (len > 0 && c > heap[0].c) {
             e.c = c; /* stale: it grew; back in its place */
             heap_push(heap, &len, e);
@@ -331,6 +349,11 @@ static dc_status thin_hv(const dc_allocator *alloc, const double *F, size_t m, s
         }
         alive[e.id] = 0;
         left--;
+    }
+    if (dc_guard_stopped(guard)) {
+        *gave_up = 1; /* idx: the rows in increasing last objective */
+        st = DC_OK;
+        goto done;
     }
     for (q = 0; q < k; q++)
         if (alive[q])
@@ -349,10 +372,12 @@ done:
     return st;
 }
 
-dc_status dc_pareto_thin(const dc_allocator *alloc, const double *F, size_t m, size_t *idx,
-                         size_t k, size_t keep, int rule)
+dc_status dc_pareto_thin(const dc_allocator *alloc, dc_guard *guard, const double *F,
+                         size_t m, size_t *idx, size_t k, size_t keep, int rule)
 {
     size_t q, j, finite = 0;
+    int gave_up = 0;
+    dc_status st;
     if (keep >= k)
         return DC_OK;
     /* points with a non-finite value last (stable) */
@@ -370,16 +395,32 @@ dc_status dc_pareto_thin(const dc_allocator *alloc, const double *F, size_t m, s
         return DC_OK;
     if (rule == DC_THIN_CROWDING || keep < m)
         return thin_crowding(alloc, F, m, idx, finite);
-    if (m == 2)
-        return thin_hv2(alloc, F, idx, finite, keep);
-    return thin_hv(alloc, F, m, idx, finite, keep);
+    st = m == 2 ? thin_hv2(alloc, guard, F, idx, finite, keep, &gave_up)
+                : thin_hv(alloc, guard, F, m, idx, finite, keep, &gave_up);
+    if (!st && gave_up)
+        st = thin_crowding(alloc, F, m, idx, finite);
+    return st;
 }
 
 /* ---- survivors: non-dominated sorting, front by front ---- */
 
-dc_status dc_pareto_select(const dc_allocator *alloc, const double *F, const double *E,
-                           size_t k, size_t m, size_t keep, int rule, size_t *out, int *rank,
-                           double *crowd)
+/* The guard gave up while sorting a level: the unsorted points (front[0..nf),
+ * then rest[0..nr)) fill the survivors from taken on. */
+static void fill_unsorted(const size_t *front, size_t nf, const size_t *rest, size_t nr,
+                          size_t taken, size_t keep, int level, size_t *out, int *rank,
+                          double *crowd)
+{
+    size_t q;
+    for (q = 0; taken < keep && q < nf + nr; q++, taken++) {
+        out[taken] = q < nf ? front[q] : rest[q - nf];
+        rank[taken] = level;
+        crowd[taken] = 0.0;
+    }
+}
+
+dc_status dc_pareto_select(const dc_allocator *alloc, dc_guard *guard, const double *F,
+                           const double *E, size_t k, size_t m, size_t keep, int rule,
+                           size_t *out, int *rank, double *crowd)
 {
     size_t *rest = dc_mem_alloc(alloc, k * sizeof(size_t));
     size_t *front = dc_mem_alloc(alloc, k * sizeof(size_t));
@@ -398,6 +439,12 @@ dc_status dc_pareto_select(const dc_allocator *alloc, const double *F, const dou
         for (q = 0; q < nr; q++) {
             size_t a = rest[q];
             int dominated = 0;
+            if (dc_guard_spend(guard, nr)) { /* the run is ending: no more sorting */
+                memmove(rest + w, rest + q, (nr - q) * sizeof(size_t));
+                fill_unsorted(front, nf, rest, w + nr - q, taken, keep, level, out, rank,
+                              crowd);
+                goto done;
+            }
             for (p = 0; p < nr && !dominated; p++)
                 dominated = p != q && dc_cdominates(F + rest[p] * m, E[rest[p]], F + a * m,
                                                     E[a], m);
@@ -409,7 +456,7 @@ dc_status dc_pareto_select(const dc_allocator *alloc, const double *F, const dou
         nr = w;
         use = nf;
         if (taken + nf > keep) {
-            if ((st = dc_pareto_thin(alloc, F, m, front, nf, keep - taken, rule)))
+            if ((st = dc_pareto_thin(alloc, guard, F, m, front, nf, keep - taken, rule)))
                 goto done;
             use = keep - taken;
         }
@@ -532,6 +579,12 @@ dc_status dc_archive_offer(dc_archive *a, const double *x, const double *f, doub
     return DC_OK;
 }
 
+static int index_cmp(const void *pa, const void *pb)
+{
+    size_t x = *(const size_t *)pa, y = *(const size_t *)pb;
+    return x < y ? -1 : x > y;
+}
+
 dc_status dc_archive_thin(dc_archive *a)
 {
     size_t q, w;
@@ -540,15 +593,11 @@ dc_status dc_archive_thin(dc_archive *a)
         return DC_OK;
     for (q = 0; q < a->size; q++)
         a->idx[q] = q;
-    if ((st = dc_pareto_thin(a->alloc, a->F, a->m, a->idx, a->size, a->cap, a->rule)))
+    if ((st = dc_pareto_thin(a->alloc, a->guard, a->F, a->m, a->idx, a->size, a->cap,
+                             a->rule)))
         return st;
-    /* the survivors, compacted in their original order (cap is small) */
-    for (q = 1; q < a->cap; q++) {
-        size_t t = a->idx[q], r;
-        for (r = q; r > 0 && a->idx[r - 1] > t; r--)
-            a->idx[r] = a->idx[r - 1];
-        a->idx[r] = t;
-    }
+    /* the survivors, compacted in their original order */
+    qsort(a->idx, a->cap, sizeof *a->idx, index_cmp);
     for (w = 0; w < a->cap; w++)
         if (a->idx[w] != w)
             move_row(a, w, a->idx[w]);

@@ -35,13 +35,15 @@ int dc_pareto_dominates(const double *a, const double *b, size_t m);
 /* a (excess ea) dominates b (excess eb) by constrained domination */
 int dc_cdominates(const double *a, double ea, const double *b, double eb, size_t m);
 
-/* Hypervolume of F's rows (no argument checks; rows outside the box add nothing). */
-dc_status dc_hv_compute(const dc_allocator *alloc, const double *F, size_t rows, size_t m,
-                        const double *ref, double *out);
+/* Hypervolume of F's rows (no argument checks; rows outside the box add nothing).
+ * guard (NULL: none): once dc_guard_stopped(guard), *out is not the hypervolume. */
+dc_status dc_hv_compute(const dc_allocator *alloc, dc_guard *guard, const double *F,
+                        size_t rows, size_t m, const double *ref, double *out);
 /* Exclusive contribution of row i among the k rows of P (each strictly inside
- * the box); L: scratch of (k - 1) x m doubles. */
-dc_status dc_hv_contribution(const dc_allocator *alloc, const double *P, size_t k, size_t m,
-                             const double *ref, size_t i, double *L, double *out);
+ * the box); L: scratch of (k - 1) x m doubles; guard as dc_hv_compute's. */
+dc_status dc_hv_contribution(const dc_allocator *alloc, dc_guard *guard, const double *P,
+                             size_t k, size_t m, const double *ref, size_t i, double *L,
+                             double *out);
 
 /* 3 objectives: the contribution of row i among the alive rows of P (k x 3,
  * in increasing third objective, each strictly inside the box); sx, sy:
@@ -55,17 +57,21 @@ double dc_hv_contribution3(const double *P, size_t k, const unsigned char *alive
 void dc_pareto_reference(const double *F, size_t k, size_t m, double *ref);
 
 /* Keep `keep` of the k rows idx[0..k) of F (m objectives, mutually
- * non-dominated): idx is reordered so that the survivors come first. */
-dc_status dc_pareto_thin(const dc_allocator *alloc, const double *F, size_t m, size_t *idx,
-                         size_t k, size_t keep, int rule);
+ * non-dominated): idx is reordered so that the survivors come first.  When
+ * the guard gives up during hypervolume thinning, the crowding distance
+ * decides instead (O(m k log k)). */
+dc_status dc_pareto_thin(const dc_allocator *alloc, dc_guard *guard, const double *F,
+                         size_t m, size_t *idx, size_t k, size_t keep, int rule);
 
 /* The `keep` best of k points (F: k x m, E: k excesses) by constrained
  * non-dominated sorting, the last front thinned by rule: out[0..keep) their
  * indices; rank[q] (0 = first front) and crowd[q] (crowding distance within
  * its front) of survivor q, for tournaments. */
-dc_status dc_pareto_select(const dc_allocator *alloc, const double *F, const double *E,
-                           size_t k, size_t m, size_t keep, int rule, size_t *out, int *rank,
-                           double *crowd);
+/* When the guard gives up (the run is ending), the points not sorted yet
+ * fill the survivors in index order, with the current rank and crowding 0. */
+dc_status dc_pareto_select(const dc_allocator *alloc, dc_guard *guard, const double *F,
+                           const double *E, size_t k, size_t m, size_t keep, int rule,
+                           size_t *out, int *rank, double *crowd);
 
 /* The archive: the points of a run not dominated (constrained domination) by
  * any point offered to it, at most cap of them after each dc_archive_thin
@@ -73,6 +79,7 @@ dc_status dc_pareto_select(const dc_allocator *alloc, const double *F, const dou
  * the non-dominated points of least excess. */
 typedef struct dc_archive {
     const dc_allocator *alloc;
+    dc_guard *guard; /* the run's (NULL: none), for thinning */
     size_t n, m, cap, size, rows; /* rows: allocated */
     int rule;
     double *X;   /* rows x n (the box's coordinates) */

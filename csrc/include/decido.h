@@ -433,6 +433,12 @@ const char *dc_version(void);
  * its index).  alloc NULL: the C library's malloc. */
 dc_status dc_hypervolume(const double *F, size_t rows, size_t m, const double *ref,
                          const dc_allocator *alloc, double *out, dc_error *error);
+/* dc_hypervolume within about time_limit seconds (<= 0: no limit): when the
+ * clock passes it first, DC_OK with *out NaN (the computation counts its work
+ * and reads the clock every few hundred microseconds of it). */
+dc_status dc_hypervolume_within(const double *F, size_t rows, size_t m, const double *ref,
+                                double time_limit, const dc_allocator *alloc, double *out,
+                                dc_error *error);
 
 /* ---- decisions (csrc/decide/) -------------------------------------------- */
 

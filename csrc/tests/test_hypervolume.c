@@ -123,7 +123,7 @@ static void contributions3(void)
             }
         for (i = 0; i < k; i++) {
             double want, got = dc_hv_contribution3(P, k, alive, ref, i, sx, sy);
-            CHECK(dc_hv_contribution(dc_mem_default(), P, k, 3, ref, i, L, &want) == DC_OK,
+            CHECK(dc_hv_contribution(dc_mem_default(), NULL, P, k, 3, ref, i, L, &want) == DC_OK,
                   "contribution");
             CHECK(fabs(got - want) <= 1e-12, "trial %zu point %zu: %.17g vs %.17g", trial, i,
                   got, want);

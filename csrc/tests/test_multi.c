@@ -6,11 +6,15 @@
  * hypervolume agrees with dc_hypervolume at the reported reference point,
  * constraints (feasible fronts, and the least violating points when nothing
  * is feasible), integer coordinates, start points, progress, an aborting
- * objective, single-objective engines refused, failed allocations.
+ * objective, single-objective engines refused, failed allocations; fronts
+ * whose exact hypervolume or thinning would take hours end at the time limit
+ * or the stop request (plus the driver's grace), their hypervolume unmeasured.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "decido.h"
 #include "tests/check.h"
@@ -282,6 +286,178 @@ static void allocation_failures(void)
     }
 }
 
+/* ---- long computations honour the clock and the stop (issue 38) ---- */
+
+typedef struct many {
+    size_t m;
+    long evaluated, stop_after;
+    dc_monitor *monitor;
+    double stopped_at; /* when the objective asked the monitor to stop */
+} many;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* m objectives whose distinct values are all mutually non-dominated: m = 3 on
+ * n = 3, the sphere of zdt_dtlz (its points at x[2] = 0.5); else the simplex
+ * f_k = x_k / sum_j x_j (n = m) */
+static int many_objectives(void *ud, const double *X, size_t rows, size_t n, double *F)
+{
+    many *p = ud;
+    size_t r, j, k;
+    for (r = 0; r < rows; r++) {
+        if (p->m == 3) {
+            zdt_dtlz(3, X + r * n, n, F + r * 3);
+        } else {
+            double s = 1e-9;
+            for (j = 0; j < n; j++)
+                s += X[r * n + j];
+            for (k = 0; k < p->m; k++)
+                F[r * p->m + k] = X[r * n + k] / s;
+        }
+        if (++p->evaluated == p->stop_after && p->monitor) {
+            dc_monitor_request_stop(p->monitor);
+            p->stopped_at = now_s();
+        }
+    }
+    return 0;
+}
+
+/* start points spread over [0, 1]^n (a fixed sequence: no generator needed) */
+static double *spread(size_t rows, size_t n, int third_half)
+{
+    double *x0 = malloc(rows * n * sizeof(double));
+    size_t r, j;
+    for (r = 0; x0 && r < rows; r++)
+        for (j = 0; j < n; j++)
+            x0[r * n + j] = third_half && j >= 2
+                                ? 0.5
+                                : fmod((double)(r + 1) * (0.6180339887 + 0.1 * (double)j), 1.0);
+    return x0;
+}
+
+/* 8 objectives, 600 start points kept whole (the exact hypervolume of such a
+ * front takes hours): the run ends at its time limit plus the grace, its
+ * front kept, its hypervolume NaN and said to be unmeasured. */
+static void front_within_time_limit(void)
+{
+    double lo[8] = {0}, hi[8] = {1, 1, 1, 1, 1, 1, 1, 1}, t;
+    size_t n = 8, rows = 600;
+    double *x0 = spread(rows, n, 0);
+    many p = {8, 0, 0, NULL, 0.0};
+    dc_run run;
+    dc_result res;
+    dc_error err;
+    CHECK(x0 != NULL, "x0");
+    dc_run_init(&run);
+    run.n = n;
+    run.lower = lo;
+    run.upper = hi;
+    run.objective = many_objectives;
+    run.objective_data = &p;
+    run.n_objectives = 8;
+    run.max_evaluations = 1000000;
+    run.time_limit = 0.3;
+    run.archive_capacity = 100000;
+    run.x0 = x0;
+    run.n_x0 = rows;
+    t = now_s();
+    CHECK(dc_optimize("moea", &run, &res, &err) == DC_OK, "8 objectives: %s", err.message);
+    t = now_s() - t;
+    CHECK(t < run.time_limit + 1.0, "ended %.3f s after its start (time limit %g s)", t,
+          run.time_limit);
+    CHECK(res.stop == DC_STOP_TIME_LIMIT, "stop %s", dc_stop_name(res.stop));
+    CHECK(res.n_pareto > 100, "the front kept (%zu points)", res.n_pareto);
+    CHECK(isnan(res.hypervolume), "hypervolume %g: not measured", res.hypervolume);
+    CHECK(strstr(res.message, "hypervolume was not measured") != NULL &&
+              strstr(res.message, "time limit") != NULL,
+          "message: %s", res.message);
+    dc_result_free(&res);
+    free(x0);
+}
+
+/* the same run stopped through its monitor: it ends within a fraction of a
+ * second of the request (no time limit at all) */
+static void front_stopped_by_monitor(void)
+{
+    double lo[8] = {0}, hi[8] = {1, 1, 1, 1, 1, 1, 1, 1}, t;
+    size_t n = 8, rows = 600;
+    double *x0 = spread(rows, n, 0);
+    many p = {8, 0, 700, NULL, 0.0};
+    dc_run run;
+    dc_result res;
+    dc_error err;
+    p.monitor = dc_monitor_new(NULL);
+    CHECK(x0 != NULL && p.monitor != NULL, "x0, monitor");
+    dc_run_init(&run);
+    run.n = n;
+    run.lower = lo;
+    run.upper = hi;
+    run.objective = many_objectives;
+    run.objective_data = &p;
+    run.n_objectives = 8;
+    run.max_evaluations = 1000000;
+    run.archive_capacity = 100000;
+    run.monitor = p.monitor;
+    run.x0 = x0;
+    run.n_x0 = rows;
+    CHECK(dc_optimize("moea", &run, &res, &err) == DC_OK, "8 objectives: %s", err.message);
+    t = now_s() - p.stopped_at;
+    CHECK(p.stopped_at > 0 && t < 1.0, "ended %.3f s after the stop request", t);
+    CHECK(res.stop == DC_STOP_MONITOR, "stop %s", dc_stop_name(res.stop));
+    CHECK(isnan(res.hypervolume) && strstr(res.message, "stop request") != NULL,
+          "hypervolume %g, message: %s", res.hypervolume, res.message);
+    dc_result_free(&res);
+    dc_monitor_free(p.monitor);
+    free(x0);
+}
+
+/* 3 objectives, 20000 start points on the front and a cap of 20: thinning by
+ * hypervolume contributions gives way to the crowding distance past the
+ * time limit, and the front still ends at its cap */
+static void thinning_within_time_limit(void)
+{
+    double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1}, t;
+    size_t rows = 20000, p, q;
+    double *x0 = spread(rows, 3, 1);
+    many pr = {3, 0, 0, NULL, 0.0};
+    dc_run run;
+    dc_result res;
+    dc_error err;
+    CHECK(x0 != NULL, "x0");
+    dc_run_init(&run);
+    run.n = 3;
+    run.lower = lo;
+    run.upper = hi;
+    run.objective = many_objectives;
+    run.objective_data = &pr;
+    run.n_objectives = 3;
+    run.max_evaluations = 1000000;
+    run.time_limit = 0.5;
+    run.archive_capacity = 20;
+    run.x0 = x0;
+    run.n_x0 = rows;
+    t = now_s();
+    CHECK(dc_optimize("moea", &run, &res, &err) == DC_OK, "3 objectives: %s", err.message);
+    t = now_s() - t;
+    CHECK(t < run.time_limit + 1.0, "ended %.3f s after its start", t);
+    CHECK(res.n_pareto >= 1 && res.n_pareto <= 20, "front of %zu points", res.n_pareto);
+    for (p = 0; p < res.n_pareto; p++)
+        for (q = 0; q < res.n_pareto; q++)
+            CHECK(q == p || !(res.pareto_f[q * 3] <= res.pareto_f[p * 3] &&
+                              res.pareto_f[q * 3 + 1] <= res.pareto_f[p * 3 + 1] &&
+                              res.pareto_f[q * 3 + 2] <= res.pareto_f[p * 3 + 2] &&
+                              memcmp(res.pareto_f + q * 3, res.pareto_f + p * 3,
+                                     3 * sizeof(double)) != 0),
+                  "point %zu dominated by %zu", p, q);
+    dc_result_free(&res);
+    free(x0);
+}
+
 int main(void)
 {
     basics(2);
@@ -290,6 +466,9 @@ int main(void)
     constrained();
     integers_and_x0();
     allocation_failures();
+    front_within_time_limit();
+    front_stopped_by_monitor();
+    thinning_within_time_limit();
     printf("test_multi: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
