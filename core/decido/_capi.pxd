@@ -231,6 +231,9 @@ cdef extern from "decido.h" nogil:
 
     dc_status dc_hypervolume(const double *F, size_t rows, size_t m, const double *ref,
                              const dc_allocator *alloc, double *out, dc_error *error)
+    dc_status dc_hypervolume_within(const double *F, size_t rows, size_t m, const double *ref,
+                                    double time_limit, const dc_allocator *alloc, double *out,
+                                    dc_error *error)
 
     dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,
                                   double rel_tol, int64_t *order, int64_t *rank)

@@ -311,9 +311,10 @@ def default_engine():
     return c.dc_engine_default().decode()
 
 
-def hypervolume(object points, object reference):
-    """dc_hypervolume of a (k, m) C-contiguous float64 array (minimized) at a float64
-    reference of m values; EngineError for what the C side refuses."""
+def hypervolume(object points, object reference, double time_limit=0.0):
+    """dc_hypervolume_within of a (k, m) C-contiguous float64 array (minimized) at a
+    float64 reference of m values (NaN: time_limit > 0 seconds passed first); EngineError
+    for what the C side refuses."""
     cdef const double[:, ::1] F = points
     cdef const double[::1] ref = reference
     cdef c.dc_error err
@@ -322,7 +323,7 @@ def hypervolume(object points, object reference):
     cdef size_t rows = F.shape[0], m = F.shape[1]
     cdef const double *data = &F[0, 0] if rows else NULL
     with nogil:
-        st = c.dc_hypervolume(data, rows, m, &ref[0], NULL, &out, &err)
+        st = c.dc_hypervolume_within(data, rows, m, &ref[0], time_limit, NULL, &out, &err)
     if st == c.DC_ERR_NOMEM:
         raise MemoryError("decido: out of memory computing a hypervolume")
     if st != c.DC_OK:

@@ -124,13 +124,15 @@ class ParetoResult:
 
 
 def hypervolume(points: ArrayLike, reference_point: ArrayLike,
-                goals: list[str] | None = None) -> float:
+                goals: list[str] | None = None, *, time_limit: float | None = None) -> float:
     """The hypervolume of ``points`` (shape ``(k, m)``, 1 <= m <= 8) at
     ``reference_point`` (m finite values): the measure of the region the points dominate
     up to it; a point that is not better than it in every objective adds nothing.
     ``goals``: ``"minimize"`` (default) or ``"maximize"`` per objective.  Exact (C: a sweep
-    for 2 and 3 objectives in O(k log k), WFG's recursion beyond).  Faults raise one
-    :class:`decido.EngineError` listing them all."""
+    for 2 and 3 objectives in O(k log k), WFG's recursion beyond, whose cost grows
+    exponentially with the objectives).  ``time_limit`` (seconds > 0): raise
+    :class:`TimeoutError` when the computation has not ended by then (it gives up within a
+    millisecond or so).  Faults raise one :class:`decido.EngineError` listing them all."""
     found: list[Problem] = []
     try:
         F = np.array(points, dtype=np.float64, ndmin=2)
@@ -155,9 +157,18 @@ def hypervolume(points: ArrayLike, reference_point: ArrayLike,
                           f"reference_point[{j}] must be finite")
                   for j in range(m) if not math.isfinite(ref[j])]
     signs = _signs(goals, m, found)
+    if time_limit is not None and not (is_real(time_limit) and time_limit > 0
+                                       and math.isfinite(time_limit)):
+        found.append(Problem(("time_limit",), "invalid_argument",
+                             f"time_limit must be a number of seconds > 0, got {time_limit!r}"))
     if found:
         raise engine_error(found)
-    return float(_engine.hypervolume(np.ascontiguousarray(F * signs), ref * signs))
+    out = float(_engine.hypervolume(np.ascontiguousarray(F * signs), ref * signs,
+                                    0.0 if time_limit is None else float(time_limit)))
+    if math.isnan(out):
+        raise TimeoutError(f"the hypervolume of {F.shape[0]} points of {m} objectives did not "
+                           f"end within time_limit={time_limit} s")
+    return out
 
 
 def _signs(goals: Any, m: int, found: list[Problem]) -> NDArray[np.float64]:

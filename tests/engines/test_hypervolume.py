@@ -5,6 +5,7 @@ faults."""
 from __future__ import annotations
 
 import math
+import time
 
 import moocore
 import numpy as np
@@ -60,3 +61,18 @@ def test_faults_are_listed() -> None:
     with pytest.raises(decido.EngineError) as info:
         decido.hypervolume([[1, 2]], [3, math.nan])
     assert info.value.errors[0]["pointer"] == "/reference_point/1"
+
+
+def test_a_time_limit_bounds_the_exact_computation() -> None:
+    """WFG on 600 points of 8 objectives (the simplex: none dominates another) takes hours;
+    with ``time_limit`` it raises TimeoutError as soon as the limit passes."""
+    F = np.random.default_rng(3).uniform(0.1, 1, size=(600, 8))
+    F /= F.sum(axis=1, keepdims=True)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="600 points of 8 objectives"):
+        decido.hypervolume(F, [1.0] * 8, time_limit=0.2)
+    assert time.monotonic() - started < 0.2 + 0.5
+    assert decido.hypervolume([[1, 2], [2, 1]], [3, 3], time_limit=5) == 3.0
+    with pytest.raises(decido.EngineError) as info:
+        decido.hypervolume([[1, 2]], [3, 3], time_limit=0)
+    assert info.value.errors[0]["pointer"] == "/time_limit"

@@ -1,10 +1,13 @@
 """Runs of several objectives (issue 29) through the public ``decido.minimize`` /
 ``maximize``: the front, its hypervolume and reference point, replay, constraints,
-integers and variables, start points, progress, interruption, errors."""
+integers and variables, start points, progress, interruption, errors; fronts too large to
+measure end at the time limit or the stop all the same."""
 
 from __future__ import annotations
 
 import math
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -266,3 +269,56 @@ def test_to_dict_is_json_ready() -> None:
     body = json.loads(json.dumps(r.to_dict(), allow_nan=False))
     assert body["hypervolume"] == r.hypervolume and len(body["pareto"]) == len(r.pareto)
     assert body["objectives"][0] == {"name": "f1", "goal": "minimize", "expression": "x[0]"}
+
+
+#: 8 objectives whose distinct values never dominate one another (the simplex), and 1,600
+#: start points: a front the exact hypervolume (WFG) takes hours to measure (issue 38)
+SIMPLEX8 = [f"x[{k}] / (sum(x) + 1e-9)" for k in range(8)]
+SIMPLEX_X0 = np.random.default_rng(1).uniform(0, 1, size=(1600, 8)).tolist()
+
+
+def test_many_objectives_end_at_the_time_limit_whatever_the_front() -> None:
+    """The hypervolume and thinning give up 0.25 s past the time limit: the run ends on
+    time with its whole front, its hypervolume unmeasured (NaN, the message says so)."""
+    started = time.monotonic()
+    r = decido.minimize(SIMPLEX8, [[0, 1]] * 8, x0=SIMPLEX_X0, time_limit=1.0,
+                        archive_size=100_000, seed=1)
+    wall = time.monotonic() - started
+    assert wall < 1.0 + 1.0, wall  # the limit, its 0.25 s grace and the Python around it
+    assert r.status == "time_limit" and len(r.pareto) >= 1600
+    assert math.isnan(r.hypervolume) and r.to_dict()["hypervolume"] is None
+    assert "the hypervolume was not measured" in r.message and "time limit" in r.message
+
+
+def test_a_stop_ends_a_run_of_many_objectives_at_once() -> None:
+    monitor = decido.RunMonitor()
+    stopped_at: list[float] = []
+
+    def stop() -> None:
+        stopped_at.append(time.monotonic())
+        monitor.stop()
+
+    timer = threading.Timer(1.0, stop)
+    timer.start()
+    try:
+        r = decido.minimize(SIMPLEX8, [[0, 1]] * 8, x0=SIMPLEX_X0, archive_size=100_000,
+                            seed=1, monitor=monitor)
+    finally:
+        timer.cancel()
+    assert stopped_at and time.monotonic() - stopped_at[0] < 1.0
+    assert r.status == "stopped" and math.isnan(r.hypervolume)
+    assert "stop request" in r.message
+
+
+def test_thinning_a_large_front_of_three_objectives_ends_at_the_time_limit() -> None:
+    """20,000 start points on the sphere (all on the front) thinned to 20: by hypervolume
+    contributions until the time limit's grace, then by crowding; the front at its cap."""
+    x0 = [[a, b, 0.5] for a, b in np.random.default_rng(2).uniform(0, 1, size=(20_000, 2))]
+    dtlz2 = ["(1 + (x[2] - 0.5)**2) * cos(x[0] * pi / 2) * cos(x[1] * pi / 2)",
+             "(1 + (x[2] - 0.5)**2) * cos(x[0] * pi / 2) * sin(x[1] * pi / 2)",
+             "(1 + (x[2] - 0.5)**2) * sin(x[0] * pi / 2)"]
+    started = time.monotonic()
+    r = decido.minimize(dtlz2, [[0, 1]] * 3, x0=x0, time_limit=0.5, archive_size=20, seed=1)
+    assert time.monotonic() - started < 0.5 + 1.5
+    assert 1 <= len(r.pareto) <= 20
+    _check_front(r)
