@@ -129,14 +129,15 @@ def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
     text = (README.parent / "docs" / "service.md").read_text()
     plans = _table(text, "### Decision plans")
     assert plans == {
-        name: _cells(row, [("minute", ""), ("month", ""), ("batch_max", ""), ("refused", "")],
-                     name == "enterprise")
+        name: _cells(row, [("minute", ""), ("month", ""), ("batch_max", ""), ("refused", ""),
+                           ("from_run_points", "")], name == "enterprise")
         for name, row in decido_config.DEFAULT_PLANS.items()}
     tiers = _table(text, "### Optimization tiers")
     assert tiers == {
         name: _cells(row, [("month", ""), ("max_dims", ""), ("minute", ""),
                            ("max_evaluations", ""), ("max_time_limit", " s"), ("refused", ""),
-                           ("max_runs", ""), ("max_webhooks", ""), ("max_streams", "")],
+                           ("max_runs", ""), ("max_webhooks", ""), ("max_streams", ""),
+                           ("max_archive_size", ""), ("max_start_points", "")],
                      name == "enterprise")
         for name, row in decido_config.DEFAULT_TIERS.items()}
 

@@ -5,7 +5,9 @@ environment over the defaults, keyword arguments over both) and derive variants 
 :func:`dataclasses.replace`. The plan and tier tables are plain dicts of dicts:
 
 - ``plans[name]`` (decision plans): ``minute`` requests per minute, ``month`` decisions per
-  UTC calendar month, ``batch_max`` items per ``/v1/batch``;
+  UTC calendar month, ``batch_max`` items per ``/v1/batch``, ``from_run_points`` front
+  points one request decides on through ``from_run`` (a batch's items together; 422
+  beyond);
 - ``tiers[name]`` (optimization tiers): ``minute`` requests per minute, ``month``
   optimizations per month, ``max_dims`` (number of bounds), ``max_evaluations`` and
   ``max_time_limit`` (seconds): the per-run compute caps;
@@ -14,6 +16,9 @@ environment over the defaults, keyword arguments over both) and derive variants 
   keys can be given their own with ``limits.optimization.max_runs``);
 - ``tiers[name]["max_webhooks"]``: the key's webhook endpoints (403 ``too_many_webhooks``
   beyond; docs/webhooks.md);
+- ``tiers[name]["max_archive_size"]`` and ``tiers[name]["max_start_points"]``: the largest
+  front a run of several objectives keeps (``archive_size``) and the most start points
+  (``x0`` rows) a run takes; a request above either is a 422 listing each;
 - ``tiers[name]["max_streams"]``: the key's open event streams (``GET
   /v1/runs/{id}/events`` and the dashboard's) per worker process; 429 ``too_many_streams``
   beyond;
@@ -39,7 +44,7 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
-PLAN_FIELDS: tuple[str, ...] = ("minute", "month", "batch_max", "refused")
+PLAN_FIELDS: tuple[str, ...] = ("minute", "month", "batch_max", "refused", "from_run_points")
 TIER_FIELDS: tuple[str, ...] = (
     "minute",
     "month",
@@ -50,15 +55,21 @@ TIER_FIELDS: tuple[str, ...] = (
     "max_runs",
     "max_webhooks",
     "max_streams",
+    "max_archive_size",
+    "max_start_points",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
-    "free": {"minute": 10, "month": 1_000, "batch_max": 10, "refused": 60},
-    "sdk": {"minute": 100, "month": 1_000_000, "batch_max": 100, "refused": 600},
-    "rtl": {"minute": 1_000, "month": 10_000_000, "batch_max": 1_000, "refused": 6_000},
+    "free": {"minute": 10, "month": 1_000, "batch_max": 10, "refused": 60,
+             "from_run_points": 1_000},
+    "sdk": {"minute": 100, "month": 1_000_000, "batch_max": 100, "refused": 600,
+            "from_run_points": 10_000},
+    "rtl": {"minute": 1_000, "month": 10_000_000, "batch_max": 1_000, "refused": 6_000,
+            "from_run_points": 100_000},
     # Enterprise limits are set per key (KeyRecord.limits); these are the defaults. The
     # per-minute default is finite so that rate-limit headers are always meaningful.
-    "enterprise": {"minute": 600, "month": None, "batch_max": 1_000, "refused": 6_000},
+    "enterprise": {"minute": 600, "month": None, "batch_max": 1_000, "refused": 6_000,
+                   "from_run_points": 100_000},
 }
 
 DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
@@ -72,6 +83,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_runs": 1,
         "max_webhooks": 1,
         "max_streams": 4,
+        "max_archive_size": 500,
+        "max_start_points": 100,
     },
     "pro": {
         "minute": 60,
@@ -83,6 +96,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_runs": 4,
         "max_webhooks": 5,
         "max_streams": 16,
+        "max_archive_size": 2_000,
+        "max_start_points": 1_000,
     },
     "team": {
         "minute": 300,
@@ -94,6 +109,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_runs": 16,
         "max_webhooks": 20,
         "max_streams": 64,
+        "max_archive_size": 10_000,
+        "max_start_points": 10_000,
     },
     "enterprise": {
         "minute": 600,
@@ -105,6 +122,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_runs": 64,
         "max_webhooks": 100,
         "max_streams": 256,
+        "max_archive_size": 100_000,
+        "max_start_points": 100_000,
     },
 }
 

@@ -48,6 +48,7 @@ __all__ = [
     "refusal_specs",
     "retry_after",
     "run_caps",
+    "run_size_faults",
     "specs_for",
     "tier_limits",
     "usage_document",
@@ -312,6 +313,25 @@ def run_caps(
     if time_limit is None:
         time_limit = float(time_cap)
     return {"max_evaluations": max_evaluations, "time_limit": time_limit}, None
+
+
+def run_size_faults(key: KeyRecord, archive_size: int | None, start_points: int, *,
+                    settings: Settings | None = None) -> list[LimitViolation]:
+    """The faults of a run beyond its tier's size caps, each a 422 entry (code
+    ``above_tier_cap``): an ``archive_size`` above ``max_archive_size`` (the front a run of
+    several objectives keeps, whose thinning and hypervolume grow with it) and more start
+    points (``x0`` rows) than ``max_start_points`` (each evaluated and offered to the front
+    before the engine starts)."""
+    t = tier_limits(key, settings=settings)
+    tier, front_cap, x0_cap = key["tier"], t["max_archive_size"], t["max_start_points"]
+    found = [_beyond(
+        front_cap, archive_size, "above_tier_cap", "archive_size",
+        f"archive_size {archive_size} is above the {tier} tier's cap of {front_cap} points"
+        f"{_more('max_archive_size', front_cap, 'points', settings)}"), _beyond(
+        x0_cap, start_points, "above_tier_cap", "x0",
+        f"{start_points} start points given; the {tier} tier takes at most {x0_cap}"
+        f"{_more('max_start_points', x0_cap, 'start points', settings)}")]
+    return [v for v in found if v is not None]
 
 
 def usage_document(states: list[CounterState], key: KeyRecord, *,

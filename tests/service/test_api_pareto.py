@@ -4,6 +4,7 @@ events and trace, refusals with their pointers, and the bridge from a front to a
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import msgspec
@@ -166,6 +167,8 @@ BAD_INPUT = [
                               {"name": "a", "expression": "x[1]"}],
       "reference_point": [1.0], "archive_size": 0, "target": 2.0},
      ["/archive_size", "/objectives/1/name", "/reference_point", "/target"]),
+    # above the free tier's front and start-point caps (500 and 100), refused before the run
+    ({**FRONT, "archive_size": 501, "x0": [[0.0, 0.0]] * 101}, ["/archive_size", "/x0"]),
 ]
 
 
@@ -257,3 +260,45 @@ def test_both_objective_forms_with_another_fault_are_both_listed() -> None:
     errors = info.value.extra["errors"]
     assert sorted((e["pointer"], e["code"]) for e in errors) == [
         ("/objectives", "invalid_argument"), ("/seed", "invalid_type")]
+
+
+def test_the_tier_caps_a_fronts_size_and_its_start_points(server: LiveServer,
+                                                          free_key: str) -> None:
+    r = server.request("POST", "/v1/runs", {**FRONT, "archive_size": 501,
+                                            "x0": [[0.0, 0.0]] * 101}, headers=auth(free_key))
+    assert r.status == 422 and r.json()["code"] == "validation_failed"
+    errors = {e["pointer"]: e for e in r.json()["errors"]}
+    assert errors["/archive_size"]["code"] == errors["/x0"]["code"] == "above_tier_cap"
+    assert "the free tier's cap of 500 points" in errors["/archive_size"]["message"]
+    assert "101 start points given; the free tier takes at most 100" in \
+        errors["/x0"]["message"]
+    ok = server.request("POST", "/v1/optimize", {**FRONT, "archive_size": 500,
+                                                 "x0": [[0.0, 0.0]] * 100},
+                        headers=auth(free_key))
+    assert ok.status == 200, ok.body
+
+
+#: 8 objectives whose distinct values never dominate one another (the simplex), and 1,600
+#: start points: a front whose exact hypervolume takes hours (issue 38's reproducer)
+SIMPLEX8 = {"bounds": [[0, 1]] * 8, "seed": 1, "time_limit": 120, "archive_size": 10_000,
+            "objectives": [{"name": f"f{k}", "expression": f"x[{k}] / (sum(x) + 1e-9)"}
+                           for k in range(8)],
+            "x0": [[((r + 1) * (0.6180339887 + 0.1 * j)) % 1.0 for j in range(8)]
+                   for r in range(1600)]}
+
+
+def test_a_cancelled_run_of_many_objectives_ends_at_once(server: LiveServer) -> None:
+    """Its front's hypervolume would take hours: the cancel still ends the run within a
+    fraction of a second (the progress interval, the 0.25 s grace), its front kept."""
+    key = server.create_key(tier="team")["key"]
+    run_id = submit(server, key, SIMPLEX8)["id"]
+    wait_for(server, key, run_id, "running")
+    time.sleep(1.0)  # the start points evaluated, the hypervolume under way
+    asked = time.monotonic()
+    r = server.request("POST", f"/v1/runs/{run_id}/cancel", headers=auth(key))
+    assert r.status == 202, r.body
+    done = wait_for(server, key, run_id, "cancelled", "succeeded", "failed", timeout=30)
+    assert time.monotonic() - asked < 2.5
+    assert done["state"] == "cancelled" and len(done["result"]["pareto"]) > 1000
+    assert done["result"].get("hypervolume") is None  # not measured: absent
+    assert "the hypervolume was not measured" in done["result"]["message"]

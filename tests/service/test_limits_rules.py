@@ -24,29 +24,31 @@ def key(plan: str = "free", tier: str = "free", overrides: dict | None = None,
 
 
 @pytest.mark.parametrize(
-    ("plan", "minute", "month", "batch_max", "refused"),
-    [("free", 10, 1_000, 10, 60), ("sdk", 100, 1_000_000, 100, 600),
-     ("rtl", 1_000, 10_000_000, 1_000, 6_000), ("enterprise", 600, None, 1_000, 6_000)],
+    ("plan", "minute", "month", "batch_max", "refused", "front"),
+    [("free", 10, 1_000, 10, 60, 1_000), ("sdk", 100, 1_000_000, 100, 600, 10_000),
+     ("rtl", 1_000, 10_000_000, 1_000, 6_000, 100_000),
+     ("enterprise", 600, None, 1_000, 6_000, 100_000)],
 )
 def test_plan_table(plan: str, minute: int, month: int | None, batch_max: int,
-                    refused: int) -> None:
+                    refused: int, front: int) -> None:
     assert limits.plan_limits(key(plan=plan), settings=S) == {
         "plan": plan, "minute": minute, "month": month, "batch_max": batch_max,
-        "refused": refused}
+        "refused": refused, "from_run_points": front}
 
 
 @pytest.mark.parametrize(
     ("tier", "row"),
     [
-        ("free", (10, 500, 50, 200_000, 10, 60, 1, 1, 4)),
-        ("pro", (60, 10_000, 500, 2_000_000, 60, 600, 4, 5, 16)),
-        ("team", (300, 50_000, 1_000, 10_000_000, 300, 3_000, 16, 20, 64)),
-        ("enterprise", (600, None, None, 50_000_000, 600, 6_000, 64, 100, 256)),
+        ("free", (10, 500, 50, 200_000, 10, 60, 1, 1, 4, 500, 100)),
+        ("pro", (60, 10_000, 500, 2_000_000, 60, 600, 4, 5, 16, 2_000, 1_000)),
+        ("team", (300, 50_000, 1_000, 10_000_000, 300, 3_000, 16, 20, 64, 10_000, 10_000)),
+        ("enterprise", (600, None, None, 50_000_000, 600, 6_000, 64, 100, 256, 100_000,
+                        100_000)),
     ],
 )
 def test_tier_table(tier: str, row: tuple) -> None:
     names = ("minute", "month", "max_dims", "max_evaluations", "max_time_limit", "refused",
-             "max_runs", "max_webhooks", "max_streams")
+             "max_runs", "max_webhooks", "max_streams", "max_archive_size", "max_start_points")
     expected = {"tier": tier, **dict(zip(names, row, strict=True))}
     assert limits.tier_limits(key(tier=tier), settings=S) == expected
 
@@ -56,7 +58,7 @@ def test_per_key_overrides_replace_single_fields() -> None:
             {"decision": {"minute": 5_000, "month": 123}, "optimization": {"max_dims": 20_000}})
     assert limits.plan_limits(k, settings=S) == {
         "plan": "enterprise", "minute": 5_000, "month": 123, "batch_max": 1_000,
-        "refused": 6_000}
+        "refused": 6_000, "from_run_points": 100_000}
     t = limits.tier_limits(k, settings=S)
     assert t["max_dims"] == 20_000 and t["max_evaluations"] == 50_000_000
 

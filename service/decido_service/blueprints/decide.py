@@ -25,6 +25,7 @@ from decido_service.http.problems import limit_error
 from decido_service.http.responses import answer
 from decido_service.http.routes import Doc, Routes
 from decido_service.schemas import batch_size, json_body
+from decido_service.store import KeyRecord
 from decido_service.types import DecisionPage, DecisionPath
 
 __all__ = ["api"]
@@ -41,9 +42,10 @@ async def decide(request: ApiRequest) -> HTTPResponse:
     async with refusals(request, key, "decide"):
         body = json_body(request)
         log = decision_log.wants_log(body, batch=False)
-        body, points = await bridge.resolve(request.app.ctx.store, key["id"], body)
+        body, points = await bridge.resolve(_source(request, key), body)
     return await decided(request, key, "decide",
-                         bridge.with_points(decido.decide, points, batch=False), body, log=log)
+                         bridge.with_points(decido.decide, points, batch=False), body, log=log,
+                         heavy=bool(points))
 
 
 @api.route("/batch", post=Doc(
@@ -60,10 +62,16 @@ async def batch(request: ApiRequest) -> HTTPResponse:
         violation = limits.check_batch(key, size, settings=request.app.ctx.settings)
         if violation is not None:
             raise limit_error(violation)
-        body, points = await bridge.resolve_batch(request.app.ctx.store, key["id"], body)
+        body, points = await bridge.resolve_batch(_source(request, key), body)
     return await decided(request, key, "batch",
                          bridge.with_points(decido.decide_batch, points, batch=True), body,
-                         log=log, amount=size)
+                         log=log, amount=size, heavy=bool(points))
+
+
+def _source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
+    """Where this request's fronts (``from_run``) are read."""
+    ctx = request.app.ctx
+    return bridge.Source(ctx.store, key, ctx.decide_pool, ctx.settings)
 
 
 @api.route("/decisions", get=Doc(

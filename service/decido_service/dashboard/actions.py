@@ -185,7 +185,7 @@ async def decide_page(request: ApiRequest, session: Session) -> HTTPResponse:
     """The decide form, filled with a small example, or with the front of the run named
     by ``from_run`` ("choose from this front")."""
     run_id = request.args.get("from_run")
-    fields = await front.decide_fields(request.app.ctx.store, session.key["id"], run_id) \
+    fields = await front.decide_fields(request, session.key, run_id) \
         if run_id else decide_form.defaults()
     return _decide(session, fields, None, None, [])
 
@@ -199,8 +199,7 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
     upload = request.files.get("options_file") if request.files else None
     if fields["from_run"]:  # the options are the run's front (the form shows a preview)
-        fields = await front.decide_fields(request.app.ctx.store, session.key["id"],
-                                           fields["from_run"], fields)
+        fields = await front.decide_fields(request, session.key, fields["from_run"], fields)
     elif upload is not None and upload.body:
         fields["options"] = upload.body.decode("utf-8", errors="replace")
     try:

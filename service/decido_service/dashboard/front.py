@@ -11,6 +11,7 @@ and ``f``).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import orjson
@@ -20,12 +21,17 @@ from decido_service.dashboard import decide_form, summary
 from decido_service.decisions import bridge
 from decido_service.decisions import decide as decisions
 from decido_service.http.context import ApiRequest
-from decido_service.store import KeyRecord, Store
+from decido_service.store import KeyRecord
 
-__all__ = ["PREVIEW_VARIABLES", "compare_kinds", "decide", "decide_fields", "front_facts"]
+__all__ = ["COMPARE_POINTS", "COMPARE_SECONDS", "PREVIEW_VARIABLES", "compare_kinds",
+           "decide", "decide_fields", "front_facts"]
 
 #: the most variables the decide page's preview of a front shows (its options have all)
 PREVIEW_VARIABLES = 20
+#: the compare page measures the final fronts at a common reference point when they hold
+#: at most this many points together, all within this many seconds (the exact
+#: hypervolume of 4 or more objectives can take hours: past either, a note says so)
+COMPARE_POINTS, COMPARE_SECONDS = 5_000, 2.0
 
 
 def front_facts(view: dict[str, Any]) -> dict[str, Any]:
@@ -45,14 +51,14 @@ def _cell(value: Any) -> str:
     return "" if value is None else repr(float(value))
 
 
-async def decide_fields(store: Store, key_id: str, run_id: str,
+async def decide_fields(request: ApiRequest, key: KeyRecord, run_id: str,
                         sent: dict[str, str] | None = None) -> dict[str, str]:
     """The decide form's fields for the front of ``run_id`` (one of the key's finished runs
     of several objectives; the bridge's 404, 409 or 422 otherwise): a preview of its
     options as CSV (the objectives and the first :data:`PREVIEW_VARIABLES` variables;
     ``hidden_variables`` says how many more the options have), the objectives as criteria,
     ``from_run``. ``sent``: the fields a form sent, kept (the options are the run's)."""
-    resolved, _ = await bridge.resolve(store, key_id, {bridge.FROM_RUN: run_id})
+    resolved, _ = await bridge.resolve(_source(request, key), {bridge.FROM_RUN: run_id})
     options: list[dict[str, Any]] = resolved["options"]
     names = list(options[0]["attributes"]) if options else []
     shown = names[:len(resolved["criteria"]) + PREVIEW_VARIABLES]  # criteria: the objectives
@@ -71,11 +77,17 @@ async def decide(request: ApiRequest, key: KeyRecord, body: dict[str, Any]) -> d
     """Decide on the front ``body`` names (``from_run``) as ``POST /v1/decide`` does:
     counted, logged with the body as sent, each ranking item with its point's ``x`` and
     ``f``."""
-    resolved, points = await bridge.resolve(request.app.ctx.store, key["id"], body)
+    resolved, points = await bridge.resolve(_source(request, key), body)
     result, _ = await decisions.decide(
         request, key, "decide", bridge.with_points(decido.decide, points, batch=False),
-        resolved, log=True, sent=orjson.dumps(body))
+        resolved, log=True, sent=orjson.dumps(body), heavy=True)
     return result
+
+
+def _source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
+    """Where the page's front is read (the key's runs, its plan's cap)."""
+    ctx = request.app.ctx
+    return bridge.Source(ctx.store, key, ctx.decide_pool, ctx.settings)
 
 
 def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
@@ -85,7 +97,10 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
     ``common``: when the runs of several objectives share their objectives, the reference
     point farthest out of theirs (objective by objective) at which each row's
     ``common_hv`` measures its final front (:func:`decido.hypervolume`, feasible points;
-    ``own_hv`` and ``front_size``: the run's own)."""
+    ``own_hv`` and ``front_size``: the run's own). Bounded: no common measure past
+    :data:`COMPARE_POINTS` points in all, and the fronts not measured within
+    :data:`COMPARE_SECONDS` in all are left out (a note names each). CPU work: the page
+    calls it in a worker thread."""
     rows = [summary.run_row_of_view(v) for v in views]
     several = [(v.get("result") or {}, r) for v, r in zip(views, rows, strict=True)
                if r["objectives"]]
@@ -99,11 +114,20 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
     elif several:
         common = _common_reference([result for result, _ in several],
                                    [o["goal"] for o in several[0][1]["objectives"]])
+    total = sum(row["front_size"] or 0 for _, row in several)
+    if common is not None and total > COMPARE_POINTS:
+        notes.append(f"The final fronts hold {total} points together: the compare page "
+                     f"measures them at one reference point up to {COMPARE_POINTS} points "
+                     "(compare fewer or smaller runs, or measure them with "
+                     "decido.hypervolume).")
+        common = None
     if common is not None:
         goals = [o["goal"] for o in several[0][1]["objectives"]]
+        deadline = time.monotonic() + COMPARE_SECONDS
         for result, row in several:
             front = [p["f"] for p in result.get("pareto") or () if p["feasible"]]
-            row["common_hv"] = decido.hypervolume(front, common, goals) if front else None
+            row["common_hv"] = _bounded_hypervolume(front, common, goals, deadline, row,
+                                                    notes)
         if len({orjson.dumps(result.get("reference_point")) for result, _ in several}) > 1:
             notes.append("Each curve is its run's hypervolume at its own reference point "
                          "(the front's nadir moved outward, as it was then): the curves show "
@@ -112,6 +136,23 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
     single = [r for r in rows if not r["objectives"]]
     return {"single": single, "several": [r for _, r in several],
             "mixed": bool(single) and bool(several), "notes": notes, "common": common}
+
+
+def _bounded_hypervolume(front: list[list[float]], reference: list[float], goals: list[str],
+                         deadline: float, row: dict[str, Any], notes: list[str]
+                         ) -> float | None:
+    """The hypervolume of ``front`` by ``deadline`` (``time.monotonic()``; None for an
+    empty front, and None with a note naming the run past it)."""
+    if not front:
+        return None
+    try:
+        return decido.hypervolume(front, reference, goals,
+                                  time_limit=max(deadline - time.monotonic(), 1e-3))
+    except TimeoutError:
+        notes.append(f"The front of {row['id']} ({len(front)} points of {len(goals)} "
+                     f"objectives) was not measured at the common reference point: its exact "
+                     f"hypervolume takes longer than the page's {COMPARE_SECONDS:g} s.")
+        return None
 
 
 def _common_reference(results: list[dict[str, Any]], goals: list[str]) -> list[float] | None:

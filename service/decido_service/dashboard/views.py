@@ -23,10 +23,11 @@ from decido_service.dashboard.session import Session
 from decido_service.decisions import log as decision_log
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import parse
+from decido_service.http.resources import in_thread
 from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
-from decido_service.types import DecisionPage, RunPage
+from decido_service.types import DecisionPage, Run, RunPage
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
 
@@ -92,11 +93,13 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     """Pick 2-8 runs (the key's latest succeeded ones are offered; any run of the key can
     be named by ``run``) and overlay them: the convergence of runs of one objective, the
     hypervolume of runs of several (:func:`~decido_service.dashboard.front.compare_kinds`)."""
-    chosen: list[str] = request.get_args().getlist("run", [])
+    # a run named twice is compared once
+    chosen: list[str] = list(dict.fromkeys(request.get_args().getlist("run", [])))
     store = _store(request)
     error = None
     if chosen and not COMPARE_MIN <= len(chosen) <= COMPARE_MAX:
-        error = f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)})"
+        error = (f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)} "
+                 "different ones)")
     picked = [] if error else [runs.run_view(await runs.find(store, session.key["id"], rid))
                                for rid in chosen]
     offered = await runs.page(store, session.key["id"],
@@ -105,8 +108,14 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     return page("compare.html", session=session,
                 offered=[summary.run_row(r) for r in offered.data],
                 picked=[summary.run_row(v) for v in picked], notes=notes,
-                kinds=front.compare_kinds([msgspec.to_builtins(v) for v in picked]),
+                kinds=await in_thread(request.app.ctx.decide_pool, _compare_kinds, picked),
                 chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
+
+
+def _compare_kinds(picked: list[Run]) -> dict[str, Any]:
+    """:func:`~decido_service.dashboard.front.compare_kinds` of the runs (CPU work: fronts
+    converted and measured, in a worker thread)."""
+    return front.compare_kinds([msgspec.to_builtins(v) for v in picked])
 
 
 @route("/decisions")

@@ -9,23 +9,32 @@ weighting, sensitivity, ties) goes to :func:`decido.decide` as it is, and each r
 of the answer carries its point's ``x`` and ``f``.
 
 The run must be one of the key's (404 ``not_found`` otherwise), finished with a result
-(409 ``run_not_finished``) and of several objectives (422 at ``/from_run``). The decision
-log keeps the body as sent, ``from_run`` included.
+(409 ``run_not_finished``) and of several objectives (422 at ``/from_run``). The fronts of
+one request (a batch's items together) hold at most the plan's ``from_run_points`` points:
+beyond, a 422 lists each ``from_run`` with its front's size, before anything is decided.
+Reading a front (its run's document decoded, its options made) is CPU work done in the
+worker's decision threads (``pool``), never on the event loop; so is the decision
+(:func:`decido_service.decisions.decide.decide` with ``heavy``). The decision log keeps the
+body as sent, ``from_run`` included.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any
+from concurrent.futures import Executor
+from typing import Any, NamedTuple
 
 import decido
+from decido_service import limits
+from decido_service.config import Settings
 from decido_service.http.problems import ApiError, field_error, validation_error
 from decido_service.runs.api import find
 from decido_service.runs.execution import read_document
-from decido_service.store import Store
+from decido_service.store import KeyRecord, Store
 from decido_service.types import RunResult
 
-__all__ = ["FROM_RUN", "Points", "resolve", "resolve_batch", "with_points"]
+__all__ = ["FROM_RUN", "Points", "Source", "resolve", "resolve_batch", "with_points"]
 
 #: the body member naming the run whose front is decided on
 FROM_RUN = "from_run"
@@ -47,10 +56,30 @@ def _options(result: RunResult, variables: list[str] | None) -> list[dict[str, A
     return front.options()
 
 
-async def _front_body(store: Store, key_id: str, body: Mapping[str, Any], where: str
-                      ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+class Source(NamedTuple):
+    """Where fronts are read: the store, the key deciding (its runs, its plan's
+    ``from_run_points``), the decision threads and the settings (plans)."""
+
+    store: Store
+    key: KeyRecord
+    pool: Executor
+    settings: Settings | None = None
+
+
+class _Front(NamedTuple):
+    """A front read for a body: ``decided`` (None when it did not fit: only its size was
+    read), its points by option id and its size."""
+
+    decided: dict[str, Any] | None
+    points: dict[str, dict[str, Any]]
+    size: int
+
+
+async def _front_body(source: Source, body: Mapping[str, Any], where: str, room: int | None
+                      ) -> _Front:
     """``body`` with its run's front as options (and default criteria), and the points
-    by option id. ``where``: the JSON pointer of ``body`` in the request."""
+    by option id, read in the decision threads; only the size when it holds more than
+    ``room`` points (None: no cap). ``where``: the JSON pointer of ``body``."""
     run_id = body[FROM_RUN]
     if "options" in body:
         raise validation_error([field_error(
@@ -60,7 +89,16 @@ async def _front_body(store: Store, key_id: str, body: Mapping[str, Any], where:
         raise validation_error([field_error(
             FROM_RUN, "invalid_type", "from_run must be a run id (run_ + 24 hex digits)",
             pointer=f"{where}/{FROM_RUN}")])
-    row = await find(store, key_id, run_id)
+    row = await find(source.store, source.key["id"], run_id)
+    return await asyncio.get_running_loop().run_in_executor(
+        source.pool, _read_front, row, body, where, room)
+
+
+def _read_front(row: dict[str, Any], body: Mapping[str, Any], where: str, room: int | None
+                ) -> _Front:
+    """:func:`_front_body`'s CPU work (a decision thread): the run's document decoded,
+    checked and made into options."""
+    run_id = body[FROM_RUN]
     document = read_document(row["document"])
     result = document.result
     if result is None:
@@ -71,6 +109,8 @@ async def _front_body(store: Store, key_id: str, body: Mapping[str, Any], where:
             FROM_RUN, "invalid_argument",
             f"run {run_id} has one objective: from_run takes a run of several "
             "(its front)", pointer=f"{where}/{FROM_RUN}")])
+    if room is not None and len(result.pareto) > room:
+        return _Front(None, {}, len(result.pareto))
     request = document.request
     variables = None if request.variables is None else [v.name for v in request.variables]
     options = _options(result, variables)
@@ -80,30 +120,62 @@ async def _front_body(store: Store, key_id: str, body: Mapping[str, Any], where:
         decided["criteria"] = [{"attribute": o.name, "goal": o.goal, "weight": 1.0}
                                for o in result.objectives]
     points = {str(i): {"x": p.x, "f": p.f} for i, p in enumerate(result.pareto)}
-    return decided, points
+    return _Front(decided, points, len(result.pareto))
 
 
-async def resolve(store: Store, key_id: str, body: Any) -> tuple[Any, Points]:
+async def resolve(source: Source, body: Any) -> tuple[Any, Points]:
     """A ``/v1/decide`` body with ``from_run`` resolved (others unchanged)."""
     if not isinstance(body, Mapping) or FROM_RUN not in body:
         return body, {}
-    decided, points = await _front_body(store, key_id, body, "")
-    return decided, {0: points}
+    cap = _cap(source)
+    front = await _front_body(source, body, "", cap)
+    if front.decided is None:
+        raise _over_cap(source, cap, [("", body[FROM_RUN], front.size)], front.size)
+    return front.decided, {0: front.points}
 
 
-async def resolve_batch(store: Store, key_id: str, body: Any) -> tuple[Any, Points]:
+async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
     """A ``/v1/batch`` body with the ``from_run`` of each item resolved."""
     items = body.get("decisions") if isinstance(body, Mapping) else None
     if not isinstance(items, list) or not any(
             isinstance(item, Mapping) and FROM_RUN in item for item in items):
         return body, {}
+    cap = _cap(source)
     out: list[Any] = []
     found: Points = {}
+    read: list[tuple[str, str, int]] = []  # (where, run id, front size) of each from_run
+    total = 0
     for k, item in enumerate(items):
         if isinstance(item, Mapping) and FROM_RUN in item:
-            item, found[k] = await _front_body(store, key_id, item, f"/decisions/{k}")
+            where = f"/decisions/{k}"
+            front = await _front_body(source, item, where,
+                                      None if cap is None else max(cap - total, 0))
+            total += front.size
+            read.append((where, item[FROM_RUN], front.size))
+            if front.decided is not None:
+                item, found[k] = front.decided, front.points
         out.append(item)
+    if cap is not None and total > cap:
+        raise _over_cap(source, cap, read, total)
     return {**body, "decisions": out}, found
+
+
+def _cap(source: Source) -> int | None:
+    """The plan's ``from_run_points`` (None: no cap)."""
+    cap: int | None = limits.plan_limits(source.key, settings=source.settings)[
+        "from_run_points"]
+    return cap
+
+
+def _over_cap(source: Source, cap: int | None, read: list[tuple[str, str, int]], total: int
+              ) -> ApiError:
+    """The 422 of fronts holding more than the plan's cap: one entry per ``from_run``."""
+    plan = source.key["plan"]
+    return validation_error([field_error(
+        FROM_RUN, "above_plan_cap",
+        f"the front of {run_id} has {size} points; the {plan} plan decides on at most {cap} "
+        f"front points per request (this one names {total})",
+        pointer=f"{where}/{FROM_RUN}") for where, run_id, size in read])
 
 
 def _attach(answer: dict[str, Any], points: dict[str, dict[str, Any]]) -> None:

@@ -8,8 +8,9 @@ order depends on the body's size (:data:`~decido_service.http.resources.INLINE_B
   than handing it to a thread), then counted, and its decision-log entry rides in the same
   store transaction as its admission: one group-commit round trip per call. A request over
   its limit has then cost one small computation before its 429.
-- **larger**, or sampled (a decision with ``uncertainty``, whose cost grows with its
-  samples, not its size): counted first (a refused one costs no computation), decided in
+- **larger**, sampled (a decision with ``uncertainty``, whose cost grows with its
+  samples, not its size) or ``heavy`` (on a run's front, ``from_run``: a small body that
+  names many options): counted first (a refused one costs no computation), decided in
   the worker's decision threads, and its entry written with the next group-commit batch.
 
 Either way the entry is committed before the answer is sent, and the bodies are encoded
@@ -39,25 +40,28 @@ __all__ = ["answer", "decide"]
 
 async def answer(request: ApiRequest, key: KeyRecord, surface: Surface,
                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
-                 amount: int = 1) -> HTTPResponse:
+                 amount: int = 1, heavy: bool = False) -> HTTPResponse:
     """The API's 200 answer of :func:`decide` on the request's JSON body."""
-    _, encoded = await decide(request, key, surface, fn, body, log=log, amount=amount)
+    _, encoded = await decide(request, key, surface, fn, body, log=log, amount=amount,
+                              heavy=heavy)
     return json_response(encoded)
 
 
 async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
-                 amount: int = 1, sent: bytes | None = None) -> tuple[dict[str, Any], bytes]:
+                 amount: int = 1, sent: bytes | None = None, heavy: bool = False
+                 ) -> tuple[dict[str, Any], bytes]:
     """``fn(body)`` counted as ``amount`` decisions of ``surface`` and, when ``log``,
     recorded in the key's decision log with the body's labels (module docs): the answer
     and its JSON. ``sent`` is the body as the client sent it (default: the request's
-    body, already read as JSON)."""
+    body, already read as JSON); ``heavy``: decided in a thread whatever its size (a
+    decision on a front)."""
     ctx = request.app.ctx
     started = time.perf_counter()
     if sent is None:
         sent = request.body
     labels = decision_log.labels(body, surface == "batch") if log else None
-    if len(sent) <= INLINE_BYTES and not _sampled(surface, body):
+    if len(sent) <= INLINE_BYTES and not heavy and not _sampled(surface, body):
         try:
             result = fn(body)
         except DecisionError:
@@ -69,12 +73,17 @@ async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
         await admit(request, key, surface, amount, log=entry)
         return result, encoded
     await admit(request, key, surface, amount)
-    result = await in_thread(ctx.decide_pool, fn, body)
-    encoded = orjson.dumps(result)
+    result, encoded = await in_thread(ctx.decide_pool, _encoded, fn, body)
     if log:
         await ctx.admissions.log(_entry(request, key, surface, sent, result, encoded, started,
                                         labels))
     return result, encoded
+
+
+def _encoded(fn: Callable[[Any], dict[str, Any]], body: Any) -> tuple[dict[str, Any], bytes]:
+    """``fn(body)`` and its JSON (in a decision thread: both grow with the options)."""
+    result = fn(body)
+    return result, orjson.dumps(result)
 
 
 def _sampled(surface: Surface, body: Any) -> bool:

@@ -238,7 +238,10 @@ class Execution:
             return None
         result = result_of(outcome)
         if result.status == "stopped" and self.reason is not None:
-            result.message = CANCELLED[self.reason]
+            # why it was cancelled, then the library's notes ("; the hypervolume was not
+            # measured: ...") after its own "stopped by its monitor"
+            _, notes, rest = result.message.partition("; ")
+            result.message = CANCELLED[self.reason] + (f"; {rest}" if notes else "")
         history: list[list[float | None]] = [[int(e), float(b) if math.isfinite(b) else None]
                                              for e, b in outcome.history]
         trace = thin_trace(timed(outcome.history, [*self.samples,

@@ -19,7 +19,7 @@ from decido_service import limits
 from decido_service.admission import authenticate, observe, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import request_id
-from decido_service.http.problems import ApiError, limit_error
+from decido_service.http.problems import ApiError, field_error, limit_error, validation_error
 from decido_service.http.resources import by_size, in_thread
 from decido_service.runs.execution import Execution
 from decido_service.runs.objective import Compiled, compile_objective
@@ -55,11 +55,16 @@ async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
 
 def _budget(request: ApiRequest, key: KeyRecord, req: OptimizeRequest) -> Budget:
     """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond its
-    caps, its dimensions included)."""
+    caps, its dimensions included; 422 listing each of its size caps it is above)."""
+    settings = request.app.ctx.settings
     budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
-                                        settings=request.app.ctx.settings)
+                                        settings=settings)
     if violation is not None:
         raise limit_error(violation)
+    faults = limits.run_size_faults(key, req.archive_size, req.start_points,
+                                    settings=settings)
+    if faults:
+        raise validation_error([field_error(v.field, v.code, v.detail) for v in faults])
     return Budget(**budget)
 
 

@@ -115,7 +115,8 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
         description="indices of x that take integer values (bounds rounded inward)")
     ] | None = None
     x0: Annotated[list[float | list[float]], Meta(
-        description="a start point (dims numbers) or a list of them, within the bounds")
+        description="a start point (dims numbers) or a list of them, within the bounds; "
+                    "at most the tier's max_start_points of them (422 beyond)")
     ] | None = None
     constraints: Annotated[list[Annotated[str, Meta(
         min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"])]], Meta(
@@ -134,7 +135,8 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     archive_size: Annotated[int, Meta(
         ge=1, le=MAX_ARCHIVE,
         description=f"several objectives: the most points the front keeps (default "
-                    f"{DEFAULT_ARCHIVE_SIZE})")] | None = None
+                    f"{DEFAULT_ARCHIVE_SIZE}; at most the tier's max_archive_size, 422 "
+                    "beyond)")] | None = None
     metadata: Metadata = {}
 
     def __post_init__(self) -> None:
@@ -151,6 +153,13 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     def dims(self) -> int:
         """Number of dimensions (= number of bounds or variables)."""
         return len(self.bounds or self.variables or ())
+
+    @property
+    def start_points(self) -> int:
+        """Number of start points (``x0``: one point, or a list of them)."""
+        if not self.x0:
+            return 0
+        return len(self.x0) if isinstance(self.x0[0], list) else 1
 
     @property
     def several(self) -> bool:
