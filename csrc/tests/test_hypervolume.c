@@ -2,12 +2,14 @@
  * test_hypervolume.c -- dc_hypervolume against hand-computed cases and an
  * independent brute force (inclusion-exclusion over every subset of a few
  * points), for 1 to 8 objectives; the archive and the thinning of
- * engine/pareto.c (non-dominated, capped, extremes kept); argument errors.
+ * engine/pareto.c (non-dominated, capped, extremes kept); argument errors;
+ * dc_hypervolume_within giving up on a front it cannot measure in time.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/rng.h"
 #include "decido.h"
@@ -142,6 +144,41 @@ static void errors(void)
     CHECK(dc_hypervolume(F, 1, 2, NULL, NULL, &out, &err) == DC_ERR_ARGUMENT, "no reference");
 }
 
+/* dc_hypervolume_within: 600 points of 8 objectives on the simplex (none
+ * dominates another; WFG takes hours) give NaN once the limit passes; a small
+ * front is measured exactly within its limit */
+static void within_a_time_limit(void)
+{
+    size_t rows = 600, m = 8, r, j;
+    double *F = malloc(rows * m * sizeof(double)), ref[8], out, t;
+    struct timespec ts;
+    dc_error err;
+    CHECK(F != NULL, "F");
+    if (!F)
+        return;
+    for (r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (j = 0; j < m; j++)
+            s += F[r * m + j] = 0.1 + fmod((double)(r + 1) * (0.6180339887 + 0.1 * (double)j),
+                                            1.0);
+        for (j = 0; j < m; j++)
+            F[r * m + j] /= s;
+    }
+    for (j = 0; j < m; j++)
+        ref[j] = 1.0;
+    timespec_get(&ts, TIME_UTC);
+    t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    CHECK(dc_hypervolume_within(F, rows, m, ref, 0.2, NULL, &out, &err) == DC_OK, "%s",
+          err.message);
+    timespec_get(&ts, TIME_UTC);
+    t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - t;
+    CHECK(isnan(out) && t < 1.2, "gave up after %.3f s (%g)", t, out);
+    CHECK(dc_hypervolume_within(F, 2, m, ref, 5.0, NULL, &out, &err) == DC_OK && !isnan(out) &&
+              out > 0.0,
+          "two points measured: %g", out);
+    free(F);
+}
+
 /* the archive keeps only non-dominated points, at most cap after thinning,
  * and each objective's best point */
 static void archive(size_t m, int rule)
@@ -206,6 +243,7 @@ int main(void)
     hand_cases();
     random_cases();
     errors();
+    within_a_time_limit();
     contributions3();
     for (m = 2; m <= 4; m++) {
         if (m <= 3) /* the rule's default range (4 works, slowly under ASan) */
