@@ -338,6 +338,13 @@ class FixedClock:
         return f"FixedClock({self.epoch!r})"
 
 
+def default_caps(table: Mapping[str, Mapping[str, int | None]], name: str) -> str:
+    """One field of a default plan or tier table as the API's descriptions say it:
+    ``free 500, pro 2,000, ...`` (``unlimited`` for None)."""
+    return ", ".join(f"{row_name} {'unlimited' if row[name] is None else f'{row[name]:,}'}"
+                     for row_name, row in table.items())
+
+
 def merge_table(
     base: Mapping[str, Mapping[str, int | None]], update: Mapping[str, Any]
 ) -> dict[str, dict[str, int | None]]:

@@ -22,6 +22,7 @@ import orjson
 
 import decido
 from decido_service import __version__
+from decido_service.config import DEFAULT_PLANS, default_caps
 from decido_service.http.params import openapi_parameters
 from decido_service.http.routes import Doc, Operation
 from decido_service.types import (
@@ -173,11 +174,15 @@ def _decision_schemas() -> dict[str, Schema]:
     decision on a run's front, :mod:`decido_service.decisions.bridge`) and the front
     point's ``x`` and ``f`` on the ranking items of such a decision."""
     schemas = decido.decision_schemas()
+    caps = default_caps(DEFAULT_PLANS, "from_run_points")
     from_run = {"type": "string", "pattern": RUN_ID_PATTERN, "description": (
         "instead of options: the id of one of the key's finished runs of several "
         "objectives; its front points are the options (id: the point's index; attributes: "
         "the objectives' names and the variables' names or x0, x1, ...) and criteria "
-        "default to the objectives with their goals and equal weights")}
+        "default to the objectives with their goals and equal weights. The fronts of one "
+        "request (a batch's items together) hold at most the plan's from_run_points "
+        f"(by default {caps}): beyond, 422 with an above_plan_cap entry for each "
+        "from_run")}
     for name in ("DecideRequest", "DecisionItem"):
         schemas[name]["properties"]["from_run"] = from_run
     request = schemas["DecideRequest"]

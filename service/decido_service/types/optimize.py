@@ -12,6 +12,7 @@ from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
 from decido.optimize import SEED_END
 from decido.pareto import DEFAULT_ARCHIVE_SIZE, MAX_ARCHIVE, default_multi_engine
 from decido.status import FinishedStatus
+from decido_service.config import DEFAULT_TIERS, default_caps
 from decido_service.types.fields import Count, EngineId, Goal, GoalIn, Metadata
 from decido_service.types.problems import Problem
 
@@ -116,7 +117,8 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     ] | None = None
     x0: Annotated[list[float | list[float]], Meta(
         description="a start point (dims numbers) or a list of them, within the bounds; "
-                    "at most the tier's max_start_points of them (422 beyond)")
+                    "at most the tier's max_start_points of them (by default "
+                    f"{default_caps(DEFAULT_TIERS, 'max_start_points')}; 422 beyond)")
     ] | None = None
     constraints: Annotated[list[Annotated[str, Meta(
         min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"])]], Meta(
@@ -135,7 +137,8 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     archive_size: Annotated[int, Meta(
         ge=1, le=MAX_ARCHIVE,
         description=f"several objectives: the most points the front keeps (default "
-                    f"{DEFAULT_ARCHIVE_SIZE}; at most the tier's max_archive_size, 422 "
+                    f"{DEFAULT_ARCHIVE_SIZE}; at most the tier's max_archive_size: by "
+                    f"default {default_caps(DEFAULT_TIERS, 'max_archive_size')}; 422 "
                     "beyond)")] | None = None
     metadata: Metadata = {}
 
