@@ -129,8 +129,8 @@ def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
     text = (README.parent / "docs" / "service.md").read_text()
     plans = _table(text, "### Decision plans")
     assert plans == {
-        name: _cells(row, [("minute", ""), ("month", ""), ("batch_max", ""), ("refused", "")],
-                     name == "enterprise")
+        name: _cells(row, [("minute", ""), ("month", ""), ("batch_max", ""), ("refused", ""),
+                           ("max_smaa_values", "")], name == "enterprise")
         for name, row in decido_config.DEFAULT_PLANS.items()}
     tiers = _table(text, "### Optimization tiers")
     assert tiers == {
