@@ -130,7 +130,8 @@ def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
     plans = _table(text, "### Decision plans")
     assert plans == {
         name: _cells(row, [("minute", ""), ("month", ""), ("batch_max", ""), ("refused", ""),
-                           ("from_run_points", "")], name == "enterprise")
+                           ("from_run_points", ""), ("max_smaa_values", "")],
+                          name == "enterprise")
         for name, row in decido_config.DEFAULT_PLANS.items()}
     tiers = _table(text, "### Optimization tiers")
     assert tiers == {

@@ -7,7 +7,9 @@ environment over the defaults, keyword arguments over both) and derive variants 
 - ``plans[name]`` (decision plans): ``minute`` requests per minute, ``month`` decisions per
   UTC calendar month, ``batch_max`` items per ``/v1/batch``, ``from_run_points`` front
   points one request decides on through ``from_run`` (a batch's items together; 422
-  beyond);
+  beyond), ``max_smaa_values`` the sampled values (samples x options x criteria) of a
+  decision under uncertainty, and of a batch's together
+  (:mod:`decido_service.decisions.sampling`);
 - ``tiers[name]`` (optimization tiers): ``minute`` requests per minute, ``month``
   optimizations per month, ``max_dims`` (number of bounds), ``max_evaluations`` and
   ``max_time_limit`` (seconds): the per-run compute caps;
@@ -44,7 +46,8 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
-PLAN_FIELDS: tuple[str, ...] = ("minute", "month", "batch_max", "refused", "from_run_points")
+PLAN_FIELDS: tuple[str, ...] = ("minute", "month", "batch_max", "refused", "from_run_points",
+                                "max_smaa_values")
 TIER_FIELDS: tuple[str, ...] = (
     "minute",
     "month",
@@ -61,15 +64,15 @@ TIER_FIELDS: tuple[str, ...] = (
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
     "free": {"minute": 10, "month": 1_000, "batch_max": 10, "refused": 60,
-             "from_run_points": 1_000},
+             "from_run_points": 1_000, "max_smaa_values": 1_000_000},
     "sdk": {"minute": 100, "month": 1_000_000, "batch_max": 100, "refused": 600,
-            "from_run_points": 10_000},
+            "from_run_points": 10_000, "max_smaa_values": 5_000_000},
     "rtl": {"minute": 1_000, "month": 10_000_000, "batch_max": 1_000, "refused": 6_000,
-            "from_run_points": 100_000},
+            "from_run_points": 100_000, "max_smaa_values": 20_000_000},
     # Enterprise limits are set per key (KeyRecord.limits); these are the defaults. The
     # per-minute default is finite so that rate-limit headers are always meaningful.
     "enterprise": {"minute": 600, "month": None, "batch_max": 1_000, "refused": 6_000,
-                   "from_run_points": 100_000},
+                   "from_run_points": 100_000, "max_smaa_values": 50_000_000},
 }
 
 DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
@@ -148,6 +151,8 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_TLS": "tls",
     "DECIDO_SESSION_HOURS": "session_hours",
     "DECIDO_WEBHOOK_CONCURRENCY": "webhook_concurrency",
+    "DECIDO_WEBHOOK_KEY_CONCURRENCY": "webhook_key_concurrency",
+    "DECIDO_WEBHOOK_ENDPOINT_CONCURRENCY": "webhook_endpoint_concurrency",
 }
 _ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host",
                             "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips",
@@ -215,6 +220,12 @@ class Settings:
     public, and over plain http (on-premises receivers, tests); empty by default."""
     webhook_concurrency: int = 8
     """Webhook deliveries in progress at once per worker process."""
+    webhook_key_concurrency: int = 4
+    """Webhook deliveries of one key in progress at once, every worker and node together
+    (one key's slow receivers never hold every delivery slot)."""
+    webhook_endpoint_concurrency: int = 2
+    """Webhook deliveries to one endpoint in progress at once, every worker and node
+    together."""
     webhook_schedule: str = ""
     """Seconds between a webhook delivery's attempts, comma-separated (the first is the
     delay of the first attempt); empty: the Standard Webhooks schedule."""
@@ -231,7 +242,8 @@ class Settings:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
                      "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
-                     "run_lease", "run_retention_days", "webhook_concurrency"):
+                     "run_lease", "run_retention_days", "webhook_concurrency",
+                     "webhook_key_concurrency", "webhook_endpoint_concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")

@@ -123,7 +123,8 @@ def _row(section: str, key: KeyRecord, s: Settings) -> Mapping[str, Any]:
 
 
 def plan_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str, Any]:
-    """``{"plan", "minute", "month", "batch_max"}`` of the key (per-key overrides applied)."""
+    """``{"plan", "minute", "month", "batch_max", "refused", "max_smaa_values"}`` of the key
+    (per-key overrides applied)."""
     return {"plan": key["plan"], **_row("decision", key, settings or get_settings())}
 
 
@@ -344,7 +345,7 @@ def usage_document(states: list[CounterState], key: KeyRecord, *,
     return Usage(
         key=KeyUsage(key["id"], key["prefix"], key["label"], key["created_at"]),
         decision=DecisionUsage(p["plan"], _minute(d_min), _month(d_month), p["batch_max"],
-                               p["refused"]),
+                               p["refused"], p["max_smaa_values"]),
         optimization=OptimizationUsage(t["tier"], _minute(o_min), _month(o_month),
                                        t["max_dims"], t["max_evaluations"],
                                        t["max_time_limit"], t["refused"]))

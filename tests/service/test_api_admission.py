@@ -16,7 +16,7 @@ DECISION = {"options": [{"id": "a", "attributes": {"p": 1.0}},
             "criteria": [{"attribute": "p", "goal": "minimize", "weight": 1}]}
 #: a plan whose refused budget is small enough to use up in a test
 STRICT = {"strict": {"minute": 100, "month": 1000, "batch_max": 10, "refused": 3,
-                     "from_run_points": 1_000}}
+                     "from_run_points": 1_000, "max_smaa_values": 1_000_000}}
 
 
 def test_refused_requests_cost_their_own_budget_then_429(tmp_path) -> None:

@@ -18,7 +18,7 @@ from decido_service.store.blocking import open_blocking
 
 CONCURRENT = 50
 TINY = {"tiny": {"minute": 100, "month": 3, "batch_max": 2, "refused": 60,
-                 "from_run_points": 1_000}}
+                 "from_run_points": 1_000, "max_smaa_values": 1_000_000}}
 
 
 def counter(server: LiveServer, name: str, subject: str, window: str, now: float) -> int:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import RECORDED, LiveServer, auth, free_port, running
+from conftest import RECORDED, SESSION_ENV, LiveServer, auth, free_port, running
 from test_api_decide import DECISION
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -88,14 +89,59 @@ def test_real_responses_match_the_document(server: LiveServer) -> None:
         _check(doc, method, path, resp)
 
 
-def test_schemathesis_against_the_live_server(server: LiveServer, tmp_path: Path) -> None:
+#: set in the environment of the test's own run inside a loopback-only network namespace
+IN_NETNS = "DECIDO_TEST_IN_NETNS"
+#: the webhook operations, whose URLs are resolved (and test events delivered): fuzzed only
+#: where no lookup or connection can leave the machine
+WEBHOOK_URL_OPERATIONS = ("createWebhook", "updateWebhook")
+
+
+def _loopback_only() -> list[str] | None:
+    """The command prefix that runs a command in a new user and network namespace holding
+    only a loopback interface, brought up (``unshare -rn``), or ``None`` where the machine
+    does not allow it (no unshare or ip, or unprivileged user namespaces disabled)."""
+    unshare, ip = shutil.which("unshare"), shutil.which("ip")
+    if unshare is None or ip is None:
+        return None
+    prefix = [unshare, "-rn", "sh", "-c", f'"{ip}" link set lo up && exec "$@"', "netns"]
+    try:
+        probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return prefix if probe.returncode == 0 else None
+
+
+def test_schemathesis_against_the_live_server(tmp_path: Path) -> None:
     """Every check, positive and negative data, bounded in time, with a fixed seed.
 
     Every operation but the two static documents is exercised, the decision surface with
     the schemas the library publishes (decido.decision_schemas). schemathesis's
     positive_data_acceptance is replaced by the hooks' schema_valid_data_is_accepted (a 422
-    for a semantic fault the document cannot express is not a disagreement)."""
+    for a semantic fault the document cannot express is not a disagreement).
+
+    Where the machine allows it, the test runs itself again, with its server, inside a
+    network namespace that has only a loopback interface (``unshare -rn``): nothing it
+    provokes (a webhook URL resolved, a delivery attempted) can leave the machine, so the
+    webhook operations are fuzzed too. Elsewhere it runs here, without them."""
     pytest.importorskip("schemathesis")
+    inside = os.environ.get(IN_NETNS) == "1"
+    if not inside:
+        prefix = _loopback_only()
+        if prefix is not None:
+            out = subprocess.run(
+                [*prefix, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 f"{Path(__file__).name}::test_schemathesis_against_the_live_server"],
+                capture_output=True, text=True, timeout=SCHEMATHESIS_TIMEOUT + 120,
+                cwd=Path(__file__).parent, env={**os.environ, IN_NETNS: "1"})
+            assert out.returncode == 0, out.stdout[-8000:] + out.stderr[-2000:]
+            assert re.search(r"\b1 passed\b", out.stdout), out.stdout[-3000:]
+            return
+    (tmp_path / "server").mkdir()
+    with running(tmp_path / "server", SESSION_ENV, workers=1) as server:
+        _schemathesis(server, tmp_path, webhooks=inside)
+
+
+def _schemathesis(server: LiveServer, tmp_path: Path, *, webhooks: bool) -> None:
     key = server.create_key(plan="enterprise", tier="enterprise")["key"]
     cmd = [str(Path(sys.executable).with_name("schemathesis")), "run",
            f"http://127.0.0.1:{server.port}/v1/openapi.json",
@@ -103,11 +149,10 @@ def test_schemathesis_against_the_live_server(server: LiveServer, tmp_path: Path
            "positive_data_acceptance", "--mode", "all", "--max-time", str(SCHEMATHESIS_SECONDS),
            "--max-examples", "40", "--seed", "20251", "--request-timeout", "20",
            "--workers", "1", "--exclude-operation-id", "docs",
-           "--exclude-operation-id", "openapi",
-           # their URLs would be resolved (tests reach loopback only); test_webhooks.py
-           # covers them
-           "--exclude-operation-id", "createWebhook", "--exclude-operation-id",
-           "updateWebhook"]
+           "--exclude-operation-id", "openapi"]
+    if not webhooks:  # their URLs would be resolved; test_webhooks.py covers them
+        for operation in WEBHOOK_URL_OPERATIONS:
+            cmd += ["--exclude-operation-id", operation]
     if not Path(cmd[0]).exists():
         cmd[0:1] = [sys.executable, "-m", "schemathesis.cli"]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks",
@@ -124,6 +169,10 @@ def test_schemathesis_against_the_live_server(server: LiveServer, tmp_path: Path
     assert out.returncode == 0, out.stdout[-8000:] + out.stderr[-2000:]
     counts = re.search(r"(\d+) generated, (\d+) passed", out.stdout)
     assert counts and counts[1] == counts[2] and int(counts[1]) >= 100, out.stdout[-3000:]
+    if webhooks:  # the fuzzer's webhook URLs were checked (and none left the machine)
+        log = server.log.read_text()
+        for method in ("POST", "PATCH"):
+            assert f'"method":"{method}","path":"/v1/webhooks' in log, method
 
 
 def test_every_request_body_has_an_example_that_works(tmp_path: Path) -> None:
@@ -131,7 +180,7 @@ def test_every_request_body_has_an_example_that_works(tmp_path: Path) -> None:
     as it is, every one is answered 2xx (a server of its own: the session's has used up
     its address's key creations)."""
     # a webhook example's receiver is replaced by a loopback one the server allows (the
-    # example's public name would be resolved, and tests reach loopback only)
+    # example's name is a special-use one, refused without a lookup)
     with running(tmp_path, {"DECIDO_WEBHOOK_ALLOW_NETWORKS": "127.0.0.0/8"},
                  workers=1) as server:
         _send_every_example(server)
@@ -148,7 +197,12 @@ def _send_every_example(server: LiveServer) -> None:
             media = operation["requestBody"]["content"]["application/json"]
             assert "example" in media, (method, path)
             example = media["example"]
-            if "url" in example:
+            if "url" in example:  # as it is: refused, its name never looked up
+                r = server.request(method.upper(), path.replace("{webhook_id}", webhook),
+                                   example, headers=auth(key))
+                assert r.status == 422, (method, path, r.status, r.body[:500])
+                assert [(e["pointer"], e["code"]) for e in r.json()["errors"]] == [
+                    ("/url", "address_refused")] and b"special-use" in r.body, r.body
                 example = {**example, "url": f"http://127.0.0.1:{free_port()}/hook"}
             target = path.replace("{webhook_id}", webhook)
             r = server.request(method.upper(), target, example, headers=auth(key))

@@ -28,7 +28,8 @@ def test_environment_overrides() -> None:
         "DECIDO_RUN_QUEUE": "0", "DECIDO_KEYS_PER_HOUR": "9",
         "DECIDO_FORWARDED_ALLOW_IPS": "10.0.0.0/8, ::1",
         "DECIDO_PLANS": '{"free": {"minute": 20}, "startup": {"minute": 50, "month": 5000,'
-                        ' "batch_max": 50, "refused": 300, "from_run_points": 500}}',
+                        ' "batch_max": 50, "refused": 300, "from_run_points": 500,'
+                        ' "max_smaa_values": 10}}',
         "DECIDO_TIERS": '{"pro": {"max_dims": 800}}',
         "UNRELATED": "x",
     }
@@ -38,7 +39,7 @@ def test_environment_overrides() -> None:
     assert (s.run_threads, s.run_queue, s.keys_per_hour) == (3, 0, 9)
     assert [str(n) for n in s.trusted_proxies] == ["10.0.0.0/8", "::1/128"]
     assert s.plans["free"] == {"minute": 20, "month": 1_000, "batch_max": 10, "refused": 60,
-                               "from_run_points": 1_000}
+                               "from_run_points": 1_000, "max_smaa_values": 1_000_000}
     assert s.plans["startup"]["month"] == 5000
     assert s.tiers["pro"]["max_dims"] == 800 and s.tiers["pro"]["month"] == 10_000
     k = KeyRecord(id="k", prefix="dk_x", plan="startup", tier="pro", label=None,

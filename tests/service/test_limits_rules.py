@@ -24,16 +24,17 @@ def key(plan: str = "free", tier: str = "free", overrides: dict | None = None,
 
 
 @pytest.mark.parametrize(
-    ("plan", "minute", "month", "batch_max", "refused", "front"),
-    [("free", 10, 1_000, 10, 60, 1_000), ("sdk", 100, 1_000_000, 100, 600, 10_000),
-     ("rtl", 1_000, 10_000_000, 1_000, 6_000, 100_000),
-     ("enterprise", 600, None, 1_000, 6_000, 100_000)],
+    ("plan", "minute", "month", "batch_max", "refused", "front", "smaa"),
+    [("free", 10, 1_000, 10, 60, 1_000, 1_000_000),
+     ("sdk", 100, 1_000_000, 100, 600, 10_000, 5_000_000),
+     ("rtl", 1_000, 10_000_000, 1_000, 6_000, 100_000, 20_000_000),
+     ("enterprise", 600, None, 1_000, 6_000, 100_000, 50_000_000)],
 )
 def test_plan_table(plan: str, minute: int, month: int | None, batch_max: int,
-                    refused: int, front: int) -> None:
+                    refused: int, front: int, smaa: int) -> None:
     assert limits.plan_limits(key(plan=plan), settings=S) == {
         "plan": plan, "minute": minute, "month": month, "batch_max": batch_max,
-        "refused": refused, "from_run_points": front}
+        "refused": refused, "from_run_points": front, "max_smaa_values": smaa}
 
 
 @pytest.mark.parametrize(
@@ -58,7 +59,7 @@ def test_per_key_overrides_replace_single_fields() -> None:
             {"decision": {"minute": 5_000, "month": 123}, "optimization": {"max_dims": 20_000}})
     assert limits.plan_limits(k, settings=S) == {
         "plan": "enterprise", "minute": 5_000, "month": 123, "batch_max": 1_000,
-        "refused": 6_000, "from_run_points": 100_000}
+        "refused": 6_000, "from_run_points": 100_000, "max_smaa_values": 50_000_000}
     t = limits.tier_limits(k, settings=S)
     assert t["max_dims"] == 20_000 and t["max_evaluations"] == 50_000_000
 
@@ -194,7 +195,7 @@ def test_usage_document(tmp_path: Path) -> None:
             "month": {"limit": 1_000_000, "used": 25, "remaining": 999_975,
                       "period_start": "2024-12-01T00:00:00Z",
                       "period_end": "2025-01-01T00:00:00Z", "reset": 1_735_689_600},
-            "batch_max": 100, "refused_per_minute": 600,
+            "batch_max": 100, "refused_per_minute": 600, "max_smaa_values": 5_000_000,
         },
         "optimization": {
             "tier": "pro",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from typing import Any
 
 from test_store_contract import backend, run, url  # noqa: F401 - fixtures
@@ -115,5 +116,51 @@ def test_claims_leases_and_outcomes(url: str) -> None:  # noqa: F811
         assert await store.webhooks.delete("k1", w["id"])
         assert await store.webhooks.page_deliveries("k1", w["id"], 5) == []
         assert not await store.webhooks.delete("k1", w["id"])
+
+    run(url, scenario)
+
+
+def keyed(n: int, key_id: str, webhook: int, due: float) -> dict[str, Any]:
+    return {**delivery(n, webhook, due), "key_id": key_id}
+
+
+def test_claims_are_fair_across_keys_within_the_caps(url: str) -> None:  # noqa: F811
+    """One key's 80 due deliveries (older than another key's) never queue the other key's
+    behind them; a key never has more than ``per_key`` attempts in flight, an endpoint
+    never more than ``per_endpoint``, every claimer together."""
+    async def scenario(store: Store) -> None:
+        for w in range(1, 6):
+            await store.webhooks.create(hook("busy", w, ["*"]), None)
+        await store.webhooks.create(hook("calm", 9, ["*"]), None)
+        for n in range(80):
+            await store.webhooks.add_delivery(keyed(n, "busy", 1 + n % 5, NOW - 100 + n))
+        await store.webhooks.add_delivery(keyed(100, "calm", 9, NOW))
+        caps = {"per_key": 4, "per_endpoint": 2}
+        first = await store.webhooks.claim("w1", NOW, NOW + 60, 2, **caps)
+        # the busy key's oldest and the calm key's only one: fair, not the 2 oldest
+        assert sorted((d["key_id"], d["id"]) for d in first) == [
+            ("busy", f"msg_{0:024x}"), ("calm", f"msg_{100:024x}")]
+        taken = await asyncio.gather(*(store.webhooks.claim(f"w{i}", NOW, NOW + 60, 8, **caps)
+                                       for i in range(2, 8)))
+        held = first + [d for batch in taken for d in batch]
+        busy = [d for d in held if d["key_id"] == "busy"]
+        assert len(busy) == 4  # the key's cap, every claimer together
+        assert max(Counter(d["webhook_id"] for d in busy).values()) <= 2
+        # one attempt ends: one more of the key may go; a lease that ran out frees its slot
+        done = busy[0]
+        assert await store.webhooks.finish(
+            {"id": done["id"], "webhook_id": done["webhook_id"], "attempts": "[{}]",
+             "state": "delivered", "next_attempt": None, "retry_index": 1},
+            done["owner"], "ok", NOW, FAILING_AFTER)
+        assert len(await store.webhooks.claim("w9", NOW, NOW + 60, 8, **caps)) == 1
+        assert await store.webhooks.claim("w9", NOW, NOW + 60, 8, **caps) == []
+        again = await store.webhooks.claim("w9", NOW + 61, NOW + 121, 8, **caps)
+        assert Counter(d["key_id"] for d in again) == {"busy": 4, "calm": 1}
+        # one endpoint alone: its cap holds although the key's allows more
+        await store.webhooks.create(hook("solo", 20, ["*"]), None)
+        for n in range(200, 210):
+            await store.webhooks.add_delivery(keyed(n, "solo", 20, NOW))
+        solo = await store.webhooks.claim("w10", NOW + 61, NOW + 121, 8, **caps)
+        assert [d["key_id"] for d in solo].count("solo") == 2
 
     run(url, scenario)

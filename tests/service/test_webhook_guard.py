@@ -17,13 +17,13 @@ from decido_service.webhooks.signing import new_secret, signature_header
 
 #: names of the stub resolver
 NAMES = {
-    "loopback.example": ["127.0.0.1"],
-    "metadata.example": ["169.254.169.254"],
-    "mixed.example": ["93.184.215.14", "10.0.0.1"],  # one public, one private: refused
-    "mapped.example": ["::ffff:192.168.1.1"],
-    "v6-local.example": ["fe80::1"],
-    "public.example": ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"],
-    "nowhere.example": [],
+    "loopback.stub.net": ["127.0.0.1"],
+    "metadata.stub.net": ["169.254.169.254"],
+    "mixed.stub.net": ["93.184.215.14", "10.0.0.1"],  # one public, one private: refused
+    "mapped.stub.net": ["::ffff:192.168.1.1"],
+    "v6-local.stub.net": ["fe80::1"],
+    "public.stub.net": ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"],
+    "nowhere.stub.net": [],
 }
 
 HOSTILE = [
@@ -32,25 +32,25 @@ HOSTILE = [
     "https://0x7f.0.0.1/", "https://0177.0.0.1/", "https://017700000001/",
     "https://[::1]/", "https://[::ffff:127.0.0.1]/", "https://[::ffff:7f00:1]/",
     "https://[0:0:0:0:0:ffff:127.0.0.1]/", "https://[::127.0.0.1]/",
-    "https://localhost.example/", "https://loopback.example/",
+    "https://localhost.stub.net/", "https://loopback.stub.net/",
     # private, CGNAT, link-local and metadata, unspecified, multicast, reserved
     "https://10.1.2.3/", "https://172.16.0.1/", "https://192.168.0.1/", "https://0xc0a80001/",
     "https://100.64.0.1/", "https://100.100.100.200/", "https://169.254.169.254/",
-    "https://metadata.example/", "https://[fd00:ec2::254]/", "https://[fe80::1]/",
-    "https://v6-local.example/", "https://0.0.0.0/", "https://0/", "https://[::]/",
+    "https://metadata.stub.net/", "https://[fd00:ec2::254]/", "https://[fe80::1]/",
+    "https://v6-local.stub.net/", "https://0.0.0.0/", "https://0/", "https://[::]/",
     "https://224.0.0.1/", "https://[ff02::1]/", "https://[ff0e::1]/", "https://240.0.0.1/",
     "https://255.255.255.255/", "https://192.0.2.1/", "https://198.18.0.1/",
     "https://[2001:db8::1]/", "https://[fc00::1]/", "https://[64:ff9b::a00:1]/",
     "https://[2002:7f00:1::]/", "https://[2001:0:4136:e378::1]/",
-    "https://mapped.example/", "https://mixed.example/", "https://nowhere.example/",
+    "https://mapped.stub.net/", "https://mixed.stub.net/", "https://nowhere.stub.net/",
     # not https, credentials, no host, another scheme
-    "http://public.example/", "https://user:pw@public.example/", "https:///x",
-    "ftp://public.example/", "gopher://public.example/", "not a url",
+    "http://public.stub.net/", "https://user:pw@public.stub.net/", "https:///x",
+    "ftp://public.stub.net/", "gopher://public.stub.net/", "not a url",
 ]
 
 
 async def stub(host: str, port: int) -> list[str]:
-    if host == "localhost.example":
+    if host == "localhost.stub.net":
         return ["127.0.0.1", "::1"]
     if host not in NAMES:
         raise OSError(-2, "Name or service not known")
@@ -68,24 +68,59 @@ def test_hostile_urls_are_refused(url: str) -> None:
 
 
 def test_a_public_name_goes_to_the_address_checked() -> None:
-    dest = destination("https://public.example:8443/hook?x=1")
+    dest = destination("https://public.stub.net:8443/hook?x=1")
     assert dest.address == "93.184.215.14"
     assert dest.url == "https://93.184.215.14:8443/hook?x=1"
-    assert dest.host_header == "public.example:8443"
-    assert destination("https://public.example/").host_header == "public.example"
+    assert dest.host_header == "public.stub.net:8443"
+    assert destination("https://public.stub.net/").host_header == "public.stub.net"
     assert destination("https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/").url == \
         "https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]:443/"
+
+
+SPECIAL_USE_URLS = [
+    "https://hooks.example/decido", "https://a.b.test/", "https://x.invalid:8443/",
+    "https://EXAMPLE/", "https://hooks.example./", "https://test/", "https://invalid/"]
+
+
+@pytest.mark.parametrize("url", SPECIAL_USE_URLS)
+def test_special_use_names_are_refused_without_a_lookup(url: str) -> None:
+    """RFC 6761 names (.example, .test, .invalid) are never handed to a resolver."""
+    async def no_lookup(host: str, port: int) -> list[str]:
+        raise AssertionError(f"{host} was looked up")
+
+    allowed = (ipaddress.ip_network("0.0.0.0/0"),)  # even where every address is allowed
+    with pytest.raises(guard.GuardError, match="special-use name"):
+        asyncio.run(guard.destination(url, allowed, no_lookup))
+
+
+def test_localhost_is_loopback_without_a_lookup() -> None:
+    async def no_lookup(host: str, port: int) -> list[str]:
+        raise AssertionError(f"{host} was looked up")
+
+    for url in ("https://localhost/", "https://api.localhost:8443/", "https://LOCALHOST./"):
+        with pytest.raises(guard.GuardError, match="127.0.0.1"):
+            asyncio.run(guard.destination(url, (), no_lookup))
+    allowed = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+    dest = asyncio.run(guard.destination("http://localhost:9000/h", allowed, no_lookup))
+    assert dest.address == "127.0.0.1" and dest.host_header == "localhost:9000"
+
+
+@pytest.mark.parametrize("url", ["https://public.stub.net:0/", "https://93.184.215.14:0/",
+                                 "https://[2606:2800:21f:cb07::1]:00/"])
+def test_port_0_is_refused(url: str) -> None:
+    with pytest.raises(guard.GuardError, match="port 0"):
+        destination(url)
 
 
 def test_allowed_networks_pass_both_rules() -> None:
     allowed = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
     assert destination("http://127.0.0.1:9000/h", allowed).address == "127.0.0.1"
-    assert destination("http://localhost.example/", allowed).address == "127.0.0.1"
+    assert destination("http://localhost.stub.net/", allowed).address == "127.0.0.1"
     assert destination("http://[::1]/", allowed).address == "::1"
     with pytest.raises(guard.GuardError):  # 10/8 is not allowed
         destination("http://10.0.0.1/", allowed)
     with pytest.raises(guard.GuardError):  # public, but not https
-        destination("http://public.example/", allowed)
+        destination("http://public.stub.net/", allowed)
 
 
 def test_check_names_the_refused_address() -> None:

@@ -265,7 +265,13 @@ def test_creation_refuses_loopback_without_the_setting(server: LiveServer,
 
 def test_creation_validates_the_body(server: LiveServer, free_key: str) -> None:
     problem = create(server, free_key, "https://127.0.0.1/", ["run.exploded"], status=422)
-    assert [e["pointer"] for e in problem["errors"]] == ["/events/0"]
+    assert [(e["pointer"], e["code"]) for e in problem["errors"]] == [
+        ("/url", "address_refused"), ("/events/0", "not_allowed")]  # every fault
+    problem = create(server, free_key, "https://93.184.215.14:0/", status=422)  # a literal:
+    assert [(e["pointer"], e["code"]) for e in problem["errors"]] == [  # nothing resolved
+        ("/url", "address_refused")] and "port 0" in problem["errors"][0]["message"]
+    problem = create(server, free_key, "https://hooks.example/decido", status=422)
+    assert "special-use" in problem["errors"][0]["message"]
     r = server.request("POST", "/v1/webhooks", {"events": []}, headers=auth(free_key))
     assert r.status == 422 and {e["pointer"] for e in r.json()["errors"]} >= {"/url"}
     assert server.request("GET", "/v1/webhooks/wh_nope", headers=auth(free_key)).status == 404
@@ -304,3 +310,95 @@ def test_the_receiver_of_the_docs_accepts_deliveries(hooks_server: LiveServer,
         proc.terminate()
         out, _ = proc.communicate(10)
     assert out.startswith("webhook.test None")
+
+
+class Silent:
+    """A receiver that accepts every connection, reads the request head and never
+    answers; it counts the connections open at once, in all and per path."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0), backlog=256)
+        self.port = self.sock.getsockname()[1]
+        self.lock = threading.Lock()
+        self.open: dict[str, int] = {}
+        self.most = 0
+        self.most_per_path = 0
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+
+    def _hold(self, conn: Any) -> None:
+        head = b""
+        with contextlib.suppress(OSError):
+            while b"\r\n" not in head:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+        path = head.split(b" ")[1].decode() if head.count(b" ") >= 2 else "?"
+        with self.lock:
+            self.open[path] = self.open.get(path, 0) + 1
+            self.most = max(self.most, sum(self.open.values()))
+            self.most_per_path = max(self.most_per_path, self.open[path])
+        with contextlib.suppress(OSError):
+            while conn.recv(4096):  # until the client gives up
+                pass
+        with self.lock:
+            self.open[path] -= 1
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.conns:
+            with contextlib.suppress(OSError):
+                conn.close()
+
+
+def test_silent_endpoints_of_one_key_never_hold_up_another_keys(tmp_path: Path) -> None:
+    """One key's 80 deliveries to endpoints that never answer (each attempt holds its slot
+    for the 15 s timeout) take at most the per-key and per-endpoint caps of the slots:
+    another key's delivery still arrives within a few seconds (it waited 150 s behind
+    them when deliveries were one line for every key)."""
+    silent = Silent()
+    env = {**ENV, "DECIDO_WEBHOOK_KEY_CONCURRENCY": "4",
+           "DECIDO_WEBHOOK_ENDPOINT_CONCURRENCY": "2"}
+    try:
+        with running(tmp_path, env, workers=1) as server, \
+                receiver(tmp_path / "rcv") as rcv:
+            noisy = server.create_key(tier="pro")["key"]
+            hooks = [create(server, noisy, f"http://127.0.0.1:{silent.port}/h{i}")
+                     for i in range(5)]
+            for _ in range(16):
+                for h in hooks:
+                    r = server.request("POST", f"/v1/webhooks/{h['id']}/test",
+                                       headers=auth(noisy))
+                    assert r.status == 202, r.body
+            deadline = time.monotonic() + 10
+            while silent.most < 4:  # the noisy key's attempts are under way
+                assert time.monotonic() < deadline, silent.open
+                time.sleep(0.05)
+            calm = server.create_key(tier="pro")["key"]
+            hook = create(server, calm, rcv.url)
+            rcv.secrets(hook["secret"])
+            sent = time.monotonic()
+            r = server.request("POST", f"/v1/webhooks/{hook['id']}/test", headers=auth(calm))
+            assert r.status == 202, r.body
+            got = rcv.wait(lambda g: len(g) >= 1, timeout=20)
+            waited = time.monotonic() - sent
+            assert got[0]["verified"] == [hook["secret"]]
+            assert waited < 3.0, waited
+            assert silent.most == 4 and silent.most_per_path <= 2, silent.open
+    finally:
+        silent.close()

@@ -11,17 +11,19 @@ Reading the log is a keyed read under the one read policy
 
 from __future__ import annotations
 
+from typing import Any
+
 from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
 from decido_service.admission import authenticate, read, refusals
-from decido_service.decisions import bridge
+from decido_service.decisions import bridge, sampling
 from decido_service.decisions import log as decision_log
 from decido_service.decisions.decide import answer as decided
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import query
-from decido_service.http.problems import limit_error
+from decido_service.http.problems import field_error, field_of, limit_error, validation_error
 from decido_service.http.responses import answer
 from decido_service.http.routes import Doc, Routes
 from decido_service.schemas import batch_size, json_body
@@ -43,6 +45,7 @@ async def decide(request: ApiRequest) -> HTTPResponse:
         body = json_body(request)
         log = decision_log.wants_log(body, batch=False)
         body, points = await bridge.resolve(_source(request, key), body)
+        _check_sampling(request, key, body, batch=False)
     return await decided(request, key, "decide",
                          bridge.with_points(decido.decide, points, batch=False), body, log=log,
                          heavy=bool(points))
@@ -63,6 +66,7 @@ async def batch(request: ApiRequest) -> HTTPResponse:
         if violation is not None:
             raise limit_error(violation)
         body, points = await bridge.resolve_batch(_source(request, key), body)
+        _check_sampling(request, key, body, batch=True)
     return await decided(request, key, "batch",
                          bridge.with_points(decido.decide_batch, points, batch=True), body,
                          log=log, amount=size, heavy=bool(points))
@@ -72,6 +76,16 @@ def _source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
     """Where this request's fronts (``from_run``) are read."""
     ctx = request.app.ctx
     return bridge.Source(ctx.store, key, ctx.decide_pool, ctx.settings)
+
+
+def _check_sampling(request: ApiRequest, key: KeyRecord, body: Any, *, batch: bool) -> None:
+    """422 listing every place where ``body`` samples more than the key's plan allows
+    (:mod:`decido_service.decisions.sampling`), before anything is counted or sampled."""
+    cap = limits.plan_limits(key, settings=request.app.ctx.settings)["max_smaa_values"]
+    faults = sampling.sampling_faults(body, cap, batch=batch)
+    if faults:
+        raise validation_error([field_error(field_of(f.pointer), "too_many", f.message,
+                                            pointer=f.pointer) for f in faults])
 
 
 @api.route("/decisions", get=Doc(

@@ -8,10 +8,16 @@ order depends on the body's size (:data:`~decido_service.http.resources.INLINE_B
   than handing it to a thread), then counted, and its decision-log entry rides in the same
   store transaction as its admission: one group-commit round trip per call. A request over
   its limit has then cost one small computation before its 429.
-- **larger**, sampled (a decision with ``uncertainty``, whose cost grows with its
-  samples, not its size) or ``heavy`` (on a run's front, ``from_run``: a small body that
-  names many options): counted first (a refused one costs no computation), decided in
-  the worker's decision threads, and its entry written with the next group-commit batch.
+- **larger** or ``heavy`` (on a run's front, ``from_run``: a small body that names many
+  options): counted first (a refused one costs no computation), decided in the worker's
+  decision threads, and its entry written with the next group-commit batch.
+- **sampled** (a decision with ``uncertainty``, whose cost grows with its samples, not
+  its size; the plan's cap on it was checked before: :mod:`.sampling`): as a larger one,
+  in the worker's own threads for them (``sample_pool``) once it has one of the worker's
+  ``sample_slots`` (one per key, a few in all; 503 ``overloaded`` before anything is
+  counted otherwise), so a key's sampled decisions never delay another key's requests
+  nor queue its sampled decisions behind theirs. The slot is the computation's until it
+  ends, even when the client leaves first.
 
 Either way the entry is committed before the answer is sent, and the bodies are encoded
 once: the entry keeps the request as received and the answer as sent.
@@ -19,6 +25,7 @@ once: the entry keeps the request as received and the answer as sent.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -61,7 +68,8 @@ async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
     if sent is None:
         sent = request.body
     labels = decision_log.labels(body, surface == "batch") if log else None
-    if len(sent) <= INLINE_BYTES and not heavy and not _sampled(surface, body):
+    sampled = _sampled(surface, body)
+    if len(sent) <= INLINE_BYTES and not heavy and not sampled:
         try:
             result = fn(body)
         except DecisionError:
@@ -72,8 +80,11 @@ async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
                        labels) if log else None
         await admit(request, key, surface, amount, log=entry)
         return result, encoded
-    await admit(request, key, surface, amount)
-    result, encoded = await in_thread(ctx.decide_pool, _encoded, fn, body)
+    if sampled:
+        result, encoded = await _sample(request, key, surface, amount, fn, body)
+    else:
+        await admit(request, key, surface, amount)
+        result, encoded = await in_thread(ctx.decide_pool, _encoded, fn, body)
     if log:
         await ctx.admissions.log(_entry(request, key, surface, sent, result, encoded, started,
                                         labels))
@@ -84,6 +95,25 @@ def _encoded(fn: Callable[[Any], dict[str, Any]], body: Any) -> tuple[dict[str, 
     """``fn(body)`` and its JSON (in a decision thread: both grow with the options)."""
     result = fn(body)
     return result, orjson.dumps(result)
+
+
+async def _sample(request: ApiRequest, key: KeyRecord, surface: Surface, amount: int,
+                  fn: Callable[[Any], dict[str, Any]], body: Any
+                  ) -> tuple[dict[str, Any], bytes]:
+    """A sampled decision: a slot of the worker's (or 503), counted, then computed (and
+    encoded) in the worker's sample threads; the slot is given back when the computation
+    ends."""
+    ctx = request.app.ctx
+    slots, key_id = ctx.sample_slots, key["id"]
+    slots.acquire(key_id)
+    try:
+        await admit(request, key, surface, amount)
+    except BaseException:
+        slots.release(key_id)
+        raise
+    future = asyncio.get_running_loop().run_in_executor(ctx.sample_pool, _encoded, fn, body)
+    future.add_done_callback(lambda _: slots.release(key_id))
+    return await asyncio.shield(future)
 
 
 def _sampled(surface: Surface, body: Any) -> bool:

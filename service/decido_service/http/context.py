@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from decido_service.config import Settings
     from decido_service.http.connections import ConnectionCap
     from decido_service.http.endpoint import AccessLog
-    from decido_service.http.resources import RunSlots
+    from decido_service.http.resources import RunSlots, SampleSlots
     from decido_service.http.responses import BodyDeadlines
     from decido_service.metrics import Metrics
     from decido_service.runs.events import Feeds
@@ -52,6 +52,8 @@ class AppContext:
     decide_pool: ThreadPoolExecutor
     run_pool: ThreadPoolExecutor
     run_slots: RunSlots
+    sample_pool: ThreadPoolExecutor
+    sample_slots: SampleSlots
     executions: set[Execution]
     run_feeds: Feeds
     run_worker: RunWorker

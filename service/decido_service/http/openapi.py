@@ -65,7 +65,7 @@ EXAMPLES: dict[str, Any] = {
     "OptimizeRequest": {"bounds": [[-5, 5], [-5, 5], [-5, 5]],
                         "objective_expression": "sum((x - 1)**2)", "engine": "de",
                         "max_evaluations": 20000, "time_limit": 2, "seed": 42},
-    "WebhookCreate": {"url": "https://receiver.example.com/decido",
+    "WebhookCreate": {"url": "https://hooks.example/decido",
                       "events": ["run.succeeded", "run.failed"]},
     "WebhookUpdate": {"events": ["*"]},
 }

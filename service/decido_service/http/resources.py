@@ -7,10 +7,12 @@ Per worker process: ``store`` (the async :class:`~decido_service.store.Store`),
 compiling objectives),
 ``run_pool`` (threads for optimization runs, ``settings.run_threads`` of them) and
 ``run_slots`` (how many ``/v1/optimize`` runs may be running or queued: ``run_threads +
-run_queue``), ``executions`` (the runs executing in this worker), ``run_worker`` (takes
-queued runs from the store: :mod:`decido_service.runs.queue`) and ``run_feeds`` (the runs
-watched over Server-Sent Events: :mod:`decido_service.runs.events`) and ``delivery_worker``
-(webhook deliveries: :mod:`decido_service.webhooks.worker`).
+run_queue``), ``sample_pool`` and ``sample_slots`` (the threads for decisions under
+uncertainty and their bound: :class:`SampleSlots`), ``executions`` (the runs executing in
+this worker), ``run_worker`` (takes queued runs from the store:
+:mod:`decido_service.runs.queue`) and ``run_feeds`` (the runs watched over Server-Sent
+Events: :mod:`decido_service.runs.events`) and ``delivery_worker`` (webhook deliveries:
+:mod:`decido_service.webhooks.worker`).
 :func:`in_thread` is how handlers reach the pools.
 """
 
@@ -38,10 +40,14 @@ from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
 from decido_service.webhooks.worker import DeliveryWorker
 
-__all__ = ["INLINE_BYTES", "RunSlots", "by_size", "in_thread", "register"]
+__all__ = ["INLINE_BYTES", "RunSlots", "SampleSlots", "by_size", "in_thread", "register"]
 
 T = TypeVar("T")
 DECIDE_THREADS = 2
+#: threads of a worker for decisions under uncertainty (SMAA), apart from the decision
+#: threads, so a sampled decision never holds up another key's large decision or a
+#: compile; and how many may wait for one (beyond: 503 ``overloaded``)
+SAMPLE_THREADS, SAMPLE_QUEUE = 1, 3
 
 
 class RunSlots:
@@ -66,6 +72,32 @@ class RunSlots:
         """Give a slot back."""
         with self._lock:
             self.in_flight -= 1
+
+
+class SampleSlots:
+    """The sampled decisions (SMAA) of a worker in flight, computing or waiting for one
+    of its :data:`SAMPLE_THREADS`: at most ``capacity`` in all and one per key, so one
+    key's decisions never queue another key's behind them (used on the event loop)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.keys: set[str] = set()
+
+    def acquire(self, key_id: str) -> None:
+        """Take a slot for ``key_id``, or raise 503 ``overloaded`` (``Retry-After: 1``)
+        when the key has one already or none is free."""
+        if key_id in self.keys:
+            raise ApiError("overloaded", "a decision under uncertainty of this key is being "
+                           "computed by this worker; send the next when it is answered",
+                           headers={"Retry-After": "1"})
+        if len(self.keys) >= self.capacity:
+            raise ApiError("overloaded", "every slot of this worker for decisions under "
+                           "uncertainty is busy; retry shortly", headers={"Retry-After": "1"})
+        self.keys.add(key_id)
+
+    def release(self, key_id: str) -> None:
+        """Give the key's slot back."""
+        self.keys.discard(key_id)
 
 
 async def in_thread(pool: ThreadPoolExecutor, fn: Callable[..., T], *args: Any,
@@ -118,6 +150,8 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.readiness = Readiness(store)
     app.ctx.spent_budgets = SpentBudgets()
     app.ctx.decide_pool = ThreadPoolExecutor(DECIDE_THREADS, thread_name_prefix="decido-decide")
+    app.ctx.sample_pool = ThreadPoolExecutor(SAMPLE_THREADS, thread_name_prefix="decido-sample")
+    app.ctx.sample_slots = SampleSlots(SAMPLE_THREADS + SAMPLE_QUEUE)
     app.ctx.run_pool = ThreadPoolExecutor(settings.run_threads, thread_name_prefix="decido-run")
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
     app.ctx.executions = set()  # the runs going on in this worker (runs.Execution)
@@ -134,7 +168,7 @@ async def close_resources(app: Sanic[Any, Any]) -> None:
     already), stop the pools, send the admissions still queued, close the store."""
     await stop_runs(app)
     loop = asyncio.get_running_loop()
-    for name in ("run_pool", "decide_pool"):
+    for name in ("run_pool", "decide_pool", "sample_pool"):
         pool = getattr(app.ctx, name, None)
         if pool is not None:
             await loop.run_in_executor(None, partial(pool.shutdown, wait=True,

@@ -6,10 +6,12 @@ the attempt in progress under a lease).
 A run event's deliveries are written by :func:`enqueue_run_event` in the transaction that
 writes the run's final state (:meth:`~decido_service.store.runs.SQLRuns.update` calls it
 with its :class:`~decido_service.store.dialect.Tx`), so a run never ends without them. A
-claim takes due deliveries whose endpoint is enabled (``FOR UPDATE SKIP LOCKED`` on
-PostgreSQL: claimers on several nodes take different rows; SQLite's write transaction
-holds the file); creating an endpoint counts the key's under its key lock, so the tier's
-cap is exact across nodes.
+claim takes due deliveries whose endpoint is enabled, fairly across keys and within the
+caller's caps on the attempts in flight per key and per endpoint (one transaction-scoped
+advisory lock serialises the claimers of every node on PostgreSQL, so the loads they count
+are exact, and ``FOR UPDATE SKIP LOCKED`` passes over rows another transaction holds;
+SQLite's write transaction holds the file); creating an endpoint counts the key's under
+its key lock, so the tier's cap is exact across nodes.
 """
 
 from __future__ import annotations
@@ -68,11 +70,30 @@ _GET_DELIVERY = (f"SELECT {_D} FROM webhook_deliveries WHERE key_id = ? AND webh
                  "AND id = ?")
 _LAST = 2**62  # "no cursor": above every seq
 #: the due deliveries of enabled endpoints that nobody holds (or whose holder's lease ran
-#: out), oldest due first; the dialect's row lock is appended
-_DUE = (f"SELECT {_D} FROM webhook_deliveries WHERE state = 'pending' AND next_attempt <= ? "
-        "AND (owner IS NULL OR lease_until < ?) AND webhook_id IN "
-        "(SELECT id FROM webhooks WHERE enabled = 1) ORDER BY next_attempt LIMIT ?")
-
+#: out), taken fairly across keys: ``hook_load`` (``key_load``) is a delivery's place in
+#: its endpoint's (key's) line of due deliveries, oldest due first, after the attempts of
+#: that endpoint (key) in flight (held under a lease that has not run out); a delivery is
+#: taken while both loads are within the caps, the lowest key load first (each key's
+#: oldest, then each key's second...), so one key's many deliveries never queue another
+#: key's behind them. Parameters: now x4, the endpoint cap, the key cap, the limit; the
+#: row lock (the dialect's) is taken on the rows chosen
+_BUSY = ("SELECT {column}, count(*) AS n FROM webhook_deliveries WHERE state = 'pending' "
+         "AND owner IS NOT NULL AND lease_until >= ? GROUP BY {column}")
+_DUE = (
+    f"SELECT {_D} FROM webhook_deliveries WHERE id IN (SELECT id FROM ("
+    "SELECT h.id, h.next_attempt, h.seq, ROW_NUMBER() OVER (PARTITION BY h.key_id "
+    "ORDER BY h.next_attempt, h.seq) + COALESCE(kb.n, 0) AS key_load FROM ("
+    "SELECT d.id, d.key_id, d.next_attempt, d.seq, ROW_NUMBER() OVER (PARTITION BY "
+    "d.webhook_id ORDER BY d.next_attempt, d.seq) + COALESCE(hb.n, 0) AS hook_load "
+    "FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled = 1 "
+    f"LEFT JOIN ({_BUSY.format(column='webhook_id')}) hb ON hb.webhook_id = d.webhook_id "
+    "WHERE d.state = 'pending' AND d.next_attempt <= ? AND "
+    "(d.owner IS NULL OR d.lease_until < ?)) h "
+    f"LEFT JOIN ({_BUSY.format(column='key_id')}) kb ON kb.key_id = h.key_id "
+    "WHERE h.hook_load <= ?) k WHERE k.key_load <= ? "
+    "ORDER BY k.key_load, k.next_attempt, k.seq LIMIT ?)")
+#: no cap (the loads are row counts, far below it)
+_UNCAPPED = 2**62
 
 class Webhooks(Protocol):
     """What the webhooks need from the store."""
@@ -112,11 +133,16 @@ class Webhooks(Protocol):
         """Make a delivery pending, due at ``now``, unless an attempt of it is in
         progress; False when refused (or no such delivery)."""
 
-    async def claim(self, owner: str, now: float, lease_until: float,
-                    limit: int) -> list[dict[str, Any]]:
+    async def claim(self, owner: str, now: float, lease_until: float, limit: int, *,
+                    per_key: int | None = None,
+                    per_endpoint: int | None = None) -> list[dict[str, Any]]:
         """Take up to ``limit`` deliveries due at ``now``: each is ``owner``'s until
         ``lease_until`` and no concurrent caller (any process, any node) takes it. Each
-        row has the delivery's columns and its endpoint's url and secrets."""
+        row has the delivery's columns and its endpoint's url and secrets. Taken fairly
+        across keys (each key's oldest due first, then each key's next), and never so
+        many that a key would have more than ``per_key`` attempts in flight (claimed under
+        a lease not yet run out, by any caller), or an endpoint more than
+        ``per_endpoint`` (``None``: no such cap)."""
 
     async def finish(self, delivery: Mapping[str, Any], owner: str, outcome: str,
                      now: float, failing_after: float) -> bool:
@@ -246,13 +272,18 @@ class SQLWebhooks:
             "retry_index = ? WHERE key_id = ? AND webhook_id = ? AND id = ? AND "
             "owner IS NULL", now, retry_index, key_id, webhook_id, delivery_id)) == 1
 
-    async def claim(self, owner: str, now: float, lease_until: float,
-                    limit: int) -> list[dict[str, Any]]:
-        """Take the deliveries due at ``now`` (module docs)."""
-        skip_locked = self.db.dialect.skip_locked
+    async def claim(self, owner: str, now: float, lease_until: float, limit: int, *,
+                    per_key: int | None = None,
+                    per_endpoint: int | None = None) -> list[dict[str, Any]]:
+        """Take the deliveries due at ``now``, fairly across keys (module docs)."""
+        dialect = self.db.dialect
+        hook_cap, key_cap = (_UNCAPPED if c is None else c for c in (per_endpoint, per_key))
 
         async def body(tx: Tx) -> list[dict[str, Any]]:
-            rows = [_delivery(r) for r in await tx.fetch(_DUE + skip_locked, now, now, limit)]
+            if dialect.key_lock is not None:  # claimers of every node count the same loads
+                await tx.execute(dialect.key_lock, "webhooks:claim")
+            rows = [_delivery(r) for r in await tx.fetch(
+                _DUE + dialect.skip_locked, now, now, now, now, hook_cap, key_cap, limit)]
             if not rows:
                 return []
             await tx.executemany(

@@ -74,6 +74,11 @@ class DecisionUsage(Struct, forbid_unknown_fields=True):
     month: MonthUsage
     batch_max: Limit
     refused_per_minute: RefusedPerMinute
+    max_smaa_values: Annotated[int | None, Meta(description=(
+        "the sampled values (samples x options x the attributes read per option: the "
+        "criteria, and the names of the constraints and the expression) a decision under "
+        "uncertainty may draw, and a batch's decisions together; above: 422 too_many at "
+        "the samples; null: the library's own cap"))]
 
 
 class OptimizationUsage(Struct, forbid_unknown_fields=True):

@@ -21,6 +21,7 @@ import orjson
 from decido_service import limits
 from decido_service.config import Settings, webhook_networks
 from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.schemas import decode_body
 from decido_service.store import KeyRecord, Store, iso_utc, ordered_id
 from decido_service.types.webhooks import (
     DELIVERY_ID_PATTERN,
@@ -38,8 +39,8 @@ from decido_service.webhooks.events import TEST_EVENT
 from decido_service.webhooks.guard import GuardError, destination
 from decido_service.webhooks.signing import new_secret
 
-__all__ = ["RESOLVE_TIMEOUT", "SECRET_GRACE", "create", "delete", "delivery_view", "find",
-           "page_deliveries", "resend", "rotate", "send_test", "update", "webhook_view"]
+__all__ = ["RESOLVE_TIMEOUT", "SECRET_GRACE", "create", "decode_create", "delete", "delivery_view",
+           "find", "page_deliveries", "resend", "rotate", "send_test", "update", "webhook_view"]
 
 #: seconds a rotated-out secret keeps signing beside the new one
 SECRET_GRACE = 86400.0
@@ -84,19 +85,45 @@ async def find(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, Any]:
     return row
 
 
-async def _checked_url(url: str, settings: Settings) -> str:
-    """``url`` when the guard lets it through now (422 at ``/url`` otherwise; a name that
-    does not resolve within :data:`RESOLVE_TIMEOUT` seconds included)."""
+async def _url_fault(url: str, settings: Settings) -> dict[str, Any] | None:
+    """The fault at ``/url`` when the guard refuses ``url`` now (a name that does not
+    resolve within :data:`RESOLVE_TIMEOUT` seconds included), else ``None``."""
     allowed = webhook_networks(settings.webhook_allow_networks)
     try:
         await asyncio.wait_for(destination(url, allowed), RESOLVE_TIMEOUT)
     except GuardError as exc:
-        raise validation_error([field_error("url", "address_refused", str(exc))]) from None
+        return field_error("url", "address_refused", str(exc))
     except asyncio.TimeoutError:
-        raise validation_error([field_error(
-            "url", "address_refused",
-            f"the host did not resolve within {RESOLVE_TIMEOUT:g} s")]) from None
+        return field_error("url", "address_refused",
+                           f"the host did not resolve within {RESOLVE_TIMEOUT:g} s")
+    return None
+
+
+async def _checked_url(url: str, settings: Settings) -> str:
+    """``url`` when the guard lets it through now (422 at ``/url`` otherwise)."""
+    fault = await _url_fault(url, settings)
+    if fault is not None:
+        raise validation_error([fault])
     return url
+
+
+async def decode_create(body: bytes, settings: Settings) -> WebhookCreate:
+    """A ``POST /v1/webhooks`` body; 400, or a 422 listing every fault:
+    the types' and, when the body's ``url`` is a string they do not fault, the address
+    guard's (a bad URL and an unknown event are both named at once)."""
+    try:
+        return decode_body(WebhookCreate, body)
+    except ApiError as exc:
+        if exc.code != "validation_failed":
+            raise
+        faults: list[dict[str, Any]] = list((exc.extra or {}).get("errors", []))
+    raw = orjson.loads(body)
+    url = raw.get("url") if isinstance(raw, dict) else None
+    if isinstance(url, str) and not any(f["pointer"] == "/url" for f in faults):
+        fault = await _url_fault(url, settings)
+        if fault is not None:
+            faults.insert(0, fault)
+    raise validation_error(faults)
 
 
 def _events(events: Sequence[str]) -> str:

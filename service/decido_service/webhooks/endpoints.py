@@ -19,7 +19,6 @@ from decido_service.schemas import decode_body, json_bytes
 from decido_service.types import (
     DeliveryPage,
     DeliveryPath,
-    WebhookCreate,
     WebhookList,
     WebhookPath,
     WebhookUpdate,
@@ -41,7 +40,10 @@ _SECRET_HEADERS = {"Cache-Control": "no-store"}
              _TAG, (201, "WebhookCreated"), (*_POSTED, 403), "WebhookCreate",
              description="The URL must be https and reach public addresses only (private, "
                          "loopback, link-local, CGNAT, multicast and reserved addresses are "
-                         "refused, 422 at `/url`; operators can exempt networks). A key's "
+                         "refused, 422 at `/url`; operators can exempt networks); "
+                         "port 0 and special-use names (`.example`, `.test`, `.invalid`) "
+                         "are refused without a lookup. Every fault of the body is listed "
+                         "at once. A key's "
                          "endpoints are capped by its tier (403 `too_many_webhooks`). "
                          "Deliveries are signed as Standard Webhooks v1 specifies "
                          "(webhook-id, webhook-timestamp, webhook-signature)."),
@@ -52,7 +54,7 @@ async def webhooks(request: ApiRequest) -> HTTPResponse:
     key = await read(request, "optimize")
     ctx = request.app.ctx
     if request.method == "POST":
-        req = decode_body(WebhookCreate, json_bytes(request))
+        req = await hooks.decode_create(json_bytes(request), ctx.settings)
         return answer(await hooks.create(ctx.store, ctx.settings, key, req), 201,
                       _SECRET_HEADERS)
     rows = await ctx.store.webhooks.of_key(key["id"])

@@ -7,8 +7,13 @@ multicast, unspecified, documentation, benchmarking and other reserved ranges, I
 and IPv4-translated IPv6 addresses whose IPv4 address is one of those, and the 6to4 and
 Teredo tunnels. IP literals are read in every spelling the system's resolver accepts
 (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``[::ffff:127.0.0.1]``). ``https`` is
-required. Networks the operator lists in ``DECIDO_WEBHOOK_ALLOW_NETWORKS`` are exempt from
-both rules (on-premises receivers, tests).
+required, and a port other than 0. Networks the operator lists in
+``DECIDO_WEBHOOK_ALLOW_NETWORKS`` are exempt from both rules (on-premises receivers, tests).
+
+Special-use names (RFC 6761) are never looked up: a name under ``.invalid``, ``.test`` or
+``.example`` (:data:`SPECIAL_USE`) is refused at once, and ``localhost`` and the names
+under it are the loopback addresses (``127.0.0.1``, ``::1``), checked like any other, so a
+client posting an example URL makes no DNS query.
 
 :func:`check` is a function of the resolved addresses (tested as one); :func:`resolve`
 resolves a host once, and the delivery connects to an address :func:`check` passed,
@@ -24,8 +29,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["BLOCKED_NETWORKS", "Destination", "GuardError", "Network", "Resolver", "check",
-           "destination", "resolve", "system_resolver"]
+__all__ = ["BLOCKED_NETWORKS", "LOOPBACK_NAMES", "SPECIAL_USE", "Destination", "GuardError",
+           "Network", "Resolver", "check", "destination", "resolve", "system_resolver"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -41,6 +46,11 @@ BLOCKED_NETWORKS: tuple[Network, ...] = tuple(ipaddress.ip_network(n) for n in (
     "::/128", "::1/128", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
     "2002::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 ))
+#: top-level special-use names (RFC 6761) a resolver must not be asked about: no address
+#: is ever theirs
+SPECIAL_USE = frozenset({"invalid", "test", "example"})
+#: the addresses of ``localhost`` and the names under it (RFC 6761 6.3), never looked up
+LOOPBACK_NAMES = ("127.0.0.1", "::1")
 #: IPv6 prefixes that carry an IPv4 address in their last 32 bits (IPv4-mapped,
 #: IPv4-translated, NAT64's well-known prefix): the IPv4 address is checked too
 _EMBEDDING: tuple[Network, ...] = tuple(ipaddress.ip_network(n) for n in (
@@ -123,6 +133,8 @@ def _split(url: str) -> tuple[str, str, int, str]:
     host = (parts.hostname or "").rstrip(".")
     if not host or any(c.isspace() for c in url):
         raise GuardError("not a valid URL: no host")
+    if port == 0:
+        raise GuardError("not a valid URL: port 0 cannot be connected to")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return scheme, host, port or (443 if scheme == "https" else 80), target
 
@@ -150,11 +162,19 @@ async def system_resolver(host: str, port: int) -> list[str]:
 
 
 async def resolve(host: str, port: int, resolver: Resolver = system_resolver) -> list[str]:
-    """The addresses of ``host``: an IP literal itself, a name through ``resolver``;
-    :class:`GuardError` when it does not resolve."""
+    """The addresses of ``host``: an IP literal itself, ``localhost`` (and a name under
+    it) the loopback addresses, another name through ``resolver``; :class:`GuardError`
+    when it does not resolve, or is a special-use name (:data:`SPECIAL_USE`: never
+    looked up)."""
     literal = _literal(host)
     if literal is not None:
         return [literal]
+    top = host.lower().rsplit(".", 1)[-1]
+    if top == "localhost":
+        return list(LOOPBACK_NAMES)
+    if top in SPECIAL_USE:
+        raise GuardError(f"the host {host!r} is a special-use name (RFC 6761, .{top}), "
+                         "which has no address")
     try:
         return await resolver(host, port)
     except OSError as exc:

@@ -3,7 +3,12 @@
 It claims the deliveries that are due (``store.webhooks.claim``: each is this process's
 under a lease of :data:`LEASE` seconds, longer than an attempt can take, and no
 other process takes it meanwhile), at most ``DECIDO_WEBHOOK_CONCURRENCY`` at once, every
-:data:`CLAIM_INTERVAL` seconds or at once when woken (a test event sent here). Each attempt
+:data:`CLAIM_INTERVAL` seconds or at once when woken (a test event sent here). Claims are
+fair across keys: a key's oldest due delivery goes before another key's second, and a key
+has at most ``DECIDO_WEBHOOK_KEY_CONCURRENCY`` attempts in flight (an endpoint
+``DECIDO_WEBHOOK_ENDPOINT_CONCURRENCY``), every process of every node together, so one
+key's receivers that never answer hold a few slots for :data:`~.delivery.TIMEOUT` seconds,
+never every slot, and another key's deliveries go on meanwhile. Each attempt
 runs as a task of its own on the event loop — the HTTP exchange is asynchronous, so it
 never holds up a request or a run — and its outcome is written with the lease checked: an
 attempt whose lease ran out (the process stalled) records nothing, and the delivery is
@@ -53,6 +58,8 @@ class DeliveryWorker(Poller):
         self.allowed = webhook_networks(settings.webhook_allow_networks)
         self.schedule = settings.delivery_schedule
         self.concurrency = settings.webhook_concurrency
+        self.per_key = settings.webhook_key_concurrency
+        self.per_endpoint = settings.webhook_endpoint_concurrency
         self.retention_days = settings.run_retention_days
         self.attempts: set[asyncio.Task[None]] = set()
         self._client: httpx.AsyncClient | None = None
@@ -81,7 +88,9 @@ class DeliveryWorker(Poller):
         free = self.concurrency - len(self.attempts)
         if free > 0:
             now = time.time()
-            for row in await self.store.webhooks.claim(self.owner, now, now + LEASE, free):
+            for row in await self.store.webhooks.claim(
+                    self.owner, now, now + LEASE, free, per_key=self.per_key,
+                    per_endpoint=self.per_endpoint):
                 task = asyncio.ensure_future(self._attempt(row))
                 self.attempts.add(task)
                 task.add_done_callback(self._done)
