@@ -17,6 +17,9 @@ environment over the defaults, keyword arguments over both) and derive variants 
 - ``tiers[name]["max_streams"]``: the key's open event streams (``GET
   /v1/runs/{id}/events`` and the dashboard's) per worker process; 429 ``too_many_streams``
   beyond;
+- ``tiers[name]["front_page_bytes"]``: the bytes of points a page of a run's front
+  (``GET /v1/runs/{id}/front``, the dashboard's run page) carries, about (at least one
+  point: :func:`decido_service.pages.within`); ``None``: the whole front in one page;
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -50,6 +53,7 @@ TIER_FIELDS: tuple[str, ...] = (
     "max_runs",
     "max_webhooks",
     "max_streams",
+    "front_page_bytes",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -72,6 +76,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_runs": 1,
         "max_webhooks": 1,
         "max_streams": 4,
+        "front_page_bytes": 1 << 20,
     },
     "pro": {
         "minute": 60,
@@ -83,6 +88,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_runs": 4,
         "max_webhooks": 5,
         "max_streams": 16,
+        "front_page_bytes": 4 << 20,
     },
     "team": {
         "minute": 300,
@@ -94,6 +100,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_runs": 16,
         "max_webhooks": 20,
         "max_streams": 64,
+        "front_page_bytes": 8 << 20,
     },
     "enterprise": {
         "minute": 600,
@@ -105,6 +112,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_runs": 64,
         "max_webhooks": 100,
         "max_streams": 256,
+        "front_page_bytes": 16 << 20,
     },
 }
 

@@ -97,15 +97,15 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     error = None
     if chosen and not COMPARE_MIN <= len(chosen) <= COMPARE_MAX:
         error = f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)})"
-    picked = [] if error else [runs.run_view(await runs.find(store, session.key["id"], rid))
-                               for rid in chosen]
+    rows = [] if error else [await runs.find(store, session.key["id"], rid) for rid in chosen]
+    picked = [runs.run_view(row) for row in rows]
     offered = await runs.page(store, session.key["id"],
                               RunPage(limit=COMPARE_OFFERED, state="succeeded"))
     notes = summary.compare_notes({v.id: msgspec.to_builtins(v.request) for v in picked})
     return page("compare.html", session=session,
                 offered=[summary.run_row(r) for r in offered.data],
                 picked=[summary.run_row(v) for v in picked], notes=notes,
-                kinds=front.compare_kinds([msgspec.to_builtins(v) for v in picked]),
+                kinds=front.compare_kinds(await front.with_fronts(store, rows, picked)),
                 chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
 
 

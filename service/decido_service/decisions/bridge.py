@@ -20,10 +20,11 @@ from typing import Any
 
 import decido
 from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.runs import front as run_front
 from decido_service.runs.api import find
 from decido_service.runs.execution import read_document
 from decido_service.store import Store
-from decido_service.types import RunResult
+from decido_service.types import ParetoPoint, RunResult
 
 __all__ = ["FROM_RUN", "Points", "resolve", "resolve_batch", "with_points"]
 
@@ -33,12 +34,14 @@ FROM_RUN = "from_run"
 Points = dict[int, dict[str, dict[str, Any]]]
 
 
-def _options(result: RunResult, variables: list[str] | None) -> list[dict[str, Any]]:
-    """The front as decision options, named by the library's rule."""
-    assert result.pareto is not None and result.objectives is not None
+def _options(result: RunResult, pareto: list[ParetoPoint],
+             variables: list[str] | None) -> list[dict[str, Any]]:
+    """The front (``pareto``, of the run of ``result``) as decision options, named by the
+    library's rule."""
+    assert result.objectives is not None
     front = decido.ParetoResult(
         pareto=[{"x": p.x, "f": p.f, "feasible": p.feasible,
-                 "max_violation": p.max_violation} for p in result.pareto],
+                 "max_violation": p.max_violation} for p in pareto],
         hypervolume=result.hypervolume or 0.0, reference_point=[],
         objectives=[{"name": o.name, "goal": o.goal} for o in result.objectives],
         evaluations=result.evaluations, iterations=result.iterations, status=result.status,
@@ -66,21 +69,21 @@ async def _front_body(store: Store, key_id: str, body: Mapping[str, Any], where:
     if result is None:
         raise ApiError("run_not_finished", f"run {run_id} is {row['state']}: it has no "
                                            "front to decide on (yet)")
-    if result.pareto is None or result.objectives is None:
+    pareto = await run_front.points(store, row)
+    if pareto is None or result.objectives is None:
         raise validation_error([field_error(
             FROM_RUN, "invalid_argument",
             f"run {run_id} has one objective: from_run takes a run of several "
             "(its front)", pointer=f"{where}/{FROM_RUN}")])
     request = document.request
     variables = None if request.variables is None else [v.name for v in request.variables]
-    options = _options(result, variables)
+    options = _options(result, pareto, variables)
     decided = {k: v for k, v in body.items() if k != FROM_RUN}
     decided["options"] = options
     if "criteria" not in decided:
         decided["criteria"] = [{"attribute": o.name, "goal": o.goal, "weight": 1.0}
                                for o in result.objectives]
-    points = {str(i): {"x": p.x, "f": p.f} for i, p in enumerate(result.pareto)}
-    return decided, points
+    return decided, {str(i): {"x": p.x, "f": p.f} for i, p in enumerate(pareto)}
 
 
 async def resolve(store: Store, key_id: str, body: Any) -> tuple[Any, Points]:
