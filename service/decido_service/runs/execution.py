@@ -262,7 +262,9 @@ class Execution:
             else:
                 await self._finish("cancelled")
             return None
-        result = result_of(outcome)
+        # a front of many points is converted off the event loop
+        result = await asyncio.to_thread(result_of, outcome) \
+            if isinstance(outcome, decido.ParetoResult) else result_of(outcome)
         if result.status == "stopped" and self.reason is not None:
             result.message = CANCELLED[self.reason]
         history: list[list[float | None]] = [[int(e), float(b) if math.isfinite(b) else None]

@@ -130,8 +130,8 @@ class FrontQuery(QueryParams, kw_only=True):
         description=f"the most points of the page (default {MAX_FRONT_PAGE}); a page also "
                     "stops at about the tier's front_page_bytes")] = MAX_FRONT_PAGE
     starting_after: Annotated[int, Meta(
-        ge=0, description="the index of the last point of the previous page (absent: from "
-                          "the first point)")] | None = None
+        ge=0, le=2**53, description="the index of the last point of the previous page "
+                                    "(absent: from the first point)")] | None = None
 
 
 class TraceQuery(QueryParams, kw_only=True):
