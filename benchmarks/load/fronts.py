@@ -10,7 +10,7 @@ on their front (two objectives, ``x[0]`` against ``-x[0]``; ``archive_size`` =
 reports the bytes and the median milliseconds (``--rounds``) of ``GET /v1/runs``
 (``limit=20``) and ``GET /v1/runs/{id}``, the pages of ``GET /v1/runs/{id}/front`` (how
 many, the largest, the time to read them all), and, while ``--listers`` threads list the
-runs without pause for ``--seconds``, the median and largest time of ``/v1/health``
+runs without pause for ``--seconds``, the median, 99th percentile and largest time of ``/v1/health``
 (asked every 50 ms) and the largest resident size of the server's processes when
 ``--pid`` names its main process.
 """
@@ -132,8 +132,9 @@ def under_load(api: Api, listers: int, seconds: float, pid: int | None) -> dict[
     stop.set()
     for thread in threads:
         thread.join()
-    return {"health_p50_ms": statistics.median(health), "health_max_ms": max(health),
-            "rss_max_mib": rss}
+    return {"health_p50_ms": statistics.median(health),
+            "health_p99_ms": statistics.quantiles(health, n=100, method="inclusive")[98],
+            "health_max_ms": max(health), "rss_max_mib": rss}
 
 
 def main() -> None:

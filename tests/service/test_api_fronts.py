@@ -7,6 +7,7 @@ tier's ``front_page_bytes``, which together are the whole front (the same as the
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgspec
@@ -14,7 +15,7 @@ import pytest
 from conftest import LiveServer, auth
 from test_api_runs import submit, wait_for
 
-from decido.client import Client
+from decido.client import AsyncClient, Client
 from decido.pareto import ParetoResult
 from decido_service.config import DEFAULT_TIERS
 from decido_service.types import Run, RunFront, RunList
@@ -117,6 +118,14 @@ def test_the_client_pages_through_the_whole_front(
     assert len(result.pareto) == POINTS
     assert [p["x"] for p in result.pareto] == [p["x"] for p in doc["pareto"]]
     assert result.hypervolume == doc["hypervolume"]
+
+    async def asynchronously() -> Any:
+        async with AsyncClient(f"http://127.0.0.1:{server.port}", key) as client:
+            run = await client.run(doc["run_id"])
+            return await run.wait(timeout=60)
+
+    same = asyncio.run(asynchronously())
+    assert isinstance(same, ParetoResult) and same.pareto == result.pareto
 
 
 def test_a_front_is_read_only_by_its_key_and_only_of_a_run_with_one(
