@@ -15,6 +15,9 @@ too). What needs the whole front (a decision on it, ``from_run``; the compare pa
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 import msgspec
@@ -22,7 +25,7 @@ import msgspec
 from decido_service.pages import within
 from decido_service.runs.api import find, front_result
 from decido_service.runs.execution import CHUNK_BYTES, read_document
-from decido_service.store import Store
+from decido_service.store import FrontChunk, Store
 from decido_service.types import FrontQuery, ParetoPoint, RunFront, RunResult
 
 __all__ = ["page", "points"]
@@ -36,43 +39,50 @@ async def page(store: Store, key_id: str, run_id: str, query: FrontQuery,
     """A page of the front of ``key_id``'s run ``run_id``: the points after index
     ``query.starting_after``, at most ``query.limit`` of them and about ``max_bytes``
     bytes (``None``: no byte cap); 404 for a run that is not the key's or has one
-    objective, 409 for one without a front (yet)."""
+    objective, 409 for one without a front (yet). The points are decoded and measured in
+    a thread, off the event loop."""
     row = await find(store, key_id, run_id)
     result = front_result(row)
     after = -1 if query.starting_after is None else query.starting_after
-    size = _size(result)
+    size = result.front_size if result.front_size is not None else len(result.pareto or ())
+    found: Iterable[tuple[int, ParetoPoint]]
     if result.pareto is not None:  # a document written before fronts had rows of their own
-        found = list(enumerate(result.pareto))[after + 1:after + 1 + query.limit]
-    else:
+        found = list(enumerate(result.pareto))[after + 1:]
+    else:  # enough chunks for the byte cap (each holds about CHUNK_BYTES, the last less)
         rows = _ALL if max_bytes is None else max_bytes // CHUNK_BYTES + 3
-        found = []
-        for first, _, text in await store.runs.front(run_id, after, rows):
-            found += [(first + j, p) for j, p in enumerate(_POINTS.decode(text))
-                      if first + j > after]
-            if len(found) >= query.limit:
-                break
-        found = found[:query.limit]
-    shown, _ = within((p for _, p in found), _ALL if max_bytes is None else max_bytes)
-    start = found[0][0] if found else min(after + 1, size)
+        found = _decoded(await store.runs.front(run_id, after, rows), after)
+    first, shown = await asyncio.to_thread(_cut, found, query.limit,
+                                           _ALL if max_bytes is None else max_bytes)
+    start = min(after + 1, size) if first is None else first
     return RunFront(run_id=run_id, first=start, data=shown,
                     size=size, has_more=start + len(shown) < size)
 
 
-def _size(result: RunResult) -> int:
-    if result.front_size is not None:
-        return result.front_size
-    return len(result.pareto or ())
+def _decoded(chunks: list[FrontChunk], after: int) -> Iterator[tuple[int, ParetoPoint]]:
+    """The points of ``chunks`` after index ``after``, with their indices (each chunk
+    decoded once it is reached)."""
+    for first, _, text in chunks:
+        for j, point in enumerate(_POINTS.decode(text)):
+            if first + j > after:
+                yield first + j, point
+
+
+def _cut(found: Iterable[tuple[int, ParetoPoint]], limit: int, max_bytes: int
+         ) -> tuple[int | None, list[ParetoPoint]]:
+    """The index of the first of ``found`` (``None``: none) and the page's points: at
+    most ``limit`` of them, about ``max_bytes`` (:func:`~decido_service.pages.within`)."""
+    taken = list(islice(found, limit))
+    shown, _ = within((point for _, point in taken), max_bytes)
+    return (taken[0][0] if taken else None), shown
 
 
 async def points(store: Store, row: dict[str, Any]) -> list[ParetoPoint] | None:
     """The whole front of the run of ``row`` (a finished run of several objectives), or
-    ``None`` for a run without one."""
-    result = read_document(row["document"]).result
+    ``None`` for a run without one (decoded in a thread)."""
+    result: RunResult | None = read_document(row["document"]).result
     if result is None or result.objectives is None:
         return None
     if result.pareto is not None:
         return result.pareto
-    out: list[ParetoPoint] = []
-    for _, _, text in await store.runs.front(row["id"], -1, _ALL):
-        out += _POINTS.decode(text)
-    return out
+    chunks = await store.runs.front(row["id"], -1, _ALL)
+    return await asyncio.to_thread(lambda: [p for _, p in _decoded(chunks, -1)])
