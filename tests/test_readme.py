@@ -122,7 +122,9 @@ def _table(text: str, heading: str) -> dict[str, list[str]]:
 def _cells(row: dict[str, int | None], columns: list[tuple[str, str]],
            per_key: bool) -> list[str]:
     suffix = " (per key)" if per_key else ""
-    return [_number(row[name], unit) + suffix for name, unit in columns]
+    mib = {name for name, unit in columns if unit == " MiB"}  # bytes, written in MiB
+    return [_number(row[name] >> 20 if name in mib and row[name] is not None else row[name],
+                    unit) + suffix for name, unit in columns]
 
 
 def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
@@ -138,7 +140,8 @@ def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
         name: _cells(row, [("month", ""), ("max_dims", ""), ("minute", ""),
                            ("max_evaluations", ""), ("max_time_limit", " s"), ("refused", ""),
                            ("max_runs", ""), ("max_webhooks", ""), ("max_streams", ""),
-                           ("max_archive_size", ""), ("max_start_points", "")],
+                           ("max_archive_size", ""), ("max_start_points", ""),
+                           ("front_page_bytes", " MiB")],
                      name == "enterprise")
         for name, row in decido_config.DEFAULT_TIERS.items()}
 

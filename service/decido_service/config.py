@@ -24,6 +24,9 @@ environment over the defaults, keyword arguments over both) and derive variants 
 - ``tiers[name]["max_streams"]``: the key's open event streams (``GET
   /v1/runs/{id}/events`` and the dashboard's) per worker process; 429 ``too_many_streams``
   beyond;
+- ``tiers[name]["front_page_bytes"]``: the bytes of points a page of a run's front
+  (``GET /v1/runs/{id}/front``, the dashboard's run page) carries, about (at least one
+  point: :func:`decido_service.pages.within`); ``None``: the whole front in one page;
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -60,6 +63,7 @@ TIER_FIELDS: tuple[str, ...] = (
     "max_streams",
     "max_archive_size",
     "max_start_points",
+    "front_page_bytes",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -88,6 +92,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_streams": 4,
         "max_archive_size": 500,
         "max_start_points": 100,
+        "front_page_bytes": 1 << 20,
     },
     "pro": {
         "minute": 60,
@@ -101,6 +106,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_streams": 16,
         "max_archive_size": 2_000,
         "max_start_points": 1_000,
+        "front_page_bytes": 4 << 20,
     },
     "team": {
         "minute": 300,
@@ -114,6 +120,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_streams": 64,
         "max_archive_size": 10_000,
         "max_start_points": 10_000,
+        "front_page_bytes": 8 << 20,
     },
     "enterprise": {
         "minute": 600,
@@ -127,6 +134,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_streams": 256,
         "max_archive_size": 100_000,
         "max_start_points": 100_000,
+        "front_page_bytes": 16 << 20,
     },
 }
 

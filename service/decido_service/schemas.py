@@ -42,6 +42,7 @@ from decido.pareto import run_problems
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, field_error, validation_error
 from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
+from decido_service.types.fields import NOT_BLANK
 
 __all__ = [
     "batch_size",
@@ -243,12 +244,15 @@ def _decode_slowly(kind: type[T], body: bytes) -> T:
         except msgspec.ValidationError:
             found.append(_converted_fault(raw, kind) or Problem((), "invalid_value", "invalid"))
     if kind is OptimizeRequest and isinstance(raw, dict):
-        semantic = _semantic(raw) + [Problem(("metadata", *where), code, message) for
-                                     where, code, message in metadata_faults(raw.get("metadata"))]
+        labels = [Problem(("metadata", *where), code, message)
+                  for where, code, message in metadata_faults(raw.get("metadata"))]
+        semantic = _semantic(raw) + labels
         # where the library says it better (the value sent, the near name, the labels'
-        # rules in its words), its fault replaces the schema's
+        # rules in its words), its fault replaces the schema's; the library reads a null
+        # as no labels, which the document (an object) refuses: the schema's fault then
         own = {p.path for p in semantic if p.path[:1] in _LIBRARY_FIRST}
-        found = [p for p in found if p.path not in own and p.path[:1] != ("metadata",)]
+        found = [p for p in found
+                 if p.path not in own and not (labels and p.path[:1] == ("metadata",))]
         faulted = [p.path for p in found]
         found += [p for p in semantic if not _related(p.path, faulted)]
     raise validation_error([_entry(p) for p in found])
@@ -322,7 +326,8 @@ def _message(keyword: str, value: Any) -> str:
         "minItems": f"must have at least {bound} item{_s(value)}",
         "maxItems": f"must have at most {bound} item{_s(value)}",
         "items": "has too many items",
-        "pattern": f"must match {value}",
+        "pattern": "must hold something besides white space" if value == NOT_BLANK
+        else f"must match {value}",
     }.get(keyword, f"is not valid ({keyword})")
 
 

@@ -166,6 +166,46 @@ def test_other_keys_runs_and_bad_parameters(server: Any, key: str) -> None:
     assert get(server, f"/dashboard/runs/live.json?{ids}", session).status == 400
 
 
+def _finished(server: Any, key: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` run through ``POST /v1/optimize``: its answer."""
+    r = server.request("POST", "/v1/optimize", body, headers=auth(key), timeout=120)
+    assert r.status == 200, r.body[:300]
+    answer: dict[str, Any] = r.json()
+    return answer
+
+
+def test_what_the_pages_scripts_fetch_is_never_sniffed(server: Any, key: str) -> None:
+    run = _finished(server, key, {"bounds": [[-1, 1]], "seed": 1, "max_evaluations": 100,
+                                  "objective_expression": "sum(x**2)"})["run_id"]
+    session = sign_in(server, key)
+    for path in (f"/dashboard/runs/{run}/trace.json", f"/dashboard/runs/{run}/trace.csv",
+                 f"/dashboard/runs/live.json?id={run}"):
+        found = get(server, path, session)
+        assert found.status == 200, path
+        assert found.header("x-content-type-options") == "nosniff", path
+
+
+def test_a_run_page_is_bounded_whatever_its_front(server: Any) -> None:
+    """A free key's run with a front of 2,500 points of 50 variables (about 2.5 MB): the
+    run page holds its size, not its points; what its script fetches holds the first
+    page of the front (about the tier's front_page_bytes, 1 MiB)."""
+    key = server.create_key()["key"]
+    answer = _finished(server, key, {
+        "bounds": [[0, 1]] * 50, "seed": 5, "max_evaluations": 7500, "archive_size": 2500,
+        "objectives": [{"name": "a", "expression": "x[0]"},
+                       {"name": "b", "expression": "-x[0]"}]})
+    assert len(answer["pareto"]) == 2500
+    session = sign_in(server, key)
+    page = get(server, f"/dashboard/runs/{answer['run_id']}", session)
+    assert page.status == 200 and len(page.body) < 64 * 1024, len(page.body)
+    data = get(server, f"/dashboard/runs/{answer['run_id']}/trace.json", session)
+    assert data.status == 200 and len(data.body) < (1 << 20) + 64 * 1024, len(data.body)
+    shown = data.json()["front"]
+    assert shown["size"] == 2500 and shown["has_more"] and shown["first"] == 0
+    assert shown["data"] == answer["pareto"][:len(shown["data"])]
+    assert data.json()["result"]["front_size"] == 2500
+
+
 def test_assets_are_compressed_and_licensed(server: Any) -> None:
     js = server.request("GET", "/dashboard/static/uPlot.iife.min.js",
                         headers={"Accept-Encoding": "gzip"})

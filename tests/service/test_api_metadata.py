@@ -137,6 +137,37 @@ def test_every_fault_of_a_run_s_labels_is_listed(live: LiveServer, key: str) -> 
     assert _get(live, key, "/v1/runs", **{"metadata[n]": "7"})["data"] == []  # nothing made
 
 
+def test_null_labels_are_a_422_naming_them(live: LiveServer, key: str) -> None:
+    for path in ("/v1/runs", "/v1/optimize"):  # they were a 500
+        r = live.request("POST", path, {**RUN, "metadata": None}, headers=auth(key))
+        body = assert_problem(r, 422, "validation_failed")
+        assert [(e["pointer"], e["code"]) for e in body["errors"]] == [
+            ("/metadata", "invalid_type")], body
+
+
+def test_a_batch_item_s_labels_are_kept(live: LiveServer, key: str) -> None:
+    batch = {"defaults": {**DECISION, "metadata": {"project": "bridge-D"}},
+             "decisions": [{"id": 1, "metadata": {"owner": "kim"}}, {"id": 2},
+                           {"id": 3, "metadata": {"owner": "kim", "step": "2"}}]}
+    r = live.request("POST", "/v1/batch", batch, headers=auth(key))
+    assert r.status == 200, r.body
+    (entry,) = _all(live, key, "/v1/decisions", **{"metadata[owner]": "kim"})
+    assert entry["metadata"] == {"project": "bridge-D", "owner": "kim", "step": "2"}
+    # one entry has one value a label: two items that differ are refused, each named
+    clash = {"defaults": {**DECISION, "metadata": {"owner": "kim"}},
+             "decisions": [{"id": 1, "metadata": {"owner": "lee"}},
+                           {"id": 2, "metadata": {"owner": "kim", "x": "1"}},
+                           {"id": 3, "metadata": {"x": "2"}}]}
+    r = live.request("POST", "/v1/batch", clash, headers=auth(key))
+    body = assert_problem(r, 422, "validation_failed")
+    assert [(e["pointer"], e["code"]) for e in body["errors"]] == [
+        ("/decisions/0/metadata/owner", "invalid_metadata"),
+        ("/decisions/2/metadata/x", "invalid_metadata")], body
+    assert "'lee' here and 'kim' in /defaults/metadata" in body["errors"][0]["message"]
+    assert "in /decisions/1/metadata" in body["errors"][1]["message"]
+    assert _get(live, key, "/v1/decisions", **{"metadata[owner]": "lee"})["data"] == []
+
+
 def test_every_fault_of_a_decision_s_labels_is_listed(live: LiveServer, key: str) -> None:
     r = live.request("POST", "/v1/decide",
                      {**DECISION, "method": "wsmm", "metadata": {"": "v", "ok": ["x"]}},

@@ -81,6 +81,11 @@ def test_what_the_schema_refuses_is_refused(server: LiveServer, free_key: str) -
     (for optimize and keys), and nulls where the document says a string."""
     cases = [
         ({**SPHERE, "objective_expression": ""}, "/objective_expression", "invalid_length"),
+        ({**SPHERE, "objective_expression": " \t\n "}, "/objective_expression",
+         "invalid_format"),
+        ({"bounds": [[0, 1]], "objectives": [{"name": "a", "expression": "x[0]"},
+                                             {"name": "b", "expression": "  "}]},
+         "/objectives/1/expression", "invalid_format"),
         ({**SPHERE, "engine": None}, "/engine", "not_allowed"),
         ({**SPHERE, "goal": None}, "/goal", "not_allowed"),
         ({**SPHERE, "options": None}, "/options", "invalid_type"),
@@ -93,6 +98,10 @@ def test_what_the_schema_refuses_is_refused(server: LiveServer, free_key: str) -
         body = assert_problem(server.request("POST", "/v1/optimize", req,
                                              headers=auth(free_key)), 422, "validation_failed")
         assert [(e["pointer"], e["code"]) for e in body["errors"]] == [(pointer, code)], req
+    # the document says an expression holds more than white space, as the service does
+    schemas = server.request("GET", "/v1/openapi.json").json()["components"]["schemas"]
+    assert schemas["OptimizeRequest"]["properties"]["objective_expression"]["pattern"] == \
+        schemas["Objective"]["properties"]["expression"]["pattern"] == "\\S"
     # optional numbers may be null (their default), as the document says
     r = server.request("POST", "/v1/optimize", {**SPHERE, "max_evaluations": None,
                                                 "time_limit": None, "target": None},

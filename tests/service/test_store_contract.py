@@ -511,6 +511,43 @@ def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
     run(url, scenario, clock=lambda: NOW)
 
 
+def test_a_runs_front_is_written_with_its_final_state_read_in_chunks_and_deleted_with_it(
+        url: str) -> None:
+    async def scenario(store: Store) -> None:
+        ids = [f"run_{i:024x}" for i in range(4)]
+        for run_id in ids:
+            await store.runs.record({"id": run_id, "key_id": "k", "state": "running",
+                                     "owner": "me", "document": "{}"})
+        chunks = [(0, 2, '[{"p": 0}, {"p": 1}]'), (2, 1, '[{"p": 2}]'), (3, 3, "[3, 4, 5]")]
+        # written only with the update (here a lost one writes nothing)
+        assert not await store.runs.update(ids[0], {"state": "succeeded"}, {"owner": "you"},
+                                           chunks)
+        assert await store.runs.front(ids[0], -1, 10) == []
+        for run_id in ids:
+            assert await store.runs.update(run_id, {
+                "state": "succeeded", "finished_at": "2025-06-15T15:06:41Z"}, {"owner": "me"},
+                chunks)
+        assert await store.runs.front(ids[0], -1, 10) == chunks
+        assert await store.runs.front(ids[0], -1, 2) == chunks[:2]
+        assert await store.runs.front(ids[0], 1, 10) == chunks[1:]  # after point 1
+        assert await store.runs.front(ids[0], 3, 10) == chunks[2:]  # within a chunk
+        assert await store.runs.front(ids[0], 5, 10) == []
+        row = await store.runs.get("k", ids[0])
+        assert row is not None and "front" not in row  # a run's row never holds its front
+        # deleted with its run: one, the key's finished ones, the old ones
+        assert await store.runs.delete("k", ids[0]) == "succeeded"
+        assert await store.runs.front(ids[0], -1, 10) == []
+        assert await store.runs.prune("2025-06-16T00:00:00Z") == 3
+        assert [await store.runs.front(r, -1, 10) for r in ids] == [[]] * 4
+        await store.runs.record({"id": ids[0], "key_id": "k", "state": "running",
+                                 "document": "{}"})
+        assert await store.runs.update(ids[0], {"state": "failed"}, None, chunks[:1])
+        assert await store.runs.delete_finished("k") == 1
+        assert await store.runs.front(ids[0], -1, 10) == []
+
+    run(url, scenario, clock=lambda: NOW)
+
+
 # ---------------------------------------------------------------- schema, lifecycle
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from typing import Any
 import msgspec
 import pytest
 from conftest import LiveServer, auth, free_port, running
+from test_api_fronts import big_front
 from test_api_runs import SPHERE, submit, wait_for
 
 from decido_service.types import Delivery, DeliveryList, Webhook, WebhookCreated
@@ -190,6 +192,29 @@ def test_run_event_signed_retried_with_one_id_and_listed(hooks_server: LiveServe
                               headers=auth(key)).status == 204
         assert server.request("GET", f"/v1/webhooks/{hook['id']}",
                               headers=auth(key)).status == 404
+
+
+def test_a_run_event_stays_small_whatever_the_front(hooks_server: LiveServer,
+                                                     tmp_path: Path) -> None:
+    """The payload of a run with a front of about 2.5 MB: the run as GET /v1/runs/{id}
+    answers it, its front's size and hypervolume but not its points (stored and sent
+    once per endpoint, it was the whole front on every attempt)."""
+    server = hooks_server
+    with receiver(tmp_path / "rcv") as rcv:
+        key = server.create_key(tier="pro")["key"]
+        hook = create(server, key, rcv.url, ["run.succeeded"])
+        rcv.secrets(hook["secret"])
+        run = submit(server, key, big_front())
+        got = rcv.wait(lambda g: len(g) >= 1, timeout=120)
+        final = wait_for(server, key, run["id"], "succeeded")
+        assert len(got[0]["body"]) < 64 * 1024, len(got[0]["body"])
+        body = json.loads(got[0]["body"])
+        assert body["data"] == final and final["result"]["front_size"] == 2500
+        assert "pareto" not in body["data"]["result"]
+    with sqlite3.connect(server.db) as db:
+        (stored,) = db.execute("SELECT max(length(payload)) FROM webhook_deliveries "
+                               "WHERE webhook_id = ?", (hook["id"],)).fetchone()
+    assert stored < 64 * 1024, stored
 
 
 def test_410_disables_and_redirects_are_not_followed(hooks_server: LiveServer,

@@ -42,6 +42,7 @@ __all__ = [
     "decision",
     "events",
     "filters",
+    "front_points",
     "get_run",
     "labelled",
     "pages",
@@ -277,13 +278,31 @@ def _path(run_id: str, *rest: str) -> str:
 
 def _learn(run: RunState[Any], document: dict[str, Any]) -> Op[None]:
     """Keep ``document`` (with the ``request`` member of the last one that had it: an event
-    stream sends it once); when it is a finished run with a result, read its trace once."""
+    stream sends it once); when it is a finished run with a result, read its trace once
+    (and, for a run of several objectives, its whole front: :func:`front_points`)."""
     if "request" not in document and "request" in run.document:
         document = {**document, "request": run.document["request"]}
     run.document = document
     if run.result is None and document.get("result") is not None and run.finished:
         trace = (yield Call("GET", _path(run.id, "trace"), resend=True)).json()
-        run.result = result_of(document, trace)
+        found = document["result"]
+        if found.get("pareto") is None and found.get("front_size") is not None:
+            found = {**found, "pareto": (yield from front_points(run.id))}
+        run.result = result_of({**document, "result": found}, trace)
+
+
+def front_points(run_id: str) -> Op[list[dict[str, Any]]]:
+    """Every point of a finished run's front, page after page of ``GET
+    /v1/runs/{id}/front`` (a run keeps its front apart: the run says its ``front_size``;
+    each page is bounded in bytes by the key's tier)."""
+    points: list[dict[str, Any]] = []
+    query: dict[str, str] | None = None
+    while True:
+        page = (yield Call("GET", _path(run_id, "front"), params=query, resend=True)).json()
+        points += page["data"]
+        if not page["has_more"] or not page["data"]:
+            return points
+        query = {"starting_after": str(page["first"] + len(page["data"]) - 1)}
 
 
 def submit(body: dict[str, Any], idempotency_key: str | None) -> Op[dict[str, Any]]:

@@ -60,7 +60,7 @@ async def batch(request: ApiRequest) -> HTTPResponse:
     async with refusals(request, key, "batch"):
         body = json_body(request)
         log = decision_log.wants_log(body, batch=True)
-        decision_log.labels(body, batch=True)  # defaults.metadata: a fault is a 422 here
+        decision_log.labels(body, batch=True)  # its labels: a fault is a 422 here
         size = batch_size(body)
         violation = limits.check_batch(key, size, settings=request.app.ctx.settings)
         if violation is not None:

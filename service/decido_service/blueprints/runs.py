@@ -11,18 +11,20 @@ from __future__ import annotations
 
 from sanic.response import HTTPResponse
 
+from decido_service import limits
 from decido_service.admission import read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import query
 from decido_service.http.responses import Response, answer
 from decido_service.http.routes import Doc, Routes
 from decido_service.runs import api as runs
-from decido_service.runs import idempotency
+from decido_service.runs import front, idempotency
 from decido_service.runs.events import send_events
 from decido_service.runs.submit import enqueue, prepare
 from decido_service.types import (
     SEMANTIC_FAULTS,
     EventsHeaders,
+    FrontQuery,
     IdempotencyHeaders,
     RunPage,
     RunPath,
@@ -113,6 +115,23 @@ async def trace(request: ApiRequest, run_id: str) -> HTTPResponse:
     if form == "csv":
         return Response(runs.trace_csv(found.points), content_type="text/csv; charset=utf-8")
     return answer(found)
+
+
+@api.route("/runs/<run_id:str>/front", get=Doc(
+    "runFront", "A page of a finished run's Pareto front", "runs", (200, "RunFront"),
+    (404, 409, *_READ_PARAMS), params=(RunPath, FrontQuery),
+    description="A run of several objectives keeps its front apart from the run (which "
+                "says its `front_size`): its points in pages, in the front's order, at most "
+                "`limit` points and about the tier's `front_page_bytes` (at least one "
+                "point). A queued or running run, or one that ended without a result, is "
+                "409 `run_not_finished`; a run of one objective has no front: 404."))
+async def run_front(request: ApiRequest, run_id: str) -> HTTPResponse:
+    """A page of the run's front (``limit``, ``starting_after``: a point's index)."""
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):
+        page = query(request, FrontQuery)
+    cap = limits.tier_limits(key, settings=request.app.ctx.settings)["front_page_bytes"]
+    return answer(await front.page(request.app.ctx.store, key["id"], run_id, page, cap))
 
 
 @api.route("/runs/<run_id:str>/events", head=False, get=Doc(

@@ -8,7 +8,7 @@ import msgspec
 import orjson
 from sanic.response import HTTPResponse
 
-from decido_service.dashboard import summary
+from decido_service.dashboard import front, summary
 from decido_service.dashboard.render import asset
 from decido_service.dashboard.routes import data, route
 from decido_service.dashboard.session import Session
@@ -26,11 +26,17 @@ __all__: list[str] = []
 @route("/runs/<run_id:str>/trace.json")
 @data
 async def trace_json(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
-    """The run's document with its trace (as ``GET /v1/runs/{id}`` and its trace)."""
-    row = await runs.find(request.app.ctx.store, session.key["id"], run_id)
-    view = msgspec.to_builtins(runs.run_view(row))
+    """The run's document with its trace (as ``GET /v1/runs/{id}`` and its trace) and,
+    for a run of several objectives, the first page of its front (``front``: as
+    ``GET /v1/runs/{id}/front``, bounded in bytes by the tier)."""
+    store = request.app.ctx.store
+    row = await runs.find(store, session.key["id"], run_id)
+    run = runs.run_view(row)
+    view = msgspec.to_builtins(run)
+    shown = await front.shown_front(store, request.app.ctx.settings, session.key, run)
     return json_response(orjson.dumps({**view, "trace": runs.run_trace(row).points,
                                        "columns": COLUMNS,
+                                       "front": msgspec.to_builtins(shown),
                                        "row": summary.run_row_of_view(view)}))
 
 

@@ -14,17 +14,22 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import msgspec
 import orjson
 
 import decido
+from decido_service import limits
+from decido_service.config import Settings
 from decido_service.dashboard import decide_form, summary
 from decido_service.decisions import bridge
 from decido_service.decisions import decide as decisions
 from decido_service.http.context import ApiRequest
-from decido_service.store import KeyRecord
+from decido_service.runs import front as run_front
+from decido_service.store import KeyRecord, Store
+from decido_service.types import FrontQuery, Run, RunFront
 
 __all__ = ["COMPARE_POINTS", "COMPARE_SECONDS", "PREVIEW_VARIABLES", "compare_kinds",
-           "decide", "decide_fields", "front_facts"]
+           "decide", "decide_fields", "front_facts", "shown_front", "with_fronts"]
 
 #: the most variables the decide page's preview of a front shows (its options have all)
 PREVIEW_VARIABLES = 20
@@ -39,12 +44,36 @@ def front_facts(view: dict[str, Any]) -> dict[str, Any]:
     the progress's while it runs), and ``points`` (how many the result holds, 0 before
     it ends)."""
     result, progress = view.get("result") or {}, view.get("progress") or {}
-    pareto = result.get("pareto") or []
     if result:
-        return {"hypervolume": result.get("hypervolume"), "size": len(pareto),
-                "points": len(pareto)}
+        size = result.get("front_size") or 0
+        return {"hypervolume": result.get("hypervolume"), "size": size, "points": size}
     return {"hypervolume": progress.get("hypervolume"), "size": progress.get("front_size"),
             "points": 0}
+
+
+async def shown_front(store: Store, settings: Settings, key: KeyRecord, run: Run
+                      ) -> RunFront | None:
+    """The points of ``run``'s front its page draws: the first page of ``GET
+    /v1/runs/{id}/front`` (at most the key's tier's ``front_page_bytes``, about), so the
+    page stays small whatever the front's size; ``None`` for a run without a front."""
+    if run.result is None or run.result.front_size is None:
+        return None
+    cap = limits.tier_limits(key, settings=settings)["front_page_bytes"]
+    return await run_front.page(store, key["id"], run.id, FrontQuery(), cap)
+
+
+async def with_fronts(store: Store, rows: list[dict[str, Any]], views: list[Run]
+                      ) -> list[dict[str, Any]]:
+    """``views`` (of ``rows``) as dicts, those of several objectives with their whole
+    front in their result's ``pareto`` (the compare page measures them)."""
+    out = []
+    for row, view in zip(rows, views, strict=True):
+        found = msgspec.to_builtins(view)
+        points = await run_front.points(store, row)
+        if points is not None:
+            found["result"]["pareto"] = msgspec.to_builtins(points)
+        out.append(found)
+    return out
 
 
 def _cell(value: Any) -> str:
@@ -106,7 +135,7 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
                if r["objectives"]]
     notes, common = [], None
     for result, row in several:
-        row["front_size"] = len(result["pareto"]) if result.get("pareto") else None
+        row["front_size"] = result.get("front_size")
         row["own_hv"] = result.get("hypervolume")
     if len({orjson.dumps(r["objectives"]) for _, r in several}) > 1:
         notes.append("These runs of several objectives do not optimize the same objectives: "

@@ -25,12 +25,14 @@ from decido_service.http.problems import ApiError
 from decido_service.http.responses import Response
 from decido_service.store import short_id
 
-__all__ = ["ASSETS", "CSP", "asset", "page", "redirect"]
+__all__ = ["ASSETS", "CSP", "NOSNIFF", "asset", "page", "redirect"]
 
+#: ``X-Content-Type-Options`` of everything the dashboard answers: never sniffed
+NOSNIFF = "nosniff"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
        "form-action 'self'; frame-ancestors 'none'")
-HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": NOSNIFF,
            "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
            "Cache-Control": "no-store"}
 #: file name -> content type of every asset /dashboard/static/<name> serves
@@ -84,7 +86,7 @@ def asset(name: str, accept_encoding: str) -> HTTPResponse:
     if name not in ASSETS:
         raise ApiError("not_found", f"no dashboard asset {name!r}")
     gzipped = "gzip" in accept_encoding.lower()
-    headers = {"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff",
+    headers = {"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": NOSNIFF,
                "Vary": "Accept-Encoding"}
     if gzipped:
         headers["Content-Encoding"] = "gzip"

@@ -19,7 +19,7 @@ from sanic.request import RequestParameters
 from sanic.response import HTTPResponse
 
 from decido_service.dashboard import session as sessions
-from decido_service.dashboard.render import page, redirect
+from decido_service.dashboard.render import NOSNIFF, page, redirect
 from decido_service.dashboard.session import Session
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
@@ -68,13 +68,18 @@ def error_page(session: Session | None, error: ApiError) -> HTTPResponse:
 
 
 def data(handler: Callable[..., Awaitable[HTTPResponse | None]]) -> Handler:
-    """A script's fetch: ``handler(request, session, *args)``; 401 without a session."""
+    """A script's fetch: ``handler(request, session, *args)``; 401 without a session. Its
+    answer says ``X-Content-Type-Options: nosniff`` as the pages do (a JSON or CSV
+    download is never sniffed into something a browser would run)."""
 
     @functools.wraps(handler)
     async def wrapped(request: ApiRequest, *args: Any, **kwargs: Any) -> HTTPResponse | None:
         session = await sessions.current(request)
         if session is None:
             raise ApiError("missing_credentials", "sign in to the dashboard first")
-        return await handler(request, session, *args, **kwargs)
+        response = await handler(request, session, *args, **kwargs)
+        if response is not None:
+            response.headers["X-Content-Type-Options"] = NOSNIFF
+        return response
 
     return wrapped

@@ -27,7 +27,7 @@ from decido_service.http.resources import in_thread
 from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
-from decido_service.types import DecisionPage, Run, RunPage
+from decido_service.types import DecisionPage, RunPage
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
 
@@ -100,22 +100,17 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     if chosen and not COMPARE_MIN <= len(chosen) <= COMPARE_MAX:
         error = (f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)} "
                  "different ones)")
-    picked = [] if error else [runs.run_view(await runs.find(store, session.key["id"], rid))
-                               for rid in chosen]
+    rows = [] if error else [await runs.find(store, session.key["id"], rid) for rid in chosen]
+    picked = [runs.run_view(row) for row in rows]
     offered = await runs.page(store, session.key["id"],
                               RunPage(limit=COMPARE_OFFERED, state="succeeded"))
     notes = summary.compare_notes({v.id: msgspec.to_builtins(v.request) for v in picked})
     return page("compare.html", session=session,
                 offered=[summary.run_row(r) for r in offered.data],
                 picked=[summary.run_row(v) for v in picked], notes=notes,
-                kinds=await in_thread(request.app.ctx.decide_pool, _compare_kinds, picked),
+                kinds=await in_thread(request.app.ctx.decide_pool, front.compare_kinds,
+                                      await front.with_fronts(store, rows, picked)),
                 chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
-
-
-def _compare_kinds(picked: list[Run]) -> dict[str, Any]:
-    """:func:`~decido_service.dashboard.front.compare_kinds` of the runs (CPU work: fronts
-    converted and measured, in a worker thread)."""
-    return front.compare_kinds([msgspec.to_builtins(v) for v in picked])
 
 
 @route("/decisions")

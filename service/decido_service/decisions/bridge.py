@@ -29,10 +29,11 @@ import decido
 from decido_service import limits
 from decido_service.config import Settings
 from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.runs import front as run_front
 from decido_service.runs.api import find
 from decido_service.runs.execution import read_document
 from decido_service.store import KeyRecord, Store
-from decido_service.types import RunResult
+from decido_service.types import ParetoPoint, RunDocument, RunResult
 
 __all__ = ["FROM_RUN", "Points", "Source", "resolve", "resolve_batch", "with_points"]
 
@@ -42,12 +43,14 @@ FROM_RUN = "from_run"
 Points = dict[int, dict[str, dict[str, Any]]]
 
 
-def _options(result: RunResult, variables: list[str] | None) -> list[dict[str, Any]]:
-    """The front as decision options, named by the library's rule."""
-    assert result.pareto is not None and result.objectives is not None
+def _options(result: RunResult, pareto: list[ParetoPoint],
+             variables: list[str] | None) -> list[dict[str, Any]]:
+    """The front (``pareto``, of the run of ``result``) as decision options, named by the
+    library's rule."""
+    assert result.objectives is not None
     front = decido.ParetoResult(
         pareto=[{"x": p.x, "f": p.f, "feasible": p.feasible,
-                 "max_violation": p.max_violation} for p in result.pareto],
+                 "max_violation": p.max_violation} for p in pareto],
         hypervolume=result.hypervolume or 0.0, reference_point=[],
         objectives=[{"name": o.name, "goal": o.goal} for o in result.objectives],
         evaluations=result.evaluations, iterations=result.iterations, status=result.status,
@@ -90,37 +93,49 @@ async def _front_body(source: Source, body: Mapping[str, Any], where: str, room:
             FROM_RUN, "invalid_type", "from_run must be a run id (run_ + 24 hex digits)",
             pointer=f"{where}/{FROM_RUN}")])
     row = await find(source.store, source.key["id"], run_id)
-    return await asyncio.get_running_loop().run_in_executor(
-        source.pool, _read_front, row, body, where, room)
+    loop = asyncio.get_running_loop()
+    document = await loop.run_in_executor(source.pool, _finished, row, body, where)
+    result = document.result
+    assert result is not None
+    size = result.front_size if result.front_size is not None else len(result.pareto or ())
+    if room is not None and size > room:
+        return _Front(None, {}, size)
+    pareto = await run_front.points(source.store, row)
+    assert pareto is not None
+    return await loop.run_in_executor(source.pool, _decided, document, pareto, body)
 
 
-def _read_front(row: dict[str, Any], body: Mapping[str, Any], where: str, room: int | None
-                ) -> _Front:
-    """:func:`_front_body`'s CPU work (a decision thread): the run's document decoded,
-    checked and made into options."""
+def _finished(row: dict[str, Any], body: Mapping[str, Any], where: str) -> RunDocument:
+    """The run's document (decoded in a decision thread) once it is known to have a
+    front: 409 for a run without a result yet, 422 for a run of one objective."""
     run_id = body[FROM_RUN]
     document = read_document(row["document"])
     result = document.result
     if result is None:
         raise ApiError("run_not_finished", f"run {run_id} is {row['state']}: it has no "
                                            "front to decide on (yet)")
-    if result.pareto is None or result.objectives is None:
+    if result.objectives is None:
         raise validation_error([field_error(
             FROM_RUN, "invalid_argument",
             f"run {run_id} has one objective: from_run takes a run of several "
             "(its front)", pointer=f"{where}/{FROM_RUN}")])
-    if room is not None and len(result.pareto) > room:
-        return _Front(None, {}, len(result.pareto))
+    return document
+
+
+def _decided(document: RunDocument, pareto: list[ParetoPoint], body: Mapping[str, Any]
+             ) -> _Front:
+    """:func:`_front_body`'s CPU work (a decision thread): the front made into options."""
+    result = document.result
+    assert result is not None and result.objectives is not None
     request = document.request
     variables = None if request.variables is None else [v.name for v in request.variables]
-    options = _options(result, variables)
     decided = {k: v for k, v in body.items() if k != FROM_RUN}
-    decided["options"] = options
+    decided["options"] = _options(result, pareto, variables)
     if "criteria" not in decided:
         decided["criteria"] = [{"attribute": o.name, "goal": o.goal, "weight": 1.0}
                                for o in result.objectives]
-    points = {str(i): {"x": p.x, "f": p.f} for i, p in enumerate(result.pareto)}
-    return _Front(decided, points, len(result.pareto))
+    points = {str(i): {"x": p.x, "f": p.f} for i, p in enumerate(pareto)}
+    return _Front(decided, points, len(pareto))
 
 
 async def resolve(source: Source, body: Any) -> tuple[Any, Points]:

@@ -2,7 +2,8 @@
 
 Every call is recorded for its key unless its body says ``"log": false`` (for a batch:
 ``"defaults": {"log": false}``), with the body's ``metadata`` as its labels (a batch:
-``defaults.metadata``; :mod:`decido.metadata`). An entry keeps the request, a summary (the
+``defaults.metadata`` and its items' own ``metadata`` together, one value a key;
+:mod:`decido.metadata`). An entry keeps the request, a summary (the
 method, the best option and whether it is tied, the top of the ranking, counts, the time it
 took) and the whole answer when its JSON is at most :data:`ANSWER_CAP` bytes (else
 ``answer`` is ``null`` and the summary says ``answer_truncated``). Entries are committed
@@ -17,7 +18,8 @@ A summary keeps option ids (``best``, and the ids and bests of ``top``) of at mo
 them ``…`` (the entry's ``request`` has it whole). A list is a page of at most ``limit``
 entries and about :data:`PAGE_BYTES` bytes (:func:`page`): fewer entries when they are
 large (entries logged before summaries were cut can be), at least one, ``has_more`` true
-when any is left for the next page.
+when any is left for the next page (:func:`decido_service.pages.within`, the rule a run's
+front is paged by too).
 
 Lists are pages (:mod:`decido_service.types.params`).
 """
@@ -30,9 +32,10 @@ from typing import Any, TypeVar
 import msgspec
 import orjson
 
-from decido.metadata import metadata_faults
+from decido.metadata import MAX_KEYS, metadata_faults
 from decido.optimize import Problem
 from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.pages import within
 from decido_service.store import (
     DecisionEntry,
     DecisionRecord,
@@ -92,19 +95,49 @@ def wants_log(body: Any, batch: bool) -> bool:
 
 
 def labels(body: Any, batch: bool) -> dict[str, str] | None:
-    """The ``metadata`` of a call's entry: the body's (a batch: its ``defaults``'). A
-    batch's with a fault is a 422 naming each (``/defaults/metadata/<key>``: the items
-    would each be refused for it); a decision's is ``None`` then (:func:`decido.decide`
-    lists its faults with the request's others)."""
-    holder = body.get("defaults") if batch and isinstance(body, Mapping) else body
-    found = holder.get("metadata") if isinstance(holder, Mapping) else None
-    faults = metadata_faults(found)
-    if faults and batch:
-        found_at = [Problem(("defaults", "metadata", *where), code, message)
-                    for where, code, message in faults]
+    """The ``metadata`` of a call's entry: the body's; a batch's, its ``defaults``' and
+    its items' together (:func:`_batch_labels`). A decision's with a fault is ``None``
+    (:func:`decido.decide` lists its faults with the request's others)."""
+    if batch:
+        return _batch_labels(body)
+    found = body.get("metadata") if isinstance(body, Mapping) else None
+    return None if metadata_faults(found) or found is None else dict(found)
+
+
+def _batch_labels(body: Any) -> dict[str, str] | None:
+    """A batch's one entry's labels: those of its ``defaults`` and of each item that has
+    its own (an item with faulty ones is that item's error, its labels left out). 422
+    naming each fault when the defaults' have one (``/defaults/metadata/<key>``: every
+    item would be refused for it), when two give one key different values (the entry
+    has one value a key: ``/decisions/<i>/metadata/<key>``), or when they add up to more
+    keys than labels may have."""
+    defaults = body.get("defaults") if isinstance(body, Mapping) else None
+    items = body.get("decisions") if isinstance(body, Mapping) else None
+    found = defaults.get("metadata") if isinstance(defaults, Mapping) else None
+    problems = [Problem(("defaults", "metadata", *where), code, message)
+                for where, code, message in metadata_faults(found)]
+    merged: dict[str, str] = {} if problems or found is None else dict(found)
+    given = dict.fromkeys(merged, "/defaults/metadata")
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        own = item.get("metadata") if isinstance(item, Mapping) else None
+        if own is None or metadata_faults(own):
+            continue
+        for name, value in own.items():
+            if merged.setdefault(name, value) != value:
+                problems.append(Problem(("decisions", i, "metadata", name),
+                                        "invalid_metadata",
+                                        f"a batch is one log entry with one value a label: "
+                                        f"{name!r} is {value!r} here and {merged[name]!r} "
+                                        f"in {given[name]}"))
+            given.setdefault(name, f"/decisions/{i}/metadata")
+    if len(merged) > MAX_KEYS and not problems:
+        problems.append(Problem(("decisions",), "invalid_metadata",
+                                f"the batch's labels (its defaults' and its items' together) "
+                                f"have {len(merged)} keys; at most {MAX_KEYS} are allowed"))
+    if problems:
         raise validation_error([field_error(p.field, p.code, p.message, pointer=p.pointer)
-                                for p in found_at])
-    return None if faults or found is None else dict(found)
+                                for p in problems])
+    return merged or None
 
 
 def entry(key_id: str, now: float, request: bytes, answer: Mapping[str, Any],
@@ -148,15 +181,8 @@ async def page(store: Store, key_id: str, limit: int, after: str | None = None,
     (at least one; summaries with their ids cut), and whether more follow (``after``: a
     well-formed entry id, :class:`DecisionPage`)."""
     found = await store.decisions.page(key_id, limit + 1, after, metadata)
-    shown: list[DecisionLogEntry] = []
-    size = 0
-    for record in found[:limit]:
-        item = _typed(record, DecisionLogEntry)
-        size += len(msgspec.json.encode(item))
-        if shown and size > PAGE_BYTES:
-            return DecisionLogPage(data=shown, has_more=True)
-        shown.append(item)
-    return DecisionLogPage(data=shown, has_more=len(found) > limit)
+    shown, cut = within((_typed(r, DecisionLogEntry) for r in found[:limit]), PAGE_BYTES)
+    return DecisionLogPage(data=shown, has_more=cut or len(found) > limit)
 
 
 async def find(store: Store, key_id: str, decision_id: str) -> DecisionLogRecord:

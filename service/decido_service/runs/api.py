@@ -11,16 +11,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
 import orjson
 
 from decido_service.http.problems import ApiError
 from decido_service.runs.execution import cancel_queued, read_document
 from decido_service.runs.trace import COLUMNS
 from decido_service.store import FINISHED_STATES, Store
-from decido_service.types import RUN_ID_PATTERN, Run, RunList, RunPage, RunTrace
+from decido_service.types import RUN_ID_PATTERN, Run, RunList, RunPage, RunResult, RunTrace
 
-__all__ = ["RUN_ID", "cancel", "delete", "find", "not_found", "page", "run_trace", "run_view",
-           "trace_csv", "valid_run_id"]
+__all__ = ["RUN_ID", "cancel", "delete", "find", "front_result", "not_found", "page",
+           "run_trace", "run_view", "trace_csv", "valid_run_id"]
 
 #: what a run id looks like (:data:`~decido_service.types.RUN_ID_PATTERN`)
 RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -36,12 +37,16 @@ def valid_run_id(text: str) -> bool:
 
 
 def run_view(row: dict[str, Any]) -> Run:
-    """The API's ``Run`` of a store row."""
+    """The API's ``Run`` of a store row: a front's size, never its points
+    (:mod:`decido_service.runs.front`)."""
     doc = read_document(row["document"])
+    result = doc.result
+    if result is not None and result.pareto is not None:  # written before fronts had rows
+        result = msgspec.structs.replace(result, pareto=None, front_size=len(result.pareto))
     return Run(id=row["id"], state=row["state"], created_at=row["created_at"],
                started_at=doc.started_at, finished_at=row["finished_at"],
                engine=row["engine"], goal=row["goal"], dims=row["dims"], request=doc.request,
-               progress=doc.progress, result=doc.result, problem=doc.problem,
+               progress=doc.progress, result=result, problem=doc.problem,
                cancel_requested=bool(row["cancel_requested"]),
                metadata=row.get("metadata") or {})
 
@@ -50,6 +55,22 @@ def run_trace(row: dict[str, Any]) -> RunTrace:
     """The run's convergence trace (:mod:`decido_service.runs.trace`)."""
     return RunTrace(run_id=row["id"], columns=COLUMNS,
                     points=read_document(row["document"]).trace)
+
+
+def front_result(row: dict[str, Any]) -> RunResult:
+    """The result of the finished run of several objectives of ``row``; 409
+    ``run_not_finished`` for a run without a result (yet), 404 for one of one objective
+    (no front)."""
+    result = read_document(row["document"]).result
+    if result is None:
+        state = row["state"]
+        why = "its front is written when it ends" if state in ("queued", "running") else \
+            "it ended without a result, so it has no front"
+        raise ApiError("run_not_finished", f"run {row['id']} is {state}: {why}")
+    if result.objectives is None:
+        raise ApiError("not_found", f"run {row['id']} has one objective: it has no front "
+                                    "(its result is one point, x and value)")
+    return result
 
 
 def not_found(run_id: str) -> ApiError:

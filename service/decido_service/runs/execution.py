@@ -40,7 +40,7 @@ import asyncio
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, Literal, TypeVar, cast
 
@@ -50,7 +50,7 @@ import decido
 from decido.status import run_state
 from decido_service.http.problems import ApiError, as_api_error, problem
 from decido_service.runs.trace import thin_trace, timed
-from decido_service.store import FINISHED_STATES, Store, iso_utc, ordered_id
+from decido_service.store import FINISHED_STATES, FrontChunk, Store, iso_utc, ordered_id
 from decido_service.types import (
     Budget,
     ConstraintValue,
@@ -65,8 +65,9 @@ from decido_service.types import (
 )
 from decido_service.types.optimize import RunStatus
 
-__all__ = ["CANCELLED", "PROGRESS_INTERVAL", "SHUTDOWN_GRACE", "Execution", "cancel_queued",
-           "fail_interrupted", "fail_run", "new_document", "new_run_id", "optimize_result",
+__all__ = ["CANCELLED", "CHUNK_BYTES", "PROGRESS_INTERVAL", "SHUTDOWN_GRACE", "Execution",
+           "cancel_queued", "fail_interrupted", "fail_run", "front_chunks", "new_document",
+           "new_run_id", "optimize_result",
            "progress_of", "read_document", "result_of", "run_problem", "wind_down",
            "write_document"]
 
@@ -84,6 +85,8 @@ CANCELLED: dict[StopReason, str] = {
     "lost": "cancelled: another process took the run over",
 }
 
+#: the bytes of a stored chunk of a front's points, about (a larger point is one chunk)
+CHUNK_BYTES = 64 * 1024
 #: seconds between two progress writes (and cancel-flag reads) of a running run
 PROGRESS_INTERVAL = 0.25
 #: seconds a running run is given to finish when its worker shuts down (SIGTERM)
@@ -166,6 +169,29 @@ def _front_of(r: decido.ParetoResult) -> RunResult:
         objectives=msgspec.convert(d["objectives"], list[ObjectiveInfo]))
 
 
+def front_chunks(front: Sequence[ParetoPoint]) -> list[FrontChunk]:
+    """``front`` as the store keeps it apart from the document
+    (:mod:`decido_service.runs.front`): ``(first, count, JSON array)`` chunks of about
+    :data:`CHUNK_BYTES` each, in order."""
+    out: list[FrontChunk] = []
+    encoded: list[bytes] = []
+    size = first = 0
+    for i, point in enumerate(front):
+        if encoded and size >= CHUNK_BYTES:
+            out.append((first, len(encoded), _array(encoded)))
+            encoded, size, first = [], 0, i
+        item = msgspec.json.encode(point)
+        encoded.append(item)
+        size += len(item) + 1
+    if encoded:
+        out.append((first, len(encoded), _array(encoded)))
+    return out
+
+
+def _array(encoded: list[bytes]) -> str:
+    return (b"[" + b",".join(encoded) + b"]").decode()
+
+
 class Execution:
     """One run executing in this worker's run pool (see the module docs).
 
@@ -236,7 +262,9 @@ class Execution:
             else:
                 await self._finish("cancelled")
             return None
-        result = result_of(outcome)
+        # a front of many points is converted off the event loop
+        result = await asyncio.to_thread(result_of, outcome) \
+            if isinstance(outcome, decido.ParetoResult) else result_of(outcome)
         if result.status == "stopped" and self.reason is not None:
             # why it was cancelled, then the library's notes ("; the hypervolume was not
             # measured: ...") after its own "stopped by its monitor"
@@ -246,18 +274,25 @@ class Execution:
                                              for e, b in outcome.history]
         trace = thin_trace(timed(outcome.history, [*self.samples,
                                                    (result.evaluations, result.elapsed_ms)]))
+        stored, front = result, list[FrontChunk]()
+        if result.pareto is not None:  # the front in rows of its own, off the event loop
+            result.front_size = len(result.pareto)
+            front = await asyncio.to_thread(front_chunks, result.pareto)
+            stored = msgspec.structs.replace(result, pareto=None)
         await self._finish(run_state(result.status),
-                           result=result, trace=trace, columns={
+                           result=stored, trace=trace, front=front, columns={
                                "status": result.status, "value": result.value,
                                "seed": result.seed, "evaluations": result.evaluations,
                                "elapsed_ms": result.elapsed_ms})
         return optimize_result(self.run_id, self.document.request, result, history)
 
-    async def _write(self, changes: dict[str, Any]) -> bool:
-        """Update the row if it is still this process's (else the run is stopped)."""
+    async def _write(self, changes: dict[str, Any], front: Sequence[FrontChunk] = ()) -> bool:
+        """Update the row (and write ``front``) if it is still this process's (else the
+        run is stopped)."""
         if self.lost:
             return False
-        if not await self.store.runs.update(self.run_id, changes, {"owner": self.owner}):
+        if not await self.store.runs.update(self.run_id, changes, {"owner": self.owner},
+                                            front):
             self.lost = True
             self.stop("lost")
         return not self.lost
@@ -288,6 +323,7 @@ class Execution:
     async def _finish(self, state: str, *, result: RunResult | None = None,
                       trace: list[list[float | None]] | None = None,
                       problem: Problem | None = None,
+                      front: Sequence[FrontChunk] = (),
                       columns: dict[str, Any] | None = None) -> None:
         assert state in FINISHED_STATES
         doc = self.document
@@ -298,7 +334,7 @@ class Execution:
             doc.progress = None
         await self._write({"state": state, "finished_at": iso_utc(time.time()),
                            "document": write_document(doc), "owner": None,
-                           "lease_until": None, **(columns or {})})
+                           "lease_until": None, **(columns or {})}, front)
 
 
 async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -> None:

@@ -32,10 +32,11 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.params import headers
 from decido_service.http.problems import PROBLEM_TYPE, ApiError
 from decido_service.http.responses import Response, encode, json_response
+from decido_service.runs import front
 from decido_service.runs.api import run_trace, run_view
 from decido_service.runs.execution import optimize_result
 from decido_service.store import FINISHED_STATES, KeyRecord, Store
-from decido_service.types import IdempotencyHeaders
+from decido_service.types import IdempotencyHeaders, ParetoPoint
 from decido_service.types.params import REPLAYED
 
 __all__ = ["REPLAYED", "TTL", "Claim", "Outcome", "claim", "replay", "replayed"]
@@ -100,9 +101,11 @@ async def claim(request: ApiRequest, key: KeyRecord) -> AsyncIterator[Claim | Ou
             await store.runs.idempotency_end(key["id"], idem_key, outcome)
 
 
-def replay(outcome: Outcome, row: dict[str, Any] | None) -> tuple[int, bytes]:
+def replay(outcome: Outcome, row: dict[str, Any] | None,
+           pareto: list[ParetoPoint] | None = None) -> tuple[int, bytes]:
     """The status and body of a repeated request: the stored answer, or (``/v1/optimize``)
-    the answer rebuilt from its run ``row`` once it has ended."""
+    the answer rebuilt from its run ``row`` (and its front, ``pareto``) once it has
+    ended."""
     if outcome.body is not None:
         return outcome.status, outcome.body.encode()
     run_id = outcome.run_id
@@ -116,14 +119,18 @@ def replay(outcome: Outcome, row: dict[str, Any] | None) -> tuple[int, bytes]:
     if run.result is None:
         raise ApiError("run_cancelled", f"run {run_id} was cancelled before it started")
     history: list[list[float | None]] = [[e, b] for e, _, b in trace.points]
-    return 200, encode(optimize_result(run_id, run.request, run.result, history))
+    result = run.result if pareto is None else msgspec.structs.replace(run.result,
+                                                                         pareto=pareto)
+    return 200, encode(optimize_result(run_id, run.request, result, history))
 
 
 async def replayed(request: ApiRequest, key: KeyRecord, outcome: Outcome) -> Response:
     """The answer to a repeated request (:func:`replay`), with the run's ``Location``."""
     store: Store = request.app.ctx.store
     row = None if outcome.body is not None else await store.runs.get(key["id"], outcome.run_id)
-    status, body = replay(outcome, row)
+    pareto = None if row is None or row["state"] not in FINISHED_STATES else \
+        await front.points(store, row)
+    status, body = replay(outcome, row, pareto)
     return json_response(body, status=status,
                          headers={"Location": f"/v1/runs/{outcome.run_id}",
                                   REPLAYED: "true"},

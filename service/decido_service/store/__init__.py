@@ -70,6 +70,7 @@ from decido_service.store.runs import (
     RUN_FIELDS,
     RUN_STATES,
     RUN_UPDATABLE,
+    FrontChunk,
     Runs,
     SQLRuns,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "DecisionEntry",
     "DecisionLog",
     "DecisionRecord",
+    "FrontChunk",
     "KeyRecord",
     "Runs",
     "Store",

@@ -2,6 +2,11 @@
 in the same transaction, claims under a lease, expired leases) and the idempotency
 records of ``Idempotency-Key``.
 
+A run's front (a run of several objectives) is kept apart from its row, in ``run_fronts``:
+:data:`FrontChunk` rows of consecutive points, written with the run's final state
+(:meth:`SQLRuns.update`), read a few rows at a time (:meth:`SQLRuns.front`) and deleted
+with the run, so reading or listing runs never reads a front.
+
 A claim takes the oldest unowned queued row (``FOR UPDATE SKIP LOCKED`` on PostgreSQL:
 nodes claiming at the same moment each take a different run and never wait for each
 other; SQLite's write transaction holds the file). The per-key cap of
@@ -14,7 +19,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from decido import status
@@ -30,7 +35,8 @@ from decido_service.store.records import (
 )
 from decido_service.store.webhooks import enqueue_run_event
 
-__all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "Runs", "SQLRuns"]
+__all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "FrontChunk", "Runs",
+           "SQLRuns"]
 
 #: The columns of a run row: :meth:`Runs.record` writes them (missing ones NULL; ``id``,
 #: ``created_at`` and ``state``, ``queued``, filled in), :meth:`Runs.get` and
@@ -56,6 +62,11 @@ _SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
 _INSERT = (f"INSERT INTO runs ({', '.join(RUN_FIELDS)}) "
            f"VALUES ({', '.join('?' * len(RUN_FIELDS))})")
 _KEY_ID = RUN_FIELDS.index("key_id")
+#: consecutive points of a run's front: the index of the first, how many, and the points as
+#: one JSON array (text, the service's: opaque here)
+FrontChunk = tuple[int, int, str]
+_INSERT_FRONT = "INSERT INTO run_fronts (run_id, first, count, points) VALUES (?, ?, ?, ?)"
+_DELETE_FRONT = "DELETE FROM run_fronts WHERE run_id = ?"
 
 
 class Runs(Protocol):
@@ -73,12 +84,18 @@ class Runs(Protocol):
         with it. Nothing is written (row or count) unless both happen."""
 
     async def update(self, run_id: str, changes: Mapping[str, Any],
-                     expect: Mapping[str, Any] | None = None) -> bool:
+                     expect: Mapping[str, Any] | None = None,
+                     front: Sequence[FrontChunk] = ()) -> bool:
         """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
         other); ``False`` when there is no such run, or (``expect``) when one of the
         row's columns named there is not equal to the value given (``None``: NULL). A
         final state written here writes the run's webhook deliveries in the same
-        transaction (:func:`~decido_service.store.webhooks.enqueue_run_event`)."""
+        transaction (:func:`~decido_service.store.webhooks.enqueue_run_event`), and
+        ``front`` (its front's chunks, in order) replaces the run's front there too."""
+
+    async def front(self, run_id: str, after: int, rows: int) -> list[FrontChunk]:
+        """Up to ``rows`` chunks of the run's front, in order, from the one holding the
+        point after index ``after`` (-1: the first); ``[]`` for none."""
 
     async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
         """Take the oldest ``queued`` run no process owns: it is ``owner``'s until
@@ -179,7 +196,8 @@ class SQLRuns:
         return await self.db.write(body)
 
     async def update(self, run_id: str, changes: Mapping[str, Any],
-                     expect: Mapping[str, Any] | None = None) -> bool:
+                     expect: Mapping[str, Any] | None = None,
+                     front: Sequence[FrontChunk] = ()) -> bool:
         """Set some columns of a run (see the protocol)."""
         columns, expected = _checked(changes), list((expect or {}).items())
         if expected:
@@ -192,6 +210,9 @@ class SQLRuns:
         async def body(tx: Tx) -> bool:
             if await tx.execute(sql, *values, run_id, *(v for _, v in expected)) != 1:
                 return False
+            if front:
+                await tx.execute(_DELETE_FRONT, run_id)
+                await tx.executemany(_INSERT_FRONT, [(run_id, *chunk) for chunk in front])
             if final:  # its webhook deliveries, in the same transaction
                 row = await tx.fetchrow(f"{_SELECT} WHERE id = ?", run_id)
                 assert row is not None
@@ -248,6 +269,13 @@ class SQLRuns:
 
         return [_run(row) for row in await self.db.read(body)]
 
+    async def front(self, run_id: str, after: int, rows: int) -> list[FrontChunk]:
+        """Chunks of a run's front (see the protocol)."""
+        found = await self.db.read(lambda tx: tx.fetch(
+            "SELECT first, count, points FROM run_fronts WHERE run_id = ? AND "
+            "first + count > ? ORDER BY first LIMIT ?", run_id, after + 1, int(rows)))
+        return [(int(first), int(count), str(points)) for first, count, points in found]
+
     async def unfinished(self) -> list[dict[str, Any]]:
         """Every queued or running run, oldest first."""
         return await self._rows(f"{_SELECT} WHERE {_UNFINISHED} ORDER BY seq")
@@ -266,12 +294,12 @@ class SQLRuns:
     async def delete(self, key_id: str, run_id: str) -> str | None:
         """Delete a finished run; its state."""
         return await self._finished_or_not(key_id, run_id, "DELETE FROM runs WHERE id = ?",
-                                           True)
+                                           True, _DELETE_FRONT)
 
     async def _finished_or_not(self, key_id: str, run_id: str, change: str,
-                               finished: bool) -> str | None:
-        """The state of ``key_id``'s run (``None``: none), ``change`` made to it when it
-        is finished (``finished``) or unfinished (not ``finished``)."""
+                               finished: bool, *more: str) -> str | None:
+        """The state of ``key_id``'s run (``None``: none), ``change`` (and ``more``) made
+        to it when it is finished (``finished``) or unfinished (not ``finished``)."""
         for_update = self.db.dialect.for_update
 
         async def body(tx: Tx) -> str | None:
@@ -280,21 +308,29 @@ class SQLRuns:
             if row is None:
                 return None
             if (row[0] in FINISHED_STATES) == finished:
-                await tx.execute(change, run_id)
+                for statement in (change, *more):
+                    await tx.execute(statement, run_id)
             return str(row[0])
 
         return await self.db.write(body)
 
     async def delete_finished(self, key_id: str) -> int:
-        """Delete the key's finished runs; how many."""
-        return await self.db.write(lambda tx: tx.execute(
-            f"DELETE FROM runs WHERE key_id = ? AND NOT ({_UNFINISHED})", key_id))
+        """Delete the key's finished runs (and their fronts); how many."""
+        return await self._delete_where(f"key_id = ? AND NOT ({_UNFINISHED})", key_id)
 
     async def prune(self, finished_before: str) -> int:
-        """Delete runs finished before ``finished_before``; how many."""
-        return await self.db.write(lambda tx: tx.execute(
-            "DELETE FROM runs WHERE finished_at IS NOT NULL AND finished_at < ?",
-            finished_before))
+        """Delete runs finished before ``finished_before`` (and their fronts); how many."""
+        return await self._delete_where("finished_at IS NOT NULL AND finished_at < ?",
+                                        finished_before)
+
+    async def _delete_where(self, where: str, *args: Any) -> int:
+        """Delete the runs ``where`` holds for, their fronts first; how many runs."""
+        async def body(tx: Tx) -> int:
+            await tx.execute("DELETE FROM run_fronts WHERE run_id IN "
+                             f"(SELECT id FROM runs WHERE {where})", *args)
+            return await tx.execute(f"DELETE FROM runs WHERE {where}", *args)
+
+        return await self.db.write(body)
 
     async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
                                 now: float, ttl: float) -> tuple[str, str | None]:

@@ -82,11 +82,21 @@ _LOG_BYTES = (
     " SELECT key_id, SUM(size) FROM decisions GROUP BY key_id",
 )
 
+#: 4: runs' fronts apart from their documents (:meth:`~decido_service.store.runs.SQLRuns.front`):
+#: consecutive points of a run's front as one JSON array a row, ``first`` the index of its
+#: first point, so a page of a large front reads a few rows and a run's row stays small
+_FRONTS = (
+    """CREATE TABLE run_fronts (
+        run_id TEXT NOT NULL, first BIGINT NOT NULL, count BIGINT NOT NULL,
+        points TEXT NOT NULL, PRIMARY KEY (run_id, first)){without_rowid}""",
+)
+
 #: The ordered list (module docs): version ``i + 1`` is ``MIGRATIONS[i]``.
 MIGRATIONS: list[tuple[str, ...]] = [
     _SCHEMA,
     webhooks.SCHEMA,  # 2: webhook endpoints and their deliveries
     _LOG_BYTES,  # 3: the decision log's byte cap
+    _FRONTS,  # 4: runs' fronts in rows of their own
 ]
 
 

@@ -60,6 +60,7 @@ from decido_service.types.params import (
     DecisionPage,
     DecisionPath,
     EventsHeaders,
+    FrontQuery,
     IdempotencyHeaders,
     RunPage,
     RunPath,
@@ -70,6 +71,7 @@ from decido_service.types.runs import (
     Budget,
     Run,
     RunDocument,
+    RunFront,
     RunList,
     RunProgress,
     RunResult,
@@ -104,6 +106,7 @@ __all__ = [
     "EventsHeaders",
     "IdempotencyHeaders",
     "RunDocument",
+    "FrontQuery",
     "RunPage",
     "RunPath",
     "TracePoint",
@@ -151,6 +154,7 @@ __all__ = [
     "ErrorEvent",
     "ResultEvent",
     "Run",
+    "RunFront",
     "RunList",
     "RunProgress",
     "RunResult",
@@ -184,6 +188,6 @@ def with_extras(components: dict[str, Any]) -> dict[str, Any]:
 #: the response bodies
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
-                                   DecisionLogRecord, Run, RunList, RunTrace, RunsDeleted,
+                                   DecisionLogRecord, Run, RunFront, RunList, RunTrace, RunsDeleted,
                                    Webhook, WebhookCreated, WebhookList, Delivery, DeliveryList)
 

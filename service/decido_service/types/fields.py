@@ -12,13 +12,17 @@ from decido import metadata as labels
 from decido.goals import Goal, GoalName
 from decido_service.store import RUN_STATES
 
-__all__ = ["DECISION_ID_PATTERN", "MAX_LABEL", "RUN_ID_PATTERN", "Count", "EngineId", "Epoch",
-           "Goal", "GoalIn", "Limit", "Metadata", "MetadataKey", "RunState", "Timestamp"]
+__all__ = ["DECISION_ID_PATTERN", "MAX_LABEL", "NOT_BLANK", "RUN_ID_PATTERN", "Count",
+           "EngineId", "Epoch", "Goal", "GoalIn", "Limit", "Metadata", "MetadataKey", "RunState",
+           "Timestamp"]
 
 #: what a run id looks like: ``run_`` and 24 lowercase hex digits (``store.ordered_id``)
 RUN_ID_PATTERN = "^run_[0-9a-f]{24}$"
 #: what a decision-log id looks like: ``dec_`` and 24 lowercase hex digits
 DECISION_ID_PATTERN = "^dec_[0-9a-f]{24}$"
+#: the pattern of a text that must hold something besides white space (an expression):
+#: JSON Schema's patterns match anywhere in the text, as msgspec's do
+NOT_BLANK = r"\S"
 #: the longest key label (characters)
 MAX_LABEL = 200
 

@@ -13,7 +13,7 @@ from decido.optimize import SEED_END
 from decido.pareto import DEFAULT_ARCHIVE_SIZE, MAX_ARCHIVE, default_multi_engine
 from decido.status import FinishedStatus
 from decido_service.config import DEFAULT_TIERS, default_caps
-from decido_service.types.fields import Count, EngineId, Goal, GoalIn, Metadata
+from decido_service.types.fields import NOT_BLANK, Count, EngineId, Goal, GoalIn, Metadata
 from decido_service.types.problems import Problem
 
 __all__ = ["SEMANTIC_FAULTS", "ConstraintValue", "ErrorEvent", "Objective", "ObjectiveInfo",
@@ -48,7 +48,7 @@ class Objective(Struct, forbid_unknown_fields=True, kw_only=True):
         pattern="^" + NAME_PATTERN.pattern.removesuffix("\\Z") + "$",
         description="an identifier, distinct from the other objectives and the variables")]
     expression: Annotated[str, Meta(
-        min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
+        min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"], pattern=NOT_BLANK,
         description="the objective in decido's expression language", examples=["sum(x**2)"])]
     goal: Annotated[GoalName, Meta(
         description="default: the request's goal ('min' and 'max' are aliases)")] | None = None
@@ -83,7 +83,7 @@ class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
                     "or give variables")
     ] | UnsetType = UNSET
     objective_expression: Annotated[str, Meta(
-        min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"],
+        min_length=1, max_length=decido.DEFAULT_LIMITS["max_length"], pattern=NOT_BLANK,
         description="the objective in decido's expression language over the vector x (or "
                     "the names of variables); or give objectives",
         examples=["sum(x**2)"])] | UnsetType = UNSET
@@ -229,7 +229,11 @@ class RunResult(Struct, forbid_unknown_fields=True, kw_only=True, omit_defaults=
         description="x by name (requests with variables)")]
     pareto: Annotated[list[ParetoPoint] | None, Meta(
         description="several objectives: the non-dominated front of everything evaluated "
-                    "(the least violating points when nothing was feasible)")] = None
+                    "(the least violating points when nothing was feasible), in the answer "
+                    "of /v1/optimize; a run read from /v1/runs has front_size here and its "
+                    "front in pages at GET /v1/runs/{id}/front")] = None
+    front_size: Annotated[Count, Meta(
+        description="several objectives: the number of points of the front")] | None = None
     hypervolume: Annotated[float | None, Meta(
         description="several objectives: the front's hypervolume at reference_point")
     ] = None

@@ -28,9 +28,11 @@ from decido_service.types.fields import (
 __all__ = ["CURSOR", "DEFAULT_PAGE", "LAST_EVENT_ID_PATTERN", "MAX_IDEMPOTENCY_KEY", "MAX_PAGE",
            "DecisionPage", "DecisionPath", "EventsHeaders", "HeaderParams", "IdempotencyHeaders",
            "MetadataFilter", "Page", "Params", "PathParams", "QueryParams", "REPLAYED", "RunPage",
-           "RunPath", "TraceQuery"]
+           "RunPath", "FrontQuery", "MAX_FRONT_PAGE", "TraceQuery"]
 
 DEFAULT_PAGE, MAX_PAGE = 20, 100
+#: the most points a page of a run's front holds (and its default)
+MAX_FRONT_PAGE = 10_000
 #: the longest Idempotency-Key accepted
 MAX_IDEMPOTENCY_KEY = 255
 #: the header (value ``true``) of the answer replayed for a repeated Idempotency-Key
@@ -118,6 +120,18 @@ class RunPage(Page, kw_only=True):
     state: Annotated[RunState, Meta(description="only runs in this state")] | None = None
     engine: Annotated[EngineId, Meta(description="only runs of this engine")] | None = None
     metadata: MetadataFilter | None = None
+
+
+class FrontQuery(QueryParams, kw_only=True):
+    """A page of a run's front: its points by index, in the front's order."""
+
+    limit: Annotated[int, Meta(
+        ge=1, le=MAX_FRONT_PAGE,
+        description=f"the most points of the page (default {MAX_FRONT_PAGE}); a page also "
+                    "stops at about the tier's front_page_bytes")] = MAX_FRONT_PAGE
+    starting_after: Annotated[int, Meta(
+        ge=0, le=2**53, description="the index of the last point of the previous page "
+                                    "(absent: from the first point)")] | None = None
 
 
 class TraceQuery(QueryParams, kw_only=True):

@@ -15,11 +15,11 @@ from decido_service.types.fields import (
     RunState,
     Timestamp,
 )
-from decido_service.types.optimize import OptimizeRequest, RunProgress, RunResult
+from decido_service.types.optimize import OptimizeRequest, ParetoPoint, RunProgress, RunResult
 from decido_service.types.problems import Problem
 
-__all__ = ["Budget", "Run", "RunDocument", "RunList", "RunProgress", "RunResult", "RunTrace",
-           "RunsDeleted", "TracePoint"]
+__all__ = ["Budget", "Run", "RunDocument", "RunFront", "RunList", "RunProgress", "RunResult",
+           "RunTrace", "RunsDeleted", "TracePoint"]
 
 #: ``[evaluations, elapsed_ms, best]`` at one improvement of a run
 TracePoint = Annotated[list[float | None], Meta(min_length=3, max_length=3)]
@@ -62,6 +62,22 @@ class RunTrace(Struct, forbid_unknown_fields=True):
     run_id: str
     columns: list[Literal["evaluations", "elapsed_ms", "best"]]
     points: list[TracePoint]
+
+
+class RunFront(Struct, forbid_unknown_fields=True):
+    """A page of a finished run's front (`GET /v1/runs/{id}/front`): its points in the
+    front's order, at most ``limit`` of them and about the tier's ``front_page_bytes``
+    bytes (at least one point)."""
+
+    run_id: str
+    first: Annotated[int, Meta(ge=0, description=(
+        "the index of the page's first point in the front (the option id a decision on "
+        "the front gives it)"))]
+    data: list[ParetoPoint]
+    size: Annotated[int, Meta(ge=0, description="the number of points of the whole front")]
+    has_more: Annotated[bool, Meta(
+        description="more points follow: ask again with starting_after=first + "
+                    "len(data) - 1")]
 
 
 class RunsDeleted(Struct, forbid_unknown_fields=True):

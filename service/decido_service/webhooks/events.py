@@ -3,7 +3,10 @@
 The body is ``{"type", "timestamp", "data"}``: the event's type, when it happened (ISO
 8601 UTC), and its data — for a run event the run document as ``GET /v1/runs/{id}``
 answers it (without the trace), built from the run's row as it was written with its final
-state; for ``webhook.test``, the endpoint's id. It is the same bytes on every attempt.
+state; for ``webhook.test``, the endpoint's id. It is the same bytes on every attempt. It
+is small whatever the run: a run's front is not in its row (only its size and
+hypervolume: :mod:`decido_service.runs.front`), and the delivery worker builds it in a
+thread, off the event loop.
 The headers are ``webhook-id`` (the delivery's id, the same on every attempt: receivers
 deduplicate on it), ``webhook-timestamp`` (the attempt's time, epoch seconds) and
 ``webhook-signature`` (:func:`~.signing.signature_header`; both secrets for 24 h after a

@@ -105,7 +105,7 @@ class DeliveryWorker(Poller):
     async def _attempt(self, row: dict[str, Any]) -> None:
         """One attempt of a claimed delivery, and its record."""
         assert self._client is not None
-        body = event_body(row)
+        body = await asyncio.to_thread(event_body, row)  # decoded and encoded off the loop
         headers = request_headers(row, body, time.time())
         found = await delivery.post(self._client, row["url"], headers, body, self.allowed)
         now = time.time()

@@ -108,7 +108,11 @@
     }
     var m = result.objectives.length;
     var infeasible = result.pareto.some(function (p) { return !p.feasible; });
-    var said = result.pareto.length + " points" +
+    var size = result.front_size || result.pareto.length;
+    var said = (size > result.pareto.length
+      ? "the first " + result.pareto.length + " of the front's " + size + " points (a page " +
+        "of GET /v1/runs/{id}/front, bounded by the tier's front_page_bytes)"
+      : result.pareto.length + " points") +
       (infeasible ? "; nothing feasible was found: these are the points of least violation" : "") +
       "; the reference point (" + result.reference_point.map(function (v) {
         return fmt(v, 6);
@@ -159,12 +163,13 @@
     state.hv = trace.map(function (p) { return p[2]; });
     drawHypervolume();
     var result = view.result;
-    drawFront(result);
+    // the front's points drawn: the first page of its own endpoint (view.front)
+    drawFront(result && Object.assign({}, result, {pareto: view.front ? view.front.data : []}));
     if (result) {
-      setFacts(result.hypervolume, result.pareto ? result.pareto.length : null,
+      setFacts(result.hypervolume, result.front_size === undefined ? null : result.front_size,
                result.evaluations, result.elapsed_ms);
       var choose = document.getElementById("choose-front");
-      if (choose && result.pareto && result.pareto.length) choose.hidden = false;
+      if (choose && result.front_size) choose.hidden = false;
     }
     setState(view.state);
     text("result-json", JSON.stringify(view.result, null, 2));
