@@ -142,3 +142,15 @@ def test_a_front_is_read_only_by_its_key_and_only_of_a_run_with_one(
     bad = server.request("GET", f"/v1/runs/{doc['run_id']}/front?starting_after=-1",
                          headers=auth(key))
     assert bad.status == 400 and "starting_after" in bad.json()["detail"]
+
+
+def test_an_idempotent_replay_of_optimize_rebuilds_the_whole_front(server: LiveServer) -> None:
+    key = server.create_key(tier="pro")["key"]
+    headers = {**auth(key), "Idempotency-Key": "front-replay"}
+    body = big_front(points=300, dims=3, seed=2)
+    first = server.request("POST", "/v1/optimize", body, headers=headers)
+    assert first.status == 200, first.body[:300]
+    again = server.request("POST", "/v1/optimize", body, headers=headers)
+    assert again.status == 200 and again.header("idempotent-replayed") == "true"
+    assert again.json()["pareto"] == first.json()["pareto"]
+    assert len(again.json()["pareto"]) == again.json()["front_size"] == 300
