@@ -161,12 +161,13 @@ def _objective_problems(objectives: Any, goal: Any) -> tuple[list[Problem], list
 
 
 def _engine_id(engine: Any, several: bool) -> str:
-    """``auto`` (or None): the registry's ``auto`` when it has one, else its default
-    engine (several objectives: the first that takes several)."""
+    """``auto`` (or None): the registry's ``auto`` when it has one (that takes several
+    objectives when there are several), else its default engine (several objectives: the
+    first that takes several)."""
     if engine is not None and engine != "auto":
         return str(engine)
-    ids = [e["id"] for e in _engine.engines()]
-    if "auto" in ids:
+    auto = next((e for e in _engine.engines() if e["id"] == "auto"), None)
+    if auto is not None and (auto["supports"]["objectives"] or not several):
         return "auto"
     if several:
         return str(next(e["id"] for e in _engine.engines() if e["supports"]["objectives"]))
@@ -435,8 +436,7 @@ class Study:
             pool = [t for t in done if _violation(t) == least]
         F = np.array([t.values for t in pool], dtype=np.float64).reshape(len(pool),
                                                                           len(signs)) * signs
-        keep = [i for i in range(len(pool)) if not any(
-            np.all(F[j] <= F[i]) and np.any(F[j] < F[i]) for j in range(len(pool)))]
+        keep = _non_dominated(F)
         front = [pool[i] for i in keep]
         if not front:
             return Front([], 0.0, [], [dict(o) for o in self.objectives])
@@ -493,6 +493,21 @@ class Study:
             except (KeyError, TypeError, ValueError) as exc:
                 raise StudyError("invalid_state", f"log[{k}] does not replay: {exc}") from None
         return study
+
+
+def _non_dominated(F: NDArray[np.float64]) -> list[int]:
+    """The rows of ``F`` (minimized) no other row dominates, in their order.  In
+    lexicographic order a row can only be dominated by rows before it, and by one of the
+    non-dominated ones among them (domination is transitive): O(rows x front)."""
+    order = np.lexsort(F.T[::-1]) if len(F) else np.empty(0, dtype=np.int64)
+    front: list[int] = []
+    for i in order.tolist():
+        if front:
+            G = F[front]
+            if np.any(np.all(G <= F[i], axis=1) & np.any(G < F[i], axis=1)):
+                continue
+        front.append(i)
+    return sorted(front)
 
 
 def _violation(t: Trial) -> float:

@@ -505,8 +505,8 @@ dc_status dc_study_tell_point(dc_study *study, const double *x, dc_trial_status 
                               dc_error *error);
 /* Trials numbered so far (asked or told as points). */
 int64_t dc_study_n_trials(const dc_study *study);
-/* The best trial told with DC_TRIAL_OK (one objective: feasible first, then by
- * value; several: the first told), or -1 when there is none. */
+/* The best trial told with DC_TRIAL_OK and a number as its value (feasible first,
+ * then by value), or -1 when there is none or the study has several objectives. */
 int64_t dc_study_best(const dc_study *study);
 /* The batches the engine was told so far (its iterations). */
 int64_t dc_study_n_batches(const dc_study *study);

@@ -94,6 +94,16 @@ def test_failed_and_infeasible_trials_rank_worst_and_never_become_best() -> None
     assert not study.trials[1].feasible
 
 
+def test_a_nan_value_is_kept_ranked_worst_and_never_best() -> None:
+    study = Study(bounds=[(0, 1)], engine="cmaes", seed=1)
+    a, b = study.ask(2)
+    study.tell(a, float("nan"))
+    assert study.best is None and a.state == "completed" and math.isnan(a.value or 0.0)
+    study.tell(b, 0.5)
+    assert study.best is b
+    assert a.to_dict()["value"] is None  # JSON-ready
+
+
 def test_asking_beyond_the_batch_closes_it_and_late_results_still_count() -> None:
     study = Study(bounds=[(-2, 3)] * 2, engine="de", seed=1)
     early = study.ask(1)[0]
@@ -234,9 +244,11 @@ def test_bad_arguments_are_listed_together() -> None:
 
 
 def test_the_default_engine_follows_the_registry() -> None:
-    ids = [e["id"] for e in decido.engines()]
+    auto = next((e for e in decido.engines() if e["id"] == "auto"), None)
     single = Study(bounds=[(0, 1)]).engine
-    assert single == ("auto" if "auto" in ids else decido.default_engine())
+    assert single == ("auto" if auto else decido.default_engine())
+    several = Study(bounds=[(0, 1)], objectives=["a", "b"]).engine
+    assert several == ("auto" if auto and auto["supports"]["objectives"] else "moea")
 
 
 def test_a_study_replays_from_its_state_on_a_new_process() -> None:
