@@ -501,6 +501,15 @@ def _non_dominated(F: NDArray[np.float64]) -> list[int]:
     non-dominated ones among them (domination is transitive): O(rows x front)."""
     order = np.lexsort(F.T[::-1]) if len(F) else np.empty(0, dtype=np.int64)
     front: list[int] = []
+    if F.shape[1] == 2:  # a sweep: dominated by an earlier row iff its second value is
+        low = math.inf   # above the least so far, or equal to it at a larger first value
+        low_first = math.inf
+        for i in order.tolist():
+            a, b = float(F[i, 0]), float(F[i, 1])
+            if b < low or (b == low and a == low_first):
+                front.append(i)
+                low, low_first = b, a
+        return sorted(front)
     for i in order.tolist():
         if front:
             G = F[front]
