@@ -306,8 +306,9 @@ class Study:
         vals = self._values(value, values, state)
         mets = self._metrics(metrics)
         with self._lock:
-            if isinstance(trial, (Trial, int)) and not isinstance(trial, bool):
-                return self._tell_asked(trial, vals, state, mets)
+            if isinstance(trial, (Trial, int, np.integer)) and not isinstance(trial, bool):
+                return self._tell_asked(trial if isinstance(trial, Trial) else int(trial),
+                                        vals, state, mets)
             if isinstance(trial, (Mapping, Sequence, np.ndarray)) and not isinstance(trial, str):
                 return self._tell_point(trial, vals, state, mets)
             raise StudyError("unknown_trial",

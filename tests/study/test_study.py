@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -216,6 +217,23 @@ def test_the_front_is_every_non_dominated_trial_ties_included(m: int) -> None:
     expected = [i for i in range(len(F)) if not any(
         np.all(F[j] <= F[i]) and np.any(F[j] < F[i]) for j in range(len(F)))]
     assert [t.number for t in study.pareto.trials] == expected
+
+
+def test_threads_share_a_study_and_every_trial_is_told_once() -> None:
+    study = Study(bounds=[(-2, 3)] * 3, engine="de", seed=6)
+
+    def worker() -> None:
+        for _ in range(100):
+            (t,) = study.ask()
+            study.tell(np.int64(t.number), sphere(t.x))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert [t.number for t in study.trials] == list(range(800))
+    assert all(t.state == "completed" for t in study.trials)
 
 
 def test_misuse_raises_typed_errors() -> None:
