@@ -276,7 +276,11 @@ class Study:
                     raise StudyError("study_finished",
                                      f"the study asked its max_trials={self.max_trials} trials")
                 n = min(n, self.max_trials - self._asked)
-            ids, X = self._c.ask(n)
+            try:
+                ids, X = self._c.ask(n)
+            except BaseException:
+                self._drop_unseen()
+                raise
             out = []
             for number, x in zip(ids.tolist(), X, strict=True):
                 trial = Trial(int(number), x.copy(), self.space.by_name(x))
@@ -285,6 +289,16 @@ class Study:
             self._asked += n
             self._log.append({"ask": n})
             return out
+
+    def _drop_unseen(self) -> None:
+        """After a failed ask (the engine ran out of memory): the trials the C study
+        numbered before it failed never reached the caller; they are told failed (their
+        batch can close) and kept as failed trials without a point, so numbers and trials
+        stay one list."""
+        for number in range(len(self._trials), self._c.n_trials):
+            self._c.tell(number, _study.FAILED, None, 0.0)
+            nan = np.full(self.space.n, math.nan)
+            self._trials.append(Trial(number, nan, {}, state="failed"))
 
     # ---- telling ----
 
@@ -426,8 +440,8 @@ class Study:
 
     @property
     def pareto(self) -> Front:
-        """The front of the completed trials (several objectives; one objective: the best
-        trial alone)."""
+        """The front of the completed trials (several objectives; one objective: the
+        trials of the best value)."""
         signs = np.array([-1.0 if o["goal"] == "maximize" else 1.0 for o in self.objectives])
         done = [t for t in self._trials if t.state == "completed" and t.values is not None
                 and all(math.isfinite(v) for v in t.values)]
