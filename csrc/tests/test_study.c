@@ -363,6 +363,79 @@ static void several_and_constrained(void)
     }
 }
 
+/* A gradient batch (lbfgsb) is the point and two neighbours per real coordinate that is
+ * not fixed; the engine is told once all of them are. */
+static void gradient_slots(void)
+{
+    dc_study_spec sp;
+    double lo[3] = {-1, 2, -1}, hi[3] = {1, 2, 1}, X[5 * 3], f;
+    int64_t ids[5];
+    dc_study *s = NULL;
+    dc_error err;
+    size_t i;
+    int64_t r;
+    dc_study_spec_init(&sp);
+    sp.n = 3;
+    sp.lower = lo;
+    sp.upper = hi;
+    sp.budget = 300;
+    CHECK(dc_study_new("lbfgsb", &sp, &s, &err) == DC_OK, "%s", err.message);
+    for (i = 0; s && i < 5; i++) {
+        CHECK(dc_study_ask(s, 1, ids + i, X + 3 * i, &err) == DC_OK, "%s", err.message);
+        CHECK(dc_study_n_batches(s) == 0, "the gradient was told before its 5 points");
+    }
+    CHECK(s && X[1] == 2.0 && X[4] == 2.0 && X[13] == 2.0, "the fixed coordinate moved");
+    CHECK(s && X[3] > X[0] && X[6] < X[0] && X[5] == X[2] && X[8] == X[2] && X[9] == X[0] &&
+              X[11] > X[2] && X[12] == X[0] && X[14] < X[2],
+          "the neighbours are not along one coordinate each");
+    for (i = 0; s && i < 5; i++) {
+        f = (X[3 * i] - 0.5) * (X[3 * i] - 0.5) + X[3 * i + 2] * X[3 * i + 2];
+        dc_study_tell(s, ids[i], DC_TRIAL_OK, &f, 0.0, &err);
+    }
+    CHECK(s && dc_study_n_batches(s) == 1, "the gradient batch was not told");
+    {
+        double best = INFINITY;
+        for (r = 0; s && r < 60; r++) { /* and it converges on finite differences */
+            dc_study_ask(s, 1, ids, X, &err);
+            f = (X[0] - 0.5) * (X[0] - 0.5) + X[2] * X[2];
+            best = f < best ? f : best;
+            dc_study_tell(s, ids[0], DC_TRIAL_OK, &f, 0.0, &err);
+        }
+        CHECK(best < 1e-12, "lbfgsb's best %g after 65 trials", best);
+    }
+    dc_study_free(s);
+}
+
+/* dss on integer coordinates (its neighbourhood search) reaches the integer optimum. */
+static void dss_integers(void)
+{
+    dc_study_spec sp;
+    double lo[3] = {-10, -10, -10}, hi[3] = {10, 10, 10}, X[3], f;
+    unsigned char integer[3] = {1, 1, 1};
+    int64_t id, r;
+    dc_study *s = NULL;
+    dc_error err;
+    dc_study_spec_init(&sp);
+    sp.n = 3;
+    sp.lower = lo;
+    sp.upper = hi;
+    sp.integer = integer;
+    sp.budget = 400;
+    sp.seed = 5;
+    CHECK(dc_study_new("dss", &sp, &s, &err) == DC_OK, "%s", err.message);
+    for (r = 0; s && r < 400; r++) {
+        dc_study_ask(s, 1, &id, X, &err);
+        CHECK(X[0] == floor(X[0]) && X[1] == floor(X[1]) && X[2] == floor(X[2]),
+              "not integers");
+        f = (X[0] - 3) * (X[0] - 3) + (X[1] + 2) * (X[1] + 2) + (X[2] - 7) * (X[2] - 7);
+        dc_study_tell(s, id, DC_TRIAL_OK, &f, 0.0, &err);
+        if (f == 0.0)
+            break;
+    }
+    CHECK(s && r < 400, "dss did not reach (3, -2, 7) in 400 trials");
+    dc_study_free(s);
+}
+
 /* Every allocation failure is reported and nothing leaks. */
 static void allocation_failures(void)
 {
@@ -404,6 +477,8 @@ int main(void)
     warm_start();
     kinds();
     several_and_constrained();
+    gradient_slots();
+    dss_integers();
     allocation_failures();
     printf("test_study: %d passed, %d failed\n", passed, failed);
     return failed != 0;
