@@ -7,10 +7,15 @@ objectives' front, misuse, and the replayable state."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import random
+import subprocess
+import sys
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -76,6 +81,30 @@ def test_the_same_seed_and_tells_give_the_same_trials_bit_for_bit() -> None:
     assert run() == run()
     other = Study(bounds=[(-1, 1)] * 3, engine="cmaes", seed=12).ask(3)
     assert other[0].x.tobytes() != run()[0]
+
+
+_SCRIPT = """
+import decido
+study = decido.Study(bounds=[(-1, 1)] * 3, engine={engine!r}, seed=21)
+out = []
+for _ in range(25):
+    asked = study.ask(4)
+    out += [float(v).hex() for t in asked for v in t.x]
+    for t in reversed(asked):
+        study.tell(t, float(sum((t.x - 0.2) ** 2)))
+print(" ".join(out))
+"""
+
+
+@pytest.mark.parametrize("engine", ["cmaes", "dss"])
+def test_another_process_gives_the_same_trials(engine: str) -> None:
+    script = _SCRIPT.format(engine=engine)
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           check=True, timeout=120).stdout for _ in range(2)]
+    namespace: dict[str, Any] = {}
+    with contextlib.redirect_stdout(io.StringIO()) as here:
+        exec(script, namespace)  # noqa: S102 -- the same script in this process
+    assert runs[0] == runs[1] == here.getvalue() and len(runs[0].split()) == 300
 
 
 def test_a_generation_told_in_any_order_improves_and_every_trial_is_kept() -> None:
