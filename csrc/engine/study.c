@@ -497,6 +497,10 @@ static dc_status close_batch(dc_study *s, dc_error *err)
             continue;
         }
         b->f[r] = key(s, s->slot_f[base], s->slot_e[base]);
+        if (b->violation) /* as the driver fills it: the excess (0 without constraints) */
+            b->violation[r] = !s->pb.constrained       ? 0.0
+                              : isinf(s->slot_e[base]) ? DBL_MAX
+                                                       : s->slot_e[base];
         if (b->kind == DC_ASK_GRADIENT) {
             double *g = b->grad + r * s->n, h;
             for (k = 0; k < s->n; k++)

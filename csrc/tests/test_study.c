@@ -436,6 +436,40 @@ static void dss_integers(void)
     dc_study_free(s);
 }
 
+/* One objective with constraints on an engine that reads the violations (moea keeps a
+ * violation per row): the feasible optimum is found. */
+static void violations_of_one_objective(void)
+{
+    dc_study_spec sp;
+    double lo[2] = {0, 0}, hi[2] = {1, 1}, X[20 * 2], best = INFINITY;
+    int64_t ids[20];
+    dc_study *s = NULL;
+    dc_error err;
+    size_t i, r;
+    dc_study_spec_init(&sp);
+    sp.n = 2;
+    sp.lower = lo;
+    sp.upper = hi;
+    sp.budget = 2000;
+    sp.constrained = 1;
+    sp.seed = 2;
+    sp.option_names = (const char *const[]){"popsize"};
+    sp.option_values = (const double[]){20};
+    sp.n_options = 1;
+    CHECK(dc_study_new("moea", &sp, &s, &err) == DC_OK, "%s", err.message);
+    for (r = 0; s && r < 100; r++) {
+        dc_study_ask(s, 20, ids, X, &err);
+        for (i = 0; i < 20; i++) {
+            double f = X[2 * i] + X[2 * i + 1], e = X[2 * i] < 0.3 ? 0.3 - X[2 * i] : 0.0;
+            if (e == 0.0 && f < best)
+                best = f;
+            dc_study_tell(s, ids[i], DC_TRIAL_OK, &f, e, &err);
+        }
+    }
+    CHECK(best < 0.31, "moea's best feasible %g (optimum 0.3)", best);
+    dc_study_free(s);
+}
+
 /* Every allocation failure is reported and nothing leaks. */
 static void allocation_failures(void)
 {
@@ -479,6 +513,7 @@ int main(void)
     several_and_constrained();
     gradient_slots();
     dss_integers();
+    violations_of_one_objective();
     allocation_failures();
     printf("test_study: %d passed, %d failed\n", passed, failed);
     return failed != 0;
