@@ -216,8 +216,7 @@ def test_constraints_read_metrics_and_rank_infeasible_trials_last() -> None:
 
 def test_two_objectives_give_a_front_with_its_hypervolume() -> None:
     study = Study(bounds=[(0, 1), (0, 1)], objectives=["f1", {"name": "f2", "goal": "minimize"}],
-                  seed=2, options={"popsize": 20})
-    assert study.engine == "moea"
+                  engine="moea", seed=2, options={"popsize": 20})
     for _ in range(40):
         for t in study.ask(20):
             x, y = t.x
