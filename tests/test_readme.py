@@ -2,9 +2,9 @@
 documentation's service examples fit a free key; the limits the documents print are the
 service's.
 
-Rule: every ```python block of README.md (and of docs/decisions.md) runs on its own, in a
-fresh namespace (as pasted into a new interpreter), statement by statement, each claim of a
-comment checked (tests/docs_examples.py says what a claim is). A block that makes a
+Rule: every ```python block of README.md (and of docs/decisions.md and docs/studies.md) runs
+on its own, in a fresh namespace (as pasted into a new interpreter), statement by statement,
+each claim of a comment checked (tests/docs_examples.py says what a claim is). A block that makes a
 ``decido.Client`` needs a server: tests/service/test_docs_live.py runs it against a real one.
 """
 
@@ -23,7 +23,9 @@ import pytest
 from docs_examples import DOCS, README, Block, blocks, matches, needs_server, parse_claim, run_block
 
 DECISIONS = README.parent / "docs" / "decisions.md"
-LOCAL = [b for doc in (README, DECISIONS) for b in blocks(doc, "python") if not needs_server(b)]
+STUDIES = README.parent / "docs" / "studies.md"
+LOCAL = [b for doc in (README, DECISIONS, STUDIES) for b in blocks(doc, "python")
+         if not needs_server(b)]
 
 
 @pytest.mark.parametrize("block", LOCAL, ids=lambda b: b.where)

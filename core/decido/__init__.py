@@ -12,7 +12,7 @@ from decido.decide import (
     decision_methods,
     decision_schemas,
 )
-from decido.errors import ConstraintError, DecidoError, EngineError, ExpressionError
+from decido.errors import ConstraintError, DecidoError, EngineError, ExpressionError, StudyError
 from decido.expression import DEFAULT_LIMITS, Expression, Structure
 from decido.optimize import (
     OptimizeResult,
@@ -25,6 +25,7 @@ from decido.optimize import (
     optimize,
 )
 from decido.pareto import hypervolume
+from decido.study import Study, Trial
 
 __version__ = "0.1.0"
 __all__ = [
@@ -42,6 +43,9 @@ __all__ = [
     "ParetoResult",
     "RunMonitor",
     "Structure",
+    "Study",
+    "StudyError",
+    "Trial",
     "__version__",
     "decide",
     "decide_batch",

@@ -235,6 +235,49 @@ cdef extern from "decido.h" nogil:
                                     double time_limit, const dc_allocator *alloc, double *out,
                                     dc_error *error)
 
+    ctypedef enum dc_trial_status:
+        DC_TRIAL_OK
+        DC_TRIAL_FAILED
+        DC_TRIAL_INFEASIBLE
+
+    size_t DC_STUDY_MAX_ASK
+
+    ctypedef struct dc_study_spec:
+        size_t n
+        const double *lower
+        const double *upper
+        const unsigned char *integer
+        const double *const *values
+        const size_t *n_values
+        const unsigned char *log_scale
+        size_t n_objectives
+        const unsigned char *maximized
+        uint64_t seed
+        int64_t budget
+        int constrained
+        const char *const *option_names
+        const double *option_values
+        size_t n_options
+        const dc_allocator *allocator
+
+    ctypedef struct dc_study:
+        pass
+
+    void dc_study_spec_init(dc_study_spec *spec)
+    dc_status dc_study_new(const char *engine, const dc_study_spec *spec, dc_study **out,
+                           dc_error *error)
+    void dc_study_free(dc_study *study)
+    dc_status dc_study_ask(dc_study *study, size_t k, int64_t *ids, double *X,
+                           dc_error *error)
+    dc_status dc_study_tell(dc_study *study, int64_t id, dc_trial_status status,
+                            const double *values, double excess, dc_error *error)
+    dc_status dc_study_tell_point(dc_study *study, const double *x, dc_trial_status status,
+                                  const double *values, double excess, int64_t *id,
+                                  dc_error *error)
+    int64_t dc_study_n_trials(const dc_study *study)
+    int64_t dc_study_best(const dc_study *study)
+    int64_t dc_study_n_batches(const dc_study *study)
+
     dc_status dc_rank_competition(const double *score, size_t n, int higher_is_better,
                                   double rel_tol, int64_t *order, int64_t *rank)
 

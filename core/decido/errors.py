@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-__all__ = ["ConstraintError", "DecidoError", "EngineError", "ExpressionError", "status_error"]
+__all__ = ["ConstraintError", "DecidoError", "EngineError", "ExpressionError", "StudyError",
+           "status_error"]
 
 _WINDOW = 72
 
@@ -103,6 +104,28 @@ class EngineError(DecidoError, ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.code, self.message, self.field, self.errors))
+
+
+class StudyError(DecidoError, ValueError):
+    """A call a :class:`decido.Study` cannot take in its state: a trial told twice
+    (``trial_finished``), a trial it never numbered (``unknown_trial``), values of the
+    wrong count or kind (``invalid_values``), a metric a constraint reads missing
+    (``missing_metric``), a point outside the variables (``invalid_point``), an ask once
+    ``max_trials`` trials were asked (``study_finished``), ``best`` of several objectives
+    (``several_objectives``), or a log that does not replay (``invalid_state``).
+
+    Attributes:
+        code: the stable machine code above.
+        message: the human explanation.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.code, self.message))
 
 
 def _pointer(field: str | None) -> str:

@@ -71,6 +71,7 @@ typedef struct dc_batch {
     int kind;
     const double *U; /* rows x n, in [0,1] (the driver projects anything outside) */
     size_t rows;
+    size_t want;     /* rows the caller would like next (0: the engine's choice); a hint */
     double *f;       /* rows */
     double *grad;    /* DC_ASK_GRADIENT: rows x n, df/du */
     double *terms;   /* DC_ASK_TERMS: rows x n */

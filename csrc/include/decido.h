@@ -424,6 +424,93 @@ const char *dc_engine_default(void);
 
 const char *dc_version(void);
 
+/* ---- studies: ask/tell optimization (engine/study.c) ---------------------- */
+
+/* A study runs one engine by reverse communication: the caller asks for points,
+ * evaluates them wherever it likes, and tells the results back, in any order.
+ *
+ * Trials are numbered 0, 1, 2, ... in the order they are handed out (asked) or
+ * told without being asked (a warm start).  ask(k) hands out k points from the
+ * engine's batches (a batch is a generation of a population engine, one point of
+ * a local one, or the 1 + 2r points of a finite-difference gradient over the r
+ * real coordinates); the batch size hint dc_batch.want is k's rest.  A batch goes
+ * to the engine once every point of it is told; an ask beyond what is left of the
+ * current batch closes it first: the results told so far go to the engine and the
+ * missing ones count as failed.  A result told after its batch closed, and a
+ * warm-start point, is recorded (best trial, the rank of infeasible points) but
+ * not given to the engine, except warm-start points told before the first ask:
+ * the engine starts from the best of them (several objectives: from each), when
+ * it takes start points (DC_SUPPORTS_X0).
+ *
+ * Ranking: values are minimized internally (maximized objectives negated); a
+ * failed trial (and NaN) is worse than any other; an infeasible one (excess > 0,
+ * or DC_TRIAL_INFEASIBLE) ranks after every feasible one, by its excess, as the
+ * driver's constraint layer ranks points.  An engine that converges (or has
+ * nothing more to ask) starts again from a uniform random point, planning for the
+ * trials left of the budget (the whole budget again once it is spent).
+ *
+ * Determinism: the same spec (seed included) and the same calls in the same order
+ * give bit-identical points; the study reads no clock and no global state.  A
+ * study belongs to one thread at a time. */
+typedef enum dc_trial_status {
+    DC_TRIAL_OK = 0,         /* values given (excess: 0 when feasible) */
+    DC_TRIAL_FAILED,         /* no values: ranked worst */
+    DC_TRIAL_INFEASIBLE      /* no values: infeasible, ranked after every number */
+} dc_trial_status;
+
+#define DC_STUDY_MAX_ASK ((size_t)1 << 20) /* points in one ask */
+
+typedef struct dc_study_spec {
+    size_t n;
+    const double *lower, *upper;  /* n each, finite, lower <= upper */
+    /* integer and discrete coordinates as in dc_run (NULL: all real): values[j]
+     * finite and increasing */
+    const unsigned char *integer;
+    const double *const *values;
+    const size_t *n_values;
+    /* log_scale[j] = 1: a real or integer coordinate searched on a log scale
+     * (lower > 0); NULL: none */
+    const unsigned char *log_scale;
+    size_t n_objectives;          /* 0 or 1: one; 2..DC_MAX_OBJECTIVES */
+    const unsigned char *maximized; /* max(1, n_objectives) flags, NULL: all minimized */
+    uint64_t seed;
+    int64_t budget;               /* trials the engine plans for, > 0 */
+    int constrained;              /* tells may carry an excess (the engine must take
+                                     constraints: DC_SUPPORTS_CONSTRAINTS) */
+    const char *const *option_names; /* engine options by name, as dc_run */
+    const double *option_values;
+    size_t n_options;
+    const dc_allocator *allocator;
+} dc_study_spec;
+
+typedef struct dc_study dc_study;
+
+void dc_study_spec_init(dc_study_spec *spec);
+/* engine NULL: dc_engine_default().  *out NULL on failure. */
+dc_status dc_study_new(const char *engine, const dc_study_spec *spec, dc_study **out,
+                       dc_error *error);
+void dc_study_free(dc_study *study);
+/* k points (k <= DC_STUDY_MAX_ASK; 0 does nothing): ids[i] and X[i*n .. +n] (inside
+ * the bounds; integer and discrete coordinates take their values). */
+dc_status dc_study_ask(dc_study *study, size_t k, int64_t *ids, double *X, dc_error *error);
+/* The result of trial id: values (max(1, n_objectives) of them, NULL unless
+ * DC_TRIAL_OK; NaN ranks worst) and the excess (>= 0; NaN: infinite).  A trial
+ * is told once; DC_ERR_ARGUMENT for an unknown id or a second tell. */
+dc_status dc_study_tell(dc_study *study, int64_t id, dc_trial_status status,
+                        const double *values, double excess, dc_error *error);
+/* A point never asked (n values inside the bounds; integer and discrete ones
+ * taking their values), told as a new trial: *id gets its number. */
+dc_status dc_study_tell_point(dc_study *study, const double *x, dc_trial_status status,
+                              const double *values, double excess, int64_t *id,
+                              dc_error *error);
+/* Trials numbered so far (asked or told as points). */
+int64_t dc_study_n_trials(const dc_study *study);
+/* The best trial told with DC_TRIAL_OK and a number as its value (feasible first,
+ * then by value), or -1 when there is none or the study has several objectives. */
+int64_t dc_study_best(const dc_study *study);
+/* The batches the engine was told so far (its iterations). */
+int64_t dc_study_n_batches(const dc_study *study);
+
 /* The hypervolume of rows points F (rows x m, every objective minimized) at
  * the reference point ref: the measure of the union of the boxes [f, ref]
  * over the points with f < ref in every objective (the others, NaN included,
