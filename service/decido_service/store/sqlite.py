@@ -173,6 +173,7 @@ class SQLiteDatabase:
             if mode.lower() != "wal":
                 raise StoreError(f"cannot put {self.path!r} in WAL mode (got {mode!r})")
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+            conn.execute("PRAGMA foreign_keys = ON")  # the label index's cascade
             if sqlite3.sqlite_version_info < (3, 43, 0):  # built in since 3.43
                 conn.create_function("octet_length", 1, _octet_length, deterministic=True)
         except BaseException:
