@@ -92,6 +92,8 @@ class Dialect:
     for_update: str
     #: appended to the ``SELECT`` of a queue's next row: concurrent takers skip it
     skip_locked: str
+    #: :attr:`skip_locked` of a join: the rows of the table aliased ``{alias}`` only
+    skip_locked_of: str
     #: True when rows a transaction only reads must be locked to stay as read
     row_locks: bool
     #: serialises the transactions of one key (its argument), or ``None`` (not needed)
@@ -108,13 +110,15 @@ class Dialect:
 
 SQLITE = Dialect(
     name="sqlite", identity="INTEGER PRIMARY KEY AUTOINCREMENT", without_rowid=" WITHOUT ROWID",
-    for_update="", skip_locked="", row_locks=False, key_lock=None, migration_lock=None,
+    for_update="", skip_locked="", skip_locked_of="", row_locks=False, key_lock=None,
+    migration_lock=None,
     has_table="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     json_members="json_each({column})")
 
 POSTGRES = Dialect(
     name="postgresql", identity="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
     without_rowid="", for_update=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED",
+    skip_locked_of=" FOR UPDATE OF {alias} SKIP LOCKED",
     row_locks=True, key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
     migration_lock="SELECT pg_advisory_xact_lock(110386622325871)",  # 0x646563_69646F: "decido"
     has_table="SELECT 1 WHERE to_regclass(?) IS NOT NULL",

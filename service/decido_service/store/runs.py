@@ -62,11 +62,14 @@ _INSERT = (f"INSERT INTO runs ({', '.join(RUN_FIELDS)}) "
            f"VALUES ({', '.join('?' * len(RUN_FIELDS))})")
 _KEY_ID = RUN_FIELDS.index("key_id")
 _METADATA = RUN_FIELDS.index("metadata")
-#: the run a claim takes (the dialect's row lock appended): of the key with the fewest runs
-#: owned now (each counted through the partial index of unfinished runs), its oldest
-_CLAIM = (f"{_SELECT_T} FROM runs t WHERE {_UNFINISHED} AND state = 'queued' AND owner IS NULL"
-          " ORDER BY (SELECT count(*) FROM runs o WHERE o.key_id = t.key_id AND"
-          " o.state IN ('queued', 'running') AND o.owner IS NOT NULL), t.seq LIMIT 1")
+#: the run a claim takes (the dialect's lock of ``t`` appended): of the key with the fewest
+#: runs owned now (counted once per key, from the partial index of unfinished runs), its
+#: oldest
+_CLAIM = (f"{_SELECT_T} FROM runs t LEFT JOIN (SELECT key_id, count(*) AS owned FROM runs"
+          f" WHERE {_UNFINISHED} AND owner IS NOT NULL GROUP BY key_id) o"
+          " ON o.key_id = t.key_id WHERE t.state IN ('queued', 'running')"
+          " AND t.state = 'queued' AND t.owner IS NULL"
+          " ORDER BY COALESCE(o.owned, 0), t.seq LIMIT 1")
 #: the answer of a pending idempotency record (response, key_id, idem_key)
 _ANSWER = "UPDATE idempotency SET response = ? WHERE key_id = ? AND idem_key = ?"
 
@@ -232,7 +235,7 @@ class SQLRuns:
 
     async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
         """Own the oldest unowned queued run until ``lease_until``."""
-        skip_locked = self.db.dialect.skip_locked
+        skip_locked = self.db.dialect.skip_locked_of.format(alias="t")
 
         async def body(tx: Tx) -> Row | None:
             row = await tx.fetchrow(_CLAIM + skip_locked)
