@@ -7,9 +7,9 @@ Fills the store at ``URL`` (``sqlite:///path`` or ``postgresql://...``, an empty
 ``project=rare`` and the others ``project=common``, then times ``page(limit=21)`` (a
 default page and its look-ahead row) without a filter and with ``metadata[project]`` =
 ``common`` (99 % match), ``rare`` (1 %) and ``none`` (no match: every row of the key is
-read). Reports the median of ``--rounds`` calls in milliseconds. There is no index on the
-labels: a filter that matches few rows reads the key's rows newest first until it has a
-page (docs/service.md, "Labels").
+read without the label index). Reports the median of ``--rounds`` calls in milliseconds.
+With the label index (schema version 4, ``store/labels.py``) a filtered page reads the
+label's rows only (docs/service.md, "Labels", has the numbers before and after it).
 """
 
 from __future__ import annotations

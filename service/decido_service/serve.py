@@ -58,19 +58,20 @@ async def _check_store(settings: Settings) -> None:
     """Open (create, migrate) and close the store once, so a bad ``--store`` fails here.
 
     On SQLite (one node's file, no worker of it started yet) every run a process owned or
-    was running belonged to a process that died: it is marked ``failed`` (``interrupted``,
-    :func:`decido_service.runs.execution.fail_interrupted`); runs still queued stay queued. A
-    PostgreSQL store is shared by nodes that may be running theirs: there, the lease of a
-    dead process's runs runs out and another node marks them
+    was running belonged to a process that died: it goes back to the queue, or is marked
+    ``failed`` (``interrupted``) once it has been started too many times
+    (:func:`decido_service.runs.execution.requeue_interrupted`); runs still queued stay
+    queued. A PostgreSQL store is shared by nodes that may be running theirs: there, the
+    lease of a dead process's runs runs out and another node does the same
     (:mod:`decido_service.runs.queue`)."""
-    from decido_service.runs.execution import fail_interrupted
+    from decido_service.runs.execution import requeue_interrupted
     from decido_service.store import open_store
     from decido_service.store.postgres_url import is_postgres_url
 
     store = await open_store(settings.db, clock=settings.clock)
     try:
         if not is_postgres_url(settings.db):
-            await fail_interrupted(store)
+            await requeue_interrupted(store)
     finally:
         await store.close()
 

@@ -3,8 +3,11 @@ running, list, trace, cancel, delete, keys kept apart, bad input, shutdown."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import http.client
 import io
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -203,20 +206,37 @@ def test_sigterm_cancels_running_runs_after_the_grace(tmp_path: Path) -> None:
         assert end["result"]["message"].startswith("cancelled: the service shut down")
 
 
-def test_kill_9_then_restart_marks_the_run_failed_interrupted(tmp_path: Path) -> None:
+def test_kill_9_then_restart_gives_runs_back_or_fails_them(tmp_path: Path) -> None:
     """Runs of a process that died never stay running: the next ``decido serve`` on the
-    SQLite file marks them failed, code interrupted, their request kept."""
-    with running(tmp_path, {"DECIDO_RUN_THREADS": "1"}, workers=1) as srv:
+    SQLite file gives a ``/v1/runs`` run back to the queue (it starts again from its
+    beginning) and marks a ``/v1/optimize`` run (its client is gone) failed, code
+    interrupted, its request kept."""
+    with running(tmp_path, {"DECIDO_RUN_THREADS": "2"}, workers=1) as srv:
         key = srv.create_key(tier="team")["key"]
         doc = submit(srv, key, SLOW)
-        wait_for(srv, key, doc["id"], "running")
+        first = wait_for(srv, key, doc["id"], "running")
+        def optimize() -> None:  # its connection dies with the server
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                srv.request("POST", "/v1/optimize", SLOW, headers=auth(key))
+
+        threading.Thread(target=optimize, daemon=True).start()
+        deadline = time.monotonic() + 30
+        while len(listed := srv.request("GET", "/v1/runs?state=running",
+                                        headers=auth(key)).json()["data"]) < 2:
+            assert time.monotonic() < deadline, listed
+            time.sleep(0.05)
+        (sync,) = [r for r in listed if r["id"] != doc["id"]]
         srv.kill9()
         srv.start()
-        end = wait_for(srv, key, doc["id"], "failed", "running", "queued", "cancelled",
-                       "succeeded")
+        end = wait_for(srv, key, sync["id"], "failed", "cancelled", "succeeded")
         assert end["state"] == "failed" and end["problem"]["code"] == "interrupted", end
-        assert end["problem"]["instance"] == f"/v1/runs/{doc['id']}"
-        assert end["request"] == doc["request"] and end["finished_at"]
+        assert end["problem"]["instance"] == f"/v1/runs/{sync['id']}"
+        assert end["request"] == sync["request"] and end["finished_at"]
+        again = srv.request("GET", f"/v1/runs/{doc['id']}", headers=auth(key)).json()
+        assert again["state"] in ("queued", "running"), again
+        assert again["started_at"] != first["started_at"] and again["request"] == doc["request"]
+        srv.request("POST", f"/v1/runs/{doc['id']}/cancel", headers=auth(key))
+        assert wait_for(srv, key, doc["id"], "cancelled", "failed")["state"] == "cancelled"
 
 
 @pytest.mark.parametrize("n", [0, 1, 999, 1000, 1001, 5000])

@@ -6,18 +6,21 @@ minute to roll over)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import http.client
 import json
 import math
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import LiveServer, running
+from conftest import LiveServer, auth, running
 
 import decido
 from decido.client import (
@@ -212,14 +215,25 @@ def test_submit_sends_an_idempotency_key(live: LiveServer, client: Client) -> No
 
 
 def test_run_failed_is_raised_for_a_failed_run(live: LiveServer) -> None:
-    # a run that fails after admission: the process running it dies; on restart it is
-    # marked failed (interrupted)
+    # a run that fails after admission: the process running a /v1/optimize run dies (its
+    # client with it); on restart it is marked failed (interrupted)
     (live.workdir / "restart").mkdir()
     with running(live.workdir / "restart", workers=1) as srv:
         key = srv.create_key(tier="team")["key"]
+        slow = dict(SLOW)
+        body = {"objective_expression": slow.pop("objective"), **slow}
+
+        def optimize() -> None:  # its connection dies with the server
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                srv.request("POST", "/v1/optimize", body, headers=auth(key))
+
+        threading.Thread(target=optimize, daemon=True).start()
         with Client(url(srv), key) as c:
-            slow = dict(SLOW)
-            run = c.submit(slow.pop("objective"), slow.pop("bounds"), **slow)
+            deadline = time.monotonic() + 30
+            while not (running_now := list(c.runs(state="running"))):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            (run,) = running_now
         srv.kill9()
         srv.start()
         with Client(url(srv), key) as c, pytest.raises(RunFailed) as err:

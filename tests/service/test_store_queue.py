@@ -177,3 +177,86 @@ def test_idempotency_records(url: str) -> None:  # noqa: F811
         assert await store.runs.idempotency_begin("k2", "a", "f3", NOW, day) == ("new", None)
 
     run(url, scenario)
+
+
+def test_an_admitted_run_answers_its_idempotency_record(url: str) -> None:  # noqa: F811
+    """The run and its idempotency answer are one transaction: a refused run leaves the
+    record pending (the caller forgets it), an admitted one finds it answered."""
+    async def scenario(store: Store) -> None:
+        day = 86400.0
+        assert await store.runs.idempotency_begin("k1", "a", "f", NOW, day) == ("new", None)
+        assert await store.runs.enqueue(a_run("r1"), counted(limit=0), 5,
+                                        idempotency=("a", '{"run": "r1"}')) != "cap"
+        assert await store.runs.get("k1", "r1") is None
+        assert (await store.runs.idempotency_begin("k1", "a", "f", NOW, day))[0] == "pending"
+        assert enqueued(await store.runs.enqueue(a_run("r1"), counted(), 5,
+                                                 idempotency=("a", '{"run": "r1"}')))
+        assert await store.runs.idempotency_begin("k1", "a", "f", NOW, day) == (
+            "done", '{"run": "r1"}')
+        await store.runs.idempotency_end("k1", "a", None)  # an answered record stays
+        assert (await store.runs.idempotency_begin("k1", "a", "f", NOW, day))[0] == "done"
+
+    run(url, scenario)
+
+
+def test_claims_are_fair_across_keys(url: str) -> None:  # noqa: F811
+    """A key with a backlog does not hold another key's run back: each claim takes the
+    oldest run of the key with the fewest runs taken (ties: the oldest run)."""
+    async def scenario(store: Store) -> None:
+        for i in range(4):
+            await store.runs.record(a_run(f"a{i}", key_id="ka"))
+        await store.runs.record(a_run("b0", key_id="kb"))
+        await store.runs.record(a_run("b1", key_id="kb"))
+        await store.runs.record(a_run("c0", key_id="kc", owner="x", lease_until=NOW + 60))
+        await store.runs.record(a_run("c1", key_id="kc"))
+        order = []
+        while (row := await store.runs.claim("w", NOW + 30)) is not None:
+            order.append(row["id"])
+        # ka and kb have none taken, kc one: a0; then kb (0 taken) b0; then ka, kb and kc
+        # all have one: the oldest, a1; then b1 (kb 1, kc 1: b1 is older than c1), ...
+        assert order == ["a0", "b0", "a1", "b1", "c1", "a2", "a3"], order
+
+    run(url, scenario)
+
+
+def test_an_expired_lease_gives_the_run_back_until_its_attempts_are_spent(
+        url: str) -> None:  # noqa: F811
+    """The sweep gives a run whose process stopped back to the queue from its start
+    (its progress gone, its request and budget kept) until it has been started
+    RUN_ATTEMPTS times, then fails it ``interrupted``; a ``/v1/optimize`` run (a
+    deadline: its client was the process's) fails at once."""
+    from decido_service.runs.execution import RUN_ATTEMPTS, new_document, write_document
+    from decido_service.runs.queue import sweep
+    from decido_service.schemas import decode_optimize
+    from decido_service.types import Budget, RunProgress
+
+    req = decode_optimize(b'{"bounds": [[-1, 1]], "objective_expression": "x[0]**2",'
+                          b' "seed": 5}')
+    doc = new_document(req, Budget(max_evaluations=100, time_limit=5.0))
+    doc.started_at = "2025-06-15T15:06:40Z"
+    doc.progress = RunProgress(evaluations=10, iterations=1, best=0.5, elapsed_ms=3.0)
+    sync = new_document(req, Budget(max_evaluations=100, time_limit=5.0, deadline=NOW + 5))
+
+    async def scenario(store: Store) -> None:
+        await store.runs.record(a_run("r1", document=write_document(doc), state="running",
+                                      owner="dead", lease_until=NOW - 1))
+        await store.runs.record(a_run("s1", document=write_document(sync), state="running",
+                                      owner="dead", lease_until=NOW - 1))
+        for attempt in range(1, RUN_ATTEMPTS):
+            assert await sweep(store, NOW) == (2 if attempt == 1 else 1)
+            row = await store.runs.get("k1", "r1")
+            assert row is not None and row["state"] == "queued" and row["owner"] is None
+            assert row["attempts"] == attempt
+            assert row["document"] == write_document(new_document(req, doc.budget))
+            claimed = await store.runs.claim("w", NOW - 1)  # taken, then its lease runs out
+            assert claimed is not None and claimed["id"] == "r1"
+            assert claimed["attempts"] == attempt
+        sync_row = await store.runs.get("k1", "s1")
+        assert sync_row is not None and sync_row["state"] == "failed"
+        assert await sweep(store, NOW) == 1
+        row = await store.runs.get("k1", "r1")
+        assert row is not None and row["state"] == "failed"
+        assert '"code":"interrupted"' in row["document"]
+        assert await sweep(store, NOW) == 0
+
+    run(url, scenario)

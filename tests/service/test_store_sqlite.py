@@ -70,6 +70,31 @@ def test_open_store_is_an_async_store_off_the_event_loop(db: Path) -> None:
     asyncio.run(scenario())
 
 
+def test_a_slow_read_does_not_hold_up_the_reads_behind_it(db: Path) -> None:
+    """Reads run side by side (several read threads): a key's usage is read while a long
+    read (a page that reads many rows, here a query counting to ten million) is still
+    going."""
+    slow_sql = ("WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c"
+                " WHERE n < 10000000) SELECT count(*) FROM c")
+
+    async def scenario() -> None:
+        store = await open_store(str(db))
+        try:
+            record, _ = await store.accounts.create_key("free", "pro", "reader")
+            spec = CounterSpec("t.minute", record["id"], "minute", 5, 1)
+            slow = asyncio.ensure_future(store.database.read(lambda tx: tx.fetch(slow_sql)))
+            await asyncio.sleep(0.1)  # the slow read has started
+            assert not slow.done()
+            for _ in range(3):
+                assert (await store.admissions.peek([spec], NOW))[0].used == 0
+            assert not slow.done()  # the quick reads were answered while it ran
+            assert (await slow)[0][0] == 10_000_000
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
 def test_open_store_without_create_names_the_missing_file(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.db"
     with pytest.raises(StoreError, match="nowhere.db"):

@@ -82,13 +82,9 @@ async def _start_once(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
                       ) -> Execution | HTTPResponse:
     """The run started for this request, or the answer replayed for a request repeated
     under the same ``Idempotency-Key``."""
-    async with idempotency.claim(request, key) as prior:
-        if isinstance(prior, idempotency.Outcome):
-            return await idempotency.replayed(request, key, prior)
-        execution = await start_run(request, key, req, objective, budget)
-        if prior is not None:
-            prior.done(execution.run_id, 200)
-    return execution
+    return await idempotency.once(
+        request, key, lambda claim: start_run(request, key, req, objective, budget, claim),
+        status=200, keep_answer=False)
 
 
 async def _result(execution: Execution) -> HTTPResponse:

@@ -52,15 +52,15 @@ async def submit(request: ApiRequest) -> HTTPResponse:
     """Admit a run and answer 202 with it queued (it runs in the background: in this
     worker when one of its run threads is free, else in whichever takes it first)."""
     key, req, objective, budget = await prepare(request)
-    async with idempotency.claim(request, key) as prior:
-        if isinstance(prior, idempotency.Outcome):
-            return await idempotency.replayed(request, key, prior)
-        run_id = await enqueue(request, key, req, objective, budget)
+
+    async def admit(claim: idempotency.Claim | None) -> HTTPResponse:
+        run_id = await enqueue(request, key, req, objective, budget, claim)
+        if claim is not None:  # the answer stored with the run
+            return claim.response()
         run = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
-        response = answer(run, 202, {"Location": f"/v1/runs/{run_id}"})
-        if prior is not None:
-            prior.done(run_id, 202, response.body)
-    return response
+        return answer(run, 202, {"Location": f"/v1/runs/{run_id}"})
+
+    return await idempotency.once(request, key, admit, status=202, keep_answer=True)
 
 
 @api.route("/runs", get=Doc("listRuns", "The key's runs, newest first", "runs",

@@ -65,12 +65,14 @@ from decido_service.types import (
 )
 from decido_service.types.optimize import RunStatus
 
-__all__ = ["CANCELLED", "CHUNK_BYTES", "PROGRESS_INTERVAL", "SHUTDOWN_GRACE", "Execution",
-           "cancel_queued", "fail_interrupted", "fail_run", "front_chunks", "new_document",
-           "new_run_id", "optimize_result",
-           "progress_of", "read_document", "result_of", "run_problem", "wind_down",
-           "write_document"]
+__all__ = ["CANCELLED", "CHUNK_BYTES", "PROGRESS_INTERVAL", "RUN_ATTEMPTS", "SHUTDOWN_GRACE",
+           "Execution", "cancel_queued", "fail_run", "front_chunks", "interrupted",
+           "new_document", "new_run_id", "optimize_result", "progress_of", "read_document",
+           "requeue_interrupted", "result_of", "run_problem", "wind_down", "write_document"]
 
+#: the times a run is started at most: one whose process stops (its lease runs out) goes
+#: back to the queue until it has been started this many times, then fails ``interrupted``
+RUN_ATTEMPTS = 3
 #: why the service stopped a run (:meth:`Execution.stop`)
 StopReason = Literal["request", "client", "shutdown", "lost"]
 #: the ``message`` of a run the service stopped, by reason (the engine's own says only
@@ -207,8 +209,10 @@ class Execution:
 
     def __init__(self, store: Store, key_id: str, run_id: str, request_id: str,
                  document: RunDocument, owner: str, lease: float, *,
-                 queued: bool = True) -> None:
+                 queued: bool = True, attempts: int = 0) -> None:
         self.store = store
+        #: the row this execution may write: its owner's, at this attempt
+        self.expect = {"owner": owner, "attempts": attempts}
         self.key_id = key_id
         self.run_id = run_id
         self.request_id = request_id
@@ -291,8 +295,7 @@ class Execution:
         run is stopped)."""
         if self.lost:
             return False
-        if not await self.store.runs.update(self.run_id, changes, {"owner": self.owner},
-                                            front):
+        if not await self.store.runs.update(self.run_id, changes, self.expect, front):
             self.lost = True
             self.stop("lost")
         return not self.lost
@@ -364,7 +367,9 @@ async def cancel_queued(store: Store, run_id: str) -> None:
 
 
 _INTERRUPTED = ApiError("interrupted", "the process running this run stopped before it "
-                                       "ended; submit it again (its request is kept)")
+                                       f"ended (a run of POST /v1/runs is started up to "
+                                       f"{RUN_ATTEMPTS} times); submit it again (its request "
+                                       "is kept)")
 
 
 async def fail_run(store: Store, row: dict[str, Any],
@@ -378,14 +383,31 @@ async def fail_run(store: Store, row: dict[str, Any],
         "lease_until": None, "document": write_document(doc)}, expect)
 
 
-async def fail_interrupted(store: Store) -> int:
-    """Mark every run a process owned or was running ``failed`` (``interrupted``); the
-    number marked. Only for a store no process is running runs of: ``decido serve`` calls
-    it on a SQLite store (one node's file) before its workers start, so these are the
-    runs of a process that died (``kill -9``, a crash, a power loss). Queued runs nobody
-    had taken stay queued: they run once the workers are up."""
+async def interrupted(store: Store, row: dict[str, Any],
+                      expect: dict[str, Any] | None = None) -> bool:
+    """The run of ``row`` lost its process (when the row is still as ``expect`` says): back
+    to the queue, from its start, its ``attempts`` counted (a seeded run replays
+    identically), unless it has been given back :data:`RUN_ATTEMPTS` - 1 times already,
+    was cancelled, or is a ``/v1/optimize`` run (its client was the process's): then
+    ``failed`` (``interrupted``, :func:`fail_run`). True when the row was changed."""
+    doc = read_document(row["document"])
+    attempts = int(row.get("attempts") or 0) + 1
+    if attempts >= RUN_ATTEMPTS or row["cancel_requested"] or doc.budget.deadline is not None:
+        return await fail_run(store, row, expect)
+    return await store.runs.update(row["id"], {
+        "state": "queued", "owner": None, "lease_until": None, "attempts": attempts,
+        "document": write_document(new_document(doc.request, doc.budget))}, expect)
+
+
+async def requeue_interrupted(store: Store) -> int:
+    """Give every run a process owned or was running back to the queue, or fail it
+    (:func:`interrupted`); the number changed. Only for a store no process is running
+    runs of: ``decido serve`` calls it on a SQLite store (one node's file) before its
+    workers start, so these are the runs of a process that died (``kill -9``, a crash, a
+    power loss). Queued runs nobody had taken stay queued: they run once the workers are
+    up."""
     count = 0
     for row in await store.runs.unfinished():
         if row["owner"] is not None or row["state"] == "running":
-            count += await fail_run(store, row)
+            count += await interrupted(store, row)
     return count

@@ -8,9 +8,11 @@ fingerprint of the request (method, path and body bytes):
 
 - the first request with the key is checked as usual (credentials, validation, caps:
   nothing about the key is stored for a request refused there); right before it is
-  counted its record is written *pending*; when the run is admitted the record gets its
-  outcome (the run id, and for ``/v1/runs`` the 202 answer); when the admission is
-  refused (429, 503) the pending record is forgotten, so a retry is a new request;
+  counted its record is written *pending*; the run is admitted and the record gets its
+  outcome (the run id, and for ``/v1/runs`` the 202 answer) in one store transaction;
+  when the admission is refused (429, 503) the pending record is forgotten, so a retry
+  is a new request. A client that cuts its connection cannot stop this half-way
+  (:func:`once`): a resend gets the same run, or makes the only one;
 - a retry with the same request gets the first answer again and counts nothing:
   ``/v1/runs`` the same 202 body, ``/v1/optimize`` the run's answer once it has ended
   (rebuilt from the run; while it runs, 409), with :data:`REPLAYED` ``: true``;
@@ -21,10 +23,11 @@ fingerprint of the request (method, path and body bytes):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -39,7 +42,9 @@ from decido_service.store import FINISHED_STATES, KeyRecord, Store
 from decido_service.types import IdempotencyHeaders, ParetoPoint
 from decido_service.types.params import REPLAYED
 
-__all__ = ["REPLAYED", "TTL", "Claim", "Outcome", "claim", "replay", "replayed"]
+__all__ = ["REPLAYED", "TTL", "Claim", "Outcome", "once", "replay", "replayed"]
+
+T = TypeVar("T")
 
 #: seconds an idempotency record is kept
 TTL = 86400.0
@@ -58,25 +63,57 @@ _OUTCOME = msgspec.json.Decoder(Outcome)
 
 
 class Claim:
-    """A pending record of this request; :meth:`done` stores the outcome."""
+    """The pending record of this request: :meth:`record` gives the answer the admission
+    stores with the run (``status``; the answer itself too when ``keep_answer``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, idem_key: str, status: int, keep_answer: bool) -> None:
+        self.idem_key, self.status, self.keep_answer = idem_key, status, keep_answer
         self.outcome: Outcome | None = None
 
-    def done(self, run_id: str, status: int, body: bytes | None = None) -> None:
-        """The admitted run (and, to be replayed as is, the answer's status and body)."""
-        self.outcome = Outcome(run_id, status, None if body is None else body.decode())
+    def record(self, run_id: str, row: dict[str, Any]) -> tuple[str, str]:
+        """``(idem_key, response)`` for :meth:`Runs.enqueue
+        <decido_service.store.runs.Runs.enqueue>`, from the run ``row`` as admitted."""
+        body = encode(run_view(row)).decode() if self.keep_answer else None
+        self.outcome = Outcome(run_id, self.status, body)
+        return self.idem_key, encode(self.outcome).decode()
+
+    def response(self) -> Response:
+        """The first answer, the one :meth:`record` stored (``keep_answer``)."""
+        outcome = self.outcome
+        assert outcome is not None and outcome.body is not None
+        return json_response(outcome.body.encode(), status=outcome.status,
+                             headers={"Location": f"/v1/runs/{outcome.run_id}"})
 
 
-@contextlib.asynccontextmanager
-async def claim(request: ApiRequest, key: KeyRecord) -> AsyncIterator[Claim | Outcome | None]:
-    """Around an admission: ``None`` without a key; the stored :class:`Outcome` of an
-    earlier request with the same key and request; else a :class:`Claim` whose outcome
-    is stored on the way out (forgotten when the block raised before :meth:`Claim.done`)."""
+async def once(request: ApiRequest, key: KeyRecord, admit: Callable[[Claim | None],
+                                                                    Awaitable[T]],
+               *, status: int, keep_answer: bool) -> T | Response:
+    """``admit(claim)`` under the request's ``Idempotency-Key`` (module docs): without a
+    key, ``admit(None)``; the replayed answer of an earlier request with the same key and
+    request; else ``admit`` of a pending :class:`Claim`, which the run's admission answers
+    in its own transaction (forgotten when ``admit`` raises before it).
+
+    The lookup, the admission and the bookkeeping run as one task the handler's
+    cancellation (a client that cut its connection) cannot stop half-way: once begun, the
+    run is admitted with its record answered, or the record is forgotten, so a resend
+    gets the same run or makes the only one (a ``/v1/optimize`` run whose client left
+    during its admission runs on, for the resend's answer)."""
+    if headers(request, IdempotencyHeaders).key is None:
+        return await admit(None)
+    task = asyncio.ensure_future(_once(request, key, admit, status, keep_answer))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.add_done_callback(_unawaited)
+        raise
+
+
+async def _once(request: ApiRequest, key: KeyRecord,
+                admit: Callable[[Claim | None], Awaitable[T]], status: int,
+                keep_answer: bool) -> T | Response:
+    """:func:`once` with a key, in its own task."""
     idem_key = headers(request, IdempotencyHeaders).key
-    if idem_key is None:
-        yield None
-        return
+    assert idem_key is not None
     ctx = request.app.ctx
     store: Store = ctx.store
     digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
@@ -90,15 +127,22 @@ async def claim(request: ApiRequest, key: KeyRecord) -> AsyncIterator[Claim | Ou
         raise _in_use()
     if state == "done":
         assert stored is not None
-        yield _OUTCOME.decode(stored)
-        return
-    pending = Claim()
+        return await replayed(request, key, _OUTCOME.decode(stored))
     try:
-        yield pending
-    finally:
-        outcome = None if pending.outcome is None else encode(pending.outcome).decode()
-        with contextlib.suppress(Exception):  # a lost outcome: the record expires in 24 h
-            await store.runs.idempotency_end(key["id"], idem_key, outcome)
+        return await admit(Claim(idem_key, status, keep_answer))
+    except BaseException:
+        # not admitted (refused, failed): forget the pending record so a retry is a new
+        # request (a record answered with its run is kept); a lost call: it expires in 24 h
+        with contextlib.suppress(Exception):
+            await store.runs.idempotency_end(key["id"], idem_key, None)
+        raise
+
+
+def _unawaited(task: asyncio.Task[Any]) -> None:
+    """Retrieve the outcome of a :func:`once` task whose handler was cancelled (its error
+    was answered to nobody)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def replay(outcome: Outcome, row: dict[str, Any] | None,

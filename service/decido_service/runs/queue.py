@@ -10,16 +10,19 @@ this process. Then ``/v1/optimize`` executes it here; ``/v1/runs`` executes it h
 when a run thread of this worker is free, else gives it to the queue (no owner).
 
 **The run worker** (:class:`RunWorker`, one per worker process): whenever a run thread is
-free it claims the oldest queued run nobody owns (:meth:`Runs.claim`: an atomic
-update on SQLite, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL), at once after a local
-submission or a run's end, else every :data:`CLAIM_INTERVAL` seconds. A run is owned
-under a lease of ``DECIDO_RUN_LEASE`` seconds, renewed by each progress write (every
-0.25 s). Every :data:`SWEEP_INTERVAL` seconds each worker looks for runs whose lease
-ran out — their process died (``kill -9``, a crash, a node lost) — and marks them
-``failed`` with a problem of code ``interrupted`` (the one rule; the request is kept, a
-client can submit it again and get the same result from its seed); a run is noticed
-within lease + sweep interval (20 + 5 s by default). It also deletes runs finished more
-than ``DECIDO_RUN_RETENTION_DAYS`` days ago, once an hour.
+free it claims a queued run nobody owns (:meth:`Runs.claim`: the oldest of the key with
+the fewest runs taken now, so keys share the threads; an atomic update on SQLite,
+``FOR UPDATE SKIP LOCKED`` on PostgreSQL), at once after a local submission or a run's
+end, else every :data:`CLAIM_INTERVAL` seconds. A run is owned under a lease of
+``DECIDO_RUN_LEASE`` seconds, renewed by each progress write (every 0.25 s). Every
+:data:`SWEEP_INTERVAL` seconds each worker looks for runs whose lease ran out — their
+process died (``kill -9``, a crash, a node lost) — and gives each back to the queue, to
+start again from the beginning (a seeded run gives the same result), up to
+:data:`~decido_service.runs.execution.RUN_ATTEMPTS` starts; then, or for a
+``/v1/optimize`` run (its client was the process's) or one cancelled, it is ``failed``
+with a problem of code ``interrupted`` (the request is kept, a client can submit it
+again); a run is noticed within lease + sweep interval (20 + 5 s by default). It also
+deletes runs finished more than ``DECIDO_RUN_RETENTION_DAYS`` days ago, once an hour.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
 from decido_service.poller import Every, Poller
 from decido_service.runs import execution as runs
+from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled, compile_objective
 from decido_service.store import KeyRecord, Store, iso_utc
 from decido_service.types import Budget, OptimizeRequest, RunDocument
@@ -83,9 +87,11 @@ def execute(req: OptimizeRequest, objective: Compiled, budget: Budget,
 
 
 async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                    budget: Budget, *, queued: bool) -> tuple[str, RunDocument]:
+                    budget: Budget, *, queued: bool,
+                    claim: Claim | None = None) -> tuple[str, RunDocument]:
     """Record and count one run (module docs); its id and document. ``queued``: a
-    ``/v1/runs`` submission (the store-wide queue cap applies)."""
+    ``/v1/runs`` submission (the store-wide queue cap applies); ``claim``: the request's
+    pending ``Idempotency-Key`` record, answered in the same transaction."""
     ctx = request.app.ctx
     worker: RunWorker = ctx.run_worker
     if worker.stopping:  # SIGTERM: this worker admits no more runs
@@ -95,13 +101,16 @@ async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
     document = runs.new_document(req, budget)
     cap = limits.tier_limits(key, settings=ctx.settings)["max_runs"]
     store: Store = ctx.store
-    enqueued = await store.runs.enqueue({
-        "id": run_id, "key_id": key["id"], "engine": req.engine_id, "dims": req.dims,
-        "goal": req.goal, "seed": req.seed, "state": "queued",
-        "document": runs.write_document(document), "owner": worker.owner,
-        "lease_until": time.time() + worker.lease, "metadata": req.metadata},
-        admission.counted(request, key, "optimize"),
-        cap, ctx.settings.run_backlog if queued else None)
+    row = {
+        "id": run_id, "key_id": key["id"], "created_at": iso_utc(ctx.settings.now()),
+        "engine": req.engine_id, "dims": req.dims, "goal": req.goal, "seed": req.seed,
+        "state": "queued", "document": runs.write_document(document), "owner": worker.owner,
+        "lease_until": time.time() + worker.lease, "metadata": req.metadata}
+    answer = None if claim is None else claim.record(run_id, {
+        **row, "finished_at": None, "cancel_requested": False})
+    enqueued = await store.runs.enqueue(row, admission.counted(request, key, "optimize"),
+                                        cap, ctx.settings.run_backlog if queued else None,
+                                        answer)
     if isinstance(enqueued, str):  # refused: the X-RateLimit-* headers every answer to a
         # key carries, read without counting
         await admission.observe(request, limits.specs_for("optimize", key,
@@ -145,11 +154,13 @@ class RunWorker(Poller):
         execution.task.add_done_callback(done)
 
     def launch(self, key_id: str, run_id: str, request_id: str, document: RunDocument,
-               objective: Compiled, *, queued: bool = True) -> runs.Execution:
+               objective: Compiled, *, queued: bool = True,
+               attempts: int = 0) -> runs.Execution:
         """Execute an owned run in this worker's run pool (``queued``: a ``/v1/runs``
-        run, given back to the queue if the worker stops before it starts)."""
+        run, given back to the queue if the worker stops before it starts; ``attempts``:
+        the times it was given back after its process stopped)."""
         execution = runs.Execution(self.ctx.store, key_id, run_id, request_id, document,
-                                   self.owner, self.lease, queued=queued)
+                                   self.owner, self.lease, queued=queued, attempts=attempts)
         execution.task = asyncio.ensure_future(execution.drive(
             self.ctx.run_pool, partial(execute, document.request, objective, document.budget)))
         self.track(execution)
@@ -175,7 +186,8 @@ class RunWorker(Poller):
                 "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
                 "lease_until": None, "document": runs.write_document(document)})
             return
-        execution = self.launch(row["key_id"], row["id"], "", document, objective)
+        execution = self.launch(row["key_id"], row["id"], "", document, objective,
+                                attempts=row["attempts"])
         if row["cancel_requested"]:  # cancelled while this worker claimed it
             execution.stop("request")
 
@@ -195,10 +207,12 @@ class RunWorker(Poller):
 
 
 async def sweep(store: Store, now: float) -> int:
-    """Mark the runs whose lease ran out before ``now`` ``failed`` (``interrupted``); how
-    many this call marked (another sweeper may have marked the others)."""
+    """Give the runs whose lease ran out before ``now`` back to the queue, or fail them
+    (:func:`~decido_service.runs.execution.interrupted`); how many this call changed
+    (another sweeper may have changed the others)."""
     marked = 0
     for row in await store.runs.expired(now):
-        expect = {"owner": row["owner"], "lease_until": row["lease_until"]}
-        marked += await runs.fail_run(store, row, expect)
+        expect = {"owner": row["owner"], "lease_until": row["lease_until"],
+                  "attempts": row["attempts"]}
+        marked += await runs.interrupted(store, row, expect)
     return marked

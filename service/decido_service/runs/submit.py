@@ -22,6 +22,7 @@ from decido_service.http.endpoint import request_id
 from decido_service.http.problems import ApiError, field_error, limit_error, validation_error
 from decido_service.http.resources import by_size, in_thread
 from decido_service.runs.execution import Execution
+from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled, compile_objective
 from decido_service.runs.queue import admit_run
 from decido_service.schemas import decode_optimize, json_bytes
@@ -69,11 +70,12 @@ def _budget(request: ApiRequest, key: KeyRecord, req: OptimizeRequest) -> Budget
 
 
 async def start_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                    objective: Compiled, budget: Budget) -> Execution:
+                    objective: Compiled, budget: Budget,
+                    claim: Claim | None = None) -> Execution:
     """Take one of the worker's ``run_slots``, record and count the run
-    (:func:`~decido_service.runs.queue.admit_run`) and start it in this worker's run pool;
-    the slot is given back when the run ends. The time limit counts from now: the run's
-    wait for a thread is taken from it."""
+    (:func:`~decido_service.runs.queue.admit_run`, answering ``claim``) and start it in
+    this worker's run pool; the slot is given back when the run ends. The time limit
+    counts from now: the run's wait for a thread is taken from it."""
     ctx = request.app.ctx
     slots = ctx.run_slots
     try:
@@ -83,7 +85,8 @@ async def start_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
         raise
     try:
         budget = msgspec.structs.replace(budget, deadline=time.time() + budget.time_limit)
-        run_id, document = await admit_run(request, key, req, budget, queued=False)
+        run_id, document = await admit_run(request, key, req, budget, queued=False,
+                                           claim=claim)
         execution = ctx.run_worker.launch(key["id"], run_id, request_id(request), document,
                                           objective, queued=False)
     except BaseException:
@@ -103,11 +106,11 @@ def answer_of(run_id: str, answer: OptimizeResult | None) -> OptimizeResult:
 
 
 async def enqueue(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                  objective: Compiled, budget: Budget) -> str:
-    """Record an admitted run queued (counted) and start it in this worker when one of its
-    run threads is free, else leave it to whichever worker takes it first; its id. (Also
-    the dashboard's replay.)"""
-    run_id, document = await admit_run(request, key, req, budget, queued=True)
+                  objective: Compiled, budget: Budget, claim: Claim | None = None) -> str:
+    """Record an admitted run queued (counted; ``claim`` answered with it) and start it in
+    this worker when one of its run threads is free, else leave it to whichever worker
+    takes it first; its id. (Also the dashboard's replay.)"""
+    run_id, document = await admit_run(request, key, req, budget, queued=True, claim=claim)
     worker = request.app.ctx.run_worker
     if worker.free() > 0:
         worker.launch(key["id"], run_id, request_id(request), document, objective)

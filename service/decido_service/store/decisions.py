@@ -27,7 +27,9 @@ from typing import Any, Protocol
 
 import orjson
 
+from decido_service.store import labels
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
+from decido_service.store.labels import Scope
 from decido_service.store.records import DecisionEntry, DecisionRecord, metadata_of
 
 __all__ = ["INSERT_DECISION", "KEEP", "DecisionLog", "SQLDecisionLog", "entry_size"]
@@ -104,6 +106,8 @@ class SQLDecisionLog:
             added[entry.key_id] = added.get(entry.key_id, 0) + size
             newest[entry.key_id] = entry.id
         await tx.executemany(INSERT_DECISION, rows)
+        await labels.index(tx, self.db.dialect, "decisions",
+                           [entry.id for entry in entries if entry.metadata is not None])
         flat: list[Any] = []
         for key_id in sorted(added):  # every transaction locks totals in key order
             flat += [key_id, added[key_id]]
@@ -114,17 +118,18 @@ class SQLDecisionLog:
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
                    metadata: Mapping[str, str] | None = None) -> list[DecisionRecord]:
         """A page of ``key_id``'s log, newest first."""
-        labels, label_args = self.db.dialect.member_filters("metadata", metadata)
-        where = "".join(f" AND {clause}" for clause in labels)
+        scope = Scope("decisions", key_id, metadata)
 
         async def body(tx: Tx) -> list[Row]:
-            condition, value = "seq < ?", 2**63 - 1
+            condition, value = f"{scope.seq} < ?", 2**63 - 1
             if starting_after is not None:
-                condition, value = await after_cursor(tx, "decisions", key_id, starting_after)
+                condition, value = await after_cursor(tx, "decisions", key_id, starting_after,
+                                                      (scope.seq, "t.id"))
             return await tx.fetch(
-                "SELECT id, key_id, created_at, summary, metadata FROM decisions WHERE "
-                f"key_id = ? AND {condition}{where} ORDER BY seq DESC LIMIT ?", key_id, value,
-                *label_args, int(limit))
+                "SELECT t.id, t.key_id, t.created_at, t.summary, t.metadata FROM "
+                f"{scope.source} WHERE {' AND '.join(scope.where)} AND {condition}"
+                f" ORDER BY {scope.seq} DESC LIMIT ?", *scope.source_args, *scope.where_args,
+                value, int(limit))
 
         return [DecisionRecord(id=r[0], key_id=r[1], created_at=r[2],
                                summary=orjson.loads(r[3]), request=None, answer=None,

@@ -15,8 +15,8 @@ partial indexes, double-quoted ``"window"``); what they do not share is here:
   key's run cap and the migrations with transaction-scoped advisory locks;
 - **schema**: the ordering key column (``seq``: SQLite's ``rowid`` alias, PostgreSQL's
   identity column), ``WITHOUT ROWID`` tables, and how to ask whether a table exists;
-- **JSON**: how a member of a JSON object kept as text is compared (the metadata filters:
-  SQLite's ``json_each``, PostgreSQL's ``jsonb`` operator).
+- **JSON**: how the members of a JSON object kept as text are read (the label index:
+  SQLite's ``json_each``, PostgreSQL's ``jsonb_each_text``).
 
 Times are written by the service (epoch seconds; ISO 8601 text,
 :func:`~decido_service.store.iso_utc`), never by the database's ``now()``, so both
@@ -26,7 +26,7 @@ backends store the same values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar
@@ -92,6 +92,8 @@ class Dialect:
     for_update: str
     #: appended to the ``SELECT`` of a queue's next row: concurrent takers skip it
     skip_locked: str
+    #: :attr:`skip_locked` of a join: the rows of the table aliased ``{alias}`` only
+    skip_locked_of: str
     #: True when rows a transaction only reads must be locked to stay as read
     row_locks: bool
     #: serialises the transactions of one key (its argument), or ``None`` (not needed)
@@ -100,35 +102,27 @@ class Dialect:
     migration_lock: str | None
     #: one row when the table named by its argument exists
     has_table: str
-    #: true when the JSON object in the text column ``{column}`` has the member named by
-    #: the first argument, a string equal to the second (a metadata filter)
-    json_member_is: str
-
-    def member_filters(self, column: str, members: Mapping[str, str] | None
-                       ) -> tuple[list[str], list[Any]]:
-        """The ``WHERE`` clauses (ANDed) and their arguments that keep the rows whose JSON
-        object in ``column`` has every member of ``members`` with its value."""
-        clauses, args = [], list[Any]()
-        for name, value in (members or {}).items():
-            clauses.append(self.json_member_is.format(column=column))
-            args += [name, value]
-        return clauses, args
+    #: a table of the members (columns ``key``, ``value``: text) of the JSON object of
+    #: strings in the text column ``{column}`` (the label index,
+    #: :mod:`~decido_service.store.labels`)
+    json_members: str
 
 
 SQLITE = Dialect(
     name="sqlite", identity="INTEGER PRIMARY KEY AUTOINCREMENT", without_rowid=" WITHOUT ROWID",
-    for_update="", skip_locked="", row_locks=False, key_lock=None, migration_lock=None,
+    for_update="", skip_locked="", skip_locked_of="", row_locks=False, key_lock=None,
+    migration_lock=None,
     has_table="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-    json_member_is="EXISTS (SELECT 1 FROM json_each({column}) WHERE key = ? AND "
-                   "type = 'text' AND value = ?)")
+    json_members="json_each({column})")
 
 POSTGRES = Dialect(
     name="postgresql", identity="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
     without_rowid="", for_update=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED",
+    skip_locked_of=" FOR UPDATE OF {alias} SKIP LOCKED",
     row_locks=True, key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
     migration_lock="SELECT pg_advisory_xact_lock(110386622325871)",  # 0x646563_69646F: "decido"
     has_table="SELECT 1 WHERE to_regclass(?) IS NOT NULL",
-    json_member_is="({column}::jsonb ->> ?::text) = ?")
+    json_members="jsonb_each_text({column}::jsonb)")
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -141,16 +135,18 @@ def numbered(sql: str) -> str:
     return _PLACEHOLDER.sub(lambda _: f"${next(count)}", sql)
 
 
-async def after_cursor(tx: Tx, table: str, key_id: str, cursor: str) -> tuple[str, Any]:
+async def after_cursor(tx: Tx, table: str, key_id: str, cursor: str,
+                       columns: tuple[str, str] = ("seq", "id")) -> tuple[str, Any]:
     """The condition (SQL and its argument) of a page of ``key_id``'s rows of ``table``
     (newest first, by ``seq``) that follows ``cursor``: the rows before it when it is one
     of the key's; otherwise (deleted since, another key's, never made) the rows whose id
     sorts before it. Ids begin with their creation time
     (:func:`~decido_service.store.records.ordered_id`), so a page after an entry deleted
     while a client was paging starts where that entry was, and any well-formed id is a
-    position."""
+    position. ``columns``: how the page's query names ``seq`` and ``id`` (a page read
+    through a label index compares the label row's ``seq``)."""
     found = await tx.fetchrow(f"SELECT seq FROM {table} WHERE id = ? AND key_id = ?",
                               cursor, key_id)
     if found is None:
-        return "id < ?", cursor
-    return "seq < ?", found[0]
+        return f"{columns[1]} < ?", cursor
+    return f"{columns[0]} < ?", found[0]

@@ -23,9 +23,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from decido import status
+from decido_service.store import labels
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
+from decido_service.store.labels import Scope
 from decido_service.store.records import (
     Admission,
     AdmissionRequest,
@@ -42,16 +44,18 @@ __all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "Fron
 #: ``created_at`` and ``state``, ``queued``, filled in), :meth:`Runs.get` and
 #: :meth:`Runs.page` return them (plus ``cancel_requested``). ``document`` is the run
 #: document as JSON text (the service's, opaque to the store); ``metadata`` the run's
-#: labels, a ``{str: str}`` mapping (``{}``: none; set when recorded, never updated).
+#: labels, a ``{str: str}`` mapping (``{}``: none; set when recorded, never updated);
+#: ``attempts`` how many times the run was given back to the queue after the process
+#: running it stopped (0 when recorded).
 RUN_FIELDS: tuple[str, ...] = (
     "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
     "elapsed_ms", "goal", "seed", "state", "document", "finished_at", "owner", "lease_until",
-    "metadata",
+    "metadata", "attempts",
 )
 #: The columns :meth:`Runs.update` may change.
 RUN_UPDATABLE: frozenset[str] = frozenset(
     ("status", "value", "evaluations", "elapsed_ms", "seed", "state", "document",
-     "finished_at", "owner", "lease_until"))
+     "finished_at", "owner", "lease_until", "attempts"))
 #: A run's lifecycle: ``queued`` -> ``running`` -> one of :data:`FINISHED_STATES` (it can
 #: be deleted then; cancelling it is refused); the names are the library's (decido.status).
 RUN_STATES: tuple[str, ...] = status.RUN_STATES
@@ -59,6 +63,7 @@ FINISHED_STATES: frozenset[str] = frozenset(status.FINISHED_RUN_STATES)
 
 _UNFINISHED = "state IN ('queued', 'running')"  # the partial index runs_unfinished
 _SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
+_SELECT_T = f"SELECT {', '.join(f't.{c}' for c in RUN_FIELDS)}, t.cancel_requested"
 _INSERT = (f"INSERT INTO runs ({', '.join(RUN_FIELDS)}) "
            f"VALUES ({', '.join('?' * len(RUN_FIELDS))})")
 _KEY_ID = RUN_FIELDS.index("key_id")
@@ -67,6 +72,17 @@ _KEY_ID = RUN_FIELDS.index("key_id")
 FrontChunk = tuple[int, int, str]
 _INSERT_FRONT = "INSERT INTO run_fronts (run_id, first, count, points) VALUES (?, ?, ?, ?)"
 _DELETE_FRONT = "DELETE FROM run_fronts WHERE run_id = ?"
+_METADATA = RUN_FIELDS.index("metadata")
+#: the run a claim takes (the dialect's lock of ``t`` appended): of the key with the fewest
+#: runs owned now (counted once per key, from the partial index of unfinished runs), its
+#: oldest
+_CLAIM = (f"{_SELECT_T} FROM runs t LEFT JOIN (SELECT key_id, count(*) AS owned FROM runs"
+          f" WHERE {_UNFINISHED} AND owner IS NOT NULL GROUP BY key_id) o"
+          " ON o.key_id = t.key_id WHERE t.state IN ('queued', 'running')"
+          " AND t.state = 'queued' AND t.owner IS NULL"
+          " ORDER BY COALESCE(o.owned, 0), t.seq LIMIT 1")
+#: the answer of a pending idempotency record (response, key_id, idem_key)
+_ANSWER = "UPDATE idempotency SET response = ? WHERE key_id = ? AND idem_key = ?"
 
 
 class Runs(Protocol):
@@ -76,12 +92,15 @@ class Runs(Protocol):
         """Store one run row (:data:`RUN_FIELDS`; others ignored)."""
 
     async def enqueue(self, run: Mapping[str, Any], admission: AdmissionRequest,
-                      cap: int | None = None,
-                      queue_cap: int | None = None) -> Admission | Literal["cap", "queue"]:
+                      cap: int | None = None, queue_cap: int | None = None,
+                      idempotency: tuple[str, str] | None = None
+                      ) -> Admission | Literal["cap", "queue"]:
         """In one transaction: unless the run's key has ``cap`` runs ``queued`` or
         ``running`` (``"cap"``) or the store ``queue_cap`` runs ``queued`` (``"queue"``;
         ``None``: no cap), judge ``admission`` and, when it is admitted, record ``run``
-        with it. Nothing is written (row or count) unless both happen."""
+        with it and store ``idempotency``'s answer (``(idem_key, response)``: the pending
+        record of the run's key, :meth:`idempotency_begin`, gets ``response``). Nothing is
+        written (row, count or answer) unless all of it is."""
 
     async def update(self, run_id: str, changes: Mapping[str, Any],
                      expect: Mapping[str, Any] | None = None,
@@ -98,9 +117,11 @@ class Runs(Protocol):
         point after index ``after`` (-1: the first); ``[]`` for none."""
 
     async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
-        """Take the oldest ``queued`` run no process owns: it is ``owner``'s until
-        ``lease_until`` (epoch seconds); ``None`` when there is none. Concurrent callers
-        (any process, any node) never take the same run."""
+        """Take a ``queued`` run no process owns: it is ``owner``'s until ``lease_until``
+        (epoch seconds); ``None`` when there is none. Fair across keys: the oldest of the
+        key with the fewest runs owned (taken, running) now, so one key's backlog does not
+        hold another key's run back. Concurrent callers (any process, any node) never take
+        the same run."""
 
     async def expired(self, now: float) -> list[dict[str, Any]]:
         """The unfinished runs whose owner's lease ended before ``now``."""
@@ -149,7 +170,8 @@ class Runs(Protocol):
     async def idempotency_end(self, key_id: str, idem_key: str,
                               response: str | None) -> None:
         """Store the answer of the request that began ``idem_key`` (``None``: forget the
-        pending record, so a retry is a new request)."""
+        record if it is still pending, so a retry is a new request; one whose answer was
+        stored, by this call or with its run by :meth:`enqueue`, is kept)."""
 
 
 class SQLRuns:
@@ -166,17 +188,26 @@ class SQLRuns:
         row["state"] = row["state"] or "queued"
         row["seed"] = _seed_text(row["seed"])
         row["metadata"] = metadata_text(row["metadata"])
+        row["attempts"] = row["attempts"] or 0
         return [row[name] for name in RUN_FIELDS]
 
     async def record(self, run: Mapping[str, Any]) -> None:
         """Insert one run row."""
         values = self._values(run)
-        await self.db.write(lambda tx: tx.execute(_INSERT, *values))
+        await self.db.write(lambda tx: self._insert(tx, values))
+
+    async def _insert(self, tx: Tx, values: list[Any]) -> None:
+        """Insert a run row and its labels (:mod:`~decido_service.store.labels`)."""
+        await tx.execute(_INSERT, *values)
+        if values[_METADATA] is not None:
+            await labels.index(tx, self.db.dialect, "runs", [values[0]])
 
     async def enqueue(self, run: Mapping[str, Any], admission: AdmissionRequest,
-                      cap: int | None = None,
-                      queue_cap: int | None = None) -> Admission | Literal["cap", "queue"]:
-        """Check the caps, count, insert: one transaction."""
+                      cap: int | None = None, queue_cap: int | None = None,
+                      idempotency: tuple[str, str] | None = None
+                      ) -> Admission | Literal["cap", "queue"]:
+        """Check the caps, count, insert, answer the idempotency record: one
+        transaction."""
         values, prepared, dialect = self._values(run), prepare([admission]), self.db.dialect
 
         async def body(tx: Tx) -> Admission | Literal["cap", "queue"]:
@@ -190,7 +221,9 @@ class SQLRuns:
                 return "queue"
             (admitted,) = await admit(tx, dialect, prepared)
             if admitted.admitted:
-                await tx.execute(_INSERT, *values)
+                await self._insert(tx, values)
+                if idempotency is not None:
+                    await tx.execute(_ANSWER, idempotency[1], values[_KEY_ID], idempotency[0])
             return admitted
 
         return await self.db.write(body)
@@ -223,11 +256,10 @@ class SQLRuns:
 
     async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
         """Own the oldest unowned queued run until ``lease_until``."""
-        skip_locked = self.db.dialect.skip_locked
+        skip_locked = self.db.dialect.skip_locked_of.format(alias="t")
 
         async def body(tx: Tx) -> Row | None:
-            row = await tx.fetchrow(f"{_SELECT} WHERE {_UNFINISHED} AND state = 'queued' AND "
-                                    f"owner IS NULL ORDER BY seq LIMIT 1{skip_locked}")
+            row = await tx.fetchrow(_CLAIM + skip_locked)
             if row is not None:
                 await tx.execute("UPDATE runs SET owner = ?, lease_until = ? WHERE id = ?",
                                  owner, lease_until, row[0])
@@ -250,22 +282,22 @@ class SQLRuns:
                    state: str | None = None, engine: str | None = None,
                    metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """A page of ``key_id``'s runs, newest first (see the protocol)."""
-        labels, label_args = self.db.dialect.member_filters("metadata", metadata)
+        scope = Scope("runs", key_id, metadata)
 
         async def body(tx: Tx) -> list[Row]:
-            where, args = ["key_id = ?"], list[Any]([key_id])
+            where, args = list(scope.where), list(scope.where_args)
             if starting_after is not None:
-                condition, value = await after_cursor(tx, "runs", key_id, starting_after)
+                condition, value = await after_cursor(tx, "runs", key_id, starting_after,
+                                                      (scope.seq, "t.id"))
                 where.append(condition)
                 args.append(value)
             for column, value in (("state", state), ("engine", engine)):
                 if value is not None:
-                    where.append(f"{column} = ?")
+                    where.append(f"t.{column} = ?")
                     args.append(value)
-            where += labels
-            args += label_args
-            return await tx.fetch(f"{_SELECT} WHERE {' AND '.join(where)} "
-                                  "ORDER BY seq DESC LIMIT ?", *args, int(limit))
+            return await tx.fetch(f"{_SELECT_T} FROM {scope.source} WHERE {' AND '.join(where)}"
+                                  f" ORDER BY {scope.seq} DESC LIMIT ?",
+                                  *scope.source_args, *args, int(limit))
 
         return [_run(row) for row in await self.db.read(body)]
 
@@ -367,9 +399,7 @@ class SQLRuns:
                 "DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND "
                 "response IS NULL", key_id, idem_key))
         else:
-            await self.db.write(lambda tx: tx.execute(
-                "UPDATE idempotency SET response = ? WHERE key_id = ? AND idem_key = ?",
-                response, key_id, idem_key))
+            await self.db.write(lambda tx: tx.execute(_ANSWER, response, key_id, idem_key))
 
     async def _rows(self, sql: str, *args: Any) -> list[dict[str, Any]]:
         return [_run(row) for row in await self.db.read(lambda tx: tx.fetch(sql, *args))]

@@ -1,8 +1,9 @@
 """The store's schema, written once for both backends, and its migrations.
 
 :data:`MIGRATIONS` is the ordered list: ``MIGRATIONS[i]`` takes a database from schema
-version ``i`` to ``i + 1``, a tuple of statements whose ``{identity}`` and
-``{without_rowid}`` the :class:`~decido_service.store.dialect.Dialect` fills in. Both
+version ``i`` to ``i + 1``, a tuple of statements whose ``{identity}``,
+``{without_rowid}`` and ``{members}`` (the members of ``t.metadata``) the
+:class:`~decido_service.store.dialect.Dialect` fills in. Both
 backends record each applied version in ``schema_version``, apply the missing ones in one
 transaction that only one process can hold at a time (:func:`upgrade`: SQLite's
 ``BEGIN IMMEDIATE``; PostgreSQL adds an advisory lock), and refuse a database whose
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import time
 
-from decido_service.store import webhooks
+from decido_service.store import labels, webhooks
 from decido_service.store.dialect import Dialect, Tx
 from decido_service.store.records import StoreError, iso_utc
 
@@ -97,6 +98,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
     webhooks.SCHEMA,  # 2: webhook endpoints and their deliveries
     _LOG_BYTES,  # 3: the decision log's byte cap
     _FRONTS,  # 4: runs' fronts in rows of their own
+    labels.SCHEMA,  # 5: the label index of runs and decisions
+    # 6: how many times a run was given back to the queue (its process stopped)
+    ("ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",),
 ]
 
 
@@ -120,7 +124,8 @@ async def upgrade(tx: Tx, dialect: Dialect) -> None:
                          f"({len(MIGRATIONS)}); upgrade decido")
     for number in range(current, len(MIGRATIONS)):
         for statement in MIGRATIONS[number]:
-            await tx.execute(statement.format(identity=dialect.identity,
-                                              without_rowid=dialect.without_rowid))
+            await tx.execute(statement.format(
+                identity=dialect.identity, without_rowid=dialect.without_rowid,
+                members=dialect.json_members.format(column="t.metadata")))
         await tx.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
                          number + 1, iso_utc(time.time()))

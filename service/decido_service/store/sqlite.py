@@ -14,9 +14,11 @@
   milliseconds); past ``busy_timeout`` the call raises
   :class:`~decido_service.store.StoreError`.
 - **Off the event loop**, generically: a concern's ``async`` body
-  (:data:`~decido_service.store.dialect.Body`) is run to its end in one of two threads of
-  the store, one for everything that writes (SQLite has one writer anyway) and one for
-  reads, so a slow write stalls neither the event loop nor the reads. The body's awaits
+  (:data:`~decido_service.store.dialect.Body`) is run to its end in a thread of the store:
+  the one for everything that writes (SQLite has one writer anyway) or one of
+  :data:`READ_THREADS` for reads (WAL lets readers run side by side, and sqlite3 lets go
+  of the GIL while a statement runs), so a slow write stalls neither the event loop nor
+  the reads, and a slow read does not hold up the reads behind it. The body's awaits
   of its :class:`SQLiteTx` never suspend (sqlite3 is blocking), so the thread drives the
   coroutine with one ``send`` (:func:`_drive`).
 - **Schema**: :func:`~decido_service.store.schema.upgrade` in one ``BEGIN IMMEDIATE`` (a
@@ -41,12 +43,15 @@ from decido_service.store import schema
 from decido_service.store.dialect import SQLITE, Body, Row
 from decido_service.store.records import StoreError
 
-__all__ = ["LOCK_RETRY_INTERVAL", "SQLiteDatabase", "SQLiteTx", "parse_sqlite_url"]
+__all__ = ["LOCK_RETRY_INTERVAL", "READ_THREADS", "SQLiteDatabase", "SQLiteTx",
+           "parse_sqlite_url"]
 
 T = TypeVar("T")
 
 #: Seconds between two tries for the write lock while another connection holds it.
 LOCK_RETRY_INTERVAL = 50e-6
+#: Threads (each with its connection) that run reads, per store
+READ_THREADS = 4
 
 
 class SQLiteTx:
@@ -97,11 +102,11 @@ class SQLiteDatabase:
         self._conns: list[tuple[int, sqlite3.Connection]] = []
         self._closed = False
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="decido-store-write")
-        self._reader = ThreadPoolExecutor(1, thread_name_prefix="decido-store-read")
+        self._reader = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="decido-store-read")
 
     # ------------------------------------------------------------------ the async layer
     async def read(self, body: Body[T]) -> T:
-        """``body`` in the read thread, in autocommit."""
+        """``body`` in a read thread, in autocommit."""
         return await self._call(self._reader, functools.partial(self._run, body, None))
 
     async def write(self, body: Body[T]) -> T:
@@ -173,6 +178,7 @@ class SQLiteDatabase:
             if mode.lower() != "wal":
                 raise StoreError(f"cannot put {self.path!r} in WAL mode (got {mode!r})")
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+            conn.execute("PRAGMA foreign_keys = ON")  # the label index's cascade
             if sqlite3.sqlite_version_info < (3, 43, 0):  # built in since 3.43
                 conn.create_function("octet_length", 1, _octet_length, deterministic=True)
         except BaseException:
