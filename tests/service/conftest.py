@@ -165,12 +165,16 @@ class LiveServer:
             conn.close()
 
     def create_key(self, plan: str = "free", tier: str = "free",
-                   label: str | None = None) -> dict[str, Any]:
-        """A key made with ``decido keys create --json`` (the admin CLI) on this database."""
+                   label: str | None = None, limits: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
+        """A key made with ``decido keys create --json`` (the admin CLI) on this database;
+        ``limits``: its per-key limit overrides."""
         cmd = [*decido_command(), "keys", "create", "--plan", plan, "--tier", tier,
                "--db", self.db_url or str(self.db), "--json"]
         if label:
             cmd += ["--label", label]
+        if limits:
+            cmd += ["--limits", json.dumps(limits)]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
                              env=self.environment(), check=True)
         return json.loads(out.stdout)

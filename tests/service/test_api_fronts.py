@@ -57,9 +57,10 @@ def front_pages(server: LiveServer, key: str, run_id: str, limit: int | None = N
 
 @pytest.fixture(scope="module")
 def optimized(server: LiveServer) -> tuple[str, dict[str, Any]]:
-    """A free key and the ``/v1/optimize`` answer of its run with a front of about
-    2.5 MB (the whole front inline: that is the answer of /v1/optimize)."""
-    key = server.create_key()["key"]
+    """A free key (allowed a front of POINTS points, beyond the tier's archive_size cap)
+    and the ``/v1/optimize`` answer of its run with a front of about 2.5 MB (the whole front
+    inline: that is the answer of /v1/optimize)."""
+    key = server.create_key(limits={"optimization": {"max_archive_size": POINTS}})["key"]
     r = server.request("POST", "/v1/optimize", big_front(), headers=auth(key), timeout=120)
     assert r.status == 200, r.body[:300]
     doc = r.json()

@@ -201,7 +201,8 @@ def test_a_run_event_stays_small_whatever_the_front(hooks_server: LiveServer,
     once per endpoint, it was the whole front on every attempt)."""
     server = hooks_server
     with receiver(tmp_path / "rcv") as rcv:
-        key = server.create_key(tier="pro")["key"]
+        key = server.create_key(tier="pro", limits={
+            "optimization": {"max_archive_size": 2500}})["key"]  # beyond the tier's cap
         hook = create(server, key, rcv.url, ["run.succeeded"])
         rcv.secrets(hook["secret"])
         run = submit(server, key, big_front())
