@@ -27,7 +27,7 @@ from decido_service.http.resources import in_thread
 from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
-from decido_service.types import DecisionPage, Run, RunPage
+from decido_service.types import DecisionPage, RunPage
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
 
@@ -100,22 +100,24 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     if chosen and not COMPARE_MIN <= len(chosen) <= COMPARE_MAX:
         error = (f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)} "
                  "different ones)")
-    picked = [] if error else [runs.run_view(await runs.find(store, session.key["id"], rid))
-                               for rid in chosen]
+    rows = [] if error else [await runs.find(store, session.key["id"], rid) for rid in chosen]
     offered = await runs.page(store, session.key["id"],
                               RunPage(limit=COMPARE_OFFERED, state="succeeded"))
-    notes = summary.compare_notes({v.id: msgspec.to_builtins(v.request) for v in picked})
+    picked, notes, kinds = await in_thread(request.app.ctx.decide_pool, _compared, rows)
     return page("compare.html", session=session,
-                offered=[summary.run_row(r) for r in offered.data],
-                picked=[summary.run_row(v) for v in picked], notes=notes,
-                kinds=await in_thread(request.app.ctx.decide_pool, _compare_kinds, picked),
-                chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
+                offered=[summary.run_row(r) for r in offered.data], picked=picked, notes=notes,
+                kinds=kinds, chosen=set(chosen), error=error, low=COMPARE_MIN,
+                high=COMPARE_MAX)
 
 
-def _compare_kinds(picked: list[Run]) -> dict[str, Any]:
-    """:func:`~decido_service.dashboard.front.compare_kinds` of the runs (CPU work: fronts
-    converted and measured, in a worker thread)."""
-    return front.compare_kinds([msgspec.to_builtins(v) for v in picked])
+def _compared(rows: list[dict[str, Any]]
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The compare page's table rows, notes and kinds of the runs' store rows (CPU work
+    that grows with their fronts: documents decoded, fronts converted and measured
+    (:func:`~decido_service.dashboard.front.compare_kinds`), in a worker thread)."""
+    views = [msgspec.to_builtins(runs.run_view(row)) for row in rows]
+    notes = summary.compare_notes({v["id"]: v["request"] for v in views})
+    return [summary.run_row_of_view(v) for v in views], notes, front.compare_kinds(views)
 
 
 @route("/decisions")
