@@ -101,23 +101,25 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
         error = (f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)} "
                  "different ones)")
     rows = [] if error else [await runs.find(store, session.key["id"], rid) for rid in chosen]
-    offered = await runs.page(store, session.key["id"],
-                              RunPage(limit=COMPARE_OFFERED, state="succeeded"))
-    picked, notes, kinds = await in_thread(request.app.ctx.decide_pool, _compared, rows)
-    return page("compare.html", session=session,
-                offered=[summary.run_row(r) for r in offered.data], picked=picked, notes=notes,
+    offered = await store.runs.page(session.key["id"], COMPARE_OFFERED, state="succeeded")
+    listed, picked, notes, kinds = await in_thread(request.app.ctx.decide_pool, _compared,
+                                                   offered, rows)
+    return page("compare.html", session=session, offered=listed, picked=picked, notes=notes,
                 kinds=kinds, chosen=set(chosen), error=error, low=COMPARE_MIN,
                 high=COMPARE_MAX)
 
 
-def _compared(rows: list[dict[str, Any]]
-              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    """The compare page's table rows, notes and kinds of the runs' store rows (CPU work
-    that grows with their fronts: documents decoded, fronts converted and measured
-    (:func:`~decido_service.dashboard.front.compare_kinds`), in a worker thread)."""
+def _compared(offered: list[dict[str, Any]], rows: list[dict[str, Any]]) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The compare page's lines of the runs offered, and of the runs picked with their
+    notes and kinds, from their store rows: CPU work that grows with the runs' fronts
+    (documents decoded, fronts converted and measured by
+    :func:`~decido_service.dashboard.front.compare_kinds`), done in a worker thread."""
+    listed = [summary.run_row(runs.run_view(row)) for row in offered]
     views = [msgspec.to_builtins(runs.run_view(row)) for row in rows]
     notes = summary.compare_notes({v["id"]: v["request"] for v in views})
-    return [summary.run_row_of_view(v) for v in views], notes, front.compare_kinds(views)
+    return (listed, [summary.run_row_of_view(v) for v in views], notes,
+            front.compare_kinds(views))
 
 
 @route("/decisions")
