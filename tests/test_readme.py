@@ -93,10 +93,12 @@ def free_key_rows(decido_config: Any) -> list[str]:
     return [
         f"| decisions (`/v1/decide`, `/v1/batch`) | {_number(plan['minute'])} | "
         f"{_number(plan['month'])} decisions | at most {_number(plan['batch_max'])} "
-        "decisions a batch |",
+        f"decisions a batch, {_number(plan['from_run_points'])} front points (`from_run`) |",
         f"| optimization (`/v1/optimize`, `/v1/runs`) | {_number(tier['minute'])} | "
         f"{_number(tier['month'])} runs | at most {_number(tier['max_dims'])} dimensions, "
-        f"{_number(tier['max_evaluations'])} evaluations, {tier['max_time_limit']} s; "
+        f"{_number(tier['max_evaluations'])} evaluations, {tier['max_time_limit']} s, "
+        f"{_number(tier['max_start_points'])} start points, a front of "
+        f"{_number(tier['max_archive_size'])} points; "
         f"{tier['max_runs']} run queued or running |",
     ]
 

@@ -80,9 +80,15 @@ def test_decisions_on_fronts_are_capped_by_the_plan(server: Any,
     assert fault["pointer"] == "/from_run" and fault["code"] == "above_plan_cap"
     assert f"the front of {ids[0]} has " in fault["message"]
     assert "points; the free plan decides on at most 1000 front points" in fault["message"]
+    # a small front and a large one: the fronts named up to the one past the cap listed
+    small = server.request("POST", "/v1/optimize", {**SIMPLEX8, "seed": 4, "x0": None,
+                                                    "objectives": SIMPLEX8["objectives"][:2],
+                                                    "archive_size": 100, "time_limit": 5,
+                                                    "max_evaluations": 2_000},
+                           headers=auth(key), timeout=60).json()["run_id"]
     r = server.request("POST", "/v1/batch", {"decisions": [
-        {"from_run": ids[0], "method": "topsis"}, {"from_run": ids[1], "method": "wsm"}]},
-        headers=auth(key))
+        {"from_run": small, "method": "topsis"}, {"from_run": ids[1], "method": "wsm"},
+        {"from_run": ids[0], "method": "wsm"}]}, headers=auth(key))
     assert r.status == 422
     assert [e["pointer"] for e in r.json()["errors"]] == ["/decisions/0/from_run",
                                                           "/decisions/1/from_run"]

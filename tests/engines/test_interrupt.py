@@ -74,3 +74,43 @@ def test_sigint_stops_a_compiled_run_with_the_best_so_far(engine):
 def test_sigint_stops_a_python_objective_with_the_best_so_far():
     report, _ = interrupt("lambda x: float((x**2).sum())", "random")
     assert report["status"] == "interrupted" and report["evaluations"] > 0
+
+
+FRONT_CHILD = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    import decido
+    x0 = np.random.default_rng(1).uniform(0, 1, size=(1600, 8))
+    print("ready", flush=True)
+    try:  # 8 objectives on the simplex: the front's exact hypervolume takes hours
+        decido.minimize([f"x[{k}] / (sum(x) + 1e-9)" for k in range(8)], [[0, 1]] * 8,
+                        x0=x0, archive_size=100_000, seed=1, max_evaluations=10**10)
+    except KeyboardInterrupt as exc:
+        print(json.dumps({"caught": time.time(), "status": exc.result.status,
+                          "front": len(exc.result.pareto)}), flush=True)
+        sys.exit(0)
+    sys.exit(3)
+""")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_ctrl_c_reaches_the_hypervolume_of_a_large_front() -> None:
+    """The exact hypervolume checks the interrupt hook as it goes: Ctrl-C ends the run
+    at once, with its front, whatever the front (issue 38)."""
+    child = subprocess.Popen([sys.executable, "-c", FRONT_CHILD], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(2.0)  # the start points evaluated: inside the hypervolume
+        sent = time.time()
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=WAIT)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, out
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["status"] == "interrupted" and report["front"] >= 1600
+    assert report["caught"] - sent < 1.0

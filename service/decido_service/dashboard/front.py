@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import msgspec
 import orjson
 
 import decido
@@ -29,7 +28,7 @@ from decido_service.store import KeyRecord, Store
 from decido_service.types import FrontQuery, Run, RunFront
 
 __all__ = ["COMPARE_POINTS", "COMPARE_SECONDS", "PREVIEW_VARIABLES", "compare_kinds",
-           "decide", "decide_fields", "front_facts", "shown_front", "with_fronts"]
+           "decide", "decide_fields", "front_facts", "shown_front"]
 
 #: the most variables the decide page's preview of a front shows (its options have all)
 PREVIEW_VARIABLES = 20
@@ -60,20 +59,6 @@ async def shown_front(store: Store, settings: Settings, key: KeyRecord, run: Run
         return None
     cap = limits.tier_limits(key, settings=settings)["front_page_bytes"]
     return await run_front.page(store, key["id"], run.id, FrontQuery(), cap)
-
-
-async def with_fronts(store: Store, rows: list[dict[str, Any]], views: list[Run]
-                      ) -> list[dict[str, Any]]:
-    """``views`` (of ``rows``) as dicts, those of several objectives with their whole
-    front in their result's ``pareto`` (the compare page measures them)."""
-    out = []
-    for row, view in zip(rows, views, strict=True):
-        found = msgspec.to_builtins(view)
-        points = await run_front.points(store, row)
-        if points is not None:
-            found["result"]["pareto"] = msgspec.to_builtins(points)
-        out.append(found)
-    return out
 
 
 def _cell(value: Any) -> str:

@@ -25,9 +25,10 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.params import parse
 from decido_service.http.resources import in_thread
 from decido_service.runs import api as runs
+from decido_service.runs import front as run_front
 from decido_service.schemas import engine_table
 from decido_service.store import RUN_STATES, Store
-from decido_service.types import DecisionPage, RunPage
+from decido_service.types import DecisionPage, ParetoPoint, RunPage
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
 
@@ -101,16 +102,31 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
         error = (f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)} "
                  "different ones)")
     rows = [] if error else [await runs.find(store, session.key["id"], rid) for rid in chosen]
-    picked = [runs.run_view(row) for row in rows]
-    offered = await runs.page(store, session.key["id"],
-                              RunPage(limit=COMPARE_OFFERED, state="succeeded"))
-    notes = summary.compare_notes({v.id: msgspec.to_builtins(v.request) for v in picked})
-    return page("compare.html", session=session,
-                offered=[summary.run_row(r) for r in offered.data],
-                picked=[summary.run_row(v) for v in picked], notes=notes,
-                kinds=await in_thread(request.app.ctx.decide_pool, front.compare_kinds,
-                                      await front.with_fronts(store, rows, picked)),
-                chosen=set(chosen), error=error, low=COMPARE_MIN, high=COMPARE_MAX)
+    offered = await store.runs.page(session.key["id"], COMPARE_OFFERED, state="succeeded")
+    fronts = [await run_front.points(store, row) for row in rows]
+    listed, picked, notes, kinds = await in_thread(request.app.ctx.decide_pool, _compared,
+                                                   offered, rows, fronts)
+    return page("compare.html", session=session, offered=listed, picked=picked, notes=notes,
+                kinds=kinds, chosen=set(chosen), error=error, low=COMPARE_MIN,
+                high=COMPARE_MAX)
+
+
+def _compared(offered: list[dict[str, Any]], rows: list[dict[str, Any]],
+              fronts: list[list[ParetoPoint] | None]) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The compare page's lines of the runs offered, and of the runs picked (with their
+    ``fronts``: each run's whole front, None for a run of one objective) with their notes
+    and kinds, from their store rows: CPU work that grows with the runs' fronts (documents
+    decoded, fronts converted and measured by
+    :func:`~decido_service.dashboard.front.compare_kinds`), done in a worker thread."""
+    listed = [summary.run_row(runs.run_view(row)) for row in offered]
+    views = [msgspec.to_builtins(runs.run_view(row)) for row in rows]
+    for view, points in zip(views, fronts, strict=True):
+        if points is not None:
+            view["result"]["pareto"] = msgspec.to_builtins(points)
+    notes = summary.compare_notes({v["id"]: v["request"] for v in views})
+    return (listed, [summary.run_row_of_view(v) for v in views], notes,
+            front.compare_kinds(views))
 
 
 @route("/decisions")

@@ -11,7 +11,8 @@ of the answer carries its point's ``x`` and ``f``.
 The run must be one of the key's (404 ``not_found`` otherwise), finished with a result
 (409 ``run_not_finished``) and of several objectives (422 at ``/from_run``). The fronts of
 one request (a batch's items together) hold at most the plan's ``from_run_points`` points:
-beyond, a 422 lists each ``from_run`` with its front's size, before anything is decided.
+beyond, a 422 lists each ``from_run`` up to the one past the cap with its front's size,
+before anything is decided (and no further front is read).
 Reading a front (its run's document decoded, its options made) is CPU work done in the
 worker's decision threads (``pool``), never on the event loop; so is the decision
 (:func:`decido_service.decisions.decide.decide` with ``heavy``). The decision log keeps the
@@ -167,11 +168,11 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
                                       None if cap is None else max(cap - total, 0))
             total += front.size
             read.append((where, item[FROM_RUN], front.size))
-            if front.decided is not None:
-                item, found[k] = front.decided, front.points
+            if cap is not None and total > cap:  # no more fronts read: refused already
+                raise _over_cap(source, cap, read, total)
+            assert front.decided is not None
+            item, found[k] = front.decided, front.points
         out.append(item)
-    if cap is not None and total > cap:
-        raise _over_cap(source, cap, read, total)
     return {**body, "decisions": out}, found
 
 
@@ -184,12 +185,13 @@ def _cap(source: Source) -> int | None:
 
 def _over_cap(source: Source, cap: int | None, read: list[tuple[str, str, int]], total: int
               ) -> ApiError:
-    """The 422 of fronts holding more than the plan's cap: one entry per ``from_run``."""
+    """The 422 of fronts holding more than the plan's cap: one entry per ``from_run`` read
+    (the items up to the one past the cap)."""
     plan = source.key["plan"]
     return validation_error([field_error(
         FROM_RUN, "above_plan_cap",
         f"the front of {run_id} has {size} points; the {plan} plan decides on at most {cap} "
-        f"front points per request (this one names {total})",
+        f"front points per request (the fronts named up to here hold {total})",
         pointer=f"{where}/{FROM_RUN}") for where, run_id, size in read])
 
 

@@ -182,7 +182,7 @@ def _decision_schemas() -> dict[str, Schema]:
         "default to the objectives with their goals and equal weights. The fronts of one "
         "request (a batch's items together) hold at most the plan's from_run_points "
         f"(by default {caps}): beyond, 422 with an above_plan_cap entry for each "
-        "from_run")}
+        "from_run up to the one past the cap")}
     for name in ("DecideRequest", "DecisionItem"):
         schemas[name]["properties"]["from_run"] = from_run
     request = schemas["DecideRequest"]
