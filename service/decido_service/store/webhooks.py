@@ -23,8 +23,8 @@ from typing import Any, Protocol
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.records import iso_utc, ordered_id
 
-__all__ = ["CANDIDATES", "DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE",
-           "SQLWebhooks", "Webhooks", "enqueue_run_event"]
+__all__ = ["CANDIDATES", "DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "WEBHOOK_FIELDS",
+           "WEBHOOK_UPDATABLE", "SQLWebhooks", "Webhooks", "enqueue_run_event"]
 
 #: the columns of a webhook row, in select order
 WEBHOOK_FIELDS: tuple[str, ...] = (
