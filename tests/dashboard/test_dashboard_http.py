@@ -236,3 +236,23 @@ def test_a_logged_request_with_a_huge_integer_reads_back(server: Any, key: str) 
     assert entry.status == 200 and entry.json()["request"]["options"][0]["note"] == 2.0**100
     page = get(server, f"/dashboard/decisions/{logged}", sign_in(server, key))
     assert page.status == 200 and orjson.dumps(2.0**100) in page.body
+
+
+def test_the_decide_form_keeps_to_the_plans_sampling_cap(server: Any, key: str) -> None:
+    """A decision under uncertainty made on the dashboard is refused above the plan's cap
+    on sampled values as ``POST /v1/decide`` is (nothing sampled or counted): the fault is
+    shown next to the form."""
+    session = sign_in(server, key)  # an sdk key: 5,000,000 sampled values
+    page = get(server, "/dashboard/decide", session)
+    options = [{"id": f"o{i}", "attributes": {"c": {"low": i + 1.0, "high": i + 3.0}}}
+               for i in range(60)]
+    fields = {"csrf": csrf_of(page.body), "method": "wsm", "options": orjson.dumps(
+        options).decode(), "criteria": "c maximize 1", "samples": "100000", "seed": "1"}
+    used = server.request("GET", "/v1/usage", headers=auth(key)).json()["decision"]["month"]
+    answer = server.request("POST", "/dashboard/decide", raw=urlencode(fields).encode(),
+                            headers={**FORM, "Cookie": f"decido_session={session}"})
+    assert answer.status == 200
+    problems = answer.body.decode().split('id="decide-problems"')[1].split("</div>")[0]
+    assert "6,000,000 sampled values" in problems and "5,000,000" in problems, problems
+    after = server.request("GET", "/v1/usage", headers=auth(key)).json()["decision"]["month"]
+    assert after["used"] == used["used"]

@@ -12,6 +12,7 @@ from typing import Any
 from test_store_contract import backend, run, url  # noqa: F401 - fixtures
 
 from decido_service.store import Store
+from decido_service.store.webhooks import CANDIDATES
 from decido_service.webhooks.worker import FAILING_AFTER
 
 NOW = 1_750_000_000.0
@@ -162,5 +163,24 @@ def test_claims_are_fair_across_keys_within_the_caps(url: str) -> None:  # noqa:
             await store.webhooks.add_delivery(keyed(n, "solo", 20, NOW))
         solo = await store.webhooks.claim("w10", NOW + 61, NOW + 121, 8, **caps)
         assert [d["key_id"] for d in solo].count("solo") == 2
+
+    run(url, scenario)
+
+
+def test_a_flood_of_one_key_delays_another_by_one_claim_at_most(url: str) -> None:  # noqa: F811
+    """Of the due deliveries of keys and endpoints below their caps, a claim ranks the
+    CANDIDATES due first: a key with more, older ones is at its cap after that claim and
+    passed over by the next, which takes the other key's."""
+    async def scenario(store: Store) -> None:
+        await store.webhooks.create(hook("flood", 1, ["*"]), None)
+        await store.webhooks.create(hook("calm", 2, ["*"]), None)
+        for n in range(CANDIDATES + 50):
+            await store.webhooks.add_delivery(keyed(n, "flood", 1, NOW - 1000 + n))
+        await store.webhooks.add_delivery(keyed(10_000, "calm", 2, NOW))
+        caps = {"per_key": 4, "per_endpoint": 4}
+        first = await store.webhooks.claim("w1", NOW, NOW + 60, 8, **caps)
+        assert Counter(d["key_id"] for d in first) == {"flood": 4}
+        second = await store.webhooks.claim("w2", NOW, NOW + 60, 8, **caps)
+        assert [d["key_id"] for d in second] == ["calm"]
 
     run(url, scenario)

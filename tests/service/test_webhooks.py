@@ -298,6 +298,14 @@ def test_creation_validates_the_body(server: LiveServer, free_key: str) -> None:
         ("/url", "address_refused")] and "port 0" in problem["errors"][0]["message"]
     problem = create(server, free_key, "https://hooks.example/decido", status=422)
     assert "special-use" in problem["errors"][0]["message"]
+    hook = create(server, free_key, "https://93.184.215.14/hook")  # a public literal
+    r = server.request("PATCH", f"/v1/webhooks/{hook['id']}",
+                       {"url": "https://127.0.0.1/", "events": ["run.exploded"]},
+                       headers=auth(free_key))
+    assert r.status == 422 and [(e["pointer"], e["code"]) for e in r.json()["errors"]] == [
+        ("/url", "address_refused"), ("/events/0", "not_allowed")], r.body
+    assert server.request("DELETE", f"/v1/webhooks/{hook['id']}",
+                          headers=auth(free_key)).status == 204
     r = server.request("POST", "/v1/webhooks", {"events": []}, headers=auth(free_key))
     assert r.status == 422 and {e["pointer"] for e in r.json()["errors"]} >= {"/url"}
     assert server.request("GET", "/v1/webhooks/wh_nope", headers=auth(free_key)).status == 404

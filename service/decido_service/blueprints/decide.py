@@ -36,8 +36,16 @@ api = Routes("decide")
 _POSTED = (400, 415, 422, 401, 404, 409, 413, 429, 503)
 
 
+#: what the decision operations say of decisions under uncertainty
+_SAMPLED = ("A decision under uncertainty (`uncertainty`) may draw at most the plan's "
+            "`max_smaa_values` sampled values (samples x options x the attributes read per "
+            "option; `GET /v1/usage` shows it): above, 422 `too_many` at its samples, before "
+            "anything is sampled or counted. Each worker computes one per key at a time "
+            "(503 `overloaded` with `Retry-After` beyond).")
+
+
 @api.route("/decide", post=Doc("decide", "One decision", "decisions", (200, "DecideResult"),
-                               _POSTED, "DecideRequest"))
+                               _POSTED, "DecideRequest", description=_SAMPLED))
 async def decide(request: ApiRequest) -> HTTPResponse:
     """One decision: rank the options under the constraints."""
     key = await authenticate(request)
@@ -53,7 +61,8 @@ async def decide(request: ApiRequest) -> HTTPResponse:
 
 @api.route("/batch", post=Doc(
     "batch", "Many decisions (each item ok or error on its own)", "decisions",
-    (200, "BatchResult"), (400, 415, 422, 403, 401, 404, 409, 413, 429, 503), "BatchRequest"))
+    (200, "BatchResult"), (400, 415, 422, 403, 401, 404, 409, 413, 429, 503), "BatchRequest",
+    description=_SAMPLED + " In a batch, each item and all items together are held to it."))
 async def batch(request: ApiRequest) -> HTTPResponse:
     """Many decisions; each item succeeds or fails on its own."""
     key = await authenticate(request)

@@ -11,7 +11,7 @@ import orjson
 from sanic.response import HTTPResponse
 
 import decido
-from decido_service import keys
+from decido_service import keys, limits
 from decido_service.admission import issue_free_key
 from decido_service.dashboard import decide_form, front, run_form
 from decido_service.dashboard import session as sessions
@@ -19,6 +19,7 @@ from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.routes import SIGN_IN, form, html, route
 from decido_service.dashboard.session import Session
 from decido_service.decisions import decide as decisions
+from decido_service.decisions import sampling
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
 from decido_service.runs import api as runs
@@ -210,6 +211,9 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
         if "from_run" in body:
             result = await front.decide(request, session.key, body)
         else:
+            sampling.refuse_over_cap(body, limits.plan_limits(
+                session.key, settings=request.app.ctx.settings)["max_smaa_values"],
+                batch=False)
             result, _ = await decisions.decide(request, session.key, "decide", decido.decide,
                                                body, log=True, sent=orjson.dumps(body))
     except decido.DecisionError as exc:

@@ -20,7 +20,7 @@ import decido
 from decido_service import limits
 from decido_service.config import Settings
 from decido_service.dashboard import decide_form, summary
-from decido_service.decisions import bridge
+from decido_service.decisions import bridge, sampling
 from decido_service.decisions import decide as decisions
 from decido_service.http.context import ApiRequest
 from decido_service.runs import front as run_front
@@ -92,6 +92,8 @@ async def decide(request: ApiRequest, key: KeyRecord, body: dict[str, Any]) -> d
     counted, logged with the body as sent, each ranking item with its point's ``x`` and
     ``f``."""
     resolved, points = await bridge.resolve(_source(request, key), body)
+    sampling.refuse_over_cap(resolved, limits.plan_limits(
+        key, settings=request.app.ctx.settings)["max_smaa_values"], batch=False)
     result, _ = await decisions.decide(
         request, key, "decide", bridge.with_points(decido.decide, points, batch=False),
         resolved, log=True, sent=orjson.dumps(body), heavy=True)

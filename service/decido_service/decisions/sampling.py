@@ -25,8 +25,9 @@ from functools import lru_cache
 from typing import Any
 
 import decido
+from decido import DecisionError
 
-__all__ = ["Fault", "default_samples", "sampled_values", "sampling_faults"]
+__all__ = ["Fault", "default_samples", "refuse_over_cap", "sampled_values", "sampling_faults"]
 
 #: an identifier of the expression language (docs/expression-language.md, "Names")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -105,6 +106,18 @@ def sampling_faults(body: Any, cap: int | None, *, batch: bool) -> list[Fault]:
     if total > cap:
         faults.append(Fault("/decisions", _too_many(total, cap, "the batch's decisions")))
     return faults
+
+
+def refuse_over_cap(body: Any, cap: int | None, *, batch: bool) -> None:
+    """:func:`sampling_faults` as the library's :class:`decido.DecisionError` (code
+    ``too_many``, every fault with its pointer), for the callers that show the library's
+    faults (the dashboard's decide form); nothing when there is none."""
+    faults = sampling_faults(body, cap, batch=batch)
+    if faults:
+        first = faults[0]
+        raise DecisionError("too_many", first.message, first.pointer.lstrip("/").replace(
+            "/", "."), errors=[{"pointer": f.pointer, "code": "too_many",
+                                "message": f.message} for f in faults])
 
 
 def _samples_pointer(body: Mapping[str, Any]) -> str:

@@ -23,8 +23,8 @@ from typing import Any, Protocol
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.records import iso_utc, ordered_id
 
-__all__ = ["DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE",
-           "SQLWebhooks", "Webhooks", "enqueue_run_event"]
+__all__ = ["CANDIDATES", "DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "WEBHOOK_FIELDS",
+           "WEBHOOK_UPDATABLE", "SQLWebhooks", "Webhooks", "enqueue_run_event"]
 
 #: the columns of a webhook row, in select order
 WEBHOOK_FIELDS: tuple[str, ...] = (
@@ -70,28 +70,40 @@ _GET_DELIVERY = (f"SELECT {_D} FROM webhook_deliveries WHERE key_id = ? AND webh
                  "AND id = ?")
 _LAST = 2**62  # "no cursor": above every seq
 #: the due deliveries of enabled endpoints that nobody holds (or whose holder's lease ran
-#: out), taken fairly across keys: ``hook_load`` (``key_load``) is a delivery's place in
-#: its endpoint's (key's) line of due deliveries, oldest due first, after the attempts of
-#: that endpoint (key) in flight (held under a lease that has not run out); a delivery is
-#: taken while both loads are within the caps, the lowest key load first (each key's
-#: oldest, then each key's second...), so one key's many deliveries never queue another
-#: key's behind them. Parameters: now x4, the endpoint cap, the key cap, the limit; the
-#: row lock (the dialect's) is taken on the rows chosen
-_BUSY = ("SELECT {column}, count(*) AS n FROM webhook_deliveries WHERE state = 'pending' "
-         "AND owner IS NOT NULL AND lease_until >= ? GROUP BY {column}")
+#: out), taken fairly across keys. ``held``: the attempts in flight (claimed under a lease
+#: that has not run out; a claimed delivery stays due, so the due rows hold them); keys and
+#: endpoints at their cap are passed over, and of the others' due deliveries the
+#: :data:`CANDIDATES` due first are ranked: ``hook_load`` (``key_load``) is a delivery's
+#: place in its endpoint's (key's) line, after that endpoint's (key's) attempts in flight;
+#: a delivery is taken while both loads are within the caps, the lowest key load first
+#: (each key's oldest, then each key's second...), so one key's many deliveries never
+#: queue another key's behind them. The work is one pass over the due rows (their index)
+#: and a sort of at most :data:`CANDIDATES`. Parameters: now x3, the key cap, the
+#: endpoint cap, :data:`CANDIDATES`, the endpoint cap, the key cap, the limit; the row
+#: lock (the dialect's) is taken on the rows chosen
 _DUE = (
-    f"SELECT {_D} FROM webhook_deliveries WHERE id IN (SELECT id FROM ("
-    "SELECT h.id, h.next_attempt, h.seq, ROW_NUMBER() OVER (PARTITION BY h.key_id "
-    "ORDER BY h.next_attempt, h.seq) + COALESCE(kb.n, 0) AS key_load FROM ("
-    "SELECT d.id, d.key_id, d.next_attempt, d.seq, ROW_NUMBER() OVER (PARTITION BY "
-    "d.webhook_id ORDER BY d.next_attempt, d.seq) + COALESCE(hb.n, 0) AS hook_load "
-    "FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled = 1 "
-    f"LEFT JOIN ({_BUSY.format(column='webhook_id')}) hb ON hb.webhook_id = d.webhook_id "
-    "WHERE d.state = 'pending' AND d.next_attempt <= ? AND "
-    "(d.owner IS NULL OR d.lease_until < ?)) h "
-    f"LEFT JOIN ({_BUSY.format(column='key_id')}) kb ON kb.key_id = h.key_id "
-    "WHERE h.hook_load <= ?) k WHERE k.key_load <= ? "
-    "ORDER BY k.key_load, k.next_attempt, k.seq LIMIT ?)")
+    "WITH held AS (SELECT key_id, webhook_id FROM webhook_deliveries WHERE "
+    "state = 'pending' AND next_attempt <= ? AND owner IS NOT NULL AND lease_until >= ?), "
+    "key_busy AS (SELECT key_id, count(*) AS n FROM held GROUP BY key_id), "
+    "hook_busy AS (SELECT webhook_id, count(*) AS n FROM held GROUP BY webhook_id), "
+    "candidates AS (SELECT d.id, d.key_id, d.webhook_id, d.next_attempt, d.seq "
+    "FROM webhook_deliveries d WHERE d.state = 'pending' AND d.next_attempt <= ? "
+    "AND (d.owner IS NULL OR d.lease_until < ?) "
+    "AND d.key_id NOT IN (SELECT key_id FROM key_busy WHERE n >= ?) "
+    "AND d.webhook_id NOT IN (SELECT webhook_id FROM hook_busy WHERE n >= ?) "
+    "AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled = 1) "
+    "ORDER BY d.next_attempt LIMIT ?), "
+    "by_hook AS (SELECT c.id, c.key_id, c.next_attempt, c.seq, ROW_NUMBER() OVER "
+    "(PARTITION BY c.webhook_id ORDER BY c.next_attempt, c.seq) + COALESCE(hb.n, 0) "
+    "AS hook_load FROM candidates c LEFT JOIN hook_busy hb ON hb.webhook_id = c.webhook_id), "
+    "by_key AS (SELECT h.id, h.next_attempt, h.seq, ROW_NUMBER() OVER (PARTITION BY "
+    "h.key_id ORDER BY h.next_attempt, h.seq) + COALESCE(kb.n, 0) AS key_load FROM "
+    "by_hook h LEFT JOIN key_busy kb ON kb.key_id = h.key_id WHERE h.hook_load <= ?) "
+    f"SELECT {_D} FROM webhook_deliveries WHERE id IN (SELECT id FROM by_key WHERE "
+    "key_load <= ? ORDER BY key_load, next_attempt, seq LIMIT ?)")
+#: due deliveries ranked per claim at most (module docs): a key or endpoint whose due
+#: deliveries outnumber it is at its cap after this claim, and passed over by the next
+CANDIDATES = 256
 #: no cap (the loads are row counts, far below it)
 _UNCAPPED = 2**62
 
@@ -283,7 +295,8 @@ class SQLWebhooks:
             if dialect.key_lock is not None:  # claimers of every node count the same loads
                 await tx.execute(dialect.key_lock, "webhooks:claim")
             rows = [_delivery(r) for r in await tx.fetch(
-                _DUE + dialect.skip_locked, now, now, now, now, hook_cap, key_cap, limit)]
+                _DUE + dialect.skip_locked, now, now, now, now, key_cap, hook_cap, CANDIDATES,
+                hook_cap, key_cap, limit)]
             if not rows:
                 return []
             await tx.executemany(

@@ -13,7 +13,7 @@ import asyncio
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import orjson
@@ -39,7 +39,7 @@ from decido_service.webhooks.events import TEST_EVENT
 from decido_service.webhooks.guard import GuardError, destination
 from decido_service.webhooks.signing import new_secret
 
-__all__ = ["RESOLVE_TIMEOUT", "SECRET_GRACE", "create", "decode_create", "delete", "delivery_view",
+__all__ = ["RESOLVE_TIMEOUT", "SECRET_GRACE", "create", "decode", "delete", "delivery_view",
            "find", "page_deliveries", "resend", "rotate", "send_test", "update", "webhook_view"]
 
 #: seconds a rotated-out secret keeps signing beside the new one
@@ -107,12 +107,15 @@ async def _checked_url(url: str, settings: Settings) -> str:
     return url
 
 
-async def decode_create(body: bytes, settings: Settings) -> WebhookCreate:
-    """A ``POST /v1/webhooks`` body; 400, or a 422 listing every fault:
-    the types' and, when the body's ``url`` is a string they do not fault, the address
-    guard's (a bad URL and an unknown event are both named at once)."""
+Body = TypeVar("Body", WebhookCreate, WebhookUpdate)
+
+
+async def decode(kind: type[Body], body: bytes, settings: Settings) -> Body:
+    """A ``POST /v1/webhooks`` or ``PATCH /v1/webhooks/{id}`` body; 400, or a 422 listing
+    every fault: the types' and, when the body's ``url`` is a string they do not fault,
+    the address guard's (a bad URL and an unknown event are both named at once)."""
     try:
-        return decode_body(WebhookCreate, body)
+        return decode_body(kind, body)
     except ApiError as exc:
         if exc.code != "validation_failed":
             raise

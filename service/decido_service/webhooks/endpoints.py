@@ -15,10 +15,11 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.params import query
 from decido_service.http.responses import Response, answer
 from decido_service.http.routes import Doc, Routes
-from decido_service.schemas import decode_body, json_bytes
+from decido_service.schemas import json_bytes
 from decido_service.types import (
     DeliveryPage,
     DeliveryPath,
+    WebhookCreate,
     WebhookList,
     WebhookPath,
     WebhookUpdate,
@@ -54,7 +55,7 @@ async def webhooks(request: ApiRequest) -> HTTPResponse:
     key = await read(request, "optimize")
     ctx = request.app.ctx
     if request.method == "POST":
-        req = await hooks.decode_create(json_bytes(request), ctx.settings)
+        req = await hooks.decode(WebhookCreate, json_bytes(request), ctx.settings)
         return answer(await hooks.create(ctx.store, ctx.settings, key, req), 201,
                       _SECRET_HEADERS)
     rows = await ctx.store.webhooks.of_key(key["id"])
@@ -75,7 +76,8 @@ async def one_webhook(request: ApiRequest, webhook_id: str) -> HTTPResponse:
     key = await read(request, "optimize")
     ctx = request.app.ctx
     if request.method == "PATCH":
-        req = decode_body(WebhookUpdate, json_bytes(request))
+        await hooks.find(ctx.store, key, webhook_id)  # another key's URL: never resolved
+        req = await hooks.decode(WebhookUpdate, json_bytes(request), ctx.settings)
         return answer(await hooks.update(ctx.store, ctx.settings, key, webhook_id, req))
     if request.method == "DELETE":
         await hooks.delete(ctx.store, key, webhook_id)
