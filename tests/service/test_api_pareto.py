@@ -54,6 +54,10 @@ def test_optimize_inline_answers_the_libraries_front(server: LiveServer) -> None
     trace = server.request("GET", f"/v1/runs/{doc['run_id']}/trace", headers=auth(key)).json()
     assert [p[0] for p in trace["points"]] == [h[0] for h in doc["history"]]
     assert trace["points"][-1][2] == doc["history"][-1][1]
+    assert trace["columns"] == ["evaluations", "elapsed_ms", "hypervolume"]  # not "best"
+    csv = server.request("GET", f"/v1/runs/{doc['run_id']}/trace?format=csv",
+                         headers=auth(key)).body.decode()
+    assert csv.splitlines()[0] == "evaluations,elapsed_ms,hypervolume"
 
 
 def test_a_run_resource_of_several_objectives_and_its_events(server: LiveServer) -> None:
