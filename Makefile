@@ -100,7 +100,8 @@ $(SERVE_STAMP): $(PY) $(BUILD_DEPS) $(SERVE_SOURCES)
 	      "compiled again (seconds)..."
 	$(PIP_BUILD) --progress-bar on ".[$(SERVE_EXTRAS)]"
 	@mkdir -p $(dir $@) && touch $@
-	@echo "make serve: installed; starting decido serve"
+	@echo "make serve: installed; starting decido serve (the decido command is in $(VENV):" \
+	      "source $(VENV)/bin/activate in another terminal to use it)"
 
 serve: $(SERVE_STAMP)
 	$(VENV)/bin/decido serve $(SERVE_ARGS)

@@ -33,6 +33,14 @@ def test_a_readme_python_block_runs_as_pasted(block: Block) -> None:
     run_block(block.code, block.where)
 
 
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: d.name)
+def test_every_python_block_imports_what_it_uses(doc: Path) -> None:
+    """A block pasted into a new interpreter starts with its imports: none is a fragment
+    that needs ``import decido`` (or anything else) from somewhere else."""
+    for block in blocks(doc, "python"):
+        assert re.search(r"^(import|from) \S+", block.code, re.M), block.where
+
+
 def test_the_readme_has_blocks_of_both_kinds() -> None:
     assert len(LOCAL) >= 3
     assert any(needs_server(b) for b in blocks(README, "python"))

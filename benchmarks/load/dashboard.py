@@ -206,7 +206,8 @@ def screenshots(directory: Path) -> None:
         proc, port = _start(db, Path(tmp) / "server.log")
         try:
             key = json.loads(subprocess.run(
-                [*_decido(), "keys", "create", "--plan", "sdk", "--tier", "team", "--label",
+                [*_decido(), "keys", "create",
+                 "--create", "--plan", "sdk", "--tier", "team", "--label",
                  "demo", "--db", db, "--json"], capture_output=True, check=True).stdout)["key"]
             origin = f"http://127.0.0.1:{port}"
             headers = {"X-API-Key": key, "Content-Type": "application/json"}

@@ -186,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
            "DECIDO_PLANS": json.dumps({"sdk": {"minute": run.BIG, "month": run.BIG}}),
            "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"),
                                                        str(HERE)]))}
-    made = subprocess.run([*run._decido(), "keys", "create", "--plan", "sdk", "--db", db,
+    made = subprocess.run([*run._decido(), "keys", "create",
+                           "--create", "--plan", "sdk", "--db", db,
                            "--json"], capture_output=True, text=True, check=True, env=env)
     key = json.loads(made.stdout)["key"]
     rows = {t: measure(t, args.requests, args.connections, args.cache_sim, work, helper, env,

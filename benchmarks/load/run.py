@@ -264,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _wait_up(f"http://127.0.0.1:{hello_port}/", hello)
         _wait_up(f"http://127.0.0.1:{decido_port}/v1/health", decido)
-        made = subprocess.run([*_decido(), "keys", "create", "--plan", "sdk", "--tier", "team",
+        made = subprocess.run([*_decido(), "keys", "create",
+                               "--create", "--plan", "sdk", "--tier", "team",
                                "--db", db, "--json", "--label", "load test"],
                               capture_output=True, text=True, check=True, env=env)
         key = json.loads(made.stdout)["key"]

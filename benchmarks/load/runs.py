@@ -98,7 +98,8 @@ def pid_of(port: int) -> int:
 
 
 def new_key(db: Path | str) -> str:
-    made = subprocess.run([*_decido(), "keys", "create", "--plan", "enterprise", "--tier",
+    made = subprocess.run([*_decido(), "keys", "create",
+                           "--create", "--plan", "enterprise", "--tier",
                            "enterprise", "--db", str(db), "--json"], capture_output=True,
                           text=True, check=True)
     return str(json.loads(made.stdout)["key"])

@@ -97,7 +97,8 @@ class Setup:
     def start(self) -> None:
         for port, proc in zip(self.ports, self.procs, strict=True):
             _wait_up(f"http://127.0.0.1:{port}/v1/health", proc)
-        made = subprocess.run([*_decido(), "keys", "create", "--plan", "sdk", "--tier", "team",
+        made = subprocess.run([*_decido(), "keys", "create",
+                               "--create", "--plan", "sdk", "--tier", "team",
                                "--store", self.url, "--json"], capture_output=True, text=True,
                               check=True, env=self.env)
         self.key = json.loads(made.stdout)["key"]

@@ -431,7 +431,7 @@ def _constraint_report(cons: list[Constraint], g: list[float]) -> list[dict[str,
             for c, v in zip(cons, g, strict=True)]
 
 
-def optimize(
+def _optimize_one(
     objective: Objective,
     bounds: ArrayLike | None = None,
     *,
@@ -452,35 +452,7 @@ def optimize(
     variables: list[dict[str, Any]] | None = None,
     x0: ArrayLike | None = None,
 ) -> OptimizeResult:
-    """Optimize ``objective`` over the box ``bounds`` (``goal`` = minimize | maximize).
-
-    ``objective`` is an expression string (compiled with ``n = len(bounds)``, or over the
-    names of ``variables``), a :class:`decido.Expression`, a callable ``f(x) -> float``, or
-    with ``vectorized=True`` a callable ``f(X) -> array`` over a population ``X`` of shape
-    ``(P, n)``.
-    Stops at ``max_evaluations`` (default ``max(10000, 2000 n)``), ``time_limit``
-    seconds, once the best value reaches ``target``, when the engine converges,
-    when ``callback(progress)`` returns a truthy value, or when ``monitor.stop()``
-    was called (a :class:`decido.RunMonitor`: progress and stop from any thread,
-    without the GIL; see its docstring).  ``seed=None`` draws a seed,
-    reported in the result.  ``stop_on_convergence=False`` (the option of the same name,
-    which every engine takes) spends the whole budget: an engine that converged starts
-    again.  Invalid arguments raise :class:`decido.EngineError`,
-    :class:`decido.ExpressionError` or :class:`decido.ConstraintError` (all
-    ``ValueError``) before any work starts.
-
-    Ctrl-C (``KeyboardInterrupt``) stops a run within about 10 ms, also one that runs in
-    C; the exception carries the best point so far as ``exc.result``, an
-    :class:`OptimizeResult` with status ``interrupted``.
-
-    Beyond a box: ``constraints`` (strings ``"[name:] lhs <= rhs"``, ``>=`` or ``==`` in
-    the expression language, over the objective's variables; feasible within
-    ``constraint_tolerance``, default 1e-6), ``integers`` (indices of ``x`` that take
-    integer values), ``variables`` instead of ``bounds`` (``{"name", "lower", "upper",
-    "type": "real" | "integer"}`` or ``{"name", "values": [...]}``), and ``x0`` (a start
-    point or a list of them: each is evaluated first and the engine starts from the best).
-    ``decido.engines()`` says which engine takes what.
-    """
+    """One objective: :func:`optimize`."""
     options = with_stop_option(options, stop_on_convergence)
     checked = _check(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
                      time_limit=time_limit, target=target, seed=seed, options=options,
@@ -550,15 +522,72 @@ def _signature_shown(function: F) -> F:
     :func:`inspect.signature` show: :func:`optimize`'s parameters but ``goal``, then those
     only a run of several objectives takes (``reference_point``, ``archive_size``). Their
     static type is :class:`RunKeywords` / :class:`FrontKeywords` (``**kwargs``)."""
-    single = inspect.signature(optimize)
+    single = inspect.signature(_optimize_one)
     front = inspect.signature(optimize_front)
-    shown = [p for p in single.parameters.values() if p.name != "goal"]
+    own_goal = "goal" in inspect.signature(function).parameters
+    shown = [p for p in single.parameters.values() if own_goal or p.name != "goal"]
     shown[0] = shown[0].replace(annotation="Objective | list[Any] | tuple[Any, ...]")
     shown += [p for name, p in front.parameters.items()
               if name not in single.parameters and p.kind is p.KEYWORD_ONLY]
     vars(function)["__signature__"] = single.replace(
         parameters=shown, return_annotation="OptimizeResult | ParetoResult")
     return function
+
+
+@overload
+def optimize(objective: Objective, bounds: ArrayLike | None = None, *,
+             goal: str = "minimize", **kwargs: Unpack[RunKeywords]) -> OptimizeResult: ...
+@overload
+def optimize(objective: list[Any] | tuple[Any, ...], bounds: ArrayLike | None = None, *,
+             goal: str = "minimize", **kwargs: Unpack[FrontKeywords]) -> ParetoResult: ...
+@_signature_shown
+def optimize(objective: Objective | list[Any] | tuple[Any, ...],
+             bounds: ArrayLike | None = None, *, goal: str = "minimize",
+             **kwargs: Any) -> OptimizeResult | ParetoResult:
+    """Optimize ``objective`` over the box ``bounds`` (``goal`` = minimize | maximize).
+
+    ``objective`` is an expression string (compiled with ``n = len(bounds)``, or over the
+    names of ``variables``), a :class:`decido.Expression`, a callable ``f(x) -> float``, or
+    with ``vectorized=True`` a callable ``f(X) -> array`` over a population ``X`` of shape
+    ``(P, n)``.
+    Stops at ``max_evaluations`` (default ``max(10000, 2000 n)``), ``time_limit``
+    seconds, once the best value reaches ``target``, when the engine converges,
+    when ``callback(progress)`` returns a truthy value, or when ``monitor.stop()``
+    was called (a :class:`decido.RunMonitor`: progress and stop from any thread,
+    without the GIL; see its docstring).  ``seed=None`` draws a seed,
+    reported in the result.  ``stop_on_convergence=False`` (the option of the same name,
+    which every engine takes) spends the whole budget: an engine that converged starts
+    again.  Invalid arguments raise :class:`decido.EngineError`,
+    :class:`decido.ExpressionError` or :class:`decido.ConstraintError` (all
+    ``ValueError``) before any work starts.
+
+    Ctrl-C (``KeyboardInterrupt``) stops a run within about 10 ms, also one that runs in
+    C; the exception carries the best point so far as ``exc.result``, an
+    :class:`OptimizeResult` with status ``interrupted``.
+
+    Beyond a box: ``constraints`` (strings ``"[name:] lhs <= rhs"``, ``>=`` or ``==`` in
+    the expression language, over the objective's variables; feasible within
+    ``constraint_tolerance``, default 1e-6), ``integers`` (indices of ``x`` that take
+    integer values), ``variables`` instead of ``bounds`` (``{"name", "lower", "upper",
+    "type": "real" | "integer"}`` or ``{"name", "values": [...]}``), and ``x0`` (a start
+    point or a list of them: each is evaluated first and the engine starts from the best).
+    ``decido.engines()`` says which engine takes what.
+
+    A list of objectives (expressions, callables, or dicts ``{"name", "expression",
+    "goal"}``) makes a run of several, :func:`decido.pareto.optimize_front`, whose result
+    is their front (a :class:`ParetoResult`), with ``reference_point`` and ``archive_size``
+    of its own. A keyword that is not one raises :class:`TypeError` naming it.
+    """
+    several = isinstance(objective, (list, tuple))
+    known = FrontKeywords.__annotations__ if several else RunKeywords.__annotations__
+    for name in kwargs:
+        if name not in known:
+            hint = (" (it is for a run of several objectives: a list of them)"
+                    if name in FrontKeywords.__annotations__ else did_you_mean(name, list(known)))
+            raise TypeError(f"optimize() got an unexpected keyword argument {name!r}{hint}")
+    if isinstance(objective, (list, tuple)):
+        return optimize_front(objective, bounds, goal=goal, **kwargs)
+    return _optimize_one(objective, bounds, goal=goal, **kwargs)
 
 
 @overload
@@ -574,8 +603,6 @@ def minimize(objective: Objective | list[Any] | tuple[Any, ...],
     the same keyword arguments (see it for what each does).  A list of objectives makes a
     run of several (:func:`decido.pareto.optimize_front`: the result is a
     :class:`ParetoResult`; ``reference_point`` and ``archive_size`` are its own)."""
-    if isinstance(objective, (list, tuple)):
-        return optimize_front(objective, bounds, goal="minimize", **kwargs)
     return optimize(objective, bounds, goal="minimize", **kwargs)
 
 
@@ -592,6 +619,4 @@ def maximize(objective: Objective | list[Any] | tuple[Any, ...],
     the same keyword arguments.  A list of objectives makes a run of several, each
     maximized unless its dict says ``"goal": "minimize"`` (a :class:`ParetoResult`;
     ``reference_point`` and ``archive_size`` are its own)."""
-    if isinstance(objective, (list, tuple)):
-        return optimize_front(objective, bounds, goal="maximize", **kwargs)
     return optimize(objective, bounds, goal="maximize", **kwargs)

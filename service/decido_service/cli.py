@@ -6,7 +6,9 @@ imports this one. ``keys`` commands work on the store directly (no server needed
 the same async :class:`~decido_service.store.Store` interface the service uses, and never
 import Sanic. ``keys create`` creates the database (SQLite) or the schema (PostgreSQL) when
 there is none; ``keys list`` and ``keys revoke`` say which store they looked for and create
-nothing. ``--store URL`` (or ``--db``) picks the store, as for ``decido serve``; without it,
+nothing, and ``keys create`` makes a new store only when told (``--create``): a key written
+to a new ``./decido.db`` in some other directory would be one the running server never
+sees. ``--store URL`` (or ``--db``) picks the store, as for ``decido serve``; without it,
 ``DECIDO_STORE`` (or ``DECIDO_DB``), else ``./decido.db``. ``serve`` runs
 :func:`decido_service.serve.serve`.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
@@ -23,7 +26,8 @@ import click
 
 from decido_service.config import Settings
 from decido_service.limits import validate_overrides
-from decido_service.store import KeyRecord, Store, StoreError, open_store
+from decido_service.store import KeyRecord, Store, StoreError, StoreMissing, open_store
+from decido_service.store.postgres_url import is_postgres_url, redact_url
 
 __all__ = ["keys", "serve"]
 
@@ -95,22 +99,30 @@ def _one_of(table: dict[str, Any], value: str, option: str) -> str:
               help="per-key limit overrides (enterprise), e.g. "
                    '\'{"decision": {"minute": 5000}, "optimization": {"max_dims": 20000}}\'')
 @_store
+@click.option("--create", "create_store", is_flag=True,
+              help="make the store when there is none (without it, a missing store is an "
+                   "error: name the server's with --store)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def create(plan: str, tier: str, label: str | None, limits: dict[str, Any] | None,
-           db: str | None, as_json: bool) -> None:
+           db: str | None, create_store: bool, as_json: bool) -> None:
     """``decido keys create``."""
     settings = _settings(db=db)
     _one_of(settings.plans, plan, "--plan")
     _one_of(settings.tiers, tier, "--tier")
-    record, secret = _with_store(settings.db, True, lambda store: store.accounts.create_key(
-        plan, tier, label, limits))
+    record, secret = _with_store(
+        settings.db, create_store,
+        lambda store: store.accounts.create_key(plan, tier, label, limits),
+        missing="; the server's store is where `decido serve` runs (./decido.db) or what its "
+                "--store or $DECIDO_STORE names: pass it with --store, or --create to make a "
+                "new store here")
     out = sys.stdout
     if as_json:
         out.write(json.dumps({**record, "key": secret}) + "\n")
         return
     shown = f", label {record['label']!r}" if record["label"] else ""
     out.write(
-        f"Created key {record['id']} (plan {record['plan']}, tier {record['tier']}{shown}).\n"
+        f"Created key {record['id']} (plan {record['plan']}, tier {record['tier']}{shown})\n"
+        f"in the store {_where(settings.db)}.\n"
         f"\n    {secret}\n\n"
         "Copy this key now: it is shown only once and cannot be recovered\n"
         "(only its hash is stored). Send it as `Authorization: Bearer <key>` or `X-API-Key`.\n"
@@ -156,9 +168,20 @@ def revoke(key_id: str, db: str | None) -> None:
     sys.stdout.write(f"Revoked key {key_id} (revoked_at {record['revoked_at']}).\n")
 
 
-def _with_store(url: str, create: bool, use: Callable[[Store], Awaitable[T]]) -> T:
+def _where(url: str) -> str:
+    """The store at ``url`` as a person finds it: a SQLite file's absolute path, a
+    PostgreSQL URL without its password."""
+    if is_postgres_url(url):
+        return redact_url(url)
+    from decido_service.store.sqlite import parse_sqlite_url
+
+    return os.path.abspath(parse_sqlite_url(url)[0])
+
+
+def _with_store(url: str, create: bool, use: Callable[[Store], Awaitable[T]],
+                missing: str = "") -> T:
     """Open the store at ``url`` (``create``: make it when missing), ``await use(store)``,
-    close the store."""
+    close the store. ``missing``: said after the store's own message when it is missing."""
 
     async def run() -> T:
         store = await open_store(url, create=create)
@@ -169,5 +192,7 @@ def _with_store(url: str, create: bool, use: Callable[[Store], Awaitable[T]]) ->
 
     try:
         return asyncio.run(run())
+    except StoreMissing as exc:
+        _fail(f"no decido store at {exc.where}{missing}" if missing else str(exc))
     except (StoreError, ValueError) as exc:
         _fail(str(exc))

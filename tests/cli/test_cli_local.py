@@ -202,6 +202,18 @@ def test_a_missing_extra_is_named(missing: list[str], no_entry_points: bool, arg
         assert out.stderr.count("\n") == 1 and out.stdout == "", out.stderr
 
 
+def test_in_a_checkout_the_missing_extra_is_installed_from_it(tmp_path: Path) -> None:
+    """In a checkout of decido, ``pip install 'decido[cli]'`` would fetch another copy from
+    PyPI: the message names the checkout's own extra, as the README installs it."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "decido"\nversion = "1"\n')
+    code = _REFUSE.format(names={"rich"}, no_entry_points=False,
+                          argv=["optimize", "x", "-b", "0:1"])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=env(), cwd=tmp_path)
+    assert out.returncode in (1, 2) and out.stderr.endswith(
+        """(rich is not installed): pip install ".[cli]"\n"""), out.stderr
+
+
 def test_without_the_service_the_help_still_lists_its_commands() -> None:
     code = _REFUSE.format(names={"decido_service"}, no_entry_points=True, argv=["--help"])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

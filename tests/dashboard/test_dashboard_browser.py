@@ -158,6 +158,26 @@ def test_compare_two_runs(visit: Visit, server: Any, key: str) -> None:
     visit.verify()
 
 
+def test_compare_draws_a_run_whose_trace_has_one_point(visit: Visit, server: Any,
+                                                       key: str) -> None:
+    """A run whose first point was already its best (a constant objective) has a trace of
+    one point: no line to draw, so its point is drawn (it was only listed)."""
+    flat = {"bounds": [[-1, 1]] * 2, "objective_expression": "x[0]*0 + 3", "engine": "de",
+            "seed": 1, "max_evaluations": 200}
+    ids = [submit(server, key, flat), submit(server, key, QUICK_RUN)]
+    for run_id in ids:
+        wait_finished(server, key, run_id)
+    assert trace_points(server, key, ids[0]) == 1
+    visit.sign_in()
+    page = visit.go("/dashboard/compare?" + "&".join(f"run={r}" for r in ids))
+    page.wait_for_function("() => window.decidoDash.plots.compare !== undefined")
+    plot = "window.decidoDash.plots.compare"
+    assert page.evaluate(f"{plot}.series[1].points.show") is True  # the one point: drawn
+    assert page.evaluate(f"{plot}.series[2].points.show") is False
+    assert page.evaluate("window.decidoDash.points")[0] == 1
+    visit.verify()
+
+
 def test_compare_runs_below_uplots_decades_and_reaching_zero(visit: Visit, server: Any,
                                                              key: str) -> None:
     """cmaes seed 2 and de seed 1 (8-D, 20,000 evaluations each) drew nothing: de's best

@@ -23,30 +23,55 @@ def _keywords(function: typing.Callable[..., typing.Any]) -> dict[str, inspect.P
             if p.kind is p.KEYWORD_ONLY}
 
 
-@pytest.mark.parametrize("function", [decido.minimize, decido.maximize])
+@pytest.mark.parametrize("function", [decido.minimize, decido.maximize, decido.optimize])
 def test_minimize_and_maximize_show_their_keywords(function: typing.Any) -> None:
     shown = inspect.signature(function)
     assert list(shown.parameters)[:2] == ["objective", "bounds"]
-    single, front = _keywords(decido.optimize), _keywords(optimize_front)
-    expected = [n for n in single if n != "goal"] + [n for n in front if n not in single]
+    own_goal = function is decido.optimize
+    front = _keywords(optimize_front)
+    single = {n: p for n, p in front.items() if n in RunKeywords.__annotations__ or n == "goal"}
+    expected = [n for n in single if own_goal or n != "goal"] + [
+        n for n in front if n not in single]
     assert list(_keywords(function)) == expected  # not **kwargs
-    assert "goal" not in shown.parameters and "kwargs" not in shown.parameters
+    assert ("goal" in shown.parameters) is own_goal and "kwargs" not in shown.parameters
     for name, parameter in _keywords(function).items():
-        origin = single.get(name) or front[name]
+        origin = front[name]
         assert (parameter.default, parameter.annotation) == (origin.default, origin.annotation)
     assert "max_evaluations: 'int | None' = None" in str(shown)
     assert "reference_point" in str(shown) and "archive_size" in str(shown)
 
 
 def test_the_keyword_types_are_optimizes_own() -> None:
-    """RunKeywords and FrontKeywords (the static types of the keywords) are exactly the
-    keyword parameters of optimize and optimize_front, goal aside, with the same types."""
-    for typed, function in ((RunKeywords, decido.optimize), (FrontKeywords, optimize_front)):
+    """FrontKeywords (the static type of the keywords) are exactly the keyword parameters of
+    optimize and optimize_front, goal aside, with the same types; RunKeywords those but the
+    front's own (reference_point, archive_size)."""
+    for function in (decido.optimize, optimize_front):
         own = {n: p.annotation for n, p in _keywords(function).items() if n != "goal"}
         typed_own = {n: getattr(t, "__forward_arg__", t)
-                     for n, t in typed.__annotations__.items()}
+                     for n, t in FrontKeywords.__annotations__.items()}
         assert typed_own == own, function.__name__
-        assert not typed.__required_keys__
+    assert set(FrontKeywords.__annotations__) - set(RunKeywords.__annotations__) == {
+        "reference_point", "archive_size"}
+    assert not FrontKeywords.__required_keys__ and not RunKeywords.__required_keys__
+
+
+def test_optimize_the_general_form_takes_a_list_of_objectives() -> None:
+    """``decido.optimize``, the general form, takes what minimize, maximize and
+    client.optimize take: a list of objectives makes their front."""
+    front = decido.optimize(["x[0]**2", "(x[0] - 1)**2"], [[-2.0, 2.0]], seed=1,
+                            max_evaluations=2000, archive_size=10)
+    assert isinstance(front, decido.ParetoResult) and 0 < len(front.pareto) <= 10
+    same = decido.minimize(["x[0]**2", "(x[0] - 1)**2"], [[-2.0, 2.0]], seed=1,
+                           max_evaluations=2000, archive_size=10)
+    assert front.pareto == same.pareto
+    best = decido.optimize(["-(x[0] - 1)**2", {"name": "b", "expression": "x[0]**2",
+                                               "goal": "minimize"}], [[-2.0, 2.0]],
+                           goal="maximize", seed=1, max_evaluations=1000)
+    assert [o["goal"] for o in best.objectives] == ["maximize", "minimize"]
+    with pytest.raises(TypeError, match="archive_size.*several objectives"):
+        decido.optimize("x[0]**2", [[-2.0, 2.0]], archive_size=10)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="did you mean 'max_evaluations'"):
+        decido.optimize("x[0]**2", [[-2.0, 2.0]], max_evaluation=10)  # type: ignore[call-overload]
 
 
 def test_the_shown_keywords_work() -> None:

@@ -63,6 +63,10 @@ def test_optimize_inline_answers_the_libraries_front(server: LiveServer) -> None
     trace = server.request("GET", f"/v1/runs/{doc['run_id']}/trace", headers=auth(key)).json()
     assert [p[0] for p in trace["points"]] == [h[0] for h in doc["history"]]
     assert trace["points"][-1][2] == doc["history"][-1][1]
+    assert trace["columns"] == ["evaluations", "elapsed_ms", "hypervolume"]  # not "best"
+    csv = server.request("GET", f"/v1/runs/{doc['run_id']}/trace?format=csv",
+                         headers=auth(key)).body.decode()
+    assert csv.splitlines()[0] == "evaluations,elapsed_ms,hypervolume"
 
 
 def test_a_run_resource_of_several_objectives_and_its_events(server: LiveServer) -> None:
@@ -246,8 +250,12 @@ def test_the_bridge_refuses_other_keys_unfinished_and_single_runs(server: LiveSe
     mine = server.request("POST", "/v1/optimize", FRONT, headers=auth(key)).json()["run_id"]
     r = decide(server, other, {"from_run": mine})
     assert r.status == 404 and r.json()["code"] == "not_found", r.body
-    r = decide(server, other, {"decisions": [{"from_run": mine}]}, "/v1/batch")
-    assert r.status == 404, r.body
+    r = decide(server, other, {"decisions": [{"id": "a", "from_run": mine}]}, "/v1/batch")
+    assert r.status == 200, r.body  # in a batch, the item fails on its own
+    assert r.json()["results"] == [{"id": "a", "status": "error", "error": {
+        "code": "not_found", "message": r.json()["results"][0]["error"]["message"],
+        "path": "from_run"}}]
+    assert mine in r.json()["results"][0]["error"]["message"]
     single = server.request("POST", "/v1/optimize", {
         "bounds": [[-1, 1]], "objective_expression": "x[0]**2", "seed": 1},
         headers=auth(key)).json()["run_id"]
@@ -259,6 +267,38 @@ def test_the_bridge_refuses_other_keys_unfinished_and_single_runs(server: LiveSe
     r = decide(server, key, {"from_run": queued})
     assert r.status == 409 and r.json()["code"] == "run_not_finished", r.body
     server.request("POST", f"/v1/runs/{queued}/cancel", headers=auth(key))
+
+
+def test_a_batch_takes_from_run_in_its_defaults_and_a_bad_item_fails_alone(
+        server: LiveServer) -> None:
+    key = server.create_key(tier="pro")["key"]
+    done = server.request("POST", "/v1/optimize", FRONT, headers=auth(key)).json()["run_id"]
+    single = server.request("POST", "/v1/optimize", {
+        "bounds": [[-1, 1]], "objective_expression": "x[0]**2", "seed": 1},
+        headers=auth(key)).json()["run_id"]
+    options = library_front(FRONT).options()
+    criteria = [{"attribute": "cost", "goal": "minimize", "weight": 1.0},
+                {"attribute": "risk", "goal": "minimize", "weight": 1.0}]
+    body = {"defaults": {"from_run": done, "method": "topsis"},
+            "decisions": [{"id": "front"},
+                          {"id": "mine", "options": options[:2], "criteria": criteria},
+                          {"id": "single", "from_run": single},
+                          {"id": "unknown", "from_run": "run_" + "0" * 24},
+                          {"id": "vikor", "method": "vikor"}]}
+    r = decide(server, key, body, "/v1/batch")
+    assert r.status == 200, r.body
+    answer = r.json()
+    results = {item["id"]: item for item in answer["results"]}
+    expected = decido.decide({"options": options, "method": "topsis", "criteria": criteria})
+    assert results["front"]["status"] == "ok"
+    assert results["front"]["best"] == expected["best"] and "x" in \
+        results["front"]["ranking"][0]
+    assert results["mine"]["status"] == "ok" and "x" not in results["mine"]["ranking"][0]
+    assert results["vikor"]["status"] == "ok"
+    assert results["single"]["error"]["code"] == "invalid_argument"
+    assert "one objective" in results["single"]["error"]["message"]
+    assert results["unknown"]["error"]["code"] == "not_found"
+    assert (answer["n_decisions"], answer["n_ok"], answer["n_error"]) == (5, 3, 2)
 
 
 def test_both_objective_forms_with_another_fault_are_both_listed() -> None:

@@ -29,7 +29,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_create_prints_the_secret_once_with_a_warning(db: str, capsys) -> None:
-    code, out, _ = run(capsys, "keys", "create", "--plan", "sdk", "--tier", "pro",
+    code, out, _ = run(capsys, "keys", "create", "--create", "--plan", "sdk", "--tier", "pro",
                        "--label", "acme", "--db", db)
     assert code == 0
     secrets_ = [w for w in out.split() if w.startswith("dk_")]
@@ -43,7 +43,7 @@ def test_create_prints_the_secret_once_with_a_warning(db: str, capsys) -> None:
 
 
 def test_create_json(db: str, capsys) -> None:
-    code, out, _ = run(capsys, "keys", "create", "--db", db, "--json")
+    code, out, _ = run(capsys, "keys", "create", "--create", "--db", db, "--json")
     assert code == 0
     made = json.loads(out)
     assert set(made) == {"id", "prefix", "plan", "tier", "label", "created_at", "revoked_at",
@@ -54,7 +54,7 @@ def test_create_json(db: str, capsys) -> None:
 
 def test_create_enterprise_with_limits(db: str, capsys) -> None:
     limits = '{"decision": {"minute": 5000, "month": null}, "optimization": {"max_dims": 20000}}'
-    code, out, _ = run(capsys, "keys", "create", "--plan", "enterprise", "--tier",
+    code, out, _ = run(capsys, "keys", "create", "--create", "--plan", "enterprise", "--tier",
                        "enterprise", "--limits", limits, "--db", db, "--json")
     assert code == 0
     assert json.loads(out)["limits"] == json.loads(limits)
@@ -66,7 +66,7 @@ def test_create_enterprise_with_limits(db: str, capsys) -> None:
      ["--limits", '{"decision": {"weekly": 1}}']],
 )
 def test_create_rejects_bad_arguments(db: str, capsys, argv: list[str]) -> None:
-    code, _, err = run(capsys, "keys", "create", "--db", db, *argv)
+    code, _, err = run(capsys, "keys", "create", "--create", "--db", db, *argv)
     assert code == 2 and "Invalid value" in err
     assert not os.path.exists(db)
 
@@ -75,15 +75,33 @@ def test_list_and_revoke_name_a_missing_database_and_create_none(db: str, capsys
     for argv in (("keys", "list", "--db", db), ("keys", "revoke", "some-id", "--db", db)):
         code, out, err = run(capsys, *argv)
         assert code == 1 and out == ""
-        assert f"no database at {os.path.abspath(db)}" in err
+        assert f"no decido store at {os.path.abspath(db)}" in err
     assert not os.path.exists(db)
 
 
+def test_create_names_its_store_and_makes_none_without_create(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    """Outside the directory where the server runs, ``keys create`` would write a key into a
+    new ./decido.db the server never reads: it refuses, naming the store it looked for."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DECIDO_DB", raising=False)
+    monkeypatch.delenv("DECIDO_STORE", raising=False)
+    code, out, err = run(capsys, "keys", "create", "--tier", "pro")
+    assert code == 1 and out == ""
+    assert f"no decido store at {tmp_path / 'decido.db'}" in err
+    assert "--store" in err and "--create" in err
+    assert not (tmp_path / "decido.db").exists()
+    code, out, _ = run(capsys, "keys", "create", "--tier", "pro", "--create")
+    assert code == 0 and f"in the store {tmp_path / 'decido.db'}." in out
+    code, out, _ = run(capsys, "keys", "create")  # the store is there now
+    assert code == 0 and f"in the store {tmp_path / 'decido.db'}." in out
+
+
 def test_list_shows_keys_but_never_secrets(db: str, capsys) -> None:
-    run(capsys, "keys", "create", "--db", db)  # makes the database (and a first key)
+    run(capsys, "keys", "create", "--create", "--db", db)  # makes the database (and a first key)
     with open_blocking(db) as store:
         store.accounts.revoke_key(store.accounts.list_keys()[0]["id"])
-    made = [json.loads(run(capsys, "keys", "create", "--label", f"c{i}", "--db", db,
+    made = [json.loads(run(capsys, "keys", "create", "--create", "--label", f"c{i}", "--db", db,
                            "--json")[1]) for i in range(2)]
     code, out, _ = run(capsys, "keys", "list", "--db", db)
     assert code == 0
@@ -100,7 +118,7 @@ def test_list_shows_keys_but_never_secrets(db: str, capsys) -> None:
 
 
 def test_revoke(db: str, capsys) -> None:
-    made = json.loads(run(capsys, "keys", "create", "--db", db, "--json")[1])
+    made = json.loads(run(capsys, "keys", "create", "--create", "--db", db, "--json")[1])
     code, out, _ = run(capsys, "keys", "revoke", made["id"], "--db", db)
     assert code == 0 and made["id"] in out
     with open_blocking(db) as store:
@@ -110,7 +128,7 @@ def test_revoke(db: str, capsys) -> None:
 
 
 def test_revoke_unknown_id_exits_1(db: str, capsys) -> None:
-    run(capsys, "keys", "create", "--db", db)
+    run(capsys, "keys", "create", "--create", "--db", db)
     code, out, err = run(capsys, "keys", "revoke", "nope", "--db", db)
     assert code == 1 and out == ""
     assert "no key with id 'nope'" in err
@@ -119,7 +137,7 @@ def test_revoke_unknown_id_exits_1(db: str, capsys) -> None:
 def test_db_from_environment(tmp_path: Path, capsys, monkeypatch) -> None:
     path = tmp_path / "env.db"
     monkeypatch.setenv("DECIDO_DB", f"sqlite://{path}")
-    assert run(capsys, "keys", "create", "--json")[0] == 0
+    assert run(capsys, "keys", "create", "--create", "--json")[0] == 0
     assert path.exists()
 
 
@@ -140,7 +158,8 @@ def test_installed_console_script(tmp_path: Path) -> None:
         pytest.skip("the decido console script is not installed (pip install .[service])")
     db = str(tmp_path / "script.db")
     env = {k: v for k, v in os.environ.items() if not k.startswith("DECIDO_")}
-    created = subprocess.run([script, "keys", "create", "--plan", "rtl", "--tier", "team",
+    created = subprocess.run([script, "keys", "create",
+                              "--create", "--plan", "rtl", "--tier", "team",
                               "--label", "script", "--db", db, "--json"],
                              capture_output=True, text=True, timeout=60, env=env, check=True)
     made = json.loads(created.stdout)
@@ -156,7 +175,8 @@ def test_keys_commands_do_not_import_sanic(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from decido.cli import main\n"
-        f"assert main(['keys', 'create', '--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
+        "assert main(['keys', 'create', '--create', "
+        f"'--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
         f"assert main(['keys', 'list', '--db', {str(tmp_path / 'light.db')!r}]) == 0\n"
         "assert 'sanic' not in sys.modules, 'sanic imported'\n"
     )

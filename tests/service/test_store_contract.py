@@ -675,7 +675,8 @@ def test_cli_keys_on_the_store(url: str, capsys: pytest.CaptureFixture[str]) -> 
 
     assert cli.main(["keys", "list", "--store", url]) == 1  # nothing there yet
     assert "decido keys create" in capsys.readouterr().err
-    assert cli.main(["keys", "create", "--plan", "sdk", "--label", "cli", "--store", url,
+    assert cli.main(["keys", "create",
+                     "--create", "--plan", "sdk", "--label", "cli", "--store", url,
                      "--json"]) == 0
     made = json.loads(capsys.readouterr().out)
     assert cli.main(["keys", "list", "--db", url, "--json"]) == 0

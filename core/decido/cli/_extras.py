@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib.metadata import PackageNotFoundError, requires
+from pathlib import Path
 
-__all__ = ["EXTRA_OF_COMMAND", "internal", "missing_extra"]
+__all__ = ["EXTRA_OF_COMMAND", "install_command", "internal", "missing_extra"]
 
 #: the extra that brings a command: what to install when it cannot be loaded or run (the
 #: service's commands are named here too, for when its entry points are absent)
@@ -17,6 +18,21 @@ EXTRA_OF_COMMAND = {"optimize": "cli", "decide": "cli", "runs": "cli",
 #: does not: ``decido keys`` without httpx needs the service extra, which brings it)
 _EXTRA_OF_MODULE = {"click": "cli", "rich": "cli", "httpx": "client"}
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+#: the line of a pyproject.toml that names the project decido
+_DECIDO_PROJECT = re.compile(r"""^name\s*=\s*["']decido["']\s*$""", re.M)
+
+
+def install_command(extra: str, where: Path | None = None) -> str:
+    """The command that installs ``extra`` where the user is: in a checkout of decido (its
+    pyproject.toml in ``where``, the working directory by default) ``pip install ".[x]"``
+    (what the README says; ``decido[x]`` there would fetch another copy from PyPI), else
+    ``pip install 'decido[x]'``."""
+    project = (where or Path.cwd()) / "pyproject.toml"
+    try:
+        checkout = bool(_DECIDO_PROJECT.search(project.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        checkout = False
+    return f'pip install ".[{extra}]"' if checkout else f"pip install 'decido[{extra}]'"
 
 
 @cache
@@ -55,5 +71,5 @@ def missing_extra(command: str, module: str | None) -> tuple[str, str]:
     why = f" ({top} is not installed)" if top and top not in ("decido", "decido_service") \
         else ""
     what = f"decido {command}".strip()
-    return (f"decido: `{what}` needs the {extra!r} extra{why}: pip install 'decido[{extra}]'",
+    return (f"decido: `{what}` needs the {extra!r} extra{why}: {install_command(extra)}",
             extra)

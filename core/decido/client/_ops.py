@@ -166,9 +166,11 @@ def run_body(objective: Objective | Objectives, bounds: ArrayLike | None,
 
 
 def _history(trace: Mapping[str, Any]) -> list[tuple[int, float]]:
-    """The trace's ``evaluations`` and ``best`` columns as ``(evaluations, best)``."""
+    """The trace's ``evaluations`` and ``best`` (a front's ``hypervolume``) columns as
+    ``(evaluations, value)``."""
     columns = list(trace.get("columns") or ["evaluations", "best"])
-    at, best = columns.index("evaluations"), columns.index("best")
+    at = columns.index("evaluations")
+    best = columns.index("hypervolume" if "hypervolume" in columns else "best")
     return [(int(p[at]), math.nan if p[best] is None else float(p[best]))
             for p in trace.get("points") or []]
 

@@ -13,14 +13,17 @@ client provides ``_submit``: the run handle of its own kind for a request
 from __future__ import annotations
 
 import abc
+import asyncio
 import difflib
 import inspect
+import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from numpy.typing import ArrayLike
 
 from decido.client._ops import FrontKeywords, Objective, Objectives, Result, RunArgs, RunKeywords
+from decido.client.errors import Conflict
 from decido.optimize import OptimizeResult
 from decido.pareto import ParetoResult
 
@@ -30,7 +33,10 @@ if TYPE_CHECKING:  # typing.Unpack is 3.11+
     from decido.client.aio import AsyncRun
     from decido.client.sync import Run
 
-__all__ = ["AsyncRunMethods", "RunMethods"]
+__all__ = ["CANCEL_WAIT", "AsyncRunMethods", "RunMethods"]
+
+#: seconds a run method waits, after Ctrl-C cancelled its run, for the run's final state
+CANCEL_WAIT = 60.0
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,6 +74,19 @@ def _run_args(method: str, given: Mapping[str, Any], goal: str) -> RunArgs:
             hint = f"; did you mean {near[0]!r}?" if near else ""
             raise TypeError(f"{method}() got an unexpected keyword argument {name!r}{hint}")
     return cast(RunArgs, {**given, "goal": goal})
+
+
+def _interrupted(exc: BaseException, run_id: str | None, result: Result | None) -> None:
+    """Carry what Ctrl-C left on ``exc``: ``exc.result`` (the cancelled run's best so far,
+    None when it had none) and ``exc.run_id``, and say so in a note of the traceback."""
+    vars(exc).update(result=result, run_id=run_id)
+    told = (f"decido: run {run_id} was cancelled on the server; exc.result holds its best "
+            "so far" if result is not None else
+            f"decido: run {run_id} was cancelled on the server before it had a result"
+            if run_id is not None else "decido: the run may go on: client.runs() lists it")
+    add_note = getattr(exc, "add_note", None)  # Python 3.11+
+    if add_note is not None:
+        add_note(told)
 
 
 class RunMethods(abc.ABC):
@@ -155,10 +174,30 @@ class RunMethods(abc.ABC):
 
     def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                 args: RunArgs, timeout: float | None) -> Result:
-        run = self._submit(objective, bounds, args, None)
-        result: Result | None = run.wait(timeout)
+        """Submit and wait. Ctrl-C at any moment cancels the run on the server (a
+        submission cut off is sent again with its ``Idempotency-Key``, which finds the run
+        it made) and re-raises :class:`KeyboardInterrupt` carrying ``result``, the run's
+        best so far, and ``run_id``."""
+        key = uuid.uuid4().hex
+        made: list[Run[Any]] = []
+        try:
+            made.append(self._submit(objective, bounds, args, key))
+            result: Result | None = made[0].wait(timeout)
+        except KeyboardInterrupt as exc:
+            run = made[0] if made else self._submit(objective, bounds, args, key)
+            _interrupted(exc, run.id, self._cancelled(run))
+            raise
         assert result is not None  # only a run cancelled before it starts has none
         return result
+
+    @staticmethod
+    def _cancelled(run: Run[Any]) -> Result | None:
+        """Cancel ``run`` (one already ended stays as it is) and wait for its result."""
+        try:
+            run.cancel()
+        except Conflict:
+            pass
+        return cast("Result | None", run.wait(CANCEL_WAIT))
 
 
 class AsyncRunMethods(abc.ABC):
@@ -235,7 +274,25 @@ class AsyncRunMethods(abc.ABC):
 
     async def _result(self, objective: Objective | Objectives, bounds: ArrayLike | None,
                       args: RunArgs, timeout: float | None) -> Result:
-        run = await self._submit(objective, bounds, args, None)
-        result: Result | None = await run.wait(timeout)
+        """As :meth:`RunMethods._result`; the task's cancellation (what ``asyncio.run``
+        does on Ctrl-C) cancels the run too."""
+        key = uuid.uuid4().hex
+        made: list[AsyncRun[Any]] = []
+        try:
+            made.append(await self._submit(objective, bounds, args, key))
+            result: Result | None = await made[0].wait(timeout)
+        except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+            run = made[0] if made else await self._submit(objective, bounds, args, key)
+            _interrupted(exc, run.id, await self._cancelled(run))
+            raise
         assert result is not None  # only a run cancelled before it starts has none
         return result
+
+    @staticmethod
+    async def _cancelled(run: AsyncRun[Any]) -> Result | None:
+        """Cancel ``run`` (one already ended stays as it is) and wait for its result."""
+        try:
+            await run.cancel()
+        except Conflict:
+            pass
+        return cast("Result | None", await run.wait(CANCEL_WAIT))

@@ -113,7 +113,7 @@ async def trace(request: ApiRequest, run_id: str) -> HTTPResponse:
         form = query(request, TraceQuery).format
     found = runs.run_trace(await runs.find(request.app.ctx.store, key["id"], run_id))
     if form == "csv":
-        return Response(runs.trace_csv(found.points), content_type="text/csv; charset=utf-8")
+        return Response(runs.trace_csv(found), content_type="text/csv; charset=utf-8")
     return answer(found)
 
 

@@ -17,7 +17,6 @@ from decido_service.http.problems import ApiError
 from decido_service.http.responses import Response, json_response
 from decido_service.runs import api as runs
 from decido_service.runs.events import send_events
-from decido_service.runs.trace import COLUMNS
 from decido_service.types import MAX_PAGE
 
 __all__: list[str] = []
@@ -34,8 +33,9 @@ async def trace_json(request: ApiRequest, session: Session, run_id: str) -> HTTP
     run = runs.run_view(row)
     view = msgspec.to_builtins(run)
     shown = await front.shown_front(store, request.app.ctx.settings, session.key, run)
-    return json_response(orjson.dumps({**view, "trace": runs.run_trace(row).points,
-                                       "columns": COLUMNS,
+    trace = runs.run_trace(row)
+    return json_response(orjson.dumps({**view, "trace": trace.points,
+                                       "columns": trace.columns,
                                        "front": msgspec.to_builtins(shown),
                                        "row": summary.run_row_of_view(view)}))
 
@@ -45,7 +45,7 @@ async def trace_json(request: ApiRequest, session: Session, run_id: str) -> HTTP
 async def trace_csv(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """The run's trace as CSV (as ``GET /v1/runs/{id}/trace?format=csv``), a download."""
     found = runs.run_trace(await runs.find(request.app.ctx.store, session.key["id"], run_id))
-    return Response(runs.trace_csv(found.points), content_type="text/csv; charset=utf-8",
+    return Response(runs.trace_csv(found), content_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{run_id}.csv"'})
 
 

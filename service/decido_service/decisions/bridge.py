@@ -151,10 +151,17 @@ async def resolve(source: Source, body: Any) -> tuple[Any, Points]:
 
 
 async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
-    """A ``/v1/batch`` body with the ``from_run`` of each item resolved."""
+    """A ``/v1/batch`` body with the ``from_run`` of each item resolved: the item's own,
+    else the ``defaults``' (an item with ``options`` of its own takes none from there). An
+    item whose ``from_run`` cannot be resolved (an unknown or unfinished run, a run of one
+    objective) fails on its own, as any other bad item does: it goes on as an item the
+    library answers with that error (:func:`_failed_item`), the others are decided. The
+    fronts together are under the plan's cap, or the whole batch is refused (422)."""
     items = body.get("decisions") if isinstance(body, Mapping) else None
-    if not isinstance(items, list) or not any(
-            isinstance(item, Mapping) and FROM_RUN in item for item in items):
+    defaults = body.get("defaults") if isinstance(body, Mapping) else None
+    shared = defaults.get(FROM_RUN) if isinstance(defaults, Mapping) else None
+    if not isinstance(items, list) or (shared is None and not any(
+            isinstance(item, Mapping) and FROM_RUN in item for item in items)):
         return body, {}
     cap = _cap(source)
     out: list[Any] = []
@@ -162,10 +169,17 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
     read: list[tuple[str, str, int]] = []  # (where, run id, front size) of each from_run
     total = 0
     for k, item in enumerate(items):
+        if isinstance(item, Mapping) and shared is not None and FROM_RUN not in item \
+                and "options" not in item:
+            item = {**item, FROM_RUN: shared}
         if isinstance(item, Mapping) and FROM_RUN in item:
             where = f"/decisions/{k}"
-            front = await _front_body(source, item, where,
-                                      None if cap is None else max(cap - total, 0))
+            try:
+                front = await _front_body(source, item, where,
+                                          None if cap is None else max(cap - total, 0))
+            except ApiError as refused:
+                out.append(_failed_item(item, refused))
+                continue
             total += front.size
             read.append((where, item[FROM_RUN], front.size))
             if cap is not None and total > cap:  # no more fronts read: refused already
@@ -173,7 +187,36 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
             assert front.decided is not None
             item, found[k] = front.decided, front.points
         out.append(item)
-    return {**body, "decisions": out}, found
+    resolved = {**body, "decisions": out}
+    if isinstance(defaults, Mapping) and FROM_RUN in defaults:
+        resolved["defaults"] = {k: v for k, v in defaults.items() if k != FROM_RUN}
+    return resolved, found
+
+
+#: the member of a batch item whose ``from_run`` could not be resolved: the library refuses
+#: it as an unknown field of that item only, and :func:`with_points` answers the item with
+#: the refusal it carries
+_REFUSED = "__from_run_refused__"
+
+
+def _failed_item(item: Mapping[str, Any], refused: ApiError) -> dict[str, Any]:
+    """A batch item standing for one whose ``from_run`` was refused: its ``id`` and the
+    refusal (code, message), answered by :func:`with_points` as that item's error."""
+    errors = (refused.extra or {}).get("errors") or [{"code": refused.code,
+                                                      "message": refused.detail}]
+    error = {"code": errors[0]["code"], "message": "; ".join(e["message"] for e in errors),
+             "path": FROM_RUN}
+    return {"id": item.get("id"), _REFUSED: error}
+
+
+def _answer_refused(answer: dict[str, Any], items: list[Any]) -> None:
+    """Put the refusal of each item :func:`_failed_item` made in its place in the answer."""
+    results = answer.get("results", [])
+    for k, item in enumerate(items):
+        if isinstance(item, Mapping) and _REFUSED in item and k < len(results):
+            results[k] = {"id": item.get("id"), "status": "error", "error": item[_REFUSED]}
+    n_error = sum(r.get("status") == "error" for r in results if isinstance(r, dict))
+    answer.update(n_ok=len(results) - n_error, n_error=n_error)
 
 
 def _cap(source: Source) -> int | None:
@@ -204,19 +247,21 @@ def _attach(answer: dict[str, Any], points: dict[str, dict[str, Any]]) -> None:
 
 def with_points(fn: Callable[[Any], dict[str, Any]], points: Points, *, batch: bool
                 ) -> Callable[[Any], dict[str, Any]]:
-    """``fn`` whose answer's ranking items carry their front point's ``x`` and ``f``."""
-    if not points:
-        return fn
-
+    """``fn`` whose answer's ranking items carry their front point's ``x`` and ``f`` (and,
+    for a batch, whose items with a refused ``from_run`` answer that refusal)."""
     def decide(body: Any) -> dict[str, Any]:
         answer = fn(body)
         if not batch:
-            _attach(answer, points[0])
-        else:
-            results = answer.get("results", [])
-            for k, front in points.items():
-                if k < len(results) and isinstance(results[k], dict):
-                    _attach(results[k], front)
+            if points:
+                _attach(answer, points[0])
+            return answer
+        results = answer.get("results", [])
+        for k, front in points.items():
+            if k < len(results) and isinstance(results[k], dict):
+                _attach(results[k], front)
+        items = body.get("decisions") if isinstance(body, Mapping) else None
+        if isinstance(items, list):
+            _answer_refused(answer, items)
         return answer
 
     return decide

@@ -16,7 +16,7 @@ import orjson
 
 from decido_service.http.problems import ApiError
 from decido_service.runs.execution import cancel_queued, read_document
-from decido_service.runs.trace import COLUMNS
+from decido_service.runs.trace import columns_of
 from decido_service.store import FINISHED_STATES, Store
 from decido_service.types import RUN_ID_PATTERN, Run, RunList, RunPage, RunResult, RunTrace
 
@@ -53,8 +53,10 @@ def run_view(row: dict[str, Any]) -> Run:
 
 def run_trace(row: dict[str, Any]) -> RunTrace:
     """The run's convergence trace (:mod:`decido_service.runs.trace`)."""
-    return RunTrace(run_id=row["id"], columns=COLUMNS,
-                    points=read_document(row["document"]).trace)
+    document = read_document(row["document"])
+    return RunTrace(run_id=row["id"],
+                    columns=columns_of(document.request.several),
+                    points=document.trace)
 
 
 def front_result(row: dict[str, Any]) -> RunResult:
@@ -109,11 +111,11 @@ async def cancel(store: Store, key_id: str, run_id: str) -> Run:
     return run_view(await find(store, key_id, run_id))
 
 
-def trace_csv(trace: list[list[float | None]]) -> str:
-    """A trace as CSV: the header :data:`~decido_service.runs.trace.COLUMNS`, then one
-    line per point (an unknown ``elapsed_ms`` empty)."""
-    lines = [",".join(COLUMNS)] + [",".join("" if v is None else orjson.dumps(v).decode()
-                                            for v in point) for point in trace]
+def trace_csv(trace: RunTrace) -> str:
+    """A trace as CSV: the header (its columns), then one line per point (an unknown
+    ``elapsed_ms`` empty)."""
+    lines = [",".join(trace.columns)] + [",".join(
+        "" if v is None else orjson.dumps(v).decode() for v in point) for point in trace.points]
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
-"""A run's convergence trace: ``[evaluations, elapsed_ms, best]`` at every improvement.
+"""A run's convergence trace: ``[evaluations, elapsed_ms, best]`` at every improvement
+(``[evaluations, elapsed_ms, hypervolume]`` for a run of several objectives: its front's).
 
 The engine records ``(evaluations, best)`` at each improvement (its history); the time of
 each is not recorded by the engine, so the run's executing worker keeps a time sample
@@ -15,13 +16,20 @@ import bisect
 from collections.abc import Sequence
 from typing import Any, Literal
 
-__all__ = ["COLUMNS", "TRACE_POINTS", "thin_trace", "timed"]
+__all__ = ["COLUMNS", "TRACE_POINTS", "Column", "columns_of", "thin_trace", "timed"]
 
 #: the most points a stored trace keeps (:func:`thin_trace`)
 TRACE_POINTS = 1000
-#: the columns of a trace point
-COLUMNS: list[Literal["evaluations", "elapsed_ms", "best"]] = ["evaluations", "elapsed_ms",
-                                                               "best"]
+#: the name of a trace point's column
+Column = Literal["evaluations", "elapsed_ms", "best", "hypervolume"]
+#: the columns of a trace point of a run of one objective
+COLUMNS: list[Column] = ["evaluations", "elapsed_ms", "best"]
+
+
+def columns_of(several: bool) -> list[Column]:
+    """The columns of a run's trace points: its third is the front's hypervolume for a
+    run of ``several`` objectives, the best value otherwise."""
+    return [*COLUMNS[:2], "hypervolume"] if several else COLUMNS
 
 
 def thin_trace(points: list[Any], limit: int = TRACE_POINTS) -> list[Any]:

@@ -59,6 +59,7 @@ from decido_service.store.records import (
     DecisionRecord,
     KeyRecord,
     StoreError,
+    StoreMissing,
     iso_utc,
     metadata_of,
     metadata_text,
@@ -98,6 +99,7 @@ __all__ = [
     "Store",
     "Webhooks",
     "StoreError",
+    "StoreMissing",
     "iso_utc",
     "metadata_of",
     "metadata_text",
@@ -203,8 +205,7 @@ async def open_store(url: str = "./decido.db", *, create: bool = True,
 
         path, options = parse_sqlite_url(url)
         if not create and not os.path.exists(path):
-            raise StoreError(f"no database at {os.path.abspath(path)} (from {url!r}); "
-                             "`decido keys create` or `decido serve` creates one")
+            raise StoreMissing(os.path.abspath(path))
         database = sqlite = SQLiteDatabase(path, clock=clock, **options)
         migrate = sqlite.migrate()
     try:

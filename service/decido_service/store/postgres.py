@@ -36,7 +36,7 @@ from asyncpg import exceptions as errors
 from decido_service.store import schema
 from decido_service.store.dialect import POSTGRES, Body, Row, numbered
 from decido_service.store.postgres_url import parse_postgres_url, redact_url
-from decido_service.store.records import StoreError
+from decido_service.store.records import StoreError, StoreMissing
 
 __all__ = ["FAILURES", "FAIL_FAST", "PING_TIMEOUT", "PostgresDatabase", "PostgresTx"]
 
@@ -210,8 +210,7 @@ class PostgresDatabase:
         try:
             current = await schema.version(PostgresTx(conn), POSTGRES)
             if current == 0 and not create:
-                raise StoreError(f"no decido schema in {self.url}; `decido keys create` or "
-                                 "`decido serve` creates it")
+                raise StoreMissing(self.url)
             if current != len(schema.MIGRATIONS):
                 async with conn.transaction():
                     await schema.upgrade(PostgresTx(conn), POSTGRES)

@@ -38,6 +38,16 @@ class StoreError(RuntimeError):
     ``store_unavailable``."""
 
 
+class StoreMissing(StoreError):
+    """There is no store at ``where`` (a SQLite file's absolute path, a PostgreSQL database
+    without the schema) and none was to be created."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"no decido store at {where}; `decido keys create --create` or "
+                         "`decido serve` creates one")
+        self.where = where
+
+
 class KeyRecord(TypedDict):
     """A key as the store returns it: public fields only, never the secret or its hash."""
 

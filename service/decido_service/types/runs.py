@@ -54,13 +54,14 @@ class RunList(Struct, forbid_unknown_fields=True):
 
 
 class RunTrace(Struct, forbid_unknown_fields=True):
-    """A run's convergence: ``[evaluations, elapsed_ms, best]`` at each improvement (at
+    """A run's convergence: ``[evaluations, elapsed_ms, best]`` at each improvement
+    (``hypervolume`` instead of ``best`` for a run of several objectives: ``columns``; at
     most 1,000 points: a longer history is thinned evenly, its first and last points
     kept). ``elapsed_ms`` is interpolated between the run's progress samples (every
     0.25 s) by evaluations."""
 
     run_id: str
-    columns: list[Literal["evaluations", "elapsed_ms", "best"]]
+    columns: list[Literal["evaluations", "elapsed_ms", "best", "hypervolume"]]
     points: list[TracePoint]
 
 

@@ -26,7 +26,9 @@
     var data = uPlot.join(xs.map(function (x, i) { return [x, drawn[i].ys]; }));
     var series = [{label: "evaluations"}].concat(views.map(function (v, i) {
       return {label: v.engine + " seed " + v.row.seed, stroke: COLORS[i % COLORS.length],
-              width: 2, spanGaps: true, points: {show: false}};
+              width: 2, spanGaps: true,
+              // a run whose trace has one point has no line to draw: its point is drawn
+              points: {show: v.trace.length < 2, size: 8}};
     }));
     var log = scale.kind !== "linear";
     dash.plots.compare = new uPlot({

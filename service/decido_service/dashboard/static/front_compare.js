@@ -22,7 +22,9 @@
     });
     var series = [{label: "evaluations"}].concat(views.map(function (v, i) {
       return {label: v.engine + " seed " + v.row.seed, stroke: COLORS[i % COLORS.length],
-              width: 2, spanGaps: true, points: {show: false}};
+              width: 2, spanGaps: true,
+              // a run whose trace has one point has no line to draw: its point is drawn
+              points: {show: v.trace.length < 2, size: 8}};
     }));
     dash.plots.hypervolume = new uPlot({
       width: Math.max(280, el.clientWidth || 600), height: 360,
