@@ -67,8 +67,11 @@ ctest-sanitize:
 PYTEST_WORKERS ?= 4
 PYTEST := cd tests && ../$(PY) -m pytest -q -p no:cacheprovider
 
+# --dist loadgroup: the tests sharing a module's live fixture (a dashboard module's chromium
+# and server) stay on one worker (tests/tiers.py groups them), the others go where a worker
+# is free
 pytest: venv
-	$(PYTEST) -n $(PYTEST_WORKERS)
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadgroup
 
 test-fast: install
 	$(PYTEST) -m "not live"

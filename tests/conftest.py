@@ -12,8 +12,8 @@ from hypothesis import settings
 from tiers import (  # noqa: F401 (the hooks of the tiers)
     pytest_collection_modifyitems,
     pytest_configure,
-    pytest_runtest_makereport,
     pytest_runtest_call,
+    pytest_runtest_makereport,
     pytest_runtest_setup,
     pytest_runtest_teardown,
 )
