@@ -67,14 +67,15 @@ ctest-sanitize:
 PYTEST_WORKERS ?= 4
 PYTEST := cd tests && ../$(PY) -m pytest -q -p no:cacheprovider
 
-# --dist loadgroup: the tests sharing a module's live fixture (a dashboard module's chromium
-# and server) stay on one worker (tests/tiers.py groups them), the others go where a worker
-# is free
+# --dist loadscope: a module's tests stay on one worker, so a module-scoped fixture (a
+# dashboard module's chromium and server, a module's own server) starts once
 pytest: venv
-	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadgroup
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadscope
 
+# the fast tier is CPU-bound: one xdist worker per core
+FAST_WORKERS ?= 2
 test-fast: install
-	$(PYTEST) -m "not live"
+	$(PYTEST) -m "not live" -n $(FAST_WORKERS)
 
 bench: install
 	$(PIP_BUILD) --quiet ".[bench]"

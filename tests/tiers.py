@@ -237,17 +237,6 @@ def classify(item: pytest.Item, reader: Reader) -> str | None:
     return None
 
 
-def shared_scope(item: pytest.Item, reader: Reader) -> str | None:
-    """The node id of the module (or class) whose live fixture ``item`` shares, if any:
-    its tests stay on one pytest-xdist worker, so the fixture starts once."""
-    for _, fixturedef in _fixture_defs(item):
-        if fixturedef.scope in ("module", "class", "package") and reader.why(fixturedef.func):
-            scope = item.getparent(pytest.Class if fixturedef.scope == "class"
-                                   else pytest.Module)
-            return (scope or item).nodeid
-    return None
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{LIVE}(reason): starts a process or reaches a server (the live tier; "
@@ -257,7 +246,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "(a parameter's mark; the guard of tests/tiers.py checks it)")
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects and pytest-xdist reads the groups
+@pytest.hookimpl(tryfirst=True)  # before -m selects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # the suite's own code: its test paths (the root directory when it names none)
     reader = Reader([config.rootpath / p for p in config.getini("testpaths")]
@@ -267,9 +256,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         reason = classify(item, reader)
         if reason is not None and not explicit:
             item.add_marker(pytest.mark.live(reason=reason))
-        group = shared_scope(item, reader) if reason is not None else None
-        if group is not None and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group))  # with --dist loadgroup
 
 
 # ---------------------------------------------------------------- the guard
