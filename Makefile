@@ -62,8 +62,9 @@ ctest-sanitize:
 	cd $(SAN_BUILD) && ctest --output-on-failure
 
 # the suite's two tiers (tests/tiers.py classifies every test by what it uses): live tests
-# mostly wait on servers and clocks, so more xdist workers than the 2 cores pay
-# (docs/architecture.md, "Tests and measurements", has the measurements)
+# mostly wait on servers and clocks, hence more xdist workers than the 2 cores (-n 2
+# against -n 4 not yet measured at a comparable load; docs/architecture.md, "Tests and
+# measurements", has what was measured)
 PYTEST_WORKERS ?= 4
 PYTEST := cd tests && ../$(PY) -m pytest -q -p no:cacheprovider
 
