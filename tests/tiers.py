@@ -113,7 +113,7 @@ class Reader:
                 return None
             found = self.code(obj.__code__, obj.__globals__)
             return f"{obj.__qualname__} -> {found}" if found else None
-        if isinstance(obj, type):
+        if isinstance(obj, type) and self._defined_here(obj):
             for klass in obj.__mro__:
                 for member in vars(klass).values():
                     for function in _functions_of(member):
@@ -121,6 +121,11 @@ class Reader:
                         if found:
                             return found
         return None
+
+    def _defined_here(self, klass: type) -> bool:
+        module = sys.modules.get(klass.__module__)
+        filename = getattr(module, "__file__", None)
+        return isinstance(filename, str) and self.ours(filename)
 
     def code(self, code: types.CodeType, namespace: dict[str, Any]) -> str | None:
         """What a code object (and the code nested in it) reaches through its names."""
