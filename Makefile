@@ -1,5 +1,8 @@
 # decido — one command for everything a fresh clone needs.
 #   make test     : venv + build + install + ruff + mypy --strict + sanitizer C tests + pytest
+#                   (both tiers of tests/tiers.py, spread over PYTEST_WORKERS xdist workers)
+#   make test-fast: install + the fast tier only (pytest -m "not live": in process, no
+#                   server, PostgreSQL, chromium or nginx), the inner loop
 #   make bench    : asv benchmarks and the comparison script
 #   make serve    : venv + install with every extra the `decido` commands and the client use
 #                   (only when a source changed since the last install: .decido/serve.stamp),
@@ -15,7 +18,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 SAN_BUILD := build/sanitize
 
-.PHONY: test venv build-deps install lint typecheck ctest-sanitize pytest bench bench-compare compare clean serve
+.PHONY: test test-fast venv build-deps install lint typecheck ctest-sanitize pytest bench bench-compare compare clean serve
 
 test: install lint typecheck ctest-sanitize pytest
 
@@ -58,8 +61,22 @@ ctest-sanitize:
 	cmake --build $(SAN_BUILD)
 	cd $(SAN_BUILD) && ctest --output-on-failure
 
+# the suite's two tiers (tests/tiers.py classifies every test by what it uses): live tests
+# mostly wait on servers and clocks, hence more xdist workers than the 2 cores (-n 2
+# against -n 4 not yet measured at a comparable load; docs/architecture.md, "Tests and
+# measurements", has what was measured)
+PYTEST_WORKERS ?= 4
+PYTEST := cd tests && ../$(PY) -m pytest -q -p no:cacheprovider
+
+# --dist loadscope: a module's tests stay on one worker, so a module-scoped fixture (a
+# dashboard module's chromium and server, a module's own server) starts once
 pytest: venv
-	cd tests && ../$(PY) -m pytest -q -p no:cacheprovider
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadscope
+
+# the fast tier is CPU-bound: one xdist worker per core
+FAST_WORKERS ?= 2
+test-fast: install
+	$(PYTEST) -m "not live" -n $(FAST_WORKERS)
 
 bench: install
 	$(PIP_BUILD) --quiet ".[bench]"

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,8 @@ class LiveServer:
                 # not race the others' start-up (migrations), so wait for every worker
                 if (self.request("GET", "/v1/health", timeout=2).status == 200
                         and self.log.read_text().count("Worker ready") >= self.workers):
+                    if not _document_recorded():  # for the session's end (below)
+                        self.request("GET", "/v1/openapi.json")
                     return self
             time.sleep(0.1)
         self.stop()
@@ -204,6 +207,29 @@ SESSION_ENV = {
     "DECIDO_TIERS": json.dumps({"enterprise": {"max_evaluations": 200000,
                                                "max_time_limit": 2}}),
 }
+
+
+def _document_recorded() -> bool:
+    return any(m == "GET" and p == "/v1/openapi.json" and r.status == 200
+               for m, p, r in RECORDED)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def recorded_exchanges_match_the_document() -> Iterator[None]:
+    """After the session's last test, every exchange a :class:`LiveServer` recorded is
+    validated against the OpenAPI document (test_api_openapi.py's check), in each
+    pytest-xdist worker (each records its own): whatever order the tests ran in and
+    wherever test_api_openapi.py ran, no response escapes the document."""
+    yield
+    documents = [r for m, p, r in RECORDED
+                 if m == "GET" and p == "/v1/openapi.json" and r.status == 200]
+    if not documents:
+        return
+    from test_api_openapi import _check
+
+    document = documents[0].json()
+    for method, path, resp in list(RECORDED):
+        _check(document, method, path, resp)
 
 
 @pytest.fixture(scope="session")

@@ -37,7 +37,9 @@ from decido_service.store.schema import MIGRATIONS
 
 T = TypeVar("T")
 NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z
-BACKENDS = ["sqlite", "postgresql"]
+#: the sqlite half is in process (the fast tier, tests/tiers.py), whereas the shared ``url``
+#: fixture can reach PostgreSQL
+BACKENDS = [pytest.param("sqlite", marks=pytest.mark.fast), "postgresql"]
 
 
 def ts(text: str) -> float:
