@@ -33,12 +33,15 @@ typedef struct dc_batch {
     int kind;
     const double *U; /* rows x n, in [0,1] (the driver projects anything outside) */
     size_t rows;
+    size_t want;     /* rows the caller would like next (0: the engine's choice); a hint */
     double *f;       /* rows */
     double *grad;    /* DC_ASK_GRADIENT: rows x n, df/du */
     double *terms;   /* DC_ASK_TERMS: rows x n */
-    /* several objectives: f holds rows x n_objectives values (minimized), and the
-     * driver fills violation[r] (engine-owned, rows) with row r's excess: 0 when
-     * feasible, else the constraint layer's sum of violations beyond the tolerance */
+    /* several objectives: f holds rows x n_objectives values (minimized).  When the
+     * engine gives violation (engine-owned, rows; DC_ASK_POINTS), the driver fills
+     * violation[r] with row r's excess: 0 when feasible, else the constraint layer's
+     * sum of violations beyond the tolerance (one objective too: f[r] is then the
+     * feasibility-rule key, the objective itself for a feasible row) */
     double *violation;
 } dc_batch;
 
