@@ -2,7 +2,7 @@
  * bo.c -- Bayesian optimization: a Gaussian process and log expected improvement.
  *
  * A run starts with a Latin hypercube of `initial` points (0: max(5, d + 1), at
- * most a third of the budget).  Each later batch fits a GP (gp.c: Matern-5/2 ARD,
+ * most a third of the budget; a start point given to the run takes the first row).  Each later batch fits a GP (gp.c: Matern-5/2 ARD,
  * hyperparameters by maximizing the marginal likelihood with a dimension-scaled
  * lengthscale prior) to the points of the current start, then picks each row by
  * maximizing log EI (Ament et al., NeurIPS 2023): a space-filling set of
@@ -64,7 +64,7 @@ static const dc_engine_info info = {
     "above 10 dimensions; for expensive objectives and budgets of tens to a few hundred "
     "evaluations.",
     "model", 0, options, N_OPTIONS,
-    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS};
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 #define LOCAL_STARTS 3
 #define LOCAL_STEPS 30
@@ -104,6 +104,8 @@ typedef struct state {
     double *rlo, *rhi;      /* m: the search region (u) */
     double *cand, *cval;    /* n_cand x m, n_cand */
     double *x, *xt, *xz;    /* m each */
+    double *xs;             /* m: a start point (seed_point) for the next design */
+    int seeded;
     int feasible_model;     /* the objective GP holds feasible points */
     int excess_only;        /* no feasible point: minimize the excess */
     double ybest, cthr;     /* standardized incumbent, standardized excess threshold */
@@ -194,7 +196,8 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->x = dc_mem_alloc(s->alloc, m * sizeof(double));
     s->xt = dc_mem_alloc(s->alloc, m * sizeof(double));
     s->xz = dc_mem_alloc(s->alloc, m * sizeof(double));
-    if (!s->Z || !s->zy || !s->ze || !s->sel || !s->zlo || !s->zspan || !s->rlo || !s->rhi ||
+    s->xs = dc_mem_alloc(s->alloc, m * sizeof(double));
+    if (!s->xs || !s->Z || !s->zy || !s->ze || !s->sel || !s->zlo || !s->zspan || !s->rlo || !s->rhi ||
         !s->cand || !s->cval || !s->x || !s->xt || !s->xz)
         return DC_ERR_NOMEM;
     return dc_restart_log_init(&s->log, s->alloc, m);
@@ -239,6 +242,11 @@ static void design(state *s, size_t rows)
             double *u = s->U + r * s->n + s->free_idx[q];
             *u = snap(s, q, (*u + dc_rng_uniform(s->rng)) / (double)rows);
         }
+    }
+    if (s->seeded && rows) { /* the given start point first */
+        for (q = 0; q < m; q++)
+            s->U[s->free_idx[q]] = snap(s, q, s->xs[q]);
+        s->seeded = 0;
     }
 }
 
@@ -754,9 +762,21 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->x, m * sizeof(double));
     dc_mem_free(s->alloc, s->xt, m * sizeof(double));
     dc_mem_free(s->alloc, s->xz, m * sizeof(double));
+    dc_mem_free(s->alloc, s->xs, m * sizeof(double));
     dc_mem_free(s->alloc, s->U, s->rows_cap * s->n * sizeof(double));
     dc_mem_free(s->alloc, s->f, s->rows_cap * sizeof(double));
     dc_mem_free(s->alloc, s->viol, s->rows_cap * sizeof(double));
 }
 
-const dc_engine_vt dc_eng_bo = {&info, sizeof(state), init, ask, tell, stop, release, NULL};
+/* The next design starts with u (a start point given to the run; evaluated again). */
+static dc_status seed_point(void *sp, const double *u)
+{
+    state *s = sp;
+    size_t q;
+    for (q = 0; q < s->m; q++)
+        s->xs[q] = u[s->free_idx[q]];
+    s->seeded = s->m > 0;
+    return DC_OK;
+}
+
+const dc_engine_vt dc_eng_bo = {&info, sizeof(state), init, ask, tell, stop, release, seed_point};

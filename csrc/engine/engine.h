@@ -138,6 +138,8 @@ void dc_restart_log_free(dc_restart_log *log); /* safe on a zeroed log */
 
 /* The registry (registry.c; rows in engines.def). */
 const dc_engine_vt *dc_engine_find(const char *id);
+/* The id of the engine the `auto` engine chose (auto.c), given its state. */
+const char *dc_auto_chosen(const void *state);
 
 /* The driver's side of a dc_monitor (monitor.c).  begin claims the monitor
  * for one run and publishes a zeroed, running snapshot; it returns 0 when

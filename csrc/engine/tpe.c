@@ -6,7 +6,8 @@
  * "BOHB", ICML 2018 (the multivariate kernel density); S. Watanabe, "Tree-structured
  * Parzen estimator: understanding its algorithm components", 2023 (the defaults).
  *
- * After `startup` uniform points (0: max(10, 2 d)), each row of a batch splits the
+ * After `startup` uniform points (0: max(10, 2 d); a start point given to the run
+ * takes the first), each row of a batch splits the
  * points told so far at the quantile: the n_good = min(ceil(gamma N), 25) best are
  * "good", the rest "bad" (values as the driver tells them: with constraints the
  * feasibility rule already ranks infeasible rows after feasible ones; NaN last).
@@ -49,7 +50,7 @@ static const dc_engine_info info = {
     "the good one ranked by their density ratio; cheap per point, for hundreds to thousands "
     "of trials and integer or discrete variables.",
     "model", 0, options, N_OPTIONS,
-    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS};
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
 
 #define MAX_GOOD 25
 #define CAT_LEVELS 16
@@ -84,6 +85,8 @@ typedef struct state {
     group good, bad;
     double *cand, *score; /* n_cand x m, n_cand */
     double *U, *f;        /* rows_cap x n */
+    double *xs;           /* m: a start point (seed_point) for the next startup row */
+    int seeded;
     size_t rows_cap;
 } state;
 
@@ -150,7 +153,8 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->cat_other = dc_mem_calloc(s->alloc, m + 1, sizeof(double));
     s->cand = dc_mem_alloc(s->alloc, s->n_cand * (m + 1) * sizeof(double));
     s->score = dc_mem_alloc(s->alloc, s->n_cand * sizeof(double));
-    if (!s->lev || !s->cat_same || !s->cat_other || !s->cand || !s->score || !group_init(&s->good, s->alloc, m) ||
+    s->xs = dc_mem_alloc(s->alloc, (m + 1) * sizeof(double));
+    if (!s->xs || !s->lev || !s->cat_same || !s->cat_other || !s->cand || !s->score || !group_init(&s->good, s->alloc, m) ||
         !group_init(&s->bad, s->alloc, m))
         return DC_ERR_NOMEM;
     for (j = 0; j < m && pb->levels; j++) {
@@ -415,6 +419,11 @@ static dc_status ask(void *sp, dc_batch *b)
         for (r = 0; r < rows; r++)
             for (q = 0; q < m; q++)
                 s->U[r * s->n + s->free_idx[q]] = snap(s, q, dc_rng_uniform(s->rng));
+        if (s->seeded) { /* the given start point first */
+            for (q = 0; q < m; q++)
+                s->U[s->free_idx[q]] = snap(s, q, s->xs[q]);
+            s->seeded = 0;
+        }
         return DC_OK;
     }
     /* believed rows are stored past the told ones (they are overwritten by tell) */
@@ -473,6 +482,7 @@ static void release(void *sp)
     group_free(&s->bad, s->alloc, m);
     dc_mem_free(s->alloc, s->free_idx, (s->n ? s->n : 1) * sizeof(size_t));
     dc_mem_free(s->alloc, s->lev, (m + 1) * sizeof(double));
+    dc_mem_free(s->alloc, s->xs, (m + 1) * sizeof(double));
     dc_mem_free(s->alloc, s->cat_same, (m + 1) * sizeof(double));
     dc_mem_free(s->alloc, s->cat_other, (m + 1) * sizeof(double));
     dc_mem_free(s->alloc, s->lk, s->hcap * sizeof(double));
@@ -485,4 +495,15 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->f, s->rows_cap * sizeof(double));
 }
 
-const dc_engine_vt dc_eng_tpe = {&info, sizeof(state), init, ask, tell, stop, release, NULL};
+/* The next startup row is u (a start point given to the run; evaluated again). */
+static dc_status seed_point(void *sp, const double *u)
+{
+    state *s = sp;
+    size_t q;
+    for (q = 0; q < s->m; q++)
+        s->xs[q] = u[s->free_idx[q]];
+    s->seeded = s->m > 0 && s->hn < s->startup;
+    return DC_OK;
+}
+
+const dc_engine_vt dc_eng_tpe = {&info, sizeof(state), init, ask, tell, stop, release, seed_point};
