@@ -32,6 +32,7 @@
  * objective only.  NaN values count as the worst value seen.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -44,6 +45,7 @@ enum {
     OPT_TR_DIMS,
     OPT_MIN_REGION,
     OPT_CANDIDATES,
+    OPT_WARP,
     N_OPTIONS
 };
 
@@ -56,6 +58,8 @@ static const dc_option_info options[N_OPTIONS] = {
     {"min_region", 1e-6, 0, 0.5, 0, "a start ends when the trust region's edge is below"},
     {"candidates", 0, 0, 1e6, 1,
      "acquisition candidates a point; 0 = min(2000, max(300, 50 d))"},
+    {"warp", 0, 0, 10, 0,
+     "the model sees log(y - min + warp * (median - min)); 0 = the values themselves"},
 };
 
 static const dc_engine_info info = {
@@ -82,7 +86,7 @@ typedef struct state {
     int constrained, stop_on_convergence;
     int64_t budget;
     size_t batch, initial, max_model, n_cand;
-    double min_region;
+    double min_region, warp;
     int tr_always;
     /* every point told, free coordinates */
     double *H, *hy, *he;    /* cap x m; values (NaN kept); excess */
@@ -158,6 +162,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->batch = (size_t)prm[OPT_BATCH];
     s->max_model = (size_t)prm[OPT_MAX_MODEL];
     s->min_region = prm[OPT_MIN_REGION];
+    s->warp = prm[OPT_WARP];
     s->free_idx = dc_mem_alloc(s->alloc, s->n * sizeof(size_t));
     if (!s->free_idx)
         return DC_ERR_NOMEM;
@@ -341,6 +346,32 @@ static void to_model(const state *s, const double *u, double *z)
         z[q] = (u[q] - s->zlo[q]) / s->zspan[q];
 }
 
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Log warping of the objective's values (y - min + delta, delta a fraction of the
+ * median's distance from the minimum): differences among the best points weigh
+ * as much as the large ones among the bad points. */
+static void warp(state *s, double *y, size_t n)
+{
+    size_t i;
+    double lo, med, delta;
+    if (s->warp <= 0.0 || n < 3)
+        return;
+    memcpy(s->dist, y, n * sizeof(double));
+    qsort(s->dist, n, sizeof(double), by_double);
+    lo = s->dist[0];
+    med = s->dist[n / 2];
+    if (!(med > lo))
+        return;
+    delta = s->warp * (med - lo);
+    for (i = 0; i < n; i++)
+        y[i] = log(y[i] - lo + delta);
+}
+
 /* Fit the models on the selected rows; 0 on success. */
 static int fit_models(state *s, size_t k)
 {
@@ -394,6 +425,7 @@ static int fit_models(state *s, size_t k)
             }
         }
     }
+    warp(s, s->zy, nf);
     dc_gp_set_data(&s->gp, s->Z, s->zy, nf);
     st = evals ? dc_gp_fit(&s->gp, s->rng, restarts, evals) : dc_gp_factor(&s->gp);
     s->ybest = INFINITY;
@@ -524,6 +556,30 @@ static void maximize(state *s, size_t centre)
         if (fy > best) {
             best = fy;
             memcpy(s->x, y, m * sizeof(double));
+        }
+    }
+    /* integer and discrete coordinates: every other cell of each (of the region),
+     * one coordinate at a time, from the best point found and from the centre */
+    for (r = 0; r < 2; r++) {
+        const double *from = r == 0 ? s->x : s->H + centre * m;
+        size_t cell;
+        memcpy(s->xt, from, m * sizeof(double));
+        for (q = 0; q < m; q++) {
+            double lv = s->lev[q], keep = s->xt[q];
+            if (!(lv > 0.0) || lv > 64.0)
+                continue;
+            for (cell = 0; (double)cell < lv; cell++) {
+                double u = ((double)cell + 0.5) / lv, fv;
+                if (u < s->rlo[q] || u > s->rhi[q] || u == keep)
+                    continue;
+                s->xt[q] = u;
+                fv = acquisition(s, s->xt);
+                if (fv > best) {
+                    best = fv;
+                    memcpy(s->x, s->xt, m * sizeof(double));
+                }
+            }
+            s->xt[q] = keep;
         }
     }
     if (!(best > -INFINITY)) /* no usable acquisition: a random point of the region */
