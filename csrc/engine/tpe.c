@@ -26,7 +26,9 @@
  * Aitchison-Aitken kernel (its own cell with probability 1 - h, h = 0.2, the rest
  * spread evenly) and with more values the Gaussian, snapped to the cell.
  * `candidates` points are drawn from the good estimator l(x) and the one with the
- * largest l(x) / g(x) is asked.  A batch of several rows (option `batch`, or the
+ * largest l(x) / g(x) is asked; when every coordinate is integer or discrete, a draw
+ * equal to a point told before is drawn again (up to 20 times, while points are
+ * left: values are taken as deterministic, and duplicates stall the estimators).  A batch of several rows (option `batch`, or the
  * caller's hint dc_batch.want) takes each chosen row into the bad group at once
  * (a constant liar: the worst value), so the rows spread out.  O(N d) per
  * candidate; it never converges (the budget, clock or target end the run).
@@ -70,7 +72,8 @@ typedef struct ranked {
 typedef struct group {
     size_t *rows, n, cap;
     double *sigma;   /* m */
-    double *lognorm; /* cap: sum over continuous coordinates of -log(sigma Z) */
+    double *inv_sigma; /* m */
+    double *lognorm; /* cap: sum over continuous coordinates of -log(sqrt(2 pi) sigma Z) */
 } group;
 
 typedef struct state {
@@ -79,6 +82,8 @@ typedef struct state {
     const dc_allocator *alloc;
     dc_rng *rng;
     size_t batch, startup, n_cand;
+    int all_discrete;     /* every free coordinate is integer or discrete */
+    double cells;         /* ... and the points there are (capped at 1e18) */
     double gamma, min_bw;
     double *H, *hy;       /* told points (free coordinates), values; then believed rows */
     size_t hn, hcap;
@@ -97,7 +102,8 @@ typedef struct state {
 static int group_init(group *g, const dc_allocator *a, size_t m)
 {
     g->sigma = dc_mem_alloc(a, (m ? m : 1) * sizeof(double));
-    return g->sigma != NULL;
+    g->inv_sigma = dc_mem_alloc(a, (m ? m : 1) * sizeof(double));
+    return g->sigma != NULL && g->inv_sigma != NULL;
 }
 
 static void group_free(group *g, const dc_allocator *a, size_t m)
@@ -105,6 +111,7 @@ static void group_free(group *g, const dc_allocator *a, size_t m)
     dc_mem_free(a, g->rows, g->cap * sizeof(size_t));
     dc_mem_free(a, g->lognorm, g->cap * sizeof(double));
     dc_mem_free(a, g->sigma, (m ? m : 1) * sizeof(double));
+    dc_mem_free(a, g->inv_sigma, (m ? m : 1) * sizeof(double));
     g->rows = NULL;
     g->lognorm = NULL;
     g->cap = 0;
@@ -161,8 +168,12 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     if (!s->xs || !s->lev || !s->cat_same || !s->cat_other || !s->cand || !s->score || !group_init(&s->good, s->alloc, m) ||
         !group_init(&s->bad, s->alloc, m))
         return DC_ERR_NOMEM;
+    s->all_discrete = m > 0 && pb->levels != NULL;
+    s->cells = 1.0;
     for (j = 0; j < m && pb->levels; j++) {
         double lv = pb->levels[s->free_idx[j]];
+        s->all_discrete &= lv > 0.0;
+        s->cells = s->cells * lv < 1e18 ? s->cells * lv : 1e18;
         s->lev[j] = lv;
         if (lv > 1.0 && lv <= CAT_LEVELS) {
             s->cat_same[j] = log(1.0 - CAT_H) + log(lv);
@@ -300,18 +311,25 @@ static void fit_group(state *s, group *g, size_t total)
         g->sigma[q] = sd < s->min_bw ? s->min_bw : sd > 1.0 ? 1.0 : sd;
         if (!(g->sigma[q] > 0.0))
             g->sigma[q] = 1e-12;
+        g->inv_sigma[q] = 1.0 / g->sigma[q];
     }
-    for (k = 0; k < g->n; k++) {
-        const double *x = s->H + g->rows[k] * m;
-        double ln = 0.0;
-        for (q = 0; q < m; q++) {
-            double sg = g->sigma[q], z;
-            if (categorical(s, q))
-                continue;
-            z = std_normal_cdf((1.0 - x[q]) / sg) - std_normal_cdf(-x[q] / sg);
-            ln -= log(sg * (z > 1e-300 ? z : 1e-300));
+    {
+        double base = 0.0; /* the normalizers of kernels away from the box's faces */
+        for (q = 0; q < m; q++)
+            if (!categorical(s, q))
+                base -= log(g->sigma[q]) + LOG_SQRT_2PI;
+        for (k = 0; k < g->n; k++) {
+            const double *x = s->H + g->rows[k] * m;
+            double ln = base;
+            for (q = 0; q < m; q++) {
+                double sg = g->sigma[q], z;
+                if (categorical(s, q) || (x[q] > 9.0 * sg && 1.0 - x[q] > 9.0 * sg))
+                    continue; /* the mass outside [0, 1] is below 1e-18 */
+                z = std_normal_cdf((1.0 - x[q]) / sg) - std_normal_cdf(-x[q] / sg);
+                ln -= log(z > 1e-300 ? z : 1e-300);
+            }
+            g->lognorm[k] = ln;
         }
-        g->lognorm[k] = ln;
     }
 }
 
@@ -322,22 +340,24 @@ static double log_density(const state *s, const group *g, const double *u)
     double mx = 0.0, sum = 0.0;
     for (k = 0; k < g->n; k++) {
         const double *x = s->H + g->rows[k] * m;
-        double l = g->lognorm[k];
+        double l = g->lognorm[k], z2 = 0.0;
         for (q = 0; q < m; q++) {
             if (s->cat_same[q] != 0.0) {
                 double lv = s->lev[q];
                 l += floor(u[q] * lv) == floor(x[q] * lv) ? s->cat_same[q] : s->cat_other[q];
             } else {
-                double z = (u[q] - x[q]) / g->sigma[q];
-                l -= 0.5 * z * z + LOG_SQRT_2PI;
+                double z = (u[q] - x[q]) * g->inv_sigma[q];
+                z2 += z * z;
             }
         }
+        l -= 0.5 * z2;
         s->lk[k] = l;
         if (l > mx)
             mx = l;
     }
-    for (k = 0; k < g->n; k++)
-        sum += exp(s->lk[k] - mx);
+    for (k = 0; k < g->n; k++) /* kernels below 1e-16 of the largest add nothing */
+        if (s->lk[k] - mx > -37.0)
+            sum += exp(s->lk[k] - mx);
     sum += exp(-mx); /* the prior kernel */
     return mx + log(sum) - log((double)g->n + 1.0);
 }
@@ -380,6 +400,16 @@ static void sample_good(state *s, double *u)
             }
         }
     }
+}
+
+/* u is one of the first k points of the history */
+static int seen_before(const state *s, const double *u, size_t k)
+{
+    size_t i;
+    for (i = 0; i < k; i++)
+        if (memcmp(s->H + i * s->m, u, s->m * sizeof(double)) == 0)
+            return 1;
+    return 0;
 }
 
 /* split the points (and the rows believed so far: at the end, worst) */
@@ -439,7 +469,11 @@ static dc_status ask(void *sp, dc_batch *b)
         split(s, s->hn + r);
         for (c = 0; c < s->n_cand; c++) {
             double *u = s->cand + c * m;
-            sample_good(s, u);
+            int tries = 0;
+            do /* all discrete: a point told before would tell nothing new */
+                sample_good(s, u);
+            while (s->all_discrete && (double)(s->hn + r) < s->cells && ++tries < 20 &&
+                   seen_before(s, u, s->hn + r));
             s->score[c] = log_density(s, &s->good, u) - log_density(s, &s->bad, u);
             if (s->score[c] > best || c == 0) {
                 best = s->score[c];
