@@ -38,7 +38,8 @@
 #include <string.h>
 
 #include "engine/pareto.h"
-#include "expr/expr.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 typedef struct hv_ctx {
     const dc_allocator *alloc;
