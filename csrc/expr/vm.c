@@ -48,36 +48,47 @@
 #define ACC_PLAIN(v) (v)
 #define ACC_SQUARE(v) ((v) * (v))
 
+/* The end of a row (w < 16 elements) as one more vector step, the missing
+ * elements padded with the operation's identity: -0.0 for a sum (x + -0.0
+ * is x for every x, +0.0 and -0.0 included), 1.0 for a product; a norm
+ * squares its pad, and +0.0 leaves its lanes (sums of squares) as they are. */
+#define ACC_TAIL(OPEQ, LOAD, PAD)                                                          \
+    do {                                                                                   \
+        double pad[DC_ACC_LANES];                                                          \
+        int l;                                                                             \
+        for (l = 0; l < DC_ACC_LANES; l++)                                                 \
+            pad[l] = l < w - i ? t[i + l] : (PAD);                                         \
+        t = pad;                                                                           \
+        w = DC_ACC_LANES;                                                                  \
+        i = 0;                                                                             \
+        ACC_LOOP(OPEQ, LOAD);                                                              \
+    } while (0)
+
 DC_KERNEL_CLONES
-void dc_acc_block(dc_acc *s, int op, const double *t, ptrdiff_t w)
+static void acc_block(dc_acc *s, int op, const double *t, ptrdiff_t w)
 {
     dc_v4 a0 = s->v[0], a1 = s->v[1], a2 = s->v[2], a3 = s->v[3];
-    double lanes[DC_ACC_LANES];
     ptrdiff_t i = 0;
-    if (op == OP_PROD)
+    if (op == OP_PROD) {
         ACC_LOOP(*=, ACC_PLAIN);
-    else if (op == OP_NORM)
+        if (i < w)
+            ACC_TAIL(*=, ACC_PLAIN, 1.0);
+    } else if (op == OP_NORM) {
         ACC_LOOP(+=, ACC_SQUARE);
-    else
+        if (i < w)
+            ACC_TAIL(+=, ACC_SQUARE, -0.0);
+    } else {
         ACC_LOOP(+=, ACC_PLAIN);
+        if (i < w)
+            ACC_TAIL(+=, ACC_PLAIN, -0.0);
+    }
     s->v[0] = a0;
     s->v[1] = a1;
     s->v[2] = a2;
     s->v[3] = a3;
-    if (i < w) { /* the end of the row */
-        memcpy(lanes, s->v, sizeof lanes);
-        for (; i < w; i++) {
-            double v = t[i];
-            if (op == OP_PROD)
-                lanes[i % DC_ACC_LANES] *= v;
-            else
-                lanes[i % DC_ACC_LANES] += op == OP_NORM ? v * v : v;
-        }
-        memcpy(s->v, lanes, sizeof lanes);
-    }
 }
 
-void dc_acc_init(dc_acc *s, int op)
+static void acc_init(dc_acc *s, int op)
 {
     double one = op == OP_PROD ? 1.0 : 0.0;
     int k;
@@ -88,7 +99,7 @@ void dc_acc_init(dc_acc *s, int op)
 }
 
 /* Lanes 0-3 + 4-7 and 8-11 + 12-15, their sum, then (l0 + l1) + (l2 + l3). */
-double dc_acc_finish(const dc_acc *s, int op, int64_t m)
+static double acc_finish(const dc_acc *s, int op, int64_t m)
 {
     double l[4], acc;
     if (op == OP_PROD) {
@@ -117,19 +128,19 @@ double dc_vm_reduce_row(int op, const double *a, ptrdiff_t es, int64_t m)
     case OP_NORM:
     case OP_PROD: {
         dc_acc s;
-        dc_acc_init(&s, op);
+        acc_init(&s, op);
         if (es == 1) {
-            dc_acc_block(&s, op, a, (ptrdiff_t)m);
+            acc_block(&s, op, a, (ptrdiff_t)m);
         } else {
             double blk[RED_BLOCK];
             for (j = 0; j < m; j += RED_BLOCK) {
                 ptrdiff_t w = m - j < RED_BLOCK ? (ptrdiff_t)(m - j) : RED_BLOCK, i;
                 for (i = 0; i < w; i++)
                     blk[i] = a[(j + i) * es];
-                dc_acc_block(&s, op, blk, w);
+                acc_block(&s, op, blk, w);
             }
         }
-        return dc_acc_finish(&s, op, m);
+        return acc_finish(&s, op, m);
     }
     case OP_MINV:
         acc = a[0];
@@ -175,7 +186,7 @@ static double fused_row(int op, const double *a0, ptrdiff_t ea, const double *b0
     double blk[RED_BLOCK], av = a0[0], bv = b0[0];
     dc_acc s;
     ptrdiff_t j, i;
-    dc_acc_init(&s, OP_SUM);
+    acc_init(&s, OP_SUM);
     for (j = 0; j < m; j += RED_BLOCK) {
         ptrdiff_t w = m - j < RED_BLOCK ? m - j : RED_BLOCK;
         const double *a = a0 + j * ea, *b = b0 + j * eb;
@@ -185,9 +196,9 @@ static double fused_row(int op, const double *a0, ptrdiff_t ea, const double *b0
             FUSED_BLOCK(F_SUB);
         else
             FUSED_BLOCK(F_MUL);
-        dc_acc_block(&s, OP_SUM, blk, w);
+        acc_block(&s, OP_SUM, blk, w);
     }
-    return dc_acc_finish(&s, OP_SUM, m);
+    return acc_finish(&s, OP_SUM, m);
 }
 
 /* ---- elementwise kernels ---- */
