@@ -56,3 +56,13 @@ def test_a_folded_constant_sum_has_the_run_time_bits() -> None:
     assert folded.evaluate(np.zeros(n)) == lanes_reduce(values)
     run_time = decido.Expression("sum(x ** 1.5 / 7)", n=n)
     assert run_time.evaluate(np.arange(1.0, n + 1)) == lanes_reduce(values)
+
+
+@pytest.mark.parametrize("n", [3, 16, 21])
+def test_signed_zeros_and_infinities_keep_their_bits(n: int) -> None:
+    rows = np.array([[-0.0] * n, [0.0, -0.0] * (n // 2) + [-0.0] * (n % 2),
+                     [1.0] * (n - 1) + [-np.inf], [-2.0] * n])
+    for text, prod in [("sum(x)", False), ("prod(x)", True)]:
+        e = decido.Expression(text, n=n)
+        got = [v.hex() for v in e.evaluate_many(rows).tolist()]
+        assert got == [lanes_reduce(r, prod=prod).hex() for r in rows], text
