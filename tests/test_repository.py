@@ -55,3 +55,12 @@ def test_local_state_is_ignored_by_git() -> None:
     out = subprocess.run([git, "check-ignore", *names], cwd=ROOT, capture_output=True,
                          text=True, timeout=30)
     assert out.stdout.split() == names
+
+
+def test_the_engines_do_not_include_the_compilers_internal_header() -> None:
+    """Issue 39: the driver and the engines take dc_set_error from csrc/common/, not from
+    the expression compiler's internals."""
+    engine = sorted((ROOT / "csrc" / "engine").glob("*.[ch]"))
+    assert engine
+    including = [p.name for p in engine if '#include "expr/' in p.read_text()]
+    assert including == []

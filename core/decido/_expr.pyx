@@ -22,6 +22,7 @@ import numpy as np
 from decido.errors import status_error
 
 _POOL_LIMIT = 8
+_empty = np.empty
 
 
 cdef class _Workspace:
@@ -149,23 +150,26 @@ cdef class Program:
 
     def evaluate_many(self, object X):
         """One value per row of a C-contiguous float64 (rows, n_inputs) array."""
-        cdef Py_buffer bx
+        cdef Py_buffer bx, bo
         cdef c.dc_status st = c.DC_OK
         cdef size_t rows, stride = self.n_inputs
         cdef _Workspace w
-        cdef double[::1] o
         _doubles(X, &bx, 0)
         try:
             if bx.ndim != 2 or <size_t>bx.shape[1] != self.n_inputs:
                 raise ValueError(f"expected an array of shape (P, {self.n_inputs})")
             rows = bx.shape[0]
-            out = np.empty(rows, dtype=np.float64)
+            # np.empty's default dtype is float64; a dtype argument and a typed
+            # memoryview of the result cost more than the evaluation of 64 rows at n = 100
+            out = _empty(rows)
             if rows == 0:
                 return out
-            o = out
+            _doubles(out, &bo, 1)
             w = self._borrow()
             with nogil:
-                st = c.dc_eval_many(self.prog, w.ws, <const double *>bx.buf, rows, stride, &o[0])
+                st = c.dc_eval_many(self.prog, w.ws, <const double *>bx.buf, rows, stride,
+                                    <double *>bo.buf)
+            PyBuffer_Release(&bo)
             self._give_back(w)
         finally:
             PyBuffer_Release(&bx)

@@ -21,7 +21,8 @@
 #include <string.h>
 
 #include "engine/driver.h"
-#include "expr/expr.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 #define DEFAULT_HISTORY 512u
 #define ALM_MAX_ROUNDS 100

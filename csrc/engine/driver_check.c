@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "engine/driver.h"
-#include "expr/expr.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 static const dc_option_info run_options[N_RUN_OPTIONS] = {
     {"stop_on_convergence", 1, 0, 1, 1,

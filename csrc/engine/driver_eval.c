@@ -14,7 +14,8 @@
 #include <time.h>
 
 #include "engine/driver.h"
-#include "expr/expr.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 double dc_driver_now(void)
 {

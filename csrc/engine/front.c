@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "engine/front.h"
-#include "expr/expr.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 dc_status dc_front_validate(const dc_run *run, dc_error *err)
 {

@@ -45,7 +45,8 @@
 #include <time.h>
 
 #include "engine/pareto.h"
-#include "expr/expr.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 typedef struct hv_ctx {
     const dc_allocator *alloc;

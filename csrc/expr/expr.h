@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "common/alloc.h"
+#include "common/error.h"
 #include "decido.h"
 
 /* ---- opcodes (rows in opcodes.def) ---- */
@@ -48,13 +49,6 @@ typedef struct dc_lexer {
 dc_status dc_lex_next(dc_lexer *lx, dc_token *tok, dc_error *err);
 const char *dc_lex_describe(dc_token_kind kind);
 
-/* Fill err (status, span, printf-style message); returns status. */
-dc_status dc_set_error(dc_error *err, dc_status status, size_t pos, size_t len,
-                       const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
 
 /* ---- syntax tree: nodes are stored children-first (post-order) ---- */
 typedef enum dc_node_kind {

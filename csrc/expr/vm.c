@@ -7,9 +7,12 @@
  * copy, slices and indices cost nothing, and step 0 broadcasts.  Registers
  * live in the caller's workspace; the program is never written.
  *
- * Reductions sum with four interleaved accumulators (the same order for
- * every stride, for constants folded at compile time and for fused
- * sum(A op B)), so a value never depends on how it was reached.
+ * Reductions sum (or multiply) into sixteen interleaved lanes, element j
+ * into lane j mod 16, then add the lanes in a fixed tree (dc_acc, vm.h): the
+ * same order for every stride, for constants folded at compile time and for
+ * fused sum(A op B), so a value never depends on how it
+ * was reached.  Sixteen lanes are four independent vector chains: a sum is
+ * not bound by the latency of one addition per element (four lanes were).
  */
 #include <math.h>
 #include <stdint.h>
@@ -26,58 +29,119 @@
 
 /* ---- reductions (one row) ---- */
 
+/* Element j of a row goes to lane j mod 16 of the accumulator (vm.h); the
+ * blocks a row is fed in start at multiples of 16. */
+#define ACC_LOOP(OPEQ, LOAD)                                                               \
+    do {                                                                                   \
+        for (; i + DC_ACC_LANES <= w; i += DC_ACC_LANES) {                                 \
+            dc_v4 v0, v1, v2, v3;                                                          \
+            memcpy(&v0, t + i, sizeof v0);                                                 \
+            memcpy(&v1, t + i + 4, sizeof v1);                                             \
+            memcpy(&v2, t + i + 8, sizeof v2);                                             \
+            memcpy(&v3, t + i + 12, sizeof v3);                                            \
+            a0 OPEQ LOAD(v0);                                                              \
+            a1 OPEQ LOAD(v1);                                                              \
+            a2 OPEQ LOAD(v2);                                                              \
+            a3 OPEQ LOAD(v3);                                                              \
+        }                                                                                  \
+    } while (0)
+#define ACC_PLAIN(v) (v)
+#define ACC_SQUARE(v) ((v) * (v))
+
+/* The end of a row (w < 16 elements) as one more vector step, the missing
+ * elements padded with the operation's identity: -0.0 for a sum (x + -0.0
+ * is x for every x, +0.0 and -0.0 included), 1.0 for a product; a norm
+ * squares its pad, and +0.0 leaves its lanes (sums of squares) as they are. */
+#define ACC_TAIL(OPEQ, LOAD, PAD)                                                          \
+    do {                                                                                   \
+        double pad[DC_ACC_LANES];                                                          \
+        int l;                                                                             \
+        for (l = 0; l < DC_ACC_LANES; l++)                                                 \
+            pad[l] = l < w - i ? t[i + l] : (PAD);                                         \
+        t = pad;                                                                           \
+        w = DC_ACC_LANES;                                                                  \
+        i = 0;                                                                             \
+        ACC_LOOP(OPEQ, LOAD);                                                              \
+    } while (0)
+
+DC_KERNEL_CLONES
+static void acc_block(dc_acc *s, int op, const double *t, ptrdiff_t w)
+{
+    dc_v4 a0 = s->v[0], a1 = s->v[1], a2 = s->v[2], a3 = s->v[3];
+    ptrdiff_t i = 0;
+    if (op == OP_PROD) {
+        ACC_LOOP(*=, ACC_PLAIN);
+        if (i < w)
+            ACC_TAIL(*=, ACC_PLAIN, 1.0);
+    } else if (op == OP_NORM) {
+        ACC_LOOP(+=, ACC_SQUARE);
+        if (i < w)
+            ACC_TAIL(+=, ACC_SQUARE, -0.0);
+    } else {
+        ACC_LOOP(+=, ACC_PLAIN);
+        if (i < w)
+            ACC_TAIL(+=, ACC_PLAIN, -0.0);
+    }
+    s->v[0] = a0;
+    s->v[1] = a1;
+    s->v[2] = a2;
+    s->v[3] = a3;
+}
+
+static void acc_init(dc_acc *s, int op)
+{
+    double one = op == OP_PROD ? 1.0 : 0.0;
+    int k;
+    for (k = 0; k < 4; k++) {
+        dc_v4 v = {one, one, one, one};
+        s->v[k] = v;
+    }
+}
+
+/* Lanes 0-3 + 4-7 and 8-11 + 12-15, their sum, then (l0 + l1) + (l2 + l3). */
+static double acc_finish(const dc_acc *s, int op, int64_t m)
+{
+    double l[4], acc;
+    if (op == OP_PROD) {
+        dc_v4 v = (s->v[0] * s->v[1]) * (s->v[2] * s->v[3]);
+        memcpy(l, &v, sizeof l);
+        return (l[0] * l[1]) * (l[2] * l[3]);
+    }
+    {
+        dc_v4 v = (s->v[0] + s->v[1]) + (s->v[2] + s->v[3]);
+        memcpy(l, &v, sizeof l);
+    }
+    acc = (l[0] + l[1]) + (l[2] + l[3]);
+    return op == OP_MEAN ? acc / (double)m : op == OP_NORM ? sqrt(acc) : acc;
+}
+
+enum { RED_BLOCK = 128 }; /* a multiple of DC_ACC_LANES */
+
 DC_KERNEL_CLONES
 double dc_vm_reduce_row(int op, const double *a, ptrdiff_t es, int64_t m)
 {
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, acc;
-    int64_t j = 0;
+    double acc;
+    int64_t j;
     switch (op) {
     case OP_SUM:
     case OP_MEAN:
     case OP_NORM:
-        if (op == OP_NORM) {
-            for (; j + 4 <= m; j += 4) {
-                double v0 = a[j * es], v1 = a[(j + 1) * es], v2 = a[(j + 2) * es],
-                       v3 = a[(j + 3) * es];
-                s0 += v0 * v0;
-                s1 += v1 * v1;
-                s2 += v2 * v2;
-                s3 += v3 * v3;
-            }
-            for (; j < m; j++)
-                s0 += a[j * es] * a[j * es];
-            return sqrt((s0 + s1) + (s2 + s3));
-        }
+    case OP_PROD: {
+        dc_acc s;
+        acc_init(&s, op);
         if (es == 1) {
-            for (; j + 4 <= m; j += 4) {
-                s0 += a[j];
-                s1 += a[j + 1];
-                s2 += a[j + 2];
-                s3 += a[j + 3];
-            }
+            acc_block(&s, op, a, (ptrdiff_t)m);
         } else {
-            for (; j + 4 <= m; j += 4) {
-                s0 += a[j * es];
-                s1 += a[(j + 1) * es];
-                s2 += a[(j + 2) * es];
-                s3 += a[(j + 3) * es];
+            double blk[RED_BLOCK];
+            for (j = 0; j < m; j += RED_BLOCK) {
+                ptrdiff_t w = m - j < RED_BLOCK ? (ptrdiff_t)(m - j) : RED_BLOCK, i;
+                for (i = 0; i < w; i++)
+                    blk[i] = a[(j + i) * es];
+                acc_block(&s, op, blk, w);
             }
         }
-        for (; j < m; j++)
-            s0 += a[j * es];
-        acc = (s0 + s1) + (s2 + s3);
-        return op == OP_MEAN ? acc / (double)m : acc;
-    case OP_PROD:
-        s0 = s1 = s2 = s3 = 1.0;
-        for (; j + 4 <= m; j += 4) {
-            s0 *= a[j * es];
-            s1 *= a[(j + 1) * es];
-            s2 *= a[(j + 2) * es];
-            s3 *= a[(j + 3) * es];
-        }
-        for (; j < m; j++)
-            s0 *= a[j * es];
-        return (s0 * s1) * (s2 * s3);
+        return acc_finish(&s, op, m);
+    }
     case OP_MINV:
         acc = a[0];
         for (j = 1; j < m; j++)
@@ -98,81 +162,43 @@ double dc_vm_reduce_const(int op, const double *a, int64_t step, int64_t m)
     return dc_vm_reduce_row(op, a, (ptrdiff_t)step, m);
 }
 
-/* sum_j (a[j] op b[j]) with the accumulation order of OP_SUM */
-#define FUSED_SUM(EXPR)                                                                    \
+/* sum_j (a[j] op b[j]): the elementwise values a block at a time, summed as
+ * OP_SUM sums */
+#define FUSED_BLOCK(F)                                                                     \
     do {                                                                                   \
-        for (; j + 4 <= m; j += 4) {                                                       \
-            ptrdiff_t j0 = j, j1 = j + 1, j2 = j + 2, j3 = j + 3;                          \
-            s0 += EXPR(a[j0 * ea], b[j0 * eb]);                                            \
-            s1 += EXPR(a[j1 * ea], b[j1 * eb]);                                            \
-            s2 += EXPR(a[j2 * ea], b[j2 * eb]);                                            \
-            s3 += EXPR(a[j3 * ea], b[j3 * eb]);                                            \
-        }                                                                                  \
-        for (; j < m; j++)                                                                 \
-            s0 += EXPR(a[j * ea], b[j * eb]);                                              \
+        if (ea == 1 && eb == 1)                                                            \
+            for (i = 0; i < w; i++) blk[i] = F(a[i], b[i]);                                \
+        else if (ea == 1 && eb == 0)                                                       \
+            for (i = 0; i < w; i++) blk[i] = F(a[i], bv);                                  \
+        else if (ea == 0 && eb == 1)                                                       \
+            for (i = 0; i < w; i++) blk[i] = F(av, b[i]);                                  \
+        else                                                                               \
+            for (i = 0; i < w; i++) blk[i] = F(a[i * ea], b[i * eb]);                      \
     } while (0)
 #define F_ADD(u, v) ((u) + (v))
 #define F_SUB(u, v) ((u) - (v))
 #define F_MUL(u, v) ((u) * (v))
 
 DC_KERNEL_CLONES
-static double fused_row(int op, const double *a, ptrdiff_t ea, const double *b, ptrdiff_t eb,
+static double fused_row(int op, const double *a0, ptrdiff_t ea, const double *b0, ptrdiff_t eb,
                         ptrdiff_t m)
 {
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    ptrdiff_t j = 0;
-    if (ea == 1 && eb == 1) {
-        if (op == OP_SUMADD) {
-            for (; j + 4 <= m; j += 4) {
-                s0 += a[j] + b[j];
-                s1 += a[j + 1] + b[j + 1];
-                s2 += a[j + 2] + b[j + 2];
-                s3 += a[j + 3] + b[j + 3];
-            }
-        } else if (op == OP_SUMSUB) {
-            for (; j + 4 <= m; j += 4) {
-                s0 += a[j] - b[j];
-                s1 += a[j + 1] - b[j + 1];
-                s2 += a[j + 2] - b[j + 2];
-                s3 += a[j + 3] - b[j + 3];
-            }
-        } else {
-            for (; j + 4 <= m; j += 4) {
-                s0 += a[j] * b[j];
-                s1 += a[j + 1] * b[j + 1];
-                s2 += a[j + 2] * b[j + 2];
-                s3 += a[j + 3] * b[j + 3];
-            }
-        }
+    double blk[RED_BLOCK], av = a0[0], bv = b0[0];
+    dc_acc s;
+    ptrdiff_t j, i;
+    acc_init(&s, OP_SUM);
+    for (j = 0; j < m; j += RED_BLOCK) {
+        ptrdiff_t w = m - j < RED_BLOCK ? m - j : RED_BLOCK;
+        const double *a = a0 + j * ea, *b = b0 + j * eb;
+        if (op == OP_SUMADD)
+            FUSED_BLOCK(F_ADD);
+        else if (op == OP_SUMSUB)
+            FUSED_BLOCK(F_SUB);
+        else
+            FUSED_BLOCK(F_MUL);
+        acc_block(&s, OP_SUM, blk, w);
     }
-    if (ea == 1 && eb == 0) { /* sum(v op scalar) */
-        const double bv = b[0];
-#define FUSED_B(EXPR)                                                                      \
-    for (; j + 4 <= m; j += 4) {                                                           \
-        s0 += EXPR(a[j], bv);                                                              \
-        s1 += EXPR(a[j + 1], bv);                                                          \
-        s2 += EXPR(a[j + 2], bv);                                                          \
-        s3 += EXPR(a[j + 3], bv);                                                          \
-    }
-        if (op == OP_SUMADD) { FUSED_B(F_ADD) } else if (op == OP_SUMSUB) { FUSED_B(F_SUB) } else { FUSED_B(F_MUL) }
-    } else if (ea == 0 && eb == 1) { /* sum(scalar op v) */
-        const double av = a[0];
-#define FUSED_A(EXPR)                                                                      \
-    for (; j + 4 <= m; j += 4) {                                                           \
-        s0 += EXPR(av, b[j]);                                                              \
-        s1 += EXPR(av, b[j + 1]);                                                          \
-        s2 += EXPR(av, b[j + 2]);                                                          \
-        s3 += EXPR(av, b[j + 3]);                                                          \
-    }
-        if (op == OP_SUMADD) { FUSED_A(F_ADD) } else if (op == OP_SUMSUB) { FUSED_A(F_SUB) } else { FUSED_A(F_MUL) }
-    }
-    if (op == OP_SUMADD)
-        FUSED_SUM(F_ADD);
-    else if (op == OP_SUMSUB)
-        FUSED_SUM(F_SUB);
-    else
-        FUSED_SUM(F_MUL);
-    return (s0 + s1) + (s2 + s3);
+    return acc_finish(&s, OP_SUM, m);
 }
 
 /* ---- elementwise kernels ---- */

@@ -24,6 +24,16 @@ typedef struct dc_view {
     ptrdiff_t es; /* element stride (0 broadcasts) */
 } dc_view;
 
+/* A reduction's running state (vm.c): 16 lanes as four vectors of 4 doubles
+ * (GCC and Clang vector extensions: lane for lane the same IEEE operations
+ * on SSE2, AVX2 and AVX-512).  A row's elements are fed in order, in blocks
+ * that start at multiples of DC_ACC_LANES; element j goes to lane j mod 16. */
+#define DC_ACC_LANES 16
+typedef double dc_v4 __attribute__((vector_size(4 * sizeof(double))));
+typedef struct dc_acc {
+    dc_v4 v[4];
+} dc_acc;
+
 void dc_vm_view(const dc_program *p, const double *x, ptrdiff_t x_rs, const double *temps,
                 size_t reg_size, dc_operand o, dc_view *v);
 void dc_vm_exec(const dc_instr *in, double *D, ptrdiff_t R, const dc_view *ops);

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "decido.h"
+#include "expr/expr.h"
+#include "expr/vm.h"
 #include "tests/check.h"
 
 /* ---- checking allocator ---- */
@@ -469,8 +471,56 @@ static void test_affine_in_one_coordinate(void)
     CHECK(dc_structure_affine1(NULL, &j, &a, &b) == 0, "NULL program");
 }
 
+
+/* Every elementwise row of opcodes.def: the VM's kernel (dc_vm_exec, vm.c) and
+ * the scalar meaning (dc_scalar_op, opinfo.c: folding) give the same bits on
+ * every element, also with broadcast operands, so a row added to the table
+ * without its case in either switch fails here. */
+static void test_every_elementwise_row_runs_as_its_scalar_meaning(void)
+{
+    enum { M = 37 };
+    double in[3][M], out[M];
+    int op, k, j, rows = 0;
+    for (k = 0; k < 3; k++)
+        for (j = 0; j < M; j++)
+            in[k][j] = 0.05 + 0.9 * (double)((j * 7 + k * 13) % M) / M - (k == 1 && j % 5 == 0 ? 0.5 : 0.0);
+    for (op = 0; op < OP__COUNT; op++) {
+        const dc_opinfo *info = dc_op_info(op);
+        int bcast;
+        if (info->cls != EW)
+            continue;
+        rows++;
+        for (bcast = 0; bcast < 2; bcast++) {
+            dc_instr ins;
+            dc_view v[3];
+            int bad = 0;
+            memset(&ins, 0, sizeof ins);
+            ins.op = (uint8_t)op;
+            ins.nin = info->nin;
+            ins.m = M;
+            for (k = 0; k < 3; k++) {
+                v[k].p = in[k];
+                v[k].rs = 0;
+                v[k].es = bcast && k == 1 ? 0 : 1; /* the second operand broadcast */
+            }
+            for (j = 0; j < M; j++)
+                out[j] = -12345.0;
+            dc_vm_exec(&ins, out, 1, v);
+            for (j = 0; j < M; j++) {
+                double a = in[0][j], b = in[1][bcast ? 0 : j], c = in[2][j];
+                double want = dc_scalar_op(op, a, b, info->nin > 2 ? c : 0.0);
+                bad += !(memcmp(&want, &out[j], sizeof want) == 0 || (isnan(want) && isnan(out[j])));
+            }
+            CHECK(bad == 0, "opcode %s (broadcast %d): %d elements differ from dc_scalar_op",
+                  info->name, bcast, bad);
+        }
+    }
+    CHECK(rows > 40, "only %d elementwise rows", rows);
+}
+
 int main(void)
 {
+    test_every_elementwise_row_runs_as_its_scalar_meaning();
     test_affine_in_one_coordinate();
     test_gradient_of_input_reductions();
     test_values();
