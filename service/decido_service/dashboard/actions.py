@@ -11,6 +11,7 @@ import orjson
 from sanic.response import HTTPResponse
 
 import decido
+from decido.pareto import default_multi_engine
 from decido_service import keys
 from decido_service.admission import issue_free_key
 from decido_service.dashboard import decide_form, front, run_form
@@ -148,7 +149,8 @@ def _new_run(session: Session, fields: dict[str, str],
              faults: dict[str, list[str]]) -> HTTPResponse:
     """The new-run page (shown again with its faults: 200, as the decide form)."""
     return page("run_new.html", session=session, fields=fields, faults=faults,
-                engines=sorted(engine_table()))
+                engines=sorted(engine_table()), default_engine=decido.default_engine(),
+                default_multi_engine=default_multi_engine())
 
 
 @route("/keys", ("POST",))
