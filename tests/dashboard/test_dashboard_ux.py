@@ -176,6 +176,7 @@ def test_phone_tables_scroll_with_a_cue(browser: Any, server: Any, key: str) -> 
     try:
         visit.sign_in()
         page = visit.go("/dashboard/decide")
+        page.click("#use-example")
         page.check("#explain")
         page.check("#sensitivity")
         page.click("#decide-submit")
@@ -207,6 +208,7 @@ def test_decide_switches_and_a_logged_decision_as_a_ranking(visit: Visit, server
     disclosure."""
     visit.sign_in()
     page = visit.go("/dashboard/decide")
+    page.click("#use-example")
     page.uncheck("#explain")
     page.check("#sensitivity")
     page.click("#decide-submit")

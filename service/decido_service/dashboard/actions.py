@@ -11,6 +11,7 @@ import orjson
 from sanic.response import HTTPResponse
 
 import decido
+from decido.pareto import default_multi_engine
 from decido_service import keys, limits
 from decido_service.admission import issue_free_key
 from decido_service.dashboard import decide_form, front, run_form
@@ -32,7 +33,8 @@ __all__ = ["LABEL_MAX"]
 #: the longest key label (as ``POST /v1/keys``)
 LABEL_MAX = 200
 _FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
-                "top_k", "pairwise", "samples", "seed", "explain", "sensitivity", "from_run")
+                "top_k", "pairwise", "weighting", "decision_makers", "aggregation", "samples",
+                "seed", "explain", "sensitivity", "from_run")
 
 
 @route("/sign-in")
@@ -148,7 +150,8 @@ def _new_run(session: Session, fields: dict[str, str],
              faults: dict[str, list[str]]) -> HTTPResponse:
     """The new-run page (shown again with its faults: 200, as the decide form)."""
     return page("run_new.html", session=session, fields=fields, faults=faults,
-                engines=sorted(engine_table()))
+                engines=sorted(engine_table()), default_engine=decido.default_engine(),
+                default_multi_engine=default_multi_engine())
 
 
 @route("/keys", ("POST",))
@@ -183,11 +186,14 @@ async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTP
 @route("/decide")
 @html
 async def decide_page(request: ApiRequest, session: Session) -> HTTPResponse:
-    """The decide form, filled with a small example, or with the front of the run named
-    by ``from_run`` ("choose from this front")."""
+    """The decide form, empty (its example greyed in the boxes), filled with the example
+    (``example=1``: "Use the example" without script), or with the front of the run
+    named by ``from_run`` ("choose from this front")."""
     run_id = request.args.get("from_run")
-    fields = await front.decide_fields(request, session.key, run_id) \
-        if run_id else decide_form.defaults()
+    if run_id:
+        fields = await front.decide_fields(request, session.key, run_id)
+    else:
+        fields = decide_form.example() if request.args.get("example") else decide_form.defaults()
     return _decide(session, fields, None, None, [])
 
 
@@ -228,4 +234,6 @@ def _decide(session: Session, fields: dict[str, str], body: object, result: obje
     as the sign-in form with its message)."""
     shown = None if body is None else orjson.dumps(body, option=orjson.OPT_INDENT_2).decode()
     return page("decide.html", session=session, fields=fields,
-                methods=decide_form.METHODS, body=shown, result=result, problems=problems)
+                methods=decide_form.METHODS, weightings=decide_form.WEIGHTINGS,
+                aggregations=decide_form.AGGREGATIONS, example=decide_form.EXAMPLE,
+                body=shown, result=result, problems=problems)

@@ -7,17 +7,29 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
   objects ``{"id": ..., "price": 18.5, ...}``. Ids are unique.
 - **Criteria**: one per line, ``attribute goal weight`` (``goal`` ``min``/``minimize`` or
   ``max``/``maximize``, read by :func:`decido.goals.goal_name`; the weight optional: the
-  library's default, 1); not used by the method ``expression``.
+  library's default, 1; ``low..high`` a weight interval, a decision under uncertainty);
+  not used by the method ``expression``.
+- **Weighting** (optional): one of the library's weightings (the request schema's list);
+  ``unknown`` (and any interval weight) asks for a decision under uncertainty.
 - **Constraints**: one expression per line.
+- **Decision makers** (optional, a group decision): the API's JSON list, or one block per
+  decision maker, blocks separated by a blank line: a first line ``id`` or ``id weight``,
+  then either lines ``attribute weight`` (direct weights) or the rows of a pairwise matrix
+  (as **Pairwise**); **aggregation** the API's member of that name.
 - **Pairwise** (optional; weighting ``ahp``): the criteria's pairwise judgments, one row
   per line in the order of the criteria, entries separated by spaces or commas, as numbers
   or fractions (``1/3``); ``-`` below the diagonal for the reciprocal of the entry above.
-- **explain** and **sensitivity**: the API's switches of the same names (checkboxes).
+- **explain** and **sensitivity**: the API's switches of the same names (checkboxes); not
+  sent under uncertainty, where the library ignores them (the rank acceptabilities
+  explain the ranking).
 - **From a run** (``from_run``, set by "choose from this front"): the options are that
   run's front (:mod:`decido_service.dashboard.front`), the options box is not read.
 - **Samples** and **seed** (optional): a decision under uncertainty; CSV cells
   ``low..high`` are uncertain values (an interval in the options asks for
   :data:`DEFAULT_SAMPLES` samples when no number is given).
+
+The form starts empty, the example (:data:`EXAMPLE`) shown greyed in its boxes and filled
+by "Use the example": what the user pastes is all that is sent.
 
 The body is checked by :func:`decido.decide` as any API request is; the faults this module
 finds are the ones the form's text formats add (a row with a missing column, a cell that is
@@ -32,12 +44,24 @@ import orjson
 
 import decido
 from decido.goals import goal_name
-from decido.option_table import cell_value, options_from_csv
+from decido.option_table import cell_value, options_from_csv, table_value
 
-__all__ = ["METHODS", "FormError", "body_of", "defaults"]
+__all__ = ["AGGREGATIONS", "EXAMPLE", "METHODS", "WEIGHTINGS", "FormError", "body_of",
+           "defaults", "example"]
 
 #: the methods of ``/v1/decide`` (the library's method table)
 METHODS: tuple[str, ...] = tuple(m["name"] for m in decido.decision_methods())
+_REQUEST = decido.decision_schemas()["DecideRequest"]["properties"]
+#: the weightings of ``/v1/decide`` (the library's request schema)
+WEIGHTINGS: tuple[str, ...] = tuple(w for w in _REQUEST["weighting"]["enum"] if w is not None)
+#: how the decision makers' judgments are combined (the library's request schema)
+AGGREGATIONS: tuple[str, ...] = tuple(a for a in _REQUEST["aggregation"]["enum"]
+                                      if a is not None)
+#: the example the form shows greyed in its empty boxes, and fills on "Use the example"
+EXAMPLE: dict[str, str] = {
+    "options": "id,price,quality,lead_time\ns1,18.5,7.2,5\ns2,22,8.1,12\ns3,15,6,3\n",
+    "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
+    "constraints": "price <= 25"}
 #: samples of a decision whose options hold intervals when the form gives no number
 DEFAULT_SAMPLES = 10_000
 #: the most options the form takes (a bigger decision belongs to the API)
@@ -53,12 +77,18 @@ class FormError(ValueError):
 
 
 def defaults() -> dict[str, str]:
-    """The form as first shown: a small example the user can edit."""
-    return {"options": "id,price,quality,lead_time\ns1,18.5,7.2,5\ns2,22,8.1,12\ns3,15,6,3\n",
-            "id_column": "id", "method": "topsis",
-            "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
-            "constraints": "price <= 25", "expression": "", "top_k": "", "pairwise": "",
+    """The form as first shown: empty boxes (the example greyed in them), method topsis,
+    ``explain`` on."""
+    return {"options": "", "id_column": "id", "method": "topsis", "criteria": "",
+            "constraints": "", "expression": "", "top_k": "", "pairwise": "",
+            "weighting": "", "decision_makers": "", "aggregation": "",
             "samples": "", "seed": "", "explain": "1", "sensitivity": "", "from_run": ""}
+
+
+def example() -> dict[str, str]:
+    """The form filled with :data:`EXAMPLE` (the page's "Use the example" without
+    script)."""
+    return {**defaults(), **EXAMPLE}
 
 
 def body_of(fields: dict[str, str]) -> dict[str, Any]:
@@ -84,10 +114,11 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     constraints = [c.strip() for c in fields.get("constraints", "").splitlines() if c.strip()]
     if constraints:
         body["constraints"] = constraints
-    pairwise = _pairwise(fields.get("pairwise", ""), problems)
-    if pairwise:
-        body["pairwise"] = pairwise
+    _weights(body, fields, problems)
     _uncertainty(body, fields, problems)
+    if "uncertainty" in body:  # ignored there (with a warning the user did not ask for)
+        body.pop("explain", None)
+        body.pop("sensitivity", None)
     top_k = fields.get("top_k", "").strip()
     if top_k:
         if top_k.isdigit() and int(top_k) >= 1:
@@ -99,9 +130,31 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     return body
 
 
-def _pairwise(text: str, problems: list[str]) -> list[list[float | None]]:
+def _weights(body: dict[str, Any], fields: dict[str, str], problems: list[str]) -> None:
+    """``weighting``, ``pairwise``, ``decision_makers`` and ``aggregation`` as given."""
+    weighting = fields.get("weighting", "").strip()
+    if weighting:
+        if weighting not in WEIGHTINGS:
+            problems.append(f"weighting: pick one of {', '.join(WEIGHTINGS)}")
+        body["weighting"] = weighting
+    pairwise = _pairwise(fields.get("pairwise", "").splitlines(), "pairwise", 1, problems)
+    if pairwise:
+        body["pairwise"] = pairwise
+    members = _members(fields.get("decision_makers", ""), problems)
+    if members:
+        body["decision_makers"] = members
+    aggregation = fields.get("aggregation", "").strip()
+    if aggregation:
+        if aggregation not in AGGREGATIONS:
+            problems.append(f"aggregation: pick one of {', '.join(AGGREGATIONS)}")
+        body["aggregation"] = aggregation
+
+
+def _pairwise(lines: list[str], where: str, first: int,
+              problems: list[str]) -> list[list[float | None]]:
+    """The rows of a pairwise matrix (``lines``, the first numbered ``first``)."""
     rows = []
-    for line, raw in enumerate(text.splitlines(), start=1):
+    for line, raw in enumerate(lines, start=first):
         cells = raw.replace(",", " ").split()
         if not cells:
             continue
@@ -113,7 +166,7 @@ def _pairwise(text: str, problems: list[str]) -> list[list[float | None]]:
             top, slash, bottom = cell.partition("/")
             parts = [cell_value(top), cell_value(bottom) if slash else 1.0]
             if not all(isinstance(x, float) for x in parts) or parts[1] == 0:
-                problems.append(f"pairwise: line {line}: {cell!r} is not a number or a fraction")
+                problems.append(f"{where}: line {line}: {cell!r} is not a number or a fraction")
                 row.append(None)
                 continue
             row.append(float(parts[0]) / float(parts[1]))
@@ -121,12 +174,71 @@ def _pairwise(text: str, problems: list[str]) -> list[list[float | None]]:
     return rows
 
 
+def _members(text: str, problems: list[str]) -> list[dict[str, Any]]:
+    """The decision makers: the API's JSON list, or blocks (module docs)."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if stripped[0] == "[":
+        try:
+            data = orjson.loads(stripped)
+        except orjson.JSONDecodeError as exc:
+            problems.append(f"decision makers: not valid JSON ({exc})")
+            return []
+        if not isinstance(data, list):
+            problems.append("decision makers: JSON must be a list of decision makers")
+            return []
+        return data
+    members: list[dict[str, Any]] = []
+    block: list[tuple[int, str]] = []
+    for line, raw in [*enumerate(text.splitlines(), start=1), (0, "")]:
+        if raw.strip():
+            block.append((line, raw))
+        elif block:
+            members.append(_member(block, problems))
+            block = []
+    return members
+
+
+def _member(block: list[tuple[int, str]], problems: list[str]) -> dict[str, Any]:
+    """One decision maker's block: ``id [weight]``, then ``attribute weight`` lines or
+    the rows of a pairwise matrix."""
+    (line, head), rest = block[0], block[1:]
+    where = "decision makers"
+    parts = head.split()
+    member: dict[str, Any] = {"id": parts[0]}
+    if len(parts) > 1:
+        weight = cell_value(parts[1])
+        if isinstance(weight, str) or len(parts) > 2:
+            problems.append(f"{where}: line {line}: write 'id' or 'id weight' first")
+        member["weight"] = weight
+    if not rest:
+        problems.append(f"{where}: line {line}: give {parts[0]!r} lines 'attribute weight' "
+                        "or the rows of a pairwise matrix")
+        return member
+    first = rest[0][1].replace(",", " ").split()[0]
+    if isinstance(cell_value(first.partition("/")[0]), float) or first == "-":
+        member["pairwise"] = _pairwise([raw for _, raw in rest], where, rest[0][0], problems)
+        return member
+    weights: dict[str, Any] = {}
+    for n, raw in rest:
+        pair = raw.split()
+        value = cell_value(pair[1]) if len(pair) == 2 else ""
+        if isinstance(value, str):
+            problems.append(f"{where}: line {n}: write 'attribute weight' (a number)")
+        weights[pair[0]] = value
+    member["weights"] = weights
+    return member
+
+
 def _uncertainty(body: dict[str, Any], fields: dict[str, str], problems: list[str]) -> None:
-    """``uncertainty`` when the form gives samples or the options hold intervals."""
+    """``uncertainty`` when the form gives samples, the options or the weights hold
+    intervals, or the weighting is ``unknown``."""
     samples, seed = fields.get("samples", "").strip(), fields.get("seed", "").strip()
     intervals = any(isinstance(v, dict) for o in body.get("options", ())
-                    for v in o.get("attributes", {}).values())
-    if not (samples or seed or intervals):
+                    for v in o.get("attributes", {}).values()) or any(
+        isinstance(c.get("weight"), dict) for c in body.get("criteria", ()))
+    if not (samples or seed or intervals or body.get("weighting") == "unknown"):
         return
     uncertainty: dict[str, int] = {"samples": DEFAULT_SAMPLES}
     for name, text in (("samples", samples), ("seed", seed)):
@@ -140,7 +252,9 @@ def _uncertainty(body: dict[str, Any], fields: dict[str, str], problems: list[st
 def _options(text: str, id_column: str, problems: list[str]) -> list[dict[str, Any]]:
     stripped = text.strip()
     if not stripped:
-        problems.append("options: paste or upload a CSV with a header row, or JSON")
+        problems.append("options: the box is empty: paste or upload your options (a CSV "
+                        "with a header row and an id column, or JSON), or press "
+                        "\"Use the example\"")
         return []
     if stripped[0] in "[{":
         rows = _json_rows(stripped, problems)
@@ -186,13 +300,15 @@ def _criteria(text: str, problems: list[str]) -> list[dict[str, Any]]:
                 problems.append(f"criteria: line {line}: goal {parts[1]!r} is not min or max")
             criterion["goal"] = goal
         if len(parts) > 2:
-            weight = cell_value(parts[2])
+            weight = table_value(parts[2])
             if isinstance(weight, str):
-                problems.append(f"criteria: line {line}: weight {parts[2]!r} is not a number")
+                problems.append(f"criteria: line {line}: weight {parts[2]!r} is not a number "
+                                "or an interval low..high")
             criterion["weight"] = weight
         if len(parts) > 3:
             problems.append(f"criteria: line {line}: write 'attribute goal weight'")
         out.append(criterion)
     if not out:
-        problems.append("criteria: give at least one line 'attribute goal weight'")
+        problems.append("criteria: give at least one line 'attribute goal weight' (such as "
+                        "'price min 5'), an attribute of your options")
     return out

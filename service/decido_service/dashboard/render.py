@@ -20,7 +20,7 @@ import jinja2
 from sanic.response import HTTPResponse
 
 from decido_service import __version__
-from decido_service.dashboard.summary import number_text
+from decido_service.dashboard.summary import excluded_by_constraint, number_text
 from decido_service.http.problems import ApiError
 from decido_service.http.responses import Response
 from decido_service.store import short_id
@@ -56,6 +56,7 @@ _ENV = jinja2.Environment(
 _ENV.globals["version"] = __version__
 _ENV.filters["short"] = short_id
 _ENV.filters["number_text"] = number_text
+_ENV.filters["by_constraint"] = excluded_by_constraint
 
 
 def page(template: str, status: int = 200, **context: Any) -> HTTPResponse:

@@ -5,6 +5,10 @@ field it is about.
 - **Bounds**: ``lower:upper`` (or ``lower upper``) once, for every one of **dimensions**
   variables, or one such pair per line, one line per variable (dimensions then blank or
   the number of lines).
+- **Objectives** (optional, a run of several): one per line, ``name goal expression``
+  (``goal`` min/max, optional: the form's goal); given, they are sent instead of the
+  expression, with **reference point** (optional: numbers, one per objective).
+- **Engine**: blank takes the API's default for the kind of run (one objective or several).
 - **Options**: ``name=value`` pairs, separated by spaces, commas or lines
   (``stop_on_convergence=0``).
 - Budget (**max evaluations**, **time limit**) and **seed** are optional: blank takes the
@@ -20,18 +24,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import decido
+from decido.goals import goal_name
 from decido_service.http.problems import ApiError
 
 __all__ = ["FIELDS", "FormFaults", "body_of", "defaults", "faults_of"]
 
 #: the form's fields, in page order
-FIELDS = ("expression", "bounds", "dims", "engine", "goal", "max_evaluations", "time_limit",
-          "seed", "options")
+FIELDS = ("expression", "objectives", "reference_point", "bounds", "dims", "engine", "goal",
+          "max_evaluations", "time_limit", "seed", "options")
 #: the body member of a fault's JSON pointer -> the form field it is shown next to
 _FIELD_OF_MEMBER = {"objective_expression": "expression", "bounds": "bounds",
                     "engine": "engine", "goal": "goal", "max_evaluations": "max_evaluations",
-                    "time_limit": "time_limit", "seed": "seed", "options": "options"}
+                    "time_limit": "time_limit", "seed": "seed", "options": "options",
+                    "objectives": "objectives", "reference_point": "reference_point"}
 _SPLIT = re.compile(r"[\s,]+")
 _DIMS_MAX = 100_000  # a form's repeated bound: beyond any tier (the API names the cap)
 
@@ -45,19 +50,30 @@ class FormFaults(ValueError):
 
 
 def defaults() -> dict[str, str]:
-    """The form as first shown: a small example the user can edit (Rastrigin, 10-D)."""
-    return {"expression": "10*n + sum(x**2 - 10*cos(2*pi*x))", "bounds": "-5.12:5.12",
-            "dims": "10", "engine": decido.default_engine(), "goal": "minimize",
-            "max_evaluations": "20000", "time_limit": "", "seed": "", "options": ""}
+    """The form as first shown: a small example the user can edit (Rastrigin, 10-D; the
+    engine blank: the API's default for the kind of run)."""
+    return {"expression": "10*n + sum(x**2 - 10*cos(2*pi*x))", "objectives": "",
+            "reference_point": "", "bounds": "-5.12:5.12", "dims": "10", "engine": "",
+            "goal": "minimize", "max_evaluations": "20000", "time_limit": "", "seed": "",
+            "options": ""}
 
 
 def body_of(fields: dict[str, str]) -> dict[str, Any]:
     """The ``POST /v1/runs`` body of the form's ``fields``; :class:`FormFaults` naming
     every fault the form's formats have."""
     faults: dict[str, list[str]] = {}
-    body: dict[str, Any] = {"objective_expression": fields.get("expression", "").strip(),
-                            "engine": fields.get("engine", "").strip(),
-                            "goal": fields.get("goal", "").strip() or "minimize"}
+    body: dict[str, Any] = {"goal": fields.get("goal", "").strip() or "minimize"}
+    engine = fields.get("engine", "").strip()
+    if engine:
+        body["engine"] = engine
+    objectives = _objectives(fields.get("objectives", ""), faults)
+    if objectives:
+        body["objectives"] = objectives
+        point = fields.get("reference_point", "").strip()
+        if point:
+            body["reference_point"] = _numbers(point, "reference_point", faults)
+    else:
+        body["objective_expression"] = fields.get("expression", "").strip()
     body["bounds"] = _bounds(fields.get("bounds", ""), fields.get("dims", "").strip(), faults)
     for name, kind in (("max_evaluations", int), ("time_limit", float), ("seed", int)):
         text = fields.get(name, "").strip()
@@ -101,6 +117,38 @@ def faults_of(error: ApiError) -> dict[str, list[str]]:
             message = f"{entry.get('field') or 'body'}: {message}"
         faults.setdefault(field, []).append(message)
     return faults
+
+
+def _objectives(text: str, faults: dict[str, list[str]]) -> list[dict[str, str]]:
+    """The objectives' lines ``name goal expression`` (the goal optional)."""
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        parts = line.split(None, 2)
+        if not parts:
+            continue
+        objective = {"name": parts[0]}
+        if len(parts) > 1 and goal_name(parts[1].lower()) is not None:
+            objective["goal"] = parts[1].lower()
+            parts = parts[:1] + parts[2:]
+        else:
+            parts = line.split(None, 1)
+        if len(parts) < 2:
+            faults.setdefault("objectives", []).append(
+                f"line {n}: write 'name goal expression', such as 'cost min sum(x**2)'")
+            continue
+        objective["expression"] = parts[1].strip()
+        out.append(objective)
+    return out
+
+
+def _numbers(text: str, name: str, faults: dict[str, list[str]]) -> list[float]:
+    out = []
+    for item in (i for i in _SPLIT.split(text) if i):
+        value = _number(item, float)
+        if value is None:
+            faults.setdefault(name, []).append(f"{item!r} is not a number")
+        out.append(float(value or 0.0))
+    return out
 
 
 def _number(text: str, kind: type[int] | type[float]) -> int | float | None:

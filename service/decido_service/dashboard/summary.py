@@ -13,9 +13,9 @@ from decido_service.http.problems import ApiError
 from decido_service.store import short_id
 from decido_service.types import DecisionLogEntry, Run
 
-__all__ = ["compare_notes", "decision_row", "label_filters", "next_query", "number_text",
-           "objective_text", "objectives_of", "request_summary", "run_row", "run_row_of_view",
-           "usage_bars"]
+__all__ = ["compare_notes", "decision_row", "excluded_by_constraint", "label_filters",
+           "next_query", "number_text", "objective_text", "objectives_of", "request_summary",
+           "run_row", "run_row_of_view", "usage_bars"]
 
 #: the largest magnitude written as a whole number (past it, floats are not exact integers)
 _WHOLE_MAX = 2.0**53
@@ -28,6 +28,17 @@ def number_text(value: Any) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) <= _WHOLE_MAX:
         return str(int(value))
     return str(value)
+
+
+def excluded_by_constraint(infeasible: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A decision answer's ``infeasible`` (each option with the constraints it violates)
+    by constraint: ``{"constraint", "ids"}`` per constraint that excludes an option, in
+    the order they first appear (an option is under each constraint it violates)."""
+    by: dict[str, list[Any]] = {}
+    for option in infeasible:
+        for text in option.get("violated") or ():
+            by.setdefault(str(text), []).append(option.get("id"))
+    return [{"constraint": text, "ids": ids} for text, ids in by.items()]
 
 
 def run_row(run: Run) -> dict[str, Any]:

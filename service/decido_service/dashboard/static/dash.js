@@ -161,6 +161,20 @@
       .then(function (r) { return r.json(); })
       .then(show);
   }
+  // A part of this page (by id) as the server renders it now: the result's summary of a
+  // run that ended while the page was open.
+  function refreshPart(id) {
+    return fetch(location.href, {credentials: "same-origin"})
+      .then(function (r) { return r.text(); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(id);
+        var here = document.getElementById(id);
+        if (fresh && here) here.replaceWith(document.importNode(fresh, true));
+      });
+  }
+  function loadEnded(base, show) {
+    return loadFinal(base, show).then(function () { return refreshPart("result-summary"); });
+  }
   // The run pages (run.js: one objective; front.js: several), what both do: formats, the
   // state shown (a run that has ended loses its cancel form), the final trace, and the
   // live events (state, onProgress(each progress document), then the final trace).
@@ -184,11 +198,11 @@
         window.decidoRun.setState(root, JSON.parse(e.data).state);
       });
       source.addEventListener("progress", function (e) { onProgress(JSON.parse(e.data)); });
-      function end() { source.close(); loadFinal(base, show); }
+      function end() { source.close(); loadEnded(base, show); }
       source.addEventListener("result", end);
       source.addEventListener("error", function (e) {
         if (e.data) { end(); return; }                  // the run failed: its final document
-        if (source.readyState === EventSource.CLOSED) loadFinal(base, show);  // it went away
+        if (source.readyState === EventSource.CLOSED) loadEnded(base, show);  // it went away
       });
     }
   };
