@@ -36,6 +36,7 @@ from decido_service.types import (
     with_extras,
 )
 from decido_service.types.params import REPLAYED
+from decido_service.types.studies import STUDY_ID_PATTERN
 
 __all__ = ["EXAMPLES", "openapi_bytes", "openapi_document"]
 
@@ -183,15 +184,22 @@ def _decision_schemas() -> dict[str, Schema]:
         "request (a batch's items together) hold at most the plan's from_run_points "
         f"(by default {caps}): beyond, 422 with an above_plan_cap entry for each "
         "from_run")}
+    from_study = {"type": "string", "pattern": STUDY_ID_PATTERN, "description": (
+        "instead of options: the id of one of the key's studies; the options are its "
+        "front (several objectives) or its completed trials (one objective), ids the "
+        "trials' numbers as strings, attributes the objectives' values by name, then the "
+        "numeric variables; criteria default to the objectives; counted against "
+        "from_run_points as from_run is")}
     for name in ("DecideRequest", "DecisionItem"):
         schemas[name]["properties"]["from_run"] = from_run
+        schemas[name]["properties"]["from_study"] = from_study
     request = schemas["DecideRequest"]
     request.pop("required", None)
     # with options: an expression when the method is "expression", criteria otherwise; a
     # run's front brings its own criteria (its objectives)
     request["oneOf"] = [{"required": ["options"], "if": request.pop("if"),
                          "then": request.pop("then"), "else": request.pop("else")},
-                        {"required": ["from_run"]}]
+                        {"required": ["from_run"]}, {"required": ["from_study"]}]
     entry = schemas["DecideResult"]["properties"]["ranking"]["items"]
     numbers = {"type": "array", "items": {"type": ["number", "null"]}}
     entry["properties"].update(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 
-from decido_service.store import webhooks
+from decido_service.store import studies, webhooks
 from decido_service.store.dialect import Dialect, Tx
 from decido_service.store.records import StoreError, iso_utc
 
@@ -97,6 +97,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
     webhooks.SCHEMA,  # 2: webhook endpoints and their deliveries
     _LOG_BYTES,  # 3: the decision log's byte cap
     _FRONTS,  # 4: runs' fronts in rows of their own
+    studies.SCHEMA,  # 5: studies, their trials and logs
 ]
 
 
