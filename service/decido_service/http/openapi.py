@@ -69,6 +69,15 @@ EXAMPLES: dict[str, Any] = {
     "WebhookCreate": {"url": "https://hooks.example/decido",
                       "events": ["run.succeeded", "run.failed"]},
     "WebhookUpdate": {"events": ["*"]},
+    "StudyCreate": {"bounds": [[-5, 5], [-5, 5]], "engine": "cmaes", "seed": 1,
+                    "max_trials": 100, "trial_lease": 600, "metadata": {"project": "demo"}},
+    "SuggestRequest": {"count": 3, "client_id": "worker-1"},
+    "TrialsAdd": {"trials": [{"x": [1, 1], "value": 2.0},
+                             {"x": [0.5, 0.5], "state": "queued"}]},
+    "TrialTell": {"value": 0.42, "metrics": {"seconds": 12.5}},
+    "TrialsTell": {"trials": [{"number": 1, "value": 0.37},
+                              {"number": 2, "state": "failed", "reason": "out of memory"}]},
+    "TrialReport": {"step": 10, "value": 0.8},
 }
 
 _HEADERS = {
@@ -82,7 +91,8 @@ _HEADERS = {
     "X-Request-Id": {"description": "the request's id (echoed when sent)",
                      "schema": {"type": "string"}},
     "Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}},
-    "Location": {"description": "the run's URL (/v1/runs/{run_id})",
+    "Location": {"description": "the run's URL (/v1/runs/{run_id}) or the study's "
+                             "(/v1/studies/{study_id})",
                  "schema": {"type": "string"}},
     REPLAYED: {"description": "true on the answer replayed for a repeated Idempotency-Key "
                               "(the first request's; nothing was counted again); absent "
@@ -138,7 +148,8 @@ def _ok(op: Doc) -> dict[str, Any]:
     if name == "RunTrace":
         content["text/csv"] = {"schema": {"type": "string"}}
     out = _answer(name, content)
-    if name == "OptimizeResult" or (status == 202 and name == "Run"):
+    if name == "OptimizeResult" or (status == 202 and name == "Run") or \
+            (status == 201 and name == "Study"):
         out["headers"]["Location"] = {"$ref": "#/components/headers/Location"}
     if IdempotencyHeaders in op.params:
         out["headers"][REPLAYED] = {"$ref": f"#/components/headers/{REPLAYED}"}
