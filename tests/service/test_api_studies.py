@@ -222,3 +222,22 @@ def test_a_two_objective_front_flows_into_decide(server: LiveServer, free_key: s
     single = post(server, free_key, "/v1/decide", {"from_study": one, "method": "topsis"})
     assert single.status == 200, single.body
     assert single.json()["ranking"][0]["id"] == "1"
+
+
+def test_the_tier_caps_studies(server: LiveServer, free_key: str) -> None:
+    """Free: 2 active studies, 1,000 trials per study, 50 variables."""
+    first = create(server, free_key, {"bounds": [[0, 1]]})
+    assert first["spec"]["max_trials"] == 1000  # the tier's cap, filled in
+    trials = server.request("POST", "/v1/studies", {"bounds": [[0, 1]], "max_trials": 5000},
+                            headers=auth(free_key))
+    assert trials.status == 403 and trials.json()["code"] == "compute_cap_exceeded"
+    assert trials.json()["limit_value"] == 1000 and trials.json()["field"] == "max_trials"
+    dims = server.request("POST", "/v1/studies", {"bounds": [[0, 1]] * 51},
+                          headers=auth(free_key))
+    assert dims.status == 403 and dims.json()["code"] == "max_dims_exceeded", dims.body
+    create(server, free_key, {"bounds": [[0, 1]]})
+    third = server.request("POST", "/v1/studies", {"bounds": [[0, 1]]}, headers=auth(free_key))
+    assert third.status == 429 and third.json()["code"] == "too_many_studies"
+    assert third.json()["limit_value"] == 2
+    post(server, free_key, f"/v1/studies/{first['id']}/stop")
+    create(server, free_key, {"bounds": [[0, 1]]})  # a stopped study is not active

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sanic.response import HTTPResponse
 
+from decido_service import limits
 from decido_service.admission import admit, read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import query
@@ -47,13 +48,16 @@ _TRIAL = (StudyPath, TrialPath)
 
 @api.route("/studies", post=Doc(
     "createStudy", "Create a study (ask/tell optimization)", "studies", (201, "Study"),
-    (*_BODY, 409), "StudyCreate", params=(IdempotencyHeaders,),
+    (*_BODY, 403, 409), "StudyCreate", params=(IdempotencyHeaders,),
     description="`variables` or `bounds` as in runs, `objectives`, `goal`, `constraints`, "
                 "`engine` (default `auto`), `seed`, `max_trials`, `trial_lease` (seconds, "
                 "1 to 86,400, default 600), `early_stopping` (`{\"rule\": \"median\", "
                 "\"min_trials\": k}`), `metadata`. Counts one optimization of the tier; "
                 "answered with `Location`. Every fault of the spec is listed with its "
-                "pointer (422)."), get=Doc(
+                "pointer (422). The tier caps the key's active studies (429 "
+                "`too_many_studies`), the trials per study (`max_trials` above "
+                "`max_study_trials`: 403 `compute_cap_exceeded`; without `max_trials` the "
+                "study gets that cap) and the variables (`max_dims`: 403)."), get=Doc(
     "listStudies", "The key's studies, newest first", "studies", (200, "StudyList"), _PARAMS,
     params=(StudyPage,)))
 async def studies_root(request: ApiRequest) -> HTTPResponse:
@@ -73,9 +77,11 @@ async def studies_root(request: ApiRequest) -> HTTPResponse:
             return json_response(prior.body.encode(), status=prior.status,
                                  headers={"Location": f"/v1/studies/{prior.run_id}",
                                           REPLAYED: "true"})
+        tier = limits.tier_limits(key, settings=request.app.ctx.settings)
+        caps = studies.Caps(tier["max_studies"], tier["max_study_trials"], tier["max_dims"])
         async with refusals(request, key, "optimize"):
-            await admit(request, key, "optimize")
-            study = await studies.create(ctx, key["id"], req)
+            study = await studies.create(ctx, key["id"], req, caps,
+                                         lambda: admit(request, key, "optimize"))
         response = answer(study, 201, {"Location": f"/v1/studies/{study.id}"})
         if prior is not None:
             prior.done(study.id, 201, response.body)

@@ -45,7 +45,7 @@ from decido_service.types.studies import (
     TrialTell,
 )
 
-__all__ = ["FINISHED", "Context", "abandon", "add_trials", "create", "delete", "find",
+__all__ = ["FINISHED", "Caps", "Context", "abandon", "add_trials", "create", "delete", "find",
            "heartbeat", "page", "report", "stop", "suggest", "sweep", "tell", "tell_many",
            "trial", "trials"]
 
@@ -66,6 +66,21 @@ class Context:
     cache: StudyCache
 
 
+@dataclass(frozen=True)
+class Caps:
+    """The key's tier's caps on studies (``None``: unlimited): active studies, trials a
+    study's engine suggests, variables."""
+
+    max_studies: int | None
+    max_study_trials: int | None
+    max_dims: int | None
+
+
+def _over(code: str, field: str, cap: int, requested: int, detail: str) -> ServiceError:
+    return ServiceError(code, detail, extra={"field": field, "limit_value": cap,
+                                             "requested": requested})
+
+
 def _not_found(study_id: str) -> ServiceError:
     return ServiceError("not_found", f"no study {study_id!r} of this key")
 
@@ -76,17 +91,47 @@ def _now(ctx: Context) -> float:
 
 # ---- creating and reading ----
 
-async def create(ctx: Context, key_id: str, req: StudyCreate) -> Study:
-    """A new study (its arguments checked by the library: 422 listing every fault)."""
+def check(req: StudyCreate, caps: Caps) -> decido.Study:
+    """The study ``req`` asks for, within the tier's caps: 422 listing every fault of its
+    arguments (the library's checks); 403 ``max_dims_exceeded`` for more variables than
+    ``max_dims``, ``compute_cap_exceeded`` for ``max_trials`` above
+    ``max_study_trials`` (a study without ``max_trials`` gets that cap)."""
+    trials = caps.max_study_trials
+    if trials is not None and req.max_trials is not None and req.max_trials > trials:
+        raise _over("compute_cap_exceeded", "max_trials", trials, req.max_trials,
+                    f"max_trials={req.max_trials} is above the tier's {trials} trials per "
+                    "study")
     args: dict[str, Any] = {"bounds": req.bounds, "variables": req.variables,
                             "objectives": req.objectives, "goal": req.goal,
                             "engine": req.engine, "seed": req.seed,
-                            "max_trials": req.max_trials, "constraints": req.constraints}
+                            "max_trials": req.max_trials or trials,
+                            "constraints": req.constraints}
     try:
         study = decido.Study(**args)
     except EngineError as exc:
         raise invalid([fault(e["pointer"], e["code"], e["message"])
                        for e in exc.errors]) from None
+    if caps.max_dims is not None and study.space.n > caps.max_dims:
+        field = "bounds" if req.bounds is not None else "variables"
+        raise _over("max_dims_exceeded", field, caps.max_dims, study.space.n,
+                    f"the study has {study.space.n} variables; the tier allows "
+                    f"{caps.max_dims}")
+    return study
+
+
+async def create(ctx: Context, key_id: str, req: StudyCreate, caps: Caps,
+                 admit: Callable[[], Awaitable[None]]) -> Study:
+    """A new study: its arguments and caps checked (:func:`check`), the key's active
+    studies counted (429 ``too_many_studies`` at ``max_studies``), then ``admit`` (the
+    caller counts one optimization) and the row written."""
+    study = check(req, caps)
+    if caps.max_studies is not None and \
+            await ctx.store.studies.count_active(key_id) >= caps.max_studies:
+        raise ServiceError("too_many_studies",
+                           f"the key has {caps.max_studies} active studies, its tier's cap; "
+                           "stop one first", extra={"limit_value": caps.max_studies},
+                           headers={"Retry-After": "60"})
+    await admit()
     library = study.to_dict()["spec"]
     spec = {"library": library, "trial_lease": req.trial_lease,
             "early_stopping": None if req.early_stopping is None
