@@ -25,7 +25,7 @@ from decido.errors import EngineError, StudyError
 from decido_service.errors import ServiceError, fault, invalid
 from decido_service.store import Store, StudyTx, iso_utc, ordered_id
 from decido_service.store.studies import TRIAL_FIELDS
-from decido_service.studies.replay import StudyCache, ask_entry, synced, tell_entry
+from decido_service.studies.replay import Cached, StudyCache, ask_entry, synced, tell_entry
 from decido_service.studies.views import study_view, trial_json, trial_view
 from decido_service.types.studies import (
     STUDY_ID_PATTERN,
@@ -191,9 +191,10 @@ class _Op:
     """One operation on a locked, replayed study: collects log entries, trial changes
     and count moves, written by :meth:`flush`."""
 
-    def __init__(self, stx: StudyTx, study: decido.Study, spec: dict[str, Any],
+    def __init__(self, stx: StudyTx, cached: Cached, spec: dict[str, Any],
                  now: float) -> None:
-        self.stx, self.study, self.spec, self.now = stx, study, spec, now
+        self.stx, self.cached, self.spec, self.now = stx, cached, spec, now
+        self.study = cached.study
         self.entries: list[str] = []
         self.counts: dict[str, int] = orjson.loads(stx.row["counts"])
         self.told = False
@@ -283,7 +284,7 @@ class _Op:
         await self.stx.save(changes)
 
     def _asked(self) -> int:
-        return sum(1 for t in self.study.trials if t.asked)
+        return self.cached.asked
 
     async def _summary(self) -> str:
         """The best trial (one objective) or the front (several), as trial JSON."""
@@ -316,7 +317,7 @@ async def _locked(ctx: Context, key_id: str, study_id: str,
     async def body(stx: StudyTx) -> tuple[T]:
         spec = orjson.loads(stx.row["spec"])
         cached = await synced(stx, ctx.cache, spec["library"])
-        work = _Op(stx, cached.study, spec, now)
+        work = _Op(stx, cached, spec, now)
         await work.sweep()
         out = await op(work)
         await work.flush()
@@ -364,6 +365,7 @@ async def suggest(ctx: Context, key_id: str, study_id: str, req: SuggestRequest
         if rest > 0:
             asked = await stx.compute(lambda: work.study.ask(rest))
             work.entries.append(ask_entry(rest))
+            work.cached.asked += len(asked)
             rows = [work.new_row(number=work.number(), lib=t.number, state="active",
                                  x=orjson.dumps(t.x.tolist()).decode(),
                                  variables=orjson.dumps(t.variables).decode(),

@@ -28,10 +28,12 @@ CACHE_SIZE = 64
 
 @dataclass
 class Cached:
-    """A replayed study and the log length it reflects."""
+    """A replayed study, the log length it reflects and how many trials its engine
+    suggested (counting them on the study costs O(trials))."""
 
     study: decido.Study
     length: int
+    asked: int = 0
 
 
 class StudyCache:
@@ -60,14 +62,15 @@ class StudyCache:
         self._items.pop(study_id, None)
 
 
-def apply(study: decido.Study, entry: dict[str, Any]) -> None:
-    """Replay one log entry on ``study`` (as :meth:`decido.Study.from_dict` does)."""
+def apply(study: decido.Study, entry: dict[str, Any]) -> int:
+    """Replay one log entry on ``study`` (as :meth:`decido.Study.from_dict` does); the
+    trials it asked."""
     if "ask" in entry:
-        study.ask(int(entry["ask"]))
-        return
+        return len(study.ask(int(entry["ask"])))
     target = entry["point"] if "point" in entry else int(entry["tell"])
     study.tell(target, values=entry.get("values"), state=entry["state"],
                metrics=entry.get("metrics"))
+    return 0
 
 
 def ask_entry(n: int) -> str:
@@ -98,12 +101,13 @@ async def synced(stx: StudyTx, cache: StudyCache, library_spec: dict[str, Any]
     start = 0 if found is None else found.length
     entries = await stx.log_after(start) if start < length else []
 
-    def build() -> decido.Study:
+    def build() -> Cached:
         study = decido.Study(**library_spec) if found is None else found.study
+        asked = 0 if found is None else found.asked
         for text in entries:
-            apply(study, orjson.loads(text))
-        return study
+            asked += apply(study, orjson.loads(text))
+        return Cached(study, length, asked)
 
-    cached = Cached(await stx.compute(build), length)
+    cached = await stx.compute(build)
     cache.put(study_id, cached)
     return cached
