@@ -40,9 +40,10 @@ SCHEMA = (
         study_id TEXT NOT NULL, number BIGINT NOT NULL, lib BIGINT, state TEXT NOT NULL,
         x TEXT NOT NULL, variables TEXT NOT NULL, vals TEXT, metrics TEXT,
         client_id TEXT, lease_until DOUBLE PRECISION, reason TEXT, steps TEXT,
-        created_at TEXT NOT NULL, completed_at TEXT,
-        PRIMARY KEY (study_id, number)){without_rowid}""",
-    "CREATE INDEX study_trials_active ON study_trials (study_id, lease_until)"
+        created_at TEXT NOT NULL, completed_at TEXT, PRIMARY KEY (study_id, number))""",
+    # a rowid table: without statistics SQLite reads a WITHOUT ROWID table's primary key
+    # (every trial of the study) rather than these partial indexes of the open trials
+    "CREATE INDEX study_trials_active ON study_trials (study_id, number)"
     " WHERE state = 'active'",
     "CREATE INDEX study_trials_queued ON study_trials (study_id, number)"
     " WHERE state = 'queued'",
