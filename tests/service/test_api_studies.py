@@ -241,3 +241,30 @@ def test_the_tier_caps_studies(server: LiveServer, free_key: str) -> None:
     assert third.json()["limit_value"] == 2
     post(server, free_key, f"/v1/studies/{first['id']}/stop")
     create(server, free_key, {"bounds": [[0, 1]]})  # a stopped study is not active
+
+
+def test_report_median_rule_heartbeat_and_abandon(server: LiveServer, free_key: str) -> None:
+    body = {**SPHERE, "max_trials": None, "early_stopping": {"rule": "median", "min_trials": 2}}
+    sid = create(server, free_key, body)["id"]
+    trials = post(server, free_key, f"/v1/studies/{sid}/suggest", {"count": 5}).json()["trials"]
+    base = f"/v1/studies/{sid}/trials"
+    for number, value in ((0, 1.0), (1, 2.0)):  # too few others at step 1 for the rule
+        r = post(server, free_key, f"{base}/{number}/report", {"step": 1, "value": value})
+        assert r.status == 200 and r.json() == {"should_stop": False}, r.body
+    good = post(server, free_key, f"{base}/2/report", {"step": 1, "value": 0.5})
+    assert good.json() == {"should_stop": False}  # better than the median 1.5
+    bad = post(server, free_key, f"{base}/3/report", {"step": 1, "value": 9.0})
+    assert bad.json() == {"should_stop": True}  # worse than the median 1.0 of three
+    stopped = server.request("GET", f"{base}/3", headers=auth(free_key)).json()
+    assert stopped["state"] == "early_stopped" and stopped["completed_at"]
+    late = post(server, free_key, f"{base}/3/report", {"step": 2, "value": 1.0})
+    assert late.status == 409 and late.json()["code"] == "trial_finished"
+    beat = post(server, free_key, f"{base}/4/heartbeat")
+    assert beat.status == 200 and beat.json()["state"] == "active"
+    gone = post(server, free_key, f"{base}/4/abandon")
+    assert gone.status == 200 and gone.json()["state"] == "abandoned"
+    again = post(server, free_key, f"{base}/4/heartbeat")
+    assert again.status == 409 and again.json()["code"] == "trial_finished"
+    counts = server.request("GET", f"/v1/studies/{sid}", headers=auth(free_key)).json()["trials"]
+    assert counts["early_stopped"] == 1 and counts["abandoned"] == 1 and counts["active"] == 3
+    assert len(trials) == 5
