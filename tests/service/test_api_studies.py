@@ -145,6 +145,14 @@ def test_errors_list_every_fault(server: LiveServer, free_key: str) -> None:
         assert r.status == 404 and r.json()["code"] == "not_found", (path, r.body)
     missing = server.request("GET", f"/v1/studies/{sid}/trials/99", headers=auth(free_key))
     assert missing.status == 404
+    huge = 2**60  # beyond a store integer: refused, never a 500
+    assert server.request("GET", f"/v1/studies/{sid}/trials/{huge}",
+                          headers=auth(free_key)).status == 404
+    assert post(server, free_key, f"/v1/studies/{sid}/trials/{huge}/complete",
+                {"value": 1.0}).status == 404
+    far = post(server, free_key, f"/v1/studies/{sid}/complete",
+               {"trials": [{"number": huge, "value": 1.0}]})
+    assert far.status == 422 and far.json()["errors"][0]["pointer"] == "/trials/0/number"
     assert trials  # suggested before the faults
 
 

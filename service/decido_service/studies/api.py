@@ -28,6 +28,7 @@ from decido_service.store.studies import TRIAL_FIELDS
 from decido_service.studies.replay import Cached, StudyCache, ask_entry, synced, tell_entry
 from decido_service.studies.views import study_view, trial_json, trial_view
 from decido_service.types.studies import (
+    MAX_NUMBER,
     STUDY_ID_PATTERN,
     ReportAnswer,
     Study,
@@ -83,6 +84,12 @@ def _over(code: str, field: str, cap: int, requested: int, detail: str) -> Servi
 
 def _not_found(study_id: str) -> ServiceError:
     return ServiceError("not_found", f"no study {study_id!r} of this key")
+
+
+def _numbered(study_id: str, number: int) -> None:
+    """404 for a trial number no trial can have (the store holds up to 2**53)."""
+    if not 0 <= number <= MAX_NUMBER:
+        raise ServiceError("not_found", f"study {study_id} has no trial {number}")
 
 
 def _now(ctx: Context) -> float:
@@ -176,6 +183,7 @@ async def trials(ctx: Context, key_id: str, study_id: str, query: TrialPage) -> 
 
 async def trial(ctx: Context, key_id: str, study_id: str, number: int) -> Trial:
     """One trial of a study; 404 for no such study or trial."""
+    _numbered(study_id, number)
     rows = await ctx.store.studies.trials(key_id, study_id, 1, number - 1, None) \
         if _STUDY_ID.fullmatch(study_id) else None
     if rows is None:
@@ -431,6 +439,7 @@ async def _tell_row(work: _Op, study_id: str, item: TrialTell, number: int, at: 
 async def tell(ctx: Context, key_id: str, study_id: str, number: int, req: TrialTell
                ) -> Trial:
     """Complete one trial (value(s), or failed / infeasible); 409 ``trial_finished``."""
+    _numbered(study_id, number)
     async def op(work: _Op) -> dict[str, Any]:
         return await _tell_row(work, study_id, req, number, "")
 
@@ -529,6 +538,7 @@ async def _active(work: _Op, study_id: str, number: int) -> dict[str, Any]:
 
 async def heartbeat(ctx: Context, key_id: str, study_id: str, number: int) -> Trial:
     """Renew an active trial's lease."""
+    _numbered(study_id, number)
     async def op(work: _Op) -> dict[str, Any]:
         row = await _active(work, study_id, number)
         until = work.now + work.lease
@@ -540,6 +550,7 @@ async def heartbeat(ctx: Context, key_id: str, study_id: str, number: int) -> Tr
 
 async def abandon(ctx: Context, key_id: str, study_id: str, number: int) -> Trial:
     """Give an active trial up: ``abandoned`` (told failed), never suggested again."""
+    _numbered(study_id, number)
     async def op(work: _Op) -> dict[str, Any]:
         row = await _active(work, study_id, number)
         return await work.finish(row, "abandoned", None, None, "abandoned")
@@ -558,6 +569,7 @@ async def report(ctx: Context, key_id: str, study_id: str, number: int, req: Tri
     should stop: with the median rule, when its value at ``step`` is worse than the
     median of the other trials' at that step and at least ``min_trials`` reported there;
     the trial then ends ``early_stopped`` (told to the engine as failed)."""
+    _numbered(study_id, number)
     async def op(work: _Op) -> bool:
         row = await _active(work, study_id, number)
         steps: dict[str, float] = {} if row["steps"] is None else orjson.loads(row["steps"])

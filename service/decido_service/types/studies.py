@@ -11,7 +11,7 @@ from msgspec import Meta, Struct
 from decido_service.types.fields import Metadata, Timestamp
 from decido_service.types.params import CURSOR, MetadataFilter, Page, PathParams
 
-__all__ = ["MAX_SUGGEST", "MAX_TRIALS_PER_CALL", "STUDY_ID_PATTERN", "TRIAL_STATES",
+__all__ = ["MAX_NUMBER", "MAX_SUGGEST", "MAX_TRIALS_PER_CALL", "STUDY_ID_PATTERN", "TRIAL_STATES",
            "EarlyStopping", "ReportAnswer", "Study", "StudyCreate", "StudyList", "StudyPage",
            "StudyPath", "TrialPage", "TrialPath", "SuggestAnswer",
            "SuggestRequest", "Trial", "TrialAdd", "TrialList", "TrialReport", "TrialTell",
@@ -27,6 +27,8 @@ TrialState = Literal["queued", "active", "completed", "infeasible", "failed", "e
 StudyState = Literal["active", "stopped", "completed"]
 #: the most trials one suggest hands out
 MAX_SUGGEST = 1000
+#: the largest trial number a request may name (a store integer holds it)
+MAX_NUMBER = 2**53
 #: the most trials one call adds or completes
 MAX_TRIALS_PER_CALL = 10_000
 Number = Annotated[float, Meta(description="a finite number")]
@@ -124,7 +126,7 @@ class TrialTell(Struct, forbid_unknown_fields=True, kw_only=True):
 class TrialTellItem(TrialTell, kw_only=True):
     """One item of a batch tell."""
 
-    number: Annotated[int, Meta(ge=0)]
+    number: Annotated[int, Meta(ge=0, le=MAX_NUMBER)]
 
 
 class TrialsTell(Struct, forbid_unknown_fields=True):
@@ -182,7 +184,8 @@ class StudyPath(PathParams):
 class TrialPath(PathParams):
     """The trial of a ``.../trials/{number}`` path."""
 
-    number: Annotated[int, Meta(ge=0, description="the trial's number in its study")]
+    number: Annotated[int, Meta(ge=0, le=MAX_NUMBER,
+                                description="the trial's number in its study")]
 
 
 class StudyPage(Page, kw_only=True):
@@ -199,5 +202,6 @@ class TrialPage(Page, kw_only=True):
     """A page of a study's trials, by number."""
 
     starting_after: Annotated[int, Meta(
-        ge=0, description="the number of the last trial of the previous page")] | None = None
+        ge=0, le=MAX_NUMBER, description="the number of the last trial of the previous page")
+    ] | None = None
     state: Annotated[TrialState, Meta(description="only trials in this state")] | None = None
