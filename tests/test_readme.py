@@ -153,7 +153,8 @@ def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
                            ("max_evaluations", ""), ("max_time_limit", " s"), ("refused", ""),
                            ("max_runs", ""), ("max_webhooks", ""), ("max_streams", ""),
                            ("max_archive_size", ""), ("max_start_points", ""),
-                           ("front_page_bytes", " MiB")],
+                           ("front_page_bytes", " MiB"), ("max_studies", ""),
+                           ("max_study_trials", "")],
                      name == "enterprise")
         for name, row in decido_config.DEFAULT_TIERS.items()}
 

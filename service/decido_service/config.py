@@ -27,6 +27,10 @@ environment over the defaults, keyword arguments over both) and derive variants 
 - ``tiers[name]["front_page_bytes"]``: the bytes of points a page of a run's front
   (``GET /v1/runs/{id}/front``, the dashboard's run page) carries, about (at least one
   point: :func:`decido_service.pages.within`); ``None``: the whole front in one page;
+- ``tiers[name]["max_studies"]``: the key's ``active`` studies (429 ``too_many_studies``
+  beyond); ``tiers[name]["max_study_trials"]``: the trials a study's engine suggests
+  (``max_trials`` above it is 403 ``compute_cap_exceeded``; a study without one gets it);
+  a study's variables are capped by ``max_dims`` (docs/studies.md, "Limits");
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -64,6 +68,8 @@ TIER_FIELDS: tuple[str, ...] = (
     "max_archive_size",
     "max_start_points",
     "front_page_bytes",
+    "max_studies",
+    "max_study_trials",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -93,6 +99,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_archive_size": 500,
         "max_start_points": 100,
         "front_page_bytes": 1 << 20,
+        "max_studies": 2,
+        "max_study_trials": 1_000,
     },
     "pro": {
         "minute": 60,
@@ -107,6 +115,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_archive_size": 2_000,
         "max_start_points": 1_000,
         "front_page_bytes": 4 << 20,
+        "max_studies": 20,
+        "max_study_trials": 10_000,
     },
     "team": {
         "minute": 300,
@@ -121,6 +131,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_archive_size": 10_000,
         "max_start_points": 10_000,
         "front_page_bytes": 8 << 20,
+        "max_studies": 100,
+        "max_study_trials": 100_000,
     },
     "enterprise": {
         "minute": 600,
@@ -135,6 +147,8 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "max_archive_size": 100_000,
         "max_start_points": 100_000,
         "front_page_bytes": 16 << 20,
+        "max_studies": 1_000,
+        "max_study_trials": 1_000_000,
     },
 }
 

@@ -5,8 +5,9 @@ request that the document says is valid must be answered 2xx, or refused for a r
 document does not claim to describe — credentials or caps (401, 403), counters or
 overload (429, 503), an id that is well formed but names nothing of the key's (404, or 400
 ``invalid_parameter`` for a ``Last-Event-ID`` the run's stream never sent), a run in the
-wrong state (409), an ``from_run`` of a decision naming a run that is not the key's or not
-finished (404, 409), an ``Idempotency-Key`` already used with another request or still in
+wrong state (409), a study or trial in the wrong state (409), an ``from_run`` or
+``from_study`` of a decision naming a run or study that is not the key's or not finished
+(404, 409), an ``Idempotency-Key`` already used with another request or still in
 use (422, 409) or whose run was deleted since (404), or a 422 whose every fault is one of
 the library's semantic checks on values the request holds: bounds out of order, options
 outside the engine's ranges, an attribute an option lacks, an expression that does not
@@ -53,10 +54,11 @@ def schema_valid_data_is_accepted(ctx, response, case) -> bool | None:
         return None
     if status == 404 and (case.headers or {}).get("Idempotency-Key") is not None:
         return None  # the run of the key's earlier use was deleted since
-    if "/v1/runs/" in case.path and status == 409:
-        return None  # a run in the wrong state
-    if status in (404, 409) and '"from_run"' in json.dumps(case.body, default=str):
-        return None  # a decision on a run that is not the key's, or not finished
+    if ("/v1/runs/" in case.path or "/v1/studies/" in case.path) and status == 409:
+        return None  # a run, a study or a trial in the wrong state
+    if status in (404, 409) and any(f'"{member}"' in json.dumps(case.body, default=str)
+                                    for member in ("from_run", "from_study")):
+        return None  # a decision on a run or study that is not the key's, or not finished
     if status in (409, 422) and json.loads(response.content).get("code") in (
             "idempotency_key_reused", "idempotency_key_in_use"):
         return None  # the key's earlier use: a state the document cannot describe

@@ -189,7 +189,7 @@ def test_every_request_body_has_an_example_that_works(tmp_path: Path) -> None:
 def _send_every_example(server: LiveServer) -> None:
     document = server.request("GET", "/v1/openapi.json").json()
     key = server.create_key(plan="sdk", tier="team")["key"]
-    sent, webhook = [], ""
+    sent, webhook, study = [], "", ""
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             if "requestBody" not in operation:
@@ -204,14 +204,26 @@ def _send_every_example(server: LiveServer) -> None:
                 assert [(e["pointer"], e["code"]) for e in r.json()["errors"]] == [
                     ("/url", "address_refused")] and b"special-use" in r.body, r.body
                 example = {**example, "url": f"http://127.0.0.1:{free_port()}/hook"}
-            target = path.replace("{webhook_id}", webhook)
+            # a study's examples go to the study made by its own: suggest hands out trials
+            # 0 to 2, complete takes 0, the batch 1 and 2 (failed), report needs an active one
+            target = path.replace("{webhook_id}", webhook).replace("{study_id}", study)
+            target = target.replace("{number}", "4" if path.endswith("/report") else "0")
+            if path.endswith("/report"):  # the queued point the trials example added
+                server.request("POST", target.split("/trials/")[0] + "/suggest", {},
+                               headers=auth(key))
             r = server.request(method.upper(), target, example, headers=auth(key))
             assert 200 <= r.status < 300, (method, path, r.status, r.body[:500])
             if path == "/v1/webhooks":
                 webhook = r.json()["id"]
+            if path == "/v1/studies":
+                study = r.json()["id"]
             sent.append(path)
     assert set(sent) == {"/v1/keys", "/v1/decide", "/v1/batch", "/v1/optimize", "/v1/runs",
-                         "/v1/webhooks", "/v1/webhooks/{webhook_id}"}
+                         "/v1/webhooks", "/v1/webhooks/{webhook_id}", "/v1/studies",
+                         "/v1/studies/{study_id}/suggest", "/v1/studies/{study_id}/trials",
+                         "/v1/studies/{study_id}/trials/{number}/complete",
+                         "/v1/studies/{study_id}/complete",
+                         "/v1/studies/{study_id}/trials/{number}/report"}
 
 
 def test_the_decide_schema_says_what_a_decision_needs(server: LiveServer) -> None:

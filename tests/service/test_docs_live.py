@@ -99,6 +99,22 @@ def test_the_readmes_curl_session_streams_and_cancels(docs_server: LiveServer,
     assert len(decided["ranking"][0]["f"]) == 2
 
 
+def test_the_readmes_study_over_http(docs_server: LiveServer, tmp_path: Path) -> None:
+    if shutil.which("curl") is None or shutil.which("python3") is None:
+        pytest.skip("needs curl and python3")
+    shell = [b.code for b in blocks(README, "sh")]
+    first = next(c for c in shell if "KEY=$(curl" in c).split("curl -H")[0]  # the key only
+    study = next(c for c in shell if "STUDY=$(curl" in c)
+    script = (first + study).replace(ADDRESS, _url(docs_server))
+    out = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    read = _objects(out.stdout.splitlines()[-1])[0]
+    assert read["id"].startswith("st_") and read["state"] == "completed", read
+    assert read["trials"]["completed"] == 12
+    assert read["best"]["value"] >= 0 and read["pareto"] is None
+
+
 def test_the_readmes_command_line_block_runs(docs_server: LiveServer, tmp_path: Path) -> None:
     """The README's `decido` block, here and against the server (key and address
     replaced, and the server named to `runs list`, which defaults to port 8000); `decido

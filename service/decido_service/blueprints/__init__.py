@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sanic import Blueprint
 
-from decido_service.blueprints import account, decide, meta, optimize, runs
+from decido_service.blueprints import account, decide, meta, optimize, runs, studies
 from decido_service.http.context import App
 from decido_service.http.openapi import openapi_bytes
 from decido_service.http.routes import API_VERSION, Operation
@@ -13,7 +13,8 @@ from decido_service.webhooks import endpoints as webhooks
 
 __all__ = ["OPERATIONS", "register"]
 
-_SURFACES = (meta.api, account.api, decide.api, optimize.api, runs.api, webhooks.api)
+_SURFACES = (meta.api, account.api, decide.api, optimize.api, runs.api, studies.api,
+             webhooks.api)
 #: every documented operation, in the order of the surfaces
 OPERATIONS: tuple[Operation, ...] = tuple(op for s in _SURFACES for op in s.operations)
 

@@ -22,11 +22,15 @@ body as sent, ``from_run`` included.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from typing import Any, NamedTuple
 
+import orjson
+
 import decido
+from decido.goals import goal_name
 from decido_service import limits
 from decido_service.config import Settings
 from decido_service.http.problems import ApiError, field_error, validation_error
@@ -34,12 +38,23 @@ from decido_service.runs import front as run_front
 from decido_service.runs.api import find
 from decido_service.runs.execution import read_document
 from decido_service.store import KeyRecord, Store
+from decido_service.studies.views import trial_json
 from decido_service.types import ParetoPoint, RunDocument, RunResult
+from decido_service.types.studies import STUDY_ID_PATTERN
 
-__all__ = ["FROM_RUN", "Points", "Source", "resolve", "resolve_batch", "with_points"]
+__all__ = ["FROM_RUN", "FROM_STUDY", "Points", "Source", "resolve", "resolve_batch",
+           "with_points"]
 
 #: the body member naming the run whose front is decided on
 FROM_RUN = "from_run"
+#: the body member naming the study whose front (several objectives) or completed trials
+#: (one objective) are decided on: option ids are the trials' numbers as strings
+FROM_STUDY = "from_study"
+#: the most completed trials of a study of one objective read for a decision (without a
+#: plan cap)
+_STUDY_TRIALS = 100_000
+#: what a study id looks like
+STUDY_ID = re.compile(STUDY_ID_PATTERN)
 #: each front's points (``{"x", "f"}`` by option id), by the place of its decision
 Points = dict[int, dict[str, dict[str, Any]]]
 
@@ -84,6 +99,8 @@ async def _front_body(source: Source, body: Mapping[str, Any], where: str, room:
     """``body`` with its run's front as options (and default criteria), and the points
     by option id, read in the decision threads; only the size when it holds more than
     ``room`` points (None: no cap). ``where``: the JSON pointer of ``body``."""
+    if FROM_STUDY in body:
+        return await _study_body(source, body, where, room)
     run_id = body[FROM_RUN]
     if "options" in body:
         raise validation_error([field_error(
@@ -104,6 +121,65 @@ async def _front_body(source: Source, body: Mapping[str, Any], where: str, room:
     pareto = await run_front.points(source.store, row)
     assert pareto is not None
     return await loop.run_in_executor(source.pool, _decided, document, pareto, body)
+
+
+def _study_fault(where: str, code: str, message: str) -> ApiError:
+    return validation_error([field_error(FROM_STUDY, code, message,
+                                         pointer=f"{where}/{FROM_STUDY}")])
+
+
+async def _study_body(source: Source, body: Mapping[str, Any], where: str, room: int | None
+                      ) -> _Front:
+    """``body`` with its study's trials as options: the front of a study of several
+    objectives, the completed trials of one of one objective (ids: trial numbers)."""
+    study_id = body[FROM_STUDY]
+    if "options" in body or FROM_RUN in body:
+        raise _study_fault(where, "invalid_argument",
+                           "give one of options, from_run and from_study")
+    if not isinstance(study_id, str):
+        raise _study_fault(where, "invalid_type",
+                           "from_study must be a study id (st_ + 24 hex digits)")
+    row = await source.store.studies.get(source.key["id"], study_id) \
+        if STUDY_ID.fullmatch(study_id) else None
+    if row is None:
+        raise ApiError("not_found", f"no study {study_id!r} of this key")
+    spec = orjson.loads(row["spec"])["library"]
+    objectives = spec["objectives"] or [{"name": "value", "goal": goal_name(spec["goal"])}]
+    if len(objectives) > 1:
+        summary = orjson.loads(row["summary"] or "{}")
+        trials = list(summary.get("pareto") or [])
+    else:
+        limit = _STUDY_TRIALS if room is None else room + 1
+        rows = await source.store.studies.trials(source.key["id"], study_id, limit, None,
+                                                 "completed") or []
+        trials = [trial_json(r) for r in rows]
+    if room is not None and len(trials) > room:
+        return _Front(None, {}, len(trials))
+    if not trials:
+        raise _study_fault(where, "invalid_argument",
+                           f"study {study_id} has no completed trial to decide on yet")
+    return await asyncio.get_running_loop().run_in_executor(
+        source.pool, _study_decided, objectives, trials, body)
+
+
+def _study_decided(objectives: list[dict[str, str]], trials: list[dict[str, Any]],
+                   body: Mapping[str, Any]) -> _Front:
+    """:func:`_study_body`'s CPU work (a decision thread)."""
+    names = [o["name"] for o in objectives]
+    options = []
+    for t in trials:
+        attributes: dict[str, Any] = dict(zip(names, t["values"], strict=True))
+        attributes.update({k: v for k, v in t["variables"].items()
+                           if isinstance(v, (int, float)) and not isinstance(v, bool)
+                           and k not in attributes})
+        options.append({"id": str(t["number"]), "attributes": attributes})
+    decided = {k: v for k, v in body.items() if k != FROM_STUDY}
+    decided["options"] = options
+    if "criteria" not in decided:
+        decided["criteria"] = [{"attribute": o["name"], "goal": o["goal"], "weight": 1.0}
+                               for o in objectives]
+    points = {str(t["number"]): {"x": t["x"], "f": t["values"]} for t in trials}
+    return _Front(decided, points, len(trials))
 
 
 def _finished(row: dict[str, Any], body: Mapping[str, Any], where: str) -> RunDocument:
@@ -141,12 +217,13 @@ def _decided(document: RunDocument, pareto: list[ParetoPoint], body: Mapping[str
 
 async def resolve(source: Source, body: Any) -> tuple[Any, Points]:
     """A ``/v1/decide`` body with ``from_run`` resolved (others unchanged)."""
-    if not isinstance(body, Mapping) or FROM_RUN not in body:
+    if not isinstance(body, Mapping) or (FROM_RUN not in body and FROM_STUDY not in body):
         return body, {}
     cap = _cap(source)
     front = await _front_body(source, body, "", cap)
     if front.decided is None:
-        raise _over_cap(source, cap, [("", body[FROM_RUN], front.size)], front.size)
+        source_id = body[FROM_STUDY] if FROM_STUDY in body else body[FROM_RUN]
+        raise _over_cap(source, cap, [("", source_id, front.size)], front.size)
     return front.decided, {0: front.points}
 
 
@@ -161,7 +238,8 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
     defaults = body.get("defaults") if isinstance(body, Mapping) else None
     shared = defaults.get(FROM_RUN) if isinstance(defaults, Mapping) else None
     if not isinstance(items, list) or (shared is None and not any(
-            isinstance(item, Mapping) and FROM_RUN in item for item in items)):
+            isinstance(item, Mapping) and (FROM_RUN in item or FROM_STUDY in item)
+            for item in items)):
         return body, {}
     cap = _cap(source)
     out: list[Any] = []
@@ -170,9 +248,9 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
     total = 0
     for k, item in enumerate(items):
         if isinstance(item, Mapping) and shared is not None and FROM_RUN not in item \
-                and "options" not in item:
+                and FROM_STUDY not in item and "options" not in item:
             item = {**item, FROM_RUN: shared}
-        if isinstance(item, Mapping) and FROM_RUN in item:
+        if isinstance(item, Mapping) and (FROM_RUN in item or FROM_STUDY in item):
             where = f"/decisions/{k}"
             try:
                 front = await _front_body(source, item, where,
@@ -181,7 +259,8 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
                 out.append(_failed_item(item, refused))
                 continue
             total += front.size
-            read.append((where, item[FROM_RUN], front.size))
+            source_id = item[FROM_STUDY] if FROM_STUDY in item else item[FROM_RUN]
+            read.append((where, source_id, front.size))
             if cap is not None and total > cap:  # no more fronts read: refused already
                 raise _over_cap(source, cap, read, total)
             assert front.decided is not None
@@ -205,7 +284,7 @@ def _failed_item(item: Mapping[str, Any], refused: ApiError) -> dict[str, Any]:
     errors = (refused.extra or {}).get("errors") or [{"code": refused.code,
                                                       "message": refused.detail}]
     error = {"code": errors[0]["code"], "message": "; ".join(e["message"] for e in errors),
-             "path": FROM_RUN}
+             "path": FROM_STUDY if FROM_STUDY in item else FROM_RUN}
     return {"id": item.get("id"), _REFUSED: error}
 
 
@@ -232,10 +311,15 @@ def _over_cap(source: Source, cap: int | None, read: list[tuple[str, str, int]],
     (the items up to the one past the cap)."""
     plan = source.key["plan"]
     return validation_error([field_error(
-        FROM_RUN, "above_plan_cap",
+        _member(run_id), "above_plan_cap",
         f"the front of {run_id} has {size} points; the {plan} plan decides on at most {cap} "
         f"front points per request (the fronts named up to here hold {total})",
-        pointer=f"{where}/{FROM_RUN}") for where, run_id, size in read])
+        pointer=f"{where}/{_member(run_id)}") for where, run_id, size in read])
+
+
+def _member(source_id: str) -> str:
+    """The body member that names ``source_id`` (a run's or a study's)."""
+    return FROM_STUDY if source_id.startswith("st_") else FROM_RUN
 
 
 def _attach(answer: dict[str, Any], points: dict[str, dict[str, Any]]) -> None:

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from decido_service.runs.queue import RunWorker
     from decido_service.store import Store
     from decido_service.store.group import GroupCommit
+    from decido_service.studies.api import Context as StudyContext
+    from decido_service.studies.sweeper import LeaseSweeper
     from decido_service.webhooks.worker import DeliveryWorker
 
 __all__ = ["App", "AppContext", "ApiRequest"]
@@ -58,6 +60,8 @@ class AppContext:
     run_feeds: Feeds
     run_worker: RunWorker
     delivery_worker: DeliveryWorker
+    studies: StudyContext
+    lease_sweeper: LeaseSweeper
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

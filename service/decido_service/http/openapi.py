@@ -36,6 +36,7 @@ from decido_service.types import (
     with_extras,
 )
 from decido_service.types.params import REPLAYED
+from decido_service.types.studies import STUDY_ID_PATTERN
 
 __all__ = ["EXAMPLES", "openapi_bytes", "openapi_document"]
 
@@ -68,6 +69,15 @@ EXAMPLES: dict[str, Any] = {
     "WebhookCreate": {"url": "https://hooks.example/decido",
                       "events": ["run.succeeded", "run.failed"]},
     "WebhookUpdate": {"events": ["*"]},
+    "StudyCreate": {"bounds": [[-5, 5], [-5, 5]], "engine": "cmaes", "seed": 1,
+                    "max_trials": 100, "trial_lease": 600, "metadata": {"project": "demo"}},
+    "SuggestRequest": {"count": 3, "client_id": "worker-1"},
+    "TrialsAdd": {"trials": [{"x": [1, 1], "value": 2.0},
+                             {"x": [0.5, 0.5], "state": "queued"}]},
+    "TrialTell": {"value": 0.42, "metrics": {"seconds": 12.5}},
+    "TrialsTell": {"trials": [{"number": 1, "value": 0.37},
+                              {"number": 2, "state": "failed", "reason": "out of memory"}]},
+    "TrialReport": {"step": 10, "value": 0.8},
 }
 
 _HEADERS = {
@@ -81,7 +91,8 @@ _HEADERS = {
     "X-Request-Id": {"description": "the request's id (echoed when sent)",
                      "schema": {"type": "string"}},
     "Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}},
-    "Location": {"description": "the run's URL (/v1/runs/{run_id})",
+    "Location": {"description": "the run's URL (/v1/runs/{run_id}) or the study's "
+                             "(/v1/studies/{study_id})",
                  "schema": {"type": "string"}},
     REPLAYED: {"description": "true on the answer replayed for a repeated Idempotency-Key "
                               "(the first request's; nothing was counted again); absent "
@@ -137,7 +148,8 @@ def _ok(op: Doc) -> dict[str, Any]:
     if name == "RunTrace":
         content["text/csv"] = {"schema": {"type": "string"}}
     out = _answer(name, content)
-    if name == "OptimizeResult" or (status == 202 and name == "Run"):
+    if name == "OptimizeResult" or (status == 202 and name == "Run") or \
+            (status == 201 and name == "Study"):
         out["headers"]["Location"] = {"$ref": "#/components/headers/Location"}
     if IdempotencyHeaders in op.params:
         out["headers"][REPLAYED] = {"$ref": f"#/components/headers/{REPLAYED}"}
@@ -183,15 +195,22 @@ def _decision_schemas() -> dict[str, Schema]:
         "request (a batch's items together) hold at most the plan's from_run_points "
         f"(by default {caps}): beyond, 422 with an above_plan_cap entry for each "
         "from_run up to the one past the cap")}
+    from_study = {"type": "string", "pattern": STUDY_ID_PATTERN, "description": (
+        "instead of options: the id of one of the key's studies; the options are its "
+        "front (several objectives) or its completed trials (one objective), ids the "
+        "trials' numbers as strings, attributes the objectives' values by name, then the "
+        "numeric variables; criteria default to the objectives; counted against "
+        "from_run_points as from_run is")}
     for name in ("DecideRequest", "DecisionItem"):
         schemas[name]["properties"]["from_run"] = from_run
+        schemas[name]["properties"]["from_study"] = from_study
     request = schemas["DecideRequest"]
     request.pop("required", None)
     # with options: an expression when the method is "expression", criteria otherwise; a
     # run's front brings its own criteria (its objectives)
     request["oneOf"] = [{"required": ["options"], "if": request.pop("if"),
                          "then": request.pop("then"), "else": request.pop("else")},
-                        {"required": ["from_run"]}]
+                        {"required": ["from_run"]}, {"required": ["from_study"]}]
     entry = schemas["DecideResult"]["properties"]["ranking"]["items"]
     numbers = {"type": "array", "items": {"type": ["number", "null"]}}
     entry["properties"].update(

@@ -20,6 +20,7 @@ from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
 from decido import DecisionError, EngineError, ExpressionError
+from decido_service.errors import ServiceError
 from decido_service.http.context import ApiRequest
 from decido_service.http.responses import answer
 from decido_service.store import StoreError
@@ -142,6 +143,8 @@ def as_api_error(exc: BaseException) -> ApiError:
     """Translate any exception into the :class:`ApiError` the client sees."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, ServiceError):
+        return ApiError(exc.code, exc.detail, headers=exc.headers, extra=exc.extra)
     if isinstance(exc, DecisionError):
         return validation_error([
             field_error(field_of(e["pointer"]), e["code"], e["message"], e.get("position"),

@@ -38,6 +38,9 @@ from decido_service.runs.execution import wind_down
 from decido_service.runs.queue import RunWorker
 from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
+from decido_service.studies.api import Context as StudyContext
+from decido_service.studies.replay import StudyCache
+from decido_service.studies.sweeper import LeaseSweeper
 from decido_service.webhooks.worker import DeliveryWorker
 
 __all__ = ["INLINE_BYTES", "RunSlots", "SampleSlots", "by_size", "in_thread", "register"]
@@ -160,6 +163,9 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.run_worker.start()
     app.ctx.delivery_worker = DeliveryWorker(store, settings, app.ctx.run_worker.owner)
     app.ctx.delivery_worker.start()  # webhook deliveries (decido_service.webhooks)
+    app.ctx.studies = StudyContext(store, StudyCache())  # this worker's replayed studies
+    app.ctx.lease_sweeper = LeaseSweeper(app.ctx.studies)
+    app.ctx.lease_sweeper.start()  # expired trial leases (decido_service.studies)
     tune_gc()
 
 
@@ -193,7 +199,8 @@ async def stop_runs(app: Sanic[Any, Any]) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, lambda: None)
-    for name in ("run_worker", "delivery_worker"):  # no more runs or deliveries taken
+    # no more runs, deliveries or lease sweeps taken
+    for name in ("run_worker", "delivery_worker", "lease_sweeper"):
         worker = getattr(app.ctx, name, None)
         if worker is not None:
             await worker.stop()

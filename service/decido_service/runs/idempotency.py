@@ -77,6 +77,14 @@ class Claim:
         self.outcome = Outcome(run_id, self.status, body)
         return self.idem_key, encode(self.outcome).decode()
 
+    async def answered(self, store: Store, key_id: str, resource_id: str,
+                       body: bytes) -> None:
+        """Store ``body`` (with this claim's status) as the answer of the request that
+        made ``resource_id`` outside a run's admission (a study's creation): a resend gets
+        it as it was."""
+        self.outcome = Outcome(resource_id, self.status, body.decode())
+        await store.runs.idempotency_end(key_id, self.idem_key, encode(self.outcome).decode())
+
     def response(self) -> Response:
         """The first answer, the one :meth:`record` stored (``keep_answer``)."""
         outcome = self.outcome
@@ -87,7 +95,8 @@ class Claim:
 
 async def once(request: ApiRequest, key: KeyRecord, admit: Callable[[Claim | None],
                                                                     Awaitable[T]],
-               *, status: int, keep_answer: bool) -> T | Response:
+               *, status: int, keep_answer: bool, location: str = "/v1/runs/"
+               ) -> T | Response:
     """``admit(claim)`` under the request's ``Idempotency-Key`` (module docs): without a
     key, ``admit(None)``; the replayed answer of an earlier request with the same key and
     request; else ``admit`` of a pending :class:`Claim`, which the run's admission answers
@@ -97,10 +106,11 @@ async def once(request: ApiRequest, key: KeyRecord, admit: Callable[[Claim | Non
     cancellation (a client that cut its connection) cannot stop half-way: once begun, the
     run is admitted with its record answered, or the record is forgotten, so a resend
     gets the same run or makes the only one (a ``/v1/optimize`` run whose client left
-    during its admission runs on, for the resend's answer)."""
+    during its admission runs on, for the resend's answer). ``location``: the path of the
+    resource a replayed answer names (its id appended)."""
     if headers(request, IdempotencyHeaders).key is None:
         return await admit(None)
-    task = asyncio.ensure_future(_once(request, key, admit, status, keep_answer))
+    task = asyncio.ensure_future(_once(request, key, admit, status, keep_answer, location))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -110,7 +120,7 @@ async def once(request: ApiRequest, key: KeyRecord, admit: Callable[[Claim | Non
 
 async def _once(request: ApiRequest, key: KeyRecord,
                 admit: Callable[[Claim | None], Awaitable[T]], status: int,
-                keep_answer: bool) -> T | Response:
+                keep_answer: bool, location: str) -> T | Response:
     """:func:`once` with a key, in its own task."""
     idem_key = headers(request, IdempotencyHeaders).key
     assert idem_key is not None
@@ -127,7 +137,7 @@ async def _once(request: ApiRequest, key: KeyRecord,
         raise _in_use()
     if state == "done":
         assert stored is not None
-        return await replayed(request, key, _OUTCOME.decode(stored))
+        return await replayed(request, key, _OUTCOME.decode(stored), location)
     try:
         return await admit(Claim(idem_key, status, keep_answer))
     except BaseException:
@@ -168,15 +178,17 @@ def replay(outcome: Outcome, row: dict[str, Any] | None,
     return 200, encode(optimize_result(run_id, run.request, result, history))
 
 
-async def replayed(request: ApiRequest, key: KeyRecord, outcome: Outcome) -> Response:
-    """The answer to a repeated request (:func:`replay`), with the run's ``Location``."""
+async def replayed(request: ApiRequest, key: KeyRecord, outcome: Outcome,
+                   location: str = "/v1/runs/") -> Response:
+    """The answer to a repeated request (:func:`replay`), with the resource's ``Location``
+    (``location`` and its id)."""
     store: Store = request.app.ctx.store
     row = None if outcome.body is not None else await store.runs.get(key["id"], outcome.run_id)
     pareto = None if row is None or row["state"] not in FINISHED_STATES else \
         await front.points(store, row)
     status, body = replay(outcome, row, pareto)
     return json_response(body, status=status,
-                         headers={"Location": f"/v1/runs/{outcome.run_id}",
+                         headers={"Location": f"{location}{outcome.run_id}",
                                   REPLAYED: "true"},
                          content_type=PROBLEM_TYPE if status >= 400 else "application/json")
 

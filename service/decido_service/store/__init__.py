@@ -12,6 +12,8 @@ concern, each behind a protocol of its own and written once in SQL for both back
   leases, idempotency records;
 - ``store.decisions`` (:class:`~decido_service.store.decisions.DecisionLog`): the
   decision log (written by the admission that counts its request);
+- ``store.studies`` (:class:`~decido_service.store.studies.Studies`): studies, their
+  trials and ordered logs, changed under the study's row lock;
 - ``store.webhooks`` (:class:`~decido_service.store.webhooks.Webhooks`): webhook endpoints
   and their deliveries (a run's written with its final state by ``store.runs.update``).
 
@@ -75,6 +77,7 @@ from decido_service.store.runs import (
     Runs,
     SQLRuns,
 )
+from decido_service.store.studies import SQLStudies, Studies, StudyTx
 from decido_service.store.webhooks import SQLWebhooks, Webhooks
 
 __all__ = [
@@ -97,6 +100,8 @@ __all__ = [
     "KeyRecord",
     "Runs",
     "Store",
+    "Studies",
+    "StudyTx",
     "Webhooks",
     "StoreError",
     "StoreMissing",
@@ -131,6 +136,7 @@ class Store:
         self.runs: Runs = SQLRuns(database)
         self.decisions: DecisionLog = log
         self.webhooks: Webhooks = SQLWebhooks(database)
+        self.studies: Studies = SQLStudies(database)
         self._pruning: asyncio.Task[None] | None = None
 
     async def ping(self) -> bool:

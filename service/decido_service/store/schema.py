@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 
-from decido_service.store import labels, webhooks
+from decido_service.store import labels, studies, webhooks
 from decido_service.store.dialect import Dialect, Tx
 from decido_service.store.records import StoreError, iso_utc
 
@@ -101,6 +101,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
     labels.SCHEMA,  # 5: the label index of runs and decisions
     # 6: how many times a run was given back to the queue (its process stopped)
     ("ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",),
+    studies.SCHEMA,  # 7: studies, their trials and logs
 ]
 
 

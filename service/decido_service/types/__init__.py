@@ -79,6 +79,20 @@ from decido_service.types.runs import (
     RunTrace,
     TracePoint,
 )
+from decido_service.types.studies import (
+    ReportAnswer,
+    Study,
+    StudyCreate,
+    StudyList,
+    SuggestAnswer,
+    SuggestRequest,
+    Trial,
+    TrialList,
+    TrialReport,
+    TrialsAdd,
+    TrialsTell,
+    TrialTell,
+)
 from decido_service.types.webhooks import (
     Delivery,
     DeliveryAttempt,
@@ -168,7 +182,10 @@ __all__ = [
 
 #: the request bodies, by OpenAPI component name
 REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest,
-                                 "WebhookCreate": WebhookCreate, "WebhookUpdate": WebhookUpdate}
+                                 "WebhookCreate": WebhookCreate, "WebhookUpdate": WebhookUpdate,
+                                 "StudyCreate": StudyCreate, "SuggestRequest": SuggestRequest,
+                                 "TrialTell": TrialTell, "TrialsTell": TrialsTell,
+                                 "TrialsAdd": TrialsAdd, "TrialReport": TrialReport}
 #: what the generated component schemas cannot say, added to them by name
 SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
     "OptimizeRequest": {"anyOf": [
@@ -189,5 +206,7 @@ def with_extras(components: dict[str, Any]) -> dict[str, Any]:
 RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, OptimizeResult,
                                    ProgressEvent, ResultEvent, ErrorEvent, DecisionLogPage,
                                    DecisionLogRecord, Run, RunFront, RunList, RunTrace, RunsDeleted,
-                                   Webhook, WebhookCreated, WebhookList, Delivery, DeliveryList)
+                                   Webhook, WebhookCreated, WebhookList, Delivery, DeliveryList,
+                                   Study, StudyList, SuggestAnswer, Trial, TrialList,
+                                   ReportAnswer)
 

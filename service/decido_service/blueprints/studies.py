@@ -1,0 +1,224 @@
+"""The studies surface (`/v1/studies`): ask/tell optimization of an objective the caller
+computes (docs/studies.md, "Over HTTP").
+
+Handlers are thin: they authenticate and count (creating a study counts one optimization
+of the tier; every other call is a keyed read of the ``optimize`` surface), decode the
+body and call :mod:`decido_service.studies.api`, which raises
+:class:`~decido_service.errors.ServiceError` (rendered as problem+json like every error).
+``Idempotency-Key`` on create replays the first answer.
+"""
+
+from __future__ import annotations
+
+from sanic.response import HTTPResponse
+
+from decido_service import limits
+from decido_service.admission import admit, read, refusals
+from decido_service.http.context import ApiRequest
+from decido_service.http.params import query
+from decido_service.http.responses import Response, answer
+from decido_service.http.routes import Doc, Routes
+from decido_service.runs import idempotency
+from decido_service.schemas import decode_body
+from decido_service.studies import api as studies
+from decido_service.types import IdempotencyHeaders
+from decido_service.types.studies import (
+    StudyCreate,
+    StudyPage,
+    StudyPath,
+    SuggestRequest,
+    TrialPage,
+    TrialPath,
+    TrialReport,
+    TrialsAdd,
+    TrialsTell,
+    TrialTell,
+)
+
+__all__ = ["api"]
+
+api = Routes("studies")
+_READ = (401, 503)
+_PARAMS = (400, 401, 429, 503)
+_BODY = (400, 401, 415, 422, 429, 503)
+_STUDY = (StudyPath,)
+_TRIAL = (StudyPath, TrialPath)
+
+
+@api.route("/studies", post=Doc(
+    "createStudy", "Create a study (ask/tell optimization)", "studies", (201, "Study"),
+    (*_BODY, 403, 409), "StudyCreate", params=(IdempotencyHeaders,),
+    description="`variables` or `bounds` as in runs, `objectives`, `goal`, `constraints`, "
+                "`engine` (default `auto`), `seed`, `max_trials`, `trial_lease` (seconds, "
+                "1 to 86,400, default 600), `early_stopping` (`{\"rule\": \"median\", "
+                "\"min_trials\": k}`), `metadata`. Counts one optimization of the tier; "
+                "answered with `Location`. Every fault of the spec is listed with its "
+                "pointer (422). The tier caps the key's active studies (429 "
+                "`too_many_studies`), the trials per study (`max_trials` above "
+                "`max_study_trials`: 403 `compute_cap_exceeded`; without `max_trials` the "
+                "study gets that cap) and the variables (`max_dims`: 403)."), get=Doc(
+    "listStudies", "The key's studies, newest first", "studies", (200, "StudyList"), _PARAMS,
+    params=(StudyPage,)))
+async def studies_root(request: ApiRequest) -> HTTPResponse:
+    """POST: create a study (201, ``Location``); GET: a page of the key's studies."""
+    ctx = request.app.ctx.studies
+    if request.method != "POST":
+        key = await read(request, "optimize")
+        async with refusals(request, key, "optimize"):
+            page = query(request, StudyPage)
+        return answer(await studies.page(ctx, key["id"], page))
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):
+        req = decode_body(StudyCreate, request.body)
+
+    async def made(claim: idempotency.Claim | None) -> HTTPResponse:
+        tier = limits.tier_limits(key, settings=request.app.ctx.settings)
+        caps = studies.Caps(tier["max_studies"], tier["max_study_trials"], tier["max_dims"])
+        async with refusals(request, key, "optimize"):
+            study = await studies.create(ctx, key["id"], req, caps,
+                                         lambda: admit(request, key, "optimize"))
+        response = answer(study, 201, {"Location": f"/v1/studies/{study.id}"})
+        if claim is not None:
+            await claim.answered(request.app.ctx.store, key["id"], study.id,
+                                 response.body or b"")
+        return response
+
+    return await idempotency.once(request, key, made, status=201, keep_answer=True,
+                                  location="/v1/studies/")
+
+
+@api.route("/studies/<study_id:str>", get=Doc(
+    "getStudy", "One study: its spec, trial counts and best (or front)", "studies",
+    (200, "Study"), (404, *_READ), params=_STUDY), delete=Doc(
+    "deleteStudy", "Delete a stopped or completed study", "studies", (204, "empty"),
+    (404, 409, *_READ), params=_STUDY, description="An active study is 409 "
+                                                   "`study_not_stopped` (stop it first)."))
+async def one_study(request: ApiRequest, study_id: str) -> HTTPResponse:
+    """GET (HEAD): one study; DELETE: delete a study that is not active (204)."""
+    key = await read(request, "optimize")
+    ctx = request.app.ctx.studies
+    if request.method == "DELETE":
+        await studies.delete(ctx, key["id"], study_id)
+        return Response(status=204)
+    return answer(await studies.find(ctx, key["id"], study_id))
+
+
+@api.route("/studies/<study_id:str>/suggest", post=Doc(
+    "suggestTrials", "Trials to evaluate next", "studies", (200, "SuggestAnswer"),
+    (404, 409, *_BODY), "SuggestRequest", body_required=False, params=_STUDY,
+    description="`count` (1 to 1,000) trials, each held by the caller for the study's "
+                "`trial_lease`: queued points first, then the engine's. A `client_id` that "
+                "still holds active trials gets them back (leases renewed) instead of new "
+                "ones. 409 `study_finished` once `max_trials` were suggested or the study "
+                "is stopped."))
+async def suggest(request: ApiRequest, study_id: str) -> HTTPResponse:
+    """Hand out trials."""
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):
+        req = decode_body(SuggestRequest, request.body) if request.body else SuggestRequest()
+    return answer(await studies.suggest(request.app.ctx.studies, key["id"], study_id, req))
+
+
+@api.route("/studies/<study_id:str>/trials", post=Doc(
+    "addTrials", "Add trials: warm starts or queued points", "studies", (200, "TrialList"),
+    (404, *_BODY), "TrialsAdd", params=_STUDY,
+    description="Up to 10,000 points (`variables` by name or `x`): with `value`/`values` "
+                "(completed: a warm start), `state: failed | infeasible`, or `state: "
+                "queued` (suggested before the engine's own points, told to the engine as "
+                "warm starts when completed). One transaction: every bad item is named by "
+                "its pointer and nothing is applied."), get=Doc(
+    "listTrials", "A page of a study's trials, by number", "studies", (200, "TrialList"),
+    (404, *_PARAMS), params=(StudyPath, TrialPage)))
+async def study_trials(request: ApiRequest, study_id: str) -> HTTPResponse:
+    """POST: add trials; GET: a page of trials (``state=`` filter)."""
+    key = await read(request, "optimize")
+    ctx = request.app.ctx.studies
+    if request.method == "POST":
+        async with refusals(request, key, "optimize"):
+            req = decode_body(TrialsAdd, request.body)
+        return answer(await studies.add_trials(ctx, key["id"], study_id, req))
+    async with refusals(request, key, "optimize"):
+        page = query(request, TrialPage)
+    return answer(await studies.trials(ctx, key["id"], study_id, page))
+
+
+@api.route("/studies/<study_id:str>/trials/<number:int>", get=Doc(
+    "getTrial", "One trial of a study", "studies", (200, "Trial"), (404, *_READ),
+    params=_TRIAL))
+async def one_trial(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
+    """One trial."""
+    key = await read(request, "optimize")
+    return answer(await studies.trial(request.app.ctx.studies, key["id"], study_id, number))
+
+
+@api.route("/studies/<study_id:str>/trials/<number:int>/complete", post=Doc(
+    "completeTrial", "Tell a trial's result", "studies", (200, "Trial"), (404, 409, *_BODY),
+    "TrialTell", params=_TRIAL,
+    description="`value` (one objective) or `values` (+ `metrics`), or `state: failed | "
+                "infeasible` with a `reason`. 409 `trial_finished` for a trial already "
+                "finished."))
+async def complete(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
+    """Tell one trial."""
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):
+        req = decode_body(TrialTell, request.body)
+    return answer(await studies.tell(request.app.ctx.studies, key["id"], study_id, number,
+                                     req))
+
+
+@api.route("/studies/<study_id:str>/complete", post=Doc(
+    "completeTrials", "Tell several trials' results at once", "studies", (200, "TrialList"),
+    (404, *_BODY), "TrialsTell", params=_STUDY,
+    description="`{\"trials\": [{\"number\", ...as completeTrial}]}` in one transaction: "
+                "every bad item is named by its pointer and nothing is applied."))
+async def complete_many(request: ApiRequest, study_id: str) -> HTTPResponse:
+    """Tell several trials."""
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):
+        req = decode_body(TrialsTell, request.body)
+    return answer(await studies.tell_many(request.app.ctx.studies, key["id"], study_id, req))
+
+
+@api.route("/studies/<study_id:str>/trials/<number:int>/report", post=Doc(
+    "reportTrial", "An intermediate value of an active trial", "studies",
+    (200, "ReportAnswer"), (404, 409, *_BODY), "TrialReport", params=_TRIAL,
+    description="`{\"step\", \"value\"}`: stored, and the lease renewed. With the study's "
+                "`early_stopping` (median rule), `should_stop` is true when the value is "
+                "worse than the median of the other trials' values at that step and at "
+                "least `min_trials` reported there; the trial is then `early_stopped`."))
+async def report(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
+    """Report an intermediate value."""
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):
+        req = decode_body(TrialReport, request.body)
+    return answer(await studies.report(request.app.ctx.studies, key["id"], study_id, number,
+                                       req))
+
+
+@api.route("/studies/<study_id:str>/trials/<number:int>/heartbeat", post=Doc(
+    "heartbeatTrial", "Renew an active trial's lease", "studies", (200, "Trial"),
+    (404, 409, *_READ), params=_TRIAL, body_required=False))
+async def heartbeat(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
+    """Renew a lease."""
+    key = await read(request, "optimize")
+    return answer(await studies.heartbeat(request.app.ctx.studies, key["id"], study_id,
+                                          number))
+
+
+@api.route("/studies/<study_id:str>/trials/<number:int>/abandon", post=Doc(
+    "abandonTrial", "Give an active trial up (never suggested again)", "studies",
+    (200, "Trial"), (404, 409, *_READ), params=_TRIAL, body_required=False))
+async def abandon(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
+    """Abandon a trial."""
+    key = await read(request, "optimize")
+    return answer(await studies.abandon(request.app.ctx.studies, key["id"], study_id, number))
+
+
+@api.route("/studies/<study_id:str>/stop", post=Doc(
+    "stopStudy", "Stop a study: no more suggestions", "studies", (200, "Study"),
+    (404, *_READ), params=_STUDY, body_required=False,
+    description="Active trials can still complete; queued points are abandoned."))
+async def stop(request: ApiRequest, study_id: str) -> HTTPResponse:
+    """Stop a study."""
+    key = await read(request, "optimize")
+    return answer(await studies.stop(request.app.ctx.studies, key["id"], study_id))
