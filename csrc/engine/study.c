@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "engine/driver.h"
-#include "expr/expr.h"
+#include "common/error.h"
 
 #define FD_STEP 1.4901161193847656e-08 /* sqrt(DBL_EPSILON), in the unit cube */
 #define FAILED_EXCESS INFINITY         /* a failed trial (NaN values): worst of all */
