@@ -148,6 +148,14 @@ def test_413_body_too_large(server: LiveServer, free_key: str) -> None:
     assert problem["status"] == 413 and problem["code"] == "body_too_large"
 
 
+#: the studies' paths (docs/studies.md, "Over HTTP")
+STUDY_PATHS = {"/v1/studies", "/v1/studies/{study_id}", "/v1/studies/{study_id}/complete",
+               "/v1/studies/{study_id}/stop", "/v1/studies/{study_id}/suggest",
+               "/v1/studies/{study_id}/trials", "/v1/studies/{study_id}/trials/{number}",
+               *(f"/v1/studies/{{study_id}}/trials/{{number}}/{verb}"
+                 for verb in ("abandon", "complete", "heartbeat", "report"))}
+
+
 def test_openapi_document(server: LiveServer) -> None:
     r = server.request("GET", "/v1/openapi.json")
     assert r.status == 200
@@ -163,7 +171,8 @@ def test_openapi_document(server: LiveServer) -> None:
                                  "/v1/webhooks/{webhook_id}/rotate",
                                  "/v1/webhooks/{webhook_id}/test",
                                  "/v1/webhooks/{webhook_id}/deliveries",
-                                 "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend"}
+                                 "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend",
+                                 "/v1/runs/{run_id}/front", *STUDY_PATHS}
     assert_common_headers(r)
 
 

@@ -28,7 +28,10 @@ def _free_port() -> int:
 def _children(pid: int) -> list[int]:
     out: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        out += [int(c) for c in (task / "children").read_text().split()]
+        try:  # a thread may end between the listing and the read
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue
     return out
 
 

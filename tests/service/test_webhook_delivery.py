@@ -21,7 +21,7 @@ LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 
 
 async def stub(host: str, port: int) -> list[str]:
-    assert host in ("receiver.test", "other.test")
+    assert host in ("receiver.hooks.lan", "other.hooks.lan")
     return ["127.0.0.1"]
 
 
@@ -79,24 +79,24 @@ OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
 
 
 def test_https_goes_to_the_checked_address_under_the_name(tmp_path: Path) -> None:
-    cert, key = certificate(tmp_path, "receiver.test")
-    other_cert, other_key = certificate(tmp_path, "other.test")
+    cert, key = certificate(tmp_path, "receiver.hooks.lan")
+    other_cert, other_key = certificate(tmp_path, "other.hooks.lan")
 
     async def main() -> None:
         tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         tls.load_cert_chain(cert, key)
         server = Server(OK, tls)
         async with server as port, client(cert) as http:
-            got = await delivery.post(http, f"https://receiver.test:{port}/hook", {}, b"{}",
+            got = await delivery.post(http, f"https://receiver.hooks.lan:{port}/hook", {}, b"{}",
                                       LOOPBACK, stub)
         assert got.ok and got.response == "ok", got
-        assert server.sni == ["receiver.test"]
-        assert b"\r\nhost: receiver.test:%d\r\n" % port in server.heads[0].lower()
+        assert server.sni == ["receiver.hooks.lan"]
+        assert b"\r\nhost: receiver.hooks.lan:%d\r\n" % port in server.heads[0].lower()
         # a certificate of another name: refused, whatever the address
         wrong = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         wrong.load_cert_chain(other_cert, other_key)
         async with Server(OK, wrong) as port, client(other_cert) as http:
-            got = await delivery.post(http, f"https://receiver.test:{port}/hook", {}, b"{}",
+            got = await delivery.post(http, f"https://receiver.hooks.lan:{port}/hook", {}, b"{}",
                                       LOOPBACK, stub)
         assert got.status is None and got.error and "certificate" in got.error.lower(), got
 
