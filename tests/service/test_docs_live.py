@@ -121,13 +121,15 @@ def test_the_readmes_study_over_http(docs_server: LiveServer, tmp_path: Path) ->
 
 def test_the_readmes_command_line_block_runs(docs_server: LiveServer, tmp_path: Path) -> None:
     """The README's `decido` block, here and against the server (key and address
-    replaced, and the server named to `runs list`, which defaults to port 8000); `decido
+    replaced, and the server named to `runs list` and `studies list`, which default to port
+    8000); `decido
     keys create` writes its store in the working directory."""
     pytest.importorskip("rich")
     block = next(b.code for b in blocks(README, "sh") if "decido optimize" in b.code)
     key = docs_server.request("POST", "/v1/keys").json()["key"]
     script = block.replace(ADDRESS, _url(docs_server)).replace("dk_...", key)
-    script = script.replace("decido runs list", f"decido runs list --server {_url(docs_server)}")
+    for listing in ("decido runs list", "decido studies list"):
+        script = script.replace(listing, f"{listing} --server {_url(docs_server)}")
     env = {**docs_server.environment(),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     out = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True,
