@@ -28,6 +28,7 @@ from decido.client import (
     TrialFinished,
 )
 from decido.errors import StudyError
+from decido.status import FINISHED_TRIAL_STATES, STUDY_STATES, TRIAL_STATES
 
 pytest.importorskip("httpx")
 
@@ -235,3 +236,27 @@ def test_async_client_round_trip_and_optimize(live: LiveServer) -> None:
                 await client.studies.get(study.id)
 
     asyncio.run(main())
+
+
+def test_list_reads_every_page(client: Client) -> None:
+    made = [client.studies.create(bounds=[[0, 1]], max_trials=2,
+                                  metadata={"batch": "pages"}).id for _ in range(23)]
+    listed = [s.id for s in client.studies.list(metadata={"batch": "pages"})]
+    assert listed == made[::-1]  # newest first, over two pages of 20
+    assert [s.id for s in client.studies.list(state="active",
+                                              metadata={"batch": "pages"})][:1] == [made[-1]]
+    client.studies.get(made[0]).stop()
+    assert [s.id for s in client.studies.list(state="stopped")] == [made[0]]
+
+
+def test_the_states_are_the_services() -> None:
+    """The client and the command line read the states from decido.status; the service
+    writes them as its own types: held equal here."""
+    from typing import get_args
+
+    from decido_service.studies.api import FINISHED
+    from decido_service.types import studies as types
+
+    assert types.TRIAL_STATES == TRIAL_STATES == get_args(types.TrialState)
+    assert FINISHED == FINISHED_TRIAL_STATES
+    assert get_args(types.StudyState) == STUDY_STATES

@@ -18,15 +18,13 @@ from decido.cli import _inputs
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import best_text
 from decido.cli._remote import client_for, meta_option
+from decido.status import STUDY_STATES, TRIAL_STATES
 
 __all__ = ["FINISHED", "env_line", "studies"]
 
 #: the exit status of ``suggest`` once the study makes no more trials (409 study_finished)
 FINISHED = 3
 _DEFAULT_SERVER = "http://127.0.0.1:8000"
-_STUDY_STATES = ("active", "stopped", "completed")
-_TRIAL_STATES = ("queued", "active", "completed", "infeasible", "failed", "early_stopped",
-                 "abandoned")
 _server = click.option("--server", envvar="DECIDO_URL", default=_DEFAULT_SERVER,
                        show_default=True, metavar="URL", help="the server (or $DECIDO_URL)")
 _key = click.option("--key", envvar="DECIDO_KEY", metavar="KEY",
@@ -51,7 +49,7 @@ def studies() -> None:
 def _counts(document: dict[str, Any]) -> str:
     """The trials by state, those there are: ``completed 10, active 2``."""
     counts = document.get("trials") or {}
-    return ", ".join(f"{s} {counts[s]}" for s in _TRIAL_STATES if counts.get(s)) or "none"
+    return ", ".join(f"{s} {counts[s]}" for s in TRIAL_STATES if counts.get(s)) or "none"
 
 
 def _total(document: dict[str, Any]) -> int:
@@ -155,7 +153,7 @@ def create(spec_file: Path | None, bounds_: tuple[str, ...], dims: int | None,
 
 
 @studies.command("list")
-@click.option("--state", type=click.Choice(_STUDY_STATES), help="only studies in this state")
+@click.option("--state", type=click.Choice(STUDY_STATES), help="only studies in this state")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="show at most this many (newest first)")
 @meta_option("only studies with this label")

@@ -16,15 +16,13 @@ from numpy.typing import ArrayLike, NDArray
 from decido.client._ops import _json, filters, pages
 from decido.client._protocol import Call, Emit, Op
 from decido.errors import StudyError
+from decido.status import FINISHED_TRIAL_STATES
 
-__all__ = ["FINISHED_TRIAL_STATES", "StudyView", "TrialView", "abandon",
+__all__ = ["StudyView", "TrialView", "abandon",
            "add_trials", "create", "delete", "get", "heartbeat", "number_of", "report",
            "stop", "study_body", "studies", "suggest", "tell", "tell_body", "tell_many",
            "trial", "trials"]
 
-#: the states a trial ends in
-FINISHED_TRIAL_STATES = frozenset(("completed", "infeasible", "failed", "early_stopped",
-                                   "abandoned"))
 _BASE = "/v1/studies"
 #: the longest ``reason`` the service keeps
 _REASON = 1000
