@@ -260,3 +260,32 @@ def test_the_states_are_the_services() -> None:
     assert types.TRIAL_STATES == TRIAL_STATES == get_args(types.TrialState)
     assert FINISHED == FINISHED_TRIAL_STATES
     assert get_args(types.StudyState) == STUDY_STATES
+
+
+def test_optimize_leaves_early_stopped_trials_and_raises_the_services_errors(
+        client: Client) -> None:
+    def fn(trial: RemoteTrial) -> float | None:
+        if trial.report(0, float(trial.number)):
+            return None  # stopped early: nothing to tell
+        return float(trial.number)
+
+    study = client.studies.optimize(fn, bounds=[[0, 1]], engine="random", seed=1,
+                                    max_trials=5,
+                                    early_stopping={"rule": "median", "min_trials": 1})
+    assert study.counts["completed"] == 1 and study.counts["early_stopped"] == 4
+    assert study.trial(3).reason == "median rule at step 0"
+
+    other = client.studies.create(bounds=[[0, 1]], engine="random", seed=1, max_trials=50)
+
+    def deleting(trial: RemoteTrial) -> float:
+        if trial.number == 2:
+            client.studies.get(other.id).stop().delete()
+        time.sleep(0.05)
+        return 1.0
+
+    with pytest.raises(NotFound):
+        client.studies.optimize(deleting, study=other, n_workers=2)
+    with pytest.raises(TypeError, match="not both"):
+        client.studies.optimize(fn, study=other.id, max_trials=3)
+    with pytest.raises(ValueError, match="n_workers"):
+        client.studies.optimize(fn, study=study, n_workers=0)
