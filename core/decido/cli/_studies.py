@@ -1,6 +1,6 @@
-"""``decido studies ...``: the key's studies on a server (docs/studies.md), and the commands
-of a shell loop for an objective that is a program: ``suggest`` prints trials (JSON lines,
-or ``--format env`` lines a shell ``eval`` s), ``complete`` tells one."""
+"""decido studies ...: the key's studies on a server (docs/studies.md), and the commands
+of a shell loop for an objective that is a program: suggest prints trials (JSON lines,
+or --format env lines a shell eval s), complete tells one."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from decido.status import STUDY_STATES, TRIAL_STATES
 
 __all__ = ["FINISHED", "env_line", "studies"]
 
-#: the exit status of ``suggest`` once the study makes no more trials (409 study_finished)
+#: the exit status of suggest once the study makes no more trials (409 study_finished)
 FINISHED = 3
 _DEFAULT_SERVER = "http://127.0.0.1:8000"
 _server = click.option("--server", envvar="DECIDO_URL", default=_DEFAULT_SERVER,
@@ -33,7 +33,7 @@ _json = click.option("--json", "as_json", is_flag=True, help="print JSON")
 
 
 def _remote(command: Any) -> Any:
-    """``--server`` and ``--key``."""
+    """--server and --key."""
     return _server(_key(command))
 
 
@@ -47,7 +47,7 @@ def studies() -> None:
 
 
 def _counts(document: dict[str, Any]) -> str:
-    """The trials by state, those there are: ``completed 10, active 2``."""
+    """The trials by state, those there are: completed 10, active 2."""
     counts = document.get("trials") or {}
     return ", ".join(f"{s} {counts[s]}" for s in TRIAL_STATES if counts.get(s)) or "none"
 
@@ -93,9 +93,9 @@ _NAME = re.compile(r"[^A-Za-z0-9_]")
 
 
 def env_line(trial: dict[str, Any]) -> str:
-    """A trial as ``TRIAL=3 X0=1.25 OPT=adam``: shell assignments (``eval`` them), its
+    """A trial as TRIAL=3 X0=1.25 OPT=adam: shell assignments (eval them), its
     number and each variable by its name in capitals (other characters than letters,
-    digits and ``_`` as ``_``), each value quoted for the shell."""
+    digits and _ as _), each value quoted for the shell."""
     pairs = [("TRIAL", str(trial["number"]))]
     for name, value in trial["variables"].items():
         var = _NAME.sub("_", str(name)).upper()
@@ -133,7 +133,7 @@ def create(spec_file: Path | None, bounds_: tuple[str, ...], dims: int | None,
            seed: int | None, max_trials: int | None, trial_lease: float | None,
            constraints: tuple[str, ...], metadata: dict[str, str] | None, as_json: bool,
            server: str, key: str | None) -> None:
-    """Create a study; prints its id (``STUDY=$(decido studies create ...)``)."""
+    """Create a study; prints its id (STUDY=$(decido studies create ...))."""
     body: dict[str, Any] = {}
     if spec_file is not None:
         try:
@@ -187,7 +187,7 @@ def list_(state: str | None, limit: int, metadata: dict[str, str] | None, as_jso
 @_remote
 def show(study_id: str, with_trials: bool, as_json: bool, server: str,
          key: str | None) -> None:
-    """One study: its state, trials by state, best (or front); ``--trials`` lists them."""
+    """One study: its state, trials by state, best (or front); --trials lists them."""
     with client_for(server, key) as client:
         study = client.studies.get(study_id)
         trials = [t.document for t in study.trials()] if with_trials else []
@@ -279,8 +279,8 @@ def suggest(study_id: str, count: int, client_id: str | None, fmt: str, server: 
 def complete(study_id: str, number: int, values: tuple[float, ...],
              metrics: tuple[str, ...], failed: str | None, infeasible: str | None,
              as_json: bool, server: str, key: str | None) -> None:
-    """Tell a trial's result: ``--value V`` (``--value`` per objective), or ``--failed
-    REASON`` / ``--infeasible REASON``."""
+    """Tell a trial's result: --value V (--value per objective), or --failed
+    REASON / --infeasible REASON."""
     told = [name for name, given in (("--value", values), ("--failed", failed),
                                      ("--infeasible", infeasible)) if given]
     if len(told) != 1:
