@@ -98,7 +98,7 @@ async def study_page(request: ApiRequest, session: Session, study_id: str) -> HT
 
 @route("/studies/<study_id:str>/stop", ("POST",))
 @html
-async def stop(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
+async def study_stop(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """Stop the study (as ``POST /v1/studies/{id}/stop``); back to its page."""
     await studies.stop(_ctx(request), session.key["id"], study_id)
     return redirect(f"/dashboard/studies/{study_id}")
@@ -106,7 +106,7 @@ async def stop(request: ApiRequest, session: Session, study_id: str) -> HTTPResp
 
 @route("/studies/<study_id:str>/delete", ("POST",))
 @html
-async def delete(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
+async def study_delete(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """Delete a study that is not active (as ``DELETE /v1/studies/{id}``: 409
     ``study_not_stopped`` for an active one); the studies list."""
     await studies.delete(_ctx(request), session.key["id"], study_id)

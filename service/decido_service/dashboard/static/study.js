@@ -175,10 +175,17 @@
     columns.forEach(function (c) {
       node("line", {x1: c.at, y1: m.t, x2: c.at, y2: h - m.b, "class": "axis"}, svg);
       label(svg, c.at, m.t - 18, c.name, {"class": "axis-name", "text-anchor": "middle"});
-      var top = c.labels ? c.labels[c.labels.length - 1] : fmt(c.hi, 4);
-      var bottom = c.labels ? c.labels[0] : fmt(c.lo, 4);
-      label(svg, c.at, m.t - 5, top, {"class": "tick", "text-anchor": "middle"});
-      label(svg, c.at, h - m.b + 15, bottom, {"class": "tick", "text-anchor": "middle"});
+      if (c.kind === "categorical" && c.labels.length <= 12) {  // each value at its place
+        c.labels.forEach(function (words, k) {
+          label(svg, c.at + 4, c.y(k) + 4, words, {"class": "tick"});
+        });
+        return;
+      }
+      var categorical = c.kind === "categorical";
+      label(svg, c.at, m.t - 5, categorical ? c.labels[c.labels.length - 1] : fmt(c.hi, 4),
+            {"class": "tick", "text-anchor": "middle"});
+      label(svg, c.at, h - m.b + 15, categorical ? c.labels[0] : fmt(c.lo, 4),
+            {"class": "tick", "text-anchor": "middle"});
     });
     dash.parallel = {lines: trials.length, axes: columns.length};
     var n = data.trials.length;
