@@ -31,6 +31,10 @@ environment over the defaults, keyword arguments over both) and derive variants 
   beyond); ``tiers[name]["max_study_trials"]``: the trials a study's engine suggests
   (``max_trials`` above it is 403 ``compute_cap_exceeded``; a study without one gets it);
   a study's variables are capped by ``max_dims`` (docs/studies.md, "Limits");
+- ``tiers[name]["study_minute"]``: the key's study calls per minute (suggest, complete,
+  batch complete, add trials, report, heartbeat, abandon: counter ``study.minute``, apart
+  from ``minute``, so a study's workers never spend the key's other requests, nor they the
+  workers'; 429 ``rate_limited`` beyond);
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -70,6 +74,7 @@ TIER_FIELDS: tuple[str, ...] = (
     "front_page_bytes",
     "max_studies",
     "max_study_trials",
+    "study_minute",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -101,6 +106,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "front_page_bytes": 1 << 20,
         "max_studies": 2,
         "max_study_trials": 1_000,
+        "study_minute": 1_200,
     },
     "pro": {
         "minute": 60,
@@ -117,6 +123,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "front_page_bytes": 4 << 20,
         "max_studies": 20,
         "max_study_trials": 10_000,
+        "study_minute": 12_000,
     },
     "team": {
         "minute": 300,
@@ -133,6 +140,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "front_page_bytes": 8 << 20,
         "max_studies": 100,
         "max_study_trials": 100_000,
+        "study_minute": 60_000,
     },
     "enterprise": {
         "minute": 600,
@@ -149,6 +157,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "front_page_bytes": 16 << 20,
         "max_studies": 1_000,
         "max_study_trials": 1_000_000,
+        "study_minute": 120_000,
     },
 }
 

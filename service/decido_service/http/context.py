@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from decido_service.store import Store
     from decido_service.store.group import GroupCommit
     from decido_service.studies.api import Context as StudyContext
+    from decido_service.studies.events import StudyFeeds
     from decido_service.studies.sweeper import LeaseSweeper
     from decido_service.webhooks.worker import DeliveryWorker
 
@@ -61,6 +62,7 @@ class AppContext:
     run_worker: RunWorker
     delivery_worker: DeliveryWorker
     studies: StudyContext
+    study_feeds: StudyFeeds
     lease_sweeper: LeaseSweeper
 
     def __init__(self, settings: Settings) -> None:

@@ -39,6 +39,7 @@ from decido_service.runs.queue import RunWorker
 from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
 from decido_service.studies.api import Context as StudyContext
+from decido_service.studies.events import StudyFeeds
 from decido_service.studies.replay import StudyCache
 from decido_service.studies.sweeper import LeaseSweeper
 from decido_service.webhooks.worker import DeliveryWorker
@@ -164,6 +165,8 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.delivery_worker = DeliveryWorker(store, settings, app.ctx.run_worker.owner)
     app.ctx.delivery_worker.start()  # webhook deliveries (decido_service.webhooks)
     app.ctx.studies = StudyContext(store, StudyCache())  # this worker's replayed studies
+    # the studies watched over SSE in this worker (their streams counted with the runs')
+    app.ctx.study_feeds = StudyFeeds(app.ctx.run_feeds.streams)
     app.ctx.lease_sweeper = LeaseSweeper(app.ctx.studies)
     app.ctx.lease_sweeper.start()  # expired trial leases (decido_service.studies)
     tune_gc()

@@ -44,7 +44,7 @@ from decido_service.types import EventsHeaders, Run, RunProgress
 
 __all__ = ["DRAIN_TIMEOUT", "HEARTBEAT", "SEND_SLICE", "STREAM_RETRY_AFTER", "Cursor", "Feeds",
            "RunFeed", "Snapshot", "check_resumable", "parse_last_event_id", "send_events",
-           "stream"]
+           "send_within", "stream"]
 
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
@@ -284,21 +284,21 @@ async def stream(feed: RunFeed, cursor: Cursor, send: Any, *,
         for event in events:
             if not event.startswith(b"id: 2."):  # a run document: the request was in it
                 request = False
-            if not await _send_within(send, event, drain):
+            if not await send_within(send, event, drain):
                 return False
             last_sent = loop.time()
         if cursor[0] == _TERMINAL:
             return True
         wait = last_sent + heartbeat - loop.time()
         if wait <= 0:
-            if not await _send_within(send, b": heartbeat\n\n", drain):
+            if not await send_within(send, b": heartbeat\n\n", drain):
                 return False
             last_sent = loop.time()
             continue
         await feed.changed(wait)
 
 
-async def _send_within(send: Any, data: bytes, seconds: float) -> bool:
+async def send_within(send: Any, data: bytes, seconds: float) -> bool:
     """Send ``data`` in slices of :data:`SEND_SLICE` bytes, each once the transport has
     drained (a watcher's transport holds a slice and Sanic's buffer, never a whole large
     event); False when a slice waited more than ``seconds``."""
