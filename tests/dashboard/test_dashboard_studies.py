@@ -124,6 +124,8 @@ def test_a_trial_completed_through_the_api_appears_live(visit: Visit, server: An
     page.wait_for_function("() => window.decidoDash && window.decidoDash.loads > 0")
     assert page.get_attribute("#best-chart svg", "data-points") == "1"
     assert page.inner_text("#count-completed") == "1"
+    page.wait_for_function("() => window.decidoDash.live.source.readyState === 1")
+    assert page.evaluate("window.decidoDash.live.mode") == "events"
     complete(server, key, study_id, first[1]["number"], {"value": -7.25})
     page.wait_for_function(
         "() => document.querySelector('#best-chart svg').dataset.points === '2'",
@@ -142,6 +144,28 @@ def test_a_trial_completed_through_the_api_appears_live(visit: Visit, server: An
         "() => document.querySelector('#best-chart svg').dataset.points === '3'",
         timeout=WAIT_MS)
     assert page.locator(f'#trials tr[data-trial="{more[0]["number"]}"]').count() == 1
+    assert page.evaluate("window.decidoDash.live.events") >= 4  # over the event stream
+    assert page.evaluate("window.decidoDash.live.mode") == "events"
+    visit.verify()
+
+
+def test_the_page_polls_when_its_stream_is_refused(visit: Visit, server: Any) -> None:
+    """A key at its cap of event streams (here 0) gets 429 for the page's stream: the page
+    follows the study by polling ``study.json`` instead."""
+    key = server.create_key("sdk", "team", limits={"optimization": {"max_streams": 0}})["key"]
+    visit.key = key
+    study_id = make_study(server, key, {**ONE, "seed": 10})
+    asked = suggest(server, key, study_id, 1)
+    visit.sign_in()
+    page = visit.go(f"/dashboard/studies/{study_id}")
+    page.wait_for_function("() => window.decidoDash && window.decidoDash.live.mode === 'polling'")
+    complete(server, key, study_id, asked[0]["number"], {"value": 2.5})
+    page.wait_for_function(
+        "() => document.querySelector('#best-chart svg').dataset.points === '1'",
+        timeout=WAIT_MS)
+    assert page.inner_text("#study-best") == "2.5"
+    assert visit.errors and all("429" in e for e in visit.errors), visit.errors
+    visit.errors.clear()  # the refused stream is the case under test
     visit.verify()
 
 

@@ -7,7 +7,9 @@ trial (or the front: several objectives, with "choose from this front", the deci
 with ``from_study``), its trials a page at a time (``state`` filter, cursor
 ``starting_after=<number>``), and the charts its script draws from ``trials.json``: the
 best value so far against the trial number, and the completed trials in parallel
-coordinates coloured by value. The page follows the study live (:mod:`.study_live`).
+coordinates coloured by value. The page follows the study live over its event stream
+(``events``: the API's, :func:`decido_service.http.sse.send_study_events`), polling
+``study.json`` when the stream is refused.
 Everything goes through :mod:`decido_service.studies.api`, as the API does.
 """
 
@@ -28,6 +30,7 @@ from decido_service.dashboard.session import Session
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import parse
 from decido_service.http.responses import json_response
+from decido_service.http.sse import send_study_events
 from decido_service.studies import api as studies
 from decido_service.studies.views import trial_json
 from decido_service.types.studies import (
@@ -148,3 +151,11 @@ async def study_json(request: ApiRequest, session: Session, study_id: str) -> HT
     """The study's document (as ``GET /v1/studies/{id}``): what the page polls."""
     found = await studies.find(_ctx(request), session.key["id"], study_id)
     return json_response(orjson.dumps(msgspec.to_builtins(found)))
+
+
+@route("/studies/<study_id:str>/events", ("GET",))
+@data
+async def study_events(request: ApiRequest, session: Session, study_id: str) -> None:
+    """The study's Server-Sent Events, the same stream as ``GET /v1/studies/{id}/events``
+    (``Last-Event-ID`` resumes it; the key's streams are capped together)."""
+    await send_study_events(request, session.key, study_id)

@@ -7,10 +7,11 @@
 //   value (dark: best); the front's trials (several objectives) drawn thick, on top.
 // - Front (several objectives): the completed trials in the first two objectives, the
 //   front's trials marked.
-// Live: the page follows the study (live.start below); on a change it fetches the charts'
-// data again and the status, front and trials parts as the server renders them
-// (window.decidoRefreshParts, dash.js), at most once a second. Text from the study (names,
-// labels, values) only ever goes in as text nodes.
+// Live: the page follows the study's Server-Sent Events (watch below; polling study.json
+// every 2 s when the stream is refused); on a change it fetches the charts' data again and
+// the status, front and trials parts as the server renders them (window.decidoRefreshParts,
+// dash.js), at most once a second. Text from the study (names, labels, values) only ever
+// goes in as text nodes.
 // window.decidoDash exposes the data and the charts (the browser tests read counts there).
 (function () {
   "use strict";
@@ -260,8 +261,15 @@
   }
   dash.refresh = refresh;
   function signature(study) { return JSON.stringify([study.state, study.trials]); }
-  // Polling: the study's document every 2 s; a change of its state or counts refreshes.
+  // a study that takes no more suggestions and whose trials are all finished: no more events
+  function finished(study) {
+    var t = study.trials || {};
+    return study.state !== "active" && !t.active && !t.queued;
+  }
+  // Polling, when the event stream is refused (the key's streams at their cap): the
+  // study's document every 2 s; a change of its state or counts refreshes.
   function poll() {
+    live.mode = "polling";
     fetch(base + "/study.json", {credentials: "same-origin"})
       .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (study) {
@@ -269,14 +277,46 @@
           var now = signature(study);
           if (live.signature !== null && now !== live.signature) refresh();
           live.signature = now;
+          if (finished(study)) return;
         }
         setTimeout(poll, 2000);
       })
       .catch(function () { setTimeout(poll, 10000); });
   }
+  // The study's Server-Sent Events (/dashboard/studies/{id}/events, the API's stream): the
+  // first, "study", is the study now; "trial", "best", "state" and "finished" are changes.
+  // The browser resumes a dropped stream with Last-Event-ID; the stream ends when the study
+  // is finished ("finished", or a first "study" that is), and the page closes it then.
+  function watch() {
+    var source = new EventSource(base + "/events");
+    live.source = source;
+    live.mode = "events";
+    source.addEventListener("study", function (e) {
+      var study = JSON.parse(e.data);
+      if (live.signature !== null && signature(study) !== live.signature) refresh();
+      live.signature = signature(study);
+      if (finished(study)) source.close();
+    });
+    ["trial", "best", "state"].forEach(function (kind) {
+      source.addEventListener(kind, function () { live.events++; refresh(); });
+    });
+    source.addEventListener("finished", function () {
+      live.events++;
+      source.close();
+      refresh();
+    });
+    source.addEventListener("error", function () {
+      // refused (not 200: the browser gives up) while the study goes on: poll instead
+      if (source.readyState === EventSource.CLOSED && !(dash.data && finished(dash.data.study))) {
+        poll();
+      }
+    });
+  }
+  live.events = 0;
   load().then(function () {
-    if (dash.data) live.signature = signature(dash.data.study);
-    poll();
+    if (!dash.data) return;
+    live.signature = signature(dash.data.study);
+    if (!finished(dash.data.study)) watch();
   });
   window.addEventListener("resize", function () { if (dash.data) draw(dash.data); });
 })();
