@@ -173,9 +173,12 @@
       node("polyline", {points: pts.join(" "), stroke: shade(t), "data-trial": t.number,
                         "class": front[t.number] ? "front" : "trial"}, lines);
     });
-    columns.forEach(function (c) {
+    columns.forEach(function (c, i) {
+      // the names of the first and last axes stay inside the chart
+      var anchor = i === 0 ? "start" : i === columns.length - 1 ? "end" : "middle";
       node("line", {x1: c.at, y1: m.t, x2: c.at, y2: h - m.b, "class": "axis"}, svg);
-      label(svg, c.at, m.t - 18, c.name, {"class": "axis-name", "text-anchor": "middle"});
+      label(svg, c.at + (anchor === "start" ? -6 : anchor === "end" ? 6 : 0), m.t - 18,
+            c.name, {"class": "axis-name", "text-anchor": anchor});
       if (c.kind === "categorical" && c.labels.length <= 12) {  // each value at its place
         c.labels.forEach(function (words, k) {
           label(svg, c.at + 4, c.y(k) + 4, words, {"class": "tick"});
@@ -202,8 +205,8 @@
     var box = document.getElementById("front-chart");
     if (!box) return;
     clear(box);
-    var o = data.objectives, front = {}, w = width(box), h = 320;
-    var m = {l: 70, r: 16, t: 16, b: 40};
+    var o = data.objectives, front = {}, w = width(box), h = 340;
+    var m = {l: 70, r: 16, t: 36, b: 40};
     (data.front || []).forEach(function (n) { front[n] = true; });
     var pts = data.trials.filter(function (t) { return finite(t.values[0]) && finite(t.values[1]); });
     var onFront = pts.filter(function (t) { return front[t.number]; });
@@ -214,7 +217,8 @@
     var yr = range(pts.map(function (t) { return t.values[1]; }));
     var sx = scale(xr[0], xr[1], m.l, w - m.r), sy = scale(yr[0], yr[1], h - m.b, m.t);
     axes(svg, xr, yr, sx, sy, w, h, m, o[0].name + " (" + o[0].goal + ")");
-    label(svg, 12, m.t + 4, o[1].name + " (" + o[1].goal + ")", {"class": "tick"});
+    label(svg, m.l, 14, o[1].name + " (" + o[1].goal + ") against " + o[0].name,
+          {"class": "title"});
     pts.forEach(function (t) {
       node("circle", {cx: sx(t.values[0]).toFixed(1), cy: sy(t.values[1]).toFixed(1),
                       r: front[t.number] ? 5 : 2.5, "data-trial": t.number,
