@@ -246,20 +246,28 @@
 
   // Live: a change (an event of the study's stream, or a poll that sees other counts)
   // asks for a refresh; refreshes run one at a time, at most once a second.
-  var live = dash.live = {pending: false, running: false, last: 0, signature: null};
-  function refresh() {
+  // The charts' data is fetched again only when completed trials may have changed
+  // (charts: true); a trial suggested, failed or abandoned changes the parts only.
+  var live = dash.live = {pending: false, running: false, last: 0, signature: null,
+                          charts: false, chartLoads: 0};
+  function refresh(charts) {
     live.pending = true;
+    live.charts = live.charts || charts !== false;
     if (live.running) return;
     var wait = Math.max(0, live.last + 1000 - Date.now());
     live.running = true;
     setTimeout(function () {
+      var again = live.charts;
       live.pending = false;
+      live.charts = false;
       live.last = Date.now();
-      Promise.all([load(), window.decidoRefreshParts(["study-status", "front-part", "trials-part"])])
+      if (again) live.chartLoads++;
+      Promise.all([again ? load() : null,
+                   window.decidoRefreshParts(["study-status", "front-part", "trials-part"])])
         .catch(function () { return null; })
         .then(function () {
           live.running = false;
-          if (live.pending) refresh();
+          if (live.pending) refresh(live.charts);
         });
     }, wait);
   }
@@ -275,8 +283,9 @@
   function poll() {
     live.mode = "polling";
     fetch(base + "/study.json", {credentials: "same-origin"})
-      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (r) { return r.ok ? r.json() : r.status === 404 ? "gone" : null; })
       .then(function (study) {
+        if (study === "gone") { live.mode = "gone"; return; }  // deleted meanwhile
         if (study) {
           var now = signature(study);
           if (live.signature !== null && now !== live.signature) refresh();
@@ -301,7 +310,11 @@
       live.signature = signature(study);
       if (finished(study)) source.close();
     });
-    ["trial", "best", "state"].forEach(function (kind) {
+    source.addEventListener("trial", function (e) {
+      live.events++;
+      refresh(JSON.parse(e.data).state === "completed");
+    });
+    ["best", "state"].forEach(function (kind) {
       source.addEventListener(kind, function () { live.events++; refresh(); });
     });
     source.addEventListener("finished", function () {
