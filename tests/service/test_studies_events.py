@@ -197,6 +197,11 @@ def test_a_stopped_study_finishes_when_its_last_trial_does(server: LiveServer) -
         rest = [e for e in events if e.kind != "comment"]
     assert [e.kind for e in rest] == ["trial", "best", "finished"]
     assert rest[-1].data["trials"] == {"completed": 1}
+    # a finished study takes told points, never queued ones (it could never suggest them)
+    queued = server.request("POST", f"{base}/trials", {"trials": [
+        {"x": [1, 1], "state": "queued"}]}, headers=auth(key))
+    assert queued.status == 409 and queued.json()["code"] == "study_finished"
+    post(server, key, f"{base}/trials", {"trials": [{"x": [1, 1], "value": 2.0}]})
 
 
 def test_several_objectives_send_the_front_size_and_hypervolume(server: LiveServer) -> None:

@@ -261,7 +261,7 @@ async def stop(request: ApiRequest, study_id: str) -> HTTPResponse:
 
 @api.route("/studies/<study_id:str>/events", head=False, get=Doc(
     "studyEvents", "Watch a study: Server-Sent Events until it is finished", "studies",
-    (200, "events"), (404, *_PARAMS), params=(StudyPath, StudyEventsHeaders),
+    (200, "study_events"), (404, *_PARAMS), params=(StudyPath, StudyEventsHeaders),
     description="`text/event-stream`. Each event has `id:` (the study's event number: 1, "
                 "2, ... in the order of the changes, on every node), `event:` and one "
                 "`data:` line of JSON: `trial` (data: the Trial in its new state: "
