@@ -9,8 +9,10 @@ with ``from_study``), its trials a page at a time (``state`` filter, cursor
 best value so far against the trial number, and the completed trials in parallel
 coordinates coloured by value. The page follows the study live over its event stream
 (``events``: the API's, :func:`decido_service.http.sse.send_study_events`), polling
-``study.json`` when the stream is refused.
-Everything goes through :mod:`decido_service.studies.api`, as the API does.
+``study.json`` when the stream is refused. Reads and actions go through
+:mod:`decido_service.studies.api`, as the API's do; the charts' trials are read from the
+store's trials of the study in one query (as the decide bridge reads them), past the API's
+page size.
 """
 
 from __future__ import annotations
