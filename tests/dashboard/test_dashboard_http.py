@@ -58,7 +58,7 @@ def test_pages_carry_a_strict_policy_and_no_key(server: Any, key: str) -> None:
     session = sign_in(server, key)
     for path in ("/dashboard", "/dashboard/runs", "/dashboard/keys", "/dashboard/decide",
                  "/dashboard/engines", "/dashboard/compare", "/dashboard/decisions",
-                 "/dashboard/runs/new"):
+                 "/dashboard/runs/new", "/dashboard/studies"):
         page = get(server, path, session)
         assert page.status == 200, (path, page.body[:300])
         csp = page.header("content-security-policy")

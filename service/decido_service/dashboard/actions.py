@@ -34,7 +34,7 @@ __all__ = ["LABEL_MAX"]
 LABEL_MAX = 200
 _FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
                 "top_k", "pairwise", "weighting", "decision_makers", "aggregation", "samples",
-                "seed", "explain", "sensitivity", "from_run")
+                "seed", "explain", "sensitivity", *decide_form.SOURCES)
 
 
 @route("/sign-in")
@@ -188,10 +188,11 @@ async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTP
 async def decide_page(request: ApiRequest, session: Session) -> HTTPResponse:
     """The decide form, empty (its example greyed in the boxes), filled with the example
     (``example=1``: "Use the example" without script), or with the front of the run
-    named by ``from_run`` ("choose from this front")."""
-    run_id = request.args.get("from_run")
-    if run_id:
-        fields = await front.decide_fields(request, session.key, run_id)
+    named by ``from_run`` or of the study named by ``from_study`` ("choose from this
+    front")."""
+    named = [(m, v) for m in decide_form.SOURCES if (v := request.args.get(m))]
+    if named:
+        fields = await front.decide_fields(request, session.key, *named[0])
     else:
         fields = decide_form.example() if request.args.get("example") else decide_form.defaults()
     return _decide(session, fields, None, None, [])
@@ -205,8 +206,10 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     sent = form(request)
     fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
     upload = request.files.get("options_file") if request.files else None
-    if fields["from_run"]:  # the options are the run's front (the form shows a preview)
-        fields = await front.decide_fields(request, session.key, fields["from_run"], fields)
+    named = [m for m in decide_form.SOURCES if fields[m]]
+    if named:  # the options are the front named (the form shows a preview)
+        fields = await front.decide_fields(request, session.key, named[0], fields[named[0]],
+                                           fields)
     elif upload is not None and upload.body:
         fields["options"] = upload.body.decode("utf-8", errors="replace")
     try:
@@ -214,7 +217,7 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     except decide_form.FormError as exc:
         return _decide(session, fields, None, None, exc.problems)
     try:  # counted and logged as a /v1/decide call with this body
-        if "from_run" in body:
+        if any(m in body for m in decide_form.SOURCES):
             result = await front.decide(request, session.key, body)
         else:
             sampling.refuse_over_cap(body, limits.plan_limits(
