@@ -62,7 +62,10 @@ class ParetoResult:
             [...], "feasible": bool, "max_violation": float}`` (``f`` in the objectives'
             order; ``"variables": {name: value}`` too when the problem has ``variables``).
             When no feasible point was found: the non-dominated points of least violation,
-            ``feasible`` false, and ``status`` ``infeasible``.
+            ``feasible`` false, and ``status`` ``infeasible``.  The best archive the run
+            measured (least violation, then the hypervolume at the given reference point,
+            else at a fixed one derived early in the run): when thinning left the final
+            archive worse, ``message`` says which archive this is.
         hypervolume: the front's hypervolume at ``reference_point``.
         reference_point: the one given, else the front's nadir moved outward by a tenth
             of the front's range in each objective (by ``max(1, |nadir|) / 10`` where the

@@ -235,7 +235,9 @@ dc_status dc_driver_measure_front(dc_driver *d)
 {
     dc_result *r = d->res;
     double before = d->front.hypervolume;
-    dc_status st = dc_front_measure(&d->front, d->m <= 3 ||
+    dc_status st;
+    d->front.evals = d->evals;
+    st = dc_front_measure(&d->front, d->m <= 3 ||
                                                    d->iters % DC_FRONT_MEASURE_EVERY == 1);
     if (!st && !d->front.unmeasured && d->front.hypervolume != before &&
         (r->n_history == 0 || r->history[r->n_history - 1].best != d->front.hypervolume))
