@@ -177,6 +177,9 @@ async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTP
     if key_id not in {k["id"] for k in await store.accounts.account_keys(session.key["id"])}:
         raise ApiError("not_found", f"no key {key_id!r} in this account")
     await store.accounts.revoke_key(key_id)
+    revoked = await store.accounts.get_key(key_id)
+    if revoked is not None and revoked["revoked_at"] is not None:  # its streams here end now
+        request.app.ctx.streams.revoked(key_id, revoked["revoked_at"])
     if key_id == session.key["id"]:
         await sessions.end(request, session)
         return sessions.clear_cookies(request, redirect(SIGN_IN))

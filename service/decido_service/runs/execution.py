@@ -74,7 +74,7 @@ __all__ = ["CANCELLED", "CHUNK_BYTES", "PROGRESS_INTERVAL", "RUN_ATTEMPTS", "SHU
 #: back to the queue until it has been started this many times, then fails ``interrupted``
 RUN_ATTEMPTS = 3
 #: why the service stopped a run (:meth:`Execution.stop`)
-StopReason = Literal["request", "client", "shutdown", "lost"]
+StopReason = Literal["request", "client", "shutdown", "lost", "revoked"]
 #: the ``message`` of a run the service stopped, by reason (the engine's own says only
 #: that its monitor stopped it)
 CANCELLED: dict[StopReason, str] = {
@@ -85,6 +85,8 @@ CANCELLED: dict[StopReason, str] = {
     "shutdown": "cancelled: the service shut down before the run ended; the best point so "
                 "far is kept",
     "lost": "cancelled: another process took the run over",
+    "revoked": "cancelled: its key was revoked while the run streamed (POST /v1/optimize); "
+               "the best point so far is kept",
 }
 
 #: the bytes of a stored chunk of a front's points, about (a larger point is one chunk)
