@@ -161,6 +161,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_RUN_QUEUE": "run_queue",
     "DECIDO_RUN_BACKLOG": "run_backlog",
     "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
+    "DECIDO_SIGN_INS_PER_MINUTE": "sign_ins_per_minute",
     "DECIDO_DECISION_RETENTION_DAYS": "decision_retention_days",
     "DECIDO_DECISION_LOG_BYTES": "decision_log_bytes",
     "DECIDO_HEADER_TIMEOUT": "header_timeout",
@@ -210,6 +211,10 @@ class Settings:
     """Days a finished run is kept."""
     keys_per_hour: int = 5
     """``POST /v1/keys`` per client address per UTC hour (counter ``keys.hour``)."""
+    sign_ins_per_minute: int = 30
+    """Tries of the dashboard's sign-in form per minute, per client address (counter
+    ``sign_in.address``) and per key prefix tried (``sign_in.prefix``); beyond: 429 with
+    ``Retry-After``."""
     decision_retention_days: int = 30
     """Days the decision log keeps an entry."""
     decision_log_bytes: int = 64 * 1024 * 1024
@@ -262,6 +267,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
+                     "sign_ins_per_minute",
                      "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
                      "run_lease", "run_retention_days", "webhook_concurrency",
