@@ -37,6 +37,7 @@ front's hypervolume (the library's history).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import threading
 import time
@@ -50,7 +51,15 @@ import decido
 from decido.status import run_state
 from decido_service.http.problems import ApiError, as_api_error, problem
 from decido_service.runs.trace import thin_trace, timed
-from decido_service.store import FINISHED_STATES, FrontChunk, Store, iso_utc, ordered_id
+from decido_service.store import (
+    FINISHED_STATES,
+    FrontChunk,
+    Store,
+    StoreError,
+    iso_utc,
+    ordered_id,
+)
+from decido_service.store.wakeup import RUNS_CHANNEL
 from decido_service.types import (
     Budget,
     ConstraintValue,
@@ -263,8 +272,10 @@ class Execution:
                 self.run_id, self.request_id, as_api_error(exc)))
             raise
         if outcome is None:
-            if self.requeue and not self.lost:
+            if self.requeue and not self.lost:  # back to the queue: other nodes take it
                 await self._write({"owner": None, "lease_until": None})
+                with contextlib.suppress(StoreError):
+                    await self.store.wakeups.notify(RUNS_CHANNEL)
             else:
                 await self._finish("cancelled")
             return None
