@@ -169,6 +169,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
     "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
     "DECIDO_SSE_HEARTBEAT": "sse_heartbeat",
+    "DECIDO_WORKER_STREAMS": "worker_streams",
     "DECIDO_RUN_LEASE": "run_lease",
     "DECIDO_RUN_RETENTION_DAYS": "run_retention_days",
     "DECIDO_TLS": "tls",
@@ -234,6 +235,11 @@ class Settings:
     """Open connections per client address and worker process (0: no cap)."""
     sse_heartbeat: int = 15
     """Seconds between two ``: heartbeat`` comments of a run's event stream."""
+    worker_streams: int = 400
+    """Event streams (``GET /v1/runs/{id}/events`` and the dashboard's) open at once in a
+    worker process, every key together, beside each key's tier cap (``max_streams``); one
+    more is 503 ``overloaded`` with ``Retry-After`` (:mod:`decido_service.streams`; 0: no
+    cap)."""
     session_secret: str = ""
     """The dashboard's HMAC secret for session cookies and CSRF tokens (at least 32
     characters); empty: one is made once and kept in the store, shared by every worker."""
@@ -276,7 +282,7 @@ class Settings:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
         for name in ("run_queue", "run_backlog", "connections_per_address",
-                     "decision_log_bytes"):
+                     "decision_log_bytes", "worker_streams"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"setting {name!r} must be an integer >= 0, got {value!r}")

@@ -161,7 +161,8 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
     app.ctx.executions = set()  # the runs going on in this worker (runs.Execution)
     app.ctx.run_feeds = Feeds()  # the runs watched over SSE in this worker
-    app.ctx.streams = StreamGuard(store, 0)  # open streams: ended when their key is revoked
+    # open streams: the worker's cap, and the end of a revoked key's
+    app.ctx.streams = StreamGuard(store, settings.worker_streams)
     app.ctx.streams.start()
     app.ctx.run_worker = RunWorker(app.ctx)  # takes queued runs from the store
     app.ctx.run_worker.start()
