@@ -80,6 +80,7 @@ __all__ = [
     "refusals",
     "settle",
     "throttle_address",
+    "throttle_sign_in",
 ]
 
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="decido"'}
@@ -211,6 +212,14 @@ async def throttle_address(request: ApiRequest) -> None:
     """Count a ``POST /v1/keys`` on the client address (429 past ``keys_per_hour``)."""
     settings = request.app.ctx.settings
     await _count(request, [limits.address_spec(client_address(request), settings=settings)])
+
+
+async def throttle_sign_in(request: ApiRequest, prefix: str | None) -> None:
+    """Count a try of the dashboard's sign-in form on the client address and the key
+    ``prefix`` tried (429 past ``sign_ins_per_minute`` on either)."""
+    settings = request.app.ctx.settings
+    await _count(request, limits.sign_in_specs(client_address(request), prefix,
+                                               settings=settings))
 
 
 async def issue_free_key(request: ApiRequest, label: str | None,

@@ -11,7 +11,9 @@ of k), ``optimize.minute`` (key, minute), ``optimize.month`` (key, month: runs),
 ``study_minute``, apart from ``optimize.minute``: surface ``study``),
 ``decide.refused`` and ``optimize.refused`` (key, minute: refused requests, the plan's or
 tier's ``refused`` budget; a refused study call is charged to ``optimize.refused``),
-``keys.hour`` (client address, hour: ``POST /v1/keys``).
+``keys.hour`` (client address, hour: ``POST /v1/keys``), ``sign_in.address`` and
+``sign_in.prefix`` (client address, and the key prefix tried, minute: the dashboard's
+sign-ins).
 ``/v1/usage`` counts nothing. In every list returned here the **first** spec is the one
 the ``X-RateLimit-*`` headers describe.
 
@@ -43,6 +45,7 @@ __all__ = [
     "headers_for",
     "SURFACES",
     "address_spec",
+    "sign_in_specs",
     "Surface",
     "plan_limits",
     "read_specs",
@@ -216,6 +219,18 @@ def address_spec(address: str, *, settings: Settings | None = None) -> CounterSp
     """The per-address throttle of ``POST /v1/keys`` (``keys.hour``)."""
     s = settings or get_settings()
     return CounterSpec("keys.hour", address, "hour", s.keys_per_hour, 1)
+
+
+def sign_in_specs(address: str, prefix: str | None, *,
+                  settings: Settings | None = None) -> list[CounterSpec]:
+    """The throttle of the dashboard's sign-in form: ``sign_in.address`` (the client
+    address) and, for a well-formed key, ``sign_in.prefix`` (its public prefix: guesses
+    at one key from many addresses), each ``sign_ins_per_minute`` tries a minute."""
+    s = settings or get_settings()
+    specs = [CounterSpec("sign_in.address", address, "minute", s.sign_ins_per_minute, 1)]
+    if prefix is not None:
+        specs.append(CounterSpec("sign_in.prefix", prefix, "minute", s.sign_ins_per_minute, 1))
+    return specs
 
 
 def headers_for(state: CounterState) -> dict[str, str]:

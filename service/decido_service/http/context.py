@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from decido_service.runs.queue import RunWorker
     from decido_service.store import Store
     from decido_service.store.group import GroupCommit
+    from decido_service.streams import StreamGuard
     from decido_service.studies.api import Context as StudyContext
     from decido_service.studies.events import StudyFeeds
     from decido_service.studies.sweeper import LeaseSweeper
@@ -59,6 +60,7 @@ class AppContext:
     sample_slots: SampleSlots
     executions: set[Execution]
     run_feeds: Feeds
+    streams: StreamGuard
     run_worker: RunWorker
     delivery_worker: DeliveryWorker
     studies: StudyContext

@@ -11,7 +11,8 @@ run_queue``), ``sample_pool`` and ``sample_slots`` (the threads for decisions un
 uncertainty and their bound: :class:`SampleSlots`), ``executions`` (the runs executing in
 this worker), ``run_worker`` (takes queued runs from the store:
 :mod:`decido_service.runs.queue`) and ``run_feeds`` (the runs watched over Server-Sent
-Events: :mod:`decido_service.runs.events`) and ``delivery_worker`` (webhook deliveries:
+Events: :mod:`decido_service.runs.events`), ``streams`` (the open streams, ended when their
+key is revoked: :mod:`decido_service.streams`) and ``delivery_worker`` (webhook deliveries:
 :mod:`decido_service.webhooks.worker`).
 :func:`in_thread` is how handlers reach the pools.
 """
@@ -38,6 +39,7 @@ from decido_service.runs.execution import wind_down
 from decido_service.runs.queue import RunWorker
 from decido_service.store import open_store
 from decido_service.store.group import GroupCommit
+from decido_service.streams import StreamGuard
 from decido_service.studies.api import Context as StudyContext
 from decido_service.studies.events import StudyFeeds
 from decido_service.studies.replay import StudyCache
@@ -160,6 +162,9 @@ async def open_resources(app: Sanic[Any, Any]) -> None:
     app.ctx.run_slots = RunSlots(settings.run_threads + settings.run_queue)
     app.ctx.executions = set()  # the runs going on in this worker (runs.Execution)
     app.ctx.run_feeds = Feeds()  # the runs watched over SSE in this worker
+    # open streams: the worker's cap, and the end of a revoked key's
+    app.ctx.streams = StreamGuard(store, settings.worker_streams)
+    app.ctx.streams.start()
     app.ctx.run_worker = RunWorker(app.ctx)  # takes queued runs from the store
     app.ctx.run_worker.start()
     app.ctx.delivery_worker = DeliveryWorker(store, settings, app.ctx.run_worker.owner)
@@ -203,7 +208,7 @@ async def stop_runs(app: Sanic[Any, Any]) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, lambda: None)
     # no more runs, deliveries or lease sweeps taken
-    for name in ("run_worker", "delivery_worker", "lease_sweeper"):
+    for name in ("run_worker", "delivery_worker", "lease_sweeper", "streams"):
         worker = getattr(app.ctx, name, None)
         if worker is not None:
             await worker.stop()

@@ -19,8 +19,9 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import response_headers, streamed
 from decido_service.http.params import headers
 from decido_service.http.problems import as_api_error
-from decido_service.runs.events import DRAIN_TIMEOUT, send_within
+from decido_service.runs.events import DRAIN_TIMEOUT, ended_event, send_within
 from decido_service.store import KeyRecord
+from decido_service.streams import Ticket
 from decido_service.studies import events as study_events
 from decido_service.types.studies import StudyEventsHeaders
 
@@ -28,9 +29,10 @@ __all__ = ["send_chunks", "send_study_events"]
 
 
 async def send_chunks(request: ApiRequest, chunks: AsyncIterator[bytes], *,
-                      drain: float = DRAIN_TIMEOUT) -> None:
+                      drain: float = DRAIN_TIMEOUT, ended: Ticket | None = None) -> None:
     """Answer 200 ``text/event-stream`` and send ``chunks`` until they end (then the
-    response ends) or the watcher does not take one within ``drain`` seconds (then its
+    response ends, after an ``error`` event when ``ended`` was ended: the key was
+    revoked) or the watcher does not take one within ``drain`` seconds (then its
     connection is dropped: it may resume with ``Last-Event-ID``)."""
     response = await request.respond(
         status=200, content_type="text/event-stream",
@@ -42,6 +44,8 @@ async def send_chunks(request: ApiRequest, chunks: AsyncIterator[bytes], *,
             if request.transport is not None:  # dropped, not closed: it holds data
                 cast(asyncio.Transport, request.transport).abort()
             return
+    if ended is not None and ended.ended is not None:
+        await response.send(ended_event(request, ended.ended))
     await response.eof()
 
 
@@ -53,9 +57,13 @@ async def send_study_events(request: ApiRequest, key: KeyRecord, study_id: str) 
     last = headers(request, StudyEventsHeaders).last_event_id
     cap = limits.tier_limits(key, settings=ctx.settings)["max_streams"]
     try:
-        watching = study_events.watch(ctx.store, ctx.study_feeds, key["id"], study_id, last,
-                                      cap, heartbeat=ctx.settings.sse_heartbeat)
-        async with watching as watcher, contextlib.aclosing(watcher.chunks()) as chunks:
-            await send_chunks(request, chunks)
+        with ctx.streams.hold(key["id"]) as ticket:  # the worker's cap; ends if revoked
+            watching = study_events.watch(ctx.store, ctx.study_feeds, key["id"], study_id,
+                                          last, cap, heartbeat=ctx.settings.sse_heartbeat)
+            async with watching as watcher:
+                ticket.on_end(watcher.feed.wake)
+                events = watcher.chunks(lambda: ticket.ended is not None)
+                async with contextlib.aclosing(events) as chunks:
+                    await send_chunks(request, chunks, ended=ticket)
     except ServiceError as exc:  # an ApiError: charged to the refused budget by the caller
         raise as_api_error(exc) from None

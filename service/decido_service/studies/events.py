@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import re
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import msgspec
@@ -119,6 +119,10 @@ class StudyFeed:
             return False
         return True
 
+    def wake(self) -> None:
+        """Wake every watcher of the feed (one of them must look at its stop condition)."""
+        self._notify()
+
     def _notify(self) -> None:
         changed, self._changed = self._changed, asyncio.get_running_loop().create_future()
         changed.set_result(None)
@@ -201,10 +205,12 @@ class Watcher:
                  heartbeat: float) -> None:
         self.feed, self.row, self.cursor, self.heartbeat = feed, row, cursor, heartbeat
 
-    async def chunks(self) -> AsyncGenerator[bytes, None]:
+    async def chunks(self, stop: Callable[[], bool] = lambda: False
+                     ) -> AsyncGenerator[bytes, None]:
         """The events after the watcher's cursor (a new watcher: the ``study`` event
         first), a heartbeat comment every ``heartbeat`` seconds without one, until the
-        study is finished and everything was sent, or deleted."""
+        study is finished and everything was sent, or deleted, or ``stop()`` is true when
+        the feed wakes (:meth:`StudyFeed.wake`: e.g. the key was revoked)."""
         feed, store = self.feed, self.feed.store
         cursor = self.cursor
         if cursor is None:
@@ -229,7 +235,7 @@ class Watcher:
                 yield encoded
                 cursor = seq
                 last = loop.time()
-            if feed.done(cursor):
+            if feed.done(cursor) or stop():
                 return
             wait = last + self.heartbeat - loop.time()
             if wait <= 0 or not await feed.changed(wait):
