@@ -200,6 +200,7 @@ cdef extern from "decido.h" nogil:
         unsigned char *pareto_feasible
         double hypervolume
         double reference_point[8]
+        char engine_chosen[32]
 
     void dc_run_init(dc_run *run)
     dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *result,

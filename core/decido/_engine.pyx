@@ -523,6 +523,7 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             "feasible": res.feasible != 0,
             "max_violation": res.max_violation,
             "g": [res.g[k] for k in range(res.n_g)],
+            "engine_chosen": res.engine_chosen.decode("ascii", "replace"),
         }
         if n_objectives:
             out.update(_front(&res, n, n_objectives))

@@ -78,7 +78,9 @@ class OptimizeResult:
         message: a human explanation of the status.
         elapsed: wall seconds.
         history: ``(evaluations, best)`` at each improvement and at the end (bounded).
-        engine: the engine id.  seed: the seed used (replays the run).
+        engine: the engine id asked for.  engine_chosen: the engine that ran (``engine``
+            itself, or what ``auto`` chose for the problem: docs/optimization.md).
+        seed: the seed used (replays the run).
         goal: ``minimize`` or ``maximize``.  gradients: gradient evaluations among them.
         feasible: every constraint holds at ``x`` (within ``constraint_tolerance``; True
             without constraints).  max_violation: the largest violation at ``x``.
@@ -104,6 +106,7 @@ class OptimizeResult:
     max_violation: float = 0.0
     constraints: list[dict[str, Any]] = field(default_factory=list, repr=False)
     variables: dict[str, float] | None = None
+    engine_chosen: str = ""
 
     @property
     def success(self) -> bool:
@@ -514,6 +517,7 @@ def _result(out: dict[str, Any], engine: str, seed: int, goal: str, design: Desi
         constraints=_constraint_report(cons, out["g"]),
         variables=None if design.names is None else {
             name: float(v) for name, v in zip(design.names, out["x"], strict=True)},
+        engine_chosen=str(out.get("engine_chosen") or engine),
     )
 
 

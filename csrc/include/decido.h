@@ -379,6 +379,8 @@ typedef struct dc_result {
     unsigned char *pareto_feasible;   /* n_pareto */
     double hypervolume;               /* of the archive at reference_point */
     double reference_point[DC_MAX_OBJECTIVES];
+    /* the engine that ran: the one asked for, or the one `auto` chose */
+    char engine_chosen[32];
     /* owned by the library */
     dc_allocator alloc;
     size_t n, history_cap;
