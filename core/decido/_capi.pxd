@@ -227,6 +227,7 @@ cdef extern from "decido.h" nogil:
 
     size_t dc_engine_count()
     const dc_engine_info *dc_engine_at(size_t index)
+    int64_t dc_engine_budget(size_t index)
     const dc_option_info *dc_run_options(size_t *count)
     const char *dc_engine_default()
 

@@ -13,6 +13,7 @@
 
 #include "decido.h"
 #include "engine/engine.h"
+#include "tests/budget.h"
 #include "tests/check.h"
 #include "tests/failing_alloc.h"
 
@@ -65,19 +66,6 @@ static dc_status run_engine(const char *id, size_t n, const double *lo, const do
     return st;
 }
 
-/* Model-based engines cost O(points^3) a batch: their runs here stop at 300
- * evaluations (under the sanitizers a few thousand would take minutes). */
-static int64_t budget_for(const char *id, int64_t budget)
-{
-    size_t k;
-    for (k = 0; k < dc_engine_count(); k++) {
-        const dc_engine_info *info = dc_engine_at(k);
-        if (strcmp(info->id, id) == 0 && strcmp(info->kind, "model") == 0)
-            return budget < 300 ? budget : 300;
-    }
-    return budget;
-}
-
 static void test_engine(const char *id)
 {
     double lo[6] = {-2, -1, 0.3, -5, 0, -3}, hi[6] = {2, 3, 0.3, 5, 1, -1};
@@ -85,7 +73,7 @@ static void test_engine(const char *id)
     int64_t budgets[5] = {1, 2, 7, 150, 3000};
     size_t b;
     for (b = 0; b < 5; b++)
-        budgets[b] = budget_for(id, budgets[b]);
+        budgets[b] = capped_budget(id, budgets[b]);
     for (d = 0; d < 3; d++) {
         size_t n = dims[d];
         for (b = 0; b < 5; b++) {
@@ -124,12 +112,12 @@ static void test_engine(const char *id)
         p2 = p1;
         p3 = p1;
         p3.abort_after = 40;
-        run_engine(id, 6, lo, hi, NULL, &p1, budget_for(id, 2000), 11, NULL, &r1);
-        run_engine(id, 6, lo, hi, NULL, &p2, budget_for(id, 2000), 11, NULL, &r2);
+        run_engine(id, 6, lo, hi, NULL, &p1, capped_budget(id, 2000), 11, NULL, &r1);
+        run_engine(id, 6, lo, hi, NULL, &p2, capped_budget(id, 2000), 11, NULL, &r2);
         CHECK(r1.fun == r2.fun && memcmp(r1.x, r2.x, 6 * sizeof(double)) == 0 &&
                   r1.evaluations == r2.evaluations,
               "%s: not reproducible (%g vs %g)", id, r1.fun, r2.fun);
-        run_engine(id, 6, lo, hi, NULL, &p3, budget_for(id, 2000), 11, NULL, &r3);
+        run_engine(id, 6, lo, hi, NULL, &p3, capped_budget(id, 2000), 11, NULL, &r3);
         CHECK(r3.stop == DC_STOP_ERROR, "%s: abort gave %s", id, dc_stop_name(r3.stop));
         dc_result_free(&r1);
         dc_result_free(&r2);
@@ -154,7 +142,7 @@ static void test_engine(const char *id)
                 CHECK(0, "compile %s", texts[t]);
                 continue;
             }
-            CHECK(run_engine(id, 4, plo, phi, prog, &pr, budget_for(id, 3000), 5, NULL, &res) ==
+            CHECK(run_engine(id, 4, plo, phi, prog, &pr, capped_budget(id, 3000), 5, NULL, &res) ==
                           DC_OK &&
                       res.evaluations <= 3000 && isfinite(res.fun),
                   "%s on %s", id, texts[t]);
@@ -174,7 +162,7 @@ static void test_engine(const char *id)
             memset(&pr, 0, sizeof pr);
             pr.lo = lo;
             pr.hi = hi;
-            st = run_engine(id, 6, lo, hi, NULL, &pr, budget_for(id, 500), 3, &a, &res);
+            st = run_engine(id, 6, lo, hi, NULL, &pr, capped_budget(id, 500), 3, &a, &res);
             CHECK(st == DC_OK || st == DC_ERR_NOMEM, "%s OOM at %ld: %s", id, k,
                   dc_status_code(st));
             if (st == DC_OK)

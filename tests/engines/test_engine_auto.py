@@ -56,3 +56,34 @@ def test_every_other_engine_names_itself():
 def test_the_service_result_says_the_choice():
     r = decido.minimize(SHIFTED, [(-1, 2)] * 2, engine="auto", max_evaluations=30, seed=1)
     assert result_of(r).engine_chosen == "bo"
+
+
+def test_minimize_without_an_engine_runs_auto_for_small_budgets():
+    r = decido.minimize(SHIFTED, [(-1, 2)] * 3, max_evaluations=100, seed=1)
+    assert r.engine == "auto" and r.engine_chosen == "bo" and r.evaluations <= 100
+    at = decido.maximize("-" + SHIFTED, [(-1, 2)] * 3, max_evaluations=200, seed=1)
+    assert at.engine == "auto" and at.engine_chosen == "bo"
+    # an expression with a larger budget, or none: the default engine
+    beyond = decido.minimize(SHIFTED, [(-1, 2)] * 3, max_evaluations=201, seed=1)
+    assert beyond.engine == beyond.engine_chosen == decido.default_engine() == "dss"
+    plain = decido.minimize(decido.Expression(SHIFTED, n=3), [(-1, 2)] * 3, seed=1)
+    assert plain.engine == "dss"
+    # a named engine is run whatever the budget
+    assert decido.minimize(SHIFTED, [(-1, 2)] * 3, engine="cmaes", max_evaluations=50,
+                           seed=1).engine_chosen == "cmaes"
+
+
+def test_minimize_of_a_python_callable_without_a_budget_runs_auto():
+    def f(x):
+        return float(np.sum((x - 0.7) ** 2))
+
+    r = decido.minimize(f, [(-1, 2)] * 3, seed=1)
+    # auto chooses for the default budget (max(10000, 2000 n)): cmaes beyond 200
+    assert r.engine == "auto" and r.engine_chosen == "cmaes" and r.fun < 1e-8
+    small = decido.minimize(f, [(-1, 2)] * 3, seed=1, max_evaluations=60)
+    assert small.engine == "auto" and small.engine_chosen == "bo" and small.evaluations <= 60
+    big = decido.minimize(f, [(-1, 2)] * 3, seed=1, max_evaluations=5000)
+    assert big.engine == "dss"
+    vec = decido.minimize(lambda X: np.sum((X - 0.7) ** 2, axis=1), [(-1, 2)] * 2,
+                          vectorized=True, seed=1, max_evaluations=40)
+    assert vec.engine_chosen == "bo"
