@@ -221,8 +221,8 @@ def test_streamed_run_reports_progress_then_the_result(server: LiveServer) -> No
     assert evaluations == sorted(evaluations) and evaluations[-1] > 0
     assert all(e["best"] is not None for e in progress[1:])
     assert last["event"] == "result" and last["status"] == "time_limit"
-    assert set(last) == {"event", "id", "run_id", "engine", "status", "message", "x", "value",
-                         "goal",
+    assert set(last) == {"event", "id", "run_id", "engine", "engine_chosen", "status",
+                         "message", "x", "value", "goal",
                          "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history",
                          "feasible", "max_violation", "constraints", "variables"}
     assert last["evaluations"] >= evaluations[-1] and last["dims"] == 1000
