@@ -39,7 +39,8 @@ def _serve() -> tuple[subprocess.Popen[bytes], int, str]:
     db = Path(tempfile.mkdtemp()) / "decido.db"
     key = json.loads(subprocess.run(
         [str(BIN / "decido"), "keys", "create", "--plan", "enterprise", "--tier", "enterprise",
-         "--db", str(db), "--json"], capture_output=True, text=True, check=True).stdout)["key"]
+         "--db", str(db), "--create", "--json"],
+        capture_output=True, text=True, check=True).stdout)["key"]
     proc = subprocess.Popen([str(BIN / "decido"), "serve", "--workers", "1", "--port",
                              str(port), "--db", str(db)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
