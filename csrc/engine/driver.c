@@ -571,6 +571,8 @@ static dc_status finish(dc_driver *d)
     res->gradients = d->grads;
     res->stop = d->stop;
     res->elapsed = dc_driver_now() - d->t0;
+    snprintf(res->engine_chosen, sizeof res->engine_chosen, "%s",
+             strcmp(d->vt->info->id, "auto") == 0 ? dc_auto_chosen(d->state) : d->vt->info->id);
     if (res->n_history == 0 || res->history[res->n_history - 1].evaluations != d->evals) {
         res->history[res->n_history].evaluations = d->evals;
         res->history[res->n_history].best = d->multi ? res->hypervolume : res->fun;

@@ -164,7 +164,8 @@ def result_of(r: decido.OptimizeResult | decido.ParetoResult) -> RunResult:
         iterations=r.iterations, message=r.message, elapsed_ms=round(r.elapsed * 1e3, 3),
         seed=r.seed, feasible=r.feasible, max_violation=r.max_violation,
         constraints=[ConstraintValue(c["name"], c["value"], c["violation"])
-                     for c in r.constraints], variables=r.variables)
+                     for c in r.constraints], variables=r.variables,
+        engine_chosen=r.engine_chosen or None)
 
 
 def _front_of(r: decido.ParetoResult) -> RunResult:
@@ -179,7 +180,8 @@ def _front_of(r: decido.ParetoResult) -> RunResult:
         max_violation=min(violations) if violations else None, constraints=[],
         variables=None, pareto=msgspec.convert(d["pareto"], list[ParetoPoint]),
         hypervolume=d["hypervolume"], reference_point=d["reference_point"],
-        objectives=msgspec.convert(d["objectives"], list[ObjectiveInfo]))
+        objectives=msgspec.convert(d["objectives"], list[ObjectiveInfo]),
+        engine_chosen=r.engine_chosen or None)
 
 
 def front_chunks(front: Sequence[ParetoPoint]) -> list[FrontChunk]:
