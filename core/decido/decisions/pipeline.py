@@ -1,14 +1,14 @@
-"""Decisions: choose among a finite set of options under constraints.
+"""The path of one decision request, from the request to the answer.
 
 ``decide(request)`` takes the JSON body of ``POST /v1/decide`` as a mapping and
 returns the JSON-ready response; ``decide_batch`` does the same for ``POST
 /v1/batch``.  Every request takes one path: the request is validated first
-(``decido._mcdm_request``: every fault found is reported together, as one
+(``decido.decisions.request``: every fault found is reported together, as one
 ``DecisionError``), constraints and the ``expression`` method are compiled with the
 language of ``decido.Expression`` (the attributes they use are found by the compiler: each
 unknown name that an option has becomes a variable, and the text is compiled again) and
 evaluated over all options in one VM call each, the multi-criteria methods score the
-feasible options (``decido._mcdm_methods``), and competition ranks are computed in C
+feasible options (``decido.decisions.methods``), and competition ranks are computed in C
 (``dc_rank_competition`` in ``csrc/decide/rank.c``).  See ``docs/decisions.md``.
 """
 
@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm_answer import fill_ranking, header, infeasible_list
-from decido._mcdm_decision import Decision
-from decido._mcdm_expressions import compile_all, score_expression
-from decido._mcdm_faults import DecisionError, Faults, did_you_mean, kind_of
-from decido._mcdm_methods import (
+from decido.decisions.answer import fill_ranking, header, infeasible_list
+from decido.decisions.decision import Decision
+from decido.decisions.expressions import compile_all, score_expression
+from decido.decisions.faults import DecisionError, Faults, did_you_mean, kind_of
+from decido.decisions.methods import (
     RANK_TOLERANCE,
     Scored,
     auto_weights,
@@ -32,28 +32,23 @@ from decido._mcdm_methods import (
     out_of_unit_range,
     unit_columns,
 )
-from decido._mcdm_options import (
+from decido.decisions.options import (
     SMALL_MATRIX,
     attribute_names,
     locate_attribute,
     parse_options,
     value_matrix,
 )
-from decido._mcdm_request import parse_request
-from decido._mcdm_schema import decision_schemas
-from decido._mcdm_sensitivity import sensitivity
-from decido._mcdm_vocabulary import (
+from decido.decisions.request import parse_request
+from decido.decisions.sensitivity import sensitivity
+from decido.decisions.vocabulary import (
     LIMITS,
     METHODS,
     NON_NEGATIVE_WEIGHTINGS,
     POSITIVE_NORMALIZATIONS,
-    decision_methods,
 )
 
-__all__ = [
-    "LIMITS", "RANK_TOLERANCE", "DecisionError", "decide", "decide_batch", "decision_methods",
-    "decision_schemas",
-]
+__all__ = ["decide", "decide_batch"]
 
 #: weightings that do not depend on the options
 _SET_WEIGHTS = ("given", "equal", "ahp")
@@ -96,7 +91,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
     columns = list(dict.fromkeys(located + variables))
     m = len(d.ids)
     if d.uncertainty is not None:
-        from decido._mcdm_smaa import decide_uncertain  # noqa: PLC0415 - not on every call
+        from decido.decisions.smaa import decide_uncertain  # noqa: PLC0415 - not on every call
 
         return decide_uncertain(d, header(d, m, m), attrs, columns, programs or [], variables,
                                 faults)
@@ -132,7 +127,7 @@ def decide(request: Mapping[str, Any]) -> dict[str, Any]:
         out["warnings"] = d.warnings
         return out
     d.feasible = None if all_feasible else feasible
-    if d.method != "expression":
+    if not METHODS[d.method].by_expression:
         return _decide_mcdm(d, out, Xc, faults)
 
     used = [variables.index(v) for v in uses[-1]]
@@ -297,15 +292,15 @@ def _check_values(d: Decision, Xc: Array, faults: Faults) -> None:
     if d.weighting in NON_NEGATIVE_WEIGHTINGS:
         _refuse(d, Xc < 0, f"weighting {d.weighting!r} needs values >= 0", Xc, faults)
     m = Xc.shape[0]
-    if method == "promethee2" and m > LIMITS["max_promethee_options"]:
+    if row.max_options is not None and m > LIMITS[row.max_options]:
         faults.add(
             ("options",),
             "too_many",
-            f"promethee2 compares every pair: {m} feasible options "
-            f"(limit {LIMITS['max_promethee_options']})",
+            f"{method} {row.max_options_reason}: {m} feasible options "
+            f"(limit {LIMITS[row.max_options]})",
         )
-    if method == "spotis":
-        _spotis_bounds(d, Xc, faults)
+    if row.check_values is not None:
+        row.check_values(d, Xc, faults)
 
 
 def _refuse(d: Decision, bad: NDArray[np.bool_], need: str, Xc: Array, faults: Faults
@@ -322,31 +317,6 @@ def _refuse(d: Decision, bad: NDArray[np.bool_], need: str, Xc: Array, faults: F
             "non_positive_value",
             f"{need}; attribute {criteria[j]!r} is {Xc[i, j]}",
         )
-
-
-def _spotis_bounds(d: Decision, Xc: Array, faults: Faults) -> None:
-    given = d.params["bounds"]
-    bounds = np.column_stack([Xc.min(axis=0), Xc.max(axis=0)])
-    criteria = d.names
-    for j, name in enumerate(criteria):
-        if name in given:
-            lo, hi = given[name]
-            for i in np.flatnonzero((Xc[:, j] < lo) | (Xc[:, j] > hi)).tolist():
-                faults.add(
-                    ("options", d.option(i), "attributes", name),
-                    "out_of_bounds",
-                    f"value {Xc[i, j]} is outside the SPOTIS bounds [{lo}, {hi}]",
-                )
-            bounds[j] = lo, hi
-    taken = [name for name in criteria if name not in given]
-    if taken:
-        d.warn(
-            "bounds_from_data",
-            "SPOTIS bounds taken from the feasible options (scores then depend on the "
-            f"option set): {', '.join(taken)}",
-            "params.bounds",
-        )
-    d.params["bounds"] = np.ascontiguousarray(bounds)
 
 
 def _given_weights(d: Decision) -> dict[str, float]:
@@ -377,10 +347,11 @@ def _constant_warning(name: str, j: int) -> dict[str, Any]:
 def _score_mcdm(plan: Decision, Xc: Array) -> tuple[Scored, Array, Array, dict[str, Any]]:
     """The method's scores and the weights; also the matrix and parameters it scored
     (each criterion scaled by a power of two where its magnitudes need it:
-    :func:`~decido._mcdm_methods.unit_columns`)."""
+    :func:`~decido.decisions.methods.unit_columns`)."""
     m, k = Xc.shape
     benefit = np.array([c.benefit for c in plan.criteria])
-    if plan.method in ("spotis", "promethee2") or m * k > SMALL_MATRIX:
+    row = METHODS[plan.method]
+    if row.params_in_units or m * k > SMALL_MATRIX:
         lo, hi = Xc.min(axis=0), Xc.max(axis=0)
         flags = (lo == hi).tolist()
         unit = unit_columns(Xc, column_top(np.maximum(hi, -lo), plan.params), plan.params)
@@ -413,6 +384,6 @@ def _score_mcdm(plan: Decision, Xc: Array) -> tuple[Scored, Array, Array, dict[s
             )
         else:
             w = auto
-    method = METHODS[plan.method].score
+    method = row.score
     assert method is not None  # a multi-criteria method
     return method(X, benefit, w, params), w, X, params
