@@ -83,7 +83,8 @@ class Method:
     (feasible) options and ``max_options_reason`` says why; ``check_values`` checks the
     feasible values, ``check_support`` every value's support under uncertainty.
     ``params_in_units``: some parameters are in the units of the criteria (the matrix
-    is scaled with them)."""
+    is scaled with them); ``by_expression``: an expression scores the options (no
+    criteria, weights or parameters; ``score`` is None)."""
 
     name: str
     summary: str
@@ -100,17 +101,14 @@ class Method:
     check_values: ValueCheck | None = None
     check_support: SupportCheck | None = None
     params_in_units: bool = False
-
-    @property
-    def by_expression(self) -> bool:
-        """Whether an expression scores the options (no criteria, weights or params)."""
-        return self.score is None
+    by_expression: bool = False
 
 
 METHODS: dict[str, Method] = {
     row.name: row
     for row in (
-        Method("expression", "the value of an expression over the attributes", None, "VM"),
+        Method("expression", "the value of an expression over the attributes", None, "VM",
+               by_expression=True),
         Method("wsm", "weighted sum of the normalized values", m.wsm, "C", "minmax",
                linear_in_weights=True),
         Method("wpm", "weighted product of the normalized values", m.wpm, "NumPy", "linear",
@@ -138,6 +136,7 @@ METHODS: dict[str, Method] = {
     )
 }
 ALL_METHODS = tuple(METHODS)
+assert all((row.score is None) == row.by_expression for row in METHODS.values())
 #: the method of a request that names none: this, or with an expression ...
 DEFAULT_METHOD = "wsm"
 #: ... the method that scores by expression
