@@ -12,7 +12,7 @@ every method at 5 options; a request with one constraint; then the kernel method
 for the large requests) with ``time.perf_counter`` and prints microseconds per call,
 best of 3 repeats.
 
-The methods that run as C kernels (``decido._mcdm``: topsis, wsm, moora, vikor, spotis)
+The methods that run as C kernels (``decido.decisions._kernels``: topsis, wsm, moora, vikor, spotis)
 are timed twice in the same run: as shipped, and with the method swapped for the plain
 NumPy implementation below (the code the kernels replaced, kept here only to measure
 them), with the ratio numpy / kernel.  Two columns each: ``loop`` calls ``decide``
@@ -33,9 +33,9 @@ import numpy as np
 
 import decido
 
-METHODS_MODULE = sys.modules["decido._mcdm_methods"]
-#: the method table (one row per method, decido._mcdm_vocabulary)
-TABLE = sys.modules["decido._mcdm_vocabulary"].METHODS
+METHODS_MODULE = sys.modules["decido.decisions.methods"]
+#: the method table (one row per method, decido.decisions.vocabulary)
+TABLE = sys.modules["decido.decisions.vocabulary"].METHODS
 Scored = METHODS_MODULE.Scored
 #: other work between two timed calls: lists of ints totalling about 4 MiB
 _OTHER = [list(range(1000)) for _ in range(128)]

@@ -3,6 +3,7 @@ the documentation's links stay inside the repository, local state is ignored by 
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -64,3 +65,47 @@ def test_the_engines_do_not_include_the_compilers_internal_header() -> None:
     assert engine
     including = [p.name for p in engine if '#include "expr/' in p.read_text()]
     assert including == []
+
+
+def test_the_decisions_are_one_package() -> None:
+    """Issue 39: the decisions live in the package decido.decisions, no flat _mcdm module."""
+    core = ROOT / "core" / "decido"
+    assert sorted(p.name for p in core.glob("_mcdm*")) == []
+    assert (core / "decisions" / "__init__.py").exists()
+
+
+def _method_names(node: ast.AST, names: frozenset[str]) -> bool:
+    """Whether ``node`` is a method name, or a tuple, list or set holding one."""
+    if isinstance(node, ast.Constant):
+        return node.value in names
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_method_names(e, names) for e in node.elts)
+    return False
+
+
+def _mentions_method(node: ast.AST) -> bool:
+    return any((isinstance(n, ast.Name) and "method" in n.id)
+               or (isinstance(n, ast.Attribute) and "method" in n.attr) for n in ast.walk(node))
+
+
+def test_no_method_name_branches_outside_the_method_table() -> None:
+    """Issue 39: what differs between decision methods is a column of the method table
+    (decido/decisions/vocabulary.py); no other code compares a method with a method's name."""
+    from decido.decisions.vocabulary import METHODS
+
+    names = frozenset(METHODS)
+    table = ROOT / "core" / "decido" / "decisions" / "vocabulary.py"
+    files = [*sorted((ROOT / "core" / "decido").rglob("*.py")),
+             *sorted((ROOT / "service" / "decido_service").rglob("*.py"))]
+    found = []
+    for path in files:
+        if path == table:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            if any(_method_names(s, names) for s in sides) and any(
+                    _mentions_method(s) for s in sides if not _method_names(s, names)):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []

@@ -143,7 +143,7 @@ def status_error(code: str, message: str, part: LibraryPart, *, field: str | Non
                  source: tuple[str, bytes, int, int] | None = None) -> Exception:
     """The exception for a C status (``dc_status_code``, one row of csrc/common/status.def)
     that ``part`` met: the one map from C statuses to exceptions, used by ``_expr``,
-    ``_engine`` and ``_mcdm``.
+    ``_engine`` and ``decisions._kernels``.
 
     ``out_of_memory`` is a :class:`MemoryError` everywhere.  Otherwise an expression's
     status is an :class:`ExpressionError` with that code (``source``: the text, its UTF-8

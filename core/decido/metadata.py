@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["DESCRIPTION", "KEY_PATTERN", "MAX_KEYS", "MAX_KEY_LENGTH", "MAX_VALUE_LENGTH",
-           "metadata_faults", "metadata_schema"]
+           "metadata_faults"]
 
 #: the most keys a ``metadata`` object holds
 MAX_KEYS = 20
@@ -64,14 +64,6 @@ def metadata_faults(value: Any) -> list[tuple[tuple[str, ...], str, str]]:
                           f"a metadata value has at most {MAX_VALUE_LENGTH} characters, "
                           f"not {len(item)}"))
     return found
-
-
-def metadata_schema() -> dict[str, Any]:
-    """The JSON Schema of a ``metadata`` object (null: none)."""
-    return {"type": ["object", "null"], "maxProperties": MAX_KEYS,
-            "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LENGTH,
-                              "pattern": KEY_PATTERN},
-            "additionalProperties": {"type": "string", "maxLength": MAX_VALUE_LENGTH}}
 
 
 def _kind(value: Any) -> str:

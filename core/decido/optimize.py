@@ -15,7 +15,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from decido import _engine
 from decido._engine import RunMonitor
-from decido._mcdm_faults import did_you_mean
 from decido._problem import Problem, engine_error
 from decido._problem import is_real as _is_real
 from decido._run_args import (
@@ -27,6 +26,7 @@ from decido._run_args import (
     run_budget,
     with_stop_option,
 )
+from decido.decisions.faults import did_you_mean
 from decido.design import Constraint, Design, compile_constraints, design_problems
 from decido.errors import EngineError
 from decido.expression import Expression

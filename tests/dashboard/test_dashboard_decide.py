@@ -172,3 +172,17 @@ def test_a_bad_decision_maker_block_is_named(visit: Visit) -> None:
         page.inner_text("#decide-problems")
     assert page.input_value("#decision_makers") == "ann\ncost heavy\nspeed 1"
     visit.verify()
+
+
+def test_the_form_of_the_expression_method_sends_an_expression_and_no_criteria() -> None:
+    """The form tells the method an expression scores by the method table's kernel ("VM"),
+    not by its name, and the body it sends is one decido.decide answers."""
+    from decido_service.dashboard.decide_form import body_of, defaults
+
+    fields = {**defaults(), "method": "expression", "expression": "quality - price / 10",
+              "options": "id,price,quality\ns1,18.5,7.2\ns2,22,8.1\n"}
+    body = body_of(fields)
+    assert body["expression"] == "quality - price / 10" and "criteria" not in body
+    assert decido.decide(body)["best"] == "s2"
+    body = body_of({**fields, "method": "topsis", "criteria": "price minimize 1"})
+    assert "expression" not in body and body["criteria"][0]["attribute"] == "price"

@@ -72,7 +72,7 @@ def test_one_bad_item_never_fails_the_batch():
 def test_unexpected_failures_are_item_errors(monkeypatch):
     import sys
 
-    mod = sys.modules["decido.decide"]
+    mod = sys.modules["decido.decisions.pipeline"]
 
     def boom(request):
         raise RuntimeError("secret internals")

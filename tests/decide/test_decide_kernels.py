@@ -1,4 +1,4 @@
-"""The C kernels (csrc/decide/kernels.c) through ``decido._mcdm``: argument checks, the
+"""The C kernels (csrc/decide/kernels.c) through ``decido.decisions._kernels``: argument checks, the
 normalizations against formulas written here, every size (no size limit), and the
 compiled decision modules."""
 
@@ -12,7 +12,7 @@ import pytest
 
 import decido
 
-kernels = sys.modules["decido._mcdm"]
+kernels = sys.modules["decido.decisions._kernels"]
 
 
 def _norm_reference(X: np.ndarray, benefit: np.ndarray, name: str) -> np.ndarray:
@@ -97,9 +97,9 @@ def test_given_weights_are_over_their_exact_sum():
 
 
 @pytest.mark.parametrize("name", [
-    "decido.decide", "decido._mcdm_request", "decido._mcdm_methods", "decido._mcdm_faults",
-    "decido._mcdm_vocabulary", "decido._mcdm_decision", "decido._mcdm_options",
-    "decido._mcdm_expressions", "decido._mcdm_answer"])
+    "decido.decisions.pipeline", "decido.decisions.request", "decido.decisions.methods",
+    "decido.decisions.faults", "decido.decisions.vocabulary", "decido.decisions.decision",
+    "decido.decisions.options", "decido.decisions.expressions", "decido.decisions.answer"])
 def test_decision_modules_are_compiled(name):
     """The wheel compiles these pure-Python modules with Cython (core/CMakeLists.txt)."""
     assert not sys.modules[name].__file__.endswith(".py")

@@ -44,3 +44,32 @@ def test_each_row_says_what_decide_does(name):
             with pytest.raises(decido.DecisionError) as info:
                 decido.decide(bad)
             assert info.value.errors[0]["pointer"] == f"/params/{param}"
+
+
+def test_a_methods_limit_and_value_checks_are_its_rows(monkeypatch):
+    """A row carries its method's own limit on the options and its value checks: the same
+    row fields on another method's row make decide apply them there."""
+    import dataclasses
+
+    from decido.decisions import vocabulary
+
+    def no_zeros(d, Xc, faults):
+        for i in (Xc == 0).any(axis=1).nonzero()[0].tolist():
+            faults.add(("options", d.option(i)), "invalid_request", "a zero value")
+
+    row = vocabulary.METHODS["wsm"]
+    monkeypatch.setitem(vocabulary.METHODS, "wsm", dataclasses.replace(
+        row, max_options="max_promethee_options", max_options_reason="is tested",
+        check_values=no_zeros))
+    monkeypatch.setitem(decido.DECISION_LIMITS, "max_promethee_options", 2)
+    body = {"options": OPTIONS, "criteria": CRITERIA, "method": "wsm"}
+    with pytest.raises(decido.DecisionError) as info:
+        decido.decide(body)
+    assert info.value.code == "too_many"
+    assert info.value.message == "wsm is tested: 3 feasible options (limit 2)"
+    zero = [{"id": 9, "attributes": {"a": 0.0, "b": 1.0}}, OPTIONS[1]]
+    with pytest.raises(decido.DecisionError) as info:
+        decido.decide({**body, "options": zero})
+    assert [e["pointer"] for e in info.value.errors] == ["/options/0"]
+    monkeypatch.undo()
+    assert decido.decide(body)["n_feasible"] == 3

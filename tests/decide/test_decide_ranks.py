@@ -1,4 +1,4 @@
-"""Competition ranks in C (decido._mcdm.competition_ranks, csrc/decide/rank.c)
+"""Competition ranks in C (decido.decisions._kernels.competition_ranks, csrc/decide/rank.c)
 against the NumPy formulation they replaced, written out here as the reference."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from decido import _mcdm
 from decido.decide import RANK_TOLERANCE
+from decido.decisions import _kernels
 
 
 def reference(score: np.ndarray, higher_is_better: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -53,7 +53,7 @@ def test_matches_reference(n, higher):
     rng = np.random.default_rng(n * 2 + higher)
     for _ in range(20):
         score = draw(rng, n)
-        order, ranks = _mcdm.competition_ranks(score, higher, RANK_TOLERANCE)
+        order, ranks = _kernels.competition_ranks(score, higher, RANK_TOLERANCE)
         want_order, want_ranks = reference(score, higher)
         assert order.tolist() == want_order.tolist()
         assert ranks.tolist() == want_ranks.tolist()
@@ -61,8 +61,8 @@ def test_matches_reference(n, higher):
 
 def test_large_ties_and_empty():
     score = np.repeat([3.0, 1.0, 2.0], 40_000)
-    order, ranks = _mcdm.competition_ranks(score, True, RANK_TOLERANCE)
+    order, ranks = _kernels.competition_ranks(score, True, RANK_TOLERANCE)
     want_order, want_ranks = reference(score, True)
     assert np.array_equal(order, want_order) and np.array_equal(ranks, want_ranks)
-    order, ranks = _mcdm.competition_ranks(np.empty(0), True, RANK_TOLERANCE)
+    order, ranks = _kernels.competition_ranks(np.empty(0), True, RANK_TOLERANCE)
     assert order.shape == ranks.shape == (0,)

@@ -512,7 +512,7 @@ def test_request_id_is_echoed():
 
 
 def test_large_promethee_uses_blocks():
-    from decido import _mcdm_methods
+    from decido.decisions import methods as _mcdm_methods
 
     X, benefit, w = problem(12, 300, 3)
     full = scores(run(X, benefit, w, "promethee2"))

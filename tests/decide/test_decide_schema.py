@@ -186,3 +186,23 @@ def test_the_log_member_is_a_boolean_and_otherwise_ignored():
     with pytest.raises(decido.DecisionError) as info:
         decido.decide(BASE | {"log": "yes"})
     assert (info.value.code, info.value.path) == ("invalid_request", "log")
+
+
+def test_the_schema_is_derived_from_the_types(monkeypatch):
+    """Issue 39: each component is its type's members (the required ones those the type
+    requires), request types closed, and a Rule's limit read at the call."""
+    from decido.decisions import types
+    from decido.decisions.rules import members
+
+    schemas = decido.decision_schemas()
+    for name in ("DecideRequest", "DecisionCriterion", "DecisionMaker", "DecisionUncertainty",
+                 "DecisionOption", "DecideResult", "DecisionItemError", "BatchResult"):
+        kind = getattr(types, name)
+        assert list(schemas[name]["properties"]) == list(members(kind)), name
+        required = [m for m in members(kind) if m in kind.__required_keys__]
+        assert schemas[name].get("required", []) == required, name
+        closed = schemas[name].get("additionalProperties") is False
+        assert closed == (kind in types.REQUEST_TYPES), name
+    assert set(schemas["DecisionItem"]["properties"]) == types.REQUEST_MEMBERS
+    monkeypatch.setitem(decido.DECISION_LIMITS, "max_criteria", 7)
+    assert decido.decision_schemas()["DecideRequest"]["properties"]["criteria"]["maxItems"] == 7

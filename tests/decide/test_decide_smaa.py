@@ -12,8 +12,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import decido
-from decido import _mcdm, _mcdm_methods
-from decido._mcdm_vocabulary import METHODS
+from decido.decisions import _kernels
+from decido.decisions import methods as _mcdm_methods
+from decido.decisions.vocabulary import METHODS
 
 # minmax over [0, 10]: A (1, 0), B (0, 1), C (0.7, 0.5); score t a + (1 - t) b
 OPTIONS = [
@@ -153,7 +154,7 @@ def test_batched_scores_equal_one_matrix_at_a_time(method):
               "bounds": np.ascontiguousarray([[0.0, 10.0]] * k)}
     row = METHODS[method]
     if row.kernel == "C":
-        batch = _mcdm.scores_batch(method, X3, benefit.tobytes(), W, params["normalization"],
+        batch = _kernels.scores_batch(method, X3, benefit.tobytes(), W, params["normalization"],
                                    0.5, _mcdm_methods.RANK_TOLERANCE, params["bounds"], None)
     else:
         batch = row.score(X3.transpose(0, 2, 1), benefit, W, params).score

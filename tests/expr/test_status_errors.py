@@ -43,5 +43,5 @@ def test_the_modules_raise_through_the_map() -> None:
         _engine.run("no_such_engine", lower, upper, decido.Expression("x[0]", n=2)._program,
                     False, False, 10, 0.0, None, 1, {}, None, 16)
     assert engine.value.code == "invalid_argument" and "no_such_engine" in str(engine.value)
-    # _mcdm checks shapes before its kernels, which then cannot fail: its part of the map
-    # is covered by test_each_part_has_its_exception
+    # decisions._kernels checks shapes before its kernels, which then cannot fail: its part of
+    # the map is covered by test_each_part_has_its_exception

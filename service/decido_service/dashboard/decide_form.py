@@ -52,6 +52,8 @@ __all__ = ["AGGREGATIONS", "EXAMPLE", "METHODS", "SOURCES", "WEIGHTINGS", "FormE
 
 #: the methods of ``/v1/decide`` (the library's method table)
 METHODS: tuple[str, ...] = tuple(m["name"] for m in decido.decision_methods())
+#: the methods an expression scores (kernel "VM": no criteria, an expression box)
+_BY_EXPRESSION = frozenset(m["name"] for m in decido.decision_methods() if m["kernel"] == "VM")
 _REQUEST = decido.decision_schemas()["DecideRequest"]["properties"]
 #: the weightings of ``/v1/decide`` (the library's request schema)
 WEIGHTINGS: tuple[str, ...] = tuple(w for w in _REQUEST["weighting"]["enum"] if w is not None)
@@ -111,7 +113,7 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
             body[switch] = True
     if method not in METHODS:
         problems.append(f"method: pick one of {', '.join(METHODS)}")
-    if method == "expression":
+    if method in _BY_EXPRESSION:
         body["expression"] = fields.get("expression", "").strip()
         if not body["expression"]:
             problems.append("expression: the method 'expression' needs a score expression")

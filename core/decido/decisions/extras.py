@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from decido._mcdm_ahp import ahp, group_weights, pairwise_matrix, parse_members
-from decido._mcdm_decision import Decision
-from decido._mcdm_faults import Bad, Faults, Where, choice
-from decido._mcdm_uncertain import interval, parse_uncertainty
-from decido._mcdm_vocabulary import AGGREGATIONS, AHP_METHODS, AUTOMATIC_WEIGHTINGS
+from decido.decisions.ahp import ahp, group_weights, pairwise_matrix, parse_members
+from decido.decisions.decision import Decision
+from decido.decisions.faults import Bad, Faults, Where, choice
+from decido.decisions.uncertain import interval, parse_uncertainty
+from decido.decisions.vocabulary import AGGREGATIONS, AHP_METHODS, AUTOMATIC_WEIGHTINGS
 
 #: the members read here
 EXTRA_FIELDS = frozenset({"pairwise", "ahp_method", "decision_makers", "aggregation",

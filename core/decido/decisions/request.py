@@ -1,12 +1,13 @@
 """Validation of a decision request's members: fields, criteria and params.
 
 Everything here only reads the request; it never scores.  Faults are collected in a
-``Faults`` (every fault found, not only the first; ``decido._mcdm_faults``) and raised
-together as one ``DecisionError``.  What a request may hold -- its members, methods,
-normalizations, weightings, goals, parameters and limits -- is read from
-``decido._mcdm_vocabulary``; ``decido._mcdm_schema`` writes the JSON Schema of the
-request from the same tables.  The members of judgments, groups and uncertainty are
-read by ``decido._mcdm_extras``; the options by ``decido._mcdm_options``.
+``Faults`` (every fault found, not only the first; ``decido.decisions.faults``) and raised
+together as one ``DecisionError``.  What a request may hold is read from its types
+(``decido.decisions.types``: the members, from which ``decido.decisions.schema`` derives the
+JSON Schema) and from the tables of ``decido.decisions.vocabulary`` (methods, with their
+parameters' readers, normalizations, weightings, goals and limits).  The members of
+judgments, groups and uncertainty are read by ``decido.decisions.extras``; the options by
+``decido.decisions.options``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from decido._mcdm import NORMALIZATIONS
-from decido._mcdm_decision import Criterion, Decision
-from decido._mcdm_extras import (
+from decido.decisions._kernels import NORMALIZATIONS
+from decido.decisions.decision import Criterion, Decision
+from decido.decisions.extras import (
     EXTRA_FIELDS,
     EXTRA_WEIGHTINGS,
     default_weighting,
@@ -26,10 +27,9 @@ from decido._mcdm_extras import (
     parse_uncertain,
     weight_interval,
 )
-from decido._mcdm_faults import (
+from decido.decisions.faults import (
     Bad,
     Faults,
-    Where,
     choice,
     did_you_mean,
     fail,
@@ -37,20 +37,18 @@ from decido._mcdm_faults import (
     known_members,
     number,
 )
-from decido._mcdm_vocabulary import (
+from decido.decisions.params import UNIT_PARAMS, Param
+from decido.decisions.types import CRITERION_MEMBERS, REQUEST_MEMBERS
+from decido.decisions.vocabulary import (
     ALL_METHODS,
     ALL_PARAMS,
-    CRITERION_FIELDS,
     DEFAULT_GOAL,
+    DEFAULT_METHOD,
     DEFAULT_WEIGHT,
-    FIELDS,
+    EXPRESSION_METHOD,
     LIMITS,
     METHODS,
-    PARAMS,
-    PREFERENCE_NEEDS,
-    UNIT_PARAMS,
     WEIGHTING_NAMES,
-    Param,
 )
 from decido.goals import goal_name, goal_problem
 from decido.metadata import metadata_faults
@@ -61,13 +59,13 @@ def parse_request(request: Any, faults: Faults) -> Decision:
     if type(request) is not dict and not isinstance(request, Mapping):
         raise fail((), "invalid_request", f"a decision is an object, not {kind_of(request)}")
     for key in request:
-        if key not in FIELDS:
-            hint = did_you_mean(key, sorted(FIELDS)) if isinstance(key, str) else ""
+        if key not in REQUEST_MEMBERS:
+            hint = did_you_mean(key, sorted(REQUEST_MEMBERS)) if isinstance(key, str) else ""
             faults.add((str(key),), "invalid_request", f"unknown field {key!r}{hint}")
     get = request.get
     method = get("method")
     if method is None:
-        method = "expression" if get("expression") is not None else "wsm"
+        method = EXPRESSION_METHOD if get("expression") is not None else DEFAULT_METHOD
     try:
         method = choice(method, ALL_METHODS, "method")
     except Bad as bad:
@@ -79,7 +77,7 @@ def parse_request(request: Any, faults: Faults) -> Decision:
     for where, code, message in metadata_faults(get("metadata")):  # read by the service
         faults.add(("metadata", *where), code, message)
     plan = Decision(
-        method or "wsm",
+        method or DEFAULT_METHOD,
         _constraints(get("constraints"), faults),
         method is None or not METHODS[method].ascending,
         _top_k(get("top_k"), faults),
@@ -100,7 +98,7 @@ def parse_request(request: Any, faults: Faults) -> Decision:
                 choice(value, choices, name)
             except Bad as bad:
                 faults.add((name,), f"unknown_{name}", bad.message)
-    if method == "expression":
+    if method is not None and METHODS[method].by_expression:
         _expression_fields(plan, request, faults)
         for name in ("criteria", "normalization", "weighting", "params", "sensitivity",
                      "pairwise", "ahp_method", "decision_makers", "aggregation"):
@@ -235,7 +233,7 @@ def _criterion(
     item: Any, j: int, plan: Decision, need_weights: bool, seen: set[str], faults: Faults
 ) -> Criterion | None:
     here = ("criteria", j)
-    ok = known_members(item, here, CRITERION_FIELDS, "a criterion", faults)
+    ok = known_members(item, here, CRITERION_MEMBERS, "a criterion", faults)
     if not isinstance(item, Mapping):
         return None
     name = item.get("attribute")
@@ -283,7 +281,8 @@ def _params(method: str, value: Any, plan: Decision, faults: Faults) -> dict[str
     if type(value) is not dict and not isinstance(value, Mapping):
         faults.add(("params",), "invalid_params", f"params is an object, not {kind_of(value)}")
         return {"normalization": plan.normalization}
-    own = METHODS[method].params
+    row = METHODS[method]
+    own = row.params
     for key in value:
         if key not in ALL_PARAMS:
             hint = did_you_mean(key, own) if isinstance(key, str) else ""
@@ -303,10 +302,8 @@ def _params(method: str, value: Any, plan: Decision, faults: Faults) -> dict[str
         param = UNIT_PARAMS.get(key)
         if param is not None:
             out[key] = _unit(value.get(key, param.default), param, faults)
-    if method == "promethee2":
-        out.update(_promethee(value, names, faults))
-    elif method == "spotis":
-        out["bounds"] = _bounds(value.get("bounds"), names, faults)
+    if row.read_params is not None:
+        out.update(row.read_params(value, names, faults))
     return out
 
 
@@ -321,80 +318,3 @@ def _unit(value: Any, param: Param, faults: Faults) -> float:
         faults.add(("params", param.name), "invalid_params",
                    f"must be between {param.low:g} and {param.high:g}, got {x}")
     return x
-
-
-def _per_criterion(value: Any, names: list[str], where: Where, faults: Faults) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        faults.add(
-            where,
-            "invalid_params",
-            f"expected an object {{attribute: value}}, not {kind_of(value)}",
-        )
-        return {}
-    for key in value:
-        if key not in names:
-            hint = did_you_mean(key, names) if isinstance(key, str) else ""
-            faults.add((*where, str(key)), "invalid_params", f"{key!r} is not a criterion{hint}")
-    return dict(value)
-
-
-def _promethee(value: Mapping[str, Any], names: list[str], faults: Faults) -> dict[str, Any]:
-    try:
-        pref = choice(value.get("preference", PARAMS["preference"].default),
-                      PARAMS["preference"].choices, "params.preference")
-    except Bad as bad:
-        faults.add(("params", "preference"), "invalid_params", bad.message)
-        pref = "usual"
-    arrays = {}
-    for key in ("q", "p"):
-        given = value.get(key)
-        if key not in PREFERENCE_NEEDS[pref]:
-            arrays[key] = np.zeros(len(names)) if key == "q" else np.ones(len(names))
-            continue
-        table = _per_criterion(given if given is not None else {}, names, ("params", key), faults)
-        row = []
-        for name in names:
-            here = ("params", key, name)
-            if name not in table:
-                faults.add(
-                    here, "invalid_params", f"preference {pref!r} needs {key} for every criterion"
-                )
-                row.append(1.0)
-                continue
-            try:
-                x = number(table[name])
-            except Bad as bad:
-                faults.add(here, "invalid_params", bad.message)
-                x = 1.0
-            low, strict = PARAMS[key].low, PARAMS[key].open_low
-            if x < low or (strict and x == low):
-                sign = ">" if strict else ">="
-                faults.add(here, "invalid_params", f"{key} must be {sign} {low:g}")
-            row.append(x)
-        arrays[key] = np.array(row)
-    if pref in ("level", "linear"):
-        for j in np.flatnonzero(arrays["q"] >= arrays["p"]).tolist():
-            faults.add(("params", "q", names[j]), "invalid_params", "q must be smaller than p")
-    return {"preference": pref, **arrays}
-
-
-def _bounds(value: Any, names: list[str], faults: Faults) -> dict[str, tuple[float, float]]:
-    if value is None:
-        return {}
-    table = _per_criterion(value, names, ("params", "bounds"), faults)
-    out = {}
-    for name, pair in table.items():
-        here = ("params", "bounds", str(name))
-        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
-            faults.add(here, "invalid_params", "bounds are [low, high]")
-            continue
-        try:
-            lo, hi = number(pair[0]), number(pair[1])
-        except Bad as bad:
-            faults.add(here, "invalid_params", bad.message)
-            continue
-        if not lo < hi:
-            faults.add(here, "invalid_params", f"low must be < high, got [{lo}, {hi}]")
-            continue
-        out[name] = (lo, hi)
-    return out

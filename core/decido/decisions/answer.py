@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm import competition_ranks
-from decido._mcdm_decision import Decision
-from decido._mcdm_methods import RANK_TOLERANCE, Scored
-from decido._mcdm_options import SMALL_MATRIX
+from decido.decisions._kernels import competition_ranks
+from decido.decisions.decision import Decision
+from decido.decisions.methods import RANK_TOLERANCE, Scored
+from decido.decisions.options import SMALL_MATRIX
 
 
 def infeasible_list(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm_faults import (
+from decido.decisions.faults import (
     Bad,
     DecisionError,
     Faults,
@@ -28,14 +28,8 @@ from decido._mcdm_faults import (
     known_members,
     number,
 )
-from decido._mcdm_vocabulary import (
-    DEFAULT_SAMPLES,
-    DEFAULT_SEED,
-    LIMITS,
-    NORMAL_FIELDS,
-    UNCERTAINTY_FIELDS,
-    UNIFORM_FIELDS,
-)
+from decido.decisions.types import NORMAL_MEMBERS, UNCERTAINTY_MEMBERS, UNIFORM_MEMBERS
+from decido.decisions.vocabulary import DEFAULT_SAMPLES, DEFAULT_SEED, LIMITS
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -57,7 +51,7 @@ class Uncertainty:
 def parse_uncertainty(value: Any, faults: Faults) -> Uncertainty | None:
     """The ``uncertainty`` member; None after a fault."""
     where: Where = ("uncertainty",)
-    ok = known_members(value, where, UNCERTAINTY_FIELDS, "uncertainty", faults)
+    ok = known_members(value, where, UNCERTAINTY_MEMBERS, "uncertainty", faults)
     if not isinstance(value, Mapping):
         return None
     samples, seed = value.get("samples", DEFAULT_SAMPLES), value.get("seed", DEFAULT_SEED)
@@ -81,7 +75,7 @@ def interval(value: Mapping[str, Any], where: Where, faults: Faults,
     """A weight interval ``{"low", "high"}``, 0 <= low <= high (and high > 0; with
     ``share``, high <= 1: a bound of the weight's share)."""
     for key in value:
-        if key not in UNIFORM_FIELDS:
+        if key not in UNIFORM_MEMBERS:
             faults.add((*where, str(key)), "invalid_request",
                        f"unknown field {key!r} (a weight interval is {{low, high}})")
             return None
@@ -189,7 +183,7 @@ def _value(v: Any, where: Where, faults: Faults
             faults.add(where, "non_finite_value", f"value must be a finite number, got {v}")
             return None
         return 0, x, x, x, 0.0
-    fields = NORMAL_FIELDS if "mean" in v or "sd" in v else UNIFORM_FIELDS
+    fields = NORMAL_MEMBERS if "mean" in v or "sd" in v else UNIFORM_MEMBERS
     for key in v:
         if key not in fields:
             faults.add((*where, str(key)), "invalid_request",
@@ -202,7 +196,7 @@ def _value(v: Any, where: Where, faults: Faults
         faults.add(where, bad.code, bad.message)
         return None
     lo, hi = parts.get("low", -np.inf), parts.get("high", np.inf)
-    if fields is UNIFORM_FIELDS:
+    if fields is UNIFORM_MEMBERS:
         if "low" not in parts or "high" not in parts or not lo <= hi:
             faults.add(where, "invalid_request", "a uniform value is {low, high}, low <= high")
             return None

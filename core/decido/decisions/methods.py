@@ -3,7 +3,7 @@
 One implementation per method over a feasible-options x criteria matrix ``X``
 (m x k, float64, finite, column-major), with ``benefit`` (k bools: True = maximize)
 and weights ``w`` (k, summing to 1).  The normalizations, TOPSIS, WSM, MOORA, VIKOR
-and SPOTIS are C kernels (``decido._mcdm``, csrc/decide/kernels.c): on the service's
+and SPOTIS are C kernels (``decido.decisions._kernels``, csrc/decide/kernels.c): on the service's
 small requests they cost a third to a half of the NumPy code they replaced
 (docs/decisions.md, "Limits and cost"); the other methods and the weights are
 vectorized NumPy.  Nothing here loops over options in Python; requests, validation
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido import _mcdm
-from decido._mcdm import NORMALIZATIONS as NORMALIZATIONS  # the names, in C's order
+from decido.decisions import _kernels
+from decido.decisions._kernels import NORMALIZATIONS as NORMALIZATIONS  # the names, in C's order
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -154,7 +154,7 @@ def _weigh(P: Array, w: Array) -> Array:
 
 # ---------------------------------------------------------------- normalizations
 def normalize(X: Array, benefit: Mask, name: str) -> Array:
-    """Column-wise normalization (``decido._mcdm.normalize``); cost criteria use the
+    """Column-wise normalization (``decido.decisions._kernels.normalize``); cost criteria use the
     usual cost variant so that larger is better in every column.  A zero divisor
     (the min-max span, the vector norm) makes the column 1 for every option.
 
@@ -169,11 +169,11 @@ def normalize(X: Array, benefit: Mask, name: str) -> Array:
     ========  ====================  ======================
     """
     if X.ndim == 2:
-        return _mcdm.normalize(X, _flags(benefit), name)
+        return _kernels.normalize(X, _flags(benefit), name)
     # samples x m x k, each sample's matrix column-major: one m x (samples k) matrix
     n, m, k = X.shape
     flat = np.asfortranarray(X.transpose(0, 2, 1).reshape(n * k, m).T)
-    R = _mcdm.normalize(flat, _flags(benefit) * n, name)
+    R = _kernels.normalize(flat, _flags(benefit) * n, name)
     out: Array = R.T.reshape(n, k, m).transpose(0, 2, 1)
     return out
 
@@ -250,8 +250,8 @@ def auto_weights(X: Array, benefit: Mask, how: str) -> Array | None:
 # ---------------------------------------------------------------- methods
 def wsm(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """Weighted sum of the normalized values (default normalization minmax), one C
-    pass (``decido._mcdm.wsm``)."""
-    score, R, C = _mcdm.wsm(X, _flags(benefit), w, p["normalization"])
+    pass (``decido.decisions._kernels.wsm``)."""
+    score, R, C = _kernels.wsm(X, _flags(benefit), w, p["normalization"])
     return Scored(score, {"normalized": R, "contribution": C})
 
 
@@ -264,10 +264,10 @@ def wpm(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
 
 def topsis(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """Closeness d- / (d+ + d-) to the ideal of the weighted normalized matrix, one C
-    pass (``decido._mcdm.topsis``).  Every normalization makes larger better, so the
+    pass (``decido.decisions._kernels.topsis``).  Every normalization makes larger better, so the
     ideal is the column maximum.  When every option is ideal (d+ + d- = 0) the score
     is 1."""
-    score, R, V, d_best, d_worst = _mcdm.topsis(X, _flags(benefit), w, p["normalization"])
+    score, R, V, d_best, d_worst = _kernels.topsis(X, _flags(benefit), w, p["normalization"])
     return Scored(score, {"normalized": R, "weighted": V}, {"d_best": d_best, "d_worst": d_worst})
 
 
@@ -275,8 +275,8 @@ def vikor(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """VIKOR: regret w_j (f*_j - f_ij)/(f*_j - f-_j), S = sum, R = max,
     Q = v S~ + (1 - v) R~ (ascending); a term whose S or R spread within
     :data:`RANK_TOLERANCE` (values that would tie) is 0.  One C pass
-    (``decido._mcdm.vikor``); the compromise set in Python."""
-    Q, T, S, Rr = _mcdm.vikor(X, _flags(benefit), w, p["v"], RANK_TOLERANCE)
+    (``decido.decisions._kernels.vikor``); the compromise set in Python."""
+    Q, T, S, Rr = _kernels.vikor(X, _flags(benefit), w, p["v"], RANK_TOLERANCE)
     return Scored(Q, {"regret": T}, {"S": S, "R": Rr}, _compromise(Q, S, Rr))
 
 
@@ -392,8 +392,8 @@ def _copras_spread(C: Array, w: Array) -> Array:
 
 def moora(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """MOORA ratio system: sum of w x/||x|| over benefit criteria minus cost ones, one
-    C pass (``decido._mcdm.moora``)."""
-    score, R, C = _mcdm.moora(X, _flags(benefit), w)
+    C pass (``decido.decisions._kernels.moora``)."""
+    score, R, C = _kernels.moora(X, _flags(benefit), w)
     return Scored(score, {"normalized": R, "contribution": C})
 
 
@@ -432,7 +432,7 @@ def aras(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
 
 def spotis(X: Array, benefit: Mask, w: Array, p: dict[str, Any]) -> Scored:
     """SPOTIS: weighted distance to the ideal point of the bounds (ascending), one C
-    pass (``decido._mcdm.spotis``).  ``p["bounds"]`` is (k, 2), C-ordered; a
+    pass (``decido.decisions._kernels.spotis``).  ``p["bounds"]`` is (k, 2), C-ordered; a
     zero-width bound gives distance 0."""
-    score, D, C = _mcdm.spotis(X, _flags(benefit), w, p["bounds"])
+    score, D, C = _kernels.spotis(X, _flags(benefit), w, p["bounds"])
     return Scored(score, {"distance": D, "contribution": C})

@@ -2,26 +2,36 @@
 
 One row per decision method (:data:`METHODS`: its scoring function and kernel, default
 normalization, direction, whether it needs values > 0, whether its score is linear in
-the weights, its parameters) and one per parameter (:data:`PARAMS`: kind, default and
-range), beside the members of a request, the weightings, the goals and the limits.  The
-validation (``decido._mcdm_request``), the scoring (``decido.decide``), the sensitivity
-analysis, the JSON Schema (``decido._mcdm_schema``), ``decido.decision_methods()`` and
-the service's dashboard all read these tables, as ``engines.def`` serves the engines.
+the weights, its parameters and their reader, its limits and its value checks) beside the
+weightings and the limits; the parameters' rows are :mod:`decido.decisions.params`', the
+members of a request are its types' (:mod:`decido.decisions.types`).  The validation
+(``decido.decisions.request``), the scoring (``decido.decisions.pipeline``), the sensitivity
+analysis, the JSON Schema (``decido.decisions.schema``), ``decido.decision_methods()`` and
+the service's dashboard all read these tables, as ``engines.def`` serves the engines.  No
+code outside the table branches on a method's name: what differs between methods is a
+column of its row.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from decido import _mcdm_methods as m
-from decido._mcdm_methods import PREFERENCES, Scored
-from decido.metadata import DESCRIPTION as METADATA_DESCRIPTION
+from decido.decisions import checks
+from decido.decisions import methods as m
+from decido.decisions import params as prm
+from decido.decisions.checks import Array
+from decido.decisions.faults import Faults
+from decido.decisions.methods import Scored
+from decido.decisions.params import PARAMS, Param
+
+if TYPE_CHECKING:  # the plan's module reads this table
+    from decido.decisions.decision import Decision
 
 #: Limits of the library, read at each call (the service sets tighter per-plan
 #: limits).  ``max_promethee_options`` bounds the feasible options of PROMETHEE II,
@@ -45,82 +55,16 @@ DEFAULT_GOAL = "maximize"
 #: a criterion's weight when it has none (weighting 'given')
 DEFAULT_WEIGHT = 1.0
 
-#: members of a request, each with what it holds (the JSON Schema reads this table)
-FIELDS = {
-    "id": "an id echoed first in the answer",
-    "options": "the options",
-    "method": "the scoring method",
-    "criteria": "the criteria of the multi-criteria methods",
-    "normalization": "the normalization (wsm, wpm, topsis, waspas)",
-    "weighting": "how the weights are found",
-    "params": "method parameters",
-    "constraints": "expressions every feasible option satisfies",
-    "top_k": "length of the returned ranking",
-    "explain": "add an explanation to each ranking entry",
-    "sensitivity": "add the weight intervals that keep the top choice",
-    "log": "read by the service (decision log); ignored here",
-    "metadata": "the logged decision's " + METADATA_DESCRIPTION
-                + "; read by the service, checked and ignored here",
-    "expression": "the score of method 'expression'",
-    "goal": "maximize (default) or minimize the score of method 'expression' ('max' and "
-            "'min' are aliases)",
-    "pairwise": "weighting 'ahp': the pairwise comparison matrix of the criteria",
-    "ahp_method": "weighting 'ahp': eigenvector (default) or geometric_mean",
-    "decision_makers": "several decision makers' pairwise matrices or weights",
-    "aggregation": "how the decision makers' pairwise judgments are combined: aij or aip",
-    "uncertainty": "sample uncertain values and weights (SMAA-2): {samples, seed}",
-}
-#: boolean members of a request
-FLAGS = ("explain", "sensitivity", "log")
-CRITERION_FIELDS = ("attribute", "goal", "weight")
-
-
-# ---------------------------------------------------------------- parameters
-@dataclass(frozen=True)
-class Param:
-    """A method parameter: ``kind`` is ``"unit"`` (a number in [low, high]),
-    ``"choice"`` (one of ``choices``), ``"per_criterion"`` (an object {attribute:
-    number}, ``low`` the least value, ``open_low`` whether it is excluded) or
-    ``"bounds"`` ({attribute: [low, high]})."""
-
-    name: str
-    kind: str
-    description: str
-    default: Any = None
-    low: float = -math.inf
-    high: float = math.inf
-    open_low: bool = False
-    choices: tuple[str, ...] = ()
-
-
-PARAMS: dict[str, Param] = {
-    p.name: p
-    for p in (
-        Param("v", "unit", "weight of the group utility S against the regret R", 0.5, 0.0, 1.0),
-        Param("lambda", "unit", "share of WSM in the WASPAS score", 0.5, 0.0, 1.0),
-        Param("preference", "choice", "the preference function", PREFERENCES[0],
-              choices=PREFERENCES),
-        Param("q", "per_criterion", "indifference threshold per criterion, in its units",
-              low=0.0),
-        Param("p", "per_criterion", "preference threshold per criterion, in its units",
-              low=0.0, open_low=True),
-        Param("bounds", "bounds", "[low, high] per criterion (default: the feasible "
-              "options' min and max)"),
-    )
-}
-#: per-criterion parameters (PROMETHEE II) each preference function needs
-PREFERENCE_NEEDS = {
-    "usual": (),
-    "u_shape": ("q",),
-    "v_shape": ("p",),
-    "level": ("q", "p"),
-    "linear": ("q", "p"),
-}
-
 
 # ---------------------------------------------------------------- methods
 MethodFn = Callable[[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64],
                      dict[str, Any]], Scored]
+#: reads a method's parameters that hold one value per criterion: (params, criteria, faults)
+ParamsReader = Callable[[Mapping[str, Any], list[str], Faults], dict[str, Any]]
+#: checks the feasible values (options x criteria) of a decision
+ValueCheck = Callable[["Decision", Array, Faults], None]
+#: checks the supports (criteria x options: lows, highs) of a decision under uncertainty
+SupportCheck = Callable[["Decision", Array, Array, Faults], None]
 
 
 @dataclass(frozen=True)
@@ -129,11 +73,18 @@ class Method:
 
     ``score`` scores a feasible-options x criteria matrix (None for ``expression``,
     which the expression VM scores); ``kernel`` says where (``"C"``: one C pass per
-    matrix, ``decido._mcdm``; ``"NumPy"``; ``"VM"``); ``normalization`` is the default
-    of a method that takes one (None: its own); ``ascending``: lower scores are better;
-    ``positive``: values must be > 0 (for a method that takes a normalization: unless it
-    is ``minmax``); ``linear_in_weights``: the score is sum_j w_j c_ij with c
-    independent of w (sensitivity intervals are solved exactly)."""
+    matrix, ``decido.decisions._kernels``; ``"NumPy"``; ``"VM"``); ``normalization`` is the
+    default of a method that takes one (None: its own); ``ascending``: lower scores are
+    better; ``positive``: values must be > 0 (for a method that takes a normalization:
+    unless it is ``minmax``); ``linear_in_weights``: the score is sum_j w_j c_ij with c
+    independent of w (sensitivity intervals are solved exactly); ``params``: its
+    parameters, ``read_params`` the reader of those given per criterion.  Its own limits
+    and value checks: ``max_options`` names the row of :data:`LIMITS` that bounds its
+    (feasible) options and ``max_options_reason`` says why; ``check_values`` checks the
+    feasible values, ``check_support`` every value's support under uncertainty.
+    ``params_in_units``: some parameters are in the units of the criteria (the matrix
+    is scaled with them); ``by_expression``: an expression scores the options (no
+    criteria, weights or parameters; ``score`` is None)."""
 
     name: str
     summary: str
@@ -144,12 +95,20 @@ class Method:
     positive: bool = False
     linear_in_weights: bool = False
     params: tuple[str, ...] = ()
+    read_params: ParamsReader | None = None
+    max_options: str | None = None
+    max_options_reason: str = ""
+    check_values: ValueCheck | None = None
+    check_support: SupportCheck | None = None
+    params_in_units: bool = False
+    by_expression: bool = False
 
 
 METHODS: dict[str, Method] = {
     row.name: row
     for row in (
-        Method("expression", "the value of an expression over the attributes", None, "VM"),
+        Method("expression", "the value of an expression over the attributes", None, "VM",
+               by_expression=True),
         Method("wsm", "weighted sum of the normalized values", m.wsm, "C", "minmax",
                linear_in_weights=True),
         Method("wpm", "weighted product of the normalized values", m.wpm, "NumPy", "linear",
@@ -159,7 +118,9 @@ METHODS: dict[str, Method] = {
         Method("vikor", "compromise Q of group utility S and regret R", m.vikor, "C",
                ascending=True, params=("v",)),
         Method("promethee2", "net outranking flow", m.promethee2, "NumPy",
-               linear_in_weights=True, params=("preference", "q", "p")),
+               linear_in_weights=True, params=("preference", "q", "p"),
+               read_params=prm.preference_params, max_options="max_promethee_options",
+               max_options_reason="compares every pair", params_in_units=True),
         Method("waspas", "WSM and WPM on one normalized matrix", m.waspas, "NumPy", "linear",
                positive=True, params=("lambda",)),
         Method("copras", "utility degree of the proportional assessment", m.copras, "NumPy",
@@ -169,13 +130,18 @@ METHODS: dict[str, Method] = {
         Method("edas", "distances from the average solution", m.edas, "NumPy", positive=True),
         Method("aras", "utility relative to the ideal option", m.aras, "NumPy", positive=True),
         Method("spotis", "weighted distance to the ideal point of the bounds", m.spotis, "C",
-               ascending=True, linear_in_weights=True, params=("bounds",)),
+               ascending=True, linear_in_weights=True, params=("bounds",),
+               read_params=prm.bounds_params, check_values=checks.spotis_bounds,
+               check_support=checks.spotis_support, params_in_units=True),
     )
 }
 ALL_METHODS = tuple(METHODS)
+assert all((row.score is None) == row.by_expression for row in METHODS.values())
+#: the method of a request that names none: this, or with an expression ...
+DEFAULT_METHOD = "wsm"
+#: ... the method that scores by expression
+EXPRESSION_METHOD = next(row.name for row in METHODS.values() if row.by_expression)
 ALL_PARAMS = tuple(dict.fromkeys(name for row in METHODS.values() for name in row.params))
-#: the parameters that are one number between fixed bounds
-UNIT_PARAMS = {p.name: p for p in PARAMS.values() if p.kind == "unit"}
 #: normalizations that divide by the values or by their maximum: values must be > 0
 POSITIVE_NORMALIZATIONS = frozenset({"sum", "max", "linear"})
 
@@ -198,7 +164,6 @@ AUTOMATIC_WEIGHTINGS = frozenset({"entropy", "critic", "std"})
 NON_NEGATIVE_WEIGHTINGS = frozenset({"entropy"})
 AHP_METHODS = ("eigenvector", "geometric_mean")
 AGGREGATIONS = ("aij", "aip")
-DECISION_MAKER_FIELDS = ("id", "weight", "pairwise", "weights")
 #: Saaty's random consistency index RI(n), n = 3..10 (n = 2 is always consistent)
 RANDOM_INDEX = {3: 0.58, 4: 0.90, 5: 1.12, 6: 1.24, 7: 1.32, 8: 1.41, 9: 1.45, 10: 1.49}
 #: a consistency ratio above this gives the warning ``inconsistent_judgments``
@@ -208,12 +173,8 @@ RECIPROCAL_TOLERANCE = 1e-6
 
 
 # ---------------------------------------------------------------- uncertainty
-UNCERTAINTY_FIELDS = ("samples", "seed")
 DEFAULT_SAMPLES = 10_000
 DEFAULT_SEED = 0
-#: an uncertain value: uniform {low, high}; normal {mean, sd}, optionally clipped
-UNIFORM_FIELDS = ("low", "high")
-NORMAL_FIELDS = ("mean", "sd", "low", "high")
 
 
 def decision_methods() -> list[dict[str, Any]]:

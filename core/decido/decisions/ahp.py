@@ -18,13 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm_faults import Faults, Where, kind_of, known_members, positive
-from decido._mcdm_vocabulary import (
-    ACCEPTABLE_RATIO,
-    DECISION_MAKER_FIELDS,
-    RANDOM_INDEX,
-    RECIPROCAL_TOLERANCE,
-)
+from decido.decisions.faults import Faults, Where, kind_of, known_members, positive
+from decido.decisions.types import DECISION_MAKER_MEMBERS
+from decido.decisions.vocabulary import ACCEPTABLE_RATIO, RANDOM_INDEX, RECIPROCAL_TOLERANCE
 
 Array = NDArray[np.float64]
 
@@ -161,7 +157,7 @@ def parse_members(value: Any, names: list[str], faults: Faults) -> list[Member] 
 
 def _member(item: Any, here: Where, names: list[str], ids: set[Any],
             faults: Faults) -> Member | None:
-    ok = known_members(item, here, DECISION_MAKER_FIELDS, "a decision maker", faults)
+    ok = known_members(item, here, DECISION_MAKER_MEMBERS, "a decision maker", faults)
     if not isinstance(item, Mapping):
         return None
     mid = item.get("id")

@@ -1,4 +1,4 @@
-"""A decision in progress: what the request asks (filled by ``decido._mcdm_request``) and
+"""A decision in progress: what the request asks (filled by ``decido.decisions.request``) and
 what has been found so far (filled by ``decido.decide``), carried as one object."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm_uncertain import Uncertainty
+from decido.decisions.uncertain import Uncertainty
 
 
 @dataclass

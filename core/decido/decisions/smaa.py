@@ -1,10 +1,10 @@
 """Decisions under uncertainty: SMAA-2 over sampled values and weights.
 
-Each sample draws every uncertain value and the weights (``decido._mcdm_uncertain``),
+Each sample draws every uncertain value and the weights (``decido.decisions.uncertain``),
 evaluates the constraints, and scores and ranks the options feasible in it with the
 request's method.  Samples are processed in chunks of at most :data:`CHUNK_VALUES`
 sampled values: the C-kernel methods loop over a chunk's samples in C
-(``decido._mcdm.scores_batch``), the NumPy methods take the chunk as one (samples x
+(``decido.decisions._kernels.scores_batch``), the NumPy methods take the chunk as one (samples x
 options x criteria) array, and the ranks are computed in C per sample
 (``ranks_batch``).  Samples whose feasible options differ are grouped by their pattern.
 
@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido import _mcdm
-from decido._mcdm_decision import Decision
-from decido._mcdm_faults import Faults
-from decido._mcdm_methods import RANK_TOLERANCE
-from decido._mcdm_uncertain import Values, Weights, check_shares, uncertain_values
-from decido._mcdm_vocabulary import LIMITS, METHODS, POSITIVE_NORMALIZATIONS
+from decido.decisions import _kernels
+from decido.decisions.decision import Decision
+from decido.decisions.faults import Faults
+from decido.decisions.methods import RANK_TOLERANCE
+from decido.decisions.uncertain import Values, Weights, check_shares, uncertain_values
+from decido.decisions.vocabulary import LIMITS, METHODS, POSITIVE_NORMALIZATIONS
 from decido.expression import Expression
 
 Array = NDArray[np.float64]
@@ -63,7 +63,7 @@ def decide_uncertain(plan: Decision, out: dict[str, Any],
         faults.add(("options",), "invalid_request", "under uncertainty the answer is keyed "
                    "by the option ids as strings: two ids (such as 1 and \"1\") read the same")
     weights = None
-    if values is not None and plan.method != "expression":
+    if values is not None and not METHODS[plan.method].by_expression:
         _check_support(plan, values, k, faults)
         weights = _weights(plan, faults)
     faults.check()
@@ -122,26 +122,26 @@ class _Run:
         plan = self.plan
         mask = None if feasible.all() else feasible.view(np.uint8)
         higher = plan.higher_is_better
-        if plan.method == "expression":
+        row = METHODS[plan.method]
+        if row.by_expression:
             scores = self.programs[-1].evaluate_many(self._variables(X)).reshape(
                 X.shape[0], self.m)
-            return _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE, mask)
+            return _kernels.ranks_batch(scores, higher, RANK_TOLERANCE, mask)
         assert W is not None
         Xk = np.ascontiguousarray(X[:, : self.k, :])
         W = np.ascontiguousarray(W)
-        row = METHODS[plan.method]
         params = plan.params
         if row.kernel == "C":
-            scores = _mcdm.scores_batch(
+            scores = _kernels.scores_batch(
                 plan.method, Xk, self.benefit.tobytes(), W, plan.normalization,
                 params.get("v", 0.5), RANK_TOLERANCE, params.get("bounds"), mask)
-            return _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE, mask)
+            return _kernels.ranks_batch(scores, higher, RANK_TOLERANCE, mask)
         method = row.score
         assert method is not None
         if mask is None:
             scores = np.ascontiguousarray(
                 method(Xk.transpose(0, 2, 1), self.benefit, W, params).score)
-            return _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE, None)
+            return _kernels.ranks_batch(scores, higher, RANK_TOLERANCE, None)
         ranks = np.zeros((X.shape[0], self.m), dtype=np.int64)
         patterns, group = np.unique(np.packbits(feasible, axis=1), axis=0, return_inverse=True)
         group = group.reshape(-1)
@@ -151,7 +151,7 @@ class _Run:
             if cols.size:
                 part = np.ascontiguousarray(Xk[sel][:, :, cols]).transpose(0, 2, 1)
                 scores = np.ascontiguousarray(method(part, self.benefit, W[sel], params).score)
-                ranks[np.ix_(sel, cols)] = _mcdm.ranks_batch(scores, higher, RANK_TOLERANCE,
+                ranks[np.ix_(sel, cols)] = _kernels.ranks_batch(scores, higher, RANK_TOLERANCE,
                                                              None)
         return ranks
 
@@ -213,11 +213,11 @@ class _Run:
             for i in candidates:
                 W = np.ascontiguousarray(np.broadcast_to(central[i] / first[i], (n, self.k)))
                 if row.kernel == "C":
-                    scores = _mcdm.scores_batch(
+                    scores = _kernels.scores_batch(
                         plan.method, Xk, self.benefit.tobytes(), W, plan.normalization,
                         plan.params.get("v", 0.5), RANK_TOLERANCE, plan.params.get("bounds"),
                         mask)
-                    wins[i] += _mcdm.first_count(scores, plan.higher_is_better,
+                    wins[i] += _kernels.first_count(scores, plan.higher_is_better,
                                                  RANK_TOLERANCE, mask, i)
                 else:
                     wins[i] += np.count_nonzero(self._ranks(X, W, feasible)[:, i] == 1)
@@ -238,34 +238,11 @@ def _check_support(plan: Decision, values: Values, k: int, faults: Faults) -> No
                        "non_positive_value",
                        f"method {method!r} needs values > 0: this value can be "
                        f"{lows[j, i]} (bound a normal value with low > 0)")
-    if method == "promethee2" and lows.shape[1] > LIMITS["max_promethee_options"]:
-        faults.add(("options",), "too_many", "promethee2 compares every pair: "
-                   f"{lows.shape[1]} options (limit {LIMITS['max_promethee_options']})")
-    if method == "spotis":
-        _spotis_bounds(plan, lows, highs, faults)
-
-
-def _spotis_bounds(plan: Decision, lows: Array, highs: Array, faults: Faults) -> None:
-    given = plan.params["bounds"]
-    bounds = np.column_stack([lows.min(axis=1), highs.max(axis=1)])
-    taken = []
-    for j, c in enumerate(plan.criteria):
-        if c.attribute in given:
-            lo, hi = given[c.attribute]
-            for i in np.flatnonzero((lows[j] < lo) | (highs[j] > hi)).tolist():
-                faults.add(("options", i, "attributes", c.attribute), "out_of_bounds",
-                           f"values from {lows[j, i]} to {highs[j, i]} leave the SPOTIS "
-                           f"bounds [{lo}, {hi}]")
-            bounds[j] = lo, hi
-        elif not np.isfinite(bounds[j]).all():
-            faults.add(("params", "bounds", c.attribute), "invalid_params",
-                       "SPOTIS needs bounds for a criterion with unclipped normal values")
-        else:
-            taken.append(c.attribute)
-    if taken:
-        plan.warn("bounds_from_data", "SPOTIS bounds taken from the options' values (their "
-                  f"supports): {', '.join(taken)}", "params.bounds")
-    plan.params["bounds"] = np.ascontiguousarray(bounds)
+    if row.max_options is not None and lows.shape[1] > LIMITS[row.max_options]:
+        faults.add(("options",), "too_many", f"{method} {row.max_options_reason}: "
+                   f"{lows.shape[1]} options (limit {LIMITS[row.max_options]})")
+    if row.check_support is not None:
+        row.check_support(plan, lows, highs, faults)
 
 
 def _weights(plan: Decision, faults: Faults) -> Weights:

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm_faults import Faults, Where, kind_of
-from decido._mcdm_vocabulary import LIMITS
+from decido.decisions.faults import Faults, Where, kind_of
+from decido.decisions.vocabulary import LIMITS
 
 #: matrices of at most this many values are checked with Python's builtins (finiteness,
 #: constant columns), which cost less than NumPy's calls there and give the same answers

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm import competition_ranks
+from decido.decisions._kernels import competition_ranks
 
 Array = NDArray[np.float64]
 #: width to which bisection narrows a bound

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decido._mcdm_decision import Decision
-from decido._mcdm_faults import Faults, did_you_mean, expression_fault
-from decido._mcdm_methods import Scored
-from decido._mcdm_options import attribute_names, locate_attribute
+from decido.decisions.decision import Decision
+from decido.decisions.faults import Faults, did_you_mean, expression_fault
+from decido.decisions.methods import Scored
+from decido.decisions.options import attribute_names, locate_attribute
 from decido.errors import ExpressionError
 from decido.expression import Expression
 

@@ -1,8 +1,8 @@
 """Paths and faults of decision requests: dotted paths and JSON pointers, the collected
 faults of one request, ``DecisionError``, and the field checks every parser shares.
 
-Nothing here knows the vocabulary of a request (``decido._mcdm_vocabulary``) or how it
-is parsed (``decido._mcdm_request``, ``decido._mcdm_options``).
+Nothing here knows the vocabulary of a request (``decido.decisions.vocabulary``) or how it
+is parsed (``decido.decisions.request``, ``decido.decisions.options``).
 """
 
 from __future__ import annotations
