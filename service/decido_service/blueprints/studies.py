@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from sanic.response import HTTPResponse
 
-from decido_service import limits
-from decido_service.admission import admit, read, refusals
+from decido_service import admission, limits
+from decido_service.http import idempotency
+from decido_service.http.admission import read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import query
 from decido_service.http.responses import Response, answer
 from decido_service.http.routes import Doc, Routes
-from decido_service.runs import idempotency
+from decido_service.runs.idempotency import Claim
 from decido_service.schemas import decode_body
 from decido_service.studies import api as studies
 from decido_service.types import IdempotencyHeaders
@@ -71,12 +72,13 @@ async def studies_root(request: ApiRequest) -> HTTPResponse:
     async with refusals(request, key, "optimize"):
         req = decode_body(StudyCreate, request.body)
 
-    async def made(claim: idempotency.Claim | None) -> HTTPResponse:
+    async def made(claim: Claim | None) -> HTTPResponse:
         tier = limits.tier_limits(key, settings=request.app.ctx.settings)
         caps = studies.Caps(tier["max_studies"], tier["max_study_trials"], tier["max_dims"])
         async with refusals(request, key, "optimize"):
             study = await studies.create(ctx, key["id"], req, caps,
-                                         lambda: admit(request, key, "optimize"))
+                                         lambda: admission.admit(request.app.ctx, request.ctx,
+                                                                 key, "optimize"))
         response = answer(study, 201, {"Location": f"/v1/studies/{study.id}"})
         if claim is not None:
             await claim.answered(request.app.ctx.store, key["id"], study.id,
