@@ -59,7 +59,7 @@ ctest-sanitize:
 	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DDECIDO_PYTHON=OFF -DDECIDO_C_TESTS=ON -DDECIDO_SANITIZE=ON -DDECIDO_WERROR=ON
 	cmake --build $(SAN_BUILD)
-	cd $(SAN_BUILD) && ctest --output-on-failure
+	cd $(SAN_BUILD) && ctest --output-on-failure -j 2
 
 # the suite's two tiers (tests/tiers.py classifies every test by what it uses): live tests
 # mostly wait on servers and clocks, hence more xdist workers than the 2 cores (-n 2

@@ -5,7 +5,9 @@ each case creates a study, brings it to its size and times ROUNDS suggest calls 
 followed by the trial's complete, not timed) on one keep-alive connection:
 
 - ``de`` (a population engine) with 10,000 completed trials (warm starts, in calls of 2,000);
-- ``auto`` in 10 dimensions with 200 completed trials (suggested and completed one by one).
+- ``auto`` in 10 dimensions with 200 completed trials (suggested and completed one by one;
+  without ``max_trials`` the study plans for 1,000 trials and ``auto`` runs ``cmaes``);
+- ``bo`` (what ``auto`` runs for a study of at most 200 trials) the same way.
 
 Prints the median and p99 of the suggest round trips. Run from the repository root after
 ``make install``: ``.venv/bin/python benchmarks/study_suggest.py [ROUNDS]``.
@@ -37,7 +39,8 @@ def _serve() -> tuple[subprocess.Popen[bytes], int, str]:
     db = Path(tempfile.mkdtemp()) / "decido.db"
     key = json.loads(subprocess.run(
         [str(BIN / "decido"), "keys", "create", "--plan", "enterprise", "--tier", "enterprise",
-         "--db", str(db), "--json"], capture_output=True, text=True, check=True).stdout)["key"]
+         "--db", str(db), "--create", "--json"], capture_output=True, text=True,
+        check=True).stdout)["key"]
     proc = subprocess.Popen([str(BIN / "decido"), "serve", "--workers", "1", "--port",
                              str(port), "--db", str(db)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -107,6 +110,13 @@ def main() -> None:
                                         "seed": 1})["id"]
         _timed(api, sid, 200, sphere)
         _report("auto, 10 dims, 200 completed trials", _timed(api, sid, min(rounds, 50), sphere))
+
+        # auto runs bo for a study of at most 200 planned trials (max_trials; without it a
+        # study plans for max(1000, 100 d) and auto runs cmaes): bo itself past 200 points
+        sid = api.post("/v1/studies", {"bounds": [[-5, 5]] * 10, "engine": "bo",
+                                        "seed": 1})["id"]
+        _timed(api, sid, 200, sphere)
+        _report("bo, 10 dims, 200 completed trials", _timed(api, sid, min(rounds, 50), sphere))
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)

@@ -154,7 +154,7 @@ def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
                            ("max_runs", ""), ("max_webhooks", ""), ("max_streams", ""),
                            ("max_archive_size", ""), ("max_start_points", ""),
                            ("front_page_bytes", " MiB"), ("max_studies", ""),
-                           ("max_study_trials", "")],
+                           ("max_study_trials", ""), ("study_minute", "")],
                      name == "enterprise")
         for name, row in decido_config.DEFAULT_TIERS.items()}
 

@@ -200,6 +200,7 @@ cdef extern from "decido.h" nogil:
         unsigned char *pareto_feasible
         double hypervolume
         double reference_point[8]
+        char engine_chosen[32]
 
     void dc_run_init(dc_run *run)
     dc_status dc_optimize(const char *engine, const dc_run *run, dc_result *result,
@@ -226,6 +227,7 @@ cdef extern from "decido.h" nogil:
 
     size_t dc_engine_count()
     const dc_engine_info *dc_engine_at(size_t index)
+    int64_t dc_engine_budget(size_t index)
     const dc_option_info *dc_run_options(size_t *count)
     const char *dc_engine_default()
 

@@ -274,9 +274,11 @@ cdef dict _option(const c.dc_option_info *opt):
 
 
 def engines():
-    """The registry: a list of dicts (id, name, summary, kind, max_dims, options); each
-    engine's options are its own, then the run's options every engine takes
-    (``stop_on_convergence``)."""
+    """The registry: a list of dicts (id, name, summary, kind, max_dims, typical_budget,
+    options, supports); each engine's options are its own, then the run's options every
+    engine takes (``stop_on_convergence``).  ``typical_budget``: the number of evaluations
+    the engine is built for (csrc/engine/engines.def; a model-based engine's suggestions
+    cost more with every point it has seen), ``None`` for any budget."""
     cdef size_t k, o, n_run
     cdef const c.dc_engine_info *info
     cdef const c.dc_option_info *run_options = c.dc_run_options(&n_run)
@@ -291,6 +293,7 @@ def engines():
             "summary": info.summary.decode(),
             "kind": info.kind.decode(),
             "max_dims": info.max_dims or None,
+            "typical_budget": c.dc_engine_budget(k) or None,
             "options": options + [dict(opt) for opt in common],
             "supports": {
                 "constraints": bool(info.supports & c.DC_SUPPORTS_CONSTRAINTS),
@@ -523,6 +526,7 @@ def run(str engine, object lower, object upper, object objective, bint vectorize
             "feasible": res.feasible != 0,
             "max_violation": res.max_violation,
             "g": [res.g[k] for k in range(res.n_g)],
+            "engine_chosen": res.engine_chosen.decode("ascii", "replace"),
         }
         if n_objectives:
             out.update(_front(&res, n, n_objectives))

@@ -78,7 +78,9 @@ class OptimizeResult:
         message: a human explanation of the status.
         elapsed: wall seconds.
         history: ``(evaluations, best)`` at each improvement and at the end (bounded).
-        engine: the engine id.  seed: the seed used (replays the run).
+        engine: the engine id asked for.  engine_chosen: the engine that ran (``engine``
+            itself, or what ``auto`` chose for the problem: docs/optimization.md).
+        seed: the seed used (replays the run).
         goal: ``minimize`` or ``maximize``.  gradients: gradient evaluations among them.
         feasible: every constraint holds at ``x`` (within ``constraint_tolerance``; True
             without constraints).  max_violation: the largest violation at ``x``.
@@ -104,6 +106,7 @@ class OptimizeResult:
     max_violation: float = 0.0
     constraints: list[dict[str, Any]] = field(default_factory=list, repr=False)
     variables: dict[str, float] | None = None
+    engine_chosen: str = ""
 
     @property
     def success(self) -> bool:
@@ -227,6 +230,24 @@ def _bounds(bounds: ArrayLike) -> tuple[list[Problem], Any]:
 def _engine_table() -> dict[str, dict[str, Any]]:
     """``{engine id: metadata}`` of the registry (read once)."""
     return {e["id"]: e for e in _engine.engines()}
+
+
+#: a run of one objective that names no engine runs ``auto`` up to this many evaluations
+#: (docs/optimization.md, "Sample-efficient engines")
+AUTO_MAX_EVALUATIONS = 200
+
+
+def engine_for(objective: Any, engine: Any, max_evaluations: Any) -> Any:
+    """The engine of a run of one objective: ``engine`` when named; else ``auto`` when
+    ``max_evaluations`` is at most :data:`AUTO_MAX_EVALUATIONS`, or when the objective is a
+    Python callable (not an expression: its cost is unknown, often seconds) and no budget is
+    given; else the default engine (``dss``).  The result's ``engine_chosen`` names the
+    engine ``auto`` ran."""
+    if engine is not None or "auto" not in _engine_table():
+        return engine
+    python = callable(objective) and not isinstance(objective, (str, Expression))
+    small = _is_real(max_evaluations) and max_evaluations <= AUTO_MAX_EVALUATIONS
+    return "auto" if small or (python and max_evaluations is None) else None
 
 
 def _options(info: dict[str, Any], options: Any) -> tuple[list[Problem], dict[str, float]]:
@@ -454,6 +475,7 @@ def _optimize_one(
 ) -> OptimizeResult:
     """One objective: :func:`optimize`."""
     options = with_stop_option(options, stop_on_convergence)
+    engine = engine_for(objective, engine, max_evaluations)
     checked = _check(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
                      time_limit=time_limit, target=target, seed=seed, options=options,
                      variables=variables, integers=integers, x0=x0, constraints=constraints,
@@ -514,6 +536,7 @@ def _result(out: dict[str, Any], engine: str, seed: int, goal: str, design: Desi
         constraints=_constraint_report(cons, out["g"]),
         variables=None if design.names is None else {
             name: float(v) for name, v in zip(design.names, out["x"], strict=True)},
+        engine_chosen=str(out.get("engine_chosen") or engine),
     )
 
 
@@ -550,6 +573,9 @@ def optimize(objective: Objective | list[Any] | tuple[Any, ...],
     names of ``variables``), a :class:`decido.Expression`, a callable ``f(x) -> float``, or
     with ``vectorized=True`` a callable ``f(X) -> array`` over a population ``X`` of shape
     ``(P, n)``.
+    ``engine`` (an id of ``decido.engines()``): when none is named, ``auto`` runs when
+    ``max_evaluations`` is at most 200 or the objective is a Python callable without a
+    budget (``result.engine_chosen`` says which engine ``auto`` ran), else ``dss``.
     Stops at ``max_evaluations`` (default ``max(10000, 2000 n)``), ``time_limit``
     seconds, once the best value reaches ``target``, when the engine converges,
     when ``callback(progress)`` returns a truthy value, or when ``monitor.stop()``

@@ -62,14 +62,17 @@ class ParetoResult:
             [...], "feasible": bool, "max_violation": float}`` (``f`` in the objectives'
             order; ``"variables": {name: value}`` too when the problem has ``variables``).
             When no feasible point was found: the non-dominated points of least violation,
-            ``feasible`` false, and ``status`` ``infeasible``.
+            ``feasible`` false, and ``status`` ``infeasible``.  The best archive the run
+            measured (least violation, then the hypervolume at the given reference point,
+            else at a fixed one derived early in the run): when thinning left the final
+            archive worse, ``message`` says which archive this is.
         hypervolume: the front's hypervolume at ``reference_point``.
         reference_point: the one given, else the front's nadir moved outward by a tenth
             of the front's range in each objective (by ``max(1, |nadir|) / 10`` where the
             range is 0).
         objectives: ``{"name", "goal"}`` (and ``"expression"``, its text) of each.
-        status, message, evaluations, iterations, elapsed, engine, seed: as in
-            :class:`decido.OptimizeResult`.
+        status, message, evaluations, iterations, elapsed, engine, seed, engine_chosen:
+            as in :class:`decido.OptimizeResult`.
         history: ``(evaluations, hypervolume)`` after iterations that changed it
             (bounded), each at the reference point of that moment (see ``reference_point``;
             give one to compare runs).
@@ -89,6 +92,7 @@ class ParetoResult:
     engine: str
     seed: int
     variables: list[str] | None = None
+    engine_chosen: str = ""
 
     @property
     def feasible(self) -> bool:
@@ -387,4 +391,5 @@ def _result(out: dict[str, Any], engine: str, seed: int, specs: list[ObjectiveSp
         message=message, elapsed=float(out["elapsed"]), history=out["history"],
         engine=engine, seed=seed,
         variables=None if design.names is None else list(design.names),
+        engine_chosen=str(out.get("engine_chosen") or engine),
     )

@@ -1,5 +1,5 @@
-"""How runs end, written once: why the engine loop stopped, the status of a result, and the
-states of a run of the service.
+"""How runs end, written once: why the engine loop stopped, the status of a result, the
+states of a run of the service, and those of a study of the service and of its trials.
 
 The stop reasons are C's (``dc_stop_name``, one table in csrc/engine/driver.c). Types need
 them written out as a ``Literal`` (mypy, msgspec and the OpenAPI schemas read it), so
@@ -16,13 +16,18 @@ from typing import Literal, get_args
 __all__ = [
     "ENGINE_STOPS",
     "FINISHED_RUN_STATES",
+    "FINISHED_TRIAL_STATES",
     "RUN_STATES",
     "STATUSES",
+    "STUDY_STATES",
     "SUCCESSFUL",
     "EngineStop",
     "FinishedStatus",
     "RunState",
     "Status",
+    "StudyState",
+    "TRIAL_STATES",
+    "TrialState",
     "engine_stop",
     "run_state",
     "status",
@@ -49,6 +54,19 @@ SUCCESSFUL: frozenset[Status] = frozenset(("converged", "target_reached"))
 RunState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 RUN_STATES: tuple[RunState, ...] = get_args(RunState)
 FINISHED_RUN_STATES: frozenset[RunState] = frozenset(("succeeded", "failed", "cancelled"))
+
+#: The states of a study of the service (docs/studies.md): ``active`` (it suggests),
+#: ``stopped`` (no more suggestions), ``completed`` (it suggested ``max_trials`` and holds
+#: no trial). tests/service/test_client_studies.py holds the service's equal to these.
+StudyState = Literal["active", "stopped", "completed"]
+STUDY_STATES: tuple[StudyState, ...] = get_args(StudyState)
+#: The states of a trial of a study of the service: ``queued`` (a point waiting to be
+#: suggested), ``active`` (suggested, held under a lease), then one of the finished ones.
+TrialState = Literal["queued", "active", "completed", "infeasible", "failed", "early_stopped",
+                     "abandoned"]
+TRIAL_STATES: tuple[TrialState, ...] = get_args(TrialState)
+FINISHED_TRIAL_STATES: frozenset[TrialState] = frozenset(
+    ("completed", "infeasible", "failed", "early_stopped", "abandoned"))
 
 
 def engine_stop(name: str) -> EngineStop:

@@ -561,6 +561,7 @@ static dc_status finish(dc_driver *d)
                 return st;
         }
     }
+    d->front.evals = d->evals;
     if (d->multi && (st = dc_front_result(&d->front, res)))
         return st;
     memcpy(res->x, d->multi && res->n_pareto ? res->pareto_x : d->best_x, n * sizeof(double));
@@ -570,10 +571,14 @@ static dc_status finish(dc_driver *d)
     res->gradients = d->grads;
     res->stop = d->stop;
     res->elapsed = dc_driver_now() - d->t0;
+    snprintf(res->engine_chosen, sizeof res->engine_chosen, "%s",
+             strcmp(d->vt->info->id, "auto") == 0 ? dc_auto_chosen(d->state) : d->vt->info->id);
     if (res->n_history == 0 || res->history[res->n_history - 1].evaluations != d->evals) {
         res->history[res->n_history].evaluations = d->evals;
         res->history[res->n_history].best = d->multi ? res->hypervolume : res->fun;
         res->n_history++;
+    } else if (d->multi && d->front.restored) { /* the last entry is the result's */
+        res->history[res->n_history - 1].best = res->hypervolume;
     }
     res->feasible = 1;
     if (d->multi) {
@@ -592,6 +597,14 @@ static dc_status finish(dc_driver *d)
                  "of %zu objectives did not end within %g s after the %s",
                  res->n_pareto, d->m, DC_GUARD_GRACE,
                  d->stop_seen ? "stop request" : "time limit");
+    }
+    if (d->multi && d->front.restored) {
+        size_t used = strlen(res->message);
+        snprintf(res->message + used, sizeof res->message - used,
+                 "; the front is the archive held after %lld evaluations: hypervolume %.6g "
+                 "at the %s reference point, the final archive's %.6g",
+                 (long long)d->front.best_evals, d->front.best_hv,
+                 d->front.have_ref ? "given" : "fixed", d->front.final_hv);
     }
     if (!res->feasible) {
         size_t used = strlen(res->message);

@@ -235,7 +235,9 @@ dc_status dc_driver_measure_front(dc_driver *d)
 {
     dc_result *r = d->res;
     double before = d->front.hypervolume;
-    dc_status st = dc_front_measure(&d->front, d->m <= 3 ||
+    dc_status st;
+    d->front.evals = d->evals;
+    st = dc_front_measure(&d->front, d->m <= 3 ||
                                                    d->iters % DC_FRONT_MEASURE_EVERY == 1);
     if (!st && !d->front.unmeasured && d->front.hypervolume != before &&
         (r->n_history == 0 || r->history[r->n_history - 1].best != d->front.hypervolume))
@@ -245,7 +247,8 @@ dc_status dc_driver_measure_front(dc_driver *d)
 
 /* The objective values f[0..rows) of the points X become what the engine is
  * told: unchanged without constraints, else the feasibility-rule key; each
- * point is a candidate for the best.  Several objectives: judge_front. */
+ * point is a candidate for the best; the engine's violation buffer (when it
+ * gave one) gets each row's excess.  Several objectives: judge_front. */
 dc_status dc_driver_judge_rows(dc_driver *d, const double *X, size_t rows, double *f)
 {
     size_t r, m = d->cons.m;
@@ -253,8 +256,11 @@ dc_status dc_driver_judge_rows(dc_driver *d, const double *X, size_t rows, doubl
     if (d->multi)
         return judge_front(d, X, rows, f);
     if (!m) {
-        for (r = 0; r < rows; r++)
+        for (r = 0; r < rows; r++) {
             consider(d, X + r * d->n, f[r]);
+            if (d->violation)
+                d->violation[r] = 0.0;
+        }
         return DC_OK;
     }
     if ((st = dc_cons_eval(&d->cons, X, rows)))
@@ -265,6 +271,8 @@ dc_status dc_driver_judge_rows(dc_driver *d, const double *X, size_t rows, doubl
         double e = dc_cons_excess(&d->cons, g);
         consider_g(d, X + r * d->n, f[r], e, g);
         f[r] = dc_cons_key(&d->cons, f[r], e);
+        if (d->violation)
+            d->violation[r] = e;
     }
     return DC_OK;
 }
@@ -316,7 +324,7 @@ dc_status dc_driver_eval_points(dc_driver *d, dc_batch *b)
     if (!dc_driver_reserve_x(d, b->rows))
         return DC_ERR_NOMEM;
     dc_driver_scale_rows(d, b->U, b->rows, d->X);
-    d->violation = d->multi ? b->violation : NULL;
+    d->violation = b->violation;
     st = dc_driver_eval_x(d, d->X, b->rows, b->f);
     d->violation = NULL;
     return st;
@@ -332,8 +340,11 @@ static dc_status to_merit(dc_driver *d, const double *X, size_t rows, double *f,
 {
     size_t r, m = d->cons.m;
     if (!m) {
-        for (r = 0; r < rows; r++)
+        for (r = 0; r < rows; r++) {
             consider(d, X + r * d->n, f[r]);
+            if (d->violation)
+                d->violation[r] = 0.0;
+        }
         return DC_OK;
     }
     for (r = 0; r < rows; r++) {

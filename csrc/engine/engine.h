@@ -75,9 +75,11 @@ typedef struct dc_batch {
     double *f;       /* rows */
     double *grad;    /* DC_ASK_GRADIENT: rows x n, df/du */
     double *terms;   /* DC_ASK_TERMS: rows x n */
-    /* several objectives: f holds rows x n_objectives values (minimized), and the
-     * driver fills violation[r] (engine-owned, rows) with row r's excess: 0 when
-     * feasible, else the constraint layer's sum of violations beyond the tolerance */
+    /* several objectives: f holds rows x n_objectives values (minimized).  When the
+     * engine gives violation (engine-owned, rows; DC_ASK_POINTS), the driver fills
+     * violation[r] with row r's excess: 0 when feasible, else the constraint layer's
+     * sum of violations beyond the tolerance (one objective too: f[r] is then the
+     * feasibility-rule key, the objective itself for a feasible row) */
     double *violation;
 } dc_batch;
 
@@ -176,6 +178,8 @@ void dc_restart_log_free(dc_restart_log *log); /* safe on a zeroed log */
 
 /* The registry (registry.c; rows in engines.def). */
 const dc_engine_vt *dc_engine_find(const char *id);
+/* The id of the engine the `auto` engine chose (auto.c), given its state. */
+const char *dc_auto_chosen(const void *state);
 
 /* The driver's side of a dc_monitor (monitor.c).  begin claims the monitor
  * for one run and publishes a zeroed, running snapshot; it returns 0 when

@@ -12,6 +12,17 @@
  * stop request (and the driver's grace) thinning falls back to the crowding
  * distance and the hypervolume is left unmeasured (NaN; the result's message
  * says so), so a run of many objectives ends on time whatever its front.
+ *
+ * The best archive: thinning removes the least contributors at the archive's
+ * own reference point, which moves as the front does, and a thinned-out point
+ * is forgotten, so the archive can end worse than one held earlier (ZDT1 with
+ * an archive of 20, DTLZ2 and BNH with 100: benchmarks/best_front_overhead.py).
+ * Each measured archive is compared with the best one so far (smaller excess
+ * first, then the hypervolume at a fixed reference point: the given one, else
+ * the one derived from the first archive measured at that excess) and copied
+ * when better; the result is that copy when the final archive is worse.  The
+ * cost: a copy of the archive when it improved, and, without a given
+ * reference point, a second hypervolume per measurement.
  */
 #include <math.h>
 #include <string.h>
@@ -87,6 +98,10 @@ void dc_front_free(dc_front *fr)
         dc_workspace_free(fr->ws[k]);
     dc_mem_free(fr->alloc, fr->ws, fr->m * sizeof *fr->ws);
     dc_mem_free(fr->alloc, fr->col, fr->col_cap * sizeof(double));
+    dc_mem_free(fr->alloc, fr->best_X, fr->best_rows * fr->n * sizeof(double));
+    dc_mem_free(fr->alloc, fr->best_F, fr->best_rows * fr->m * sizeof(double));
+    dc_mem_free(fr->alloc, fr->best_E, fr->best_rows * sizeof(double));
+    dc_mem_free(fr->alloc, fr->best_V, fr->best_rows * sizeof(double));
     dc_archive_free(&fr->archive);
     memset(fr, 0, sizeof *fr);
 }
@@ -142,6 +157,75 @@ static void reference(const dc_front *fr, double *ref)
         dc_pareto_reference(fr->archive.F, fr->archive.size, fr->m, ref);
 }
 
+/* copy the archive as the best one */
+static dc_status take_best(dc_front *fr)
+{
+    const dc_archive *a = &fr->archive;
+    size_t n = fr->n, m = fr->m;
+    if (a->size > fr->best_rows) {
+        size_t rows = a->size > fr->archive.cap ? a->size : fr->archive.cap;
+        dc_mem_free(fr->alloc, fr->best_X, fr->best_rows * n * sizeof(double));
+        dc_mem_free(fr->alloc, fr->best_F, fr->best_rows * m * sizeof(double));
+        dc_mem_free(fr->alloc, fr->best_E, fr->best_rows * sizeof(double));
+        dc_mem_free(fr->alloc, fr->best_V, fr->best_rows * sizeof(double));
+        fr->best_X = dc_mem_alloc(fr->alloc, rows * n * sizeof(double));
+        fr->best_F = dc_mem_alloc(fr->alloc, rows * m * sizeof(double));
+        fr->best_E = dc_mem_alloc(fr->alloc, rows * sizeof(double));
+        fr->best_V = dc_mem_alloc(fr->alloc, rows * sizeof(double));
+        fr->best_rows = rows;
+        if (!fr->best_X || !fr->best_F || !fr->best_E || !fr->best_V) {
+            dc_mem_free(fr->alloc, fr->best_X, rows * n * sizeof(double));
+            dc_mem_free(fr->alloc, fr->best_F, rows * m * sizeof(double));
+            dc_mem_free(fr->alloc, fr->best_E, rows * sizeof(double));
+            dc_mem_free(fr->alloc, fr->best_V, rows * sizeof(double));
+            fr->best_X = fr->best_F = fr->best_E = fr->best_V = NULL;
+            fr->best_rows = 0;
+            fr->have_best = 0;
+            return DC_ERR_NOMEM;
+        }
+    }
+    memcpy(fr->best_X, a->X, a->size * n * sizeof(double));
+    memcpy(fr->best_F, a->F, a->size * m * sizeof(double));
+    memcpy(fr->best_E, a->E, a->size * sizeof(double));
+    memcpy(fr->best_V, a->V, a->size * sizeof(double));
+    fr->best_size = a->size;
+    fr->best_excess = fr->cur_excess;
+    fr->best_hv = fr->cur_hv;
+    fr->best_evals = fr->evals;
+    fr->have_best = 1;
+    return DC_OK;
+}
+
+/* The archive just measured (its hypervolume at ref, the run's reference
+ * point) against the best one: cur_* measured at the fixed reference point,
+ * and the archive copied when it is better. */
+static dc_status keep_best(dc_front *fr, const double *ref)
+{
+    const dc_archive *a = &fr->archive;
+    double e = a->E[0]; /* every member's: constrained domination leaves one excess */
+    fr->cur_valid = 0;
+    if (fr->have_best && e > fr->best_excess)
+        return DC_OK; /* worse whatever its hypervolume */
+    if (!fr->have_best || e < fr->best_excess) {
+        /* a new excess: the fixed reference point is the given one or this archive's */
+        if (!fr->have_ref)
+            memcpy(fr->fref, ref, fr->m * sizeof(double));
+        fr->cur_hv = fr->hypervolume;
+    } else if (fr->have_ref) {
+        fr->cur_hv = fr->hypervolume; /* measured at the given point already */
+    } else {
+        dc_status st = dc_hv_compute(fr->alloc, fr->guard, a->F, a->size, fr->m, fr->fref,
+                                     &fr->cur_hv);
+        if (st || dc_guard_stopped(fr->guard))
+            return st;
+    }
+    fr->cur_excess = e;
+    fr->cur_valid = 1;
+    if (fr->have_best && e == fr->best_excess && !(fr->cur_hv > fr->best_hv))
+        return DC_OK;
+    return take_best(fr);
+}
+
 dc_status dc_front_measure(dc_front *fr, int measure)
 {
     double ref[DC_MAX_OBJECTIVES];
@@ -152,6 +236,7 @@ dc_status dc_front_measure(dc_front *fr, int measure)
     fr->measured = 1;
     fr->changed = 0;
     fr->unmeasured = 0;
+    fr->cur_valid = 0;
     reference(fr, ref);
     for (k = 0; k < fr->m; k++)
         if (ref[k] != ref[k]) {
@@ -164,7 +249,42 @@ dc_status dc_front_measure(dc_front *fr, int measure)
         fr->hypervolume = NAN;
         fr->unmeasured = 1;
     }
-    return st;
+    if (st || fr->unmeasured || !fr->archive.size)
+        return st;
+    return keep_best(fr, ref);
+}
+
+/* The best archive back in place of a worse final one (the measurements say
+ * so); its hypervolume at the run's reference point. */
+static dc_status restore_best(dc_front *fr)
+{
+    dc_archive *a = &fr->archive;
+    double ref[DC_MAX_OBJECTIVES], hv;
+    dc_status st;
+    if (!fr->have_best || !fr->cur_valid || fr->unmeasured ||
+        !(fr->cur_excess > fr->best_excess ||
+          (fr->cur_excess == fr->best_excess && fr->cur_hv < fr->best_hv)))
+        return DC_OK;
+    if (fr->have_ref) {
+        hv = fr->best_hv;
+    } else {
+        dc_pareto_reference(fr->best_F, fr->best_size, fr->m, ref);
+        st = dc_hv_compute(fr->alloc, fr->guard, fr->best_F, fr->best_size, fr->m, ref, &hv);
+        if (st || dc_guard_stopped(fr->guard))
+            return st; /* the run is ending: the final archive, measured */
+    }
+    /* the archive held best_size rows once, so it has room for them */
+    memcpy(a->X, fr->best_X, fr->best_size * fr->n * sizeof(double));
+    memcpy(a->F, fr->best_F, fr->best_size * fr->m * sizeof(double));
+    memcpy(a->E, fr->best_E, fr->best_size * sizeof(double));
+    memcpy(a->V, fr->best_V, fr->best_size * sizeof(double));
+    a->size = fr->best_size;
+    fr->final_hv = fr->cur_excess == fr->best_excess ? fr->cur_hv : NAN;
+    fr->hypervolume = hv;
+    fr->cur_excess = fr->best_excess;
+    fr->cur_hv = fr->best_hv;
+    fr->restored = 1;
+    return DC_OK;
 }
 
 dc_status dc_front_result(dc_front *fr, dc_result *res)
@@ -173,8 +293,9 @@ dc_status dc_front_result(dc_front *fr, dc_result *res)
     size_t q, k, n = fr->n, m = fr->m, rows = a->size ? a->size : 1;
     double ref[DC_MAX_OBJECTIVES];
     dc_status st = dc_front_measure(fr, 1);
-    if (st)
+    if (st || (st = restore_best(fr)))
         return st;
+    rows = a->size ? a->size : 1;
     res->n_objectives = m;
     res->n_pareto = a->size; /* before the arrays: dc_front_result_free reads it */
     res->pareto_x = dc_mem_alloc(&res->alloc, rows * n * sizeof(double));

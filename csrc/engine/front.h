@@ -24,6 +24,23 @@ typedef struct dc_front {
     int changed;        /* the archive took a point since the last measurement */
     int measured;       /* a measurement was made (or given up) */
     int unmeasured;     /* the last measurement gave up: hypervolume is NaN */
+    /* The best archive measured.  Thinning (at the archive's own, moving reference
+     * point) and forgetting what it thinned out can leave a worse archive than one
+     * held before, so each measured archive is compared with the best so far: by
+     * excess (all members share one), then by the hypervolume at a fixed reference
+     * point: the given one, else the one derived from the first archive measured at
+     * that excess.  The result is the best one when the final archive is worse. */
+    int64_t evals;                   /* set by the driver before measuring */
+    double fref[DC_MAX_OBJECTIVES];  /* the fixed reference point, minimized sense */
+    int have_best;
+    double best_excess, best_hv;     /* the best archive's excess and hypervolume at fref */
+    int64_t best_evals;              /* when it was held */
+    size_t best_size, best_rows;     /* rows: allocated */
+    double *best_X, *best_F, *best_E, *best_V;
+    int cur_valid;                   /* cur_*: the archive as last measured */
+    double cur_excess, cur_hv;
+    int restored;                    /* the result is the best archive, not the final one */
+    double final_hv;                 /* then: the final archive's hypervolume at fref */
 } dc_front;
 
 /* The run's fields of several objectives, checked (dc_run's rules). */
@@ -50,7 +67,9 @@ dc_status dc_front_measure(dc_front *fr, int measure);
  * iteration only (and at the end); up to 3, after every iteration. */
 #define DC_FRONT_MEASURE_EVERY 10
 /* The archive into res (n_pareto, pareto_*, hypervolume, reference_point),
- * in the objectives' own sense; arrays from the result's allocator. */
+ * in the objectives' own sense; arrays from the result's allocator.  When the
+ * best archive measured is better than the final one (see dc_front), it is the
+ * result: restored 1, best_evals, best_hv and final_hv say so. */
 dc_status dc_front_result(dc_front *fr, dc_result *res);
 /* Free what dc_front_result put in res. */
 void dc_front_result_free(dc_result *res);

@@ -1,7 +1,8 @@
 /*
  * random_search.c -- the baseline every engine must beat.
  *
- * Batches of points, uniform in the box or from a scrambled Halton sequence
+ * Batches of `batch` points (or the caller's hint, dc_batch.want), uniform in
+ * the box or from a scrambled Halton sequence
  * (low discrepancy: each coordinate's prime-base radical inverse, shifted by
  * a random offset modulo 1, so different seeds give different sequences).
  * It never converges: it runs until the budget, clock or target stops it.
@@ -26,6 +27,7 @@ static const dc_engine_info info = {
 
 typedef struct state {
     size_t n, batch;
+    size_t rows_cap;    /* rows U and f hold: batch, or a larger hint (dc_batch.want) */
     int halton;
     uint64_t index;     /* Halton position */
     dc_rng *rng;
@@ -57,6 +59,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *params)
     s->index = 1;
     s->U = dc_mem_calloc(pb->alloc, s->batch * s->n, sizeof(double));
     s->f = dc_mem_calloc(pb->alloc, s->batch, sizeof(double));
+    s->rows_cap = s->batch;
     if (!s->U || !s->f)
         return DC_ERR_NOMEM;
     if (s->halton) {
@@ -89,8 +92,26 @@ static double radical_inverse(uint64_t i, uint32_t base)
 static dc_status ask(void *sp, dc_batch *b)
 {
     state *s = sp;
-    size_t r, j;
-    for (r = 0; r < s->batch; r++) {
+    size_t r, j, rows = b->want ? b->want : s->batch;
+    if (rows > s->rows_cap) { /* the caller's hint asks for more rows than the batch */
+        double *U = NULL, *f = NULL;
+        size_t k;
+        if (dc_mul_size(rows, s->n, &k) && dc_mul_size(k, sizeof(double), &k)) {
+            U = dc_mem_calloc(s->alloc, rows * s->n, sizeof(double));
+            f = dc_mem_calloc(s->alloc, rows, sizeof(double));
+        }
+        if (!U || !f) {
+            dc_mem_free(s->alloc, U, rows * s->n * sizeof(double));
+            dc_mem_free(s->alloc, f, rows * sizeof(double));
+            return DC_ERR_NOMEM;
+        }
+        dc_mem_free(s->alloc, s->U, s->rows_cap * s->n * sizeof(double));
+        dc_mem_free(s->alloc, s->f, s->rows_cap * sizeof(double));
+        s->U = U;
+        s->f = f;
+        s->rows_cap = rows;
+    }
+    for (r = 0; r < rows; r++) {
         double *u = s->U + r * s->n;
         if (s->halton) {
             for (j = 0; j < s->n; j++) {
@@ -105,7 +126,7 @@ static dc_status ask(void *sp, dc_batch *b)
     }
     b->kind = DC_ASK_POINTS;
     b->U = s->U;
-    b->rows = s->batch;
+    b->rows = rows;
     b->f = s->f;
     return DC_OK;
 }
@@ -126,8 +147,8 @@ static dc_stop stop(const void *sp)
 static void release(void *sp)
 {
     state *s = sp;
-    dc_mem_free(s->alloc, s->U, s->batch * s->n * sizeof(double));
-    dc_mem_free(s->alloc, s->f, s->batch * sizeof(double));
+    dc_mem_free(s->alloc, s->U, s->rows_cap * s->n * sizeof(double));
+    dc_mem_free(s->alloc, s->f, s->rows_cap * sizeof(double));
     dc_mem_free(s->alloc, s->shift, s->n * sizeof(double));
     dc_mem_free(s->alloc, s->primes, s->n * sizeof(uint32_t));
 }

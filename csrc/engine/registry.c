@@ -3,12 +3,18 @@
 
 #include "engine/engine.h"
 
-#define DC_ENGINE(vt) extern const dc_engine_vt vt;
+#define DC_ENGINE(vt, budget) extern const dc_engine_vt vt;
 #include "engine/engines.def"
 #undef DC_ENGINE
 
 static const dc_engine_vt *const engines[] = {
-#define DC_ENGINE(vt) &vt,
+#define DC_ENGINE(vt, budget) &vt,
+#include "engine/engines.def"
+#undef DC_ENGINE
+};
+
+static const int64_t budgets[] = {
+#define DC_ENGINE(vt, budget) budget,
 #include "engine/engines.def"
 #undef DC_ENGINE
 };
@@ -23,6 +29,11 @@ size_t dc_engine_count(void)
 const dc_engine_info *dc_engine_at(size_t index)
 {
     return index < N_ENGINES ? engines[index]->info : NULL;
+}
+
+int64_t dc_engine_budget(size_t index)
+{
+    return index < N_ENGINES ? budgets[index] : 0;
 }
 
 const char *dc_engine_default(void)

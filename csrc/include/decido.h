@@ -379,6 +379,8 @@ typedef struct dc_result {
     unsigned char *pareto_feasible;   /* n_pareto */
     double hypervolume;               /* of the archive at reference_point */
     double reference_point[DC_MAX_OBJECTIVES];
+    /* the engine that ran: the one asked for, or the one `auto` chose */
+    char engine_chosen[32];
     /* owned by the library */
     dc_allocator alloc;
     size_t n, history_cap;
@@ -414,6 +416,10 @@ typedef struct dc_engine_info {
 
 size_t dc_engine_count(void);
 const dc_engine_info *dc_engine_at(size_t index);
+/* The number of evaluations the engine at index is built for (engines.def): a
+ * model-based engine's suggestions cost more with every point it has seen, so
+ * a run far beyond it is slow (it still runs); 0: any budget (and past the end). */
+int64_t dc_engine_budget(size_t index);
 /* The options of the run that every engine takes (read by the driver, given
  * by name among the engine's own): *count rows.  stop_on_convergence (1):
  * end the run with DC_STOP_CONVERGED when the engine's convergence test is

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "decido.h"
+#include "tests/budget.h"
 #include "tests/check.h"
 #include "tests/failing_alloc.h"
 
@@ -219,16 +220,16 @@ static void test_engines(void)
                   "%s took a discrete coordinate", info->id);
             su.n_values[2] = 0; /* a real x[2] for engines without integers */
         }
-        if (run(info->id, obj, &su, 3, 2, (info->supports & DC_SUPPORTS_X0) != 0, 3000, NULL,
-                &res) == DC_OK) {
+        if (run(info->id, obj, &su, 3, 2, (info->supports & DC_SUPPORTS_X0) != 0,
+                capped_budget(info->id, 3000), NULL, &res) == DC_OK) {
             CHECK(res.feasible && res.max_violation <= 1e-6 && res.n_g == 2,
                   "%s: infeasible (%g)", info->id, res.max_violation);
             CHECK(res.x[0] + res.x[1] <= 0.5 + 1e-6 && res.x[2] >= 0.9 - 1e-6,
                   "%s: x = %g %g %g", info->id, res.x[0], res.x[1], res.x[2]);
             if (su.n_values[2])
                 CHECK(res.x[2] == 1.0, "%s: x[2] = %g not the discrete 1", info->id, res.x[2]);
-            if (run(info->id, obj, &su, 3, 2, (info->supports & DC_SUPPORTS_X0) != 0, 3000,
-                    NULL, &again) == DC_OK) {
+            if (run(info->id, obj, &su, 3, 2, (info->supports & DC_SUPPORTS_X0) != 0,
+                    capped_budget(info->id, 3000), NULL, &again) == DC_OK) {
                 CHECK(memcmp(res.x, again.x, 3 * sizeof(double)) == 0 && res.fun == again.fun,
                       "%s: a replay differs", info->id);
                 dc_result_free(&again);
@@ -245,7 +246,8 @@ static void test_engines(void)
         for (fail_after = 0; fail_after < 40; fail_after++) {
             counting cnt = {0, fail_after, 0};
             dc_allocator a = {failing_realloc, &cnt};
-            dc_status st = run(info->id, obj, &su, 3, 2, 0, 300, &a, &res);
+            dc_status st = run(info->id, obj, &su, 3, 2, 0, capped_budget(info->id, 300), &a,
+                               &res);
             if (st == DC_OK)
                 dc_result_free(&res);
             CHECK(st == DC_OK || st == DC_ERR_NOMEM, "%s: %s", info->id, dc_status_code(st));

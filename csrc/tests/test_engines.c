@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "decido.h"
+#include "engine/engine.h"
+#include "tests/budget.h"
 #include "tests/check.h"
 #include "tests/failing_alloc.h"
 
@@ -70,6 +72,8 @@ static void test_engine(const char *id)
     size_t dims[3] = {1, 2, 6}, d;
     int64_t budgets[5] = {1, 2, 7, 150, 3000};
     size_t b;
+    for (b = 0; b < 5; b++)
+        budgets[b] = capped_budget(id, budgets[b]);
     for (d = 0; d < 3; d++) {
         size_t n = dims[d];
         for (b = 0; b < 5; b++) {
@@ -108,12 +112,12 @@ static void test_engine(const char *id)
         p2 = p1;
         p3 = p1;
         p3.abort_after = 40;
-        run_engine(id, 6, lo, hi, NULL, &p1, 2000, 11, NULL, &r1);
-        run_engine(id, 6, lo, hi, NULL, &p2, 2000, 11, NULL, &r2);
+        run_engine(id, 6, lo, hi, NULL, &p1, capped_budget(id, 2000), 11, NULL, &r1);
+        run_engine(id, 6, lo, hi, NULL, &p2, capped_budget(id, 2000), 11, NULL, &r2);
         CHECK(r1.fun == r2.fun && memcmp(r1.x, r2.x, 6 * sizeof(double)) == 0 &&
                   r1.evaluations == r2.evaluations,
               "%s: not reproducible (%g vs %g)", id, r1.fun, r2.fun);
-        run_engine(id, 6, lo, hi, NULL, &p3, 2000, 11, NULL, &r3);
+        run_engine(id, 6, lo, hi, NULL, &p3, capped_budget(id, 2000), 11, NULL, &r3);
         CHECK(r3.stop == DC_STOP_ERROR, "%s: abort gave %s", id, dc_stop_name(r3.stop));
         dc_result_free(&r1);
         dc_result_free(&r2);
@@ -138,7 +142,8 @@ static void test_engine(const char *id)
                 CHECK(0, "compile %s", texts[t]);
                 continue;
             }
-            CHECK(run_engine(id, 4, plo, phi, prog, &pr, 3000, 5, NULL, &res) == DC_OK &&
+            CHECK(run_engine(id, 4, plo, phi, prog, &pr, capped_budget(id, 3000), 5, NULL, &res) ==
+                          DC_OK &&
                       res.evaluations <= 3000 && isfinite(res.fun),
                   "%s on %s", id, texts[t]);
             dc_result_free(&res);
@@ -157,7 +162,7 @@ static void test_engine(const char *id)
             memset(&pr, 0, sizeof pr);
             pr.lo = lo;
             pr.hi = hi;
-            st = run_engine(id, 6, lo, hi, NULL, &pr, 500, 3, &a, &res);
+            st = run_engine(id, 6, lo, hi, NULL, &pr, capped_budget(id, 500), 3, &a, &res);
             CHECK(st == DC_OK || st == DC_ERR_NOMEM, "%s OOM at %ld: %s", id, k,
                   dc_status_code(st));
             if (st == DC_OK)
@@ -196,9 +201,146 @@ static void test_max_dims(void)
     }
 }
 
+/* dc_batch.want: bo, tpe and random give as many rows as the caller would like,
+ * distinct ones (a constant liar / Kriging believer spreads a batch), through the
+ * vtable as an ask/tell caller (a study) uses it. */
+static void test_want_hint(void)
+{
+    const char *ids[3] = {"bo", "tpe", "random"};
+    unsigned char fixed[3] = {0, 0, 0};
+    double levels[3] = {0, 0, 5};
+    size_t e;
+    for (e = 0; e < 3; e++) {
+        const dc_engine_vt *vt = dc_engine_find(ids[e]);
+        dc_problem pb;
+        dc_rng rng;
+        double params[16];
+        void *st;
+        size_t k, round, distinct_batches = 0;
+        if (!vt) {
+            CHECK(0, "engine %s not registered", ids[e]);
+            continue;
+        }
+        memset(&pb, 0, sizeof pb);
+        dc_rng_seed(&rng, 5);
+        pb.n = 3;
+        pb.alloc = dc_mem_default();
+        pb.rng = &rng;
+        pb.budget = 100;
+        pb.fixed = fixed;
+        pb.levels = levels;
+        pb.stop_on_convergence = 1;
+        for (k = 0; k < vt->info->n_options; k++)
+            params[k] = vt->info->options[k].default_value;
+        st = calloc(1, vt->state_size);
+        CHECK(vt->init(st, &pb, params) == DC_OK, "%s: init", ids[e]);
+        for (round = 0; round < 6; round++) {
+            dc_batch b;
+            size_t r, q, want = round % 2 ? 4 : 1, dup = 0;
+            memset(&b, 0, sizeof b);
+            b.want = want;
+            CHECK(vt->ask(st, &b) == DC_OK, "%s: ask", ids[e]);
+            CHECK(b.rows == want, "%s: asked for %zu rows, got %zu", ids[e], want, b.rows);
+            for (r = 0; r < b.rows; r++) {
+                const double *u = b.U + r * 3;
+                b.f[r] = (u[0] - 0.3) * (u[0] - 0.3) + (u[1] - 0.6) * (u[1] - 0.6) + u[2];
+                CHECK(e == 2 || fabs(u[2] * 5.0 - floor(u[2] * 5.0) - 0.5) < 1e-9,
+                      "%s: a discrete coordinate off its cell's centre (%g)", ids[e], u[2]);
+                for (q = 0; q < r; q++)
+                    dup += memcmp(u, b.U + q * 3, 3 * sizeof(double)) == 0;
+            }
+            distinct_batches += want > 1 && dup == 0;
+            if (b.violation)
+                memset(b.violation, 0, b.rows * sizeof(double));
+            CHECK(vt->tell(st, &b) == DC_OK, "%s: tell", ids[e]);
+        }
+        CHECK(distinct_batches == 3, "%s: %zu of 3 batches of 4 rows were distinct", ids[e],
+              distinct_batches);
+        vt->release(st);
+        free(st);
+    }
+}
+
+/* auto chooses by budget, dimension and kinds, and the result names the choice */
+static void test_auto_choice(void)
+{
+    struct {
+        size_t n;
+        int64_t budget;
+        int discrete;
+        const char *expect;
+    } cases[4] = {{3, 100, 0, "bo"}, {3, 5000, 0, "cmaes"}, {25, 150, 0, "cmaes"},
+                  {4, 100, 1, "tpe"}};
+    size_t c, j, k;
+    for (c = 0; c < 4; c++) {
+        double lo[25], hi[25];
+        double v3[3] = {1, 2, 3};
+        const double *values[25];
+        size_t n_values[25];
+        probe pr;
+        dc_run run;
+        dc_result res;
+        dc_error err;
+        for (j = 0; j < cases[c].n; j++) {
+            lo[j] = -1;
+            hi[j] = 1;
+            values[j] = v3;
+            n_values[j] = cases[c].discrete ? 3 : 0;
+        }
+        memset(&pr, 0, sizeof pr);
+        pr.lo = lo;
+        pr.hi = hi;
+        dc_run_init(&run);
+        run.n = cases[c].n;
+        run.lower = lo;
+        run.upper = hi;
+        run.objective = objective;
+        run.objective_data = &pr;
+        run.max_evaluations = cases[c].budget;
+        run.seed = 3;
+        if (cases[c].discrete) {
+            run.values = values;
+            run.n_values = n_values;
+            pr.lo = NULL;
+        }
+        if (cases[c].discrete) { /* the values lie outside [-1, 1]: no bound check */
+            for (j = 0; j < cases[c].n; j++) {
+                lo[j] = 1;
+                hi[j] = 3;
+            }
+            pr.lo = lo;
+        }
+        CHECK(dc_optimize("auto", &run, &res, &err) == DC_OK, "auto: %s", err.message);
+        CHECK(strcmp(res.engine_chosen, cases[c].expect) == 0, "auto chose %s for case %zu, "
+              "expected %s", res.engine_chosen, c, cases[c].expect);
+        dc_result_free(&res);
+    }
+    for (k = 0; k < dc_engine_count(); k++) { /* any other engine names itself */
+        const char *id = dc_engine_at(k)->id;
+        double lo[2] = {-1, -1}, hi[2] = {1, 1};
+        probe pr;
+        dc_run run;
+        dc_result res;
+        if (strcmp(id, "auto") == 0)
+            continue;
+        memset(&pr, 0, sizeof pr);
+        pr.lo = lo;
+        pr.hi = hi;
+        if (run_engine(id, 2, lo, hi, NULL, &pr, 20, 1, NULL, &res) == DC_OK) {
+            CHECK(strcmp(res.engine_chosen, id) == 0, "%s reported %s", id, res.engine_chosen);
+            dc_result_free(&res);
+        }
+        (void)run;
+    }
+}
+
 int main(int argc, char **argv)
 {
     test_max_dims();
+    if (argc <= 1 || strcmp(argv[1], "auto") == 0) {
+        test_want_hint();
+        test_auto_choice();
+    }
     size_t k;
     for (k = 0; k < dc_engine_count(); k++) {
         const char *id = dc_engine_at(k)->id;

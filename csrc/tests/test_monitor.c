@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "decido.h"
+#include "tests/budget.h"
 #include "tests/check.h"
 #include "tests/objectives.h"
 #include "tests/failing_alloc.h"
@@ -106,7 +107,7 @@ static void test_snapshot(const char *id, int maximize)
     dc_monitor_snapshot s;
     memset(&w, 0, sizeof w);
     w.monitor = m;
-    setup(&run, 600, m);
+    setup(&run, capped_budget(id, 600), m);
     run.maximize = maximize;
     run.callback = callback;
     run.callback_data = &w;
@@ -182,7 +183,7 @@ static void test_stop_from_callback(const char *id)
     memset(&w, 0, sizeof w);
     w.monitor = m;
     w.stop_at = 3;
-    setup(&run, 100000, m);
+    setup(&run, capped_budget(id, 100000), m);
     run.callback = callback;
     run.callback_data = &w;
     if (dc_optimize(id, &run, &res, &err) != DC_OK) {
@@ -195,7 +196,7 @@ static void test_stop_from_callback(const char *id)
             for (j = 0; j < N; j++)
                 inside &= res.x[j] >= lo[j] && res.x[j] <= hi[j];
             CHECK(res.stop == DC_STOP_MONITOR && res.iterations == 3 &&
-                      res.evaluations < 100000 && isfinite(res.fun) && inside,
+                      res.evaluations < run.max_evaluations && isfinite(res.fun) && inside,
                   "%s: stop from the callback gave %s after %lld iterations", id,
                   dc_stop_name(res.stop), (long long)res.iterations);
         }

@@ -8,7 +8,9 @@
  * is feasible), integer coordinates, start points, progress, an aborting
  * objective, single-objective engines refused, failed allocations; fronts
  * whose exact hypervolume or thinning would take hours end at the time limit
- * or the stop request (plus the driver's grace), their hypervolume unmeasured.
+ * or the stop request (plus the driver's grace), their hypervolume unmeasured;
+ * an archive thinned to less than it held earlier gives way to the best one
+ * measured (issue 43 item 6).
  */
 #include <math.h>
 #include <stdio.h>
@@ -458,6 +460,46 @@ static void thinning_within_time_limit(void)
     free(x0);
 }
 
+/* ZDT1 with a small archive and a given reference point: thinning at the
+ * archive's own reference point loses hypervolume at the given one, so the
+ * final archive is worse than one held earlier.  The result is the best one
+ * measured: its hypervolume at the given point is the largest in the history,
+ * and the message says when it was held. */
+static void best_front_kept(void)
+{
+    double lo[30], hi[30], ref[2] = {1.1, 1.1}, hv, best = 0.0;
+    size_t n = 30, j, restored = 0, seed;
+    dc_run run;
+    probe pr;
+    dc_result res;
+    dc_error err;
+    for (j = 0; j < n; j++) {
+        lo[j] = 0.0;
+        hi[j] = 1.0;
+    }
+    for (seed = 1; seed <= 4; seed++) {
+        setup(&run, &pr, n, 2, lo, hi);
+        run.seed = seed;
+        run.max_evaluations = 20000;
+        run.archive_capacity = 10;
+        run.reference_point = ref;
+        CHECK(dc_optimize("moea", &run, &res, &err) == DC_OK, "moea: %s", err.message);
+        check_front(&res, n, 2, NULL);
+        CHECK(res.n_pareto <= 10, "front of %zu above the cap", res.n_pareto);
+        CHECK(dc_hypervolume(res.pareto_f, res.n_pareto, 2, ref, NULL, &hv, NULL) == DC_OK &&
+                  hv == res.hypervolume, "hypervolume %.17g vs %.17g", hv, res.hypervolume);
+        best = 0.0;
+        for (j = 0; j < res.n_history; j++)
+            best = fmax(best, res.history[j].best);
+        CHECK(res.hypervolume == best, "seed %zu: the front's %.17g below the best measured %.17g",
+              seed, res.hypervolume, best);
+        CHECK(res.history[res.n_history - 1].best == res.hypervolume, "the last history entry");
+        restored += strstr(res.message, "the front is the archive held after") != NULL;
+        dc_result_free(&res);
+    }
+    CHECK(restored > 0, "no run restored its best archive: the test lost its case");
+}
+
 int main(void)
 {
     basics(2);
@@ -469,6 +511,7 @@ int main(void)
     front_within_time_limit();
     front_stopped_by_monitor();
     thinning_within_time_limit();
+    best_front_kept();
     printf("test_multi: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -76,6 +76,7 @@ __all__ = [
     "refuse_spent",
     "settle",
     "throttle_address",
+    "throttle_sign_in",
     "unauthorized",
 ]
 
@@ -174,6 +175,14 @@ async def observe(services: Counting, tally: SimpleNamespace,
 async def throttle_address(services: Counting, tally: SimpleNamespace, address: str) -> None:
     """Count a new key on the client ``address`` (429 past ``keys_per_hour``)."""
     await count(services, tally, [limits.address_spec(address, settings=services.settings)])
+
+
+async def throttle_sign_in(services: Counting, tally: SimpleNamespace, address: str,
+                           prefix: str | None) -> None:
+    """Count a try of the dashboard's sign-in form on the client ``address`` and the key
+    ``prefix`` tried (429 past ``sign_ins_per_minute`` on either)."""
+    await count(services, tally, limits.sign_in_specs(address, prefix,
+                                                      settings=services.settings))
 
 
 async def issue_free_key(services: Counting, tally: SimpleNamespace, address: str,

@@ -31,6 +31,10 @@ environment over the defaults, keyword arguments over both) and derive variants 
   beyond); ``tiers[name]["max_study_trials"]``: the trials a study's engine suggests
   (``max_trials`` above it is 403 ``compute_cap_exceeded``; a study without one gets it);
   a study's variables are capped by ``max_dims`` (docs/studies.md, "Limits");
+- ``tiers[name]["study_minute"]``: the key's study calls per minute (suggest, complete,
+  batch complete, add trials, report, heartbeat, abandon: counter ``study.minute``, apart
+  from ``minute``, so a study's workers never spend the key's other requests, nor they the
+  workers'; 429 ``rate_limited`` beyond);
 - in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
   surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
   it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
@@ -70,6 +74,7 @@ TIER_FIELDS: tuple[str, ...] = (
     "front_page_bytes",
     "max_studies",
     "max_study_trials",
+    "study_minute",
 )
 
 DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
@@ -101,6 +106,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "front_page_bytes": 1 << 20,
         "max_studies": 2,
         "max_study_trials": 1_000,
+        "study_minute": 1_200,
     },
     "pro": {
         "minute": 60,
@@ -117,6 +123,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "front_page_bytes": 4 << 20,
         "max_studies": 20,
         "max_study_trials": 10_000,
+        "study_minute": 12_000,
     },
     "team": {
         "minute": 300,
@@ -133,6 +140,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "front_page_bytes": 8 << 20,
         "max_studies": 100,
         "max_study_trials": 100_000,
+        "study_minute": 60_000,
     },
     "enterprise": {
         "minute": 600,
@@ -149,6 +157,7 @@ DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
         "front_page_bytes": 16 << 20,
         "max_studies": 1_000,
         "max_study_trials": 1_000_000,
+        "study_minute": 120_000,
     },
 }
 
@@ -161,6 +170,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_RUN_QUEUE": "run_queue",
     "DECIDO_RUN_BACKLOG": "run_backlog",
     "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
+    "DECIDO_SIGN_INS_PER_MINUTE": "sign_ins_per_minute",
     "DECIDO_DECISION_RETENTION_DAYS": "decision_retention_days",
     "DECIDO_DECISION_LOG_BYTES": "decision_log_bytes",
     "DECIDO_HEADER_TIMEOUT": "header_timeout",
@@ -168,6 +178,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
     "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
     "DECIDO_SSE_HEARTBEAT": "sse_heartbeat",
+    "DECIDO_WORKER_STREAMS": "worker_streams",
     "DECIDO_RUN_LEASE": "run_lease",
     "DECIDO_RUN_RETENTION_DAYS": "run_retention_days",
     "DECIDO_TLS": "tls",
@@ -210,6 +221,10 @@ class Settings:
     """Days a finished run is kept."""
     keys_per_hour: int = 5
     """``POST /v1/keys`` per client address per UTC hour (counter ``keys.hour``)."""
+    sign_ins_per_minute: int = 30
+    """Tries of the dashboard's sign-in form per minute, per client address (counter
+    ``sign_in.address``) and per key prefix tried (``sign_in.prefix``); beyond: 429 with
+    ``Retry-After``."""
     decision_retention_days: int = 30
     """Days the decision log keeps an entry."""
     decision_log_bytes: int = 64 * 1024 * 1024
@@ -229,6 +244,11 @@ class Settings:
     """Open connections per client address and worker process (0: no cap)."""
     sse_heartbeat: int = 15
     """Seconds between two ``: heartbeat`` comments of a run's event stream."""
+    worker_streams: int = 400
+    """Event streams (``GET /v1/runs/{id}/events`` and the dashboard's) open at once in a
+    worker process, every key together, beside each key's tier cap (``max_streams``); one
+    more is 503 ``overloaded`` with ``Retry-After`` (:mod:`decido_service.streams`; 0: no
+    cap)."""
     session_secret: str = ""
     """The dashboard's HMAC secret for session cookies and CSRF tokens (at least 32
     characters); empty: one is made once and kept in the store, shared by every worker."""
@@ -262,6 +282,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
+                     "sign_ins_per_minute",
                      "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
                      "run_lease", "run_retention_days", "webhook_concurrency",
@@ -270,7 +291,7 @@ class Settings:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
         for name in ("run_queue", "run_backlog", "connections_per_address",
-                     "decision_log_bytes"):
+                     "decision_log_bytes", "worker_streams"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"setting {name!r} must be an integer >= 0, got {value!r}")

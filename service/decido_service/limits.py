@@ -7,8 +7,13 @@ and tier tables of :class:`~decido_service.config.Settings` (``settings=None`` m
 Counters (``name``: subject, window): ``decide.minute`` (key, minute: requests to
 ``/v1/decide`` and ``/v1/batch``), ``decide.month`` (key, month: decisions, k for a batch
 of k), ``optimize.minute`` (key, minute), ``optimize.month`` (key, month: runs),
+``study.minute`` (key, minute: the suggest and tell calls of studies, the tier's
+``study_minute``, apart from ``optimize.minute``: surface ``study``),
 ``decide.refused`` and ``optimize.refused`` (key, minute: refused requests, the plan's or
-tier's ``refused`` budget), ``keys.hour`` (client address, hour: ``POST /v1/keys``).
+tier's ``refused`` budget; a refused study call is charged to ``optimize.refused``),
+``keys.hour`` (client address, hour: ``POST /v1/keys``), ``sign_in.address`` and
+``sign_in.prefix`` (client address, and the key prefix tried, minute: the dashboard's
+sign-ins).
 ``/v1/usage`` counts nothing. In every list returned here the **first** spec is the one
 the ``X-RateLimit-*`` headers describe.
 
@@ -40,6 +45,7 @@ __all__ = [
     "headers_for",
     "SURFACES",
     "address_spec",
+    "sign_in_specs",
     "Surface",
     "plan_limits",
     "read_specs",
@@ -134,14 +140,27 @@ def tier_limits(key: KeyRecord, *, settings: Settings | None = None) -> dict[str
 
 
 #: what a request is counted on: ``decide`` and ``batch`` share the plan's counters,
-#: ``optimize`` the tier's (a name not listed here is a type error, never a 500)
-Surface = Literal["decide", "batch", "optimize"]
-#: surface -> (the plan/tier table section, the counters' name prefix)
+#: ``optimize`` the tier's, ``study`` (a study's suggest and tell calls) the tier's
+#: ``study.minute`` and refused budget, and no month (a name not listed here is a type
+#: error, never a 500)
+Surface = Literal["decide", "batch", "optimize", "study"]
+#: surface -> (the plan/tier table section, the counters' name prefix of its month and
+#: refused budget)
 SURFACES: dict[Surface, tuple[str, str]] = {
     "decide": ("decision", "decide"),
     "batch": ("decision", "decide"),
     "optimize": ("optimization", "optimize"),
+    "study": ("optimization", "optimize"),
 }
+
+
+def _minute_spec(surface: Surface, prefix: str, lim: Mapping[str, Any], key: KeyRecord,
+                 amount: int) -> CounterSpec:
+    """The per-minute counter of ``surface``: ``study.minute`` (the tier's
+    ``study_minute``) for study calls, else the prefix's ``minute``."""
+    if surface == "study":
+        return CounterSpec("study.minute", key["id"], "minute", lim["study_minute"], amount)
+    return CounterSpec(f"{prefix}.minute", key["id"], "minute", lim["minute"], amount)
 
 
 def _surface_limits(surface: Surface, key: KeyRecord, settings: Settings | None) -> tuple[
@@ -154,13 +173,16 @@ def _surface_limits(surface: Surface, key: KeyRecord, settings: Settings | None)
 def specs_for(
     surface: Surface, key: KeyRecord, amount: int = 1, *, settings: Settings | None = None
 ) -> list[CounterSpec]:
-    """Counters of one admitted request on ``surface`` (decide, batch, optimize): the
-    minute, the month (``amount``: ``k`` for a batch of ``k`` decisions) and the gate of
-    the surface's refused-request budget. The first is the one the headers describe."""
+    """Counters of one admitted request on ``surface`` (decide, batch, optimize, study):
+    the minute, the month (``amount``: ``k`` for a batch of ``k`` decisions; a study call
+    has none) and the gate of the surface's refused-request budget. The first is the one
+    the headers describe."""
     prefix, lim = _surface_limits(surface, key, settings)
+    month = [] if surface == "study" else [
+        CounterSpec(f"{prefix}.month", key["id"], "month", lim["month"], amount)]
     return [
-        CounterSpec(f"{prefix}.minute", key["id"], "minute", lim["minute"], 1),
-        CounterSpec(f"{prefix}.month", key["id"], "month", lim["month"], amount),
+        _minute_spec(surface, prefix, lim, key, 1),
+        *month,
         CounterSpec(f"{prefix}.refused", key["id"], "minute", lim["refused"], 0, gate=True),
     ]
 
@@ -170,7 +192,7 @@ def read_specs(surface: Surface, key: KeyRecord, *,
     """Counters of a keyed read (docs/service.md, "Reads"): the surface's minute counter,
     observed (nothing counted, never refused), for the headers."""
     prefix, lim = _surface_limits(surface, key, settings)
-    return [CounterSpec(f"{prefix}.minute", key["id"], "minute", lim["minute"], 0)]
+    return [_minute_spec(surface, prefix, lim, key, 0)]
 
 
 def refusal_specs(surface: Surface, key: KeyRecord, *,
@@ -180,7 +202,7 @@ def refusal_specs(surface: Surface, key: KeyRecord, *,
     the surface's ``refused`` budget."""
     prefix, lim = _surface_limits(surface, key, settings)
     return [
-        CounterSpec(f"{prefix}.minute", key["id"], "minute", lim["minute"], 0),
+        _minute_spec(surface, prefix, lim, key, 0),
         CounterSpec(f"{prefix}.refused", key["id"], "minute", lim["refused"], 1),
     ]
 
@@ -197,6 +219,18 @@ def address_spec(address: str, *, settings: Settings | None = None) -> CounterSp
     """The per-address throttle of ``POST /v1/keys`` (``keys.hour``)."""
     s = settings or get_settings()
     return CounterSpec("keys.hour", address, "hour", s.keys_per_hour, 1)
+
+
+def sign_in_specs(address: str, prefix: str | None, *,
+                  settings: Settings | None = None) -> list[CounterSpec]:
+    """The throttle of the dashboard's sign-in form: ``sign_in.address`` (the client
+    address) and, for a well-formed key, ``sign_in.prefix`` (its public prefix: guesses
+    at one key from many addresses), each ``sign_ins_per_minute`` tries a minute."""
+    s = settings or get_settings()
+    specs = [CounterSpec("sign_in.address", address, "minute", s.sign_ins_per_minute, 1)]
+    if prefix is not None:
+        specs.append(CounterSpec("sign_in.prefix", prefix, "minute", s.sign_ins_per_minute, 1))
+    return specs
 
 
 def headers_for(state: CounterState) -> dict[str, str]:

@@ -104,35 +104,58 @@ def port_problem(host: str, port: int, error: OSError | None = None) -> str | No
 def end_start_up_on_signal(manager: Any) -> None:
     """Make SIGTERM and SIGINT end ``decido serve`` also while its workers start.
 
-    Sanic's main process waits for every worker to report it started; a signal in that
-    wait stops the workers, but the wait never ends (it keeps re-reading the shutdown
-    message it sent itself), spinning a core and holding the port until SIGKILL. This
-    wraps Sanic's handler (installed by its worker manager, ``manager``): while a worker
-    is still starting, Sanic's handler stops the workers and then ``ServerKilled`` leaves
-    the wait (Sanic then closes its sockets and exits with status 1); once every worker
-    has started, a signal is Sanic's own graceful stop."""
+    Sanic's main process waits for every worker to report it started
+    (``wait_for_ack``); a signal in that wait stops the workers, but the wait never ends
+    (it keeps re-reading the shutdown message it sent itself), spinning a core and
+    holding the port until SIGKILL. This wraps Sanic's handler (installed by its worker
+    manager, ``manager``, which calls this before it starts any worker): until the wait
+    is over, Sanic's handler stops the workers and then ``ServerKilled`` leaves the
+    start-up (Sanic then closes its sockets and exits with status 1); after it, a signal
+    is Sanic's own graceful stop. A signal while the workers are being spawned waits
+    until they all are (each has its process id, so Sanic's handler reaches every one).
+    Start-up is judged by where the manager is, not by the workers' states: every worker
+    may have reported it started while the wait has not seen it yet (it looks every
+    0.1 s), and none has a state before it is spawned — a signal in either moment was
+    Sanic's graceful stop, which then waited forever (3 of 96 tries under load).
+    ``ServerKilled`` at once when Sanic's handler already ran (a signal between the
+    manager's creation and this call)."""
     from sanic.exceptions import ServerKilled
 
-    def starting() -> bool:
-        return any(state.get("server") and state.get("state") in _STARTING
-                   for state in manager.worker_state.values())
+    moment = {"spawning": False, "over": False}
+    pending: list[tuple[int, Any]] = []
+    handlers: dict[int, Any] = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        if moment["spawning"]:  # within Sanic's start(): run once every worker has a pid
+            pending.append((signum, frame))
+            return
+        handlers[signum](signum, frame)
+        if not moment["over"]:
+            raise ServerKilled
+
+    sanic_start, sanic_wait = manager.start, manager.wait_for_ack
+
+    def start() -> None:
+        moment["spawning"] = True
+        try:
+            sanic_start()
+        finally:
+            moment["spawning"] = False
+        if pending:
+            handler(*pending.pop(0))
+
+    def wait_for_ack() -> None:
+        sanic_wait()
+        moment["over"] = True
 
     for number in (signal.SIGTERM, signal.SIGINT):
         sanics = signal.getsignal(number)
-        if not callable(sanics):
-            continue
-
-        def handler(signum: int, frame: Any, sanics: Any = sanics) -> None:
-            was_starting = starting()
-            sanics(signum, frame)
-            if was_starting:
-                raise ServerKilled
-
-        signal.signal(number, handler)
-
-
-#: Sanic's states of a worker process that has not reported it started
-_STARTING = frozenset({"NONE", "IDLE", "STARTING", "STARTED"})
+        if callable(sanics):
+            handlers[number] = sanics
+            signal.signal(number, handler)
+    manager.start, manager.wait_for_ack = start, wait_for_ack
+    if getattr(manager, "_shutting_down", False):  # Sanic's handler ran before this
+        raise ServerKilled
 
 
 def serve(settings: Settings) -> int:

@@ -11,9 +11,12 @@ may be running or queued: ``run_threads + run_queue``), ``sample_pool`` and
 ``sample_slots`` (the threads for decisions under uncertainty and their bound:
 :class:`SampleSlots`), ``executions`` (the runs executing in this worker), ``run_worker``
 (takes queued runs from the store: :mod:`decido_service.runs.queue`), ``run_feeds`` (the
-runs watched over Server-Sent Events: :mod:`decido_service.runs.events`),
-``delivery_worker`` (webhook deliveries: :mod:`decido_service.webhooks.worker`),
-``studies`` and ``lease_sweeper`` (:mod:`decido_service.studies`).
+runs watched over Server-Sent Events: :mod:`decido_service.runs.events`), ``streams``
+(the open streams: the worker's cap, and the end of a revoked key's,
+:mod:`decido_service.streams`), ``delivery_worker`` (webhook deliveries:
+:mod:`decido_service.webhooks.worker`),
+``studies``, ``study_feeds`` (the studies watched over Server-Sent Events:
+:mod:`decido_service.studies.events`) and ``lease_sweeper`` (:mod:`decido_service.studies`).
 :func:`in_thread` is how the capabilities reach the pools. The HTTP layer's context
 (:class:`decido_service.http.context.AppContext`) is a :class:`Services` with what only
 HTTP needs added.
@@ -36,7 +39,9 @@ from decido_service.runs.execution import Execution, wind_down
 from decido_service.runs.queue import RunWorker
 from decido_service.store import Store, open_store
 from decido_service.store.group import GroupCommit
+from decido_service.streams import StreamGuard
 from decido_service.studies.api import Context as StudyContext
+from decido_service.studies.events import StudyFeeds
 from decido_service.studies.replay import StudyCache
 from decido_service.studies.sweeper import LeaseSweeper
 from decido_service.webhooks.worker import DeliveryWorker
@@ -123,9 +128,11 @@ class Services:
     sample_slots: SampleSlots
     executions: set[Execution]
     run_feeds: Feeds
+    streams: StreamGuard
     run_worker: RunWorker
     delivery_worker: DeliveryWorker
     studies: StudyContext
+    study_feeds: StudyFeeds
     lease_sweeper: LeaseSweeper
 
     def __init__(self, settings: Settings) -> None:
@@ -170,20 +177,26 @@ async def open_services(services: Services) -> None:
     services.run_slots = RunSlots(settings.run_threads + settings.run_queue)
     services.executions = set()  # the runs going on in this worker (runs.Execution)
     services.run_feeds = Feeds()  # the runs watched over SSE in this worker
+    # open streams: the worker's cap, and the end of a revoked key's
+    services.streams = StreamGuard(store, settings.worker_streams)
+    services.streams.start()
     services.run_worker = RunWorker(services)  # takes queued runs from the store
     services.run_worker.start()
     services.delivery_worker = DeliveryWorker(store, settings, services.run_worker.owner)
     services.delivery_worker.start()  # webhook deliveries (decido_service.webhooks)
     services.studies = StudyContext(store, StudyCache())  # this worker's replayed studies
+    # the studies watched over SSE in this worker (their streams counted with the runs')
+    services.study_feeds = StudyFeeds(services.run_feeds.streams)
     services.lease_sweeper = LeaseSweeper(services.studies)
     services.lease_sweeper.start()  # expired trial leases (decido_service.studies)
 
 
 async def stop_runs(services: Services) -> None:
-    """Stop admitting and taking queued runs, deliveries and lease sweeps, give the runs
-    in progress :data:`~decido_service.runs.SHUTDOWN_GRACE` seconds, then stop the rest
-    (their final state is recorded). A no-op the second time."""
-    for name in ("run_worker", "delivery_worker", "lease_sweeper"):
+    """Stop admitting and taking queued runs, deliveries, lease sweeps and the stream
+    guard's looks, give the runs in progress
+    :data:`~decido_service.runs.SHUTDOWN_GRACE` seconds, then stop the rest (their final
+    state is recorded). A no-op the second time."""
+    for name in ("run_worker", "delivery_worker", "lease_sweeper", "streams"):
         worker = getattr(services, name, None)
         if worker is not None:
             await worker.stop()

@@ -54,7 +54,8 @@ def test_serve_and_keys_are_the_service_entry_points() -> None:
     assert registered["serve"].load() is service_cli.serve
     ctx = click.Context(cli)
     assert cli.get_command(ctx, "keys") is service_cli.keys
-    assert set(cli.list_commands(ctx)) == {"optimize", "decide", "runs", "serve", "keys"}
+    assert set(cli.list_commands(ctx)) == {"optimize", "decide", "runs", "studies",
+                                             "serve", "keys"}
 
 
 def test_constraints_are_the_librarys_own() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import hmac
+import http.client
 import re
 import sqlite3
 import time
@@ -58,7 +59,7 @@ def test_pages_carry_a_strict_policy_and_no_key(server: Any, key: str) -> None:
     session = sign_in(server, key)
     for path in ("/dashboard", "/dashboard/runs", "/dashboard/keys", "/dashboard/decide",
                  "/dashboard/engines", "/dashboard/compare", "/dashboard/decisions",
-                 "/dashboard/runs/new"):
+                 "/dashboard/runs/new", "/dashboard/studies"):
         page = get(server, path, session)
         assert page.status == 200, (path, page.body[:300])
         csp = page.header("content-security-policy")
@@ -256,3 +257,50 @@ def test_the_decide_form_keeps_to_the_plans_sampling_cap(server: Any, key: str) 
     assert "6,000,000 sampled values" in problems and "5,000,000" in problems, problems
     after = server.request("GET", "/v1/usage", headers=auth(key)).json()["decision"]["month"]
     assert after["used"] == used["used"]
+
+
+def _try_sign_in(server: Any, secret: str, source: str = "127.0.0.1") -> Any:
+    """One try of the sign-in form from loopback address ``source`` (its own form and
+    nonce); the answer."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30,
+                                      source_address=(source, 0))
+    try:
+        conn.request("GET", "/dashboard/sign-in")
+        form = conn.getresponse()
+        body = form.read()
+        nonce = re.search(r"decido_signin=([^;,]*)", form.getheader("set-cookie") or "")
+        assert nonce, form.getheaders()
+        conn.request("POST", "/dashboard/sign-in",
+                     body=urlencode({"csrf": csrf_of(body), "key": secret}).encode(),
+                     headers={**FORM, "Cookie": f"decido_signin={nonce.group(1)}"})
+        answer = conn.getresponse()
+        return live.Response(answer.status, {k.lower(): v for k, v in answer.getheaders()},
+                             answer.read())
+    finally:
+        conn.close()
+
+
+def test_sign_in_is_throttled_per_address_and_per_key_prefix(tmp_path: Any) -> None:
+    """Past ``DECIDO_SIGN_INS_PER_MINUTE`` tries from one address, or at one key's prefix
+    from many, the form answers 429 with ``Retry-After`` (and no session), even for the
+    right key; another address and another key are not held back (before: 241 tries a
+    second went through)."""
+    env = {"DECIDO_SIGN_INS_PER_MINUTE": "4", "DECIDO_FAKE_NOW": str(live.FAKE_NOW)}
+    with live.running(tmp_path, env, workers=2) as srv:  # a fixed clock: one minute
+        key = srv.create_key("sdk", "team")["key"]
+        other = srv.create_key("sdk", "team")["key"]
+        wrong = key[:-4] + ("AAAA" if not key.endswith("AAAA") else "BBBB")  # same prefix
+        statuses = [_try_sign_in(srv, wrong).status for _ in range(4)]
+        assert statuses == [200] * 4  # the form again: not a key
+        held = _try_sign_in(srv, key)  # the fifth try from this address: the right key
+        assert held.status == 429 and int(held.header("retry-after")) >= 1, held.body
+        assert b"sign_in.address" in held.body and cookie_of(held, "decido_session") is None
+        assert key.encode() not in held.body
+        # another address signs in with another key
+        assert _try_sign_in(srv, other, "127.0.0.2").status == 303
+        # the key's prefix: its 4 tries are spent (from 127.0.0.1), so from elsewhere too
+        held = _try_sign_in(srv, key, "127.0.0.3")
+        assert held.status == 429 and b"sign_in.prefix" in held.body
+        assert cookie_of(held, "decido_session") is None
+        # a malformed secret counts on the address only
+        assert _try_sign_in(srv, "not-a-key", "127.0.0.4").status == 200

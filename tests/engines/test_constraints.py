@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from engine_budgets import capped
 
 import decido
 from decido.optimize import problems
@@ -32,7 +33,7 @@ def test_engines_say_what_they_support() -> None:
 @pytest.mark.parametrize("engine", CONSTRAINED)
 def test_each_engine_solves_a_constrained_problem(engine: str) -> None:
     r = decido.minimize(DISK["objective"], DISK["bounds"], constraints=DISK["constraints"],
-                        engine=engine, seed=3, max_evaluations=6000)
+                        engine=engine, seed=3, max_evaluations=capped(engine, 6000))
     assert r.feasible and r.status != "infeasible"
     assert r.max_violation <= 1e-6
     assert r.fun == pytest.approx(-math.sqrt(2), abs=0.05 if engine == "random" else 2e-3)
@@ -44,7 +45,7 @@ def test_each_engine_solves_a_constrained_problem(engine: str) -> None:
 @pytest.mark.parametrize("engine", INTEGER)
 def test_each_engine_solves_an_integer_problem(engine: str) -> None:
     r = decido.minimize("sum((x - 2.3)**2)", [[-5.5, 5.5]] * 3, integers=[0, 1, 2],
-                        engine=engine, seed=5, max_evaluations=4000)
+                        engine=engine, seed=5, max_evaluations=capped(engine, 4000))
     assert np.all(r.x == np.round(r.x)) and np.all(np.abs(r.x) <= 5)
     if engine not in ("random", "nelder_mead"):
         assert list(r.x) == [2, 2, 2] and r.fun == pytest.approx(3 * 0.09)
@@ -56,7 +57,8 @@ def test_each_engine_solves_a_discrete_problem_with_a_constraint(engine: str) ->
     sizes = [k / 16 for k in range(1, 33)]
     r = decido.minimize("t * w + 0.01 * w", variables=[
         {"name": "t", "values": sizes}, {"name": "w", "lower": 1, "upper": 4}],
-        constraints=["strength: t * w >= 1.3"], engine=engine, seed=11, max_evaluations=4000)
+        constraints=["strength: t * w >= 1.3"], engine=engine, seed=11,
+        max_evaluations=capped(engine, 4000))
     assert r.variables is not None and r.variables["t"] in sizes
     assert 1 <= r.variables["w"] <= 4
     assert r.feasible and r.variables["t"] * r.variables["w"] >= 1.3 - 1e-6

@@ -2,9 +2,12 @@
 NaN, exceptions, maximize, seeds, history and argument checks (DESIGN §3)."""
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+from engine_budgets import capped
 
 import decido
 from decido import EngineError, ExpressionError
@@ -32,7 +35,9 @@ def test_registry_lists_every_engine_with_options():
     for required in ("dss", "random"):
         assert required in ids
     for info in infos:
-        assert set(info) == {"id", "name", "summary", "kind", "max_dims", "options", "supports"}
+        assert set(info) == {"id", "name", "summary", "kind", "max_dims", "typical_budget",
+                             "options", "supports"}
+        assert info["typical_budget"] is None or info["typical_budget"] >= 1
         assert set(info["supports"]) == {"constraints", "integers", "x0", "objectives"}
         for opt in info["options"]:
             assert opt["min"] <= opt["default"] <= opt["max"], (info["id"], opt)
@@ -42,6 +47,7 @@ def test_registry_lists_every_engine_with_options():
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("budget", [1, 2, 5, 37, 500])
 def test_budget_is_never_exceeded_and_counted_exactly(engine, budget):
+    budget = capped(engine, budget)
     f = Recorder()
     r = decido.minimize(f, [[-2, 2], [-1, 3], [0, 1]], engine=engine, max_evaluations=budget,
                         seed=3)
@@ -54,7 +60,7 @@ def test_budget_is_never_exceeded_and_counted_exactly(engine, budget):
 def test_every_point_lies_within_the_bounds(engine):
     bounds = np.array([[-2.0, -1.0], [0.5, 3.0], [-1e-3, 1e-3], [7.0, 7.0]])
     f = Recorder()
-    r = decido.minimize(f, bounds, engine=engine, max_evaluations=800, seed=5)
+    r = decido.minimize(f, bounds, engine=engine, max_evaluations=capped(engine, 800), seed=5)
     pts = np.array(f.points)
     assert np.all(pts >= bounds[:, 0]) and np.all(pts <= bounds[:, 1])
     assert np.all(pts[:, 3] == 7.0)  # a degenerate interval fixes the coordinate
@@ -63,7 +69,7 @@ def test_every_point_lies_within_the_bounds(engine):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_same_seed_same_result_and_seed_is_reported(engine):
-    kw = {"engine": engine, "max_evaluations": 600}
+    kw = {"engine": engine, "max_evaluations": capped(engine, 600)}
     a = decido.minimize(SPHERE, [[-3, 3]] * 4, seed=42, **kw)
     b = decido.minimize(SPHERE, [[-3, 3]] * 4, seed=42, **kw)
     assert a.fun == b.fun and np.array_equal(a.x, b.x) and a.evaluations == b.evaluations
@@ -74,7 +80,7 @@ def test_same_seed_same_result_and_seed_is_reported(engine):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_expression_and_callables_agree(engine):
-    kw = {"engine": engine, "max_evaluations": 400, "seed": 9}
+    kw = {"engine": engine, "max_evaluations": capped(engine, 400), "seed": 9}
     bounds = [[-3, 3]] * 3
     by_text = decido.minimize(SPHERE, bounds, **kw)
     if engine == "dss":  # dss reads the expression's structure: a callable is a black box
@@ -153,25 +159,26 @@ def test_nan_counts_as_worse_than_any_number(engine):
     def f(x):
         return math.nan if x[0] < 0 else float(np.sum((x - 0.3) ** 2))
 
-    r = decido.minimize(f, [[-1, 1]] * 2, engine=engine, max_evaluations=1500, seed=4)
+    budget = capped(engine, 1500)
+    r = decido.minimize(f, [[-1, 1]] * 2, engine=engine, max_evaluations=budget, seed=4)
     assert math.isfinite(r.fun) and r.x[0] >= 0
     g = decido.minimize("where(x[0] < 0, 0/0, " + SPHERE + ")", [[-1, 1]] * 2, engine=engine,
-                        max_evaluations=1500, seed=4)
+                        max_evaluations=budget, seed=4)
     assert math.isfinite(g.fun)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_maximize_reports_in_the_callers_sense(engine):
-    r = decido.maximize("5 - " + SPHERE, [[-1, 1]] * 2, engine=engine, max_evaluations=3000,
-                        seed=8)
+    r = decido.maximize("5 - " + SPHERE, [[-1, 1]] * 2, engine=engine,
+                        max_evaluations=capped(engine, 3000), seed=8)
     assert r.goal == "maximize" and r.fun <= 5.0 and r.fun > 4.5
     assert all(b >= a for (_, a), (_, b) in zip(r.history, r.history[1:], strict=False))
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_one_dimension(engine):
-    r = decido.minimize("(x[0] - 0.7)**2", [[-2, 2]], engine=engine, max_evaluations=2000,
-                        seed=1)
+    r = decido.minimize("(x[0] - 0.7)**2", [[-2, 2]], engine=engine,
+                        max_evaluations=capped(engine, 2000), seed=1)
     assert abs(r.x[0] - 0.7) < 0.05
 
 
@@ -232,3 +239,13 @@ def test_bad_arguments_are_rejected_before_any_work():
         decido.minimize(decido.Expression("sum(x)", n=2), [[0, 1]] * 3)
     with pytest.raises(EngineError):
         decido.minimize(42, [[0, 1]])
+
+
+def test_the_engine_table_states_each_typical_budget():
+    # docs/optimization.md, "Engines": the column is the registry's (engines.def)
+    text = (Path(__file__).parents[2] / "docs" / "optimization.md").read_text()
+    start = text.index("| id | what | typical budget | notes |")
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| ([\d,]+|any) \|", text[start:], re.M)
+    stated = {engine: None if cell == "any" else int(cell.replace(",", ""))
+              for engine, cell in rows}
+    assert stated == {e["id"]: e["typical_budget"] for e in decido.engines()}

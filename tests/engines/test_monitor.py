@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from engine_budgets import capped
 
 import decido
 from decido import EngineError, RunMonitor
@@ -117,7 +118,7 @@ def test_progress_after_the_run_equals_the_result(engine, goal):
     m = RunMonitor()
     objective = SPHERE if goal == "minimize" else "-" + SPHERE
     r = decido.optimize(objective, [[-1, 1]] * 3, goal=goal, engine=engine,
-                        max_evaluations=400, seed=4, monitor=m)
+                        max_evaluations=capped(engine, 400), seed=4, monitor=m)
     p = m.progress()
     assert p["evaluations"] == r.evaluations and p["iterations"] == r.iterations
     assert p["best"] == r.fun and p["running"] is False and p["elapsed"] >= 0
@@ -140,15 +141,17 @@ def test_stop_from_the_callback_and_the_callback_still_works(engine):
             m.stop()
         return False
 
+    budget = capped(engine, 200000)
     r = decido.minimize(RASTRIGIN, [[-5.12, 5.12]] * 4, engine=engine,
-                        max_evaluations=200000, seed=6, callback=cb, monitor=m)
+                        max_evaluations=budget, seed=6, callback=cb, monitor=m)
     if r.status != "converged":  # lbfgsb: the centre is a stationary point
         assert r.status == "stopped" and r.message == "stopped by its monitor"
-        assert r.iterations == seen[-1][0] >= 3 and r.evaluations < 200000
+        assert r.iterations == seen[-1][0] >= 3 and r.evaluations < budget
     for iterations, p in seen:  # the monitor holds the previous iteration's progress
         assert p["running"] and p["iterations"] == iterations - 1
     # a truthy callback still stops the run as before
-    r2 = decido.minimize(SPHERE, [[-1, 1]] * 2, engine=engine, max_evaluations=5000, seed=6,
+    r2 = decido.minimize(SPHERE, [[-1, 1]] * 2, engine=engine,
+                         max_evaluations=capped(engine, 5000), seed=6,
                          callback=lambda p: True, monitor=RunMonitor())
     assert r2.status in ("stopped", "converged")
     if r2.status == "stopped":

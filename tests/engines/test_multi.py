@@ -6,6 +6,7 @@ measure end at the time limit or the stop all the same."""
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from typing import Any
@@ -37,7 +38,9 @@ def _check_front(r: decido.ParetoResult) -> None:
 
 def test_engines_say_which_take_several_objectives() -> None:
     table = {e["id"]: e["supports"]["objectives"] for e in decido.engines()}
-    assert [k for k, v in table.items() if v] == ["moea"] == [default_multi_engine()]
+    # auto takes them by running moea (docs/optimization.md)
+    assert [k for k, v in table.items() if v] == ["moea", "auto"]
+    assert default_multi_engine() == "moea"
     assert decido.default_engine() == "dss"
 
 
@@ -322,3 +325,41 @@ def test_thinning_a_large_front_of_three_objectives_ends_at_the_time_limit() -> 
     assert time.monotonic() - started < 0.5 + 1.5
     assert 1 <= len(r.pareto) <= 20
     _check_front(r)
+
+
+ZDT1_30 = ["x[0]", f"{ZDT1_G} * (1 - sqrt(x[0] / {ZDT1_G}))"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_front_is_the_best_archive_when_thinning_lost_hypervolume(seed: int) -> None:
+    """Issue 43 item 6: an archive of 10 thinned at its own moving reference point ends
+    worse (at the given reference point) than one it held before; the result is that
+    earlier archive, and the message says so."""
+    ref = [1.1, 1.1]
+    r = decido.minimize(ZDT1_30, [[0, 1]] * 30, max_evaluations=20_000, seed=seed,
+                        reference_point=ref, archive_size=10)
+    _check_front(r)
+    assert len(r.pareto) <= 10
+    best = max(h for _, h in r.history)
+    assert r.hypervolume == best  # the old code returned less: thinning lost some
+    assert r.hypervolume == decido.hypervolume([p["f"] for p in r.pareto], ref)
+    assert r.history[-1] == (20_000, r.hypervolume)
+    assert "the front is the archive held after" in r.message
+    assert "at the given reference point" in r.message
+
+
+def test_without_a_reference_point_the_best_archive_is_measured_at_a_fixed_one() -> None:
+    """Without a reference point the archives are compared at the one derived from the
+    first archive measured (a fixed point); the result's hypervolume is the returned
+    front's at its own derived point, as for any front."""
+    r = decido.minimize(ZDT1_30, [[0, 1]] * 30, max_evaluations=20_000, seed=1,
+                        archive_size=10)
+    assert "the front is the archive held after" in r.message
+    assert "at the fixed reference point" in r.message
+    held, best, final = (float(v) for v in re.findall(
+        r"held after (\d+) evaluations: hypervolume ([0-9.e+-]+) at the fixed reference "
+        r"point, the final archive's ([0-9.e+-]+)", r.message)[0])
+    assert best > final and held < 20_000
+    F = [p["f"] for p in r.pareto]
+    assert r.hypervolume == decido.hypervolume(F, r.reference_point)
+    assert r.history[-1] == (20_000, r.hypervolume)

@@ -24,9 +24,11 @@ def test_optimize_runs_and_is_recorded(server: LiveServer) -> None:
     body = r.json()
     assert set(body) == {"id", "run_id", "engine", "status", "message", "x", "value", "goal",
                          "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history",
-                         "feasible", "max_violation", "constraints", "variables"}
+                         "feasible", "max_violation", "constraints", "variables",
+                         "engine_chosen"}
     assert body["feasible"] and body["constraints"] == [] and body["variables"] is None
-    assert body["engine"] == "dss" and body["dims"] == 4 and body["seed"] == 7
+    assert body["engine"] == body["engine_chosen"] == "dss"
+    assert body["dims"] == 4 and body["seed"] == 7
     assert body["status"] == "converged" and body["value"] < 1e-12
     assert all(abs(v - 1) < 1e-6 for v in body["x"])
     assert r.header("x-ratelimit-limit") == "60"  # pro: 60 per minute
@@ -48,6 +50,15 @@ def test_engine_and_options(server: LiveServer, free_key: str) -> None:
     body = server.request("POST", "/v1/optimize", req, headers=auth(free_key)).json()
     assert body["engine"] == "de" and body["goal"] == "maximize"
     assert body["evaluations"] <= 3000 and body["value"] > 100
+
+
+def test_auto_says_which_engine_it_ran(server: LiveServer, free_key: str) -> None:
+    req = {**SPHERE, "engine": "auto", "max_evaluations": 40}
+    body = server.request("POST", "/v1/optimize", req, headers=auth(free_key)).json()
+    assert body["engine"] == "auto" and body["engine_chosen"] == "bo"
+    assert body["evaluations"] == 40 and body["value"] < 1.0
+    schema = server.request("GET", "/v1/openapi.json").json()["components"]["schemas"]
+    assert "engine_chosen" in schema["OptimizeResult"]["properties"]
 
 
 def test_validation_lists_every_field(server: LiveServer, free_key: str) -> None:
@@ -210,8 +221,8 @@ def test_streamed_run_reports_progress_then_the_result(server: LiveServer) -> No
     assert evaluations == sorted(evaluations) and evaluations[-1] > 0
     assert all(e["best"] is not None for e in progress[1:])
     assert last["event"] == "result" and last["status"] == "time_limit"
-    assert set(last) == {"event", "id", "run_id", "engine", "status", "message", "x", "value",
-                         "goal",
+    assert set(last) == {"event", "id", "run_id", "engine", "engine_chosen", "status",
+                         "message", "x", "value", "goal",
                          "evaluations", "iterations", "elapsed_ms", "seed", "dims", "history",
                          "feasible", "max_violation", "constraints", "variables"}
     assert last["evaluations"] >= evaluations[-1] and last["dims"] == 1000

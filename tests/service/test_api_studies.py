@@ -279,3 +279,30 @@ def test_report_median_rule_heartbeat_and_abandon(server: LiveServer, free_key: 
     counts = server.request("GET", f"/v1/studies/{sid}", headers=auth(free_key)).json()["trials"]
     assert counts["early_stopped"] == 1 and counts["abandoned"] == 1 and counts["active"] == 3
     assert len(trials) == 5
+
+
+def test_the_default_engine_auto_suggests_diverse_batches(
+        server: LiveServer, free_key: str) -> None:
+    # no engine named: auto (bo for 40 trials in 3 dimensions); a batch of pending trials
+    # is spread out (Kriging believer), before and after the model has seen values
+    study = create(server, free_key, {"bounds": [[-2, 3]] * 3, "seed": 5, "max_trials": 40})
+    assert study["spec"]["engine"] == "auto"
+    sid = study["id"]
+    seen: list[list[float]] = []
+    for round_ in range(3):
+        got = post(server, free_key, f"/v1/studies/{sid}/suggest",
+                   {"count": 4, "client_id": f"w{round_}"})
+        assert got.status == 200, got.body
+        trials = got.json()["trials"]
+        xs = [t["x"] for t in trials]
+        assert len(xs) == 4 and all(len(x) == 3 for x in xs)
+        for i, a in enumerate(xs):
+            for b in xs[i + 1:] + seen:
+                assert sum((p - q) ** 2 for p, q in zip(a, b, strict=True)) > 1e-6, round_
+        seen += xs
+        done = post(server, free_key, f"/v1/studies/{sid}/complete", {"trials": [
+            {"number": t["number"], "value": sphere([v - 0.5 for v in t["x"]])}
+            for t in trials]})
+        assert done.status == 200, done.body
+    read = server.request("GET", f"/v1/studies/{sid}", headers=auth(free_key)).json()
+    assert read["trials"]["completed"] == 12 and read["best"]["value"] is not None

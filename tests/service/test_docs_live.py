@@ -1,9 +1,10 @@
 """The documentation's service examples, run as written against a real ``decido serve``
-on a free key (the default tiers): the README's and docs/client.md's Python client blocks
+on a free key (the default tiers): the README's, docs/client.md's and docs/studies.md's
+Python client blocks
 (their key ``dk_...`` and address replaced by the test server's; every claim of their
 comments checked, tests/docs_examples.py), and the README's shell session with curl (only
-the address replaced). The run of a few seconds must show progress and be cancelled
-while it runs, not answer 409 after it ended."""
+the address replaced). The run of a few seconds (a block that follows a run's events) must
+show progress and be cancelled while it runs, not answer 409 after it ended."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from docs_examples import README, ROOT, blocks, needs_server, run_block
 pytest.importorskip("httpx")
 
 ADDRESS = "http://127.0.0.1:8000"
-SERVER_BLOCKS = [b for doc in (README, ROOT / "docs" / "client.md")
+SERVER_BLOCKS = [b for doc in (README, ROOT / "docs" / "client.md",
+                                ROOT / "docs" / "studies.md")
                  for b in blocks(doc, "python") if needs_server(b)]
 
 
@@ -48,6 +50,8 @@ def test_a_client_block_runs_on_a_free_key(docs_server: LiveServer, block) -> No
     code = block.code.replace(ADDRESS, _url(docs_server))
     code = code.replace('"dk_..."', json.dumps(made.json()["key"]))
     printed = run_block(code, block.where)
+    if ".events()" not in block.code:
+        return
     progress = [line.split() for line in printed.splitlines()]
     assert len(progress) >= 2, printed  # the run of a few seconds showed its progress
     assert all(len(p) == 2 and int(p[0]) > 0 for p in progress), printed
@@ -117,13 +121,15 @@ def test_the_readmes_study_over_http(docs_server: LiveServer, tmp_path: Path) ->
 
 def test_the_readmes_command_line_block_runs(docs_server: LiveServer, tmp_path: Path) -> None:
     """The README's `decido` block, here and against the server (key and address
-    replaced, and the server named to `runs list`, which defaults to port 8000); `decido
+    replaced, and the server named to `runs list` and `studies list`, which default to port
+    8000); `decido
     keys create` writes its store in the working directory."""
     pytest.importorskip("rich")
     block = next(b.code for b in blocks(README, "sh") if "decido optimize" in b.code)
     key = docs_server.request("POST", "/v1/keys").json()["key"]
     script = block.replace(ADDRESS, _url(docs_server)).replace("dk_...", key)
-    script = script.replace("decido runs list", f"decido runs list --server {_url(docs_server)}")
+    for listing in ("decido runs list", "decido studies list"):
+        script = script.replace(listing, f"{listing} --server {_url(docs_server)}")
     env = {**docs_server.environment(),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     out = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True,

@@ -40,19 +40,20 @@ def test_plan_table(plan: str, minute: int, month: int | None, batch_max: int,
 @pytest.mark.parametrize(
     ("tier", "row"),
     [
-        ("free", (10, 500, 50, 200_000, 10, 60, 1, 1, 4, 500, 100, 1 << 20, 2, 1_000)),
+        ("free", (10, 500, 50, 200_000, 10, 60, 1, 1, 4, 500, 100, 1 << 20, 2, 1_000,
+                  1_200)),
         ("pro", (60, 10_000, 500, 2_000_000, 60, 600, 4, 5, 16, 2_000, 1_000, 4 << 20, 20,
-                 10_000)),
+                 10_000, 12_000)),
         ("team", (300, 50_000, 1_000, 10_000_000, 300, 3_000, 16, 20, 64, 10_000, 10_000,
-                  8 << 20, 100, 100_000)),
+                  8 << 20, 100, 100_000, 60_000)),
         ("enterprise", (600, None, None, 50_000_000, 600, 6_000, 64, 100, 256, 100_000,
-                        100_000, 16 << 20, 1_000, 1_000_000)),
+                        100_000, 16 << 20, 1_000, 1_000_000, 120_000)),
     ],
 )
 def test_tier_table(tier: str, row: tuple) -> None:
     names = ("minute", "month", "max_dims", "max_evaluations", "max_time_limit", "refused",
              "max_runs", "max_webhooks", "max_streams", "max_archive_size", "max_start_points",
-             "front_page_bytes", "max_studies", "max_study_trials")
+             "front_page_bytes", "max_studies", "max_study_trials", "study_minute")
     expected = {"tier": tier, **dict(zip(names, row, strict=True))}
     assert limits.tier_limits(key(tier=tier), settings=S) == expected
 

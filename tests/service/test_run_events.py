@@ -192,6 +192,36 @@ def test_streams_beyond_the_tiers_cap_are_429(tmp_path: Path) -> None:
             srv.request("POST", f"/v1/runs/{run['id']}/cancel", headers=auth(key))
 
 
+def test_streams_beyond_the_workers_cap_are_503(tmp_path: Path) -> None:
+    """1,200 watchers over 5 keys (each within its tier's cap) took health p50 to 2 s: a
+    worker's open streams, every key together, are capped too (DECIDO_WORKER_STREAMS)."""
+    with running(tmp_path, {"DECIDO_WORKER_STREAMS": "3"}, workers=1) as srv:
+        keys = [srv.create_key(tier="team")["key"] for _ in range(3)]
+        runs = [submit(srv, key, {**SLOW, "time_limit": 20}) for key in keys[:2]]
+        paths = [f"/v1/runs/{run['id']}/events" for run in runs]
+        try:
+            with Stream(srv.port, paths[0], auth(keys[0])) as first, \
+                    Stream(srv.port, paths[0], auth(keys[0])) as second, \
+                    Stream(srv.port, paths[1], auth(keys[1])) as third:
+                assert first.status == second.status == third.status == 200
+                fourth = srv.request("GET", paths[1], headers=auth(keys[1]))
+                assert fourth.status == 503, fourth.body
+                assert fourth.header("content-type") == "application/problem+json"
+                assert fourth.json()["code"] == "overloaded"
+                assert fourth.json()["limit_value"] == 3
+                assert int(fourth.header("retry-after")) >= 1
+                # a key with no stream open is refused as well: the worker is full
+                third_run = submit(srv, keys[2], SPHERE)
+                r = srv.request("GET", f"/v1/runs/{third_run['id']}/events",
+                                headers=auth(keys[2]))
+                assert r.status == 503 and r.json()["code"] == "overloaded"
+            time.sleep(0.5)  # closed streams no longer count (once the server saw them close)
+            assert watch(srv, keys[1], runs[1]["id"], stop_after=1)[0].kind == "state"
+        finally:
+            for key, run in zip(keys[:2], runs, strict=True):
+                srv.request("POST", f"/v1/runs/{run['id']}/cancel", headers=auth(key))
+
+
 def test_a_watcher_that_does_not_read_is_dropped() -> None:
     """150 watchers that never read grew a worker by 1 GB (every event held for each):
     a stream waits for its transport to drain, and drops the watcher after a while."""

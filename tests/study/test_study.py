@@ -368,3 +368,38 @@ def test_any_sequence_of_calls_replays_bit_for_bit(engine: str,
     replayed = Study.from_dict(a.to_dict())
     assert [t.to_dict() for t in replayed.trials] == [t.to_dict() for t in a.trials]
     assert [t.x.tobytes() for t in replayed.ask(3)] == [t.x.tobytes() for t in a.ask(3)]
+
+
+def _min_distance(points: list[np.ndarray]) -> float:
+    return min(float(np.linalg.norm(a - b)) for i, a in enumerate(points)
+               for b in points[i + 1:])
+
+
+@pytest.mark.parametrize("engine", ["bo", "tpe", "auto"])
+def test_a_batch_of_pending_suggestions_is_diverse(engine: str) -> None:
+    # bo takes each pending row in at the model's mean (Kriging believer), tpe into the bad
+    # group (a constant liar): five trials asked at once are five distinct points, also
+    # after the model has seen trials (auto runs bo for 60 trials in 3 dimensions)
+    study = Study(bounds=[(-2, 3)] * 3, engine=engine, seed=4, max_trials=60)
+    for round_ in range(4):
+        asked = study.ask(5)
+        assert len(asked) == 5
+        assert _min_distance([t.x for t in asked]) > 1e-3, (engine, round_)
+        for t in reversed(asked):
+            study.tell(t, sphere(t.x))
+    best = study.best
+    assert best is not None and best.value < min(t.value for t in study.trials[:5]
+                                                 if t.value is not None)
+
+
+def test_auto_runs_bo_for_a_small_study() -> None:
+    def asks(engine: str) -> list[bytes]:
+        study = Study(bounds=[(-1, 1)] * 3, engine=engine, seed=9, max_trials=40)
+        out = []
+        for _ in range(4):
+            asked = study.ask(3)
+            out += [t.x.tobytes() for t in asked]
+            for t in asked:
+                study.tell(t, sphere(t.x))
+        return out
+    assert asks("auto") == asks("bo") != asks("tpe")

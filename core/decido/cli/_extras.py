@@ -12,7 +12,7 @@ __all__ = ["EXTRA_OF_COMMAND", "install_command", "internal", "missing_extra"]
 
 #: the extra that brings a command: what to install when it cannot be loaded or run (the
 #: service's commands are named here too, for when its entry points are absent)
-EXTRA_OF_COMMAND = {"optimize": "cli", "decide": "cli", "runs": "cli",
+EXTRA_OF_COMMAND = {"optimize": "cli", "decide": "cli", "runs": "cli", "studies": "cli",
                     "serve": "service", "keys": "service"}
 #: the extra that brings a module any command may import (when the command's own extra
 #: does not: ``decido keys`` without httpx needs the service extra, which brings it)

@@ -31,6 +31,7 @@ BUILT_IN = {
     "optimize": "decido.cli._app:optimize",
     "decide": "decido.cli._app:decide",
     "runs": "decido.cli._runs:runs",
+    "studies": "decido.cli._studies:studies",
 }
 
 

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from decido._run_args import SharedKeywords, with_stop_option
 from decido.client._protocol import Call, Emit, Event, NextEvent, Op, OpenStream, Sleep
-from decido.client.errors import RunFailed, Timeout
+from decido.client.errors import RunFailed, Timeout, error_from_problem
 from decido.errors import EngineError
 from decido.expression import Expression
 from decido.optimize import OptimizeResult
@@ -361,7 +361,8 @@ def events(run: RunState[Any], last_id: str | None, reconnects: int = 5) -> Op[N
     """``GET /v1/runs/{id}/events``: emit every :class:`~decido.client.Event` until the
     terminal one (``result`` or ``error``), reconnecting with ``Last-Event-ID`` (up to
     ``reconnects`` times in a row) when the stream breaks. ``state``, ``result`` and
-    ``error`` events update the handle."""
+    ``error`` events update the handle; an ``error`` event without an id (a problem
+    document: the service ended the stream, e.g. its key was revoked) raises it."""
     failures = 0
     while True:
         headers = {"Last-Event-ID": last_id} if last_id is not None else {}
@@ -371,6 +372,9 @@ def events(run: RunState[Any], last_id: str | None, reconnects: int = 5) -> Op[N
             if event is None:
                 break
             failures, last_id = 0, event.id if event.id is not None else last_id
+            if event.event == "error" and event.id is None and isinstance(event.data, dict):
+                # the service ended the stream (its key was revoked): a problem, no run
+                raise error_from_problem(int(event.data.get("status", 500)), event.data, None)
             if event.event in ("state", *_TERMINAL) and isinstance(event.data, dict):
                 yield from _learn(run, event.data)
             yield Emit(event)

@@ -40,6 +40,7 @@ from decido.client._protocol import (
     retried,
 )
 from decido.client._run_methods import AsyncRunMethods
+from decido.client.studies_aio import AsyncStudies
 from decido.client.webhooks import AsyncWebhooks
 
 __all__ = ["AsyncClient", "AsyncRun"]
@@ -105,6 +106,11 @@ class AsyncClient(AsyncRunMethods):
     def webhooks(self) -> AsyncWebhooks:
         """The key's webhook endpoints and their deliveries (:class:`AsyncWebhooks`)."""
         return AsyncWebhooks(self)
+
+    @property
+    def studies(self) -> AsyncStudies:
+        """The key's studies: ask/tell optimization (:class:`AsyncStudies`)."""
+        return AsyncStudies(self)
 
     async def __aenter__(self) -> AsyncClient:
         return self

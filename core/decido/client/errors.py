@@ -4,7 +4,9 @@ Every class derives from :class:`ClientError` (a :class:`decido.DecidoError`). A
 answered by the service is an :class:`ApiError` with its ``status``, stable ``code``,
 ``detail``, ``request_id`` and the whole ``problem`` document; its subclass is picked by
 status and code (:func:`error_from_problem`). Transport failures are :class:`Timeout` and
-:class:`ConnectionFailed`; a run that ended ``failed`` is :class:`RunFailed`.
+:class:`ConnectionFailed`; a run that ended ``failed`` is :class:`RunFailed`. A study that
+makes no more suggestions is :class:`StudyFinished`, a trial told or renewed after it ended
+:class:`TrialFinished` (both 409, :class:`Conflict`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ __all__ = [
     "RateLimited",
     "Retryable",
     "RunFailed",
+    "StudyFinished",
     "Timeout",
+    "TrialFinished",
     "Unauthorized",
     "error_from_problem",
 ]
@@ -123,6 +127,17 @@ class Conflict(ApiError):
     """409: the resource is not in a state that allows this (a finished run's cancel)."""
 
 
+class StudyFinished(Conflict):
+    """409 ``study_finished``: the study makes no more suggestions (it suggested its
+    ``max_trials`` and nothing is queued, or it is stopped or completed)."""
+
+
+class TrialFinished(Conflict):
+    """409 ``trial_finished``: the trial has already ended (completed, failed, infeasible,
+    early-stopped, abandoned, or failed ``lease_expired`` when its lease ran out), so it
+    cannot be told, reported on, renewed or abandoned again."""
+
+
 class Retryable(ApiError):
     """An answer worth retrying later (429, 503); ``retry_after`` is the service's
     ``Retry-After`` in seconds (None when it sent none)."""
@@ -167,6 +182,8 @@ class RunFailed(ClientError):
 _BY_STATUS: dict[int, type[ApiError]] = {400: InvalidRequest, 401: Unauthorized,
                                          403: Forbidden, 404: NotFound, 409: Conflict,
                                          422: InvalidRequest}
+_CONFLICTS: dict[str, type[Conflict]] = {"study_finished": StudyFinished,
+                                         "trial_finished": TrialFinished}
 
 
 def error_from_problem(status: int, problem: Any, retry_after: float | None) -> ApiError:
@@ -179,6 +196,8 @@ def error_from_problem(status: int, problem: Any, retry_after: float | None) -> 
         return cls(status, problem, retry_after)
     if status == 503:
         return Overloaded(status, problem, retry_after)
+    if status == 409 and problem.get("code") in _CONFLICTS:
+        return _CONFLICTS[str(problem["code"])](status, problem)
     if status == 409 and problem.get("code") == "idempotency_key_in_use":
         return KeyInUse(status, problem, retry_after)
     if status == 401 and problem.get("code") == "missing_credentials":

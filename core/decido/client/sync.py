@@ -41,6 +41,7 @@ from decido.client._protocol import (
     retried,
 )
 from decido.client._run_methods import RunMethods
+from decido.client.studies import Studies
 from decido.client.webhooks import Webhooks
 
 __all__ = ["Client", "Run"]
@@ -124,6 +125,11 @@ class Client(RunMethods):
     def webhooks(self) -> Webhooks:
         """The key's webhook endpoints and their deliveries (:class:`Webhooks`)."""
         return Webhooks(self)
+
+    @property
+    def studies(self) -> Studies:
+        """The key's studies: ask/tell optimization (:class:`Studies`)."""
+        return Studies(self)
 
     def __enter__(self) -> Client:
         return self

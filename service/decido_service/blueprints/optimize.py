@@ -124,25 +124,31 @@ async def _stream(request: ApiRequest, execution: Execution) -> None:
     future, monitor = execution.task, execution.monitor
     assert future is not None
     try:
-        response = await request.respond(
-            status=200, content_type=NDJSON,
-            headers={**response_headers(request), "Cache-Control": "no-store",
-                     "X-Accel-Buffering": "no",
-                     "Location": f"/v1/runs/{execution.run_id}"})
-        streamed(request, 200)
-        while not future.done():
-            await asyncio.wait({future}, timeout=PROGRESS_INTERVAL)
-            if not future.done():
-                await response.send(encode(progress_of(
-                    monitor, ProgressEvent, several=execution.document.request.several)) + b"\n")
-        last: ResultEvent | ErrorEvent
-        try:
-            result = answer_of(execution.run_id, future.result())
-            last = ResultEvent(**msgspec.structs.asdict(result))
-        except Exception as exc:  # noqa: BLE001 - the stream ends with the problem document
-            last = problem_body(request, as_api_error(exc), ErrorEvent)
-        await response.send(encode(last) + b"\n")
-        await response.eof()
+        with request.app.ctx.streams.hold(execution.key_id, counted=False) as ticket:
+            response = await request.respond(
+                status=200, content_type=NDJSON,
+                headers={**response_headers(request), "Cache-Control": "no-store",
+                         "X-Accel-Buffering": "no",
+                         "Location": f"/v1/runs/{execution.run_id}"})
+            streamed(request, 200)
+            while not future.done() and ticket.ended is None:
+                await asyncio.wait({future}, timeout=PROGRESS_INTERVAL)
+                if not future.done() and ticket.ended is None:
+                    await response.send(encode(progress_of(
+                        monitor, ProgressEvent,
+                        several=execution.document.request.several)) + b"\n")
+            last: ResultEvent | ErrorEvent
+            if ticket.ended is not None:  # the key was revoked: the run stops, the stream
+                execution.stop("revoked")  # ends with the problem (revoked_key)
+                last = problem_body(request, as_api_error(ticket.ended), ErrorEvent)
+            else:
+                try:
+                    result = answer_of(execution.run_id, future.result())
+                    last = ResultEvent(**msgspec.structs.asdict(result))
+                except Exception as exc:  # noqa: BLE001 - the stream ends with the problem
+                    last = problem_body(request, as_api_error(exc), ErrorEvent)
+            await response.send(encode(last) + b"\n")
+            await response.eof()
     except BaseException:  # the client went away (or the connection broke): stop the run
         execution.stop("client")
         raise

@@ -149,7 +149,11 @@ async def run_front(request: ApiRequest, run_id: str) -> HTTPResponse:
                 "this stream has not sent is 400); a finished run yields its final state "
                 "and terminal event at once. The Run's `request` is in the first Run "
                 "document of a connection only (absent from the later ones). A key's open "
-                "streams per worker are capped by its tier (429 `too_many_streams`)."))
+                "streams per worker are capped by its tier (429 `too_many_streams`), and "
+                "a worker's streams, every key together, by the service (503 `overloaded` "
+                "with `Retry-After`). A "
+                "revoked key's open streams end within seconds with an `error` event "
+                "without an id whose data is a problem document (`revoked_key`)."))
 async def events(request: ApiRequest, run_id: str) -> None:
     """The run's Server-Sent Events (:mod:`decido_service.runs.events`), resumed after
     ``Last-Event-ID``; the stream ends after the terminal ``result`` or ``error`` event."""

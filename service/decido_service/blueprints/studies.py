@@ -2,8 +2,10 @@
 computes (docs/studies.md, "Over HTTP").
 
 Handlers are thin: they authenticate and count (creating a study counts one optimization
-of the tier; every other call is a keyed read of the ``optimize`` surface), decode the
-body and call :mod:`decido_service.studies.api`, which raises
+of the tier; the suggest and tell calls (suggest, complete, batch complete, add trials,
+report, heartbeat, abandon) count on the tier's ``study.minute`` allowance of their own,
+apart from ``optimize.minute``; every other call is a keyed read of the ``optimize``
+surface), decode the body and call :mod:`decido_service.studies.api`, which raises
 :class:`~decido_service.errors.ServiceError` (rendered as problem+json like every error).
 ``Idempotency-Key`` on create replays the first answer.
 """
@@ -13,18 +15,21 @@ from __future__ import annotations
 from sanic.response import HTTPResponse
 
 from decido_service import admission, limits
+from decido_service.errors import ServiceError
 from decido_service.http import idempotency
-from decido_service.http.admission import read, refusals
+from decido_service.http.admission import authenticate, read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import query
-from decido_service.http.responses import Response, answer
+from decido_service.http.responses import Response, answer, json_response
 from decido_service.http.routes import Doc, Routes
+from decido_service.http.sse import send_study_events
 from decido_service.runs.idempotency import Claim
 from decido_service.schemas import decode_body
 from decido_service.studies import api as studies
 from decido_service.types import IdempotencyHeaders
 from decido_service.types.studies import (
     StudyCreate,
+    StudyEventsHeaders,
     StudyPage,
     StudyPath,
     SuggestRequest,
@@ -43,6 +48,10 @@ _READ = (401, 503)
 _PARAMS = (400, 401, 429, 503)
 _BODY = (400, 401, 415, 422, 429, 503)
 _STUDY = (StudyPath,)
+#: the note of every suggest and tell call
+_CALL = ("A study call: counted on the tier's study calls per minute (`study.minute`, its "
+         "`X-RateLimit-*` headers), apart from the key's requests per minute; beyond it "
+         "429 `rate_limited`.")
 _TRIAL = (StudyPath, TrialPath)
 
 
@@ -73,17 +82,23 @@ async def studies_root(request: ApiRequest) -> HTTPResponse:
         req = decode_body(StudyCreate, request.body)
 
     async def made(claim: Claim | None) -> HTTPResponse:
-        tier = limits.tier_limits(key, settings=request.app.ctx.settings)
+        settings = request.app.ctx.settings
+        tier = limits.tier_limits(key, settings=settings)
         caps = studies.Caps(tier["max_studies"], tier["max_study_trials"], tier["max_dims"])
+        services = request.app.ctx
         async with refusals(request, key, "optimize"):
-            study = await studies.create(ctx, key["id"], req, caps,
-                                         lambda: admission.admit(request.app.ctx, request.ctx,
-                                                                 key, "optimize"))
-        response = answer(study, 201, {"Location": f"/v1/studies/{study.id}"})
-        if claim is not None:
-            await claim.answered(request.app.ctx.store, key["id"], study.id,
-                                 response.body or b"")
-        return response
+            try:  # the cap, the count, the study and its idempotency answer: one transaction
+                created = await studies.create(ctx, key["id"], req, caps,
+                                               admission.counted(services, key, "optimize"),
+                                               None if claim is None else claim.answer)
+            except ServiceError as exc:
+                if exc.code == "too_many_studies":  # the headers every answer carries
+                    await admission.observe(services, request.ctx, limits.specs_for(
+                        "optimize", key, settings=settings))
+                raise
+        admission.settle(services, request.ctx, created.admission, settings.now(), key["id"])
+        return json_response(created.body, status=201,
+                             headers={"Location": f"/v1/studies/{created.study.id}"})
 
     return await idempotency.once(request, key, made, status=201, keep_answer=True,
                                   location="/v1/studies/")
@@ -112,33 +127,37 @@ async def one_study(request: ApiRequest, study_id: str) -> HTTPResponse:
                 "`trial_lease`: queued points first, then the engine's. A `client_id` that "
                 "still holds active trials gets them back (leases renewed) instead of new "
                 "ones. 409 `study_finished` once `max_trials` were suggested or the study "
-                "is stopped."))
+                "is stopped. " + _CALL))
 async def suggest(request: ApiRequest, study_id: str) -> HTTPResponse:
     """Hand out trials."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
+    key = await authenticate(request)
+    async with refusals(request, key, "study"):
         req = decode_body(SuggestRequest, request.body) if request.body else SuggestRequest()
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.suggest(request.app.ctx.studies, key["id"], study_id, req))
 
 
 @api.route("/studies/<study_id:str>/trials", post=Doc(
     "addTrials", "Add trials: warm starts or queued points", "studies", (200, "TrialList"),
-    (404, *_BODY), "TrialsAdd", params=_STUDY,
+    (404, 409, *_BODY), "TrialsAdd", params=_STUDY,
     description="Up to 10,000 points (`variables` by name or `x`): with `value`/`values` "
                 "(completed: a warm start), `state: failed | infeasible`, or `state: "
                 "queued` (suggested before the engine's own points, told to the engine as "
-                "warm starts when completed). One transaction: every bad item is named by "
-                "its pointer and nothing is applied."), get=Doc(
+                "warm starts when completed; 409 `study_finished` for a study that is not "
+                "active). One transaction: every bad item is named by "
+                "its pointer and nothing is applied. " + _CALL), get=Doc(
     "listTrials", "A page of a study's trials, by number", "studies", (200, "TrialList"),
     (404, *_PARAMS), params=(StudyPath, TrialPage)))
 async def study_trials(request: ApiRequest, study_id: str) -> HTTPResponse:
-    """POST: add trials; GET: a page of trials (``state=`` filter)."""
-    key = await read(request, "optimize")
+    """POST: add trials (a study call); GET: a page of trials (``state=`` filter)."""
     ctx = request.app.ctx.studies
     if request.method == "POST":
-        async with refusals(request, key, "optimize"):
+        key = await authenticate(request)
+        async with refusals(request, key, "study"):
             req = decode_body(TrialsAdd, request.body)
+        await admission.admit(request.app.ctx, request.ctx, key, "study")
         return answer(await studies.add_trials(ctx, key["id"], study_id, req))
+    key = await read(request, "optimize")
     async with refusals(request, key, "optimize"):
         page = query(request, TrialPage)
     return answer(await studies.trials(ctx, key["id"], study_id, page))
@@ -158,12 +177,13 @@ async def one_trial(request: ApiRequest, study_id: str, number: int) -> HTTPResp
     "TrialTell", params=_TRIAL,
     description="`value` (one objective) or `values` (+ `metrics`), or `state: failed | "
                 "infeasible` with a `reason`. 409 `trial_finished` for a trial already "
-                "finished."))
+                "finished. " + _CALL))
 async def complete(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Tell one trial."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
+    key = await authenticate(request)
+    async with refusals(request, key, "study"):
         req = decode_body(TrialTell, request.body)
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.tell(request.app.ctx.studies, key["id"], study_id, number,
                                      req))
 
@@ -172,12 +192,13 @@ async def complete(request: ApiRequest, study_id: str, number: int) -> HTTPRespo
     "completeTrials", "Tell several trials' results at once", "studies", (200, "TrialList"),
     (404, *_BODY), "TrialsTell", params=_STUDY,
     description="`{\"trials\": [{\"number\", ...as completeTrial}]}` in one transaction: "
-                "every bad item is named by its pointer and nothing is applied."))
+                "every bad item is named by its pointer and nothing is applied. " + _CALL))
 async def complete_many(request: ApiRequest, study_id: str) -> HTTPResponse:
     """Tell several trials."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
+    key = await authenticate(request)
+    async with refusals(request, key, "study"):
         req = decode_body(TrialsTell, request.body)
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.tell_many(request.app.ctx.studies, key["id"], study_id, req))
 
 
@@ -187,32 +208,38 @@ async def complete_many(request: ApiRequest, study_id: str) -> HTTPResponse:
     description="`{\"step\", \"value\"}`: stored, and the lease renewed. With the study's "
                 "`early_stopping` (median rule), `should_stop` is true when the value is "
                 "worse than the median of the other trials' values at that step and at "
-                "least `min_trials` reported there; the trial is then `early_stopped`."))
+                "least `min_trials` reported there; the trial is then `early_stopped`. "
+                + _CALL))
 async def report(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Report an intermediate value."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
+    key = await authenticate(request)
+    async with refusals(request, key, "study"):
         req = decode_body(TrialReport, request.body)
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.report(request.app.ctx.studies, key["id"], study_id, number,
                                        req))
 
 
 @api.route("/studies/<study_id:str>/trials/<number:int>/heartbeat", post=Doc(
     "heartbeatTrial", "Renew an active trial's lease", "studies", (200, "Trial"),
-    (404, 409, *_READ), params=_TRIAL, body_required=False))
+    (404, 409, 429, *_READ), params=_TRIAL, body_required=False,
+    description=_CALL))
 async def heartbeat(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Renew a lease."""
-    key = await read(request, "optimize")
+    key = await authenticate(request)
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.heartbeat(request.app.ctx.studies, key["id"], study_id,
                                           number))
 
 
 @api.route("/studies/<study_id:str>/trials/<number:int>/abandon", post=Doc(
     "abandonTrial", "Give an active trial up (never suggested again)", "studies",
-    (200, "Trial"), (404, 409, *_READ), params=_TRIAL, body_required=False))
+    (200, "Trial"), (404, 409, 429, *_READ), params=_TRIAL, body_required=False,
+    description=_CALL))
 async def abandon(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Abandon a trial."""
-    key = await read(request, "optimize")
+    key = await authenticate(request)
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.abandon(request.app.ctx.studies, key["id"], study_id, number))
 
 
@@ -224,3 +251,29 @@ async def stop(request: ApiRequest, study_id: str) -> HTTPResponse:
     """Stop a study."""
     key = await read(request, "optimize")
     return answer(await studies.stop(request.app.ctx.studies, key["id"], study_id))
+
+
+@api.route("/studies/<study_id:str>/events", head=False, get=Doc(
+    "studyEvents", "Watch a study: Server-Sent Events until it is finished", "studies",
+    (200, "study_events"), (404, *_PARAMS), params=(StudyPath, StudyEventsHeaders),
+    description="`text/event-stream`. Each event has `id:` (the study's event number: 1, "
+                "2, ... in the order of the changes, on every node), `event:` and one "
+                "`data:` line of JSON: `trial` (data: the Trial in its new state: "
+                "`active` when suggested, `queued`, `completed`, `failed` (with reason "
+                "`lease_expired` when its lease ran out), `infeasible`, `early_stopped`, "
+                "`abandoned`), `best` (the best so far changed; data `{\"best\": Trial}`, "
+                "or `{\"front_size\", \"hypervolume\"}` for several objectives), `state` "
+                "(the study was `stopped` or `completed`; data `{\"id\", \"state\", "
+                "\"trials\"}`) and `finished` (no more suggestions and every trial "
+                "finished; the same data), after which the stream ends. A new watcher is "
+                "first sent a `study` event (data: the Study; id: the last event number so "
+                "far). Send the last id seen as `Last-Event-ID` to resume with no duplicate "
+                "and no missed event (an id this stream has not sent is 400). A `: "
+                "heartbeat` comment every 15 s. A key's open streams (runs' and studies' "
+                "together) per worker are capped by its tier (429 `too_many_streams`)."))
+async def events(request: ApiRequest, study_id: str) -> None:
+    """The study's Server-Sent Events (:mod:`decido_service.studies.events`), resumed
+    after ``Last-Event-ID``; the stream ends once the study is finished."""
+    key = await read(request, "optimize")
+    async with refusals(request, key, "optimize"):  # a bad Last-Event-ID is a refusal
+        await send_study_events(request, key, study_id)

@@ -20,7 +20,7 @@ from decido_service.dashboard.routes import SIGN_IN, form, html, route
 from decido_service.dashboard.session import Session
 from decido_service.decisions import decide as decisions
 from decido_service.decisions import sampling
-from decido_service.http.admission import issue_free_key
+from decido_service.http.admission import issue_free_key, throttle_sign_in
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
 from decido_service.http.submit import enqueue, prepare_body
@@ -34,7 +34,7 @@ __all__ = ["LABEL_MAX"]
 LABEL_MAX = 200
 _FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
                 "top_k", "pairwise", "weighting", "decision_makers", "aggregation", "samples",
-                "seed", "explain", "sensitivity", "from_run")
+                "seed", "explain", "sensitivity", *decide_form.SOURCES)
 
 
 @route("/sign-in")
@@ -46,7 +46,8 @@ async def sign_in_form(request: ApiRequest) -> HTTPResponse:
 
 
 async def _sign_in_page(request: ApiRequest, error: str | None, created: str | None = None,
-                        status: int = 200) -> HTTPResponse:
+                        status: int = 200, headers: dict[str, str] | None = None
+                        ) -> HTTPResponse:
     """The sign-in form, with ``error`` above it (200: a form with its message), or a key
     just made (``created``, its secret shown this once); the service's address (as the
     browser reached it) for the ``curl`` line."""
@@ -54,9 +55,10 @@ async def _sign_in_page(request: ApiRequest, error: str | None, created: str | N
     info = request.conn_info
     host = request.host or (info.server if info is not None else "")  # no Host: the socket's
     address = f"{request.scheme}://{host}"
-    return sessions.set_signin_cookie(
-        page("sign_in.html", status=status, session=None, csrf=token, error=error,
-             created=created, address=address), cookie)
+    response = page("sign_in.html", status=status, session=None, csrf=token, error=error,
+                    created=created, address=address)
+    response.headers.update(headers or {})
+    return sessions.set_signin_cookie(response, cookie)
 
 
 @route("/sign-in/new-key", ("POST",))
@@ -75,15 +77,23 @@ async def new_key(request: ApiRequest) -> HTTPResponse:
 @route("/sign-in", ("POST",))
 async def sign_in(request: ApiRequest) -> HTTPResponse:
     """Sign in with a key: a session cookie, then the overview; the form again with a
-    message for a key that is unknown or revoked (the key is never echoed)."""
+    message for a key that is unknown or revoked (the key is never echoed), or with 429
+    and ``Retry-After`` past ``sign_ins_per_minute`` tries from the address or at the
+    key's prefix."""
     fields = form(request)
     try:
         await sessions.check_signin(request, fields)
     except ApiError as error:
         return await _sign_in_page(request, error.detail)
     secret = (fields.get("key") or "").strip()
+    well_formed = keys.is_well_formed(secret)
+    try:  # counted per address and per key prefix (429 past sign_ins_per_minute)
+        await throttle_sign_in(request, keys.key_prefix(secret) if well_formed else None)
+    except ApiError as error:
+        return await _sign_in_page(request, error.detail, status=error.status_code,
+                                   headers=error.headers)
     store: Store = request.app.ctx.store
-    key = await store.accounts.find_key(secret) if keys.is_well_formed(secret) else None
+    key = await store.accounts.find_key(secret) if well_formed else None
     if key is None or key["revoked_at"] is not None:
         reason = "this key is revoked" if key else "this is not a key of this service"
         return await _sign_in_page(request, reason)
@@ -177,6 +187,9 @@ async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTP
     if key_id not in {k["id"] for k in await store.accounts.account_keys(session.key["id"])}:
         raise ApiError("not_found", f"no key {key_id!r} in this account")
     await store.accounts.revoke_key(key_id)
+    revoked = await store.accounts.get_key(key_id)
+    if revoked is not None and revoked["revoked_at"] is not None:  # its streams here end now
+        request.app.ctx.streams.revoked(key_id, revoked["revoked_at"])
     if key_id == session.key["id"]:
         await sessions.end(request, session)
         return sessions.clear_cookies(request, redirect(SIGN_IN))
@@ -188,10 +201,11 @@ async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTP
 async def decide_page(request: ApiRequest, session: Session) -> HTTPResponse:
     """The decide form, empty (its example greyed in the boxes), filled with the example
     (``example=1``: "Use the example" without script), or with the front of the run
-    named by ``from_run`` ("choose from this front")."""
-    run_id = request.args.get("from_run")
-    if run_id:
-        fields = await front.decide_fields(request, session.key, run_id)
+    named by ``from_run`` or of the study named by ``from_study`` ("choose from this
+    front")."""
+    named = [(m, v) for m in decide_form.SOURCES if (v := request.args.get(m))]
+    if named:
+        fields = await front.decide_fields(request, session.key, *named[0])
     else:
         fields = decide_form.example() if request.args.get("example") else decide_form.defaults()
     return _decide(session, fields, None, None, [])
@@ -205,8 +219,10 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     sent = form(request)
     fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
     upload = request.files.get("options_file") if request.files else None
-    if fields["from_run"]:  # the options are the run's front (the form shows a preview)
-        fields = await front.decide_fields(request, session.key, fields["from_run"], fields)
+    named = [m for m in decide_form.SOURCES if fields[m]]
+    if named:  # the options are the front named (the form shows a preview)
+        fields = await front.decide_fields(request, session.key, named[0], fields[named[0]],
+                                           fields)
     elif upload is not None and upload.body:
         fields["options"] = upload.body.decode("utf-8", errors="replace")
     try:
@@ -214,7 +230,7 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     except decide_form.FormError as exc:
         return _decide(session, fields, None, None, exc.problems)
     try:  # counted and logged as a /v1/decide call with this body
-        if "from_run" in body:
+        if any(m in body for m in decide_form.SOURCES):
             result = await front.decide(request, session.key, body)
         else:
             sampling.refuse_over_cap(body, limits.plan_limits(

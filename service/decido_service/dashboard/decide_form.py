@@ -23,7 +23,8 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
   sent under uncertainty, where the library ignores them (the rank acceptabilities
   explain the ranking).
 - **From a run** (``from_run``, set by "choose from this front"): the options are that
-  run's front (:mod:`decido_service.dashboard.front`), the options box is not read.
+  run's front (:mod:`decido_service.dashboard.front`), the options box is not read. **From
+  a study** (``from_study``): the study's front, or its completed trials (one objective).
 - **Samples** and **seed** (optional): a decision under uncertainty; CSV cells
   ``low..high`` are uncertain values (an interval in the options asks for
   :data:`DEFAULT_SAMPLES` samples when no number is given).
@@ -46,8 +47,8 @@ import decido
 from decido.goals import goal_name
 from decido.option_table import cell_value, options_from_csv, table_value
 
-__all__ = ["AGGREGATIONS", "EXAMPLE", "METHODS", "WEIGHTINGS", "FormError", "body_of",
-           "defaults", "example"]
+__all__ = ["AGGREGATIONS", "EXAMPLE", "METHODS", "SOURCES", "WEIGHTINGS", "FormError",
+           "body_of", "defaults", "example"]
 
 #: the methods of ``/v1/decide`` (the library's method table)
 METHODS: tuple[str, ...] = tuple(m["name"] for m in decido.decision_methods())
@@ -57,6 +58,9 @@ WEIGHTINGS: tuple[str, ...] = tuple(w for w in _REQUEST["weighting"]["enum"] if 
 #: how the decision makers' judgments are combined (the library's request schema)
 AGGREGATIONS: tuple[str, ...] = tuple(a for a in _REQUEST["aggregation"]["enum"]
                                       if a is not None)
+#: the members that name where the options come from instead of the options box (a run's
+#: front, a study's front or completed trials): "choose from this front"
+SOURCES = ("from_run", "from_study")
 #: the example the form shows greyed in its empty boxes, and fills on "Use the example"
 EXAMPLE: dict[str, str] = {
     "options": "id,price,quality,lead_time\ns1,18.5,7.2,5\ns2,22,8.1,12\ns3,15,6,3\n",
@@ -82,7 +86,8 @@ def defaults() -> dict[str, str]:
     return {"options": "", "id_column": "id", "method": "topsis", "criteria": "",
             "constraints": "", "expression": "", "top_k": "", "pairwise": "",
             "weighting": "", "decision_makers": "", "aggregation": "",
-            "samples": "", "seed": "", "explain": "1", "sensitivity": "", "from_run": ""}
+            "samples": "", "seed": "", "explain": "1", "sensitivity": "", "from_run": "",
+            "from_study": ""}
 
 
 def example() -> dict[str, str]:
@@ -95,8 +100,9 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     """The ``/v1/decide`` body of the form's ``fields``; :class:`FormError` listing every
     fault found."""
     problems: list[str] = []
-    from_run = fields.get("from_run", "").strip()
-    body: dict[str, Any] = {"from_run": from_run} if from_run else {"options": _options(
+    source = {name: fields.get(name, "").strip() for name in SOURCES}
+    named = {name: value for name, value in source.items() if value}
+    body: dict[str, Any] = dict(list(named.items())[:1]) if named else {"options": _options(
         fields.get("options", ""), fields.get("id_column", "").strip() or "id", problems)}
     method = fields.get("method", "")
     body["method"] = method

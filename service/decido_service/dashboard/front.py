@@ -6,7 +6,8 @@ with one ("choose from this front"), and the compare page's two kinds of runs.
 options (read-only: they come from the run) and the objectives with their goals and equal
 weights as its criteria; the form sends ``from_run``, and the decision is made, counted and
 logged as ``POST /v1/decide`` with that body (each ranking item with its point's ``x``
-and ``f``).
+and ``f``). A study's page does the same with ``from_study`` (its front, or its completed
+trials for one objective; option ids: the trials' numbers).
 """
 
 from __future__ import annotations
@@ -65,32 +66,35 @@ def _cell(value: Any) -> str:
     return "" if value is None else repr(float(value))
 
 
-async def decide_fields(request: ApiRequest, key: KeyRecord, run_id: str,
+async def decide_fields(request: ApiRequest, key: KeyRecord, member: str, source_id: str,
                         sent: dict[str, str] | None = None) -> dict[str, str]:
-    """The decide form's fields for the front of ``run_id`` (one of the key's finished runs
-    of several objectives; the bridge's 404, 409 or 422 otherwise): a preview of its
-    options as CSV (the objectives and the first :data:`PREVIEW_VARIABLES` variables;
+    """The decide form's fields for the front named by ``member`` (``from_run``: one of
+    the key's finished runs of several objectives; ``from_study``: one of its studies, its
+    front or its completed trials; the bridge's 404, 409 or 422 otherwise): a preview of
+    its options as CSV (the objectives and the first :data:`PREVIEW_VARIABLES` variables;
     ``hidden_variables`` says how many more the options have), the objectives as criteria,
-    ``from_run``. ``sent``: the fields a form sent, kept (the options are the run's)."""
-    resolved, _ = await bridge.resolve(_source(request, key), {bridge.FROM_RUN: run_id})
+    ``member`` set to ``source_id``. ``sent``: the fields a form sent, kept (the options
+    are the front's)."""
+    resolved, _ = await bridge.resolve(_source(request, key), {member: source_id})
     options: list[dict[str, Any]] = resolved["options"]
     names = list(options[0]["attributes"]) if options else []
     shown = names[:len(resolved["criteria"]) + PREVIEW_VARIABLES]  # criteria: the objectives
     lines = [",".join(["id", *shown])]
-    lines += [",".join([str(o["id"]), *(_cell(o["attributes"][n]) for n in shown)])
+    lines += [",".join([str(o["id"]), *(_cell(o["attributes"].get(n)) for n in shown)])
               for o in options]
     criteria = "\n".join(f"{c['attribute']} {c['goal']} {c['weight']:g}"
                          for c in resolved["criteria"])
-    kept = {k: v for k, v in (sent or {}).items() if k not in ("options", "id_column")}
+    kept = {k: v for k, v in (sent or {}).items()
+            if k not in ("options", "id_column", *decide_form.SOURCES)}
     return {**decide_form.defaults(), "criteria": criteria, "constraints": "", **kept,
-            "options": "\n".join(lines) + "\n", "id_column": "id", bridge.FROM_RUN: run_id,
+            "options": "\n".join(lines) + "\n", "id_column": "id", member: source_id,
             "hidden_variables": str(len(names) - len(shown))}
 
 
 async def decide(request: ApiRequest, key: KeyRecord, body: dict[str, Any]) -> dict[str, Any]:
-    """Decide on the front ``body`` names (``from_run``) as ``POST /v1/decide`` does:
-    counted, logged with the body as sent, each ranking item with its point's ``x`` and
-    ``f``."""
+    """Decide on the front ``body`` names (``from_run`` or ``from_study``) as
+    ``POST /v1/decide`` does: counted, logged with the body as sent, each ranking item with
+    its point's ``x`` and ``f``."""
     resolved, points = await bridge.resolve(_source(request, key), body)
     sampling.refuse_over_cap(resolved, limits.plan_limits(
         key, settings=request.app.ctx.settings)["max_smaa_values"], batch=False)

@@ -47,6 +47,7 @@ ASSETS = {
     "front.js": "text/javascript; charset=utf-8",
     "front_compare.js": "text/javascript; charset=utf-8",
     "decide.js": "text/javascript; charset=utf-8",
+    "study.js": "text/javascript; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }
 

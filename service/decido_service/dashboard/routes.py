@@ -1,12 +1,13 @@
 """The dashboard's blueprint and the wrappers every dashboard handler goes through.
 
 :func:`html` wraps a page or a form action: no live session → 303 to the sign-in page (a
-forged, expired, ended or revoked one included: never a 500); an :class:`ApiError` raised
-inside → the error page with its status; a POST's CSRF token is checked before the
-handler runs. :func:`data` wraps what the pages' scripts fetch (JSON, CSV, the event
-stream): no session → 401 problem+json. Every route of the blueprint, these and the
-others, is wrapped once by :func:`decido_service.http.endpoint.endpoint` (request id,
-access log, problem+json for anything unexpected: :class:`~decido_service.http.routes.Routes`).
+forged, expired, ended or revoked one included: never a 500); an :class:`ApiError` (or a
+capability's :class:`~decido_service.errors.ServiceError`) raised inside → the error page
+with its status; a POST's CSRF token is checked before the handler runs. :func:`data`
+wraps what the pages' scripts fetch (JSON, CSV, the event stream): no session → 401
+problem+json. Every route of the blueprint, these and the others, is wrapped once by
+:func:`decido_service.http.endpoint.endpoint` (request id, access log, problem+json for
+anything unexpected: :class:`~decido_service.http.routes.Routes`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from sanic.response import HTTPResponse
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import NOSNIFF, page, redirect
 from decido_service.dashboard.session import Session
+from decido_service.errors import ServiceError
 from decido_service.http.context import ApiRequest
-from decido_service.http.problems import ApiError
+from decido_service.http.problems import ApiError, as_api_error
 from decido_service.http.routes import Routes
 
 __all__ = ["SIGN_IN", "bp", "data", "form", "html", "route"]
@@ -56,8 +58,8 @@ def html(handler: Callable[..., Awaitable[HTTPResponse]]) -> Handler:
             if request.method == "POST":
                 sessions.check_csrf(request, session, form(request))
             return await handler(request, session, *args, **kwargs)
-        except ApiError as error:
-            return error_page(session, error)
+        except (ApiError, ServiceError) as error:  # a capability's refusal as the API's
+            return error_page(session, as_api_error(error))
 
     return wrapped
 

@@ -12,6 +12,7 @@ import msgspec
 from decido_service.http.problems import ApiError
 from decido_service.store import short_id
 from decido_service.types import DecisionLogEntry, Run
+from decido_service.types.studies import Study
 
 __all__ = ["compare_notes", "decision_row", "excluded_by_constraint", "label_filters",
            "next_query", "number_text", "objective_text", "objectives_of", "request_summary",
@@ -179,7 +180,8 @@ def usage_bars(usage: dict[str, Any]) -> list[dict[str, Any]]:
     return bars
 
 
-def next_query(filters: dict[str, str | None], rows: Sequence[Run | DecisionLogEntry]) -> str:
+def next_query(filters: dict[str, str | None],
+               rows: Sequence[Run | DecisionLogEntry | Study]) -> str:
     """The query string of the next page (the filters and the last row's id)."""
     args = {k: v for k, v in filters.items() if v}
     args["starting_after"] = rows[-1].id

@@ -20,6 +20,8 @@ or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes 
 - :func:`issue_free_key` makes a free key (``POST /v1/keys``, the dashboard's sign-in page
   and keys page), counted on the client address (:func:`client_address` believes
   ``X-Forwarded-For`` only from the trusted proxies of ``forwarded_allow_ips``).
+- :func:`throttle_sign_in` counts a try of the dashboard's sign-in form on the client
+  address and the key prefix tried.
 - :func:`rate_headers`: the ``X-RateLimit-*`` headers of the request's store call.
 
 The secret itself is never stored on the request, logged or echoed.
@@ -39,7 +41,7 @@ from decido_service.limits import Surface
 from decido_service.store import KeyRecord
 
 __all__ = ["authenticate", "client_address", "issue_free_key", "presented_secret",
-           "rate_headers", "read", "refusals"]
+           "rate_headers", "read", "refusals", "throttle_sign_in"]
 
 
 def presented_secret(request: ApiRequest) -> str:
@@ -120,6 +122,13 @@ async def issue_free_key(request: ApiRequest, label: str | None,
     address first (429 past ``keys_per_hour``); ``owner``: the key whose account it joins."""
     return await admission.issue_free_key(request.app.ctx, request.ctx,
                                           client_address(request), label, owner)
+
+
+async def throttle_sign_in(request: ApiRequest, prefix: str | None) -> None:
+    """Count a try of the dashboard's sign-in form on the client address and the key
+    ``prefix`` tried (429 past ``sign_ins_per_minute`` on either)."""
+    await admission.throttle_sign_in(request.app.ctx, request.ctx, client_address(request),
+                                     prefix)
 
 
 def rate_headers(request: ApiRequest) -> dict[str, str]:

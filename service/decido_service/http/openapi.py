@@ -139,6 +139,17 @@ def _ok(op: Doc) -> dict[str, Any]:
                 "event": {"enum": ["state", "progress", "result", "error"]},
                 "data": {"type": "string", "contentMediaType": "application/json",
                          "description": "Run (state, result, error) or RunProgress"}}}}}
+    elif name == "study_events":
+        content = {"text/event-stream": {"schema": {
+            "type": "object", "description": "one event (see the operation)",
+            "required": ["event", "data"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[0-9]+$"},
+                "event": {"enum": ["study", "trial", "best", "state", "finished"]},
+                "data": {"type": "string", "contentMediaType": "application/json",
+                         "description": "Study (study), Trial (trial), {best} or "
+                                        "{front_size, hypervolume} (best), {id, state, "
+                                        "trials} (state, finished)"}}}}}
     elif name == "object":
         content = {"application/json": {"schema": {"type": "object"}}}
     else:

@@ -35,7 +35,8 @@ class Doc(NamedTuple):
     summary: str
     tag: str
     ok: tuple[int, str]
-    """status and component (or ``"html"``, ``"object"``, ``"empty"``, ``"events"``)"""
+    """status and component (or ``"html"``, ``"object"``, ``"empty"``, ``"events"``,
+    ``"study_events"``)"""
     errors: tuple[int, ...] = ()
     """the statuses of its problem answers besides ``default``"""
     body: str | None = None

@@ -35,10 +35,11 @@ from decido_service.errors import ServiceError
 from decido_service.runs.api import run_view
 from decido_service.runs.execution import PROGRESS_INTERVAL
 from decido_service.store import FINISHED_STATES, Store
+from decido_service.streams import Ticket
 from decido_service.types import Run, RunProgress, encode
 
 __all__ = ["DRAIN_TIMEOUT", "HEARTBEAT", "SEND_SLICE", "STREAM_RETRY_AFTER", "Cursor", "Feeds",
-           "RunFeed", "Snapshot", "check_resumable", "cursor_of", "stream"]
+           "RunFeed", "Snapshot", "check_resumable", "cursor_of", "send_within", "stream"]
 
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
@@ -186,6 +187,12 @@ class RunFeed:
         if self._task is not None:
             self._task.cancel()
 
+    def wake(self) -> None:
+        """Wake its watchers now, the snapshot unchanged (a watcher's stream must end:
+        :class:`decido_service.streams.Ticket`)."""
+        changed, self._changed = self._changed, asyncio.get_running_loop().create_future()
+        changed.set_result(None)
+
     async def changed(self, timeout: float) -> None:
         """Return when the snapshot changes, or after ``timeout`` seconds."""
         with contextlib.suppress(asyncio.TimeoutError):
@@ -257,46 +264,59 @@ class Feeds:
 
 
 async def stream(feed: RunFeed, cursor: Cursor, send: Any, *,
-                 heartbeat: float = HEARTBEAT, drain: float = DRAIN_TIMEOUT) -> bool:
+                 heartbeat: float = HEARTBEAT, drain: float = DRAIN_TIMEOUT,
+                 ended: Ticket | None = None,
+                 transport: asyncio.WriteTransport | None = None) -> bool:
     """Send ``feed``'s events after ``cursor`` through ``send`` (an async callable of
     bytes that waits while the transport holds more than its small write buffer) until
     the terminal event, a heartbeat comment every ``heartbeat`` seconds. The run's
     ``request`` goes in the first run document only. False when the watcher did not take
-    an event within ``drain`` seconds (its transport is full): the caller drops it."""
+    an event within ``drain`` seconds (its transport is full): the caller drops it.
+    Returns (True) as soon as ``ended``'s stream must end (its feed woken). With the
+    watcher's ``transport``, a slice sent while it holds nothing is sent without a
+    timer (:func:`send_within`)."""
     fresh = cursor == (0, -1)
     request = True
     loop = asyncio.get_running_loop()
     last_sent = loop.time()
     while True:
         snapshot = feed.snapshot
-        if snapshot is None:
+        if snapshot is None or (ended is not None and ended.ended is not None):
             return True
         events, cursor = snapshot.events_after(cursor, fresh=fresh, request=request)
         fresh = False
         for event in events:
             if not event.startswith(b"id: 2."):  # a run document: the request was in it
                 request = False
-            if not await _send_within(send, event, drain):
+            if not await send_within(send, event, drain, transport):
                 return False
             last_sent = loop.time()
         if cursor[0] == _TERMINAL:
             return True
         wait = last_sent + heartbeat - loop.time()
         if wait <= 0:
-            if not await _send_within(send, b": heartbeat\n\n", drain):
+            if not await send_within(send, b": heartbeat\n\n", drain, transport):
                 return False
             last_sent = loop.time()
             continue
         await feed.changed(wait)
 
 
-async def _send_within(send: Any, data: bytes, seconds: float) -> bool:
+async def send_within(send: Any, data: bytes, seconds: float,
+                       transport: asyncio.WriteTransport | None = None) -> bool:
     """Send ``data`` in slices of :data:`SEND_SLICE` bytes, each once the transport has
     drained (a watcher's transport holds a slice and Sanic's buffer, never a whole large
-    event); False when a slice waited more than ``seconds``."""
+    event); False when a slice waited more than ``seconds``. A slice sent while
+    ``transport`` holds nothing cannot wait (the transport is not paused), so it goes
+    without the timeout's task and timer: the common case of a watcher that reads, and
+    most of the cost of fanning an event out to many watchers."""
     for start in range(0, len(data), SEND_SLICE):
+        chunk = data[start:start + SEND_SLICE]
+        if transport is not None and not transport.get_write_buffer_size():
+            await send(chunk)
+            continue
         try:
-            await asyncio.wait_for(send(data[start:start + SEND_SLICE]), seconds)
+            await asyncio.wait_for(send(chunk), seconds)
         except asyncio.TimeoutError:
             return False
     return True

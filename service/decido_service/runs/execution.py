@@ -37,6 +37,7 @@ front's hypervolume (the library's history).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import threading
 import time
@@ -50,7 +51,15 @@ import decido
 from decido.status import run_state
 from decido_service.errors import ServiceError, as_service_error, problem
 from decido_service.runs.trace import thin_trace, timed
-from decido_service.store import FINISHED_STATES, FrontChunk, Store, iso_utc, ordered_id
+from decido_service.store import (
+    FINISHED_STATES,
+    FrontChunk,
+    Store,
+    StoreError,
+    iso_utc,
+    ordered_id,
+)
+from decido_service.store.wakeup import RUNS_CHANNEL
 from decido_service.types import (
     Budget,
     ConstraintValue,
@@ -74,7 +83,7 @@ __all__ = ["CANCELLED", "CHUNK_BYTES", "PROGRESS_INTERVAL", "RUN_ATTEMPTS", "SHU
 #: back to the queue until it has been started this many times, then fails ``interrupted``
 RUN_ATTEMPTS = 3
 #: why the service stopped a run (:meth:`Execution.stop`)
-StopReason = Literal["request", "client", "shutdown", "lost"]
+StopReason = Literal["request", "client", "shutdown", "lost", "revoked"]
 #: the ``message`` of a run the service stopped, by reason (the engine's own says only
 #: that its monitor stopped it)
 CANCELLED: dict[StopReason, str] = {
@@ -85,6 +94,8 @@ CANCELLED: dict[StopReason, str] = {
     "shutdown": "cancelled: the service shut down before the run ended; the best point so "
                 "far is kept",
     "lost": "cancelled: another process took the run over",
+    "revoked": "cancelled: its key was revoked while the run streamed (POST /v1/optimize); "
+               "the best point so far is kept",
 }
 
 #: the bytes of a stored chunk of a front's points, about (a larger point is one chunk)
@@ -153,7 +164,8 @@ def result_of(r: decido.OptimizeResult | decido.ParetoResult) -> RunResult:
         iterations=r.iterations, message=r.message, elapsed_ms=round(r.elapsed * 1e3, 3),
         seed=r.seed, feasible=r.feasible, max_violation=r.max_violation,
         constraints=[ConstraintValue(c["name"], c["value"], c["violation"])
-                     for c in r.constraints], variables=r.variables)
+                     for c in r.constraints], variables=r.variables,
+        engine_chosen=r.engine_chosen or None)
 
 
 def _front_of(r: decido.ParetoResult) -> RunResult:
@@ -168,7 +180,8 @@ def _front_of(r: decido.ParetoResult) -> RunResult:
         max_violation=min(violations) if violations else None, constraints=[],
         variables=None, pareto=msgspec.convert(d["pareto"], list[ParetoPoint]),
         hypervolume=d["hypervolume"], reference_point=d["reference_point"],
-        objectives=msgspec.convert(d["objectives"], list[ObjectiveInfo]))
+        objectives=msgspec.convert(d["objectives"], list[ObjectiveInfo]),
+        engine_chosen=r.engine_chosen or None)
 
 
 def front_chunks(front: Sequence[ParetoPoint]) -> list[FrontChunk]:
@@ -261,8 +274,10 @@ class Execution:
                 self.run_id, self.request_id, as_service_error(exc)))
             raise
         if outcome is None:
-            if self.requeue and not self.lost:
+            if self.requeue and not self.lost:  # back to the queue: other nodes take it
                 await self._write({"owner": None, "lease_until": None})
+                with contextlib.suppress(StoreError):
+                    await self.store.wakeups.notify(RUNS_CHANNEL)
             else:
                 await self._finish("cancelled")
             return None

@@ -71,13 +71,13 @@ class Claim:
         self.outcome = Outcome(run_id, self.status, body)
         return self.idem_key, encode(self.outcome).decode()
 
-    async def answered(self, store: Store, key_id: str, resource_id: str,
-                       body: bytes) -> None:
-        """Store ``body`` (with this claim's status) as the answer of the request that
-        made ``resource_id`` outside a run's admission (a study's creation): a resend gets
-        it as it was."""
+    def answer(self, resource_id: str, body: bytes) -> tuple[str, str]:
+        """``(idem_key, response)`` recording ``body`` (with this claim's status) as the
+        answer of the request that made ``resource_id`` (a study), for the store call
+        that makes it (:meth:`Studies.create <decido_service.store.studies.Studies.create>`):
+        a resend gets it as it was."""
         self.outcome = Outcome(resource_id, self.status, body.decode())
-        await store.runs.idempotency_end(key_id, self.idem_key, encode(self.outcome).decode())
+        return self.idem_key, encode(self.outcome).decode()
 
 async def begin(store: Store, key_id: str, idem_key: str, fingerprint: str, now: float,
                 ) -> Outcome | None:

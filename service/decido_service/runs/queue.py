@@ -10,24 +10,28 @@ this process. Then ``/v1/optimize`` executes it here; ``/v1/runs`` executes it h
 when a run thread of this worker is free, else gives it to the queue (no owner).
 
 **The run worker** (:class:`RunWorker`, one per worker process): whenever a run thread is
-free it claims a queued run nobody owns (:meth:`Runs.claim`: the oldest of the key with
-the fewest runs taken now, so keys share the threads; an atomic update on SQLite,
-``FOR UPDATE SKIP LOCKED`` on PostgreSQL), at once after a local submission or a run's
-end, else every :data:`CLAIM_INTERVAL` seconds. A run is owned under a lease of
-``DECIDO_RUN_LEASE`` seconds, renewed by each progress write (every 0.25 s). Every
-:data:`SWEEP_INTERVAL` seconds each worker looks for runs whose lease ran out — their
-process died (``kill -9``, a crash, a node lost) — and gives each back to the queue, to
-start again from the beginning (a seeded run gives the same result), up to
-:data:`~decido_service.runs.execution.RUN_ATTEMPTS` starts; then, or for a
-``/v1/optimize`` run (its client was the process's) or one cancelled, it is ``failed``
-with a problem of code ``interrupted`` (the request is kept, a client can submit it
-again); a run is noticed within lease + sweep interval (20 + 5 s by default). It also
-deletes runs finished more than ``DECIDO_RUN_RETENTION_DAYS`` days ago, once an hour.
+free it claims a queued run nobody owns (:meth:`Runs.claim`: the oldest of the key with the
+fewest runs taken now, so keys share the threads; an atomic update on SQLite, ``FOR UPDATE
+SKIP LOCKED`` on PostgreSQL), at once after a local submission or a run's end, else every
+:data:`CLAIM_INTERVAL` seconds. On PostgreSQL a run given back to the queue (by a busy
+worker, a sweep or a stopping worker) is also announced with ``NOTIFY``
+(:data:`~decido_service.store.wakeup.RUNS_CHANNEL`), which the run worker of every process
+of every node listens to: an idle node takes it at once, not at its next look. A run is
+owned under a lease of ``DECIDO_RUN_LEASE`` seconds, renewed by each progress write (every
+0.25 s). Every :data:`SWEEP_INTERVAL` seconds each worker looks for runs whose lease ran out
+— their process died (``kill -9``, a crash, a node lost) — and gives each back to the queue,
+to start again from the beginning (a seeded run gives the same result), up to
+:data:`~decido_service.runs.execution.RUN_ATTEMPTS` starts; then, or for a ``/v1/optimize``
+run (its client was the process's) or one cancelled, it is ``failed`` with a problem of code
+``interrupted`` (the request is kept, a client can submit it again); a run is noticed within
+lease + sweep interval (20 + 5 s by default). It also deletes runs finished more than
+``DECIDO_RUN_RETENTION_DAYS`` days ago, once an hour.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import socket
@@ -48,11 +52,12 @@ from decido_service.poller import Every, Poller
 from decido_service.runs import execution as runs
 from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled, compile_objective
-from decido_service.store import KeyRecord, Store, iso_utc
+from decido_service.store import KeyRecord, Store, StoreError, iso_utc
+from decido_service.store.wakeup import RUNS_CHANNEL
 from decido_service.types import Budget, OptimizeRequest, RunDocument
 
 __all__ = ["CLAIM_INTERVAL", "MIN_TIME_LIMIT", "SWEEP_INTERVAL", "RunServices", "RunWorker",
-           "admit_run", "execute", "sweep"]
+           "admit_run", "announce", "execute", "sweep"]
 
 #: seconds between two looks at the queue of an idle run worker
 CLAIM_INTERVAL = 0.5
@@ -148,6 +153,19 @@ class RunWorker(Poller):
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.lease = float(ctx.settings.run_lease)
         self._sweep, self._prune = Every(SWEEP_INTERVAL), Every(PRUNE_INTERVAL)
+        self._listening: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the rounds, woken by every run given back to the queue anywhere."""
+        super().start()
+        self._listening = asyncio.ensure_future(
+            self.ctx.store.wakeups.listen(RUNS_CHANNEL, self.wake.set))
+
+    async def stop(self) -> None:
+        """Stop listening and claiming (after the round in progress)."""
+        if self._listening is not None:
+            self._listening.cancel()
+        await super().stop()
 
     def free(self) -> int:
         """Run threads of this worker not taken by a run."""
@@ -183,6 +201,7 @@ class RunWorker(Poller):
         await store.runs.update(run_id, {"owner": None, "lease_until": None},
                                {"owner": self.owner})
         self.wake.set()
+        await announce(store)
 
     async def _claimed(self, row: dict[str, Any]) -> None:
         """Start a run claimed from the queue (a run whose request no longer compiles
@@ -210,8 +229,8 @@ class RunWorker(Poller):
             if row is None:
                 break
             await self._claimed(row)
-        if self._sweep.due():
-            await sweep(store, time.time())
+        if self._sweep.due() and await sweep(store, time.time()):
+            await announce(store)
         if self._prune.due():
             days = self.ctx.settings.run_retention_days
             await store.runs.prune(iso_utc(time.time() - days * 86400.0))
@@ -227,3 +246,11 @@ async def sweep(store: Store, now: float) -> int:
                   "attempts": row["attempts"]}
         marked += await runs.interrupted(store, row, expect)
     return marked
+
+
+async def announce(store: Store) -> None:
+    """Wake the idle run workers of every node: a run was given back to the queue (a
+    hint: a failure to send it is ignored, they look anyway every
+    :data:`CLAIM_INTERVAL` seconds)."""
+    with contextlib.suppress(StoreError):
+        await store.wakeups.notify(RUNS_CHANNEL)

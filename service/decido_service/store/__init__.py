@@ -15,7 +15,9 @@ concern, each behind a protocol of its own and written once in SQL for both back
 - ``store.studies`` (:class:`~decido_service.store.studies.Studies`): studies, their
   trials and ordered logs, changed under the study's row lock;
 - ``store.webhooks`` (:class:`~decido_service.store.webhooks.Webhooks`): webhook endpoints
-  and their deliveries (a run's written with its final state by ``store.runs.update``).
+  and their deliveries (a run's written with its final state by ``store.runs.update``);
+- ``store.wakeups`` (:class:`~decido_service.store.wakeup.Wakeups`): PostgreSQL's
+  ``LISTEN``/``NOTIFY`` between processes and nodes (nothing on SQLite).
 
 Underneath, a backend (:class:`~decido_service.store.dialect.Database`: SQLite,
 :mod:`~decido_service.store.sqlite`, or PostgreSQL, :mod:`~decido_service.store.postgres`)
@@ -78,6 +80,7 @@ from decido_service.store.runs import (
     SQLRuns,
 )
 from decido_service.store.studies import SQLStudies, Studies, StudyTx
+from decido_service.store.wakeup import NoWakeups, Wakeups
 from decido_service.store.webhooks import SQLWebhooks, Webhooks
 
 __all__ = [
@@ -137,6 +140,7 @@ class Store:
         self.decisions: DecisionLog = log
         self.webhooks: Webhooks = SQLWebhooks(database)
         self.studies: Studies = SQLStudies(database)
+        self.wakeups: Wakeups = database if isinstance(database, Wakeups) else NoWakeups()
         self._pruning: asyncio.Task[None] | None = None
 
     async def ping(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from decido_service import keys
@@ -20,6 +21,8 @@ __all__ = ["Accounts", "SQLAccounts", "key_record"]
 
 #: the columns of a key row in the order :func:`key_record` reads them
 _COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
+#: key ids one query of :meth:`SQLAccounts.revoked_among` names
+_IDS_PER_QUERY = 500
 #: the account of the key whose id is the statement's parameter (none: NULL)
 _ACCOUNT_OF = "(SELECT COALESCE(account, id) FROM keys WHERE id = ?)"
 
@@ -47,6 +50,10 @@ class Accounts(Protocol):
 
     async def revoke_key(self, key_id: str) -> bool:
         """Set ``revoked_at`` (kept if already set); ``False`` for an unknown id."""
+
+    async def revoked_among(self, key_ids: Sequence[str]) -> dict[str, str]:
+        """The ``revoked_at`` of each key of ``key_ids`` that is revoked (one query; an
+        unknown id is left out)."""
 
     async def account_keys(self, key_id: str) -> list[KeyRecord]:
         """The keys of ``key_id``'s account (itself, the key that made it and every key
@@ -125,6 +132,21 @@ class SQLAccounts:
         return _records(await self.db.read(lambda tx: tx.fetch(
             f"SELECT {_COLUMNS} FROM keys WHERE COALESCE(account, id) = {_ACCOUNT_OF} "
             "ORDER BY seq", key_id)))
+
+    async def revoked_among(self, key_ids: Sequence[str]) -> dict[str, str]:
+        """The revoked keys of ``key_ids`` and when (at most :data:`_IDS_PER_QUERY` ids a
+        query)."""
+        async def revoked(tx: Tx, part: list[str]) -> list[Row]:
+            return await tx.fetch(
+                "SELECT id, revoked_at FROM keys WHERE revoked_at IS NOT NULL AND id IN "
+                f"({', '.join('?' * len(part))})", *part)
+
+        out: dict[str, str] = {}
+        for start in range(0, len(key_ids), _IDS_PER_QUERY):
+            part = list(key_ids[start:start + _IDS_PER_QUERY])
+            rows = await self.db.read(partial(revoked, part=part))
+            out.update((row[0], row[1]) for row in rows)
+        return out
 
     async def revoke_key(self, key_id: str) -> bool:
         """Revoke; ``True`` if the key exists (an earlier ``revoked_at`` is kept)."""

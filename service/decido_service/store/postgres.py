@@ -44,6 +44,8 @@ T = TypeVar("T")
 
 #: seconds during which calls fail at once after the database was found unreachable
 FAIL_FAST = 1.0
+#: seconds before a lost ``LISTEN`` connection is opened again
+LISTEN_RETRY = 1.0
 #: seconds :meth:`PostgresDatabase.ping` waits for a connection (health checks answer quickly)
 PING_TIMEOUT = 1.0
 #: errors after which a transaction that never reached COMMIT is retried
@@ -230,6 +232,32 @@ class PostgresDatabase:
         except StoreError:
             return False
         return found == len(schema.MIGRATIONS)
+
+    # ------------------------------------------------------------------ wake-ups
+    async def notify(self, channel: str) -> None:
+        """``NOTIFY`` ``channel`` (:mod:`~decido_service.store.wakeup`)."""
+        await self.write(lambda tx: tx.execute("SELECT pg_notify(?, '')", channel))
+
+    async def listen(self, channel: str, wake: Callable[[], None]) -> None:
+        """``LISTEN`` on ``channel`` on a connection of its own (not the pool's), calling
+        ``wake`` for each notification and each time the connection is opened (one may
+        have been missed), until cancelled; a lost connection is opened again after
+        :data:`LISTEN_RETRY` seconds."""
+        while True:
+            conn: Conn | None = None
+            try:
+                conn = await self._connect()
+                lost = asyncio.Event()
+                conn.add_termination_listener(lambda _conn, lost=lost: lost.set())
+                await conn.add_listener(channel, lambda *_args: wake())
+                wake()
+                await lost.wait()
+            except (StoreError, *FAILURES):
+                pass  # the database is away: listen again shortly
+            finally:
+                if conn is not None and not conn.is_closed():
+                    conn.terminate()
+            await asyncio.sleep(LISTEN_RETRY)
 
     # ------------------------------------------------------------------ lifecycle
     async def close(self) -> None:

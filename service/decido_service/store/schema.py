@@ -102,6 +102,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
     # 6: how many times a run was given back to the queue (its process stopped)
     ("ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",),
     studies.SCHEMA,  # 7: studies, their trials and logs
+    studies.EVENTS_SCHEMA,  # 8: the studies' events (their event streams)
 ]
 
 

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
+from decido_service.store.admission_rule import prepare
+from decido_service.store.admissions import admit
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
-from decido_service.store.records import metadata_of, metadata_text
+from decido_service.store.records import Admission, AdmissionRequest, metadata_of, metadata_text
+from decido_service.store.webhooks import enqueue_event
 
-__all__ = ["SCHEMA", "STUDY_FIELDS", "TRIAL_FIELDS", "SQLStudies", "StudyTx", "Studies"]
+__all__ = ["EVENTS_SCHEMA", "SCHEMA", "STUDY_FIELDS", "TRIAL_FIELDS", "SQLStudies", "StudyTx",
+           "Studies"]
 
 T = TypeVar("T")
 
@@ -50,6 +54,15 @@ SCHEMA = (
     """CREATE TABLE study_log (
         study_id TEXT NOT NULL, position BIGINT NOT NULL, entry TEXT NOT NULL,
         PRIMARY KEY (study_id, position)){without_rowid}""",
+)
+
+#: a study's events (migration 8): what its event stream sends, numbered ``seq`` 1, 2, ...
+#: per study in the transaction of the change they tell of (the study's ``events`` column
+#: is the last number given), so the order is the order of the changes on every node
+EVENTS_SCHEMA = (
+    """CREATE TABLE study_events (
+        study_id TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
+        PRIMARY KEY (study_id, seq)){without_rowid}""",
 )
 
 #: a study row's columns, as :meth:`Studies.get` returns them
@@ -116,6 +129,22 @@ class StudyTx:
                 [(self.row["id"], start + k, e) for k, e in enumerate(entries)])
         self.row["log_length"] = start + len(entries)
 
+    async def add_events(self, events: Sequence[tuple[str, str]]) -> None:
+        """Append ``(kind, data)`` events, numbered after the row's ``events`` (which
+        follows, written by :meth:`save`)."""
+        last = int(self.row["events"])
+        if events:
+            await self.tx.executemany(
+                "INSERT INTO study_events (study_id, seq, kind, data) VALUES (?, ?, ?, ?)",
+                [(self.row["id"], last + k + 1, kind, data)
+                 for k, (kind, data) in enumerate(events)])
+        self.row["events"] = last + len(events)
+
+    async def webhook(self, event: str, payload: str, created_at: str, now: float) -> None:
+        """The deliveries of the study's webhook ``event`` (``payload``: its data as JSON
+        text), in this transaction (:func:`~decido_service.store.webhooks.enqueue_event`)."""
+        await enqueue_event(self.tx, self.row["key_id"], event, payload, created_at, now)
+
     async def trials(self, where: str, *args: Any, limit: int | None = None
                      ) -> list[dict[str, Any]]:
         """The study's trials where ``where`` (over :data:`TRIAL_FIELDS`), by number."""
@@ -140,8 +169,10 @@ class StudyTx:
                 *(change[c] for c in columns), self.row["id"], number)
 
     async def save(self, changes: Mapping[str, Any]) -> None:
-        """Write columns of the study's row (its ``log_length`` as appended)."""
-        merged = {**changes, "log_length": self.row["log_length"]}
+        """Write columns of the study's row (its ``log_length`` and ``events`` as
+        appended)."""
+        merged = {**changes, "log_length": self.row["log_length"],
+                  "events": self.row["events"]}
         columns = _checked(merged, _STUDY_UPDATABLE)
         await self.tx.execute(
             f"UPDATE studies SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
@@ -152,8 +183,15 @@ class StudyTx:
 class Studies(Protocol):
     """Study rows, their trials and logs."""
 
-    async def create(self, study: Mapping[str, Any]) -> None:
-        """Insert a study row (:data:`STUDY_FIELDS`; ``metadata`` a mapping)."""
+    async def create(self, study: Mapping[str, Any], admission: AdmissionRequest,
+                     cap: int | None = None, idempotency: tuple[str, str] | None = None
+                     ) -> Admission | Literal["cap"]:
+        """Insert a study row (:data:`STUDY_FIELDS`; ``metadata`` a mapping) in one
+        transaction that first counts the key's active studies under the key's lock
+        (``"cap"``, nothing written, when there are ``cap``), then counts ``admission``
+        (nothing written when refused) and stores ``idempotency``'s answer (``(idem_key,
+        response)``: the pending record of the key, as runs' :meth:`Runs.enqueue
+        <decido_service.store.runs.Runs.enqueue>`)."""
 
     async def get(self, key_id: str, study_id: str) -> dict[str, Any] | None:
         """One of ``key_id``'s studies, or ``None``."""
@@ -163,9 +201,6 @@ class Studies(Protocol):
                    metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """Up to ``limit`` of the key's studies, newest first (as runs' pages)."""
 
-    async def count_active(self, key_id: str) -> int:
-        """How many of the key's studies are ``active``."""
-
     async def trials(self, key_id: str, study_id: str, limit: int, after: int | None,
                      state: str | None) -> list[dict[str, Any]] | None:
         """Up to ``limit`` trials by number after ``after``; ``None`` for no such study."""
@@ -174,6 +209,12 @@ class Studies(Protocol):
                      body: Callable[[StudyTx], Any]) -> Any:
         """``await body(StudyTx)`` in one transaction holding the study's row lock; ``None``
         (nothing run) when the key has no such study."""
+
+    async def events_after(self, key_id: str, study_id: str, after: int, limit: int
+                           ) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
+        """The study's row, then up to ``limit`` of its events numbered above ``after``
+        (``(seq, kind, data)``, in order; every event the row counts is among those read
+        after it); ``None`` for no such study."""
 
     async def leased(self, now: float) -> list[tuple[str, str]]:
         """``(key_id, study_id)`` of studies with an active trial whose lease ended."""
@@ -188,13 +229,34 @@ class SQLStudies:
     def __init__(self, database: Database) -> None:
         self.db = database
 
-    async def create(self, study: Mapping[str, Any]) -> None:
-        """Insert a study row."""
+    async def create(self, study: Mapping[str, Any], admission: AdmissionRequest,
+                     cap: int | None = None, idempotency: tuple[str, str] | None = None
+                     ) -> Admission | Literal["cap"]:
+        """The cap, the admission, the row and the idempotency answer: one transaction
+        (see the protocol)."""
         values = [metadata_text(study.get("metadata")) if f == "metadata" else study.get(f)
                   for f in STUDY_FIELDS]
         sql = (f"INSERT INTO studies ({', '.join(STUDY_FIELDS)}) "
                f"VALUES ({', '.join('?' * len(STUDY_FIELDS))})")
-        await self.db.write(lambda tx: tx.execute(sql, *values))
+        key_id, dialect, prepared = study["key_id"], self.db.dialect, prepare([admission])
+
+        async def body(tx: Tx) -> Admission | Literal["cap"]:
+            if cap is not None:
+                if dialect.key_lock is not None:  # PostgreSQL: one creator of the key at a
+                    await tx.execute(dialect.key_lock, "studies:" + key_id)  # time counts
+                row = await tx.fetchrow("SELECT COUNT(*) FROM studies WHERE key_id = ? AND "
+                                        "state = 'active'", key_id)
+                if row is not None and int(row[0]) >= cap:
+                    return "cap"
+            (admitted,) = await admit(tx, dialect, prepared)
+            if admitted.admitted:
+                await tx.execute(sql, *values)
+                if idempotency is not None:
+                    await tx.execute("UPDATE idempotency SET response = ? WHERE key_id = ? "
+                                     "AND idem_key = ?", idempotency[1], key_id, idempotency[0])
+            return admitted
+
+        return await self.db.write(body)
 
     async def get(self, key_id: str, study_id: str) -> dict[str, Any] | None:
         """One of the key's studies."""
@@ -226,12 +288,6 @@ class SQLStudies:
                                   f"ORDER BY seq DESC LIMIT ?", *args, limit)
 
         return [_study(r) for r in await self.db.read(body)]
-
-    async def count_active(self, key_id: str) -> int:
-        """The key's active studies."""
-        row = await self.db.read(lambda tx: tx.fetchrow(
-            "SELECT COUNT(*) FROM studies WHERE key_id = ? AND state = 'active'", key_id))
-        return 0 if row is None else int(row[0])
 
     async def trials(self, key_id: str, study_id: str, limit: int, after: int | None,
                      state: str | None) -> list[dict[str, Any]] | None:
@@ -265,6 +321,21 @@ class SQLStudies:
 
         return await self.db.write(run)
 
+    async def events_after(self, key_id: str, study_id: str, after: int, limit: int
+                           ) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
+        """The row, then the events after ``after`` (see the protocol)."""
+        async def body(tx: Tx) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
+            row = await tx.fetchrow(f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?",
+                                    study_id, key_id)
+            if row is None:
+                return None
+            rows = await tx.fetch("SELECT seq, kind, data FROM study_events WHERE "
+                                  "study_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                                  study_id, after, limit)
+            return _study(row), [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+        return await self.db.read(body)
+
     async def leased(self, now: float) -> list[tuple[str, str]]:
         """Studies with an expired lease."""
         rows = await self.db.read(lambda tx: tx.fetch(
@@ -280,7 +351,7 @@ class SQLStudies:
             if row is None:
                 return None
             if row[0] != "active":
-                for table in ("study_log", "study_trials"):
+                for table in ("study_log", "study_trials", "study_events"):
                     await tx.execute(f"DELETE FROM {table} WHERE study_id = ?", study_id)
                 await tx.execute("DELETE FROM studies WHERE id = ?", study_id)
             return str(row[0])

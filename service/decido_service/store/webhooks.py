@@ -5,7 +5,9 @@ the attempt in progress under a lease).
 
 A run event's deliveries are written by :func:`enqueue_run_event` in the transaction that
 writes the run's final state (:meth:`~decido_service.store.runs.SQLRuns.update` calls it
-with its :class:`~decido_service.store.dialect.Tx`), so a run never ends without them. A
+with its :class:`~decido_service.store.dialect.Tx`), so a run never ends without them; a
+study's ``study.completed`` by :func:`enqueue_event` in the transaction of the change that
+finished the study (:meth:`~decido_service.store.studies.StudyTx.webhook`). A
 claim takes due deliveries whose endpoint is enabled, fairly across keys and within the
 caller's caps on the attempts in flight per key and per endpoint (one transaction-scoped
 advisory lock serialises the claimers of every node on PostgreSQL, so the loads they count
@@ -23,8 +25,9 @@ from typing import Any, Protocol
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.records import iso_utc, ordered_id
 
-__all__ = ["CANDIDATES", "DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "WEBHOOK_FIELDS",
-           "WEBHOOK_UPDATABLE", "SQLWebhooks", "Webhooks", "enqueue_run_event"]
+__all__ = ["CANDIDATES", "DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "STUDY_COMPLETED",
+           "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE", "SQLWebhooks", "Webhooks", "enqueue_event",
+           "enqueue_run_event"]
 
 #: the columns of a webhook row, in select order
 WEBHOOK_FIELDS: tuple[str, ...] = (
@@ -40,6 +43,9 @@ DELIVERY_FIELDS: tuple[str, ...] = (
 #: run state -> the event it sends
 RUN_EVENTS = {"succeeded": "run.succeeded", "failed": "run.failed",
               "cancelled": "run.cancelled"}
+#: the event of a study that is finished (it reached ``max_trials`` or was stopped, and
+#: every trial finished)
+STUDY_COMPLETED = "study.completed"
 #: the concern's tables (a migration of :mod:`~decido_service.store.schema`)
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE webhooks (
@@ -176,14 +182,21 @@ async def enqueue_run_event(tx: Tx, run: Mapping[str, Any], now: float) -> None:
     event = RUN_EVENTS.get(str(run["state"]))
     if event is None or run["key_id"] is None:
         return
+    await enqueue_event(tx, run["key_id"], event, json.dumps(dict(run)),
+                        run["finished_at"] or iso_utc(now), now)
+
+
+async def enqueue_event(tx: Tx, key_id: str, event: str, payload: str, created_at: str,
+                        now: float) -> None:
+    """In the caller's transaction: one delivery of ``event`` (its data ``payload``, JSON
+    text; it happened at ``created_at``) per enabled endpoint of ``key_id`` that
+    subscribes to it, due at once."""
     hooks = [r[0] for r in await tx.fetch(
-        "SELECT id, events FROM webhooks WHERE key_id = ? AND enabled = 1", run["key_id"])
+        "SELECT id, events FROM webhooks WHERE key_id = ? AND enabled = 1", key_id)
         if {event, "*"} & set(json.loads(r[1]))]
-    payload = json.dumps(dict(run))
     for hook in hooks:
-        await tx.execute(_INSERT_DELIVERY, ordered_id("msg_", now), hook, run["key_id"], event,
-                         payload, run["finished_at"] or iso_utc(now), "pending", "[]", now,
-                         1, None, None)
+        await tx.execute(_INSERT_DELIVERY, ordered_id("msg_", now), hook, key_id, event,
+                         payload, created_at, "pending", "[]", now, 1, None, None)
 
 
 class SQLWebhooks:

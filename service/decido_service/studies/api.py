@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -23,8 +24,16 @@ import orjson
 import decido
 from decido.errors import EngineError, StudyError
 from decido_service.errors import ServiceError, fault, invalid
-from decido_service.store import Store, StudyTx, iso_utc, ordered_id
+from decido_service.store import (
+    Admission,
+    AdmissionRequest,
+    Store,
+    StudyTx,
+    iso_utc,
+    ordered_id,
+)
 from decido_service.store.studies import TRIAL_FIELDS
+from decido_service.store.webhooks import STUDY_COMPLETED
 from decido_service.studies.replay import Cached, StudyCache, ask_entry, synced, tell_entry
 from decido_service.studies.views import study_view, trial_json, trial_view
 from decido_service.types.studies import (
@@ -46,11 +55,12 @@ from decido_service.types.studies import (
     TrialTell,
 )
 
-__all__ = ["FINISHED", "Caps", "Context", "abandon", "add_trials", "create", "delete", "find",
-           "heartbeat", "page", "report", "stop", "suggest", "sweep", "tell", "tell_many",
-           "trial", "trials"]
+__all__ = ["FINISHED", "Caps", "Context", "Created", "abandon", "add_trials", "best_event",
+           "create", "delete", "find", "finished", "heartbeat", "page", "report", "stop",
+           "suggest", "sweep", "tell", "tell_many", "trial", "trials"]
 
 T = TypeVar("T")
+_encode = msgspec.json.Encoder().encode
 _STUDY_ID = re.compile(STUDY_ID_PATTERN)
 #: the states of a finished trial
 FINISHED = frozenset(("completed", "infeasible", "failed", "early_stopped", "abandoned"))
@@ -96,6 +106,22 @@ def _now(ctx: Context) -> float:
     return ctx.store.database.clock()
 
 
+def finished(state: str, counts: dict[str, int]) -> bool:
+    """Whether a study is finished: it takes no more suggestions (``completed`` or
+    ``stopped``) and every trial is finished (none ``active`` or ``queued``)."""
+    return state != "active" and not counts.get("active", 0) and not counts.get("queued", 0)
+
+
+def best_event(summary: str, several: bool) -> str:
+    """The data of a ``best`` event from a study's summary: ``{"best": Trial | null}``
+    for one objective, ``{"front_size", "hypervolume"}`` for several."""
+    found = orjson.loads(summary)
+    if several:
+        return orjson.dumps({"front_size": len(found.get("pareto") or []),
+                             "hypervolume": found.get("hypervolume")}).decode()
+    return orjson.dumps({"best": found.get("best")}).decode()
+
+
 # ---- creating and reading ----
 
 def check(req: StudyCreate, caps: Caps) -> decido.Study:
@@ -126,19 +152,27 @@ def check(req: StudyCreate, caps: Caps) -> decido.Study:
     return study
 
 
+@dataclass(frozen=True)
+class Created:
+    """A study's creation: the store's answer to its admission (not admitted: nothing was
+    written) and the study with its encoded answer (the bytes an ``Idempotency-Key``
+    replays)."""
+
+    admission: Admission
+    study: Study
+    body: bytes
+
+
 async def create(ctx: Context, key_id: str, req: StudyCreate, caps: Caps,
-                 admit: Callable[[], Awaitable[None]]) -> Study:
-    """A new study: its arguments and caps checked (:func:`check`), the key's active
-    studies counted (429 ``too_many_studies`` at ``max_studies``), then ``admit`` (the
-    caller counts one optimization) and the row written."""
+                 admission: AdmissionRequest,
+                 answer: Callable[[str, bytes], tuple[str, str]] | None = None) -> Created:
+    """A new study: its arguments and caps checked (:func:`check`), then one store
+    transaction counts the key's active studies (429 ``too_many_studies`` at
+    ``max_studies``: two creations at once cannot both pass it), counts ``admission``
+    (one optimization), writes the row and, with ``answer`` (the pending
+    ``Idempotency-Key`` record's: ``(idem_key, record)`` of the study id and its answer),
+    the answer's record: a study never exists without it, nor it without the study."""
     study = check(req, caps)
-    if caps.max_studies is not None and \
-            await ctx.store.studies.count_active(key_id) >= caps.max_studies:
-        raise ServiceError("too_many_studies",
-                           f"the key has {caps.max_studies} active studies, its tier's cap; "
-                           "stop one first", extra={"limit_value": caps.max_studies},
-                           headers={"Retry-After": "60"})
-    await admit()
     library = study.to_dict()["spec"]
     spec = {"library": library, "trial_lease": req.trial_lease,
             "early_stopping": None if req.early_stopping is None
@@ -149,8 +183,16 @@ async def create(ctx: Context, key_id: str, req: StudyCreate, caps: Caps,
            "spec": orjson.dumps(spec).decode(), "metadata": req.metadata, "counts": "{}",
            "summary": None, "log_length": 0, "next_number": 0, "events": 0,
            "lease_until": None}
-    await ctx.store.studies.create(row)
-    return await find(ctx, key_id, study_id)
+    view = study_view(row)
+    body = _encode(view)
+    made = await ctx.store.studies.create(row, admission, caps.max_studies,
+                                          None if answer is None else answer(study_id, body))
+    if made == "cap":
+        raise ServiceError("too_many_studies",
+                           f"the key has {caps.max_studies} active studies, its tier's cap; "
+                           "stop one first", extra={"limit_value": caps.max_studies},
+                           headers={"Retry-After": "60"})
+    return Created(made, view, body)
 
 
 async def find(ctx: Context, key_id: str, study_id: str) -> Study:
@@ -207,6 +249,8 @@ class _Op:
         self.counts: dict[str, int] = orjson.loads(stx.row["counts"])
         self.told = False
         self.state: str = stx.row["state"]
+        self.was_finished = finished(stx.row["state"], self.counts)
+        self.events: list[tuple[str, str]] = []
 
     @property
     def lease(self) -> float:
@@ -224,16 +268,23 @@ class _Op:
         self.stx.row["next_number"] = n + 1
         return n
 
+    def trial_event(self, row: dict[str, Any]) -> None:
+        """The ``trial`` event of a trial's new state (``row``: as written)."""
+        self.events.append(("trial", orjson.dumps(trial_json(row)).decode()))
+
     async def sweep(self) -> int:
-        """Fail the active trials whose lease ran out (``lease_expired``) and queue their
-        points again; how many."""
+        """Fail the active trials whose lease ran out (``lease_expired``) and, while the
+        study is active, queue their points again; how many."""
         expired = await self.stx.trials("state = 'active' AND lease_until < ?", self.now)
         if not expired:
             return 0
         for row in expired:
             await self.finish(row, "failed", None, None, "lease_expired")
-        await self.stx.insert_trials([self.queued(orjson.loads(r["x"]), r["variables"])
-                                      for r in expired])
+        if self.state == "active":  # a stopped study suggests nothing: its points stay told
+            again = [self.queued(orjson.loads(r["x"]), r["variables"]) for r in expired]
+            await self.stx.insert_trials(again)
+            for row in again:
+                self.trial_event(row)
         return len(expired)
 
     def queued(self, x: list[float], variables: str) -> dict[str, Any]:
@@ -270,11 +321,14 @@ class _Op:
         await self.stx.update_trials([(int(row["number"]), change)])
         self.move(row["state"], state)
         self.told = True
-        return {**row, **change}
+        after = {**row, **change}
+        self.trial_event(after)
+        return after
 
     async def flush(self) -> None:
-        """Append the log, write the counts, the summary, the earliest lease and the
-        study's state (``completed`` once ``max_trials`` were asked and none is open)."""
+        """Append the log and the events, write the counts, the summary, the earliest
+        lease and the study's state (``completed`` once ``max_trials`` were asked and
+        none is open)."""
         await self.stx.append_log(self.entries)
         open_ = self.counts.get("active", 0) + self.counts.get("queued", 0)
         max_trials = self.study.max_trials
@@ -283,35 +337,57 @@ class _Op:
             self.state = "completed"
         leases = await self.stx.trials("state = 'active'", limit=None) \
             if self.counts.get("active", 0) else []
+        counts = {k: v for k, v in self.counts.items() if v}
         changes: dict[str, Any] = {
-            "counts": orjson.dumps({k: v for k, v in self.counts.items() if v}).decode(),
+            "counts": orjson.dumps(counts).decode(),
             "next_number": self.stx.row["next_number"], "state": self.state,
             "lease_until": min((r["lease_until"] for r in leases), default=None)}
         if self.told:
-            changes["summary"] = await self._summary()
+            summary = await self._summary()
+            if summary != self.stx.row["summary"]:
+                changes["summary"] = summary
+                self.events.append(("best", best_event(summary, self._several())))
+        status = {"id": self.stx.row["id"], "state": self.state, "trials": counts}
+        if self.state != self.stx.row["state"]:
+            self.events.append(("state", orjson.dumps(status).decode()))
+        done = not self.was_finished and finished(self.state, self.counts)
+        if done:
+            self.events.append(("finished", orjson.dumps(status).decode()))
+        await self.stx.add_events(self.events)
         await self.stx.save(changes)
+        if done:  # its webhook in the same transaction as the change that finished it
+            payload = orjson.dumps(msgspec.to_builtins(study_view(self.stx.row))).decode()
+            wall = time.time()  # the delivery worker's clock (settings' may be fixed)
+            await self.stx.webhook(STUDY_COMPLETED, payload, iso_utc(wall), wall)
+
+    def _several(self) -> bool:
+        return len(self.study.objectives) > 1
 
     def _asked(self) -> int:
         return self.cached.asked
 
     async def _summary(self) -> str:
-        """The best trial (one objective) or the front (several), as trial JSON."""
-        several = len(self.study.objectives) > 1
+        """The best trial (one objective) or the front and its hypervolume (several), as
+        trial JSON."""
+        several = self._several()
 
-        def numbers() -> list[int]:
+        def numbers() -> tuple[list[int], float | None]:
             if several:
-                return [t.number for t in self.study.pareto.trials]
+                front = self.study.pareto
+                return [t.number for t in front.trials], front.hypervolume
             best = self.study.best
-            return [] if best is None else [best.number]
+            return ([] if best is None else [best.number]), None
 
-        libs = await self.stx.compute(numbers)
+        libs, hypervolume = await self.stx.compute(numbers)
         if not libs:
-            return orjson.dumps({"best": None, "pareto": []}).decode()
+            return orjson.dumps({"best": None, "pareto": [] if several else None,
+                                 "hypervolume": None}).decode()
         marks = ", ".join("?" * len(libs))
         rows = await self.stx.trials(f"lib IN ({marks})", *libs)
         shown = [trial_json(r) for r in rows]
         return orjson.dumps({"best": None if several else shown[0],
-                             "pareto": shown if several else None}).decode()
+                             "pareto": shown if several else None,
+                             "hypervolume": hypervolume}).decode()
 
 
 async def _locked(ctx: Context, key_id: str, study_id: str,
@@ -357,7 +433,7 @@ async def suggest(ctx: Context, key_id: str, study_id: str, req: SuggestRequest
             if held:
                 await stx.update_trials([(int(r["number"]), {"lease_until": until})
                                          for r in held])
-                return [{**r, "lease_until": until} for r in held]
+                return [{**r, "lease_until": until} for r in held]  # no transition
         if work.state != "active":
             raise ServiceError("study_finished", f"study {study_id} is {work.state}: it "
                                                  "makes no more suggestions")
@@ -382,6 +458,8 @@ async def suggest(ctx: Context, key_id: str, study_id: str, req: SuggestRequest
             await stx.insert_trials(rows)
             work.move(None, "active", len(rows))
             out += rows
+        for row in out:
+            work.trial_event(row)
         if not out:
             raise ServiceError("study_finished", f"study {study_id} suggested its "
                                                  f"max_trials={work.study.max_trials} trials")
@@ -479,10 +557,15 @@ async def tell_many(ctx: Context, key_id: str, study_id: str, req: TrialsTell) -
 
 
 async def add_trials(ctx: Context, key_id: str, study_id: str, req: TrialsAdd) -> TrialList:
-    """Add points: told ones (warm starts) or ``queued`` ones (suggested first); every bad
-    item named by its pointer and nothing applied."""
+    """Add points: told ones (warm starts) or ``queued`` ones (suggested first; 409
+    ``study_finished`` for a study that is not active); every bad item named by its
+    pointer and nothing applied."""
     async def op(work: _Op) -> list[dict[str, Any]]:
         space = work.study.space
+        if work.state != "active" and any(i.state == "queued" for i in req.trials):
+            raise ServiceError("study_finished", f"study {study_id} is {work.state}: it "
+                                                 "suggests nothing, so it takes no queued "
+                                                 "points (told ones it does)")
         faults: list[dict[str, Any]] = []
         points: list[Any] = []
         for k, item in enumerate(req.trials):
@@ -513,10 +596,12 @@ async def add_trials(ctx: Context, key_id: str, study_id: str, req: TrialsAdd) -
             variables = orjson.dumps(space.by_name(x)).decode()
             row = work.queued(x.tolist(), variables)
             await work.stx.insert_trials([row])
-            if item.state != "queued":
+            if item.state != "queued":  # told at once: its event is the told state's
                 tell_req = TrialTell(value=item.value, values=item.values,
                                      metrics=item.metrics, state=item.state)
                 row = await _tell_row(work, study_id, tell_req, row["number"], f"/trials/{k}")
+            else:
+                work.trial_event(row)
             out.append(row)
         return out
 
@@ -603,10 +688,12 @@ async def stop(ctx: Context, key_id: str, study_id: str) -> Study:
     async def op(work: _Op) -> None:
         if work.state == "active":
             work.state = "stopped"
-            await work.stx.update_trials([(int(r["number"]), {"state": "abandoned",
-                                                              "reason": "study stopped"})
-                                          for r in await work.stx.trials("state = 'queued'")])
+            change = {"state": "abandoned", "reason": "study stopped"}
+            queued = await work.stx.trials("state = 'queued'")
+            await work.stx.update_trials([(int(r["number"]), change) for r in queued])
             work.move("queued", "abandoned", work.counts.get("queued", 0))
+            for row in queued:
+                work.trial_event({**row, **change})
 
     await _locked(ctx, key_id, study_id, op)
     return await find(ctx, key_id, study_id)

@@ -39,6 +39,10 @@ class Engine(Struct, forbid_unknown_fields=True):
     summary: str
     kind: str
     max_dims: Annotated[int | None, Meta(description="null: no limit of the engine's own")]
+    typical_budget: Annotated[Annotated[int, Meta(ge=1)] | None, Meta(
+        description="the number of evaluations the engine is built for (a model-based "
+                    "engine's suggestions cost more with every point it has seen, so a run "
+                    "far beyond it is slow); null: any budget")]
     options: list[EngineOption]
     supports: Annotated[dict[str, bool], Meta(
         description="what it takes besides a box: constraints, integers (integer and "

@@ -242,6 +242,8 @@ class RunResult(Struct, forbid_unknown_fields=True, kw_only=True, omit_defaults=
                     "front's nadir moved outward by a tenth of its range")] = None
     objectives: Annotated[list[ObjectiveInfo] | None, Meta(
         description="several objectives: each as it ran")] = None
+    engine_chosen: Annotated[EngineId | None, Meta(
+        description="the engine that ran: the one asked for, or the one 'auto' chose")] = None
 
 
 class OptimizeResult(RunResult, forbid_unknown_fields=True, kw_only=True):

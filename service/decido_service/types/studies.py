@@ -9,11 +9,11 @@ from typing import Annotated, Any, ClassVar, Literal
 from msgspec import Meta, Struct
 
 from decido_service.types.fields import Metadata, Timestamp
-from decido_service.types.params import CURSOR, MetadataFilter, Page, PathParams
+from decido_service.types.params import CURSOR, HeaderParams, MetadataFilter, Page, PathParams
 
 __all__ = ["MAX_NUMBER", "MAX_SUGGEST", "MAX_TRIALS_PER_CALL", "STUDY_ID_PATTERN", "TRIAL_STATES",
            "EarlyStopping", "ReportAnswer", "Study", "StudyCreate", "StudyList", "StudyPage",
-           "StudyPath", "TrialPage", "TrialPath", "SuggestAnswer",
+           "StudyEventsHeaders", "StudyPath", "TrialPage", "TrialPath", "SuggestAnswer",
            "SuggestRequest", "Trial", "TrialAdd", "TrialList", "TrialReport", "TrialTell",
            "TrialsAdd", "TrialsTell", "TrialTellItem"]
 
@@ -179,6 +179,17 @@ class StudyPath(PathParams):
     study_id: Annotated[str, Meta(
         pattern=STUDY_ID_PATTERN,
         description="a study id (another key's, unknown or malformed: 404)")]
+
+
+class StudyEventsHeaders(HeaderParams, kw_only=True,
+                         rename={"last_event_id": "Last-Event-ID"}):
+    """Where a study's event stream resumes."""
+
+    last_event_id: Annotated[str, Meta(
+        pattern=r"^([0-9]{1,18})?$",
+        description="resume after this event id (the last one seen; absent or empty: a new "
+                    "watcher, sent the study first); an id this stream never sent: 400")
+    ] | None = None
 
 
 class TrialPath(PathParams):

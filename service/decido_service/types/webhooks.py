@@ -15,7 +15,7 @@ __all__ = ["DELIVERY_ID_PATTERN", "EVENT_TYPES", "WEBHOOK_ID_PATTERN", "Delivery
            "WebhookCreate", "WebhookCreated", "WebhookList", "WebhookPath", "WebhookUpdate"]
 
 #: the events an endpoint can subscribe to (``*``: every one of them)
-EventName = Literal["run.succeeded", "run.failed", "run.cancelled", "*"]
+EventName = Literal["run.succeeded", "run.failed", "run.cancelled", "study.completed", "*"]
 EVENT_TYPES: tuple[str, ...] = tuple(e for e in get_args(EventName) if e != "*")
 #: what a webhook id looks like: ``wh_`` and 24 lowercase hex digits
 WEBHOOK_ID_PATTERN = "^wh_[0-9a-f]{24}$"

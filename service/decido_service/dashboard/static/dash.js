@@ -161,19 +161,25 @@
       .then(function (r) { return r.json(); })
       .then(show);
   }
-  // A part of this page (by id) as the server renders it now: the result's summary of a
-  // run that ended while the page was open.
-  function refreshPart(id) {
+  // Parts of this page (by id) as the server renders them now, from one fetch of the page:
+  // the result's summary of a run that ended while the page was open, a study's status and
+  // trials as they change (study.js). A part missing on either side is left as it is.
+  function refreshParts(ids) {
     return fetch(location.href, {credentials: "same-origin"})
-      .then(function (r) { return r.text(); })
+      .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
-        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(id);
-        var here = document.getElementById(id);
-        if (fresh && here) here.replaceWith(document.importNode(fresh, true));
+        if (html === null) return;
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        ids.forEach(function (id) {
+          var fresh = doc.getElementById(id), here = document.getElementById(id);
+          if (fresh && here) here.replaceWith(document.importNode(fresh, true));
+        });
+        scrollCues();
       });
   }
+  window.decidoRefreshParts = refreshParts;
   function loadEnded(base, show) {
-    return loadFinal(base, show).then(function () { return refreshPart("result-summary"); });
+    return loadFinal(base, show).then(function () { return refreshParts(["result-summary"]); });
   }
   // The run pages (run.js: one objective; front.js: several), what both do: formats, the
   // state shown (a run that has ended loses its cancel form), the final trace, and the

@@ -1,0 +1,70 @@
+"""Sending a capability's Server-Sent Events over HTTP: the answer's head, each chunk
+sent once the transport drained (:func:`~decido_service.runs.events.send_within`, the
+runs' way), a watcher that does not read dropped.
+
+:func:`send_study_events` answers ``GET /v1/studies/{id}/events`` and the dashboard's
+study stream (the event source: :mod:`decido_service.studies.events`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import cast
+
+from decido_service import limits
+from decido_service.errors import ServiceError
+from decido_service.http.context import ApiRequest
+from decido_service.http.endpoint import response_headers, streamed
+from decido_service.http.events import ended_event
+from decido_service.http.params import headers
+from decido_service.http.problems import as_api_error
+from decido_service.runs.events import DRAIN_TIMEOUT, send_within
+from decido_service.store import KeyRecord
+from decido_service.streams import Ticket
+from decido_service.studies import events as study_events
+from decido_service.types.studies import StudyEventsHeaders
+
+__all__ = ["send_chunks", "send_study_events"]
+
+
+async def send_chunks(request: ApiRequest, chunks: AsyncIterator[bytes], *,
+                      drain: float = DRAIN_TIMEOUT, ended: Ticket | None = None) -> None:
+    """Answer 200 ``text/event-stream`` and send ``chunks`` until they end (then the
+    response ends, after an ``error`` event when ``ended`` was ended: the key was
+    revoked) or the watcher does not take one within ``drain`` seconds (then its
+    connection is dropped: it may resume with ``Last-Event-ID``)."""
+    response = await request.respond(
+        status=200, content_type="text/event-stream",
+        headers={**response_headers(request), "Cache-Control": "no-store",
+                 "X-Accel-Buffering": "no"})
+    streamed(request, 200)
+    async for chunk in chunks:
+        if not await send_within(response.send, chunk, drain):
+            if request.transport is not None:  # dropped, not closed: it holds data
+                cast(asyncio.Transport, request.transport).abort()
+            return
+    if ended is not None and ended.ended is not None:
+        await response.send(ended_event(request, ended.ended))
+    await response.eof()
+
+
+async def send_study_events(request: ApiRequest, key: KeyRecord, study_id: str) -> None:
+    """Answer with the event stream of ``key``'s study, resumed after ``Last-Event-ID``
+    (``GET /v1/studies/{id}/events``, and the dashboard's, which has the key from its
+    session); its refusals (404, 400, 429) are raised before anything is sent."""
+    ctx = request.app.ctx
+    last = headers(request, StudyEventsHeaders).last_event_id
+    cap = limits.tier_limits(key, settings=ctx.settings)["max_streams"]
+    try:
+        with ctx.streams.hold(key["id"]) as ticket:  # the worker's cap; ends if revoked
+            watching = study_events.watch(ctx.store, ctx.study_feeds, key["id"], study_id,
+                                          last, cap, heartbeat=ctx.settings.sse_heartbeat)
+            async with watching as watcher:
+                ticket.on_end(watcher.feed.wake)
+                events = watcher.chunks(lambda: ticket.ended is not None)
+                async with contextlib.aclosing(events) as chunks:
+                    await send_chunks(request, chunks, ended=ticket)
+    except ServiceError as exc:  # an ApiError: charged to the refused budget by the caller
+        raise as_api_error(exc) from None
