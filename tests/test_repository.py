@@ -109,3 +109,63 @@ def test_no_method_name_branches_outside_the_method_table() -> None:
                     _mentions_method(s) for s in sides if not _method_names(s, names)):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []
+
+
+#: the service's capability packages and modules: below HTTP (issue 39)
+_CAPABILITIES = ("runs", "decisions", "webhooks", "studies", "admission.py", "limits.py",
+                 "errors.py", "services.py")
+
+
+def _imported(tree: ast.AST, module: str) -> list[tuple[int, str]]:
+    """Every module ``tree`` (of ``module``, dotted) imports, at any level (inside
+    ``if TYPE_CHECKING:`` or a function too), relative imports resolved."""
+    package = module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return found
+
+
+def test_the_capabilities_never_import_the_http_layer() -> None:
+    """Issue 39: no module of runs/, decisions/, webhooks/, studies/ (nor the admission
+    core, the limits, the errors and the worker's services) imports decido_service.http,
+    at any level (TYPE_CHECKING included)."""
+    service = ROOT / "service" / "decido_service"
+    files = [f for name in _CAPABILITIES for f in (
+        sorted((service / name).rglob("*.py")) if (service / name).is_dir() else
+        [service / name])]
+    assert len(files) > 20
+    found = []
+    for path in files:
+        relative = path.relative_to(service.parent).with_suffix("")
+        module = ".".join(relative.parts)
+        if path.name == "__init__.py":
+            module += ".__init__"
+        for line, name in _imported(ast.parse(path.read_text()), module):
+            if name == "decido_service.http" or name.startswith("decido_service.http."):
+                found.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert found == []
+
+
+def test_the_import_check_sees_every_kind_of_import() -> None:
+    """The check above finds a plain, a relative, a deferred and a type-only import."""
+    source = """
+from typing import TYPE_CHECKING
+import decido_service.http.app
+from ..http import problems
+if TYPE_CHECKING:
+    from decido_service.http.context import ApiRequest
+def f():
+    from decido_service import http
+"""
+    names = [n for _, n in _imported(ast.parse(source), "decido_service.runs.api")]
+    assert [n for n in names if "http" in n] == [
+        "decido_service.http.app", "decido_service.http.problems",
+        "decido_service.http.context.ApiRequest", "decido_service.http"]

@@ -1,56 +1,47 @@
-"""Admission, top-down: credentials -> key -> the limits of its surface -> one store call.
+"""Admission, request-free: a key's counters in one store call, and the worker's caches.
 
-A handler of an authenticated endpoint reads::
+The HTTP layer (:mod:`decido_service.http.admission`) reads the credentials and the
+client address and calls these with the worker's services (``services``: what
+:class:`Counting` names of :class:`~decido_service.services.Services`) and the request's
+record (``tally``: where the counter states of the store's answer are kept,
+``tally.rate``, for the ``X-RateLimit-*`` headers: no second look).
 
-    key = await authenticate(request)                 # 401 without a valid, live key
-    async with refusals(request, key, "optimize"):    # a 4xx raised inside is charged
-        ...                                            #   to the key's refused budget
-    await admit(request, key, "optimize")              # 429 over a limit
-
-or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes too)::
-
-    key = await read(request, "optimize")              # counted nothing; headers, 401
-
-- :func:`authenticate` takes ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` (both
-  present and different: 401 ``conflicting_credentials``) and finds the key through the
-  worker's :class:`KeyCache`.
+- :func:`find_key` finds the key of a secret through the worker's :class:`KeyCache`
+  (401 for an unknown or revoked key).
 - :func:`admit` builds the request's counters from the key's plan or tier
   (:func:`decido_service.limits.specs_for`) and makes **one** store call for all of them,
   through the worker's group commit: either every window has room and all are counted, or
   nothing is and the answer is 429 naming the limit. The key's revocation is checked in
-  the same call. The counter states of that answer are kept on ``request.ctx.rate``, and
-  the ``X-RateLimit-*`` headers (:func:`rate_headers`) come from them: no second look.
+  the same call.
 - :func:`read` is the one read policy: a keyed request that is not an admission counts
   nothing and is never refused for a limit; its one store call (the same group commit)
   checks the key is not revoked and observes the surface's per-minute counter, whose
   ``X-RateLimit-*`` headers it carries (docs/service.md, "Reads").
-- :func:`refusals` charges a request refused before it is admitted (invalid, over a cap)
+- :func:`charge` charges a request refused before it is admitted (invalid, over a cap)
   to the surface's ``refused`` budget, apart from the plan's request limit: a client that
   makes a few mistakes keeps its allowance, one that keeps sending bad requests gets 429
   ``too_many_refused`` until the minute ends.
   A worker remembers a key whose refused budget it saw spent (:class:`SpentBudgets`), and
   until that budget's minute ends refuses the key's requests whose body is above
-  :data:`SMALL_BODY` bytes with the same 429 before the body is decoded: after the budget
-  is spent, each worker decodes at most one large body per key and surface and minute.
-- :func:`issue_free_key` makes a free key (``POST /v1/keys``, the dashboard's sign-in page
-  and keys page) after :func:`throttle_address` counts it on the client address in the
-  store (:func:`client_address` believes ``X-Forwarded-For`` only from the trusted proxies
-  of ``forwarded_allow_ips``).
+  :data:`SMALL_BODY` bytes with the same 429 before the body is decoded
+  (:func:`refuse_spent`): after the budget is spent, each worker decodes at most one
+  large body per key and surface and minute.
+- :func:`issue_free_key` makes a free key after :func:`throttle_address` counts it on the
+  client address in the store.
 
-The secret itself is never stored on the request, logged or echoed.
+The secret itself is never stored, logged or echoed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
-import ipaddress
 import time
 from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Protocol
 
 from decido_service import keys, limits
-from decido_service.http.context import ApiRequest
-from decido_service.http.problems import ApiError
+from decido_service.errors import ServiceError
 from decido_service.limits import Surface
 from decido_service.store import (
     Admission,
@@ -62,209 +53,182 @@ from decido_service.store import (
     Store,
 )
 
+if TYPE_CHECKING:
+    from decido_service.config import Settings
+    from decido_service.store.group import GroupCommit
+
 __all__ = [
     "CHALLENGE",
+    "CHARGED",
+    "Counting",
     "KeyCache",
     "Readiness",
     "SMALL_BODY",
     "SpentBudgets",
     "admit",
-    "authenticate",
-    "client_address",
+    "charge",
+    "count",
     "counted",
+    "find_key",
     "issue_free_key",
     "observe",
-    "presented_secret",
-    "rate_headers",
     "read",
-    "refusals",
+    "refuse_spent",
     "settle",
     "throttle_address",
     "throttle_sign_in",
+    "unauthorized",
 ]
 
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="decido"'}
 #: statuses of a request refused before admission, charged to the refused budget
-_CHARGED = frozenset({400, 403, 413, 415, 422})
+CHARGED = frozenset({400, 403, 413, 415, 422})
 #: bodies up to this many bytes are decoded even when the key's refused budget is known to
 #: be spent (the store's answer costs about as much as decoding them)
 SMALL_BODY = 4096
 
 
-def _unauthorized(code: str, detail: str) -> ApiError:
-    return ApiError(code, detail, headers=CHALLENGE)
+class Counting(Protocol):
+    """What admission takes of a worker's services
+    (:class:`~decido_service.services.Services` has it all)."""
+
+    settings: Settings
+    store: Store
+    admissions: GroupCommit
+    key_cache: KeyCache
+    spent_budgets: SpentBudgets
 
 
-def presented_secret(request: ApiRequest) -> str:
-    """The key the request presents; 401 when there is none, it is not a Bearer token,
-    or the two headers disagree."""
-    header = request.headers.get("authorization")
-    api_key = request.headers.get("x-api-key")
-    bearer = None
-    if header is not None:
-        scheme, _, token = header.strip().partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise _unauthorized("invalid_credentials", "use 'Authorization: Bearer <key>'")
-        bearer = token.strip()
-    if api_key is not None:
-        api_key = api_key.strip()
-    if bearer is not None and api_key is not None and not hmac.compare_digest(
-            bearer.encode(), api_key.encode()):
-        raise _unauthorized("conflicting_credentials",
-                            "Authorization and X-API-Key carry different keys; send one")
-    secret: str | None = bearer if bearer is not None else api_key
-    if not secret:
-        raise _unauthorized("missing_credentials",
-                            "send your key as 'Authorization: Bearer <key>' or 'X-API-Key'; "
-                            "get one with POST /v1/keys")
-    return secret
+def unauthorized(code: str, detail: str) -> ServiceError:
+    """A 401 with the ``WWW-Authenticate`` challenge."""
+    return ServiceError(code, detail, headers=CHALLENGE)
 
 
-async def authenticate(request: ApiRequest, *, fresh: bool = False) -> KeyRecord:
-    """The key record of the request (also ``request.ctx.key``, for the access log).
+async def find_key(services: Counting, secret: str, *, fresh: bool = False) -> KeyRecord:
+    """The key record of ``secret``; 401 for an unknown or revoked key.
 
     The worker's :class:`KeyCache` answers unless ``fresh``: a request that is admitted has
     its key's revocation checked by the admission's store call anyway; one that makes no
     admission (``/v1/usage``) asks the store itself."""
-    secret = presented_secret(request)
     if fresh:
-        store: Store = request.app.ctx.store
-        key = await store.accounts.find_key(secret)
+        key = await services.store.accounts.find_key(secret)
     else:
-        cache: KeyCache = request.app.ctx.key_cache
-        key = await cache.find(secret)
+        key = await services.key_cache.find(secret)
     if key is None:
-        raise _unauthorized("invalid_credentials", "this key is not known")
+        raise unauthorized("invalid_credentials", "this key is not known")
     if key["revoked_at"] is not None:
         raise _revoked(key["revoked_at"])
-    request.ctx.key = key
     return key
 
 
-def _revoked(revoked_at: str) -> ApiError:
-    return _unauthorized("revoked_key", f"this key was revoked at {revoked_at}")
+def _revoked(revoked_at: str) -> ServiceError:
+    return unauthorized("revoked_key", f"this key was revoked at {revoked_at}")
 
 
-async def admit(request: ApiRequest, key: KeyRecord, surface: Surface, amount: int = 1, *,
+async def admit(services: Counting, tally: SimpleNamespace, key: KeyRecord,
+                surface: Surface, amount: int = 1, *,
                 log: DecisionEntry | None = None) -> None:
     """Count one request of ``key`` on ``surface`` (``amount`` decisions of a batch) in one
     store call, writing ``log`` to the decision log in the same transaction when it is
     admitted; 429 over a limit, 401 when the key was revoked meanwhile."""
-    settings = request.app.ctx.settings
-    await _count(request, limits.specs_for(surface, key, amount, settings=settings), key["id"],
-                 log)
+    await count(services, tally, limits.specs_for(surface, key, amount,
+                                                  settings=services.settings), key["id"], log)
 
 
-async def read(request: ApiRequest, surface: Surface) -> KeyRecord:
-    """The read policy (module docs): the request's key, checked live against the store
-    in one call that counts nothing and observes ``surface``'s minute counter for the
-    headers; 401 without a valid, live key."""
-    key = await authenticate(request)
-    settings = request.app.ctx.settings
-    await _count(request, limits.read_specs(surface, key, settings=settings), key["id"])
-    return key
+async def read(services: Counting, tally: SimpleNamespace, key: KeyRecord,
+               surface: Surface) -> None:
+    """The read policy (module docs): ``key`` checked live against the store in one call
+    that counts nothing and observes ``surface``'s minute counter for the headers."""
+    await count(services, tally, limits.read_specs(surface, key, settings=services.settings),
+                key["id"])
 
 
-class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
-    """Charge an :class:`ApiError` raised inside (a request refused before admission) to
-    the key's ``refused`` budget of ``surface``, then let it through (or 429
-    ``too_many_refused`` once the budget is spent). (A class rather than
-    ``contextlib.asynccontextmanager``, whose generator it entered and left on every
-    request.)"""
-
-    __slots__ = ("key", "request", "surface")
-
-    def __init__(self, request: ApiRequest, key: KeyRecord, surface: Surface) -> None:
-        self.request, self.key, self.surface = request, key, surface
-
-    async def __aenter__(self) -> None:
-        """429 ``too_many_refused`` at once for a large body of a key whose refused budget
-        of this surface this worker saw spent (its minute not over): no decoding."""
-        request = self.request
-        body = request.body
-        if body is not None and len(body) > SMALL_BODY:
-            spent: SpentBudgets = request.app.ctx.spent_budgets
-            refused = spent.get(_budget_name(self.surface), self.key["id"],
-                                request.app.ctx.settings.now())
-            if refused is not None:
-                request.ctx.rate = refused[1]
-                raise _limit_refusal(refused[0], request.app.ctx.settings.now())
-
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        traceback: object) -> None:
-        if isinstance(error, ApiError) and error.status_code in _CHARGED:
-            request = self.request
-            settings = request.app.ctx.settings
-            await _count(request, limits.refusal_specs(self.surface, self.key,
-                                                       settings=settings), self.key["id"])
+def refuse_spent(services: Counting, tally: SimpleNamespace, key: KeyRecord,
+                 surface: Surface, size: int) -> None:
+    """429 ``too_many_refused`` at once for a body of ``size`` bytes above
+    :data:`SMALL_BODY` of a key whose refused budget of ``surface`` this worker saw spent
+    (its minute not over): no decoding."""
+    if size > SMALL_BODY:
+        now = services.settings.now()
+        refused = services.spent_budgets.get(_budget_name(surface), key["id"], now)
+        if refused is not None:
+            tally.rate = refused[1]
+            raise _limit_refusal(refused[0], now)
 
 
-async def observe(request: ApiRequest, specs: Sequence[CounterSpec]) -> list[CounterState]:
-    """The states of ``specs``, nothing counted (``request.ctx.rate``: the first)."""
-    app = request.app
-    store: Store = app.ctx.store
-    states = await store.admissions.peek(specs, app.ctx.settings.now())
-    request.ctx.rate = states[0]
+async def charge(services: Counting, tally: SimpleNamespace, key: KeyRecord,
+                 surface: Surface) -> None:
+    """Charge a refusal (an error of a status in :data:`CHARGED`) to ``key``'s ``refused``
+    budget of ``surface`` (429 ``too_many_refused`` once it is spent)."""
+    await count(services, tally, limits.refusal_specs(surface, key,
+                                                      settings=services.settings), key["id"])
+
+
+async def observe(services: Counting, tally: SimpleNamespace,
+                  specs: Sequence[CounterSpec]) -> list[CounterState]:
+    """The states of ``specs``, nothing counted (``tally.rate``: the first)."""
+    states = await services.store.admissions.peek(specs, services.settings.now())
+    tally.rate = states[0]
     return states
 
 
-async def throttle_address(request: ApiRequest) -> None:
-    """Count a ``POST /v1/keys`` on the client address (429 past ``keys_per_hour``)."""
-    settings = request.app.ctx.settings
-    await _count(request, [limits.address_spec(client_address(request), settings=settings)])
+async def throttle_address(services: Counting, tally: SimpleNamespace, address: str) -> None:
+    """Count a new key on the client ``address`` (429 past ``keys_per_hour``)."""
+    await count(services, tally, [limits.address_spec(address, settings=services.settings)])
 
 
-async def throttle_sign_in(request: ApiRequest, prefix: str | None) -> None:
-    """Count a try of the dashboard's sign-in form on the client address and the key
+async def throttle_sign_in(services: Counting, tally: SimpleNamespace, address: str,
+                           prefix: str | None) -> None:
+    """Count a try of the dashboard's sign-in form on the client ``address`` and the key
     ``prefix`` tried (429 past ``sign_ins_per_minute`` on either)."""
-    settings = request.app.ctx.settings
-    await _count(request, limits.sign_in_specs(client_address(request), prefix,
-                                               settings=settings))
+    await count(services, tally, limits.sign_in_specs(address, prefix,
+                                                      settings=services.settings))
 
 
-async def issue_free_key(request: ApiRequest, label: str | None,
-                         owner: str | None = None) -> tuple[KeyRecord, str]:
-    """A new key of the free plan and tier, ``(record, secret)``: the one way keys are
-    issued over HTTP (``POST /v1/keys`` and the dashboard's forms), counted on the client
-    address first (429 past ``keys_per_hour``); ``owner``: the key whose account it joins."""
-    await throttle_address(request)
-    store: Store = request.app.ctx.store
-    return await store.accounts.create_key("free", "free", label, owner=owner)
+async def issue_free_key(services: Counting, tally: SimpleNamespace, address: str,
+                         label: str | None, owner: str | None = None
+                         ) -> tuple[KeyRecord, str]:
+    """A new key of the free plan and tier, ``(record, secret)``, counted on the client
+    ``address`` first (429 past ``keys_per_hour``); ``owner``: the key whose account it
+    joins."""
+    await throttle_address(services, tally, address)
+    return await services.store.accounts.create_key("free", "free", label, owner=owner)
 
 
-async def _count(request: ApiRequest, specs: list[CounterSpec], key_id: str | None = None,
-                 log: DecisionEntry | None = None) -> None:
-    now = request.app.ctx.settings.now()
-    settle(request, await request.app.ctx.admissions.submit(
+async def count(services: Counting, tally: SimpleNamespace, specs: list[CounterSpec],
+                key_id: str | None = None, log: DecisionEntry | None = None) -> None:
+    """Count ``specs`` in one store call (:func:`settle`)."""
+    now = services.settings.now()
+    settle(services, tally, await services.admissions.submit(
         AdmissionRequest(specs, now, key_id, log)), now, key_id)
 
 
-def counted(request: ApiRequest, key: KeyRecord, surface: Surface) -> AdmissionRequest:
+def counted(services: Counting, key: KeyRecord, surface: Surface) -> AdmissionRequest:
     """The admission of one request of ``key`` on ``surface``, for a store call that counts
     it together with something else (a run enqueued, :meth:`Runs.enqueue`); then
     :func:`settle`."""
-    settings = request.app.ctx.settings
+    settings = services.settings
     return AdmissionRequest(limits.specs_for(surface, key, settings=settings),
                             settings.now(), key["id"])
 
 
-def settle(request: ApiRequest, admission: Admission, now: float,
+def settle(services: Counting, tally: SimpleNamespace, admission: Admission, now: float,
            key_id: str | None = None) -> None:
     """Take the store's answer to a request's admission: its counters for the headers;
     401 when the key was revoked, 429 over a limit (a spent refused budget of ``key_id``
     is remembered by the worker: :class:`SpentBudgets`)."""
-    request.ctx.rate = admission.counters[0]
+    tally.rate = admission.counters[0]
     if admission.revoked_at is not None:
         raise _revoked(admission.revoked_at)
     refused = admission.refused
     if refused is not None:
         if key_id is not None and refused.name.endswith(".refused"):
-            request.app.ctx.spent_budgets.note(key_id, refused, admission.counters[0])
+            services.spent_budgets.note(key_id, refused, admission.counters[0])
         raise _limit_refusal(refused, now)
 
 
-def _limit_refusal(refused: CounterState, now: float) -> ApiError:
-    return ApiError(
+def _limit_refusal(refused: CounterState, now: float) -> ServiceError:
+    return ServiceError(
         limits.refusal_code(refused),
         f"the {refused.name} limit of {refused.limit} is reached; "
         f"it resets {limits.resets_in(refused, now)}",
@@ -299,37 +263,6 @@ class SpentBudgets:
             del self._spent[(name, key_id)]
             return None
         return found
-
-
-def rate_headers(request: ApiRequest) -> dict[str, str]:
-    """The ``X-RateLimit-*`` headers: from the counter states of the request's store call
-    (none for a request that made no store call, e.g. one without a valid key)."""
-    state = getattr(request.ctx, "rate", None)
-    return {} if state is None else limits.headers_for(state)
-
-
-def client_address(request: ApiRequest) -> str:
-    """The client's address: the peer's, or, when the peer is a trusted proxy
-    (``forwarded_allow_ips``), the nearest address in ``X-Forwarded-For`` that is not."""
-    peer = str(request.ip or "unknown")
-    trusted = request.app.ctx.settings.trusted_proxies
-    if not trusted or not _within(peer, trusted):
-        return peer
-    forwarded: str = request.headers.get("x-forwarded-for") or ""
-    chain = [part.strip() for part in forwarded.split(",") if part.strip()]
-    for address in reversed(chain):
-        if not _within(address, trusted):
-            return address
-    return chain[0] if chain else peer  # every hop is a trusted proxy
-
-
-def _within(address: str, networks: Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network],
-            ) -> bool:
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False  # not an address: never a trusted proxy
-    return any(ip in network for network in networks)
 
 
 class KeyCache:

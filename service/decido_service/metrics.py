@@ -35,10 +35,8 @@ from typing import TYPE_CHECKING, Any
 from decido_service.store import RUN_STATES
 
 if TYPE_CHECKING:  # decido serve imports this module; Sanic only in the workers
-    from sanic import Sanic
+    from sanic import Request, Sanic
     from sanic.response import HTTPResponse
-
-    from decido_service.http.context import ApiRequest
 
 __all__ = ["ENV_DIR", "METHODS", "REFUSED", "Metrics", "enabled", "prepare_directory", "register"]
 
@@ -89,7 +87,7 @@ class Metrics:
         self.refused = Counter("decido_admissions_refused", "requests refused by a limit "
                                "or cap", ["code"], registry=self.own)
 
-    def observe(self, request: ApiRequest, status: int, seconds: float | None) -> None:
+    def observe(self, request: Request[Any, Any], status: int, seconds: float | None) -> None:
         """Count one answered request."""
         route = request.route.path if request.route is not None else "unmatched"
         route = "/" + route.lstrip("/")
@@ -129,7 +127,7 @@ class _Fixed:
         return iter(self._families)
 
 
-async def _scrape(request: ApiRequest) -> HTTPResponse:
+async def _scrape(request: Request[Any, Any]) -> HTTPResponse:
     from prometheus_client import CONTENT_TYPE_LATEST
     from sanic.response import HTTPResponse
 

@@ -1,7 +1,7 @@
 """Request bodies -> the typed objects of :mod:`decido_service.types`, every fault listed.
 
-:func:`json_bytes` enforces the media type (415); :func:`json_body` also parses (400
-``malformed_json``) for the surfaces that take any JSON (decisions).
+(The media type and the parsing of a request's body are
+:func:`decido_service.http.params.json_bytes` and ``json_body``.)
 :func:`decode_optimize` and :func:`decode_key_request` decode with msgspec, which checks
 structure, types, ranges and lengths in one pass; ``decode_optimize`` then checks what the
 types cannot say with the library's own :func:`decido.optimize.problems` (bounds finite and
@@ -39,8 +39,7 @@ from decido.metadata import metadata_faults
 from decido.objectives import objective_problems
 from decido.optimize import Problem, problems
 from decido.pareto import run_problems
-from decido_service.http.context import ApiRequest
-from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.errors import ServiceError, field_error, validation_error
 from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
 from decido_service.types.fields import NOT_BLANK
 
@@ -49,8 +48,6 @@ __all__ = [
     "decode_key_request",
     "decode_optimize",
     "engine_table",
-    "json_body",
-    "json_bytes",
     "request_schema",
 ]
 
@@ -75,33 +72,6 @@ SCHEMA_CODES: dict[str, str] = {
     "maxLength": "invalid_length", "minItems": "invalid_length", "maxItems": "invalid_length",
     "items": "invalid_length", "pattern": "invalid_format",
 }
-
-
-def json_bytes(request: ApiRequest, *, optional: bool = False) -> bytes:
-    """The request's body after the media-type check (415 unless ``application/json`` or
-    ``application/*+json``). ``optional``: an empty body passes with any or no type."""
-    body: bytes = request.body
-    if optional and not body:
-        return body
-    media = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-    if media != "application/json" and not (media.startswith("application/") and
-                                             media.endswith("+json")):
-        raise ApiError("unsupported_media_type",
-                       f"send the body as application/json, not {media or 'no content type'}")
-    return body
-
-
-def json_body(request: ApiRequest, *, optional: bool = False) -> Any:
-    """The request's JSON body; 415 for another media type, 400 for bytes that are not JSON.
-
-    ``optional``: an empty body (with any or no content type) is ``None``."""
-    body = json_bytes(request, optional=optional)
-    if optional and not body:
-        return None
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError("malformed_json", f"the body is not valid JSON: {exc}") from None
 
 
 @lru_cache(maxsize=1)
@@ -147,7 +117,7 @@ def _decode(kind: type[T], body: bytes) -> T:
     except msgspec.ValidationError:
         return _decode_slowly(kind, body)
     except msgspec.DecodeError as exc:
-        raise ApiError("malformed_json", f"the body is not valid JSON: {exc}") from None
+        raise ServiceError("malformed_json", f"the body is not valid JSON: {exc}") from None
     return value
 
 
@@ -235,7 +205,7 @@ def _decode_slowly(kind: type[T], body: bytes) -> T:
     except msgspec.ValidationError:  # a number beyond float range, which msgspec refuses
         raise validation_error([_entry(p) for p in _out_of_range(body)]) from None
     except msgspec.DecodeError as exc:
-        raise ApiError("malformed_json", f"the body is not valid JSON: {exc}") from None
+        raise ServiceError("malformed_json", f"the body is not valid JSON: {exc}") from None
     found = list(_schema_faults(_VALIDATORS[kind], raw))
     if not found:
         try:

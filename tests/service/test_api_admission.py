@@ -148,7 +148,8 @@ def test_a_large_body_of_a_spent_refused_budget_is_refused_before_decoding() -> 
 
     import pytest
 
-    from decido_service.admission import SMALL_BODY, SpentBudgets, refusals
+    from decido_service.admission import SMALL_BODY, SpentBudgets
+    from decido_service.http.admission import refusals
     from decido_service.http.problems import ApiError
     from decido_service.store import CounterState
 

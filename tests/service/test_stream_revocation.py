@@ -1,8 +1,8 @@
 """A revoked key's open streams end within seconds with a final ``error`` event (the problem
 ``revoked_key``), on a live server: a run's Server-Sent Events (several, on both workers),
-a streamed ``POST /v1/optimize`` (NDJSON) and a study's events, the key revoked by ``decido
-keys revoke`` from another process while they are open (before, they went on to the run's
-end)."""
+a streamed ``POST /v1/optimize`` (NDJSON) and a study's events, the key revoked by
+``decido keys revoke`` from another process while they are open (before, they went on to
+the run's end)."""
 
 from __future__ import annotations
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from sanic import Blueprint
 
-from decido_service.blueprints import account, decide, meta, optimize, runs, studies
+from decido_service.blueprints import account, decide, meta, optimize, runs, studies, webhooks
 from decido_service.http.context import App
 from decido_service.http.openapi import openapi_bytes
 from decido_service.http.routes import API_VERSION, Operation
-from decido_service.webhooks import endpoints as webhooks
 
 __all__ = ["OPERATIONS", "register"]
 

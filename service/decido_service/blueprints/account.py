@@ -5,11 +5,13 @@ from __future__ import annotations
 from sanic.response import HTTPResponse
 
 from decido_service import limits
-from decido_service.admission import authenticate, issue_free_key, observe
+from decido_service.admission import observe
+from decido_service.http.admission import authenticate, issue_free_key
 from decido_service.http.context import ApiRequest
+from decido_service.http.params import json_bytes
 from decido_service.http.responses import answer
 from decido_service.http.routes import Doc, Routes
-from decido_service.schemas import decode_key_request, json_bytes
+from decido_service.schemas import decode_key_request
 from decido_service.types import KeyCreated
 
 __all__ = ["api"]
@@ -37,5 +39,6 @@ async def usage(request: ApiRequest) -> HTTPResponse:
     """The key's plan, tier, limits and current usage on both surfaces (counts nothing)."""
     key = await authenticate(request, fresh=True)  # no admission checks it is not revoked
     settings = request.app.ctx.settings
-    states = await observe(request, limits.usage_specs(key, settings=settings))
+    states = await observe(request.app.ctx, request.ctx,
+                           limits.usage_specs(key, settings=settings))
     return answer(limits.usage_document(states, key, settings=settings))

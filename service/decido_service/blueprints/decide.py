@@ -11,22 +11,24 @@ Reading the log is a keyed read under the one read policy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
-from decido_service.admission import authenticate, read, refusals
 from decido_service.decisions import bridge, sampling
 from decido_service.decisions import log as decision_log
-from decido_service.decisions.decide import answer as decided
+from decido_service.decisions.decide import decide as decided
+from decido_service.http.admission import authenticate, read, refusals
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import query
+from decido_service.http.params import json_body, query
 from decido_service.http.problems import field_error, field_of, limit_error, validation_error
-from decido_service.http.responses import answer
+from decido_service.http.responses import answer, json_response
 from decido_service.http.routes import Doc, Routes
-from decido_service.schemas import batch_size, json_body
+from decido_service.limits import Surface
+from decido_service.schemas import batch_size
 from decido_service.store import KeyRecord
 from decido_service.types import DecisionPage, DecisionPath
 
@@ -54,7 +56,7 @@ async def decide(request: ApiRequest) -> HTTPResponse:
         log = decision_log.wants_log(body, batch=False)
         body, points = await bridge.resolve(_source(request, key), body)
         _check_sampling(request, key, body, batch=False)
-    return await decided(request, key, "decide",
+    return await _answer(request, key, "decide",
                          bridge.with_points(decido.decide, points, batch=False), body, log=log,
                          heavy=bool(points))
 
@@ -76,9 +78,19 @@ async def batch(request: ApiRequest) -> HTTPResponse:
             raise limit_error(violation)
         body, points = await bridge.resolve_batch(_source(request, key), body)
         _check_sampling(request, key, body, batch=True)
-    return await decided(request, key, "batch",
+    return await _answer(request, key, "batch",
                          bridge.with_points(decido.decide_batch, points, batch=True), body,
                          log=log, amount=size, heavy=bool(points))
+
+
+async def _answer(request: ApiRequest, key: KeyRecord, surface: Surface,
+                  fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
+                  amount: int = 1, heavy: bool = False) -> HTTPResponse:
+    """The 200 answer of :func:`decido_service.decisions.decide.decide` on the request's
+    JSON body ``body``."""
+    _, encoded = await decided(request.app.ctx, request.ctx, key, surface, fn, body,
+                               request.body, log=log, amount=amount, heavy=heavy)
+    return json_response(encoded)
 
 
 def _source(request: ApiRequest, key: KeyRecord) -> bridge.Source:

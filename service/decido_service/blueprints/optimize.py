@@ -25,15 +25,16 @@ import asyncio
 import msgspec
 from sanic.response import HTTPResponse
 
+from decido_service.http import idempotency
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import response_headers, streamed
 from decido_service.http.problems import as_api_error, problem_body
 from decido_service.http.responses import answer, encode
 from decido_service.http.routes import Doc, Routes
-from decido_service.runs import idempotency
+from decido_service.http.submit import prepare, start_run
 from decido_service.runs.execution import Execution, progress_of
 from decido_service.runs.objective import Compiled
-from decido_service.runs.submit import answer_of, prepare, start_run
+from decido_service.runs.submit import answer_of
 from decido_service.store import KeyRecord
 from decido_service.types import (
     SEMANTIC_FAULTS,

@@ -12,15 +12,17 @@ from __future__ import annotations
 from sanic.response import HTTPResponse
 
 from decido_service import limits
-from decido_service.admission import read, refusals
+from decido_service.http import idempotency
+from decido_service.http.admission import read, refusals
 from decido_service.http.context import ApiRequest
+from decido_service.http.events import send_events
 from decido_service.http.params import query
 from decido_service.http.responses import Response, answer
 from decido_service.http.routes import Doc, Routes
+from decido_service.http.submit import enqueue, prepare
 from decido_service.runs import api as runs
-from decido_service.runs import front, idempotency
-from decido_service.runs.events import send_events
-from decido_service.runs.submit import enqueue, prepare
+from decido_service.runs import front
+from decido_service.runs.idempotency import Claim
 from decido_service.types import (
     SEMANTIC_FAULTS,
     EventsHeaders,
@@ -53,10 +55,10 @@ async def submit(request: ApiRequest) -> HTTPResponse:
     worker when one of its run threads is free, else in whichever takes it first)."""
     key, req, objective, budget = await prepare(request)
 
-    async def admit(claim: idempotency.Claim | None) -> HTTPResponse:
+    async def admit(claim: Claim | None) -> HTTPResponse:
         run_id = await enqueue(request, key, req, objective, budget, claim)
         if claim is not None:  # the answer stored with the run
-            return claim.response()
+            return idempotency.claimed(claim)
         run = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
         return answer(run, 202, {"Location": f"/v1/runs/{run_id}"})
 

@@ -14,23 +14,16 @@ from __future__ import annotations
 
 from sanic.response import HTTPResponse
 
-from decido_service import limits
-from decido_service.admission import (
-    admit,
-    authenticate,
-    counted,
-    observe,
-    read,
-    refusals,
-    settle,
-)
+from decido_service import admission, limits
 from decido_service.errors import ServiceError
+from decido_service.http import idempotency
+from decido_service.http.admission import authenticate, read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import query
 from decido_service.http.responses import Response, answer, json_response
 from decido_service.http.routes import Doc, Routes
 from decido_service.http.sse import send_study_events
-from decido_service.runs import idempotency
+from decido_service.runs.idempotency import Claim
 from decido_service.schemas import decode_body
 from decido_service.studies import api as studies
 from decido_service.types import IdempotencyHeaders
@@ -88,21 +81,22 @@ async def studies_root(request: ApiRequest) -> HTTPResponse:
     async with refusals(request, key, "optimize"):
         req = decode_body(StudyCreate, request.body)
 
-    async def made(claim: idempotency.Claim | None) -> HTTPResponse:
+    async def made(claim: Claim | None) -> HTTPResponse:
         settings = request.app.ctx.settings
         tier = limits.tier_limits(key, settings=settings)
         caps = studies.Caps(tier["max_studies"], tier["max_study_trials"], tier["max_dims"])
+        services = request.app.ctx
         async with refusals(request, key, "optimize"):
             try:  # the cap, the count, the study and its idempotency answer: one transaction
                 created = await studies.create(ctx, key["id"], req, caps,
-                                               counted(request, key, "optimize"),
+                                               admission.counted(services, key, "optimize"),
                                                None if claim is None else claim.answer)
             except ServiceError as exc:
                 if exc.code == "too_many_studies":  # the headers every answer carries
-                    await observe(request, limits.specs_for("optimize", key,
-                                                            settings=settings))
+                    await admission.observe(services, request.ctx, limits.specs_for(
+                        "optimize", key, settings=settings))
                 raise
-        settle(request, created.admission, settings.now(), key["id"])
+        admission.settle(services, request.ctx, created.admission, settings.now(), key["id"])
         return json_response(created.body, status=201,
                              headers={"Location": f"/v1/studies/{created.study.id}"})
 
@@ -139,7 +133,7 @@ async def suggest(request: ApiRequest, study_id: str) -> HTTPResponse:
     key = await authenticate(request)
     async with refusals(request, key, "study"):
         req = decode_body(SuggestRequest, request.body) if request.body else SuggestRequest()
-    await admit(request, key, "study")
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.suggest(request.app.ctx.studies, key["id"], study_id, req))
 
 
@@ -161,7 +155,7 @@ async def study_trials(request: ApiRequest, study_id: str) -> HTTPResponse:
         key = await authenticate(request)
         async with refusals(request, key, "study"):
             req = decode_body(TrialsAdd, request.body)
-        await admit(request, key, "study")
+        await admission.admit(request.app.ctx, request.ctx, key, "study")
         return answer(await studies.add_trials(ctx, key["id"], study_id, req))
     key = await read(request, "optimize")
     async with refusals(request, key, "optimize"):
@@ -189,7 +183,7 @@ async def complete(request: ApiRequest, study_id: str, number: int) -> HTTPRespo
     key = await authenticate(request)
     async with refusals(request, key, "study"):
         req = decode_body(TrialTell, request.body)
-    await admit(request, key, "study")
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.tell(request.app.ctx.studies, key["id"], study_id, number,
                                      req))
 
@@ -204,7 +198,7 @@ async def complete_many(request: ApiRequest, study_id: str) -> HTTPResponse:
     key = await authenticate(request)
     async with refusals(request, key, "study"):
         req = decode_body(TrialsTell, request.body)
-    await admit(request, key, "study")
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.tell_many(request.app.ctx.studies, key["id"], study_id, req))
 
 
@@ -221,7 +215,7 @@ async def report(request: ApiRequest, study_id: str, number: int) -> HTTPRespons
     key = await authenticate(request)
     async with refusals(request, key, "study"):
         req = decode_body(TrialReport, request.body)
-    await admit(request, key, "study")
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.report(request.app.ctx.studies, key["id"], study_id, number,
                                        req))
 
@@ -233,7 +227,7 @@ async def report(request: ApiRequest, study_id: str, number: int) -> HTTPRespons
 async def heartbeat(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Renew a lease."""
     key = await authenticate(request)
-    await admit(request, key, "study")
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.heartbeat(request.app.ctx.studies, key["id"], study_id,
                                           number))
 
@@ -245,7 +239,7 @@ async def heartbeat(request: ApiRequest, study_id: str, number: int) -> HTTPResp
 async def abandon(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Abandon a trial."""
     key = await authenticate(request)
-    await admit(request, key, "study")
+    await admission.admit(request.app.ctx, request.ctx, key, "study")
     return answer(await studies.abandon(request.app.ctx.studies, key["id"], study_id, number))
 
 

@@ -13,7 +13,6 @@ from sanic.response import HTTPResponse
 import decido
 from decido.pareto import default_multi_engine
 from decido_service import keys, limits
-from decido_service.admission import issue_free_key, throttle_sign_in
 from decido_service.dashboard import decide_form, front, run_form
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
@@ -21,10 +20,11 @@ from decido_service.dashboard.routes import SIGN_IN, form, html, route
 from decido_service.dashboard.session import Session
 from decido_service.decisions import decide as decisions
 from decido_service.decisions import sampling
+from decido_service.http.admission import issue_free_key, throttle_sign_in
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
+from decido_service.http.submit import enqueue, prepare_body
 from decido_service.runs import api as runs
-from decido_service.runs.submit import enqueue, prepare_body
 from decido_service.schemas import engine_table
 from decido_service.store import Store
 
@@ -236,8 +236,9 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
             sampling.refuse_over_cap(body, limits.plan_limits(
                 session.key, settings=request.app.ctx.settings)["max_smaa_values"],
                 batch=False)
-            result, _ = await decisions.decide(request, session.key, "decide", decido.decide,
-                                               body, log=True, sent=orjson.dumps(body))
+            result, _ = await decisions.decide(request.app.ctx, request.ctx, session.key,
+                                               "decide", decido.decide, body,
+                                               orjson.dumps(body), log=True)
     except decido.DecisionError as exc:
         problems = [f"{e.get('pointer') or 'body'}: {e.get('message')}" for e in exc.errors]
         return _decide(session, fields, body, None, problems)

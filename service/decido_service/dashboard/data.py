@@ -13,10 +13,10 @@ from decido_service.dashboard.render import asset
 from decido_service.dashboard.routes import data, route
 from decido_service.dashboard.session import Session
 from decido_service.http.context import ApiRequest
+from decido_service.http.events import send_events
 from decido_service.http.problems import ApiError
 from decido_service.http.responses import Response, json_response
 from decido_service.runs import api as runs
-from decido_service.runs.events import send_events
 from decido_service.types import MAX_PAGE
 
 __all__: list[str] = []

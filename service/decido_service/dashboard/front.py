@@ -99,8 +99,9 @@ async def decide(request: ApiRequest, key: KeyRecord, body: dict[str, Any]) -> d
     sampling.refuse_over_cap(resolved, limits.plan_limits(
         key, settings=request.app.ctx.settings)["max_smaa_values"], batch=False)
     result, _ = await decisions.decide(
-        request, key, "decide", bridge.with_points(decido.decide, points, batch=False),
-        resolved, log=True, sent=orjson.dumps(body), heavy=True)
+        request.app.ctx, request.ctx, key, "decide",
+        bridge.with_points(decido.decide, points, batch=False), resolved, orjson.dumps(body),
+        log=True, heavy=True)
     return result
 
 

@@ -23,10 +23,10 @@ from decido_service.dashboard.session import Session
 from decido_service.decisions import log as decision_log
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import parse
-from decido_service.http.resources import in_thread
 from decido_service.runs import api as runs
 from decido_service.runs import front as run_front
 from decido_service.schemas import engine_table
+from decido_service.services import in_thread
 from decido_service.store import RUN_STATES, Store
 from decido_service.types import DecisionPage, ParetoPoint, RunPage
 

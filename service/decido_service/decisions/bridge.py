@@ -33,7 +33,7 @@ import decido
 from decido.goals import goal_name
 from decido_service import limits
 from decido_service.config import Settings
-from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.errors import ServiceError, field_error, validation_error
 from decido_service.runs import front as run_front
 from decido_service.runs.api import find
 from decido_service.runs.execution import read_document
@@ -123,7 +123,7 @@ async def _front_body(source: Source, body: Mapping[str, Any], where: str, room:
     return await loop.run_in_executor(source.pool, _decided, document, pareto, body)
 
 
-def _study_fault(where: str, code: str, message: str) -> ApiError:
+def _study_fault(where: str, code: str, message: str) -> ServiceError:
     return validation_error([field_error(FROM_STUDY, code, message,
                                          pointer=f"{where}/{FROM_STUDY}")])
 
@@ -142,7 +142,7 @@ async def _study_body(source: Source, body: Mapping[str, Any], where: str, room:
     row = await source.store.studies.get(source.key["id"], study_id) \
         if STUDY_ID.fullmatch(study_id) else None
     if row is None:
-        raise ApiError("not_found", f"no study {study_id!r} of this key")
+        raise ServiceError("not_found", f"no study {study_id!r} of this key")
     spec = orjson.loads(row["spec"])["library"]
     objectives = spec["objectives"] or [{"name": "value", "goal": goal_name(spec["goal"])}]
     if len(objectives) > 1:
@@ -189,7 +189,7 @@ def _finished(row: dict[str, Any], body: Mapping[str, Any], where: str) -> RunDo
     document = read_document(row["document"])
     result = document.result
     if result is None:
-        raise ApiError("run_not_finished", f"run {run_id} is {row['state']}: it has no "
+        raise ServiceError("run_not_finished", f"run {run_id} is {row['state']}: it has no "
                                            "front to decide on (yet)")
     if result.objectives is None:
         raise validation_error([field_error(
@@ -255,7 +255,7 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
             try:
                 front = await _front_body(source, item, where,
                                           None if cap is None else max(cap - total, 0))
-            except ApiError as refused:
+            except ServiceError as refused:
                 out.append(_failed_item(item, refused))
                 continue
             total += front.size
@@ -278,7 +278,7 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
 _REFUSED = "__from_run_refused__"
 
 
-def _failed_item(item: Mapping[str, Any], refused: ApiError) -> dict[str, Any]:
+def _failed_item(item: Mapping[str, Any], refused: ServiceError) -> dict[str, Any]:
     """A batch item standing for one whose ``from_run`` was refused: its ``id`` and the
     refusal (code, message), answered by :func:`with_points` as that item's error."""
     errors = (refused.extra or {}).get("errors") or [{"code": refused.code,
@@ -306,7 +306,7 @@ def _cap(source: Source) -> int | None:
 
 
 def _over_cap(source: Source, cap: int | None, read: list[tuple[str, str, int]], total: int
-              ) -> ApiError:
+              ) -> ServiceError:
     """The 422 of fronts holding more than the plan's cap: one entry per ``from_run`` read
     (the items up to the one past the cap)."""
     plan = source.key["plan"]

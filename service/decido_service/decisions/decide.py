@@ -2,7 +2,7 @@
 
 A decision is counted when it is computed, answer or :class:`decido.DecisionError` (a 422
 naming the field) alike; ``amount`` is the number of decisions (k for a batch of k). The
-order depends on the body's size (:data:`~decido_service.http.resources.INLINE_BYTES`):
+order depends on the body's size (:data:`~decido_service.services.INLINE_BYTES`):
 
 - **small** (the common case): decided on the event loop first (tens of microseconds, less
   than handing it to a thread), then counted, and its decision-log entry rides in the same
@@ -28,65 +28,50 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
-from sanic.response import HTTPResponse
 
 from decido import DecisionError
 from decido_service.admission import admit
 from decido_service.decisions import log as decision_log
-from decido_service.http.context import ApiRequest
-from decido_service.http.resources import INLINE_BYTES, in_thread
-from decido_service.http.responses import json_response
 from decido_service.limits import Surface
+from decido_service.services import INLINE_BYTES, Services, in_thread
 from decido_service.store import KeyRecord
 
-__all__ = ["answer", "decide"]
+__all__ = ["decide"]
 
 
-async def answer(request: ApiRequest, key: KeyRecord, surface: Surface,
-                 fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
-                 amount: int = 1, heavy: bool = False) -> HTTPResponse:
-    """The API's 200 answer of :func:`decide` on the request's JSON body."""
-    _, encoded = await decide(request, key, surface, fn, body, log=log, amount=amount,
-                              heavy=heavy)
-    return json_response(encoded)
-
-
-async def decide(request: ApiRequest, key: KeyRecord, surface: Surface,
-                 fn: Callable[[Any], dict[str, Any]], body: Any, *, log: bool,
-                 amount: int = 1, sent: bytes | None = None, heavy: bool = False
-                 ) -> tuple[dict[str, Any], bytes]:
+async def decide(ctx: Services, tally: SimpleNamespace, key: KeyRecord, surface: Surface,
+                 fn: Callable[[Any], dict[str, Any]], body: Any, sent: bytes, *, log: bool,
+                 amount: int = 1, heavy: bool = False) -> tuple[dict[str, Any], bytes]:
     """``fn(body)`` counted as ``amount`` decisions of ``surface`` and, when ``log``,
     recorded in the key's decision log with the body's labels (module docs): the answer
-    and its JSON. ``sent`` is the body as the client sent it (default: the request's
-    body, already read as JSON); ``heavy``: decided in a thread whatever its size (a
-    decision on a front)."""
-    ctx = request.app.ctx
+    and its JSON. ``sent`` is the body as the client sent it (``body`` is it read as
+    JSON); ``heavy``: decided in a thread whatever its size (a decision on a front);
+    ``tally``: as for :func:`decido_service.admission.admit`."""
     started = time.perf_counter()
-    if sent is None:
-        sent = request.body
     labels = decision_log.labels(body, surface == "batch") if log else None
     sampled = _sampled(surface, body)
     if len(sent) <= INLINE_BYTES and not heavy and not sampled:
         try:
             result = fn(body)
         except DecisionError:
-            await admit(request, key, surface, amount)
+            await admit(ctx, tally, key, surface, amount)
             raise
         encoded = orjson.dumps(result)
-        entry = _entry(request, key, surface, sent, result, encoded, started,
+        entry = _entry(ctx, key, surface, sent, result, encoded, started,
                        labels) if log else None
-        await admit(request, key, surface, amount, log=entry)
+        await admit(ctx, tally, key, surface, amount, log=entry)
         return result, encoded
     if sampled:
-        result, encoded = await _sample(request, key, surface, amount, fn, body)
+        result, encoded = await _sample(ctx, tally, key, surface, amount, fn, body)
     else:
-        await admit(request, key, surface, amount)
+        await admit(ctx, tally, key, surface, amount)
         result, encoded = await in_thread(ctx.decide_pool, _encoded, fn, body)
     if log:
-        await ctx.admissions.log(_entry(request, key, surface, sent, result, encoded, started,
+        await ctx.admissions.log(_entry(ctx, key, surface, sent, result, encoded, started,
                                         labels))
     return result, encoded
 
@@ -97,17 +82,16 @@ def _encoded(fn: Callable[[Any], dict[str, Any]], body: Any) -> tuple[dict[str, 
     return result, orjson.dumps(result)
 
 
-async def _sample(request: ApiRequest, key: KeyRecord, surface: Surface, amount: int,
-                  fn: Callable[[Any], dict[str, Any]], body: Any
+async def _sample(ctx: Services, tally: SimpleNamespace, key: KeyRecord, surface: Surface,
+                  amount: int, fn: Callable[[Any], dict[str, Any]], body: Any
                   ) -> tuple[dict[str, Any], bytes]:
     """A sampled decision: a slot of the worker's (or 503), counted, then computed (and
     encoded) in the worker's sample threads; the slot is given back when the computation
     ends."""
-    ctx = request.app.ctx
     slots, key_id = ctx.sample_slots, key["id"]
     slots.acquire(key_id)
     try:
-        await admit(request, key, surface, amount)
+        await admit(ctx, tally, key, surface, amount)
     except BaseException:
         slots.release(key_id)
         raise
@@ -128,10 +112,10 @@ def _sampled(surface: Surface, body: Any) -> bool:
                                         for i in items))
 
 
-def _entry(request: ApiRequest, key: KeyRecord, surface: Surface, sent: bytes,
+def _entry(ctx: Services, key: KeyRecord, surface: Surface, sent: bytes,
            result: dict[str, Any], encoded: bytes, started: float,
            labels: dict[str, str] | None) -> decision_log.DecisionEntry:
-    return decision_log.entry(key["id"], request.app.ctx.settings.now(), sent, result, encoded,
+    return decision_log.entry(key["id"], ctx.settings.now(), sent, result, encoded,
                               batch=surface == "batch",
                               elapsed_ms=(time.perf_counter() - started) * 1e3,
                               metadata=labels)

@@ -34,7 +34,7 @@ import orjson
 
 from decido.metadata import MAX_KEYS, metadata_faults
 from decido.optimize import Problem
-from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.errors import ServiceError, field_error, validation_error
 from decido_service.pages import within
 from decido_service.store import (
     DecisionEntry,
@@ -90,7 +90,7 @@ def wants_log(body: Any, batch: bool) -> bool:
         return True
     if not isinstance(flag, bool):
         where = "defaults.log" if batch else "log"
-        raise ApiError("invalid_parameter", f"{where} must be true or false, not {flag!r}")
+        raise ServiceError("invalid_parameter", f"{where} must be true or false, not {flag!r}")
     return flag
 
 
@@ -190,7 +190,7 @@ async def find(store: Store, key_id: str, decision_id: str) -> DecisionLogRecord
     otherwise."""
     found = await store.decisions.get(key_id, decision_id)
     if found is None:
-        raise ApiError("not_found", f"no decision {decision_id!r} in this key's log")
+        raise ServiceError("not_found", f"no decision {decision_id!r} in this key's log")
     return _typed(found, DecisionLogRecord, request=found["request"], answer=found["answer"])
 
 

@@ -16,9 +16,12 @@ head over the buffer breaks at least one of them.
 
 from __future__ import annotations
 
+from typing import Any
+
+from sanic import Request
+
 from decido_service.admission import CHALLENGE
-from decido_service.http.context import ApiRequest
-from decido_service.http.problems import ApiError
+from decido_service.errors import ServiceError as ApiError
 
 __all__ = ["HEAD_BUFFER", "MAX_HEADER_BLOCK", "MAX_TARGET", "head_error", "overflow_error"]
 
@@ -33,7 +36,7 @@ _WITHIN_BOTH = min(MAX_TARGET, MAX_HEADER_BLOCK)
 _CREDENTIALS = (b"authorization:", b"x-api-key:")
 
 
-def head_error(request: ApiRequest) -> ApiError | None:
+def head_error(request: Request[Any, Any]) -> ApiError | None:
     """The 414 or 431 for ``request``'s head, or ``None`` when it is within the limits."""
     head = request.head
     if len(head) <= _WITHIN_BOTH:
@@ -45,7 +48,7 @@ def head_error(request: ApiRequest) -> ApiError | None:
     return _block_error(block, str(len(block)))
 
 
-def overflow_error(request: ApiRequest, exc: BaseException) -> ApiError | None:
+def overflow_error(request: Request[Any, Any], exc: BaseException) -> ApiError | None:
     """The 414 or 431 for a head that overflowed Sanic's buffer (``exc`` is Sanic's
     ``PayloadTooLarge`` about the header), judged from the bytes received; else ``None``."""
     if request.head or "header" not in str(exc).lower() or request.transport is None:

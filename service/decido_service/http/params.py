@@ -15,12 +15,13 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import msgspec
+import orjson
 
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
 from decido_service.types.params import Params
 
-__all__ = ["headers", "openapi_parameters", "parse", "query"]
+__all__ = ["headers", "json_body", "json_bytes", "openapi_parameters", "parse", "query"]
 
 P = TypeVar("P", bound=Params)
 
@@ -93,3 +94,30 @@ def openapi_parameters(kind: type[Params]) -> list[dict[str, Any]]:
             parameter.update(style="deepObject", explode=True)
         out.append(parameter)
     return out
+
+
+def json_bytes(request: ApiRequest, *, optional: bool = False) -> bytes:
+    """The request's body after the media-type check (415 unless ``application/json`` or
+    ``application/*+json``). ``optional``: an empty body passes with any or no type."""
+    body: bytes = request.body
+    if optional and not body:
+        return body
+    media = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and
+                                             media.endswith("+json")):
+        raise ApiError("unsupported_media_type",
+                       f"send the body as application/json, not {media or 'no content type'}")
+    return body
+
+
+def json_body(request: ApiRequest, *, optional: bool = False) -> Any:
+    """The request's JSON body; 415 for another media type, 400 for bytes that are not JSON.
+
+    ``optional``: an empty body (with any or no content type) is ``None``."""
+    body = json_bytes(request, optional=optional)
+    if optional and not body:
+        return None
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError("malformed_json", f"the body is not valid JSON: {exc}") from None

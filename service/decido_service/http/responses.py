@@ -23,11 +23,12 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-import msgspec
 from sanic.exceptions import RequestTimeout
 from sanic.helpers import has_message_body
 from sanic.request import Request
 from sanic.response import HTTPResponse
+
+from decido_service.types import encode
 
 __all__ = ["JSON", "BodyDeadlines", "DecidoRequest", "Response", "answer", "encode",
            "json_response"]
@@ -63,11 +64,6 @@ class Response(HTTPResponse):
                 return super().processed_headers
             out.append((name.encode(), text.encode()))
         return iter(out)
-
-
-#: the one encoder of every answer the service builds (a Struct of
-#: :mod:`decido_service.types`, or a list of them); non-finite floats are written null
-encode = msgspec.json.Encoder().encode
 
 
 def answer(value: object, status: int = 200, headers: dict[str, str] | None = None, *,

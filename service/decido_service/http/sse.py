@@ -17,9 +17,10 @@ from decido_service import limits
 from decido_service.errors import ServiceError
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import response_headers, streamed
+from decido_service.http.events import ended_event
 from decido_service.http.params import headers
 from decido_service.http.problems import as_api_error
-from decido_service.runs.events import DRAIN_TIMEOUT, ended_event, send_within
+from decido_service.runs.events import DRAIN_TIMEOUT, send_within
 from decido_service.store import KeyRecord
 from decido_service.streams import Ticket
 from decido_service.studies import events as study_events

@@ -3,7 +3,7 @@
 A key sees only its own runs: another key's run, an unknown id and a malformed one are all
 404 ``not_found`` (a malformed id without a store lookup). Every read goes to the store, so
 any worker answers for any run. :func:`run_view` turns a store row into the API's ``Run``;
-its Server-Sent Events are :func:`decido_service.runs.events.send_events`.
+its Server-Sent Events are :func:`decido_service.http.events.send_events`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from decido_service.http.problems import ApiError
+from decido_service.errors import ServiceError
 from decido_service.runs.execution import cancel_queued, read_document
 from decido_service.runs.trace import columns_of
 from decido_service.store import FINISHED_STATES, Store
@@ -68,16 +68,16 @@ def front_result(row: dict[str, Any]) -> RunResult:
         state = row["state"]
         why = "its front is written when it ends" if state in ("queued", "running") else \
             "it ended without a result, so it has no front"
-        raise ApiError("run_not_finished", f"run {row['id']} is {state}: {why}")
+        raise ServiceError("run_not_finished", f"run {row['id']} is {state}: {why}")
     if result.objectives is None:
-        raise ApiError("not_found", f"run {row['id']} has one objective: it has no front "
+        raise ServiceError("not_found", f"run {row['id']} has one objective: it has no front "
                                     "(its result is one point, x and value)")
     return result
 
 
-def not_found(run_id: str) -> ApiError:
+def not_found(run_id: str) -> ServiceError:
     """The 404 of a run that is not one of the key's (or no run at all)."""
-    return ApiError("not_found", f"no run {run_id!r} of this key")
+    return ServiceError("not_found", f"no run {run_id!r} of this key")
 
 
 async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
@@ -105,7 +105,7 @@ async def cancel(store: Store, key_id: str, run_id: str) -> Run:
     if state is None:
         raise not_found(run_id)
     if state in FINISHED_STATES:
-        raise ApiError("run_finished", f"run {run_id} has already {_ENDED[state]}")
+        raise ServiceError("run_finished", f"run {run_id} has already {_ENDED[state]}")
     if state == "queued":
         await cancel_queued(store, run_id)
     return run_view(await find(store, key_id, run_id))
@@ -126,6 +126,6 @@ async def delete(store: Store, key_id: str, run_id: str) -> None:
     if state is None:
         raise not_found(run_id)
     if state not in FINISHED_STATES:
-        raise ApiError("run_not_finished",
+        raise ServiceError("run_not_finished",
                        f"run {run_id} is {state}; cancel it and delete it once it ends")
 

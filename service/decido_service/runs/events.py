@@ -26,26 +26,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 import orjson
 
-from decido_service import limits
-from decido_service.http.context import ApiRequest
-from decido_service.http.endpoint import response_headers, streamed
-from decido_service.http.params import headers
-from decido_service.http.problems import ApiError, as_api_error, problem_body
-from decido_service.http.responses import encode
-from decido_service.runs.api import find, run_view
+from decido_service.errors import ServiceError
+from decido_service.runs.api import run_view
 from decido_service.runs.execution import PROGRESS_INTERVAL
-from decido_service.store import FINISHED_STATES, KeyRecord, Store
+from decido_service.store import FINISHED_STATES, Store
 from decido_service.streams import Ticket
-from decido_service.types import EventsHeaders, Problem, Run, RunProgress
+from decido_service.types import Run, RunProgress, encode
 
 __all__ = ["DRAIN_TIMEOUT", "HEARTBEAT", "SEND_SLICE", "STREAM_RETRY_AFTER", "Cursor", "Feeds",
-           "RunFeed", "Snapshot", "check_resumable", "ended_event", "parse_last_event_id",
-           "send_events", "send_within", "stream"]
+           "RunFeed", "Snapshot", "check_resumable", "cursor_of", "send_within", "stream"]
 
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
@@ -65,11 +59,9 @@ _TERMINAL = 4
 Cursor = tuple[int, int]
 
 
-def parse_last_event_id(request: ApiRequest) -> Cursor:
-    """The cursor after the request's ``Last-Event-ID`` (``(0, -1)``: nothing seen); 400
-    ``invalid_parameter`` for an id this service never sent
-    (:class:`~decido_service.types.EventsHeaders`)."""
-    text = headers(request, EventsHeaders).last_event_id
+def cursor_of(text: str | None) -> Cursor:
+    """The cursor after the ``Last-Event-ID`` ``text`` (``(0, -1)``: nothing seen; its
+    shape was checked when it was read: :class:`~decido_service.types.EventsHeaders`)."""
     if not text:  # absent, or empty: nothing seen (EventSource sends no empty id)
         return 0, -1
     ordinal, _, evaluations = text.partition(".")
@@ -90,8 +82,8 @@ def check_resumable(snapshot: Snapshot, cursor: Cursor, text: str | None) -> Non
     else:
         future = seen > reached
     if future:
-        raise ApiError("invalid_parameter", f"Last-Event-ID: {text!r} is not an event id "
-                                            "this stream has sent")
+        raise ServiceError("invalid_parameter", f"Last-Event-ID: {text!r} is not an event "
+                                                "id this stream has sent")
 
 
 def _event(kind: str, event_id: str, data: Run | RunProgress, *, request: bool = True
@@ -244,10 +236,10 @@ class Feeds:
         worker."""
         open_now = self.streams.get(key_id, 0)
         if cap is not None and open_now >= cap:
-            raise ApiError("too_many_streams", f"this key has {cap} event streams open, the "
-                           "most its tier allows; close one, or retry shortly",
-                           headers={"Retry-After": str(STREAM_RETRY_AFTER)},
-                           extra={"limit_value": cap})
+            raise ServiceError("too_many_streams", f"this key has {cap} event streams open, "
+                               "the most its tier allows; close one, or retry shortly",
+                               headers={"Retry-After": str(STREAM_RETRY_AFTER)},
+                               extra={"limit_value": cap})
         ident = (key_id, row["id"])
         feed = self._feeds.get(ident)
         if feed is None:
@@ -310,13 +302,6 @@ async def stream(feed: RunFeed, cursor: Cursor, send: Any, *,
         await feed.changed(wait)
 
 
-def ended_event(request: ApiRequest, problem: Exception) -> bytes:
-    """The ``error`` event (no id: not one of the run's) that ends a stream for
-    ``problem`` (a revoked key's), its data the problem document."""
-    body = problem_body(request, as_api_error(problem), Problem)
-    return b"event: error\ndata: %s\n\n" % encode(body)
-
-
 async def send_within(send: Any, data: bytes, seconds: float,
                        transport: asyncio.WriteTransport | None = None) -> bool:
     """Send ``data`` in slices of :data:`SEND_SLICE` bytes, each once the transport has
@@ -335,33 +320,3 @@ async def send_within(send: Any, data: bytes, seconds: float,
         except asyncio.TimeoutError:
             return False
     return True
-
-
-async def send_events(request: ApiRequest, key: KeyRecord, run_id: str) -> None:
-    """Answer with the event stream of ``key``'s run, resumed after ``Last-Event-ID``
-    (``GET /v1/runs/{id}/events``, and the dashboard's, which has the key from its
-    session)."""
-    cursor = parse_last_event_id(request)
-    ctx = request.app.ctx
-    row = await find(ctx.store, key["id"], run_id)
-    if cursor != (0, -1):  # judged on the row just read: the newest this worker knows
-        check_resumable(Snapshot(row), cursor, headers(request, EventsHeaders).last_event_id)
-    cap = limits.tier_limits(key, settings=ctx.settings)["max_streams"]
-    watching = ctx.run_feeds.watch(ctx.store, key["id"], row, cap)
-    del row  # the feed has what it needs (a watcher holds no copy of the run)
-    async with watching as feed:
-        with ctx.streams.hold(key["id"]) as ticket:  # the worker's cap; ends if revoked
-            ticket.on_end(feed.wake)
-            response = await request.respond(
-                status=200, content_type="text/event-stream",
-                headers={**response_headers(request), "Cache-Control": "no-store",
-                         "X-Accel-Buffering": "no"})
-            streamed(request, 200)
-            if await stream(feed, cursor, response.send,
-                            heartbeat=ctx.settings.sse_heartbeat, ended=ticket,
-                            transport=cast(asyncio.WriteTransport | None, request.transport)):
-                if ticket.ended is not None:  # the key was revoked: a last error event
-                    await response.send(ended_event(request, ticket.ended))
-                await response.eof()
-            elif request.transport is not None:  # a watcher that does not read: dropped
-                cast(asyncio.Transport, request.transport).abort()  # (it holds data)

@@ -49,7 +49,7 @@ import msgspec
 
 import decido
 from decido.status import run_state
-from decido_service.http.problems import ApiError, as_api_error, problem
+from decido_service.errors import ServiceError, as_service_error, problem
 from decido_service.runs.trace import thin_trace, timed
 from decido_service.store import (
     FINISHED_STATES,
@@ -131,7 +131,7 @@ def write_document(document: RunDocument) -> str:
     return msgspec.json.encode(document).decode()
 
 
-def run_problem(run_id: str, request_id: str, error: ApiError) -> Problem:
+def run_problem(run_id: str, request_id: str, error: ServiceError) -> Problem:
     """The problem document of a run that failed while executing."""
     return problem(error, f"/v1/runs/{run_id}", request_id, Problem)
 
@@ -271,7 +271,7 @@ class Execution:
             outcome = await future
         except Exception as exc:
             await self._finish("failed", problem=run_problem(
-                self.run_id, self.request_id, as_api_error(exc)))
+                self.run_id, self.request_id, as_service_error(exc)))
             raise
         if outcome is None:
             if self.requeue and not self.lost:  # back to the queue: other nodes take it
@@ -381,10 +381,9 @@ async def cancel_queued(store: Store, run_id: str) -> None:
                            {"state": "queued", "owner": None})
 
 
-_INTERRUPTED = ApiError("interrupted", "the process running this run stopped before it "
-                                       f"ended (a run of POST /v1/runs is started up to "
-                                       f"{RUN_ATTEMPTS} times); submit it again (its request "
-                                       "is kept)")
+_INTERRUPTED = ServiceError("interrupted", "the process running this run stopped before "
+                            f"it ended (a run of POST /v1/runs is started up to "
+                            f"{RUN_ATTEMPTS} times); submit it again (its request is kept)")
 
 
 async def fail_run(store: Store, row: dict[str, Any],

@@ -19,32 +19,26 @@ fingerprint of the request (method, path and body bytes):
 - the key with another request: 422 ``idempotency_key_reused``; while the first request
   is being admitted (or, ``/v1/optimize``, while its run lasts): 409
   ``idempotency_key_in_use`` with ``Retry-After: 1``.
+
+The header, the fingerprint and the answers are the HTTP layer's
+(:mod:`decido_service.http.idempotency`); this module keeps the records.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import hashlib
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
-from decido_service.http.context import ApiRequest
-from decido_service.http.params import headers
-from decido_service.http.problems import PROBLEM_TYPE, ApiError
-from decido_service.http.responses import Response, encode, json_response
+from decido_service.errors import ServiceError
 from decido_service.runs import front
 from decido_service.runs.api import run_trace, run_view
 from decido_service.runs.execution import optimize_result
-from decido_service.store import FINISHED_STATES, KeyRecord, Store
-from decido_service.types import IdempotencyHeaders, ParetoPoint
-from decido_service.types.params import REPLAYED
+from decido_service.store import FINISHED_STATES, Store
+from decido_service.types import ParetoPoint, encode
 
-__all__ = ["REPLAYED", "TTL", "Claim", "Outcome", "once", "replay", "replayed"]
-
-T = TypeVar("T")
+__all__ = ["TTL", "Claim", "Outcome", "begin", "forget", "replay", "replay_of"]
 
 #: seconds an idempotency record is kept
 TTL = 86400.0
@@ -85,74 +79,30 @@ class Claim:
         self.outcome = Outcome(resource_id, self.status, body.decode())
         return self.idem_key, encode(self.outcome).decode()
 
-    def response(self) -> Response:
-        """The first answer, the one :meth:`record` stored (``keep_answer``)."""
-        outcome = self.outcome
-        assert outcome is not None and outcome.body is not None
-        return json_response(outcome.body.encode(), status=outcome.status,
-                             headers={"Location": f"/v1/runs/{outcome.run_id}"})
-
-
-async def once(request: ApiRequest, key: KeyRecord, admit: Callable[[Claim | None],
-                                                                    Awaitable[T]],
-               *, status: int, keep_answer: bool, location: str = "/v1/runs/"
-               ) -> T | Response:
-    """``admit(claim)`` under the request's ``Idempotency-Key`` (module docs): without a
-    key, ``admit(None)``; the replayed answer of an earlier request with the same key and
-    request; else ``admit`` of a pending :class:`Claim`, which the run's admission answers
-    in its own transaction (forgotten when ``admit`` raises before it).
-
-    The lookup, the admission and the bookkeeping run as one task the handler's
-    cancellation (a client that cut its connection) cannot stop half-way: once begun, the
-    run is admitted with its record answered, or the record is forgotten, so a resend
-    gets the same run or makes the only one (a ``/v1/optimize`` run whose client left
-    during its admission runs on, for the resend's answer). ``location``: the path of the
-    resource a replayed answer names (its id appended)."""
-    if headers(request, IdempotencyHeaders).key is None:
-        return await admit(None)
-    task = asyncio.ensure_future(_once(request, key, admit, status, keep_answer, location))
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        task.add_done_callback(_unawaited)
-        raise
-
-
-async def _once(request: ApiRequest, key: KeyRecord,
-                admit: Callable[[Claim | None], Awaitable[T]], status: int,
-                keep_answer: bool, location: str) -> T | Response:
-    """:func:`once` with a key, in its own task."""
-    idem_key = headers(request, IdempotencyHeaders).key
-    assert idem_key is not None
-    ctx = request.app.ctx
-    store: Store = ctx.store
-    digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
-    digest.update(request.body or b"")
-    state, stored = await store.runs.idempotency_begin(key["id"], idem_key, digest.hexdigest(),
-                                                  ctx.settings.now(), TTL)
+async def begin(store: Store, key_id: str, idem_key: str, fingerprint: str, now: float,
+                ) -> Outcome | None:
+    """Look up ``idem_key`` of ``key_id`` for a request of ``fingerprint``: the
+    :class:`Outcome` of an earlier request with the same key and request, else ``None``
+    and its record is now pending (422 ``idempotency_key_reused`` for another request,
+    409 ``idempotency_key_in_use`` while the first is being answered)."""
+    state, stored = await store.runs.idempotency_begin(key_id, idem_key, fingerprint, now, TTL)
     if state == "mismatch":
-        raise ApiError("idempotency_key_reused", "this Idempotency-Key was used with "
-                       "another request in the last 24 h; use a new key")
+        raise ServiceError("idempotency_key_reused", "this Idempotency-Key was used with "
+                           "another request in the last 24 h; use a new key")
     if state == "pending":
         raise _in_use()
     if state == "done":
         assert stored is not None
-        return await replayed(request, key, _OUTCOME.decode(stored), location)
-    try:
-        return await admit(Claim(idem_key, status, keep_answer))
-    except BaseException:
-        # not admitted (refused, failed): forget the pending record so a retry is a new
-        # request (a record answered with its run is kept); a lost call: it expires in 24 h
-        with contextlib.suppress(Exception):
-            await store.runs.idempotency_end(key["id"], idem_key, None)
-        raise
+        return _OUTCOME.decode(stored)
+    return None
 
 
-def _unawaited(task: asyncio.Task[Any]) -> None:
-    """Retrieve the outcome of a :func:`once` task whose handler was cancelled (its error
-    was answered to nobody)."""
-    if not task.cancelled():
-        task.exception()
+async def forget(store: Store, key_id: str, idem_key: str) -> None:
+    """Forget the pending record of a request that was not admitted (refused, failed), so
+    a retry is a new request (a record answered with its run is kept); a lost call: it
+    expires in 24 h."""
+    with contextlib.suppress(Exception):
+        await store.runs.idempotency_end(key_id, idem_key, None)
 
 
 def replay(outcome: Outcome, row: dict[str, Any] | None,
@@ -164,35 +114,29 @@ def replay(outcome: Outcome, row: dict[str, Any] | None,
         return outcome.status, outcome.body.encode()
     run_id = outcome.run_id
     if row is None:
-        raise ApiError("not_found", f"the run of this Idempotency-Key, {run_id}, was deleted")
+        raise ServiceError("not_found",
+                           f"the run of this Idempotency-Key, {run_id}, was deleted")
     run, trace = run_view(row), run_trace(row)
     if run.state not in FINISHED_STATES:
         raise _in_use()
     if run.problem is not None:
         return run.problem.status, encode(run.problem)
     if run.result is None:
-        raise ApiError("run_cancelled", f"run {run_id} was cancelled before it started")
+        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started")
     history: list[list[float | None]] = [[e, b] for e, _, b in trace.points]
     result = run.result if pareto is None else msgspec.structs.replace(run.result,
                                                                          pareto=pareto)
     return 200, encode(optimize_result(run_id, run.request, result, history))
 
 
-async def replayed(request: ApiRequest, key: KeyRecord, outcome: Outcome,
-                   location: str = "/v1/runs/") -> Response:
-    """The answer to a repeated request (:func:`replay`), with the resource's ``Location``
-    (``location`` and its id)."""
-    store: Store = request.app.ctx.store
-    row = None if outcome.body is not None else await store.runs.get(key["id"], outcome.run_id)
+async def replay_of(store: Store, key_id: str, outcome: Outcome) -> tuple[int, bytes]:
+    """:func:`replay` of ``outcome``, its run (and front) read from the store."""
+    row = None if outcome.body is not None else await store.runs.get(key_id, outcome.run_id)
     pareto = None if row is None or row["state"] not in FINISHED_STATES else \
         await front.points(store, row)
-    status, body = replay(outcome, row, pareto)
-    return json_response(body, status=status,
-                         headers={"Location": f"{location}{outcome.run_id}",
-                                  REPLAYED: "true"},
-                         content_type=PROBLEM_TYPE if status >= 400 else "application/json")
+    return replay(outcome, row, pareto)
 
 
-def _in_use() -> ApiError:
-    return ApiError("idempotency_key_in_use", "a request with this Idempotency-Key is still "
-                    "being answered; retry shortly", headers={"Retry-After": "1"})
+def _in_use() -> ServiceError:
+    return ServiceError("idempotency_key_in_use", "a request with this Idempotency-Key is "
+                        "still being answered; retry shortly", headers={"Retry-After": "1"})

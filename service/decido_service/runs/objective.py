@@ -11,7 +11,7 @@ from msgspec import UnsetType
 import decido
 from decido.design import compile_constraints, design_problems
 from decido.pareto import reference_problems
-from decido_service.http.problems import field_error, validation_error
+from decido_service.errors import field_error, validation_error
 from decido_service.types import OptimizeRequest
 
 __all__ = ["Compiled", "compile_objective", "constraint_faults"]

@@ -36,8 +36,10 @@ import os
 import secrets
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Protocol
 
 import msgspec
 from msgspec import UnsetType
@@ -45,8 +47,7 @@ from msgspec import UnsetType
 import decido
 from decido.pareto import optimize_front
 from decido_service import admission, limits
-from decido_service.http.context import ApiRequest
-from decido_service.http.problems import ApiError, as_api_error
+from decido_service.errors import ServiceError, as_service_error
 from decido_service.poller import Every, Poller
 from decido_service.runs import execution as runs
 from decido_service.runs.idempotency import Claim
@@ -55,8 +56,8 @@ from decido_service.store import KeyRecord, Store, StoreError, iso_utc
 from decido_service.store.wakeup import RUNS_CHANNEL
 from decido_service.types import Budget, OptimizeRequest, RunDocument
 
-__all__ = ["CLAIM_INTERVAL", "MIN_TIME_LIMIT", "SWEEP_INTERVAL", "RunWorker", "admit_run",
-           "announce", "execute", "sweep"]
+__all__ = ["CLAIM_INTERVAL", "MIN_TIME_LIMIT", "SWEEP_INTERVAL", "RunServices", "RunWorker",
+           "admit_run", "announce", "execute", "sweep"]
 
 #: seconds between two looks at the queue of an idle run worker
 CLAIM_INTERVAL = 0.5
@@ -66,6 +67,16 @@ SWEEP_INTERVAL = 5.0
 PRUNE_INTERVAL = 3600.0
 #: the time limit a synchronous run gets when its wait already used its own up
 MIN_TIME_LIMIT = 1e-3
+
+
+class RunServices(admission.Counting, Protocol):
+    """What runs take of a worker's services
+    (:class:`~decido_service.services.Services` has it all)."""
+
+    run_worker: RunWorker
+    executions: set[runs.Execution]
+    run_pool: ThreadPoolExecutor
+    decide_pool: ThreadPoolExecutor
 
 
 def execute(req: OptimizeRequest, objective: Compiled, budget: Budget,
@@ -91,16 +102,16 @@ def execute(req: OptimizeRequest, objective: Compiled, budget: Budget,
     return decido.optimize(objective, req.bounds or None, target=req.target, **args)
 
 
-async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                    budget: Budget, *, queued: bool,
+async def admit_run(ctx: RunServices, tally: SimpleNamespace, key: KeyRecord,
+                    req: OptimizeRequest, budget: Budget, *, queued: bool,
                     claim: Claim | None = None) -> tuple[str, RunDocument]:
     """Record and count one run (module docs); its id and document. ``queued``: a
     ``/v1/runs`` submission (the store-wide queue cap applies); ``claim``: the request's
-    pending ``Idempotency-Key`` record, answered in the same transaction."""
-    ctx = request.app.ctx
+    pending ``Idempotency-Key`` record, answered in the same transaction; ``tally``: as
+    for :func:`decido_service.admission.admit`."""
     worker: RunWorker = ctx.run_worker
     if worker.stopping:  # SIGTERM: this worker admits no more runs
-        raise ApiError("overloaded", "this worker is stopping; retry (another worker or "
+        raise ServiceError("overloaded", "this worker is stopping; retry (another worker or "
                        "node will take it)", headers={"Retry-After": "1"})
     run_id = runs.new_run_id()
     document = runs.new_document(req, budget)
@@ -113,21 +124,21 @@ async def admit_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
         "lease_until": time.time() + worker.lease, "metadata": req.metadata}
     answer = None if claim is None else claim.record(run_id, {
         **row, "finished_at": None, "cancel_requested": False})
-    enqueued = await store.runs.enqueue(row, admission.counted(request, key, "optimize"),
+    enqueued = await store.runs.enqueue(row, admission.counted(ctx, key, "optimize"),
                                         cap, ctx.settings.run_backlog if queued else None,
                                         answer)
     if isinstance(enqueued, str):  # refused: the X-RateLimit-* headers every answer to a
         # key carries, read without counting
-        await admission.observe(request, limits.specs_for("optimize", key,
-                                                          settings=ctx.settings))
+        await admission.observe(ctx, tally, limits.specs_for("optimize", key,
+                                                            settings=ctx.settings))
     if enqueued == "cap":
-        raise ApiError("too_many_runs", f"this key has {cap} runs queued or running, the "
+        raise ServiceError("too_many_runs", f"this key has {cap} runs queued or running, the "
                        f"most its tier allows; retry when one ends",
                        headers={"Retry-After": "1"}, extra={"limit_value": cap})
     if enqueued == "queue":
-        raise ApiError("overloaded", "the run queue is full; retry shortly",
+        raise ServiceError("overloaded", "the run queue is full; retry shortly",
                        headers={"Retry-After": "1"})
-    admission.settle(request, enqueued, ctx.settings.now(), key["id"])
+    admission.settle(ctx, tally, enqueued, ctx.settings.now(), key["id"])
     return run_id, document
 
 
@@ -136,7 +147,7 @@ class RunWorker(Poller):
     docs); :meth:`stop` stops claiming (the runs in progress go on; see
     :func:`runs.wind_down`). ``owner`` names this process in the rows it owns."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: RunServices) -> None:
         super().__init__("run worker", CLAIM_INTERVAL)
         self.ctx = ctx
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -200,7 +211,7 @@ class RunWorker(Poller):
             objective = await asyncio.get_running_loop().run_in_executor(
                 self.ctx.decide_pool, compile_objective, document.request)
         except Exception as exc:  # noqa: BLE001 - the run fails, the worker goes on
-            document.problem = runs.run_problem(row["id"], "", as_api_error(exc))
+            document.problem = runs.run_problem(row["id"], "", as_service_error(exc))
             await self.ctx.store.runs.update(row["id"], {
                 "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
                 "lease_until": None, "document": runs.write_document(document)})

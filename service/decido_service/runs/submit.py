@@ -1,63 +1,50 @@
 """Submitting a run: what ``POST /v1/optimize``, ``POST /v1/runs`` and the dashboard's
-replay all go through.
+replay all go through once the body is read (:mod:`decido_service.http.submit`).
 
-:func:`prepare` (or :func:`prepare_body` for a body already read) decides everything before
-a run is admitted: the key, the decoded body, its budget within the tier's caps and the
-compiled objective, refusals charged to the key. :func:`start_run` takes one of the
-worker's run slots, records and counts the run and starts it here (``/v1/optimize``);
-:func:`enqueue` records and counts it queued and starts it here when a run thread is free
-(``/v1/runs``). Both admit through :func:`decido_service.runs.queue.admit_run`.
+:func:`prepare` decides everything before a run is admitted: the decoded body, its budget
+within the tier's caps (:func:`budget_of`) and the compiled objective. :func:`start_run`
+takes one of the worker's run slots, records and counts the run and starts it here
+(``/v1/optimize``); :func:`enqueue` records and counts it queued and starts it here when a
+run thread is free (``/v1/runs``). Both admit through
+:func:`decido_service.runs.queue.admit_run`.
 """
 
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import msgspec
 
 from decido_service import limits
-from decido_service.admission import authenticate, observe, refusals
-from decido_service.http.context import ApiRequest
-from decido_service.http.endpoint import request_id
-from decido_service.http.problems import ApiError, field_error, limit_error, validation_error
-from decido_service.http.resources import by_size, in_thread
+from decido_service.admission import observe
+from decido_service.config import Settings
+from decido_service.errors import ServiceError, field_error, limit_error, validation_error
 from decido_service.runs.execution import Execution
 from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled, compile_objective
 from decido_service.runs.queue import admit_run
-from decido_service.schemas import decode_optimize, json_bytes
+from decido_service.schemas import decode_optimize
+from decido_service.services import Services, by_size, in_thread
 from decido_service.store import KeyRecord
 from decido_service.types import Budget, OptimizeRequest, OptimizeResult
 
-__all__ = ["answer_of", "enqueue", "prepare", "prepare_body", "start_run"]
+__all__ = ["answer_of", "budget_of", "enqueue", "prepare", "start_run"]
 
 
-async def prepare(request: ApiRequest
-                  ) -> tuple[KeyRecord, OptimizeRequest, Compiled, Budget]:
-    """Everything decided before a run is admitted: the key, the decoded body, its budget
-    within the tier's caps and the compiled objective (refusals charged to the key)."""
-    key = await authenticate(request)
-    async with refusals(request, key, "optimize"):
-        raw = json_bytes(request)
-    return (key, *await prepare_body(request, key, raw))
-
-
-async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
-                       ) -> tuple[OptimizeRequest, Compiled, Budget]:
-    """:func:`prepare` for a body already read (the dashboard's replay sends a stored
-    one): the decoded body, its budget and the compiled objective (refusals charged)."""
-    async with refusals(request, key, "optimize"):
-        # nothing compiled yet; a large body is decoded in a thread
-        req = await by_size(request, decode_optimize, raw)
-        budget = _budget(request, key, req)  # the tier's caps before any compile
-        objective = await in_thread(request.app.ctx.decide_pool, compile_objective, req)
+async def prepare(services: Services, key: KeyRecord, raw: bytes
+                  ) -> tuple[OptimizeRequest, Compiled, Budget]:
+    """The decoded body ``raw``, its budget and the compiled objective (a large body is
+    decoded in a thread, nothing is compiled before the tier's caps passed)."""
+    req = await by_size(services, raw, decode_optimize, raw)
+    budget = budget_of(services.settings, key, req)
+    objective = await in_thread(services.decide_pool, compile_objective, req)
     return req, objective, budget
 
 
-def _budget(request: ApiRequest, key: KeyRecord, req: OptimizeRequest) -> Budget:
+def budget_of(settings: Settings, key: KeyRecord, req: OptimizeRequest) -> Budget:
     """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond its
     caps, its dimensions included; 422 listing each of its size caps it is above)."""
-    settings = request.app.ctx.settings
     budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
                                         settings=settings)
     if violation is not None:
@@ -69,25 +56,26 @@ def _budget(request: ApiRequest, key: KeyRecord, req: OptimizeRequest) -> Budget
     return Budget(**budget)
 
 
-async def start_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                    objective: Compiled, budget: Budget,
+async def start_run(ctx: Services, tally: SimpleNamespace, request_id: str, key: KeyRecord,
+                    req: OptimizeRequest, objective: Compiled, budget: Budget,
                     claim: Claim | None = None) -> Execution:
     """Take one of the worker's ``run_slots``, record and count the run
     (:func:`~decido_service.runs.queue.admit_run`, answering ``claim``) and start it in
     this worker's run pool; the slot is given back when the run ends. The time limit
-    counts from now: the run's wait for a thread is taken from it."""
-    ctx = request.app.ctx
+    counts from now: the run's wait for a thread is taken from it. ``tally``: as for
+    :func:`decido_service.admission.admit`."""
     slots = ctx.run_slots
     try:
         slots.acquire()
-    except ApiError:  # 503 overloaded: nothing counted; the headers show the minute
-        await observe(request, limits.refusal_specs("optimize", key, settings=ctx.settings)[:1])
+    except ServiceError:  # 503 overloaded: nothing counted; the headers show the minute
+        await observe(ctx, tally,
+                      limits.refusal_specs("optimize", key, settings=ctx.settings)[:1])
         raise
     try:
         budget = msgspec.structs.replace(budget, deadline=time.time() + budget.time_limit)
-        run_id, document = await admit_run(request, key, req, budget, queued=False,
+        run_id, document = await admit_run(ctx, tally, key, req, budget, queued=False,
                                            claim=claim)
-        execution = ctx.run_worker.launch(key["id"], run_id, request_id(request), document,
+        execution = ctx.run_worker.launch(key["id"], run_id, request_id, document,
                                           objective, queued=False)
     except BaseException:
         slots.release()
@@ -101,19 +89,20 @@ def answer_of(run_id: str, answer: OptimizeResult | None) -> OptimizeResult:
     """The ``/v1/optimize`` answer of a finished run (409 when it was cancelled before a
     thread picked it up: there is no result)."""
     if answer is None:
-        raise ApiError("run_cancelled", f"run {run_id} was cancelled before it started")
+        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started")
     return answer
 
 
-async def enqueue(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                  objective: Compiled, budget: Budget, claim: Claim | None = None) -> str:
+async def enqueue(ctx: Services, tally: SimpleNamespace, request_id: str, key: KeyRecord,
+                  req: OptimizeRequest, objective: Compiled, budget: Budget,
+                  claim: Claim | None = None) -> str:
     """Record an admitted run queued (counted; ``claim`` answered with it) and start it in
     this worker when one of its run threads is free, else leave it to whichever worker
     takes it first; its id. (Also the dashboard's replay.)"""
-    run_id, document = await admit_run(request, key, req, budget, queued=True, claim=claim)
-    worker = request.app.ctx.run_worker
+    run_id, document = await admit_run(ctx, tally, key, req, budget, queued=True, claim=claim)
+    worker = ctx.run_worker
     if worker.free() > 0:
-        worker.launch(key["id"], run_id, request_id(request), document, objective)
+        worker.launch(key["id"], run_id, request_id, document, objective)
     else:
         await worker.release(run_id)
     return run_id

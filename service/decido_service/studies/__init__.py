@@ -3,5 +3,5 @@
 :mod:`~decido_service.studies.replay` keeps each worker's :class:`decido.Study` objects in
 step with the store's logs; :mod:`~decido_service.studies.views` turns rows into the API's
 types; :mod:`~decido_service.studies.api` is every operation. This package never imports
-``decido_service.http``: it raises :class:`decido_service.errors.ServiceError`.
+the HTTP layer: it raises :class:`decido_service.errors.ServiceError`.
 """

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from decido_service.types.account import (
     DecisionUsage,
     KeyCreated,
@@ -108,6 +110,7 @@ from decido_service.types.webhooks import (
 )
 
 __all__ = [
+    "encode",
     "DEFAULT_PAGE",
     "MAX_LABEL",
     "MAX_PAGE",
@@ -210,3 +213,7 @@ RESPONSE_TYPES: tuple[Any, ...] = (Problem, Health, Engines, KeyCreated, Usage, 
                                    Study, StudyList, SuggestAnswer, Trial, TrialList,
                                    ReportAnswer)
 
+
+#: the one encoder of every answer the service builds (a Struct of this package, or a
+#: list of them); non-finite floats are written null
+encode = msgspec.json.Encoder().encode

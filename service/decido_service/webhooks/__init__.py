@@ -8,7 +8,7 @@ retried, durable, and only to public addresses (docs/webhooks.md).
 - :mod:`.events`: what an attempt sends;
 - :mod:`.worker`: the per-process worker that claims due deliveries under a lease;
 - :mod:`.api`: the endpoints' logic (create, list, change, rotate, test, deliveries,
-  resend); :mod:`.endpoints`: the ``/v1/webhooks`` blueprint.
+  resend); :mod:`decido_service.blueprints.webhooks`: the ``/v1/webhooks`` blueprint.
 
 The rows are the store's webhooks concern
 (:mod:`decido_service.store.webhook_sql`); a run's deliveries are written in the

@@ -20,7 +20,7 @@ import orjson
 
 from decido_service import limits
 from decido_service.config import Settings, webhook_networks
-from decido_service.http.problems import ApiError, field_error, validation_error
+from decido_service.errors import ServiceError, field_error, validation_error
 from decido_service.schemas import decode_body
 from decido_service.store import KeyRecord, Store, iso_utc, ordered_id
 from decido_service.types.webhooks import (
@@ -72,8 +72,8 @@ def delivery_view(row: Mapping[str, Any]) -> Delivery:
                     attempt_count=len(attempts))
 
 
-def _not_found(what: str, ident: str) -> ApiError:
-    return ApiError("not_found", f"no {what} {ident!r} of this key")
+def _not_found(what: str, ident: str) -> ServiceError:
+    return ServiceError("not_found", f"no {what} {ident!r} of this key")
 
 
 async def find(store: Store, key: KeyRecord, webhook_id: str) -> dict[str, Any]:
@@ -116,7 +116,7 @@ async def decode(kind: type[Body], body: bytes, settings: Settings) -> Body:
     the address guard's (a bad URL and an unknown event are both named at once)."""
     try:
         return decode_body(kind, body)
-    except ApiError as exc:
+    except ServiceError as exc:
         if exc.code != "validation_failed":
             raise
         faults: list[dict[str, Any]] = list((exc.extra or {}).get("errors", []))
@@ -146,7 +146,7 @@ async def create(store: Store, settings: Settings, key: KeyRecord,
            "created_at": iso_utc(now)}
     cap = limits.tier_limits(key, settings=settings)["max_webhooks"]
     if not await store.webhooks.create(row, cap):
-        raise ApiError("too_many_webhooks", f"this key has {cap} webhooks, the most its tier "
+        raise ServiceError("too_many_webhooks", f"this key has {cap} webhooks, the most its tier "
                        "allows; delete one first", extra={"limit_value": cap})
     return _with_secret(row)
 
@@ -194,7 +194,7 @@ async def send_test(store: Store, key: KeyRecord, webhook_id: str) -> Delivery:
     endpoint); the delivery. The caller wakes its delivery worker."""
     row = await find(store, key, webhook_id)
     if not row["enabled"]:
-        raise ApiError("webhook_disabled", f"webhook {webhook_id} is disabled; enable it "
+        raise ServiceError("webhook_disabled", f"webhook {webhook_id} is disabled; enable it "
                        "first (PATCH enabled: true)")
     now = time.time()
     delivery = {"id": ordered_id("msg_", now), "webhook_id": webhook_id, "key_id": key["id"],
@@ -226,7 +226,7 @@ async def resend(store: Store, settings: Settings, key: KeyRecord, webhook_id: s
         raise _not_found("delivery", delivery_id)
     if not await store.webhooks.resend(key["id"], webhook_id, delivery_id, time.time(),
                                        len(settings.delivery_schedule)):
-        raise ApiError("delivery_in_progress", f"an attempt of {delivery_id} is under way; "
+        raise ServiceError("delivery_in_progress", f"an attempt of {delivery_id} is under way; "
                        "retry when it ends", headers={"Retry-After": "1"})
     found = await store.webhooks.get_delivery(key["id"], webhook_id, delivery_id)
     assert found is not None

@@ -21,9 +21,9 @@ from typing import Any
 import orjson
 
 from decido_service import __version__
-from decido_service.http.responses import encode
 from decido_service.runs.api import run_view
 from decido_service.store.webhooks import RUN_EVENTS
+from decido_service.types import encode
 from decido_service.webhooks.signing import signature_header
 
 __all__ = ["TEST_EVENT", "USER_AGENT", "event_body", "request_headers", "signing_secrets"]

@@ -2,7 +2,7 @@
 each documented where it is routed.
 
 Every call is a keyed read under the one read policy
-(:func:`decido_service.admission.read`: the key checked live, nothing counted, the
+(:func:`decido_service.http.admission.read`: the key checked live, nothing counted, the
 ``optimize.minute`` headers); a refused parameter is charged to the refused budget like
 the runs' reads."""
 
@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from sanic.response import HTTPResponse
 
-from decido_service.admission import read, refusals
+from decido_service.http.admission import read, refusals
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import query
+from decido_service.http.params import json_bytes, query
 from decido_service.http.responses import Response, answer
 from decido_service.http.routes import Doc, Routes
-from decido_service.schemas import json_bytes
 from decido_service.types import (
     DeliveryPage,
     DeliveryPath,
