@@ -150,6 +150,7 @@ def test_413_body_too_large(server: LiveServer, free_key: str) -> None:
 
 #: the studies' paths (docs/studies.md, "Over HTTP")
 STUDY_PATHS = {"/v1/studies", "/v1/studies/{study_id}", "/v1/studies/{study_id}/complete",
+               "/v1/studies/{study_id}/events",
                "/v1/studies/{study_id}/stop", "/v1/studies/{study_id}/suggest",
                "/v1/studies/{study_id}/trials", "/v1/studies/{study_id}/trials/{number}",
                *(f"/v1/studies/{{study_id}}/trials/{{number}}/{verb}"
