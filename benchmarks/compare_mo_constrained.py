@@ -10,6 +10,7 @@ machine's load falls on all alike.
 
     python benchmarks/compare_mo_constrained.py                      # everything, 11 seeds
     python benchmarks/compare_mo_constrained.py --problems osy --seeds 3
+    python benchmarks/compare_mo_constrained.py --solvers "decido moea" --options '{"popsize": 200}'
 
 Problems (pymoo's definitions, ``pymoo.problems.get_problem``; decido sees the same in its
 expression language, each constraint written as pymoo's ``G <= 0`` with its scaling, so both
@@ -115,11 +116,13 @@ def _feasible_hv(front: Any, ref: list[float]) -> float:
     return decido.hypervolume(F, ref) if len(F) else 0.0
 
 
-def run_decido(name: str, seed: int, selection: int = 0) -> tuple[float, float]:
+def run_decido(name: str, seed: int, selection: int = 0,
+               options: dict[str, float] | None = None) -> tuple[float, float]:
     p = PROBLEMS[name]
     t = time.perf_counter()
     r = decido.minimize(p["objectives"], p["bounds"], max_evaluations=p["budget"], seed=seed,
-                        options={"selection": selection}, constraints=p["constraints"])
+                        options={**(options or {}), "selection": selection},
+                        constraints=p["constraints"])
     wall = time.perf_counter() - t
     return _feasible_hv([q["f"] for q in r.pareto if q["feasible"]], p["ref"]), wall
 
@@ -143,14 +146,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problems", default=",".join(PROBLEMS))
     ap.add_argument("--seeds", type=int, default=11)
+    ap.add_argument("--options", type=json.loads, default={},
+                    help='more options of decido\'s runs, JSON (e.g. \'{"popsize": 200}\')')
     ap.add_argument("--solvers", default="decido moea,decido moea-crowding,pymoo NSGA-II")
     ap.add_argument("--save", help="write every run's (hypervolume, wall) to this JSON file")
     ap.add_argument("--load", action="append", default=[],
                     help="runs of a --save (repeatable): shown, not run again")
     args = ap.parse_args()
     solvers: dict[str, Callable[[str, int], tuple[float, float]]] = {
-        "decido moea": run_decido,
-        "decido moea-crowding": lambda name, seed: run_decido(name, seed, selection=1),
+        "decido moea": lambda name, seed: run_decido(name, seed, options=args.options),
+        "decido moea-crowding": lambda name, seed: run_decido(name, seed, selection=1,
+                                                              options=args.options),
         "pymoo NSGA-II": run_pymoo,
     }
     wanted = args.solvers.split(",")
