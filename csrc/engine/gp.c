@@ -167,23 +167,6 @@ int dc_gp_factor(dc_gp *gp)
     return -1;
 }
 
-/* sum a[k] b[k] over k < n in four independent sums (the compiler keeps the
- * order of one sum, so this is what lets the loop run in vector registers) */
-static double dot4(const double *a, const double *b, size_t n)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    size_t k = 0;
-    for (; k + 3 < n; k += 4) {
-        s0 += a[k] * b[k];
-        s1 += a[k + 1] * b[k + 1];
-        s2 += a[k + 2] * b[k + 2];
-        s3 += a[k + 3] * b[k + 3];
-    }
-    for (; k < n; k++)
-        s0 += a[k] * b[k];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* The negative log posterior (marginal likelihood and the lengthscale prior) at t,
  * leaving the model factored at t; +inf when K is not positive definite.  One
  * Cholesky (n^3 / 6): the line search's trial points need no more. */
@@ -217,7 +200,11 @@ static void objective_gradient(dc_gp *gp, const double *t, double *g)
         x[b] = 1.0 / gp->L[b * ld + b];
         for (a = b + 1; a < n; a++) {
             const double *la = gp->L + a * ld;
-            x[a] = -dot4(la + b, x + b, a - b) / la[a];
+            double s = 0.0;
+            size_t k;
+            for (k = b; k < a; k++)
+                s += la[k] * x[k];
+            x[a] = -s / la[a];
         }
     }
     /* W = alpha alpha^T - K^{-1}; K^{-1}[a][b] = sum_{k >= max(a,b)} U[a][k] U[b][k] */
@@ -225,8 +212,11 @@ static void objective_gradient(dc_gp *gp, const double *t, double *g)
         const double *xa = gp->X + a * d, *ua = U + a * ld;
         for (b = 0; b <= a; b++) {
             const double *xb = gp->X + b * d, *ub = U + b * ld;
-            double w, r2 = 0.0, r, e, dk, kab;
-            w = gp->alpha[a] * gp->alpha[b] - dot4(ua + a, ub + a, n - a);
+            double kinv = 0.0, w, r2 = 0.0, r, e, dk, kab;
+            size_t k;
+            for (k = a; k < n; k++)
+                kinv += ua[k] * ub[k];
+            w = gp->alpha[a] * gp->alpha[b] - kinv;
             if (a != b)
                 w *= 2.0;
             if (a == b) {
