@@ -33,6 +33,7 @@ Usage::
     python benchmarks/sample_efficient.py --dims 5            # one dimension (~5 min)
     python benchmarks/sample_efficient.py --functions 1-6     # a subset
     python benchmarks/sample_efficient.py --overhead          # suggestion overhead only
+    python benchmarks/sample_efficient.py --budget 200 --solvers auto   # bo past 100 points
     python benchmarks/sample_efficient.py --markdown          # tables for README.md
 
 Needs the ``bench`` extra (coco-experiment, optuna, nevergrad).
@@ -189,11 +190,11 @@ def overhead(log: Callable[[str], None]) -> dict[str, float]:
 
 
 def table(results: dict[tuple[str, int, int], float], dims: list[int], functions: list[int],
-          solvers: list[str]) -> str:
+          solvers: list[str], budget: int = BUDGET) -> str:
     lines = []
     for dim in dims:
         lines.append(f"\nd = {dim}: median f_best - f_opt over instances 1-3 "
-                     f"({BUDGET} evaluations; tpe50: {TPE_BUDGET})\n")
+                     f"({budget} evaluations; tpe50: {TPE_BUDGET})\n")
         lines.append("| f | " + " | ".join(solvers) + " |")
         lines.append("|---" * (len(solvers) + 1) + "|")
         le_ng = within10 = le_tpe = 0
@@ -231,6 +232,9 @@ def main() -> None:
     ap.add_argument("--dims", default="5,10")
     ap.add_argument("--functions", default="1-24")
     ap.add_argument("--solvers", default=",".join(SOLVERS))
+    ap.add_argument("--budget", type=int, default=BUDGET,
+                    help="evaluations of auto and random (100; 200 exercises bo's model "
+                         "beyond 100 points)")
     ap.add_argument("--overhead", action="store_true", help="suggestion overhead only")
     ap.add_argument("--markdown", action="store_true", help="print the tables at the end")
     ap.add_argument("--quiet", action="store_true")
@@ -245,8 +249,10 @@ def main() -> None:
         return
     dims, functions = parse_range(args.dims), parse_range(args.functions)
     solvers = args.solvers.split(",")
+    for name in ("auto", "random"):
+        RUNNERS[name] = (RUNNERS[name][0], args.budget)
     results = bbob(dims, functions, solvers, log)
-    print(table(results, dims, functions, solvers))
+    print(table(results, dims, functions, solvers, args.budget))
 
 
 if __name__ == "__main__":

@@ -372,12 +372,15 @@ static void warp(state *s, double *y, size_t n)
         y[i] = log(y[i] - lo + delta);
 }
 
+#define SUB_FIT 100 /* model points beyond which the periodic restart fits a subset */
+
 /* Fit the models on the selected rows; 0 on success. */
 static int fit_models(state *s, size_t k)
 {
     size_t i, nf = 0, m = s->m;
     double worst = -INFINITY, emin = INFINITY;
     int restarts, evals, st;
+    size_t sub;
     for (i = s->since; i < s->hn; i++)
         if (isfinite(s->hy[i]) && s->hy[i] > worst)
             worst = s->hy[i];
@@ -393,9 +396,13 @@ static int fit_models(state *s, size_t k)
     }
     s->excess_only = s->constrained && nf < 2;
     /* a full fit with restarts at first and now and then; else a few warm-started
-     * steps, and beyond 40 points only every third batch (the lengthscales settle) */
+     * steps, and beyond 40 points only every third batch (the lengthscales settle).
+     * Beyond SUB_FIT points (a step costs milliseconds) the periodic restart runs on
+     * SUB_FIT of them and the warm start takes its usual 8 steps on all, so that
+     * the restart's batch costs about as much as the others, not 5x more */
     restarts = s->fits == 0 ? 3 : s->fits % 8 == 0 ? 1 : 0;
-    evals = restarts ? 30 : k <= 40 ? 15 : (s->fits % 3 == 0 ? 8 : 0);
+    evals = restarts && k <= SUB_FIT ? 30 : k <= 40 ? 15 : (restarts || s->fits % 3 == 0 ? 8 : 0);
+    sub = k <= SUB_FIT ? k : SUB_FIT;
     s->fits++;
     if (s->constrained) {
         double emean = 0.0;
@@ -407,7 +414,7 @@ static int fit_models(state *s, size_t k)
             emin = s->ze[i] < emin ? s->ze[i] : emin;
         }
         dc_gp_set_data(&s->gc, s->Z, s->ze, k);
-        if (evals ? dc_gp_fit(&s->gc, s->rng, restarts, evals) : dc_gp_factor(&s->gc))
+        if (evals ? dc_gp_fit_sub(&s->gc, s->rng, restarts, evals, 30, sub) : dc_gp_factor(&s->gc))
             return -1;
         s->cthr = (0.0 - s->gc.ymean) / s->gc.ystd;
         if (s->excess_only) {
@@ -427,7 +434,8 @@ static int fit_models(state *s, size_t k)
     }
     warp(s, s->zy, nf);
     dc_gp_set_data(&s->gp, s->Z, s->zy, nf);
-    st = evals ? dc_gp_fit(&s->gp, s->rng, restarts, evals) : dc_gp_factor(&s->gp);
+    st = evals ? dc_gp_fit_sub(&s->gp, s->rng, restarts, evals, 30, sub < nf ? sub : nf)
+               : dc_gp_factor(&s->gp);
     s->ybest = INFINITY;
     for (i = 0; i < nf; i++)
         s->ybest = s->gp.y[i] < s->ybest ? s->gp.y[i] : s->ybest;

@@ -167,19 +167,31 @@ int dc_gp_factor(dc_gp *gp)
     return -1;
 }
 
-/* The negative log posterior (marginal likelihood and the lengthscale prior) at t
- * and its gradient g; +inf when K is not positive definite. */
-static double objective(dc_gp *gp, const double *t, double *g)
+/* The negative log posterior (marginal likelihood and the lengthscale prior) at t,
+ * leaving the model factored at t; +inf when K is not positive definite.  One
+ * Cholesky (n^3 / 6): the line search's trial points need no more. */
+static double objective_value(dc_gp *gp, const double *t)
 {
-    size_t a, b, i, n = gp->n, d = gp->d, ld = gp->cap;
+    size_t a, i, n = gp->n, d = gp->d, ld = gp->cap;
     double nll = 0.0, mu = prior_mean(d), var = PRIOR_SD * PRIOR_SD;
-    double *U = gp->U;
     set_theta(gp, t);
     if (factor_at(gp, 0.0))
         return INFINITY;
     for (a = 0; a < n; a++)
         nll += 0.5 * gp->y[a] * gp->alpha[a] + log(gp->L[a * ld + a]);
     nll += 0.5 * (double)n * LOG_2PI;
+    for (i = 0; i < d; i++)
+        nll += 0.5 * (t[i] - mu) * (t[i] - mu) / var;
+    return nll;
+}
+
+/* The objective's gradient g at t, the model factored at t by objective_value
+ * (K^{-1}: about n^3 / 3 more). */
+static void objective_gradient(dc_gp *gp, const double *t, double *g)
+{
+    size_t a, b, i, n = gp->n, d = gp->d, ld = gp->cap;
+    double mu = prior_mean(d), var = PRIOR_SD * PRIOR_SD;
+    double *U = gp->U;
     for (i = 0; i < d + 2; i++)
         g[i] = 0.0;
     /* U row j = column j of L^{-1} (entries j..n-1) */
@@ -226,11 +238,17 @@ static double objective(dc_gp *gp, const double *t, double *g)
             g[d] -= 0.5 * w * kab;
         }
     }
-    for (i = 0; i < d; i++) {
-        nll += 0.5 * (t[i] - mu) * (t[i] - mu) / var;
+    for (i = 0; i < d; i++)
         g[i] += (t[i] - mu) / var;
-    }
-    return nll;
+}
+
+/* The objective and its gradient g at t. */
+static double objective(dc_gp *gp, const double *t, double *g)
+{
+    double f = objective_value(gp, t);
+    if (isfinite(f))
+        objective_gradient(gp, t, g);
+    return f;
 }
 
 /* Projected L-BFGS from t (updated in place to the best point found); returns
@@ -306,9 +324,10 @@ static double lbfgs(dc_gp *gp, double *t, int max_evals)
             clamp_theta(gp, tn);
             for (i = 0; i < p; i++)
                 dec += g[i] * (tn[i] - t[i]);
-            fn = objective(gp, tn, gn);
+            fn = objective_value(gp, tn); /* the gradient only where accepted */
             evals++;
             if (isfinite(fn) && fn <= f + 1e-4 * dec) {
+                objective_gradient(gp, tn, gn);
                 moved = 1;
                 break;
             }
@@ -340,9 +359,26 @@ static double lbfgs(dc_gp *gp, double *t, int max_evals)
     return f;
 }
 
+/* a random start for the fit: lengthscales from the prior (half its spread) */
+static void random_theta(const dc_gp *gp, dc_rng *rng, double *t)
+{
+    size_t i;
+    for (i = 0; i < gp->d; i++)
+        t[i] = prior_mean(gp->d) + PRIOR_SD * dc_rng_normal(rng) * 0.5;
+    t[gp->d] = (dc_rng_uniform(rng) - 0.5) * 2.0;
+    t[gp->d + 1] = log(1e-6) + dc_rng_uniform(rng) * 6.0;
+    clamp_theta(gp, t);
+}
+
 int dc_gp_fit(dc_gp *gp, dc_rng *rng, int restarts, int max_evals)
 {
-    size_t p = gp->d + 2, i;
+    return dc_gp_fit_sub(gp, rng, restarts, max_evals, max_evals, gp->n);
+}
+
+int dc_gp_fit_sub(dc_gp *gp, dc_rng *rng, int restarts, int max_evals, int restart_evals,
+                  size_t sub)
+{
+    size_t p = gp->d + 2, n = gp->n;
     double best_t[64], t[64], best_f;
     int r;
     if (p > 64) { /* many dimensions: the fit would not pay; factor at theta */
@@ -350,16 +386,19 @@ int dc_gp_fit(dc_gp *gp, dc_rng *rng, int restarts, int max_evals)
     }
     memcpy(t, gp->theta, p * sizeof(double));
     clamp_theta(gp, t);
-    best_f = lbfgs(gp, t, max_evals);
+    best_f = max_evals > 0 ? lbfgs(gp, t, max_evals) : objective_value(gp, t);
     memcpy(best_t, t, p * sizeof(double));
     for (r = 0; r < restarts; r++) {
         double f;
-        for (i = 0; i < gp->d; i++)
-            t[i] = prior_mean(gp->d) + PRIOR_SD * dc_rng_normal(rng) * 0.5;
-        t[gp->d] = (dc_rng_uniform(rng) - 0.5) * 2.0;
-        t[gp->d + 1] = log(1e-6) + dc_rng_uniform(rng) * 6.0;
-        clamp_theta(gp, t);
-        f = lbfgs(gp, t, max_evals);
+        random_theta(gp, rng, t);
+        if (sub < n) { /* the restart on the first sub points, judged on all */
+            gp->n = sub;
+            (void)lbfgs(gp, t, restart_evals);
+            gp->n = n;
+            f = objective_value(gp, t);
+        } else {
+            f = lbfgs(gp, t, restart_evals);
+        }
         if (dc_better(f, best_f)) {
             best_f = f;
             memcpy(best_t, t, p * sizeof(double));

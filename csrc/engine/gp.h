@@ -29,7 +29,7 @@ typedef struct dc_gp {
     double ymean, ystd; /* the standardization of the raw targets */
     double *U;          /* cap x cap scratch (L^{-T} rows, K^{-1}) */
     double *kv, *work;  /* cap; max(cap, d) */
-    double *fit;        /* scratch for the fit: (d + 2) * 24 */
+    double *fit;        /* scratch for the fit: (d + 2) * 28 */
 } dc_gp;
 
 dc_status dc_gp_init(dc_gp *gp, const dc_allocator *alloc, size_t d, size_t cap);
@@ -42,6 +42,13 @@ void dc_gp_set_data(dc_gp *gp, const double *X, const double *y, size_t n);
  * random starts, each with at most max_evals evaluations; the best is kept and the
  * model factored.  -1 when no factorization succeeded (then the model is unusable). */
 int dc_gp_fit(dc_gp *gp, dc_rng *rng, int restarts, int max_evals);
+/* dc_gp_fit with its costs split: the warm start from theta with at most max_evals
+ * evaluations (0: the objective there only) on all points, each random restart with
+ * at most restart_evals on the first `sub` points only (an evaluation costs O(n^3):
+ * half the points, an eighth of the time), judged against the warm start on all.  The
+ * best is kept and the model factored; -1 as dc_gp_fit. */
+int dc_gp_fit_sub(dc_gp *gp, dc_rng *rng, int restarts, int max_evals, int restart_evals,
+                  size_t sub);
 /* Factor the model at the current theta (adding jitter when needed); -1 on failure. */
 int dc_gp_factor(dc_gp *gp);
 /* The posterior mean and variance (standardized units) at x. */
