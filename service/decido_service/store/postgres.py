@@ -51,7 +51,8 @@ PING_TIMEOUT = 1.0
 #: errors after which a transaction that never reached COMMIT is retried
 _RETRYABLE = (errors.DeadlockDetectedError, errors.SerializationError)
 #: what a database failure can raise (asyncpg's errors, the socket's, a timeout)
-FAILURES = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, asyncio.TimeoutError)
+FAILURES = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError,
+            OSError, asyncio.TimeoutError)
 
 
 class PostgresTx:
@@ -190,6 +191,8 @@ class PostgresDatabase:
             try:
                 return await run(conn)
             except FAILURES as exc:
+                if isinstance(exc, asyncpg.InternalClientError):
+                    conn.terminate()  # its protocol state is broken: never pooled again
                 if not retry(exc) or attempt + 1 == attempts or self._closed:
                     raise self._failed(exc) from exc
             finally:
@@ -278,8 +281,12 @@ class PostgresDatabase:
 def _unreachable(exc: BaseException) -> bool:
     """True when ``exc`` says the connection is gone or could not be made (closed by the
     server, reset, refused, the database not accepting connections): nothing the failed
-    statement did can have been committed, and a fresh connection may work."""
-    return isinstance(exc, (asyncpg.InterfaceError, OSError, asyncio.TimeoutError,
+    statement did can have been committed, and a fresh connection may work. asyncpg's
+    ``InternalClientError`` ("cannot switch to state ...; another operation is in
+    progress": a connection whose backend was terminated during an earlier operation) is
+    raised before anything is sent."""
+    return isinstance(exc, (asyncpg.InterfaceError, asyncpg.InternalClientError, OSError,
+                            asyncio.TimeoutError,
                             errors.PostgresConnectionError, errors.OperatorInterventionError,
                             errors.ObjectNotInPrerequisiteStateError,
                             errors.TooManyConnectionsError))
