@@ -29,6 +29,8 @@ import pytest
 pytest.importorskip("sanic")
 
 START_TIMEOUT = 60.0
+#: ports tried when another process takes the chosen one before the server binds it
+PORT_TRIES = 5
 #: every exchange of every LiveServer of the session: (method, path, response); the OpenAPI
 #: test validates them all against the document
 RECORDED: list[tuple[str, str, Response]] = []
@@ -101,25 +103,40 @@ class LiveServer:
         return {**env, **self.env}
 
     def start(self) -> LiveServer:
-        """Start and wait until ``/v1/health`` answers 200."""
-        self.port = free_port()
+        """Start and wait until ``/v1/health`` answers 200. The free port is chosen before
+        the server binds it, so another test's process may take it between the two: the
+        server then exits saying so, and it is started again on another port."""
+        for _ in range(PORT_TRIES):
+            if self._start_on(free_port()):
+                return self
+        raise RuntimeError(f"decido serve found no free port:\n{self.log.read_text()}")
+
+    def _logged_since(self, offset: int) -> str:
+        return self.log.read_bytes()[offset:].decode(errors="replace")
+
+    def _start_on(self, port: int) -> bool:
+        """Start on ``port``; False when the port was taken meanwhile."""
+        self.port = port
         cmd = [*decido_command(), "serve", "--workers", str(self.workers), "--host",
                "127.0.0.1", "--port", str(self.port), "--db", self.db_url or str(self.db)]
+        logged = self.log.stat().st_size if self.log.exists() else 0
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                          env=self.environment(), start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                if f"port {port} is already in use" in self._logged_since(logged):
+                    return False
                 raise RuntimeError(f"decido serve exited early:\n{self.log.read_text()}")
             with contextlib.suppress(OSError, http.client.HTTPException):
                 # one worker answering is not enough: tests that touch the database must
                 # not race the others' start-up (migrations), so wait for every worker
                 if (self.request("GET", "/v1/health", timeout=2).status == 200
-                        and self.log.read_text().count("Worker ready") >= self.workers):
+                        and self._logged_since(logged).count("Worker ready") >= self.workers):
                     if not _document_recorded():  # for the session's end (below)
                         self.request("GET", "/v1/openapi.json")
-                    return self
+                    return True
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"decido serve did not come up:\n{self.log.read_text()}")
