@@ -5,7 +5,8 @@
 receiver that accepts every connection and never answers, and sends 16 test events to each
 (80 deliveries, each attempt holding its slot for the 15 s timeout); meanwhile another key
 sends a test event to a receiver that answers at once, ``--rounds`` times, one after the
-other. Reported: the seconds from each of its sends to its arrival (median, max).
+other, and asks ``/v1/health`` every 50 ms for 20 s. Reported: the seconds from each of its
+sends to its arrival (median, max) and the health latencies (p50, p99, max).
 
 ``smaa``: a one-worker server; ``--clients`` free keys each send decisions under
 uncertainty of 100,000 samples x ``--options`` options x 1 criterion (500: 50,000,000
@@ -59,7 +60,7 @@ def smaa_body(options: int) -> dict[str, Any]:
 
 
 def key(db: Path, plan: str = "free", tier: str = "pro") -> str:
-    made = subprocess.run([*_decido(), "keys", "create", "--plan", plan, "--tier", tier,
+    made = subprocess.run([*_decido(), "keys", "create", "--create", "--plan", plan, "--tier", tier,
                            "--db", str(db), "--json"], capture_output=True, text=True,
                           check=True)
     return str(json.loads(made.stdout)["key"])
@@ -114,13 +115,26 @@ def webhooks(rounds: int) -> dict[str, Any]:
     silent = _Silent()
     env = {"DECIDO_WEBHOOK_ALLOW_NETWORKS": "127.0.0.0/8", "DECIDO_WEBHOOK_SCHEDULE": "0"}
     waits = []
+    health: list[float] = []
+    stop = threading.Event()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "hooks.db"
         with server(db, Path(tmp) / "server.log", env) as port:
             noisy, calm = key(db, tier="enterprise"), key(db, tier="enterprise")
+
+            def watch_health() -> None:
+                while not stop.is_set():
+                    start = time.monotonic()
+                    assert call(port, "GET", "/v1/health", calm)[0] == 200
+                    health.append((time.monotonic() - start) * 1e3)
+                    time.sleep(0.05)
+
+            watcher = threading.Thread(target=watch_health)
+            watcher.start()
             hooks = [call(port, "POST", "/v1/webhooks", noisy, {
                 "url": f"http://127.0.0.1:{silent.port}/h{i}", "events": ["*"]})[1]["id"]
                 for i in range(5)]
+            noisy_sent = time.monotonic()
             for _ in range(16):
                 for hook in hooks:
                     call(port, "POST", f"/v1/webhooks/{hook}/test", noisy)
@@ -134,10 +148,15 @@ def webhooks(rounds: int) -> dict[str, Any]:
                 while delivery not in arrived and time.monotonic() - sent < 300:
                     time.sleep(0.01)
                 waits.append(arrived.get(delivery, float("inf")) - sent)
+            # health is watched until the first noisy attempts have held their slots for
+            # the whole 15 s timeout and the next ones have started
+            time.sleep(max(0.0, 20.0 - (time.monotonic() - noisy_sent)))
+            stop.set()
+            watcher.join()
     answer.shutdown()
     return {"scenario": "webhooks", "noisy_deliveries": 80, "rounds": rounds,
             "calm_wait_s_median": round(statistics.median(waits), 3),
-            "calm_wait_s_max": round(max(waits), 3)}
+            "calm_wait_s_max": round(max(waits), 3), "health_ms": _percentiles(health)}
 
 
 # ------------------------------------------------------------------------- smaa

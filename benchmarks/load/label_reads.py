@@ -35,9 +35,9 @@ from decido_service.store.blocking import open_blocking
 
 def made_key(db: Path) -> dict[str, str]:
     """A new enterprise key (its ``id`` and secret ``key``)."""
-    made = subprocess.run([*_decido(), "keys", "create", "--plan", "enterprise", "--tier",
-                           "enterprise", "--db", str(db), "--json"], capture_output=True,
-                          text=True, check=True)
+    made = subprocess.run([*_decido(), "keys", "create", "--create", "--plan", "enterprise",
+                           "--tier", "enterprise", "--db", str(db), "--json"],
+                          capture_output=True, text=True, check=True)
     return dict(json.loads(made.stdout))
 
 
