@@ -539,11 +539,15 @@ def _signature_shown(function: F) -> F:
     """Give ``decido.optimize``/``minimize``/``maximize``/``optimize_front`` the signature
     ``help()`` and :func:`inspect.signature` show: their own parameters (``goal`` when they
     take it), then the keywords of :class:`RunSpec` (those only a run of several objectives
-    takes last). Their static type is :class:`RunKeywords` / :class:`FrontKeywords`
-    (``**kwargs``)."""
+    takes last), and a list of them with their docs at the end of the docstring. Their
+    static type is :class:`RunKeywords` / :class:`FrontKeywords` (``**kwargs``)."""
     own = inspect.signature(function)
     shown = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
     vars(function)["__signature__"] = own.replace(parameters=shown + _keyword_parameters(True))
+    function.__doc__ = (function.__doc__ or "").rstrip() + "\n\n    Keywords:\n" + "".join(
+        f"        {f.name}: {f.metadata['doc']}"
+        f"{' (several objectives)' if f.metadata['scope'] == 'several' else ''}\n"
+        for f in dataclasses.fields(RunSpec))
     return function
 
 
@@ -591,8 +595,8 @@ def optimize(objective: Objective | list[Any] | tuple[Any, ...],
 
     A list of objectives (expressions, callables, or dicts ``{"name", "expression",
     "goal"}``) makes a run of several, :func:`optimize_front`, whose result
-    is their front (a :class:`ParetoResult`), with ``reference_point`` and ``archive_size``
-    of its own. A keyword that is not one raises :class:`TypeError` naming it.
+    is their front (a :class:`ParetoResult`), with keywords of its own (below). A keyword
+    that is not one raises :class:`TypeError` naming it.
     """
     several = isinstance(objective, (list, tuple))
     return _run(objective, bounds, goal, RunSpec.of("optimize", kwargs, several), several)
@@ -622,8 +626,8 @@ def minimize(objective: Objective | list[Any] | tuple[Any, ...],
              bounds: ArrayLike | None = None, **kwargs: Any) -> OptimizeResult | ParetoResult:
     """Minimize ``objective`` over ``bounds``: :func:`optimize` with ``goal="minimize"``,
     the same keyword arguments (see it for what each does).  A list of objectives makes a
-    run of several (:func:`optimize_front`: the result is a
-    :class:`ParetoResult`; ``reference_point`` and ``archive_size`` are its own)."""
+    run of several (:func:`optimize_front`: the result is a :class:`ParetoResult`; the
+    keywords marked "several objectives" below are its own)."""
     return optimize(objective, bounds, goal="minimize", **kwargs)
 
 
@@ -638,6 +642,6 @@ def maximize(objective: Objective | list[Any] | tuple[Any, ...],
              bounds: ArrayLike | None = None, **kwargs: Any) -> OptimizeResult | ParetoResult:
     """Maximize ``objective`` over ``bounds``: :func:`optimize` with ``goal="maximize"``,
     the same keyword arguments.  A list of objectives makes a run of several, each
-    maximized unless its dict says ``"goal": "minimize"`` (a :class:`ParetoResult`;
-    ``reference_point`` and ``archive_size`` are its own)."""
+    maximized unless its dict says ``"goal": "minimize"`` (a :class:`ParetoResult`; the
+    keywords marked "several objectives" below are its own)."""
     return optimize(objective, bounds, goal="maximize", **kwargs)
