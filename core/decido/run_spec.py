@@ -1,9 +1,10 @@
 """One run specification: the keywords of a run, one objective or several, written once.
 
 :class:`RunSpec` holds them, each field with its default and a one-line doc; its metadata
-says which runs take it (``scope``: every run, one objective, or several) and whether it
-only means something on this machine (``local``: a callback, a monitor, a vectorized
-callable). Everything else is derived from it: the signatures ``help()`` shows of
+says which runs take it (``scope``: every run, or only a run of several objectives),
+whether it only means something on this machine (``local``: a callback, a monitor, a
+vectorized callable) and whether a request to a server carries it as a member
+(``wire``). Everything else is derived from it: the signatures ``help()`` shows of
 ``decido.optimize``/``minimize``/``maximize``/``optimize_front``, the keyword check
 (:meth:`RunSpec.of`), the checks of the values (:func:`value_problems`,
 :func:`front_problems`), the Cython call's arguments (:meth:`RunSpec.engine_arguments`),
@@ -36,8 +37,7 @@ __all__ = ["DEFAULT_ARCHIVE_SIZE", "DEFAULT_EVALUATIONS_PER_DIM", "MAX_ARCHIVE",
            "MAX_EVALUATIONS", "MIN_DEFAULT_EVALUATIONS", "SEED_END", "FrontKeywords",
            "FrontOnlyKeywords", "RunKeywords", "RunSpec", "Scope", "SharedKeywords",
            "check_hooks", "fields", "front_problems", "keyword_names", "only_for_several",
-           "value_problems",
-           "with_stop_option"]
+           "value_problems", "with_stop_option"]
 
 #: Budget when max_evaluations is None: 2,000 evaluations per dimension, at least 10,000.
 DEFAULT_EVALUATIONS_PER_DIM = 2000
@@ -69,9 +69,7 @@ class RunSpec:
     """The keywords of a run but ``goal`` (the objective and the box are the run's own
     arguments), in the order the signatures show them."""
 
-    engine: str | None = _kw(
-        "an engine id of decido.engines() (default: dss; auto for small budgets and "
-        "callables; for several objectives the first engine that takes them)")
+    engine: str | None = _kw("an engine id of decido.engines() (default: chosen for the run)")
     max_evaluations: int | None = _kw("most evaluations (default max(10000, 2000 n))")
     time_limit: float | None = _kw("seconds")
     target: float | None = _kw(
@@ -83,9 +81,9 @@ class RunSpec:
     vectorized: bool = _kw("the callable objective takes a population (P, n)", local=True,
                            default=False)
     monitor: RunMonitor | None = _kw("progress and stop from any thread", local=True)
+    # on the wire: the engine option of the same name (options), not a member of its own
     stop_on_convergence: bool | None = _kw(
-        "False spends the whole budget (a converged engine starts again; on the wire, "
-        "the option of the same name)", wire=False)
+        "False spends the whole budget (a converged engine starts again)", wire=False)
     constraints: list[str] | None = _kw("'[name:] lhs <= rhs' (or >=, ==) over x")
     constraint_tolerance: float | None = _kw("largest violation that counts as feasible")
     integers: list[int] | None = _kw("indices of x that take integer values")
