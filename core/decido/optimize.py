@@ -291,9 +291,11 @@ def _goal(goal: Any) -> list[Problem]:
     return [Problem(("goal",), "invalid_argument", goal_problem("goal", goal))]
 
 
-def _check(bounds: Any, goal: Any, spec: RunSpec, *, several: bool = False) -> _Checked:
-    """Every fault of a run's box (or variables), design, engine, options, goal, budgets
-    and seed (``target`` on a run of ``several`` objectives is :func:`front_problems`')."""
+def _check(bounds: Any, goal: Any, spec: RunSpec, engine: Any, options: Any, *,
+           several: bool = False) -> _Checked:
+    """Every fault of a run's box (or variables), design, ``engine`` (None: the default),
+    ``options`` (the spec's with ``stop_on_convergence``), goal, budgets and seed
+    (``target`` on a run of ``several`` objectives is :func:`front_problems`')."""
     found = _goal(goal)
     variables = spec.variables
     if variables is not None and bounds is not None:
@@ -313,7 +315,7 @@ def _check(bounds: Any, goal: Any, spec: RunSpec, *, several: bool = False) -> _
     found += design_faults
     if design is not None and variables is not None:
         b = np.column_stack((design.lower, design.upper))
-    engine_id = default_engine() if spec.engine is None else spec.engine
+    engine_id = default_engine() if engine is None else engine
     info = _engine_table().get(engine_id) if isinstance(engine_id, str) else None
     opts: dict[str, float] = {}
     if info is None:
@@ -329,7 +331,7 @@ def _check(bounds: Any, goal: Any, spec: RunSpec, *, several: bool = False) -> _
             found.append(Problem(("bounds",), "invalid_argument",
                                  f"engine {engine_id!r} handles at most {info['max_dims']} "
                                  f"dimensions, got {n}"))
-        option_faults, opts = _options(info, spec.options)
+        option_faults, opts = _options(info, options)
         found += option_faults
         found += _support(info, design, spec.constraints)
     found += value_problems(spec.max_evaluations, spec.time_limit,
@@ -371,10 +373,8 @@ def problems(bounds: Any, *, goal: Any = "minimize", **keywords: Any) -> list[Pr
     the engine says so), the goal, budgets and seed. :func:`optimize` raises the first as an
     :class:`EngineError`; the HTTP service lists them all."""
     spec = RunSpec.of("problems", keywords, several=False)
-    if spec.stop_on_convergence is not None:
-        spec = dataclasses.replace(spec, options=with_stop_option(
-            spec.options, spec.stop_on_convergence))
-    return _check(bounds, goal, spec).problems
+    options = with_stop_option(spec.options, spec.stop_on_convergence)
+    return _check(bounds, goal, spec, spec.engine, options).problems
 
 
 def _objective(objective: Objective, design: Design) -> Any:
@@ -436,7 +436,8 @@ def _front(objectives: Any, goal: Any, spec: RunSpec, checked: _Checked) -> _Fro
     found, specs = objective_problems(objectives, goal, names)
     found += checked.problems
     m = len(objectives) if isinstance(objectives, (list, tuple)) else 0
-    found += front_problems(m, lambda name: getattr(spec, name))
+    found += front_problems(m, lambda name: checked.engine if name == "engine"
+                            else getattr(spec, name))
     if found:
         raise engine_error(found)
     assert design is not None
@@ -453,11 +454,10 @@ def _front(objectives: Any, goal: Any, spec: RunSpec, checked: _Checked) -> _Fro
 def _run(objective: Any, bounds: ArrayLike | None, goal: Any, spec: RunSpec, several: bool
          ) -> OptimizeResult | ParetoResult:
     """A run of one objective, or of ``several`` (the module's docs)."""
-    spec = dataclasses.replace(
-        spec, options=with_stop_option(spec.options, spec.stop_on_convergence),
-        engine=(default_multi_engine() if spec.engine is None else spec.engine) if several
-        else engine_for(objective, spec.engine, spec.max_evaluations))
-    checked = _check(bounds, goal, spec, several=several)
+    engine = (default_multi_engine() if spec.engine is None else spec.engine) if several \
+        else engine_for(objective, spec.engine, spec.max_evaluations)
+    options = with_stop_option(spec.options, spec.stop_on_convergence)
+    checked = _check(bounds, goal, spec, engine, options, several=several)
     front = None
     if several:
         front = _front(objective, goal, spec, checked)

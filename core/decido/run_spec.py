@@ -22,6 +22,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal, TypedDict
 
 import numpy as np
@@ -141,10 +142,12 @@ def fields(*, several: bool | None = None, local: bool = True, wire: bool = Fals
         yield f
 
 
+@cache
 def keyword_names(*, several: bool | None = None, local: bool = True, wire: bool = False
-                  ) -> list[str]:
-    """The names of :func:`fields`, in order."""
-    return [f.name for f in fields(several=several, local=local, wire=wire)]
+                  ) -> tuple[str, ...]:
+    """The names of :func:`fields`, in order (computed once per question: a run asks
+    twice)."""
+    return tuple(f.name for f in fields(several=several, local=local, wire=wire))
 
 
 class SharedKeywords(TypedDict, total=False):
