@@ -9,7 +9,7 @@ import numpy as np
 
 from decido.errors import EngineError
 
-__all__ = ["Problem", "engine_error", "is_real"]
+__all__ = ["Problem", "engine_error", "is_float", "is_real"]
 
 
 def is_real(value: Any) -> bool:
@@ -17,6 +17,15 @@ def is_real(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(
         value, (int, float, np.integer, np.floating)
     )
+
+
+def is_float(value: Any) -> bool:
+    """True when ``float(value)`` works (an int may be beyond a float's range)."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 class Problem(NamedTuple):

@@ -1,7 +1,14 @@
-"""``decido.minimize`` / ``maximize``: engines in C behind one driver."""
+"""``decido.minimize`` / ``maximize``: engines in C behind one driver.
+
+One path for every run: the keywords are a :class:`decido.run_spec.RunSpec` (their names,
+defaults and the signatures ``help()`` shows come from it), checked once (:func:`_check`),
+then a run of one objective or, for a list of them, a run of several (its front:
+:mod:`decido.pareto` holds what only a front needs) calls ``_engine.run`` with the
+arguments the spec gives."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import secrets
@@ -17,21 +24,32 @@ from decido import _engine
 from decido._engine import RunMonitor
 from decido._problem import Problem, engine_error
 from decido._problem import is_real as _is_real
-from decido._run_args import (
-    DEFAULT_EVALUATIONS_PER_DIM,
-    MIN_DEFAULT_EVALUATIONS,
-    FrontKeywords,
-    RunKeywords,
-    check_hooks,
-    run_budget,
-    with_stop_option,
-)
 from decido.decisions.faults import did_you_mean
 from decido.design import Constraint, Design, compile_constraints, design_problems
 from decido.errors import EngineError
 from decido.expression import Expression
 from decido.goals import goal_name, goal_problem
-from decido.pareto import ParetoResult, optimize_front
+from decido.objectives import ObjectiveSpec, compile_objectives, objective_problems
+from decido.pareto import (
+    ParetoResult,
+    default_multi_engine,
+    front_callable,
+    front_result,
+    reference_problems,
+)
+from decido.run_spec import (
+    DEFAULT_EVALUATIONS_PER_DIM,
+    MIN_DEFAULT_EVALUATIONS,
+    SEED_END,
+    FrontKeywords,
+    RunKeywords,
+    RunSpec,
+    check_hooks,
+    front_problems,
+    keyword_names,
+    value_problems,
+    with_stop_option,
+)
 from decido.status import SUCCESSFUL, Status, engine_stop
 
 __all__ = [
@@ -47,6 +65,7 @@ __all__ = [
     "maximize",
     "minimize",
     "optimize",
+    "optimize_front",
     "problems",
 ]
 
@@ -57,9 +76,6 @@ Objective = str | Expression | Callable[..., Any]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _HISTORY = 512
-#: Seeds are integers in ``[0, SEED_END)`` (64 bits).
-SEED_END = 2**64
-
 
 @dataclass(frozen=True)
 class OptimizeResult:
@@ -138,15 +154,6 @@ class _Checked:
 
 
 _NO_BOUNDS = np.empty((0, 2), dtype=np.float64)
-
-
-def _is_float(value: Any) -> bool:
-    """True when ``float(value)`` works (an int may be beyond a float's range)."""
-    try:
-        float(value)
-    except OverflowError:
-        return False
-    return True
 
 
 def _pair_problem(j: int, lo: float, hi: float) -> Problem | None:
@@ -278,55 +285,19 @@ def _options(info: dict[str, Any], options: Any) -> tuple[list[Problem], dict[st
             out[name] = float(value)
     return found, out
 
-
-#: The largest budget a run takes (the driver counts evaluations in 64 bits).
-MAX_EVALUATIONS = 2**63 - 1
-
-
-def _positive(name: str, value: Any, integer: bool) -> Problem | None:
-    if not _is_real(value):
-        return Problem((name,), "invalid_argument", f"{name} must be a number, got {value!r}")
-    if integer and isinstance(value, (int, np.integer)) and int(value) > MAX_EVALUATIONS:
-        return Problem((name,), "invalid_argument",
-                       f"{name} must be at most 2**63 - 1, got {value!r}")
-    v = float(value) if _is_float(value) else math.inf
-    if not math.isfinite(v) or v <= 0 or (integer and v != int(v)) or (
-            integer and not isinstance(value, (int, np.integer)) and v >= 2.0**63):
-        kind = "a positive integer" if integer else "a positive number"
-        return Problem((name,), "invalid_argument", f"{name} must be {kind}, got {value!r}")
-    return None
-
-
 def _goal(goal: Any) -> list[Problem]:
     if goal_name(goal) is not None:
         return []
     return [Problem(("goal",), "invalid_argument", goal_problem("goal", goal))]
 
 
-def _scalars(max_evaluations: Any, time_limit: Any, target: Any, seed: Any) -> list[Problem]:
-    found: list[Problem | None] = []
-    if max_evaluations is not None:
-        found.append(_positive("max_evaluations", max_evaluations, True))
-    if time_limit is not None:
-        found.append(_positive("time_limit", time_limit, False))
-    if target is not None and (not _is_real(target) or not _is_float(target)
-                               or math.isnan(float(target))):
-        found.append(Problem(("target",), "invalid_argument",
-                             "target must be a number (not NaN, within the range of a float)"))
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                             or not 0 <= int(seed) < SEED_END):
-        found.append(Problem(("seed",), "invalid_argument",
-                             "seed must be an integer in [0, 2**64)"))
-    return [p for p in found if p is not None]
-
-
-def _check(
-    bounds: Any, *, goal: Any = "minimize", engine: Any = None, max_evaluations: Any = None,
-    time_limit: Any = None, target: Any = None, seed: Any = None, options: Any = None,
-    variables: Any = None, integers: Any = None, x0: Any = None, constraints: Any = None,
-    constraint_tolerance: Any = None,
-) -> _Checked:
+def _check(bounds: Any, goal: Any, spec: RunSpec, engine: Any, options: Any, *,
+           several: bool = False) -> _Checked:
+    """Every fault of a run's box (or variables), design, ``engine`` (None: the default),
+    ``options`` (the spec's with ``stop_on_convergence``), goal, budgets and seed
+    (``target`` on a run of ``several`` objectives is :func:`front_problems`')."""
     found = _goal(goal)
+    variables = spec.variables
     if variables is not None and bounds is not None:
         found.append(Problem(("variables",), "invalid_argument",
                              "give bounds or variables, not both"))
@@ -339,8 +310,8 @@ def _check(
     else:
         b = None
     design_faults, design = design_problems(
-        b, variables=variables, integers=integers, x0=x0, constraints=constraints,
-        constraint_tolerance=constraint_tolerance)
+        b, variables=variables, integers=spec.integers, x0=spec.x0,
+        constraints=spec.constraints, constraint_tolerance=spec.constraint_tolerance)
     found += design_faults
     if design is not None and variables is not None:
         b = np.column_stack((design.lower, design.upper))
@@ -362,8 +333,9 @@ def _check(
                                  f"dimensions, got {n}"))
         option_faults, opts = _options(info, options)
         found += option_faults
-        found += _support(info, design, constraints)
-    found += _scalars(max_evaluations, time_limit, target, seed)
+        found += _support(info, design, spec.constraints)
+    found += value_problems(spec.max_evaluations, spec.time_limit,
+                            None if several else spec.target, spec.seed)
     if found or b is None:
         return _Checked(found, _NO_BOUNDS, str(engine_id), {})
     return _Checked([], b, engine_id, opts, design)
@@ -388,25 +360,11 @@ def _support(info: dict[str, Any], design: Design | None, constraints: Any) -> l
     return found
 
 
-def problems(
-    bounds: Any,
-    *,
-    goal: Any = "minimize",
-    engine: Any = None,
-    max_evaluations: Any = None,
-    time_limit: Any = None,
-    target: Any = None,
-    seed: Any = None,
-    options: Any = None,
-    variables: Any = None,
-    integers: Any = None,
-    x0: Any = None,
-    constraints: Any = None,
-    constraint_tolerance: Any = None,
-) -> list[Problem]:
+def problems(bounds: Any, *, goal: Any = "minimize", **keywords: Any) -> list[Problem]:
     """Every fault of these :func:`optimize` arguments (the objective and the constraints'
-    text aside), in the order :func:`optimize` checks them; ``[]`` when it would start the
-    run.
+    text aside; the keywords of a run of one objective a server takes:
+    :func:`decido.run_spec.keyword_names`), in the order :func:`optimize` checks them;
+    ``[]`` when it would start the run.
 
     The one check of bounds (finite, ``lower <= upper``, a finite width) or variables, of
     ``integers``, ``x0`` and ``constraint_tolerance`` (:mod:`decido.design`), the engine
@@ -414,10 +372,9 @@ def problems(
     start points as asked), its options (known names, within their ranges, integral where
     the engine says so), the goal, budgets and seed. :func:`optimize` raises the first as an
     :class:`EngineError`; the HTTP service lists them all."""
-    return _check(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
-                  time_limit=time_limit, target=target, seed=seed, options=options,
-                  variables=variables, integers=integers, x0=x0, constraints=constraints,
-                  constraint_tolerance=constraint_tolerance).problems
+    spec = RunSpec.of("problems", keywords, several=False)
+    options = with_stop_option(spec.options, spec.stop_on_convergence)
+    return _check(bounds, goal, spec, spec.engine, options).problems
 
 
 def _objective(objective: Objective, design: Design) -> Any:
@@ -452,65 +409,95 @@ def _constraint_report(cons: list[Constraint], g: list[float]) -> list[dict[str,
             for c, v in zip(cons, g, strict=True)]
 
 
-def _optimize_one(
-    objective: Objective,
-    bounds: ArrayLike | None = None,
-    *,
-    goal: str = "minimize",
-    engine: str | None = None,
-    max_evaluations: int | None = None,
-    time_limit: float | None = None,
-    target: float | None = None,
-    seed: int | None = None,
-    options: Mapping[str, Any] | None = None,
-    callback: Callable[[dict[str, Any]], Any] | None = None,
-    vectorized: bool = False,
-    monitor: RunMonitor | None = None,
-    stop_on_convergence: bool | None = None,
-    constraints: list[str] | None = None,
-    constraint_tolerance: float | None = None,
-    integers: list[int] | None = None,
-    variables: list[dict[str, Any]] | None = None,
-    x0: ArrayLike | None = None,
-) -> OptimizeResult:
-    """One objective: :func:`optimize`."""
-    options = with_stop_option(options, stop_on_convergence)
-    engine = engine_for(objective, engine, max_evaluations)
-    checked = _check(bounds, goal=goal, engine=engine, max_evaluations=max_evaluations,
-                     time_limit=time_limit, target=target, seed=seed, options=options,
-                     variables=variables, integers=integers, x0=x0, constraints=constraints,
-                     constraint_tolerance=constraint_tolerance)
-    if checked.problems:
-        raise engine_error(checked.problems)
-    goal = goal_name(goal) or goal
-    engine_id, opts, design = checked.engine, checked.options, checked.design
+@dataclass(frozen=True)
+class _Front:
+    """What a run of several objectives adds to the driver's call: the objectives'
+    specs and programs (or one callable over them)."""
+
+    specs: list[ObjectiveSpec]
+    programs: list[Any]
+
+    def engine_arguments(self, vectorized: bool) -> dict[str, Any]:
+        """The arguments of ``_engine.run`` that the objectives give."""
+        callables = self.specs[0].is_callable
+        return {"objective": front_callable(self.programs, vectorized) if callables else None,
+                "n_objectives": len(self.specs),
+                "objectives": None if callables else self.programs,
+                "maximized": np.array([s.goal == "maximize" for s in self.specs],
+                                      dtype=np.uint8)}
+
+
+def _front(objectives: Any, goal: Any, spec: RunSpec, checked: _Checked) -> _Front:
+    """The objectives of a run of several, compiled; every fault of the run raises one
+    :class:`EngineError` listing them all."""
+    design = checked.design
+    names = [] if design is None else list(design.names) if design.names is not None else [
+        f"x{j}" for j in range(design.n)]
+    found, specs = objective_problems(objectives, goal, names)
+    found += checked.problems
+    m = len(objectives) if isinstance(objectives, (list, tuple)) else 0
+    found += front_problems(m, lambda name: checked.engine if name == "engine"
+                            else getattr(spec, name))
+    if found:
+        raise engine_error(found)
     assert design is not None
-    n = design.n
-    program = _objective(objective, design)
-    if seed is None:
-        seed = secrets.randbits(63)
-    cons = compile_constraints(constraints or [], design, probe_seed=int(seed))
-    budget = run_budget(max_evaluations, n)
-    limit = 0.0 if time_limit is None else float(time_limit)
-    check_hooks(callback, monitor)
+    compile_faults, programs = compile_objectives(specs, design)
+    if not compile_faults:
+        compile_faults = reference_problems(programs, [s.name for s in specs],
+                                            [s.goal for s in specs], design,
+                                            spec.reference_point)
+    if compile_faults:
+        raise engine_error(compile_faults)
+    return _Front(specs, programs)
+
+
+def _run(objective: Any, bounds: ArrayLike | None, goal: Any, spec: RunSpec, several: bool
+         ) -> OptimizeResult | ParetoResult:
+    """A run of one objective, or of ``several`` (the module's docs)."""
+    engine = (default_multi_engine() if spec.engine is None else spec.engine) if several \
+        else engine_for(objective, spec.engine, spec.max_evaluations)
+    options = with_stop_option(spec.options, spec.stop_on_convergence)
+    checked = _check(bounds, goal, spec, engine, options, several=several)
+    front = None
+    if several:
+        front = _front(objective, goal, spec, checked)
+    elif checked.problems:
+        raise engine_error(checked.problems)
+    design = checked.design
+    assert design is not None
+    goal = goal_name(goal) or goal
+    arguments = spec.engine_arguments(design.n)
+    if front is None:
+        arguments.update(objective=_objective(objective, design), maximize=goal == "maximize")
+    else:
+        arguments.update(front.engine_arguments(bool(spec.vectorized)), maximize=False)
+    check_hooks(spec.callback, spec.monitor)
+    seed = secrets.randbits(63) if spec.seed is None else int(spec.seed)
+    cons = compile_constraints(spec.constraints or [], design, probe_seed=seed)
+
+    def result(out: dict[str, Any], interrupted: bool = False) -> Any:
+        if front is not None:
+            return front_result(out, checked.engine, seed, front.specs, design)
+        return _result(out, checked.engine, seed, goal, design, cons, interrupted)
+
     try:
         out = _engine.run(
-            engine_id, design.lower, design.upper, program, bool(vectorized),
-            goal == "maximize", budget, limit, None if target is None else float(target),
-            int(seed), opts, callback, _HISTORY, monitor, x0=design.x0,
+            engine=checked.engine, lower=design.lower, upper=design.upper, seed=seed,
+            options=checked.options, history_capacity=_HISTORY, x0=design.x0,
             integer=design.integer, discrete=design.discrete,
             constraints=[c.program for c in cons],
             senses=[("<=", ">=", "==").index(c.sense) for c in cons],
-            constraint_tolerance=design.tolerance,
-        )
+            constraint_tolerance=design.tolerance, **arguments)
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "result", None)
         if isinstance(partial, dict):  # the run in C was interrupted: its best so far
             partial.update(message="interrupted (KeyboardInterrupt)")
-            exc.result = _result(  # type: ignore[attr-defined]
-                partial, engine_id, int(seed), goal, design, cons, interrupted=True)
+            if front is not None:
+                partial.update(status="interrupted")
+            exc.result = result(partial, interrupted=True)  # type: ignore[attr-defined]
         raise
-    return _result(out, engine_id, int(seed), goal, design, cons)
+    answer: OptimizeResult | ParetoResult = result(out)
+    return answer
 
 
 def _result(out: dict[str, Any], engine: str, seed: int, goal: str, design: Design,
@@ -540,20 +527,27 @@ def _result(out: dict[str, Any], engine: str, seed: int, goal: str, design: Desi
     )
 
 
+def _keyword_parameters(several: bool) -> list[inspect.Parameter]:
+    """The keyword parameters of a run, from :class:`RunSpec` (defaults, annotations)."""
+    fields = {f.name: f for f in dataclasses.fields(RunSpec)}
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                              default=fields[name].default, annotation=fields[name].type)
+            for name in keyword_names(several=several)]
+
+
 def _signature_shown(function: F) -> F:
-    """Give ``decido.minimize``/``maximize`` the signature ``help()`` and
-    :func:`inspect.signature` show: :func:`optimize`'s parameters but ``goal``, then those
-    only a run of several objectives takes (``reference_point``, ``archive_size``). Their
+    """Give ``decido.optimize``/``minimize``/``maximize``/``optimize_front`` the signature
+    ``help()`` and :func:`inspect.signature` show: their own parameters (``goal`` when they
+    take it), then the keywords of :class:`RunSpec` (those only a run of several objectives
+    takes last), and a list of them with their docs at the end of the docstring. Their
     static type is :class:`RunKeywords` / :class:`FrontKeywords` (``**kwargs``)."""
-    single = inspect.signature(_optimize_one)
-    front = inspect.signature(optimize_front)
-    own_goal = "goal" in inspect.signature(function).parameters
-    shown = [p for p in single.parameters.values() if own_goal or p.name != "goal"]
-    shown[0] = shown[0].replace(annotation="Objective | list[Any] | tuple[Any, ...]")
-    shown += [p for name, p in front.parameters.items()
-              if name not in single.parameters and p.kind is p.KEYWORD_ONLY]
-    vars(function)["__signature__"] = single.replace(
-        parameters=shown, return_annotation="OptimizeResult | ParetoResult")
+    own = inspect.signature(function)
+    shown = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    vars(function)["__signature__"] = own.replace(parameters=shown + _keyword_parameters(True))
+    function.__doc__ = (function.__doc__ or "").rstrip() + "\n\n    Keywords:\n" + "".join(
+        f"        {f.name}: {f.metadata['doc']}"
+        f"{' (several objectives)' if f.metadata['scope'] == 'several' else ''}\n"
+        for f in dataclasses.fields(RunSpec))
     return function
 
 
@@ -600,20 +594,25 @@ def optimize(objective: Objective | list[Any] | tuple[Any, ...],
     ``decido.engines()`` says which engine takes what.
 
     A list of objectives (expressions, callables, or dicts ``{"name", "expression",
-    "goal"}``) makes a run of several, :func:`decido.pareto.optimize_front`, whose result
-    is their front (a :class:`ParetoResult`), with ``reference_point`` and ``archive_size``
-    of its own. A keyword that is not one raises :class:`TypeError` naming it.
+    "goal"}``) makes a run of several, :func:`optimize_front`, whose result
+    is their front (a :class:`ParetoResult`), with keywords of its own (below). A keyword
+    that is not one raises :class:`TypeError` naming it.
     """
     several = isinstance(objective, (list, tuple))
-    known = FrontKeywords.__annotations__ if several else RunKeywords.__annotations__
-    for name in kwargs:
-        if name not in known:
-            hint = (" (it is for a run of several objectives: a list of them)"
-                    if name in FrontKeywords.__annotations__ else did_you_mean(name, list(known)))
-            raise TypeError(f"optimize() got an unexpected keyword argument {name!r}{hint}")
-    if isinstance(objective, (list, tuple)):
-        return optimize_front(objective, bounds, goal=goal, **kwargs)
-    return _optimize_one(objective, bounds, goal=goal, **kwargs)
+    return _run(objective, bounds, goal, RunSpec.of("optimize", kwargs, several), several)
+
+
+@_signature_shown
+def optimize_front(objectives: list[Any] | tuple[Any, ...], bounds: ArrayLike | None = None,
+                   *, goal: str = "minimize", **kwargs: Unpack[FrontKeywords]) -> ParetoResult:
+    """Optimize several objectives over ``bounds``: :func:`optimize` with a list of
+    objectives, the same path. ``callback(progress)`` gets ``evaluations``,
+    ``iterations``, ``hypervolume``, ``front_size`` and ``elapsed``.  Every fault of the
+    arguments raises one :class:`decido.EngineError` listing them all (``errors``, with
+    JSON pointers)."""
+    result = _run(objectives, bounds, goal, RunSpec.of("optimize_front", kwargs, True), True)
+    assert isinstance(result, ParetoResult)
+    return result
 
 
 @overload
@@ -627,8 +626,8 @@ def minimize(objective: Objective | list[Any] | tuple[Any, ...],
              bounds: ArrayLike | None = None, **kwargs: Any) -> OptimizeResult | ParetoResult:
     """Minimize ``objective`` over ``bounds``: :func:`optimize` with ``goal="minimize"``,
     the same keyword arguments (see it for what each does).  A list of objectives makes a
-    run of several (:func:`decido.pareto.optimize_front`: the result is a
-    :class:`ParetoResult`; ``reference_point`` and ``archive_size`` are its own)."""
+    run of several (:func:`optimize_front`: the result is a :class:`ParetoResult`; the
+    keywords marked "several objectives" below are its own)."""
     return optimize(objective, bounds, goal="minimize", **kwargs)
 
 
@@ -643,6 +642,6 @@ def maximize(objective: Objective | list[Any] | tuple[Any, ...],
              bounds: ArrayLike | None = None, **kwargs: Any) -> OptimizeResult | ParetoResult:
     """Maximize ``objective`` over ``bounds``: :func:`optimize` with ``goal="maximize"``,
     the same keyword arguments.  A list of objectives makes a run of several, each
-    maximized unless its dict says ``"goal": "minimize"`` (a :class:`ParetoResult`;
-    ``reference_point`` and ``archive_size`` are its own)."""
+    maximized unless its dict says ``"goal": "minimize"`` (a :class:`ParetoResult`; the
+    keywords marked "several objectives" below are its own)."""
     return optimize(objective, bounds, goal="maximize", **kwargs)

@@ -6,15 +6,16 @@ The objectives (:mod:`decido.objectives`) run on the engines that take several
 (``decido.engines()[i]["supports"]["objectives"]``; the default is the first of them,
 ``moea``) behind the same driver as one objective: bounds, variables, integers, ``x0``,
 constraints, ``seed``, ``max_evaluations``, ``time_limit``, ``callback``, ``monitor`` and
-Ctrl-C work as they do there (docs/optimization.md, "Several objectives").
+Ctrl-C work as they do there (docs/optimization.md, "Several objectives"): the run is
+:func:`decido.optimize.optimize_front`, the branch of :func:`decido.optimize`'s path for a
+list of objectives; this module holds what only a front needs (its result, the check of a
+reference point against the objectives' ranges, one callable over Python objectives).
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,26 +23,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from decido import _engine
-from decido._engine import RunMonitor
 from decido._problem import Problem, engine_error, is_real
-from decido.design import Design, compile_constraints
+from decido.design import Design
 from decido.errors import EngineError
 from decido.goals import goal_name
-from decido.objectives import (
-    MAX_OBJECTIVES,
-    ObjectiveSpec,
-    compile_objectives,
-    objective_problems,
-)
+from decido.objectives import MAX_OBJECTIVES, ObjectiveSpec
 from decido.status import Status, status
 
-__all__ = ["DEFAULT_ARCHIVE_SIZE", "MAX_ARCHIVE", "ParetoResult", "default_multi_engine",
-           "hypervolume", "optimize_front", "reference_problems", "run_problems"]
-
-#: The front's size cap when ``archive_size`` is not given (the C core's DC_DEFAULT_ARCHIVE).
-DEFAULT_ARCHIVE_SIZE: int = _engine.DEFAULT_ARCHIVE
-#: The largest ``archive_size``.
-MAX_ARCHIVE = 100_000
+__all__ = ["ParetoResult", "default_multi_engine", "front_callable", "front_result",
+           "hypervolume", "reference_problems"]
 #: A reference point value within this (relative to ``max(1, |bound|)``) of a proven bound
 #: of its objective over the box is refused (:func:`reference_problems`): the enclosure is
 #: widened for rounding, so a reference at the exact optimum (0 for a sum of squares) sits
@@ -58,7 +48,7 @@ class ParetoResult:
     """The outcome of a run of several objectives, values in each objective's own sense.
 
     Attributes:
-        pareto: the front, at most ``archive_size`` points: dicts ``{"x": [...], "f":
+        pareto: the front, at most the front's cap of points: dicts ``{"x": [...], "f":
             [...], "feasible": bool, "max_violation": float}`` (``f`` in the objectives'
             order; ``"variables": {name: value}`` too when the problem has ``variables``).
             When no feasible point was found: the non-dominated points of least violation,
@@ -192,40 +182,6 @@ def default_multi_engine() -> str:
     return str(next(e["id"] for e in _engine.engines() if e["supports"]["objectives"]))
 
 
-def run_problems(m: int, engine: Any, target: Any, reference_point: Any,
-                 archive_size: Any) -> list[Problem]:
-    """Faults of the arguments that only a run of ``m`` objectives has (the service
-    checks a request with it before admitting the run)."""
-    found: list[Problem] = []
-    table = {e["id"]: e for e in _engine.engines()}
-    if isinstance(engine, str) and engine in table and not table[engine]["supports"][
-            "objectives"]:
-        able = ", ".join(i for i, e in table.items() if e["supports"]["objectives"])
-        found.append(Problem(("engine",), "invalid_argument",
-                             f"engine {engine!r} takes one objective; engines that take "
-                             f"several: {able}"))
-    if target is not None:
-        found.append(Problem(("target",), "invalid_argument",
-                             "target does not apply to several objectives"))
-    if reference_point is not None:
-        if not isinstance(reference_point, (list, tuple, np.ndarray)) or \
-                len(reference_point) != m:
-            found.append(Problem(("reference_point",), "invalid_argument",
-                                 f"reference_point must be a list of {m} numbers, one per "
-                                 "objective"))
-        else:
-            found += [Problem(("reference_point", j), "invalid_argument",
-                              f"reference_point[{j}] must be a finite number, got {v!r}")
-                      for j, v in enumerate(reference_point)
-                      if not (is_real(v) and math.isfinite(float(v)))]
-    if archive_size is not None and (
-            not isinstance(archive_size, (int, np.integer)) or isinstance(archive_size, bool)
-            or not 1 <= int(archive_size) <= MAX_ARCHIVE):
-        found.append(Problem(("archive_size",), "invalid_argument",
-                             f"archive_size must be an integer in [1, {MAX_ARCHIVE}]"))
-    return found
-
-
 def reference_problems(programs: list[Any], names: list[str], goals: list[str],
                        design: Design, reference_point: Any) -> list[Problem]:
     """The faults of a given ``reference_point`` that no point of the box can be better
@@ -262,8 +218,8 @@ def reference_problems(programs: list[Any], names: list[str], goals: list[str],
     return found
 
 
-def _callables(funcs: list[Callable[..., Any]], vectorized: bool
-               ) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+def front_callable(funcs: list[Callable[..., Any]], vectorized: bool
+                   ) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
     """One callable over a batch of rows giving (rows, m) values."""
     if vectorized:
         def batch(X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -275,94 +231,7 @@ def _callables(funcs: list[Callable[..., Any]], vectorized: bool
     return batch
 
 
-def optimize_front(
-    objectives: Any,
-    bounds: ArrayLike | None = None,
-    *,
-    goal: str = "minimize",
-    engine: str | None = None,
-    max_evaluations: int | None = None,
-    time_limit: float | None = None,
-    target: float | None = None,
-    seed: int | None = None,
-    options: Mapping[str, Any] | None = None,
-    callback: Callable[[dict[str, Any]], Any] | None = None,
-    vectorized: bool = False,
-    monitor: RunMonitor | None = None,
-    stop_on_convergence: bool | None = None,
-    constraints: list[str] | None = None,
-    constraint_tolerance: float | None = None,
-    integers: list[int] | None = None,
-    variables: list[dict[str, Any]] | None = None,
-    x0: ArrayLike | None = None,
-    reference_point: ArrayLike | None = None,
-    archive_size: int | None = None,
-) -> ParetoResult:
-    """Optimize several objectives over ``bounds``; the arguments of
-    :func:`decido.optimize`, plus ``reference_point`` and ``archive_size`` (the front's
-    cap, default 100).  ``callback(progress)`` gets ``evaluations``, ``iterations``,
-    ``hypervolume``, ``front_size`` and ``elapsed``.  Every fault of the arguments raises
-    one :class:`decido.EngineError` listing them all (``errors``, with JSON pointers)."""
-    single = importlib.import_module("decido.optimize")  # it imports this module
-
-    options = single.with_stop_option(options, stop_on_convergence)
-    engine_id = default_multi_engine() if engine is None else engine
-    checked = single._check(bounds, goal=goal, engine=engine_id,
-                            max_evaluations=max_evaluations, time_limit=time_limit,
-                            seed=seed, options=options, variables=variables,
-                            integers=integers, x0=x0, constraints=constraints,
-                            constraint_tolerance=constraint_tolerance)
-    design = checked.design
-    names = [] if design is None else list(design.names) if design.names is not None else [
-        f"x{j}" for j in range(design.n)]
-    found, specs = objective_problems(objectives, goal, names)
-    found += checked.problems
-    found += run_problems(len(objectives) if isinstance(objectives, (list, tuple)) else 0,
-                          engine_id, target, reference_point, archive_size)
-    if found:
-        raise engine_error(found)
-    assert design is not None
-    compile_faults, programs = compile_objectives(specs, design)
-    if not compile_faults:
-        compile_faults = reference_problems(programs, [s.name for s in specs],
-                                            [s.goal for s in specs], design, reference_point)
-    if compile_faults:
-        raise engine_error(compile_faults)
-    single.check_hooks(callback, monitor)
-    if seed is None:
-        seed = secrets.randbits(63)
-    cons = compile_constraints(constraints or [], design, probe_seed=int(seed))
-    m = len(specs)
-    callables = specs[0].is_callable
-    try:
-        out = _engine.run(
-            checked.engine, design.lower, design.upper,
-            _callables(programs, vectorized) if callables else None, bool(vectorized),
-            False, single.run_budget(max_evaluations, design.n),
-            0.0 if time_limit is None else float(time_limit), None, int(seed),
-            checked.options, callback, single._HISTORY, monitor, x0=design.x0,
-            integer=design.integer, discrete=design.discrete,
-            constraints=[c.program for c in cons],
-            senses=[("<=", ">=", "==").index(c.sense) for c in cons],
-            constraint_tolerance=design.tolerance, n_objectives=m,
-            objectives=None if callables else programs,
-            maximized=np.array([s.goal == "maximize" for s in specs], dtype=np.uint8),
-            reference_point=None if reference_point is None else np.array(
-                reference_point, dtype=np.float64),
-            archive_capacity=DEFAULT_ARCHIVE_SIZE if archive_size is None
-            else int(archive_size),
-        )
-    except KeyboardInterrupt as exc:
-        partial = getattr(exc, "result", None)
-        if isinstance(partial, dict):  # the run in C was interrupted: its front so far
-            partial.update(status="interrupted", message="interrupted (KeyboardInterrupt)")
-            exc.result = _result(  # type: ignore[attr-defined]
-                partial, checked.engine, int(seed), specs, design)
-        raise
-    return _result(out, checked.engine, int(seed), specs, design)
-
-
-def _result(out: dict[str, Any], engine: str, seed: int, specs: list[ObjectiveSpec],
+def front_result(out: dict[str, Any], engine: str, seed: int, specs: list[ObjectiveSpec],
             design: Design) -> ParetoResult:
     X, F = out["pareto_x"], out["pareto_f"]
     points: list[dict[str, Any]] = []

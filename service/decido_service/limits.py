@@ -38,6 +38,7 @@ from decido_service.types.account import (
     OptimizationUsage,
     Usage,
 )
+from decido_service.types.optimize import OptimizeRequest
 
 __all__ = [
     "LimitViolation",
@@ -350,7 +351,7 @@ def run_caps(
     return {"max_evaluations": max_evaluations, "time_limit": time_limit}, None
 
 
-def run_size_faults(key: KeyRecord, archive_size: int | None, start_points: int, *,
+def run_size_faults(key: KeyRecord, req: OptimizeRequest, *,
                     settings: Settings | None = None) -> list[LimitViolation]:
     """The faults of a run beyond its tier's size caps, each a 422 entry (code
     ``above_tier_cap``): an ``archive_size`` above ``max_archive_size`` (the front a run of
@@ -359,6 +360,7 @@ def run_size_faults(key: KeyRecord, archive_size: int | None, start_points: int,
     before the engine starts)."""
     t = tier_limits(key, settings=settings)
     tier, front_cap, x0_cap = key["tier"], t["max_archive_size"], t["max_start_points"]
+    archive_size, start_points = req.archive_size, req.start_points
     found = [_beyond(
         front_cap, archive_size, "above_tier_cap", "archive_size",
         f"archive_size {archive_size} is above the {tier} tier's cap of {front_cap} points"

@@ -38,7 +38,7 @@ import decido
 from decido.metadata import metadata_faults
 from decido.objectives import objective_problems
 from decido.optimize import Problem, problems
-from decido.pareto import run_problems
+from decido.run_spec import front_problems, keyword_names, only_for_several
 from decido_service.errors import ServiceError, field_error, validation_error
 from decido_service.types import REQUEST_TYPES, KeyRequest, OptimizeRequest, with_extras
 from decido_service.types.fields import NOT_BLANK
@@ -131,26 +131,24 @@ def _semantic(req: Any) -> list[Problem]:
         bounds = None if not req.bounds else req.bounds if req.dims < _ARRAY_FROM else \
             np.fromiter(chain.from_iterable(req.bounds), np.float64, 2 * req.dims
                         ).reshape(req.dims, 2)
-    seed = get("seed")
+    keywords = {name: get(name) for name in keyword_names(several=False, wire=True)}
+    seed = keywords["seed"]
     if isinstance(seed, float) and seed.is_integer():  # JSON Schema's integers admit 7.0
-        seed = int(seed)
-    return _objective_problems(get) + problems(
-                    bounds, goal=get("goal", "minimize"), engine=get("engine"),
-                    max_evaluations=get("max_evaluations"), time_limit=get("time_limit"),
-                    target=get("target"), seed=seed, options=get("options"),
-                    variables=get("variables"), integers=get("integers"), x0=get("x0"),
-                    constraints=get("constraints"),
-                    constraint_tolerance=get("constraint_tolerance"))
+        keywords["seed"] = int(seed)
+    return _objective_problems(get) + problems(bounds, goal=get("goal", "minimize"),
+                                               **keywords)
 
 
 def _objective_problems(get: Callable[..., Any]) -> list[Problem]:
     """Exactly one of ``objective_expression`` and ``objectives``; the faults of the
     objectives (names against each other and the variables) and of the run's other
-    arguments that the library finds for several objectives; ``reference_point`` and
-    ``archive_size`` only with several."""
-    expression, objectives, reference, archive = (None if v is UNSET else v for v in (
-        get("objective_expression"), get("objectives"), get("reference_point"),
-        get("archive_size")))
+    arguments that the library finds for several objectives; the keywords only a run of
+    several takes (:func:`decido.run_spec.only_for_several`) only with several."""
+    def given(name: str) -> Any:
+        value = get(name)
+        return None if value is UNSET else value
+
+    expression, objectives = given("objective_expression"), given("objectives")
     if expression is not None and objectives is not None:
         return [Problem(("objectives",), "invalid_argument",
                         "give objective_expression or objectives, not both")]
@@ -161,8 +159,7 @@ def _objective_problems(get: Callable[..., Any]) -> list[Problem]:
         return found + [Problem((name,), "invalid_argument",
                                 f"{name} applies to a run of several objectives (objectives), "
                                 "not to objective_expression")
-                        for name, value in (("reference_point", reference),
-                                            ("archive_size", archive)) if value is not None]
+                        for name in only_for_several(given)]
     items = [{k: v for k, v in msgspec.to_builtins(o).items() if v is not None}
              if isinstance(o, (msgspec.Struct, dict)) else o for o in objectives] \
         if isinstance(objectives, list) else objectives
@@ -175,7 +172,7 @@ def _objective_problems(get: Callable[..., Any]) -> list[Problem]:
     found, _ = objective_problems(items, get("goal", "minimize") or "minimize",
                                   [n for n in names if isinstance(n, str)])
     m = len(items) if isinstance(items, list) else 0
-    return found + run_problems(m, get("engine"), get("target"), reference, archive)
+    return found + front_problems(m, given)
 
 
 def _entry(problem: Problem) -> dict[str, Any]:

@@ -5,15 +5,16 @@ weight rule (a criterion's weight defaults to 1) hold on every surface of the li
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import typing
 
 import pytest
 
 import decido
-from decido._run_args import FrontKeywords, RunKeywords
 from decido.goals import GOAL_NAMES, goal_name
-from decido.pareto import optimize_front
+from decido.optimize import optimize_front
+from decido.run_spec import FrontKeywords, RunKeywords, RunSpec, keyword_names
 
 BOX = [[-1.0, 2.0]] * 2
 
@@ -53,6 +54,37 @@ def test_the_keyword_types_are_optimizes_own() -> None:
     assert set(FrontKeywords.__annotations__) - set(RunKeywords.__annotations__) == {
         "reference_point", "archive_size"}
     assert not FrontKeywords.__required_keys__ and not RunKeywords.__required_keys__
+
+
+def test_the_keywords_are_the_run_specs_fields() -> None:
+    """One run specification: the static types, the signatures and the keyword check come
+    from RunSpec's fields (names, annotations, defaults)."""
+    spec = {f.name: f for f in dataclasses.fields(RunSpec)}
+    typed = {n: getattr(t, "__forward_arg__", t) for n, t in FrontKeywords.__annotations__.items()}
+    assert typed == {n: f.type for n, f in spec.items()}
+    assert list(_keywords(optimize_front)) == ["goal", *spec]
+    for name, parameter in _keywords(optimize_front).items():
+        if name != "goal":
+            assert parameter.default == spec[name].default
+    assert set(keyword_names(several=True)) - set(keyword_names(several=False)) == {
+        "reference_point", "archive_size"}
+    assert all(f.metadata["doc"] for f in spec.values())
+    with pytest.raises(TypeError, match="optimize_front.*did you mean 'archive_size'"):
+        optimize_front(["x[0]", "-x[0]"], [[0.0, 1.0]], archive_sise=3)  # type: ignore[call-arg]
+
+
+def test_optimize_front_is_a_branch_of_optimize() -> None:
+    """optimize_front and optimize with a list take the same path: the same front, and
+    the same faults listed at once."""
+    args = {"seed": 3, "max_evaluations": 1500, "archive_size": 8}
+    a = optimize_front(["x[0]**2", "(x[0] - 1)**2"], [[-2.0, 2.0]], **args)
+    b = decido.optimize(["x[0]**2", "(x[0] - 1)**2"], [[-2.0, 2.0]], **args)
+    assert a.pareto == b.pareto and len(a.pareto) <= 8
+    with pytest.raises(decido.EngineError) as caught:
+        optimize_front(["x[0]", "-x[0]"], [[0.0, 1.0]], engine="dss", target=1.0,
+                       archive_size=0, seed=-1)
+    assert [e["pointer"] for e in caught.value.errors] == [
+        "/seed", "/engine", "/target", "/archive_size"]
 
 
 def test_optimize_the_general_form_takes_a_list_of_objectives() -> None:

@@ -14,6 +14,7 @@ from conftest import LiveServer, running
 
 import decido
 from decido.client import AsyncClient, Client, InvalidRequest
+from decido.optimize import optimize_front
 
 httpx = pytest.importorskip("httpx")
 
@@ -180,7 +181,7 @@ _LOCAL_ONLY = {"callback", "monitor", "vectorized"}
 
 @pytest.mark.parametrize("name", ["minimize", "maximize", "optimize", "submit"])
 def test_the_methods_show_their_real_keyword_arguments(name: str) -> None:
-    front = set(inspect.signature(decido.pareto.optimize_front).parameters)
+    front = set(inspect.signature(optimize_front).parameters)
     wanted = (front | set(inspect.signature(decido.optimize).parameters)) - _LOCAL_ONLY - {
         "objectives", "objective"}
     if name in ("minimize", "maximize"):

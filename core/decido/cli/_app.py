@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -21,12 +22,32 @@ from decido.cli._remote import (
     server_options,
     submit_and_follow,
 )
-from decido.optimize import DEFAULT_EVALUATIONS_PER_DIM, MIN_DEFAULT_EVALUATIONS, OptimizeResult
+from decido.optimize import OptimizeResult
 from decido.pareto import ParetoResult
+from decido.run_spec import RunSpec, fields
 
 __all__ = ["INTERRUPTED", "decide", "optimize"]
 
 _SHOWN_X = 10
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _flag(name: str) -> str:
+    """The option of a keyword: ``--a-b`` of ``a_b``."""
+    return "--" + name.replace("_", "-")
+
+
+def _front_options(command: F) -> F:
+    """The options of the keywords only a run of several objectives takes
+    (:class:`decido.run_spec.RunSpec`'s fields of scope ``several``, their doc the help):
+    an integer field takes a positive integer, any other one number per objective."""
+    for f in reversed([f for f in fields() if f.metadata["scope"] == "several"]):
+        integer = str(f.type).startswith("int")
+        command = click.option(
+            _flag(f.name), f.name, type=click.IntRange(min=1) if integer else None,
+            metavar=None if integer else "V,V,...", callback=None if integer else _front.numbers,
+            help="several objectives: " + f.metadata["doc"])(command)
+    return command
 
 
 @click.command()
@@ -50,10 +71,7 @@ _SHOWN_X = 10
 @click.option("--target", type=float, help="stop once the best value is this good")
 @click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
               help="an engine option; repeatable")
-@click.option("--reference-point", metavar="V,V,...",
-              help="several objectives: the hypervolume's reference point, one value each")
-@click.option("--archive-size", type=click.IntRange(min=1),
-              help="several objectives: the most points the front keeps (default 100)")
+@_front_options
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="several objectives: also write the front to this CSV file")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
@@ -62,9 +80,9 @@ _SHOWN_X = 10
 def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[str, ...],
              dims: int | None, constraints: tuple[str, ...], goal: str, engine: str | None,
              seed: int | None, budget: int | None, time_limit: float | None,
-             target: float | None, options: tuple[str, ...], reference_point: str | None,
-             archive_size: int | None, csv_path: Path | None, as_json: bool,
-             metadata: dict[str, str] | None, server: str | None, key: str | None) -> None:
+             target: float | None, options: tuple[str, ...], csv_path: Path | None,
+             as_json: bool, metadata: dict[str, str] | None, server: str | None,
+             key: str | None, **front: Any) -> None:
     """Optimize EXPRESSION over the vector x: here, or on a server with --server.
 
     With --objective EXPR given twice or more instead: the Pareto front of the objectives,
@@ -76,8 +94,7 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
     if (expression is None) == (not objectives):
         raise click.UsageError("give EXPRESSION, or --objective EXPR for each of several "
                                "objectives" + (", not both" if objectives else ""))
-    several = {"--reference-point": reference_point, "--archive-size": archive_size,
-               "--csv": csv_path}
+    several = {**{_flag(name): value for name, value in front.items()}, "--csv": csv_path}
     if not objectives and any(v is not None for v in several.values()):
         raise click.UsageError("only with several objectives (--objective): " + ", ".join(
             k for k, v in several.items() if v is not None))
@@ -93,10 +110,9 @@ def optimize(expression: str | None, objectives: tuple[str, ...], bounds: tuple[
                             "options": _engine_options(options) or None,
                             "constraints": list(constraints) or None,
                             "metadata": metadata}
-    total = budget or max(MIN_DEFAULT_EVALUATIONS, DEFAULT_EVALUATIONS_PER_DIM * len(box))
+    total = RunSpec(max_evaluations=budget).budget(len(box))
     if objectives:
-        args.update(reference_point=_front.reference_point(reference_point),
-                    archive_size=archive_size)
+        args.update(front)
         _optimize_front(parsed, box, args, total, csv_path, as_json, server, key)
         return
     assert expression is not None

@@ -22,9 +22,10 @@ import decido
 from decido.cli._output import add_row, print_table, table
 from decido.cli._progress import ProgressDisplay, run_monitored
 from decido.goals import goal_name
-from decido.pareto import ParetoResult, optimize_front
+from decido.optimize import optimize_front
+from decido.pareto import ParetoResult
 
-__all__ = ["objective", "points", "reference_point", "run_here", "show", "write_csv"]
+__all__ = ["numbers", "objective", "points", "run_here", "show", "write_csv"]
 
 #: NAME[:GOAL]=EXPRESSION (a single ``=``: ``==`` belongs to an expression)
 _NAMED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*([A-Za-z]+)\s*)?=(?!=)(.*)\Z",
@@ -51,15 +52,17 @@ def objective(text: str) -> dict[str, Any] | str:
     return out
 
 
-def reference_point(text: str | None) -> list[float] | None:
-    """``--reference-point 1.1,1.1``: one number per objective."""
+def numbers(_: click.Context, param: click.Parameter, text: str | None
+            ) -> list[float] | None:
+    """The callback of an option of one number per objective (``--reference-point
+    1.1,1.1``)."""
     if text is None:
         return None
     try:
         return [float(v) for v in text.split(",")]
     except ValueError:
         raise click.BadParameter(f"{text!r}: expected numbers separated by commas, one per "
-                                 "objective", param_hint="--reference-point") from None
+                                 "objective", param=param) from None
 
 
 def run_here(objectives: list[Any], box: list[list[float]], args: dict[str, Any],

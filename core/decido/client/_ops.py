@@ -19,13 +19,13 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from decido._run_args import SharedKeywords, with_stop_option
 from decido.client._protocol import Call, Emit, Event, NextEvent, Op, OpenStream, Sleep
 from decido.client.errors import RunFailed, Timeout, error_from_problem
 from decido.errors import EngineError
 from decido.expression import Expression
 from decido.optimize import OptimizeResult
 from decido.pareto import ParetoResult
+from decido.run_spec import FrontOnlyKeywords, SharedKeywords, with_stop_option
 from decido.status import FINISHED_RUN_STATES, status
 
 __all__ = [
@@ -84,12 +84,9 @@ class RunKeywords(_Keywords, total=False):
     target: float | None
 
 
-class FrontKeywords(_Keywords, total=False):
-    """The keyword arguments of a run of several objectives but ``goal``, with
-    :func:`decido.minimize`'s ``reference_point`` and ``archive_size``."""
-
-    reference_point: ArrayLike | None
-    archive_size: int | None
+class FrontKeywords(_Keywords, FrontOnlyKeywords, total=False):
+    """The keyword arguments of a run of several objectives but ``goal``, with those only
+    such a run of :func:`decido.minimize` takes (:class:`decido.run_spec.FrontOnlyKeywords`)."""
 
 
 class RunArgs(RunKeywords, FrontKeywords, total=False):

@@ -112,8 +112,8 @@ class RunMethods(abc.ABC):
         """Start a run and return its handle at once. The arguments of
         :func:`decido.optimize` (the objective an expression, not a callable); a list of
         objectives (expressions, or dicts ``{"name", "expression", "goal"}``) makes a run
-        of several, with :func:`decido.minimize`'s ``reference_point`` and
-        ``archive_size``, whose result is their front (a :class:`decido.ParetoResult`).
+        of several, with the keywords only such a run of :func:`decido.minimize` takes,
+        whose result is their front (a :class:`decido.ParetoResult`).
         ``metadata`` labels the run. The call carries an ``Idempotency-Key`` (a new one
         unless given): a resent submission never makes a second run. The server's faults
         raise :class:`InvalidRequest` (``errors``: every fault with its JSON pointer)."""

@@ -45,7 +45,7 @@ import msgspec
 from msgspec import UnsetType
 
 import decido
-from decido.pareto import optimize_front
+from decido.run_spec import keyword_names
 from decido_service import admission, limits
 from decido_service.errors import ServiceError, as_service_error
 from decido_service.poller import Every, Poller
@@ -82,24 +82,23 @@ class RunServices(admission.Counting, Protocol):
 def execute(req: OptimizeRequest, objective: Compiled, budget: Budget,
             monitor: decido.RunMonitor) -> decido.OptimizeResult | decido.ParetoResult:
     """Run one optimization (in a pool thread): of one objective, or of several (its
-    front). A ``deadline`` in ``budget`` (a synchronous run's admission plus its time
-    limit) shortens the time limit by the time the run waited."""
+    front). The request's run keywords are those of :class:`decido.run_spec.RunSpec` a
+    request carries; a ``deadline`` in ``budget`` (a synchronous run's admission plus its
+    time limit) shortens the time limit by the time the run waited."""
     time_limit = budget.time_limit
     if budget.deadline is not None:
         time_limit = max(min(time_limit, budget.deadline - time.time()), MIN_TIME_LIMIT)
-    args: dict[str, Any] = dict(
-        goal=req.goal, engine=req.engine_id, max_evaluations=budget.max_evaluations,
-        time_limit=time_limit, seed=req.seed, options=req.options, monitor=monitor,
-        variables=None if req.variables is None else msgspec.to_builtins(req.variables),
-        integers=req.integers, x0=req.x0, constraints=req.constraints,
-        constraint_tolerance=req.constraint_tolerance)
+    keywords = {name: getattr(req, name)
+                for name in keyword_names(several=req.several, wire=True)}
+    keywords.update(engine=req.engine_id, max_evaluations=budget.max_evaluations,
+                    time_limit=time_limit, monitor=monitor,
+                    variables=msgspec.to_builtins(req.variables))
     if isinstance(objective, list):
         assert not isinstance(req.objectives, UnsetType)
         items = [{"name": o.name, "expression": e, "goal": o.goal or req.goal}
                  for o, e in zip(req.objectives, objective, strict=True)]
-        return optimize_front(items, req.bounds or None, reference_point=req.reference_point,
-                              archive_size=req.archive_size, **args)
-    return decido.optimize(objective, req.bounds or None, target=req.target, **args)
+        return decido.optimize(items, req.bounds or None, goal=req.goal, **keywords)
+    return decido.optimize(objective, req.bounds or None, goal=req.goal, **keywords)
 
 
 async def admit_run(ctx: RunServices, tally: SimpleNamespace, key: KeyRecord,

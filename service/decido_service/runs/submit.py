@@ -49,8 +49,7 @@ def budget_of(settings: Settings, key: KeyRecord, req: OptimizeRequest) -> Budge
                                         settings=settings)
     if violation is not None:
         raise limit_error(violation)
-    faults = limits.run_size_faults(key, req.archive_size, req.start_points,
-                                    settings=settings)
+    faults = limits.run_size_faults(key, req, settings=settings)
     if faults:
         raise validation_error([field_error(v.field, v.code, v.detail) for v in faults])
     return Budget(**budget)

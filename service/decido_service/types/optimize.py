@@ -9,8 +9,8 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 import decido
 from decido.goals import GoalName, goal_name
 from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
-from decido.optimize import SEED_END
-from decido.pareto import DEFAULT_ARCHIVE_SIZE, MAX_ARCHIVE, default_multi_engine
+from decido.pareto import default_multi_engine
+from decido.run_spec import DEFAULT_ARCHIVE_SIZE, MAX_ARCHIVE, SEED_END
 from decido.status import FinishedStatus
 from decido_service.config import DEFAULT_TIERS, default_caps
 from decido_service.types.fields import NOT_BLANK, Count, EngineId, Goal, GoalIn, Metadata
@@ -75,6 +75,12 @@ SEMANTIC_FAULTS = (
 class OptimizeRequest(Struct, forbid_unknown_fields=True, kw_only=True):
     """One optimization run (`POST /v1/optimize`). Absent or null optional numbers take
     their defaults."""
+
+    # The members beside the objective(s), the box, goal and metadata are the keywords of
+    # decido.run_spec.RunSpec a request carries (keyword_names(wire=True)), with their wire
+    # types and the service's descriptions; runs/queue.py and schemas.py map them onto
+    # decido.optimize and its checks by those names (tests/service/test_run_spec_wire.py
+    # holds the two sets equal).
 
     bounds: Annotated[list[tuple[float, float]], Meta(
         min_length=1,
