@@ -17,7 +17,8 @@ expressions below, pymoo its own implementation of the same (``get_problem``), O
 Python function.  Solvers: ``decido bo`` and ``decido moea`` (its default population of
 100, one generation at 100 evaluations) and ``decido moea-20`` (population 20), ``decido
 auto`` (what ``auto`` chooses), pymoo NSGA-II with a population of 20, and Optuna's
-``TPESampler`` with several objectives (MOTPE; its constraints_func for BNH).
+``TPESampler`` with several objectives (MOTPE; its constraints_func for BNH).  Every solver's front is that of all the points
+it evaluated (pymoo: the initial population and each generation's offspring).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import argparse
 import math
 import statistics
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -97,19 +99,36 @@ def run_decido(name: str, seed: int, budget: int, engine: str,
 
 def run_pymoo(name: str, seed: int, budget: int) -> tuple[float, float]:
     from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.core.callback import Callback
     from pymoo.optimize import minimize
     from pymoo.problems import get_problem
+
+    class Evaluated(Callback):  # type: ignore[misc]
+        """Every evaluated point (the initial population, then each generation's
+        offspring): the front of all of them, as decido's archive and Optuna's trials."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.F: list[Any] = []
+            self.G: list[Any] = []
+
+        def notify(self, algorithm: Any) -> None:
+            got = algorithm.off if algorithm.off is not None else algorithm.pop
+            self.F.append(got.get("F"))
+            self.G.append(got.get("G"))
 
     p = PROBLEMS[name]
     problem = (get_problem("bnh") if name == "bnh" else
                get_problem(name, n_var=N, n_obj=3) if name == "dtlz2" else
                get_problem(name, n_var=N))
+    seen = Evaluated()
     t = time.perf_counter()
-    res = minimize(problem, NSGA2(pop_size=20), ("n_eval", budget), seed=seed, verbose=False)
+    minimize(problem, NSGA2(pop_size=20), ("n_eval", budget), seed=seed, verbose=False,
+             callback=seen)
     wall = time.perf_counter() - t
-    F = np.zeros((0, len(p["ref"]))) if res.F is None else np.atleast_2d(res.F)
-    if name == "bnh" and res.G is not None:  # res.F holds feasible points once one was found
-        F = F[np.all(np.atleast_2d(res.G) <= 0, axis=1)]
+    F = np.vstack(seen.F)
+    if name == "bnh":
+        F = F[np.all(np.vstack(seen.G) <= 0, axis=1)]
     return decido.hypervolume(F, p["ref"]), wall
 
 
@@ -126,8 +145,10 @@ def run_optuna(name: str, seed: int, budget: int) -> tuple[float, float]:
             trial.set_user_attr("g", gfn(x))
         return fn(x)  # type: ignore[no-any-return]
 
-    sampler = optuna.samplers.TPESampler(
-        seed=seed, constraints_func=(lambda tr: tr.user_attrs["g"]) if gfn else None)
+    with warnings.catch_warnings():  # constraints_func: deprecated in Optuna 5, still used
+        warnings.simplefilter("ignore", FutureWarning)
+        sampler = optuna.samplers.TPESampler(
+            seed=seed, constraints_func=(lambda tr: tr.user_attrs["g"]) if gfn else None)
     t = time.perf_counter()
     study = optuna.create_study(directions=["minimize"] * len(p["ref"]), sampler=sampler)
     study.optimize(objective, n_trials=budget)

@@ -619,7 +619,9 @@ static void bo_batch_distinct(void)
         size_t r, q, dup = 0;
         memset(&b, 0, sizeof b);
         b.want = 4;
-        CHECK(vt->ask(st, &b) == DC_OK && b.rows == 4, "bo: ask 4, got %zu", b.rows);
+        /* the design's last rows may be fewer; every batch from the model has 4 */
+        CHECK(vt->ask(st, &b) == DC_OK && b.rows >= 1 && b.rows <= 4 && (round < 2 || b.rows == 4),
+              "bo: ask 4, got %zu", b.rows);
         for (r = 0; r < b.rows; r++) {
             zdt_dtlz(2, b.U + r * 5, 5, b.f + r * 2);
             for (q = 0; q < r; q++)
