@@ -3,8 +3,8 @@
 :func:`hypervolume`, the indicator that measures a front (exact, in C).
 
 The objectives (:mod:`decido.objectives`) run on the engines that take several
-(``decido.engines()[i]["supports"]["objectives"]``; the default is the first of them,
-``moea``) behind the same driver as one objective: bounds, variables, integers, ``x0``,
+(``decido.engines()[i]["supports"]["objectives"]``; the default is ``auto`` up to 200
+evaluations, which runs ``bo`` there, else the first of them, ``moea``) behind the same driver as one objective: bounds, variables, integers, ``x0``,
 constraints, ``seed``, ``max_evaluations``, ``time_limit``, ``callback``, ``monitor`` and
 Ctrl-C work as they do there (docs/optimization.md, "Several objectives").
 """
@@ -306,7 +306,8 @@ def optimize_front(
     single = importlib.import_module("decido.optimize")  # it imports this module
 
     options = single.with_stop_option(options, stop_on_convergence)
-    engine_id = default_multi_engine() if engine is None else engine
+    engine_id = engine if engine is not None else (
+        single.engine_for(objectives, None, max_evaluations) or default_multi_engine())
     checked = single._check(bounds, goal=goal, engine=engine_id,
                             max_evaluations=max_evaluations, time_limit=time_limit,
                             seed=seed, options=options, variables=variables,
