@@ -3,8 +3,9 @@
  *
  * bo keeps every told point's objective vector here.  Before each batch a weight
  * vector w is drawn uniformly from the simplex and every point's value becomes
- * the augmented Chebyshev scalarization of its objectives, each normalized to
- * [0, 1] by the range seen (Knowles, IEEE TEC 2006):
+ * the augmented Chebyshev scalarization of its objectives, each normalized by the
+ * range of the non-dominated points seen (ParEGO, Knowles, IEEE TEC 2006, normalizes
+ * by the range of all of them):
  *     s(x) = max_j w_j f~_j(x) + rho * sum_j w_j f~_j(x),   rho = 0.05;
  * bo then models s with its one GP and maximizes log EI as for one objective.
  * A point with a NaN objective scalarizes to NaN (bo counts it as the worst).
