@@ -30,9 +30,10 @@
  * tells each row's excess (dc_batch.violation); a second GP models it, the
  * objective's GP holds the feasible points, and the acquisition is log EI + log
  * P(excess <= 0) -- or, before any feasible point, log EI of the excess.  Several
- * objectives (bo_mo.c, ParEGO): each batch models a new random scalarization of
- * them as its one objective, in the whole box (no trust region: its success
- * counts would compare different scalarizations).  NaN values count as the worst
+ * objectives (bo_mo.c, ParEGO): each row of a batch models a new random
+ * scalarization of them as its one objective (the later rows refit nothing: the
+ * batch's hyperparameters, the earlier rows believed), in the whole box (no trust
+ * region: its success counts would compare different scalarizations).  NaN values count as the worst
  * value seen.
  */
 #include <math.h>
@@ -606,6 +607,48 @@ static void maximize(state *s, size_t centre)
             s->x[q] = snap(s, q, s->rlo[q] + dc_rng_uniform(s->rng) * (s->rhi[q] - s->rlo[q]));
 }
 
+/* Several objectives, a batch's row r > 0: new weights (its own scalarization, so that
+ * the batch spreads along the front), the objective's model on the same rows with the
+ * batch's hyperparameters, refactored, and rows 0..r-1 taken in at its mean (Kriging
+ * believer, the incumbent at most their means); *centre becomes the best row for the
+ * new weights.  0 on success. */
+static int mo_reweigh(state *s, size_t k, size_t r, size_t *centre)
+{
+    size_t i, q, nf = 0, m = s->m;
+    double worst = -INFINITY, mu, var;
+    dc_bo_mo_scalarize(&s->mo, s->rng, s->constrained ? s->he : NULL, s->since, s->hn, s->hy);
+    *centre = best_row(s);
+    if (s->excess_only) /* the excess's model alone, unchanged */
+        return 0;
+    for (i = s->since; i < s->hn; i++)
+        if (isfinite(s->hy[i]) && s->hy[i] > worst)
+            worst = s->hy[i];
+    for (i = 0; i < k; i++) {
+        size_t h = s->sel[i];
+        if (!s->constrained || s->he[h] <= 0.0) {
+            to_model(s, s->H + h * m, s->Z + nf * m);
+            s->zy[nf++] = value_of(s, h, isfinite(worst) ? worst : 0.0);
+        }
+    }
+    warp(s, s->zy, nf);
+    dc_gp_set_data(&s->gp, s->Z, s->zy, nf);
+    if (dc_gp_factor(&s->gp))
+        return -1;
+    s->ybest = INFINITY;
+    for (i = 0; i < nf; i++)
+        s->ybest = s->gp.y[i] < s->ybest ? s->gp.y[i] : s->ybest;
+    for (i = 0; i < r && i < BELIEVED; i++) {
+        for (q = 0; q < m; q++)
+            s->xt[q] = s->U[i * s->n + s->free_idx[q]];
+        to_model(s, s->xt, s->xz);
+        dc_gp_predict(&s->gp, s->xz, &mu, &var);
+        if (dc_gp_append(&s->gp, s->xz, mu))
+            return -1;
+        s->ybest = mu < s->ybest ? mu : s->ybest; /* believed: no improvement there */
+    }
+    return 0;
+}
+
 /* Rows from the model: each maximizes the acquisition given the earlier ones. */
 static void model_rows(state *s, size_t rows)
 {
@@ -629,6 +672,8 @@ static void model_rows(state *s, size_t rows)
         }
     }
     for (r = 0; r < rows; r++) {
+        if (ok && s->mo.k && r > 0)
+            ok = mo_reweigh(s, k, r, &centre) == 0;
         if (ok) {
             maximize(s, centre);
         } else {

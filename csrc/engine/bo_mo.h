@@ -1,7 +1,7 @@
 /*
  * bo_mo.h -- several objectives for bo (bo_mo.c): ParEGO's random scalarizations.
  *
- * bo keeps every told point's objective vector here.  Before each batch a weight
+ * bo keeps every told point's objective vector here.  For each row it asks a weight
  * vector w is drawn uniformly from the simplex and every point's value becomes
  * the augmented Chebyshev scalarization of its objectives, each normalized by the
  * range of the non-dominated points seen (ParEGO, Knowles, IEEE TEC 2006, normalizes
