@@ -408,9 +408,8 @@ def test_auto_runs_bo_for_a_small_study() -> None:
 def test_a_small_study_of_two_objectives_runs_bo_with_diverse_batches() -> None:
     """auto runs bo for two objectives and 60 trials (ParEGO scalarizations): the asks are
     bo's, a batch of pending trials holds distinct points spread along the front (each
-    row its own weights: with one weight vector for the batch, one batch's f1 spanned 0.008),
-    and the
-    front follows ZDT1's."""
+    row its own weights: with one weight vector for the batch, one batch's f1 spanned
+    0.008), and the front follows ZDT1's."""
     def zdt1(x: np.ndarray) -> list[float]:
         g = 1 + 9 * float(np.mean(x[1:]))
         return [float(x[0]), g * (1 - math.sqrt(x[0] / g))]
