@@ -71,7 +71,8 @@ static const dc_option_info options[N_OPTIONS] = {
 static const dc_engine_info info = {
     "bo", "Bayesian optimization",
     "A Gaussian process (Matern-5/2 ARD) and log expected improvement in a trust region; for "
-    "expensive objectives and budgets of tens to a few hundred evaluations.",
+    "expensive objectives and budgets of tens to a few hundred evaluations.  Several "
+    "objectives: random augmented Chebyshev scalarizations (ParEGO), one a suggestion.",
     "model", 0, options, N_OPTIONS,
     DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0 | DC_SUPPORTS_OBJECTIVES};
 
