@@ -17,8 +17,9 @@ expressions below, pymoo its own implementation of the same (``get_problem``), O
 Python function.  Solvers: ``decido bo`` and ``decido moea`` (its default population of
 100, one generation at 100 evaluations) and ``decido moea-20`` (population 20), ``decido
 auto`` (what ``auto`` chooses), pymoo NSGA-II with a population of 20, and Optuna's
-``TPESampler`` with several objectives (MOTPE; its constraints_func for BNH).  Every solver's front is that of all the points
-it evaluated (pymoo: the initial population and each generation's offspring).
+``TPESampler`` with several objectives (MOTPE; its constraints_func for BNH).  Every
+solver's front is that of all the points it evaluated (pymoo: the initial population and
+each generation's offspring).
 """
 
 from __future__ import annotations

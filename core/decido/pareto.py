@@ -4,9 +4,10 @@
 
 The objectives (:mod:`decido.objectives`) run on the engines that take several
 (``decido.engines()[i]["supports"]["objectives"]``; the default is ``auto`` up to 200
-evaluations, which runs ``bo`` there, else the first of them, ``moea``) behind the same driver as one objective: bounds, variables, integers, ``x0``,
-constraints, ``seed``, ``max_evaluations``, ``time_limit``, ``callback``, ``monitor`` and
-Ctrl-C work as they do there (docs/optimization.md, "Several objectives").
+evaluations, which runs ``bo`` there, else the first of them, ``moea``) behind the same
+driver as one objective: bounds, variables, integers, ``x0``, constraints, ``seed``,
+``max_evaluations``, ``time_limit``, ``callback``, ``monitor`` and Ctrl-C work as they do
+there (docs/optimization.md, "Several objectives").
 """
 
 from __future__ import annotations
