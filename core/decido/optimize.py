@@ -239,17 +239,19 @@ def _engine_table() -> dict[str, dict[str, Any]]:
     return {e["id"]: e for e in _engine.engines()}
 
 
-#: a run of one objective that names no engine runs ``auto`` up to this many evaluations
+#: a run (of one objective or several) that names no engine runs ``auto`` up to this many
+#: evaluations
 #: (docs/optimization.md, "Sample-efficient engines")
 AUTO_MAX_EVALUATIONS = 200
 
 
 def engine_for(objective: Any, engine: Any, max_evaluations: Any) -> Any:
-    """The engine of a run of one objective: ``engine`` when named; else ``auto`` when
-    ``max_evaluations`` is at most :data:`AUTO_MAX_EVALUATIONS`, or when the objective is a
-    Python callable (not an expression: its cost is unknown, often seconds) and no budget is
-    given; else the default engine (``dss``).  The result's ``engine_chosen`` names the
-    engine ``auto`` ran."""
+    """The engine of a run (several objectives: ``objective`` is their list): ``engine``
+    when named; else ``auto`` when ``max_evaluations`` is at most
+    :data:`AUTO_MAX_EVALUATIONS`, or when the objective is a Python callable (not an
+    expression: its cost is unknown, often seconds) and no budget is given; else None:
+    the default engine (``dss``; several objectives: ``moea``).  The result's
+    ``engine_chosen`` names the engine ``auto`` ran."""
     if engine is not None or "auto" not in _engine_table():
         return engine
     python = callable(objective) and not isinstance(objective, (str, Expression))
@@ -454,8 +456,9 @@ def _front(objectives: Any, goal: Any, spec: RunSpec, checked: _Checked) -> _Fro
 def _run(objective: Any, bounds: ArrayLike | None, goal: Any, spec: RunSpec, several: bool
          ) -> OptimizeResult | ParetoResult:
     """A run of one objective, or of ``several`` (the module's docs)."""
-    engine = (default_multi_engine() if spec.engine is None else spec.engine) if several \
-        else engine_for(objective, spec.engine, spec.max_evaluations)
+    engine = engine_for(objective, spec.engine, spec.max_evaluations)
+    if several and engine is None:
+        engine = default_multi_engine()
     options = with_stop_option(spec.options, spec.stop_on_convergence)
     checked = _check(bounds, goal, spec, engine, options, several=several)
     front = None

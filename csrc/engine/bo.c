@@ -29,14 +29,19 @@
  * before the acquisition sees a point.  Constraints (pb->constrained): the driver
  * tells each row's excess (dc_batch.violation); a second GP models it, the
  * objective's GP holds the feasible points, and the acquisition is log EI + log
- * P(excess <= 0) -- or, before any feasible point, log EI of the excess.  One
- * objective only.  NaN values count as the worst value seen.
+ * P(excess <= 0) -- or, before any feasible point, log EI of the excess.  Several
+ * objectives (bo_mo.c, ParEGO): each row of a batch models a new random
+ * scalarization of them as its one objective (the later rows refit nothing: the
+ * batch's hyperparameters, the earlier rows believed), in the whole box (no trust
+ * region: its success counts would compare different scalarizations).  NaN values count as the worst
+ * value seen.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/bo_mo.h"
 #include "engine/gp.h"
 
 enum {
@@ -66,9 +71,10 @@ static const dc_option_info options[N_OPTIONS] = {
 static const dc_engine_info info = {
     "bo", "Bayesian optimization",
     "A Gaussian process (Matern-5/2 ARD) and log expected improvement in a trust region; for "
-    "expensive objectives and budgets of tens to a few hundred evaluations.",
+    "expensive objectives and budgets of tens to a few hundred evaluations.  Several "
+    "objectives: random augmented Chebyshev scalarizations (ParEGO), one a suggestion.",
     "model", 0, options, N_OPTIONS,
-    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0};
+    DC_SUPPORTS_CONSTRAINTS | DC_SUPPORTS_INTEGERS | DC_SUPPORTS_X0 | DC_SUPPORTS_OBJECTIVES};
 
 #define LOCAL_STARTS 3
 #define LOCAL_STEPS 30
@@ -118,27 +124,34 @@ typedef struct state {
     double *U, *f, *viol;   /* rows_cap x n, rows_cap, rows_cap */
     size_t rows_cap;
     dc_restart_log log;
+    dc_bo_mo mo;            /* several objectives (mo.k >= 2) */
     int done;
 } state;
 
+/* values a row: the objectives, or one */
+static size_t row_values(const state *s)
+{
+    return s->mo.k ? s->mo.k : 1;
+}
+
 static int grow_rows(state *s, size_t rows)
 {
-    size_t cap = s->rows_cap, k;
+    size_t cap = s->rows_cap, k, nv = row_values(s);
     if (rows <= cap)
         return 1;
     dc_mem_free(s->alloc, s->U, cap * s->n * sizeof(double));
-    dc_mem_free(s->alloc, s->f, cap * sizeof(double));
+    dc_mem_free(s->alloc, s->f, cap * nv * sizeof(double));
     dc_mem_free(s->alloc, s->viol, cap * sizeof(double));
     s->rows_cap = 0;
     s->U = s->f = s->viol = NULL;
     if (!dc_mul_size(rows, s->n, &k) || !dc_mul_size(k, sizeof(double), &k))
         return 0;
     s->U = dc_mem_alloc(s->alloc, rows * s->n * sizeof(double));
-    s->f = dc_mem_alloc(s->alloc, rows * sizeof(double));
+    s->f = dc_mem_alloc(s->alloc, rows * nv * sizeof(double));
     s->viol = dc_mem_alloc(s->alloc, rows * sizeof(double));
     if (!s->U || !s->f || !s->viol) {
         dc_mem_free(s->alloc, s->U, rows * s->n * sizeof(double));
-        dc_mem_free(s->alloc, s->f, rows * sizeof(double));
+        dc_mem_free(s->alloc, s->f, rows * nv * sizeof(double));
         dc_mem_free(s->alloc, s->viol, rows * sizeof(double));
         s->U = s->f = s->viol = NULL;
         return 0;
@@ -180,7 +193,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->L = L_INIT;
     s->start_best = NAN;
     s->lev = dc_mem_calloc(s->alloc, m + 1, sizeof(double));
-    if (!s->lev)
+    if (!s->lev || dc_bo_mo_init(&s->mo, s->alloc, pb->n_objectives))
         return DC_ERR_NOMEM;
     for (j = 0; j < m && pb->levels; j++)
         s->lev[j] = pb->levels[s->free_idx[j]];
@@ -595,12 +608,58 @@ static void maximize(state *s, size_t centre)
             s->x[q] = snap(s, q, s->rlo[q] + dc_rng_uniform(s->rng) * (s->rhi[q] - s->rlo[q]));
 }
 
+/* Several objectives, a batch's row r > 0: new weights (its own scalarization, so that
+ * the batch spreads along the front), the objective's model on the same rows with the
+ * batch's hyperparameters, refactored, and rows 0..r-1 taken in at its mean (Kriging
+ * believer, the incumbent at most their means); *centre becomes the best row for the
+ * new weights.  0 on success. */
+static int mo_reweigh(state *s, size_t k, size_t r, size_t *centre)
+{
+    size_t i, q, nf = 0, m = s->m;
+    double worst = -INFINITY, mu, var;
+    dc_bo_mo_scalarize(&s->mo, s->rng, s->constrained ? s->he : NULL, s->since, s->hn, s->hy);
+    *centre = best_row(s);
+    if (s->excess_only) /* the excess's model alone, unchanged */
+        return 0;
+    for (i = s->since; i < s->hn; i++)
+        if (isfinite(s->hy[i]) && s->hy[i] > worst)
+            worst = s->hy[i];
+    for (i = 0; i < k; i++) {
+        size_t h = s->sel[i];
+        if (!s->constrained || s->he[h] <= 0.0) {
+            to_model(s, s->H + h * m, s->Z + nf * m);
+            s->zy[nf++] = value_of(s, h, isfinite(worst) ? worst : 0.0);
+        }
+    }
+    warp(s, s->zy, nf);
+    dc_gp_set_data(&s->gp, s->Z, s->zy, nf);
+    if (dc_gp_factor(&s->gp))
+        return -1;
+    s->ybest = INFINITY;
+    for (i = 0; i < nf; i++)
+        s->ybest = s->gp.y[i] < s->ybest ? s->gp.y[i] : s->ybest;
+    for (i = 0; i < r && i < BELIEVED; i++) {
+        for (q = 0; q < m; q++)
+            s->xt[q] = s->U[i * s->n + s->free_idx[q]];
+        to_model(s, s->xt, s->xz);
+        dc_gp_predict(&s->gp, s->xz, &mu, &var);
+        if (dc_gp_append(&s->gp, s->xz, mu))
+            return -1;
+        s->ybest = mu < s->ybest ? mu : s->ybest; /* believed: no improvement there */
+    }
+    return 0;
+}
+
 /* Rows from the model: each maximizes the acquisition given the earlier ones. */
 static void model_rows(state *s, size_t rows)
 {
     size_t centre = best_row(s), k, r, q, m = s->m;
     int ok;
-    s->tr_on = s->tr_always || s->hn - s->since > s->max_model;
+    if (s->mo.k) {
+        dc_bo_mo_scalarize(&s->mo, s->rng, s->constrained ? s->he : NULL, s->since, s->hn, s->hy);
+        centre = best_row(s);
+    }
+    s->tr_on = !s->mo.k && (s->tr_always || s->hn - s->since > s->max_model);
     set_region(s, centre); /* with the previous lengthscales */
     k = choose_data(s, centre);
     ok = fit_models(s, k) == 0;
@@ -614,6 +673,8 @@ static void model_rows(state *s, size_t rows)
         }
     }
     for (r = 0; r < rows; r++) {
+        if (ok && s->mo.k && r > 0)
+            ok = mo_reweigh(s, k, r, &centre) == 0;
         if (ok) {
             maximize(s, centre);
         } else {
@@ -748,13 +809,15 @@ static dc_status tell(void *sp, const dc_batch *b)
         return DC_OK;
     }
     start_best(s, &e0, &v0);
-    if (!grow_history(s, s->hn + b->rows))
+    if (!grow_history(s, s->hn + b->rows) || !dc_bo_mo_reserve(&s->mo, s->hn + b->rows))
         return DC_ERR_NOMEM;
     for (r = 0; r < b->rows; r++) {
         const double *u = b->U + r * s->n;
         for (q = 0; q < m; q++)
             s->H[s->hn * m + q] = u[s->free_idx[q]];
-        s->hy[s->hn] = b->f[r];
+        s->hy[s->hn] = s->mo.k ? NAN : b->f[r]; /* several: scalarized in model_rows */
+        if (s->mo.k)
+            dc_bo_mo_store(&s->mo, s->hn, b->f + r * s->mo.k);
         s->he[s->hn] = s->constrained && b->violation ? b->violation[r] : 0.0;
         s->hn++;
     }
@@ -804,6 +867,7 @@ static void release(void *sp)
     state *s = sp;
     size_t m = s->m, cap = s->hcap, mm = m ? m : 1;
     dc_restart_log_free(&s->log);
+    dc_bo_mo_free(&s->mo);
     dc_gp_free(&s->gp);
     dc_gp_free(&s->gc);
     dc_mem_free(s->alloc, s->free_idx, s->n * sizeof(size_t));
@@ -828,7 +892,7 @@ static void release(void *sp)
     dc_mem_free(s->alloc, s->xz, m * sizeof(double));
     dc_mem_free(s->alloc, s->xs, m * sizeof(double));
     dc_mem_free(s->alloc, s->U, s->rows_cap * s->n * sizeof(double));
-    dc_mem_free(s->alloc, s->f, s->rows_cap * sizeof(double));
+    dc_mem_free(s->alloc, s->f, s->rows_cap * row_values(s) * sizeof(double));
     dc_mem_free(s->alloc, s->viol, s->rows_cap * sizeof(double));
 }
 

@@ -41,10 +41,22 @@ def test_the_thresholds_are_options():
     assert r.engine_chosen == "cmaes"
 
 
-def test_several_objectives_go_to_moea():
-    r = decido.minimize(["x[0]", "1 - x[0] + x[1]**2"], [[0, 1], [0, 1]], engine="auto",
-                        max_evaluations=400, seed=1)
+def test_several_objectives_go_to_bo_at_small_budgets_else_to_moea():
+    two = ["x[0]", "1 - x[0] + x[1]**2"]
+    r = decido.minimize(two, [[0, 1], [0, 1]], engine="auto", max_evaluations=400, seed=1)
     assert r.engine == "auto" and r.engine_chosen == "moea" and r.pareto
+    r = decido.minimize(two, [[0, 1], [0, 1]], engine="auto", max_evaluations=200, seed=1)
+    assert r.engine_chosen == "bo" and r.pareto and r.evaluations == 200
+    r = decido.minimize(two, [[0, 1]] * 21, engine="auto", max_evaluations=100, seed=1)
+    assert r.engine_chosen == "moea"  # beyond bo_dims
+
+
+def test_several_objectives_without_an_engine_run_auto_up_to_200_evaluations():
+    two = ["x[0]", "1 - x[0] + x[1]**2"]
+    r = decido.minimize(two, [[0, 1], [0, 1]], max_evaluations=100, seed=1)
+    assert r.engine == "auto" and r.engine_chosen == "bo"
+    r = decido.minimize(two, [[0, 1], [0, 1]], max_evaluations=300, seed=1)
+    assert r.engine == "moea"
 
 
 def test_every_other_engine_names_itself():

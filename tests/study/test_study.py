@@ -403,3 +403,32 @@ def test_auto_runs_bo_for_a_small_study() -> None:
                 study.tell(t, sphere(t.x))
         return out
     assert asks("auto") == asks("bo") != asks("tpe")
+
+
+def test_a_small_study_of_two_objectives_runs_bo_with_diverse_batches() -> None:
+    """auto runs bo for two objectives and 60 trials (ParEGO scalarizations): the asks are
+    bo's, a batch of pending trials holds distinct points spread along the front (each
+    row its own weights: with one weight vector for the batch, one batch's f1 spanned
+    0.008), and the front follows ZDT1's."""
+    def zdt1(x: np.ndarray) -> list[float]:
+        g = 1 + 9 * float(np.mean(x[1:]))
+        return [float(x[0]), g * (1 - math.sqrt(x[0] / g))]
+
+    def run(engine: str) -> tuple[list[bytes], list[float], Study]:
+        study = Study(bounds=[(0, 1)] * 4, objectives=["f1", "f2"], engine=engine, seed=3,
+                      max_trials=60)
+        out, spans = [], []
+        for _ in range(15):
+            asked = study.ask(4)
+            assert len(asked) == 4 and _min_distance([t.x for t in asked]) > 1e-9
+            out += [t.x.tobytes() for t in asked]
+            spans.append(float(np.ptp([t.x[0] for t in asked])))
+            for t in asked:
+                study.tell(t, values=zdt1(t.x))
+        return out, spans, study
+
+    auto, spans, study = run("auto")
+    assert auto == run("bo")[0]
+    assert float(np.median(spans)) > 0.2
+    front = np.array([t.values for t in study.pareto.trials])
+    assert decido.hypervolume(front, [1.1, 1.1]) > 0.7  # of 0.877 (moea's 60: about 0.05)
