@@ -33,7 +33,6 @@ of :data:`PAGE`. A key's open streams in a worker are capped by its tier's
 from __future__ import annotations
 
 import contextlib
-import re
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
@@ -43,9 +42,8 @@ import msgspec
 from decido_service.errors import ServiceError
 from decido_service.feeds import HEARTBEAT, Feed, Feeds, follow
 from decido_service.store import Store
-from decido_service.studies.operation import finished
+from decido_service.studies.operation import finished, valid_id
 from decido_service.studies.views import study_view
-from decido_service.types.studies import STUDY_ID_PATTERN
 
 __all__ = ["BUFFER", "PAGE", "POLL_INTERVAL", "StudyFeed", "Watcher", "frame", "watch"]
 
@@ -56,17 +54,12 @@ BUFFER = 2048
 #: events read from the store at a time
 PAGE = 500
 _encode = msgspec.json.Encoder().encode
-_STUDY_ID = re.compile(STUDY_ID_PATTERN)
 
 
 def frame(seq: int, kind: str, data: str | bytes) -> bytes:
     """One event as sent: ``id``, ``event`` and one ``data`` line of JSON."""
     body = data.encode() if isinstance(data, str) else data
     return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, kind.encode(), body)
-
-
-def _study_id_ok(study_id: str) -> bool:
-    return _STUDY_ID.fullmatch(study_id) is not None
 
 
 class StudyFeed(Feed):
@@ -178,7 +171,7 @@ async def watch(store: Store, feeds: Feeds[StudyFeed], key_id: str, study_id: st
     ``invalid_parameter`` for an id the stream has not sent, 429 ``too_many_streams``
     over ``cap`` (all raised before anything is sent). The caller sends
     :meth:`Watcher.chunks`."""
-    row = await store.studies.get(key_id, study_id) if _study_id_ok(study_id) else None
+    row = await store.studies.get(key_id, study_id) if valid_id(study_id) else None
     if row is None:
         raise ServiceError("not_found", f"no study {study_id!r} of this key")
     cursor = None
