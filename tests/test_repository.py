@@ -113,7 +113,7 @@ def test_no_method_name_branches_outside_the_method_table() -> None:
 
 #: the service's capability packages and modules: below HTTP (issue 39)
 _CAPABILITIES = ("runs", "decisions", "webhooks", "studies", "admission.py", "limits.py",
-                 "errors.py", "services.py")
+                 "errors.py", "services.py", "feeds.py")
 
 
 def _imported(tree: ast.AST, module: str) -> list[tuple[int, str]]:

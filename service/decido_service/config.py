@@ -179,6 +179,7 @@ _ENV_INT: dict[str, str] = {
     "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
     "DECIDO_SSE_HEARTBEAT": "sse_heartbeat",
     "DECIDO_WORKER_STREAMS": "worker_streams",
+    "DECIDO_STUDY_EVENTS": "study_events",
     "DECIDO_RUN_LEASE": "run_lease",
     "DECIDO_RUN_RETENTION_DAYS": "run_retention_days",
     "DECIDO_TLS": "tls",
@@ -249,6 +250,10 @@ class Settings:
     worker process, every key together, beside each key's tier cap (``max_streams``); one
     more is 503 ``overloaded`` with ``Retry-After`` (:mod:`decido_service.streams`; 0: no
     cap)."""
+    study_events: int = 10_000
+    """Events a study keeps for its stream's resumes (``GET /v1/studies/{id}/events``):
+    the newest; older ones are deleted as new ones are written, and a watcher resuming
+    from before them gets the ``study`` event again (docs/studies.md)."""
     session_secret: str = ""
     """The dashboard's HMAC secret for session cookies and CSRF tokens (at least 32
     characters); empty: one is made once and kept in the store, shared by every worker."""
@@ -285,7 +290,8 @@ class Settings:
                      "sign_ins_per_minute",
                      "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
-                     "run_lease", "run_retention_days", "webhook_concurrency",
+                     "run_lease", "run_retention_days", "study_events",
+                     "webhook_concurrency",
                      "webhook_key_concurrency", "webhook_endpoint_concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -209,11 +209,13 @@ def refusal_specs(surface: Surface, key: KeyRecord, *,
 
 
 def usage_specs(key: KeyRecord, *, settings: Settings | None = None) -> list[CounterSpec]:
-    """The four counters ``/v1/usage`` shows, observed (nothing counted): decide.minute
-    (the one the headers describe), decide.month, optimize.minute, optimize.month."""
+    """The five counters ``/v1/usage`` shows, observed (nothing counted): decide.minute
+    (the one the headers describe), decide.month, optimize.minute, optimize.month,
+    study.minute."""
     decide = specs_for("decide", key, settings=settings)[:2]
     optimize = specs_for("optimize", key, settings=settings)[:2]
-    return [spec._replace(amount=0) for spec in (*decide, *optimize)]
+    study = specs_for("study", key, settings=settings)[:1]
+    return [spec._replace(amount=0) for spec in (*decide, *optimize, *study)]
 
 
 def address_spec(address: str, *, settings: Settings | None = None) -> CounterSpec:
@@ -377,13 +379,13 @@ def usage_document(states: list[CounterState], key: KeyRecord, *,
     the key, its decision plan and optimization tier with current per-minute and
     per-month usage."""
     p, t = plan_limits(key, settings=settings), tier_limits(key, settings=settings)
-    d_min, d_month, o_min, o_month = states
+    d_min, d_month, o_min, o_month, s_min = states
     return Usage(
         key=KeyUsage(key["id"], key["prefix"], key["label"], key["created_at"]),
         decision=DecisionUsage(p["plan"], _minute(d_min), _month(d_month), p["batch_max"],
                                p["refused"], p["max_smaa_values"]),
         optimization=OptimizationUsage(t["tier"], _minute(o_min), _month(o_month),
-                                       t["max_dims"], t["max_evaluations"],
+                                       _minute(s_min), t["max_dims"], t["max_evaluations"],
                                        t["max_time_limit"], t["refused"]))
 
 

@@ -34,14 +34,15 @@ from typing import Any, TypeVar
 from decido_service.admission import KeyCache, Readiness, SpentBudgets
 from decido_service.config import Settings
 from decido_service.errors import ServiceError
-from decido_service.runs.events import Feeds
+from decido_service.feeds import Feeds
+from decido_service.runs.events import RunFeed
 from decido_service.runs.execution import Execution, wind_down
 from decido_service.runs.queue import RunWorker
 from decido_service.store import Store, open_store
 from decido_service.store.group import GroupCommit
 from decido_service.streams import StreamGuard
 from decido_service.studies.api import Context as StudyContext
-from decido_service.studies.events import StudyFeeds
+from decido_service.studies.events import StudyFeed
 from decido_service.studies.replay import StudyCache
 from decido_service.studies.sweeper import LeaseSweeper
 from decido_service.webhooks.worker import DeliveryWorker
@@ -127,12 +128,12 @@ class Services:
     sample_pool: ThreadPoolExecutor
     sample_slots: SampleSlots
     executions: set[Execution]
-    run_feeds: Feeds
+    run_feeds: Feeds[RunFeed]
     streams: StreamGuard
     run_worker: RunWorker
     delivery_worker: DeliveryWorker
     studies: StudyContext
-    study_feeds: StudyFeeds
+    study_feeds: Feeds[StudyFeed]
     lease_sweeper: LeaseSweeper
 
     def __init__(self, settings: Settings) -> None:
@@ -176,7 +177,7 @@ async def open_services(services: Services) -> None:
                                            thread_name_prefix="decido-run")
     services.run_slots = RunSlots(settings.run_threads + settings.run_queue)
     services.executions = set()  # the runs going on in this worker (runs.Execution)
-    services.run_feeds = Feeds()  # the runs watched over SSE in this worker
+    services.run_feeds = Feeds(RunFeed)  # the runs watched over SSE in this worker
     # open streams: the worker's cap, and the end of a revoked key's
     services.streams = StreamGuard(store, settings.worker_streams)
     services.streams.start()
@@ -184,9 +185,10 @@ async def open_services(services: Services) -> None:
     services.run_worker.start()
     services.delivery_worker = DeliveryWorker(store, settings, services.run_worker.owner)
     services.delivery_worker.start()  # webhook deliveries (decido_service.webhooks)
-    services.studies = StudyContext(store, StudyCache())  # this worker's replayed studies
+    # this worker's replayed studies, each keeping its newest events
+    services.studies = StudyContext(store, StudyCache(), settings.study_events)
     # the studies watched over SSE in this worker (their streams counted with the runs')
-    services.study_feeds = StudyFeeds(services.run_feeds.streams)
+    services.study_feeds = Feeds(StudyFeed, services.run_feeds.streams)
     services.lease_sweeper = LeaseSweeper(services.studies)
     services.lease_sweeper.start()  # expired trial leases (decido_service.studies)
 

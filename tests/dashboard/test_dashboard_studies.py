@@ -114,6 +114,35 @@ def test_a_study_page_shows_counts_trials_and_charts(visit: Visit, server: Any,
     visit.verify()
 
 
+def test_a_large_study_is_drawn_whole_its_best_over_every_trial(visit: Visit, server: Any,
+                                                                  key: str) -> None:
+    """12,000 completed trials, the best the 11,500th: the line of the best so far reaches
+    it (the charts drew only the first 10,000), the dots and lines are a bounded sample
+    that holds it, and the notes say what is drawn."""
+    study_id = make_study(server, key, {"bounds": [[-5, 5]], "engine": "random", "seed": 2})
+    for start in range(0, 12_000, 4_000):
+        warm = [{"x": [((k * 37) % 1000) / 100 - 5], "value": 50.0 + (k * 7919) % 1000}
+                for k in range(start, start + 4_000)]
+        if start == 8_000:
+            warm[3_500]["value"] = -3.0
+        api(server, key, "POST", f"/v1/studies/{study_id}/trials", {"trials": warm})
+    visit.sign_in()
+    page = visit.go(f"/dashboard/studies/{study_id}")
+    page.wait_for_function("() => window.decidoDash && window.decidoDash.loads > 0",
+                           timeout=WAIT_MS)
+    assert page.evaluate("window.decidoDash.best[0].best") == -3.0
+    assert page.evaluate("window.decidoDash.data.completed") == 12_000
+    dots = int(page.get_attribute("#best-chart svg", "data-points") or "0")
+    assert 1_000 < dots <= 2_001
+    assert page.locator('#best-chart circle[data-trial="11500"]').count() == 1
+    assert page.locator('#parallel polyline[data-trial="11500"]').count() == 1
+    assert int(page.get_attribute("#parallel svg", "data-lines") or "0") == dots
+    note = page.inner_text("#best-note")
+    assert "over all 12000 completed trials" in note and "a sample of" in note, note
+    assert "a sample of" in page.inner_text("#parallel-note")
+    visit.verify()
+
+
 def test_a_trial_completed_through_the_api_appears_live(visit: Visit, server: Any,
                                                          key: str) -> None:
     study_id = make_study(server, key, {**ONE, "seed": 9})
@@ -163,7 +192,9 @@ def test_the_page_polls_when_its_stream_is_refused(visit: Visit, server: Any) ->
     page.wait_for_function(
         "() => document.querySelector('#best-chart svg').dataset.points === '1'",
         timeout=WAIT_MS)
-    assert page.inner_text("#study-best") == "2.5"
+    # the status part is fetched beside the charts' data: it may come a moment later
+    page.wait_for_function("() => document.getElementById('study-best')"
+                           ".textContent === '2.5'", timeout=WAIT_MS)
     assert visit.errors and all("429" in e for e in visit.errors), visit.errors
     visit.errors.clear()  # the refused stream is the case under test
     visit.verify()

@@ -124,7 +124,7 @@ def test_refusal_and_usage_specs() -> None:
         "optimize.refused", "k1", "minute", 600, 1)
     assert [(s.name, s.amount) for s in limits.usage_specs(k, settings=S)] == [
         ("decide.minute", 0), ("decide.month", 0), ("optimize.minute", 0),
-        ("optimize.month", 0)]
+        ("optimize.month", 0), ("study.minute", 0)]
 
 
 def state(name: str = "decide.minute", limit: int | None = 10, used: int = 3) -> CounterState:
@@ -187,6 +187,8 @@ def test_usage_document(tmp_path: Path) -> None:
     k = key("sdk", "pro")
     store.admit(limits.specs_for("batch", k, 25, settings=S), now=NOW)
     store.admit(limits.specs_for("optimize", k, settings=S), now=NOW)
+    for _ in range(3):
+        store.admit(limits.specs_for("study", k, settings=S), now=NOW)
     states = store.admissions.peek(limits.usage_specs(k, settings=S), now=NOW)
     store.close()
     doc = msgspec.to_builtins(limits.usage_document(states, k, settings=S))
@@ -207,6 +209,7 @@ def test_usage_document(tmp_path: Path) -> None:
             "month": {"limit": 10_000, "used": 1, "remaining": 9_999,
                       "period_start": "2024-12-01T00:00:00Z",
                       "period_end": "2025-01-01T00:00:00Z", "reset": 1_735_689_600},
+            "study_minute": {"limit": 12_000, "remaining": 11_997, "reset": 1_733_011_320},
             "max_dims": 500, "max_evaluations": 2_000_000, "max_time_limit": 60,
             "refused_per_minute": 600,
         },

@@ -228,7 +228,8 @@ def test_a_watcher_that_does_not_read_is_dropped() -> None:
     import asyncio
     import json
 
-    from decido_service.runs.events import Snapshot, stream
+    from decido_service.feeds import send_within
+    from decido_service.runs.events import Snapshot, chunks
     from decido_service.runs.execution import write_document
     from decido_service.schemas import decode_optimize
     from decido_service.types import Budget, RunDocument, RunProgress
@@ -246,8 +247,9 @@ def test_a_watcher_that_does_not_read_is_dropped() -> None:
     class Feed:
         snapshot = Snapshot(row)
 
-        async def changed(self, timeout: float) -> None:
+        async def changed(self, timeout: float) -> bool:
             await asyncio.sleep(timeout)
+            return False
 
     sent: list[bytes] = []
 
@@ -255,8 +257,14 @@ def test_a_watcher_that_does_not_read_is_dropped() -> None:
         sent.append(data)
         await asyncio.sleep(3600)
 
+    async def send_all() -> bool:  # each chunk sent as http.sse.send_chunks sends it
+        async for chunk in chunks(Feed(), (0, -1)):
+            if not await send_within(stuck, chunk, 0.2):
+                return False
+        return True
+
     async def scenario() -> bool:
-        return await asyncio.wait_for(stream(Feed(), (0, -1), stuck, drain=0.2), 5)
+        return await asyncio.wait_for(send_all(), 5)
 
     assert asyncio.run(scenario()) is False  # dropped, not waiting for ever
     assert len(sent) == 1

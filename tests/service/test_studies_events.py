@@ -153,6 +153,39 @@ def test_resume_with_last_event_id_has_no_duplicate_and_no_gap(server: LiveServe
     assert watch(server, key, sid, last_id=seen[-1].id) == []
 
 
+def test_a_study_keeps_its_newest_events_and_an_older_resume_gets_the_study(
+        tmp_path: Path) -> None:
+    """Events are not kept for ever: the newest DECIDO_STUDY_EVENTS, the older deleted
+    as new ones are written; a resume from before them is sent the ``study`` event (the
+    study now) and the events after it, never a silent gap."""
+    import sqlite3
+
+    with running(tmp_path, {"DECIDO_STUDY_EVENTS": "5"}) as server:
+        key = server.create_key(tier="pro")["key"]
+        sid = create(server, key, {**SPHERE, "max_trials": 6, "engine": "random"})
+        base = f"/v1/studies/{sid}"
+        for _ in range(3):
+            for t in post(server, key, f"{base}/suggest", {"count": 2})["trials"]:
+                post(server, key, f"{base}/trials/{t['number']}/complete",
+                     {"value": t["x"][0]})
+        last = server.request("GET", base, headers=auth(key)).json()
+        assert last["state"] == "completed"
+        with sqlite3.connect(server.db) as db:
+            kept = [r[0] for r in db.execute(
+                "SELECT seq FROM study_events WHERE study_id = ? ORDER BY seq", (sid,))]
+        newest = kept[-1]
+        assert newest > 12 and kept == list(range(newest - 4, newest + 1))
+        # within what is kept: exactly the events after the id
+        within = watch(server, key, sid, last_id=str(newest - 5))
+        assert [int(e.id or "") for e in within] == kept
+        assert within[-1].kind == "finished"
+        # older than what is kept: the study now (the last event's id), then the end
+        for old in ("0", "3", str(newest - 6)):
+            again = watch(server, key, sid, last_id=old)
+            assert [(e.kind, e.id) for e in again] == [("study", str(newest))], old
+            assert again[0].data["trials"]["completed"] == 6
+
+
 def test_lease_expiry_stop_and_abandon_are_events(tmp_path: Path) -> None:
     with running(tmp_path, {"DECIDO_FAKE_NOW": ""}) as server:
         key = server.create_key(tier="pro")["key"]

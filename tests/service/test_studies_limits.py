@@ -63,6 +63,8 @@ def test_study_calls_have_an_allowance_of_their_own(tmp_path: Path) -> None:
         assert read.status == 200 and read.header("x-ratelimit-limit") == "10"
         usage = server.request("GET", "/v1/usage", headers=auth(key)).json()
         assert usage["optimization"]["minute"]["remaining"] == 9  # only the create
+        assert usage["optimization"]["study_minute"]["limit"] == 6  # the study calls'
+        assert usage["optimization"]["study_minute"]["remaining"] == 0
         assert post(server, key, "/v1/studies", SPHERE).status == 201
         assert read.json()["trials"] == {"queued": 0, "active": 0, "completed": 3,
                                          "infeasible": 0, "failed": 0, "early_stopped": 0,

@@ -1,21 +1,29 @@
 """What the blocking and the asyncio ``optimize`` loops of studies share, free of I/O: a
 result of the user's function as a tell, an exception as a failed trial's reason, the
-budget of trials, and what Ctrl-C leaves on the exception."""
+budget of trials, what Ctrl-C leaves on the exception, and the loops' calls as operations
+(:mod:`decido.client._protocol`) each client's driver carries out: telling an evaluated
+trial, the round of heartbeats, abandoning the trials held."""
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from decido.client._study_ops import tell_body
+from decido.client import _study_ops as ops
+from decido.client._protocol import Op
+from decido.client._study_ops import TrialView, tell_body
+from decido.client.errors import ClientError, NotFound, TrialFinished
 
-__all__ = ["Budget", "client_prefix", "heartbeat_interval", "interrupted", "reason_of",
-           "tell_of"]
+__all__ = ["Budget", "abandon_all", "beat", "client_prefix", "heartbeat_interval",
+           "interrupted", "outcome", "reason_of", "tell_of", "told"]
+
+log = logging.getLogger("decido.client")
 
 #: the shortest wait between two rounds of heartbeats (seconds)
 _SHORTEST_BEAT = 0.2
@@ -45,6 +53,52 @@ def tell_of(result: Any) -> dict[str, Any]:
     what = "None" if result is None else type(result).__name__
     return tell_body(state="failed", reason=f"the function returned {what}, not a number, "
                                             "a sequence of numbers or a mapping")
+
+
+def outcome(trial: TrialView, result: Any = None, error: BaseException | None = None
+            ) -> dict[str, Any]:
+    """The tell of an evaluated trial: ``error`` (what the function raised) makes it
+    failed, else :func:`tell_of` its ``result``; nothing (``{}``) for a trial the function
+    told itself, or that early stopping ended."""
+    if error is not None:
+        return tell_body(state="failed", reason=reason_of(error))
+    return tell_of(result) if not trial.finished else {}
+
+
+def told(trial: TrialView, body: dict[str, Any]) -> Op[None]:
+    """Tell ``trial`` ``body`` (its lease ran out, or the function told it: left as it
+    is)."""
+    try:
+        trial.document = yield from ops.tell(trial.study_id, trial.number, body)
+    except TrialFinished:
+        pass
+
+
+def beat(trials: Sequence[TrialView]) -> Op[None]:
+    """A round of heartbeats of the trials held (one finished or gone meanwhile is
+    passed over, another failure logged)."""
+    for trial in trials:
+        try:
+            trial.document = yield from ops.heartbeat(trial.study_id, trial.number)
+        except (TrialFinished, NotFound):
+            pass
+        except ClientError as exc:
+            log.warning("heartbeat of trial %d of %s: %s", trial.number, trial.study_id,
+                        exc)
+
+
+def abandon_all(trials: Sequence[TrialView]) -> Op[list[int]]:
+    """Give up the trials held; the numbers of those abandoned."""
+    gone = []
+    for trial in trials:
+        try:
+            trial.document = yield from ops.abandon(trial.study_id, trial.number)
+            gone.append(trial.number)
+        except TrialFinished:
+            pass
+        except ClientError as exc:
+            log.warning("abandoning trial %d of %s: %s", trial.number, trial.study_id, exc)
+    return sorted(gone)
 
 
 def client_prefix(given: str | None) -> str:

@@ -6,17 +6,19 @@ at a time (as the runs list). A study's page shows its spec, its trials by state
 trial (or the front: several objectives, with "choose from this front", the decide page
 with ``from_study``), its trials a page at a time (``state`` filter, cursor
 ``starting_after=<number>``), and the charts its script draws from ``trials.json``: the
-best value so far against the trial number, and the completed trials in parallel
-coordinates coloured by value. The page follows the study live over its event stream
-(``events``: the API's, :func:`decido_service.http.sse.send_study_events`), polling
-``study.json`` when the stream is refused. Reads and actions go through
+best value so far against the trial number (over every completed trial), and the
+completed trials in parallel coordinates coloured by value (a sample of a large study:
+:mod:`~decido_service.dashboard.study_charts`). The page follows the study live over
+its event stream (``events``: the API's,
+:func:`decido_service.http.sse.send_study_events`), polling ``study.json`` when the
+stream is refused. Reads and actions go through
 :mod:`decido_service.studies.api`, as the API's do; the charts' trials are read from the
-store's trials of the study in one query (as the decide bridge reads them), past the API's
-page size.
+store's trials of the study page after page, past the API's page size.
 """
 
 from __future__ import annotations
 
+import asyncio
 import typing
 from typing import Any
 from urllib.parse import urlencode
@@ -29,12 +31,12 @@ from decido_service.dashboard import study_facts, summary
 from decido_service.dashboard.render import page, redirect
 from decido_service.dashboard.routes import data, html, route
 from decido_service.dashboard.session import Session
+from decido_service.dashboard.study_charts import Charts
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import parse
 from decido_service.http.responses import json_response
 from decido_service.http.sse import send_study_events
 from decido_service.studies import api as studies
-from decido_service.studies.views import trial_json
 from decido_service.types.studies import (
     TRIAL_STATES,
     StudyPage,
@@ -42,14 +44,14 @@ from decido_service.types.studies import (
     TrialPage,
 )
 
-__all__ = ["CHART_TRIALS", "STUDY_STATES", "TRIALS_PAGE", "chart_data"]
+__all__ = ["CHART_PAGE", "STUDY_STATES", "TRIALS_PAGE", "chart_data"]
 
 #: a study's states (the list's filter)
 STUDY_STATES: tuple[str, ...] = typing.get_args(StudyState)
 #: how many trials a page of the study page's table shows
 TRIALS_PAGE = 50
-#: the most completed trials the study page's charts draw (the first ones, by number)
-CHART_TRIALS = 10_000
+#: completed trials read from the store at a time for the study page's charts
+CHART_PAGE = 2_000
 
 
 def _ctx(request: ApiRequest) -> studies.Context:
@@ -121,21 +123,29 @@ async def study_delete(request: ApiRequest, session: Session, study_id: str) -> 
 async def chart_data(ctx: studies.Context, key_id: str, study_id: str) -> dict[str, Any]:
     """What the study page's script draws: ``study`` (the ``Study`` document), ``row``
     (its line of the studies table), ``objectives``, ``axes``
-    (:func:`~decido_service.dashboard.study_facts.axes_of`), ``trials`` (the first
-    :data:`CHART_TRIALS` completed ones, as
-    :func:`~decido_service.dashboard.study_facts.chart_trial` makes them), ``truncated``
-    (more were completed) and ``front`` (the numbers of the front's trials: several
-    objectives)."""
+    (:func:`~decido_service.dashboard.study_facts.axes_of`), ``front`` (the numbers of the
+    front's trials: several objectives), and of every completed trial, read
+    :data:`CHART_PAGE` at a time and taken off the event loop,
+    :meth:`~decido_service.dashboard.study_charts.Charts.data`: the best so far over all
+    of them, a sample (with the best and the front) to draw."""
     study: dict[str, Any] = msgspec.to_builtins(await studies.find(ctx, key_id, study_id))
-    rows = await ctx.store.studies.trials(key_id, study_id, CHART_TRIALS + 1, None,
-                                          "completed") or []
-    trials = [study_facts.chart_trial(trial_json(r))
-              for r in rows[:CHART_TRIALS]]
     spec = study["spec"]
-    return {"study": study, "row": study_facts.study_row(study),
-            "objectives": study_facts.objectives_of(spec), "axes": study_facts.axes_of(spec),
-            "trials": trials, "truncated": len(rows) > CHART_TRIALS,
-            "front": [t["number"] for t in study.get("pareto") or ()]}
+    objectives = study_facts.objectives_of(spec)
+    best = study.get("best")
+    front = [t["number"] for t in study.get("pareto") or ()]
+    charts = Charts(study["trials"]["completed"], [o["goal"] for o in objectives],
+                    [*front, *([] if best is None else [best["number"]])])
+    loop, after = asyncio.get_running_loop(), None
+    while True:
+        rows = await ctx.store.studies.trials(key_id, study_id, CHART_PAGE, after,
+                                              "completed") or []
+        if rows:
+            await loop.run_in_executor(None, charts.take, rows)
+            after = int(rows[-1]["number"])
+        if len(rows) < CHART_PAGE:
+            break
+    return {"study": study, "row": study_facts.study_row(study), "objectives": objectives,
+            "axes": study_facts.axes_of(spec), "front": front, **charts.data()}
 
 
 @route("/studies/<study_id:str>/trials.json")

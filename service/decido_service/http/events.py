@@ -1,30 +1,21 @@
 """A run's Server-Sent Events written to the client (``GET /v1/runs/{id}/events`` and the
-dashboard's): what is sent and when is :mod:`decido_service.runs.events`."""
+dashboard's): what is sent and when is :mod:`decido_service.runs.events`, how it is sent
+:func:`decido_service.http.sse.send_chunks`."""
 
 from __future__ import annotations
 
-import asyncio
-from typing import cast
+import contextlib
 
 from decido_service import limits
 from decido_service.http.context import ApiRequest
-from decido_service.http.endpoint import response_headers, streamed
 from decido_service.http.params import headers
-from decido_service.http.problems import as_api_error, problem_body
+from decido_service.http.sse import send_chunks
 from decido_service.runs.api import find
-from decido_service.runs.events import Snapshot, check_resumable, cursor_of, stream
+from decido_service.runs.events import Snapshot, check_resumable, chunks, cursor_of
 from decido_service.store import KeyRecord
-from decido_service.types import EventsHeaders, Problem, encode
+from decido_service.types import EventsHeaders
 
-__all__ = ["ended_event", "send_events"]
-
-
-def ended_event(request: ApiRequest, problem: Exception) -> bytes:
-    """The ``error`` event (no id: not one of the run's or the study's) that ends a stream
-    for ``problem`` (a revoked key's: :class:`decido_service.streams.Ticket`), its data the
-    problem document of ``request``."""
-    body = problem_body(request, as_api_error(problem), Problem)
-    return b"event: error\ndata: %s\n\n" % encode(body)
+__all__ = ["send_events"]
 
 
 async def send_events(request: ApiRequest, key: KeyRecord, run_id: str) -> None:
@@ -43,16 +34,7 @@ async def send_events(request: ApiRequest, key: KeyRecord, run_id: str) -> None:
     async with watching as feed:
         with ctx.streams.hold(key["id"]) as ticket:  # the worker's cap; ends if revoked
             ticket.on_end(feed.wake)
-            response = await request.respond(
-                status=200, content_type="text/event-stream",
-                headers={**response_headers(request), "Cache-Control": "no-store",
-                         "X-Accel-Buffering": "no"})
-            streamed(request, 200)
-            if await stream(feed, cursor, response.send,
-                            heartbeat=ctx.settings.sse_heartbeat, ended=ticket,
-                            transport=cast(asyncio.WriteTransport | None, request.transport)):
-                if ticket.ended is not None:  # the key was revoked: a last error event
-                    await response.send(ended_event(request, ticket.ended))
-                await response.eof()
-            elif request.transport is not None:  # a watcher that does not read: dropped
-                cast(asyncio.Transport, request.transport).abort()  # (it holds data)
+            events = chunks(feed, cursor, heartbeat=ctx.settings.sse_heartbeat,
+                            stop=lambda: ticket.ended is not None)
+            async with contextlib.aclosing(events) as sent:
+                await send_chunks(request, sent, ended=ticket)

@@ -1,9 +1,10 @@
 """Sending a capability's Server-Sent Events over HTTP: the answer's head, each chunk
-sent once the transport drained (:func:`~decido_service.runs.events.send_within`, the
+sent once the transport drained (:func:`~decido_service.feeds.send_within`, the
 runs' way), a watcher that does not read dropped.
 
 :func:`send_study_events` answers ``GET /v1/studies/{id}/events`` and the dashboard's
-study stream (the event source: :mod:`decido_service.studies.events`).
+study stream (the event source: :mod:`decido_service.studies.events`);
+:func:`decido_service.http.events.send_events` a run's.
 """
 
 from __future__ import annotations
@@ -15,18 +16,26 @@ from typing import cast
 
 from decido_service import limits
 from decido_service.errors import ServiceError
+from decido_service.feeds import DRAIN_TIMEOUT, send_within
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import response_headers, streamed
-from decido_service.http.events import ended_event
 from decido_service.http.params import headers
-from decido_service.http.problems import as_api_error
-from decido_service.runs.events import DRAIN_TIMEOUT, send_within
+from decido_service.http.problems import as_api_error, problem_body
 from decido_service.store import KeyRecord
 from decido_service.streams import Ticket
 from decido_service.studies import events as study_events
+from decido_service.types import Problem, encode
 from decido_service.types.studies import StudyEventsHeaders
 
-__all__ = ["send_chunks", "send_study_events"]
+__all__ = ["ended_event", "send_chunks", "send_study_events"]
+
+
+def ended_event(request: ApiRequest, problem: Exception) -> bytes:
+    """The ``error`` event (no id: not one of the run's or the study's) that ends a stream
+    for ``problem`` (a revoked key's: :class:`decido_service.streams.Ticket`), its data the
+    problem document of ``request``."""
+    body = problem_body(request, as_api_error(problem), Problem)
+    return b"event: error\ndata: %s\n\n" % encode(body)
 
 
 async def send_chunks(request: ApiRequest, chunks: AsyncIterator[bytes], *,
@@ -34,14 +43,16 @@ async def send_chunks(request: ApiRequest, chunks: AsyncIterator[bytes], *,
     """Answer 200 ``text/event-stream`` and send ``chunks`` until they end (then the
     response ends, after an ``error`` event when ``ended`` was ended: the key was
     revoked) or the watcher does not take one within ``drain`` seconds (then its
-    connection is dropped: it may resume with ``Last-Event-ID``)."""
+    connection is dropped: it may resume with ``Last-Event-ID``). A slice sent while the
+    transport holds nothing goes without a timer (:func:`send_within`)."""
     response = await request.respond(
         status=200, content_type="text/event-stream",
         headers={**response_headers(request), "Cache-Control": "no-store",
                  "X-Accel-Buffering": "no"})
     streamed(request, 200)
+    transport = cast(asyncio.WriteTransport | None, request.transport)
     async for chunk in chunks:
-        if not await send_within(response.send, chunk, drain):
+        if not await send_within(response.send, chunk, drain, transport):
             if request.transport is not None:  # dropped, not closed: it holds data
                 cast(asyncio.Transport, request.transport).abort()
             return

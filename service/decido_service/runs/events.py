@@ -1,10 +1,11 @@
 """Server-Sent Events of a run (``GET /v1/runs/{id}/events``): what is sent, and when.
 
 A run's events are derived from its store row, so any worker of any node can serve them,
-whichever process executes the run. Each worker keeps one :class:`RunFeed` per watched run:
-it reads the row every :data:`~decido_service.runs.PROGRESS_INTERVAL` seconds (the pace the
-executing worker writes progress at) while at least one client watches, and every watcher
-of that run in the worker shares the read and the encoded events (:class:`Snapshot`).
+whichever process executes the run. Each worker keeps one :class:`RunFeed` per watched run
+(a :class:`decido_service.feeds.Feed`): it reads the row every
+:data:`~decido_service.runs.PROGRESS_INTERVAL` seconds (the pace the executing worker
+writes progress at) while at least one client watches, and every watcher of that run in
+the worker shares the read and the encoded events (:class:`Snapshot`).
 
 **Event ids** order a run's events; a consumer treats them as opaque and resumes by
 sending the last one it saw as ``Last-Event-ID``:
@@ -23,35 +24,21 @@ finished run yields its final ``state`` and terminal event at once.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import msgspec
 import orjson
 
 from decido_service.errors import ServiceError
+from decido_service.feeds import HEARTBEAT, Feed, follow
 from decido_service.runs.api import run_view
 from decido_service.runs.execution import PROGRESS_INTERVAL
 from decido_service.store import FINISHED_STATES, Store
-from decido_service.streams import Ticket
 from decido_service.types import Run, RunProgress, encode
 
-__all__ = ["DRAIN_TIMEOUT", "HEARTBEAT", "SEND_SLICE", "STREAM_RETRY_AFTER", "Cursor", "Feeds",
-           "RunFeed", "Snapshot", "check_resumable", "cursor_of", "send_within", "stream"]
+__all__ = ["Cursor", "RunFeed", "Snapshot", "check_resumable", "chunks", "cursor_of"]
 
-#: seconds between two ``: heartbeat`` comment lines of an open stream
-HEARTBEAT = 15.0
-#: seconds a watcher's transport may stay full (Sanic's write buffer of 64 KiB and the
-#: socket's): then the stream is dropped (closed), and the client may resume with
-#: ``Last-Event-ID``
-DRAIN_TIMEOUT = 10.0
-#: bytes of an event written at a time: a large run document (its request can be about
-#: 1 MB) goes out in slices, each once the transport has drained
-SEND_SLICE = 16 * 1024
-#: the ``Retry-After`` of a stream refused over the key's cap (streams last while runs do)
-STREAM_RETRY_AFTER = 5
 #: the ordinal of each state in a run's event ids (every final state is 3)
 _ORDINAL = {"queued": 1, "running": 2, **{s: 3 for s in FINISHED_STATES}}
 _TERMINAL = 4
@@ -163,160 +150,55 @@ class Snapshot:
             started_at=None if ordinal == 1 else self.view.started_at)
 
 
-class RunFeed:
+class RunFeed(Feed):
     """The latest :class:`Snapshot` of one run in this worker, read from the store every
-    :data:`~decido_service.runs.PROGRESS_INTERVAL` seconds while someone watches."""
+    :data:`~decido_service.runs.PROGRESS_INTERVAL` seconds while someone watches (the
+    row is not kept: a watcher holds the shared feed, never its own copy of a run that can
+    be about 1 MB)."""
 
-    def __init__(self, store: Store, key_id: str, run_id: str, row: dict[str, Any]) -> None:
-        self.store = store
-        self.key_id = key_id
-        self.run_id = run_id
+    def __init__(self, store: Store, key_id: str, row: dict[str, Any]) -> None:
+        super().__init__(store, key_id, PROGRESS_INTERVAL)
+        self.run_id = row["id"]
         self.snapshot: Snapshot | None = Snapshot(row)
-        self.watchers = 0
         self._raw = (row["state"], row.get("document"), row.get("finished_at"))
-        self._changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        """Start reading the store (once the first watcher joined)."""
-        if self._task is None and self.snapshot is not None and not self.snapshot.final:
-            self._task = asyncio.ensure_future(self._poll())
+    @property
+    def ended(self) -> bool:
+        """The run is finished, or deleted."""
+        return self.snapshot is None or self.snapshot.final
 
-    def stop(self) -> None:
-        """Stop reading (the last watcher left)."""
-        if self._task is not None:
-            self._task.cancel()
-
-    def wake(self) -> None:
-        """Wake its watchers now, the snapshot unchanged (a watcher's stream must end:
-        :class:`decido_service.streams.Ticket`)."""
-        changed, self._changed = self._changed, asyncio.get_running_loop().create_future()
-        changed.set_result(None)
-
-    async def changed(self, timeout: float) -> None:
-        """Return when the snapshot changes, or after ``timeout`` seconds."""
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._changed), timeout)
-
-    async def _poll(self) -> None:
-        while True:
-            await asyncio.sleep(PROGRESS_INTERVAL)
-            try:
-                row = await self.store.runs.get(self.key_id, self.run_id)
-            except Exception:  # noqa: BLE001 - a busy or unreachable store: read again later
-                continue
-            if row is None:  # deleted meanwhile: the watchers' streams end
-                self.snapshot = None
-            else:
-                raw = (row["state"], row.get("document"), row.get("finished_at"))
-                if raw == self._raw:
-                    continue
-                self._raw = raw
-                self.snapshot = Snapshot(row)
-            changed, self._changed = self._changed, asyncio.get_running_loop().create_future()
-            changed.set_result(None)
-            if self.snapshot is None or self.snapshot.final:
-                return
+    async def read(self) -> bool:
+        """Read the run's row; a new snapshot when it changed (None: deleted)."""
+        row = await self.store.runs.get(self.key_id, self.run_id)
+        if row is None:  # deleted meanwhile: the watchers' streams end
+            self.snapshot = None
+        else:
+            raw = (row["state"], row.get("document"), row.get("finished_at"))
+            if raw == self._raw:
+                return False
+            self._raw = raw
+            self.snapshot = Snapshot(row)
+        self.wake()
+        return False
 
 
-class Feeds:
-    """The feeds of one worker, by run (``app.ctx.run_feeds``), and its open streams by
-    key."""
+def chunks(feed: RunFeed, cursor: Cursor, *, heartbeat: float = HEARTBEAT,
+           stop: Callable[[], bool] = lambda: False) -> AsyncGenerator[bytes, None]:
+    """``feed``'s events after ``cursor`` until the terminal event, a heartbeat comment
+    every ``heartbeat`` seconds without one (:func:`~decido_service.feeds.follow`); the
+    run's ``request`` goes in the first run document only. Ends early when the run is
+    deleted, or when ``stop()`` is true as the feed wakes (the key was revoked)."""
+    fresh, request = cursor == (0, -1), True
 
-    def __init__(self) -> None:
-        self._feeds: dict[tuple[str, str], RunFeed] = {}
-        self.streams: dict[str, int] = {}
-
-    @contextlib.asynccontextmanager
-    async def watch(self, store: Store, key_id: str, row: dict[str, Any],
-                    cap: int | None = None) -> AsyncIterator[RunFeed]:
-        """The run's feed while the caller watches (``row``: the run as just read, not kept:
-        a watcher holds the shared feed, never its own copy of a run that can be about
-        1 MB); 429 ``too_many_streams`` when the key has ``cap`` streams open in this
-        worker."""
-        open_now = self.streams.get(key_id, 0)
-        if cap is not None and open_now >= cap:
-            raise ServiceError("too_many_streams", f"this key has {cap} event streams open, "
-                               "the most its tier allows; close one, or retry shortly",
-                               headers={"Retry-After": str(STREAM_RETRY_AFTER)},
-                               extra={"limit_value": cap})
-        ident = (key_id, row["id"])
-        feed = self._feeds.get(ident)
-        if feed is None:
-            feed = self._feeds[ident] = RunFeed(store, key_id, row["id"], row)
-        del row
-        self.streams[key_id] = open_now + 1
-        feed.watchers += 1
-        feed.start()
-        try:
-            yield feed
-        finally:
-            feed.watchers -= 1
-            if feed.watchers == 0:
-                feed.stop()
-                if self._feeds.get(ident) is feed:
-                    del self._feeds[ident]
-            left = self.streams[key_id] - 1
-            if left:
-                self.streams[key_id] = left
-            else:
-                del self.streams[key_id]
-
-
-async def stream(feed: RunFeed, cursor: Cursor, send: Any, *,
-                 heartbeat: float = HEARTBEAT, drain: float = DRAIN_TIMEOUT,
-                 ended: Ticket | None = None,
-                 transport: asyncio.WriteTransport | None = None) -> bool:
-    """Send ``feed``'s events after ``cursor`` through ``send`` (an async callable of
-    bytes that waits while the transport holds more than its small write buffer) until
-    the terminal event, a heartbeat comment every ``heartbeat`` seconds. The run's
-    ``request`` goes in the first run document only. False when the watcher did not take
-    an event within ``drain`` seconds (its transport is full): the caller drops it.
-    Returns (True) as soon as ``ended``'s stream must end (its feed woken). With the
-    watcher's ``transport``, a slice sent while it holds nothing is sent without a
-    timer (:func:`send_within`)."""
-    fresh = cursor == (0, -1)
-    request = True
-    loop = asyncio.get_running_loop()
-    last_sent = loop.time()
-    while True:
+    async def take() -> tuple[list[bytes], bool]:
+        nonlocal cursor, fresh, request
         snapshot = feed.snapshot
-        if snapshot is None or (ended is not None and ended.ended is not None):
-            return True
+        if snapshot is None or stop():
+            return [], True
         events, cursor = snapshot.events_after(cursor, fresh=fresh, request=request)
         fresh = False
-        for event in events:
-            if not event.startswith(b"id: 2."):  # a run document: the request was in it
-                request = False
-            if not await send_within(send, event, drain, transport):
-                return False
-            last_sent = loop.time()
-        if cursor[0] == _TERMINAL:
-            return True
-        wait = last_sent + heartbeat - loop.time()
-        if wait <= 0:
-            if not await send_within(send, b": heartbeat\n\n", drain, transport):
-                return False
-            last_sent = loop.time()
-            continue
-        await feed.changed(wait)
+        if any(not e.startswith(b"id: 2.") for e in events):  # a run document: with it
+            request = False
+        return events, cursor[0] == _TERMINAL
 
-
-async def send_within(send: Any, data: bytes, seconds: float,
-                       transport: asyncio.WriteTransport | None = None) -> bool:
-    """Send ``data`` in slices of :data:`SEND_SLICE` bytes, each once the transport has
-    drained (a watcher's transport holds a slice and Sanic's buffer, never a whole large
-    event); False when a slice waited more than ``seconds``. A slice sent while
-    ``transport`` holds nothing cannot wait (the transport is not paused), so it goes
-    without the timeout's task and timer: the common case of a watcher that reads, and
-    most of the cost of fanning an event out to many watchers."""
-    for start in range(0, len(data), SEND_SLICE):
-        chunk = data[start:start + SEND_SLICE]
-        if transport is not None and not transport.get_write_buffer_size():
-            await send(chunk)
-            continue
-        try:
-            await asyncio.wait_for(send(chunk), seconds)
-        except asyncio.TimeoutError:
-            return False
-    return True
+    return follow(feed, take, heartbeat)

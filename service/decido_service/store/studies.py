@@ -58,7 +58,9 @@ SCHEMA = (
 
 #: a study's events (migration 8): what its event stream sends, numbered ``seq`` 1, 2, ...
 #: per study in the transaction of the change they tell of (the study's ``events`` column
-#: is the last number given), so the order is the order of the changes on every node
+#: is the last number given), so the order is the order of the changes on every node; the
+#: oldest are deleted in that transaction beyond the newest the service keeps
+#: (:meth:`StudyTx.add_events`)
 EVENTS_SCHEMA = (
     """CREATE TABLE study_events (
         study_id TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
@@ -129,15 +131,20 @@ class StudyTx:
                 [(self.row["id"], start + k, e) for k, e in enumerate(entries)])
         self.row["log_length"] = start + len(entries)
 
-    async def add_events(self, events: Sequence[tuple[str, str]]) -> None:
+    async def add_events(self, events: Sequence[tuple[str, str]], keep: int | None = None
+                         ) -> None:
         """Append ``(kind, data)`` events, numbered after the row's ``events`` (which
-        follows, written by :meth:`save`)."""
+        follows, written by :meth:`save`); with ``keep``, the study's events older than
+        its newest ``keep`` are deleted."""
         last = int(self.row["events"])
         if events:
             await self.tx.executemany(
                 "INSERT INTO study_events (study_id, seq, kind, data) VALUES (?, ?, ?, ?)",
                 [(self.row["id"], last + k + 1, kind, data)
                  for k, (kind, data) in enumerate(events)])
+            if keep is not None and last + len(events) > keep:
+                await self.tx.execute("DELETE FROM study_events WHERE study_id = ? AND "
+                                      "seq <= ?", self.row["id"], last + len(events) - keep)
         self.row["events"] = last + len(events)
 
     async def webhook(self, event: str, payload: str, created_at: str, now: float) -> None:
@@ -214,7 +221,8 @@ class Studies(Protocol):
                            ) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
         """The study's row, then up to ``limit`` of its events numbered above ``after``
         (``(seq, kind, data)``, in order; every event the row counts is among those read
-        after it); ``None`` for no such study."""
+        after it, unless deleted as older than the newest kept: the first read is then
+        numbered above ``after + 1``); ``None`` for no such study."""
 
     async def leased(self, now: float) -> list[tuple[str, str]]:
         """``(key_id, study_id)`` of studies with an active trial whose lease ended."""

@@ -2,34 +2,37 @@
 the event source, with no knowledge of HTTP.
 
 Every change of a study writes its events in its own transaction
-(:meth:`~decido_service.studies.api._Op.flush`): ``trial`` (a trial's new state: suggested
-``active``, ``queued``, ``completed``, ``failed`` incl. ``lease_expired``, ``infeasible``,
-``early_stopped``, ``abandoned``; data: the Trial), ``best`` (the best so far changed;
-data ``{"best": Trial | null}``, or ``{"front_size", "hypervolume"}`` for several
-objectives), ``state`` (the study was ``stopped`` or ``completed``; data ``{"id",
-"state", "trials"}``) and ``finished`` (the study takes no more suggestions and every trial
-is finished; the same data; the ``study.completed`` webhook is written with it). Each is
-numbered 1, 2, ... per study under the study's row lock, so the number is a durable order
+(:meth:`~decido_service.studies.operation.Operation.flush`): ``trial`` (a trial's new
+state: suggested ``active``, ``queued``, ``completed``, ``failed`` incl.
+``lease_expired``, ``infeasible``, ``early_stopped``, ``abandoned``; data: the Trial),
+``best`` (the best so far changed; data ``{"best": Trial | null}``, or ``{"front_size",
+"hypervolume"}`` for several objectives), ``state`` (the study was ``stopped`` or
+``completed``; data ``{"id", "state", "trials"}``) and ``finished`` (the study takes no
+more suggestions and every trial is finished; the same data; the ``study.completed``
+webhook is written with it). Each is numbered 1, 2, ... per study under the study's row
+lock, so the number is a durable order
 on every node and backend; it is the event's ``id``.
 
 A new watcher (no ``Last-Event-ID``) is first sent a ``study`` event (data: the Study, id:
 the number of the last event so far), then every later event; ``Last-Event-ID: n`` resumes
-with the events after ``n``, none missed and none twice. The stream ends once the study is
+with the events after ``n``, none missed and none twice. A study keeps its newest events
+only (:attr:`Settings.study_events <decido_service.config.Settings.study_events>`): a
+resume from before them is sent the ``study`` event again (the study now, id: its last
+event), as a new watcher, then the events after it. The stream ends once the study is
 finished and its events are sent (or when it is deleted).
 
-Each worker keeps one :class:`StudyFeed` per watched study: it reads the study's row and
-its new events every :data:`POLL_INTERVAL` seconds while someone watches, keeps the last
-:data:`BUFFER` of them encoded once for every watcher, and a watcher further behind (a
-resume) reads its backlog from the store in pages of :data:`PAGE`. A key's open streams
-in a worker are capped by its tier's ``max_streams``, counted together with its runs'
-streams (:class:`StudyFeeds` shares the runs' count).
+Each worker keeps one :class:`StudyFeed` (a :class:`decido_service.feeds.Feed`) per watched
+study: it reads the study's row and its new events every :data:`POLL_INTERVAL` seconds
+while someone watches, keeps the last :data:`BUFFER` of them encoded once for every
+watcher, and a watcher further behind (a resume) reads its backlog from the store in pages
+of :data:`PAGE`. A key's open streams in a worker are capped by its tier's
+``max_streams``, counted together with its runs' streams (the worker's study
+:class:`~decido_service.feeds.Feeds` shares the runs' count).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import re
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
@@ -37,27 +40,20 @@ from typing import Any
 import msgspec
 
 from decido_service.errors import ServiceError
+from decido_service.feeds import HEARTBEAT, Feed, Feeds, follow
 from decido_service.store import Store
-from decido_service.studies.api import finished
+from decido_service.studies.operation import finished, valid_id
 from decido_service.studies.views import study_view
-from decido_service.types.studies import STUDY_ID_PATTERN
 
-__all__ = ["BUFFER", "HEARTBEAT", "PAGE", "POLL_INTERVAL", "STREAM_RETRY_AFTER", "StudyFeed",
-           "StudyFeeds", "Watcher", "frame", "watch"]
+__all__ = ["BUFFER", "PAGE", "POLL_INTERVAL", "StudyFeed", "Watcher", "frame", "watch"]
 
 #: seconds between two reads of a watched study by a worker's feed
 POLL_INTERVAL = 0.25
-#: seconds between two ``: heartbeat`` comment lines of an open stream
-HEARTBEAT = 15.0
 #: the recent events a feed keeps encoded for its watchers
 BUFFER = 2048
 #: events read from the store at a time
 PAGE = 500
-#: the ``Retry-After`` of a stream refused over the key's cap
-STREAM_RETRY_AFTER = 5
-_HEARTBEAT_LINE = b": heartbeat\n\n"
 _encode = msgspec.json.Encoder().encode
-_STUDY_ID = re.compile(STUDY_ID_PATTERN)
 
 
 def frame(seq: int, kind: str, data: str | bytes) -> bytes:
@@ -66,23 +62,16 @@ def frame(seq: int, kind: str, data: str | bytes) -> bytes:
     return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, kind.encode(), body)
 
 
-def _study_id_ok(study_id: str) -> bool:
-    return _STUDY_ID.fullmatch(study_id) is not None
-
-
-class StudyFeed:
+class StudyFeed(Feed):
     """The latest row and recent events of one study in this worker, read from the store
     every :data:`POLL_INTERVAL` seconds while someone watches."""
 
-    def __init__(self, store: Store, key_id: str, study_id: str,
-                 row: dict[str, Any]) -> None:
-        self.store, self.key_id, self.study_id = store, key_id, study_id
+    def __init__(self, store: Store, key_id: str, row: dict[str, Any]) -> None:
+        super().__init__(store, key_id, POLL_INTERVAL)
+        self.study_id = row["id"]
         self.row: dict[str, Any] | None = row
         self.seen = int(row["events"])  # the last event number read
         self.buffer: deque[tuple[int, bytes]] = deque(maxlen=BUFFER)
-        self.watchers = 0
-        self._changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._task: asyncio.Task[None] | None = None
 
     @property
     def floor(self) -> int:
@@ -101,101 +90,33 @@ class StudyFeed:
         return row is None or (finished(row["state"], _counts(row)) and
                                cursor >= int(row["events"]))
 
-    def start(self) -> None:
-        """Start reading the store (once the first watcher joined)."""
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._poll())
+    @property
+    def ended(self) -> bool:
+        """The study was deleted, or it is finished and every event of it was read."""
+        return self.done(self.seen)
 
-    def stop(self) -> None:
-        """Stop reading (the last watcher left)."""
-        if self._task is not None:
-            self._task.cancel()
-
-    async def changed(self, timeout: float) -> bool:
-        """Wait until the feed changes (True) or ``timeout`` seconds pass (False)."""
-        try:
-            await asyncio.wait_for(asyncio.shield(self._changed), timeout)
-        except asyncio.TimeoutError:
+    async def read(self) -> bool:
+        """Read a page of the study's new events, and its row."""
+        found = await self.store.studies.events_after(self.key_id, self.study_id,
+                                                      self.seen, PAGE)
+        if found is None:  # deleted meanwhile: the watchers' streams end
+            self.row = None
+            self.wake()
             return False
-        return True
-
-    def wake(self) -> None:
-        """Wake every watcher of the feed (one of them must look at its stop condition)."""
-        self._notify()
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.get_running_loop().create_future()
-        changed.set_result(None)
-
-    async def _poll(self) -> None:
-        while self.row is not None and not self.done(self.seen):
-            await asyncio.sleep(POLL_INTERVAL)
-            while True:
-                try:
-                    found = await self.store.studies.events_after(
-                        self.key_id, self.study_id, self.seen, PAGE)
-                except Exception:  # noqa: BLE001 - a busy or unreachable store: read again
-                    break
-                if found is None:  # deleted meanwhile: the watchers' streams end
-                    self.row = None
-                    self._notify()
-                    return
-                row, events = found
-                moved = bool(events) or row["state"] != (self.row or {}).get("state")
-                self.row = row
-                for seq, kind, data in events:
-                    self.buffer.append((seq, frame(seq, kind, data)))
-                    self.seen = seq
-                if moved or self.done(self.seen):
-                    self._notify()
-                if len(events) < PAGE:
-                    break
+        row, events = found
+        moved = bool(events) or self.row is None or row["state"] != self.row["state"]
+        self.row = row
+        for seq, kind, data in events:
+            self.buffer.append((seq, frame(seq, kind, data)))
+            self.seen = seq
+        if moved or self.done(self.seen):
+            self.wake()
+        return len(events) == PAGE
 
 
 def _counts(row: dict[str, Any]) -> dict[str, int]:
     counts: dict[str, int] = msgspec.json.decode(row["counts"])
     return counts
-
-
-class StudyFeeds:
-    """The feeds of one worker, by study, and the count of its open streams by key
-    (``streams``: the runs' count, shared, so ``max_streams`` caps both together)."""
-
-    def __init__(self, streams: dict[str, int] | None = None) -> None:
-        self._feeds: dict[tuple[str, str], StudyFeed] = {}
-        self.streams: dict[str, int] = {} if streams is None else streams
-
-    @contextlib.asynccontextmanager
-    async def watch(self, store: Store, key_id: str, row: dict[str, Any],
-                    cap: int | None) -> AsyncIterator[StudyFeed]:
-        """The study's feed while the caller watches (``row``: the study as just read);
-        429 ``too_many_streams`` when the key has ``cap`` streams open in this worker."""
-        open_now = self.streams.get(key_id, 0)
-        if cap is not None and open_now >= cap:
-            raise ServiceError("too_many_streams", f"this key has {cap} event streams open, "
-                               "the most its tier allows; close one, or retry shortly",
-                               headers={"Retry-After": str(STREAM_RETRY_AFTER)},
-                               extra={"limit_value": cap})
-        ident = (key_id, row["id"])
-        feed = self._feeds.get(ident)
-        if feed is None:
-            feed = self._feeds[ident] = StudyFeed(store, key_id, row["id"], row)
-        self.streams[key_id] = open_now + 1
-        feed.watchers += 1
-        feed.start()
-        try:
-            yield feed
-        finally:
-            feed.watchers -= 1
-            if feed.watchers == 0:
-                feed.stop()
-                if self._feeds.get(ident) is feed:
-                    del self._feeds[ident]
-            left = self.streams[key_id] - 1
-            if left:
-                self.streams[key_id] = left
-            else:
-                del self.streams[key_id]
 
 
 class Watcher:
@@ -212,40 +133,37 @@ class Watcher:
         study is finished and everything was sent, or deleted, or ``stop()`` is true when
         the feed wakes (:meth:`StudyFeed.wake`: e.g. the key was revoked)."""
         feed, store = self.feed, self.feed.store
-        cursor = self.cursor
-        if cursor is None:
-            cursor = int(self.row["events"])
+        cursor = int(self.row["events"]) if self.cursor is None else self.cursor
+        if self.cursor is None:
             yield frame(cursor, "study", _encode(study_view(self.row)))
         del self.row  # the feed has the newest; a watcher holds no copy
-        loop = asyncio.get_running_loop()
-        last = loop.time()
-        while True:
+
+        async def take() -> tuple[list[bytes], bool]:
+            nonlocal cursor
             if cursor < feed.floor:  # behind the buffer (a resume): page from the store
                 found = await store.studies.events_after(feed.key_id, feed.study_id,
                                                          cursor, PAGE)
                 if found is None:
-                    return
-                for seq, kind, data in found[1]:
-                    yield frame(seq, kind, data)
-                    cursor = seq
-                if found[1]:
-                    last = loop.time()
-                    continue
-            for seq, encoded in feed.after(cursor):
-                yield encoded
-                cursor = seq
-                last = loop.time()
-            if feed.done(cursor) or stop():
-                return
-            wait = last + self.heartbeat - loop.time()
-            if wait <= 0 or not await feed.changed(wait):
-                if loop.time() - last >= self.heartbeat:
-                    yield _HEARTBEAT_LINE
-                    last = loop.time()
+                    return [], True
+                row, events = found
+                if events and events[0][0] > cursor + 1:  # older than the events kept
+                    cursor = int(row["events"])
+                    return [frame(cursor, "study", _encode(study_view(row)))], False
+                if events:
+                    cursor = events[-1][0]
+                    return [frame(seq, kind, data) for seq, kind, data in events], False
+            buffered = feed.after(cursor)
+            if buffered:
+                cursor = buffered[-1][0]
+            return [e for _, e in buffered], feed.done(cursor) or stop()
+
+        async with contextlib.aclosing(follow(feed, take, self.heartbeat)) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
 
 @contextlib.asynccontextmanager
-async def watch(store: Store, feeds: StudyFeeds, key_id: str, study_id: str,
+async def watch(store: Store, feeds: Feeds[StudyFeed], key_id: str, study_id: str,
                 last_event_id: str | None, cap: int | None,
                 heartbeat: float = HEARTBEAT) -> AsyncIterator[Watcher]:
     """Open a watcher of ``key_id``'s study, resumed after ``last_event_id`` (absent or
@@ -253,7 +171,7 @@ async def watch(store: Store, feeds: StudyFeeds, key_id: str, study_id: str,
     ``invalid_parameter`` for an id the stream has not sent, 429 ``too_many_streams``
     over ``cap`` (all raised before anything is sent). The caller sends
     :meth:`Watcher.chunks`."""
-    row = await store.studies.get(key_id, study_id) if _study_id_ok(study_id) else None
+    row = await store.studies.get(key_id, study_id) if valid_id(study_id) else None
     if row is None:
         raise ServiceError("not_found", f"no study {study_id!r} of this key")
     cursor = None

@@ -87,6 +87,9 @@ class OptimizationUsage(Struct, forbid_unknown_fields=True):
     tier: str
     minute: MinuteUsage
     month: MonthUsage
+    study_minute: Annotated[MinuteUsage, Meta(description=(
+        "the studies' suggest and tell calls this minute (counter study.minute), apart "
+        "from minute"))]
     max_dims: Limit
     max_evaluations: Limit
     max_time_limit: Annotated[float, Meta(description="seconds")]

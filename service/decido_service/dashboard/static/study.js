@@ -1,8 +1,11 @@
 // The study page: its charts, drawn in SVG from /dashboard/studies/{id}/trials.json (the
 // study and its completed trials; session cookie, never the key), and the page kept live.
-// - Best so far: each completed trial's value (a dot) and the best value so far (a step
-//   line) against the trial number; one chart per objective.
-// - Parallel coordinates: each completed trial a line through its variables (a categorical
+// The server reads every completed trial and sends the best so far over all of them and,
+// for a study of more than 2,000, a sample (every k-th, with the best and the front's
+// trials): the notes under the charts say which (dashboard/study_charts.py).
+// - Best so far: each sent trial's value (a dot) and the best value so far over all (a
+//   step line) against the trial number; one chart per objective.
+// - Parallel coordinates: each sent trial a line through its variables (a categorical
 //   one at the index of its value) and its objectives, coloured by the first objective's
 //   value (dark: best); the front's trials (several objectives) drawn thick, on top.
 // - Front (several objectives): the completed trials in the first two objectives, the
@@ -20,8 +23,9 @@
   var base = "/dashboard/studies/" + root.dataset.study;
   var NS = "http://www.w3.org/2000/svg";
   var fmt = window.decidoRun.fmt;
-  //: the most trials drawn in the parallel coordinates (the latest), and axes of variables
-  var MAX_LINES = 2000, MAX_AXES = 40;
+  //: the most axes of variables drawn in the parallel coordinates (the trials drawn are
+  //: the server's sample: dashboard/study_charts.py)
+  var MAX_AXES = 40;
   // viridis, from the best value (dark) to the worst (yellow)
   var RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
   var dash = window.decidoDash = {data: null, loads: 0, best: [], parallel: null, front: null};
@@ -71,30 +75,32 @@
   function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); }
   function say(id, words) { var el = document.getElementById(id); if (el) el.textContent = words; }
 
-  // One chart of objective k: every completed trial's value and the best so far.
-  function bestChart(box, trials, k, objective, w) {
+  // One chart of objective k: the sampled trials' values (dots) and the best so far over
+  // every completed trial (the server's line: [number, best] where it improved).
+  function bestChart(box, trials, line, k, objective, w) {
     var h = 240, m = {l: 70, r: 16, t: 24, b: 40};
     var pts = trials.filter(function (t) { return finite(t.values[k]); });
     var svg = node("svg", {width: w, height: h, viewBox: "0 0 " + w + " " + h,
-                           "class": "chart best", "data-points": pts.length}, box);
+                           "class": "chart best", "data-points": pts.length,
+                           "data-steps": line.length}, box);
     label(svg, m.l, 14, objective.name + " (" + objective.goal + ")", {"class": "title"});
-    var xr = range(pts.map(function (t) { return t.number; }));
-    var yr = range(pts.map(function (t) { return t.values[k]; }));
+    var xr = range(pts.map(function (t) { return t.number; })
+      .concat(line.map(function (p) { return p[0]; })));
+    var yr = range(pts.map(function (t) { return t.values[k]; })
+      .concat(line.map(function (p) { return p[1]; })));
     var sx = scale(xr[0], xr[1], m.l, w - m.r), sy = scale(yr[0], yr[1], h - m.b, m.t);
     axes(svg, xr, yr, sx, sy, w, h, m, "trial number");
-    var wins = better(objective.goal), best = null, line = [];
     pts.forEach(function (t) {
-      var v = t.values[k];
-      node("circle", {cx: sx(t.number).toFixed(1), cy: sy(v).toFixed(1), r: 2.5,
+      node("circle", {cx: sx(t.number).toFixed(1), cy: sy(t.values[k]).toFixed(1), r: 2.5,
                       "class": "trial", "data-trial": t.number}, svg);
-      if (best === null || wins(v, best)) {
-        if (best !== null) line.push(sx(t.number).toFixed(1) + "," + sy(best).toFixed(1));
-        best = v;
-      }
-      line.push(sx(t.number).toFixed(1) + "," + sy(best).toFixed(1));
     });
-    if (line.length) node("polyline", {points: line.join(" "), "class": "best-line"}, svg);
-    return {points: pts.length, best: best};
+    var steps = [];
+    line.forEach(function (p, i) {  // a step line: level until the next improvement
+      if (i) steps.push(sx(p[0]).toFixed(1) + "," + sy(line[i - 1][1]).toFixed(1));
+      steps.push(sx(p[0]).toFixed(1) + "," + sy(p[1]).toFixed(1));
+    });
+    if (steps.length) node("polyline", {points: steps.join(" "), "class": "best-line"}, svg);
+    return {points: pts.length, best: line.length ? line[line.length - 1][1] : null};
   }
   function axes(svg, xr, yr, sx, sy, w, h, m, xName) {
     node("line", {x1: m.l, y1: h - m.b, x2: w - m.r, y2: h - m.b, "class": "axis"}, svg);
@@ -108,31 +114,36 @@
     label(svg, (m.l + w - m.r) / 2, h - 4, xName, {"class": "tick", "text-anchor": "middle"});
   }
 
+  // What is drawn, said under each chart: all completed trials, or a sample of them.
+  function drawn(data) {
+    var n = data.completed, shown = data.trials.length;
+    return data.sampled ? "a sample of " + shown + " of the " + n +
+      " completed trials (every " + data.every + "th, with the best" +
+      (data.objectives.length > 1 ? " and the front" : "") + ")" :
+      n + " completed trial" + (n === 1 ? "" : "s");
+  }
   function drawBest(data) {
     var box = document.getElementById("best-chart");
     clear(box);
     var w = width(box), bests = [];
     dash.best = data.objectives.map(function (o, k) {
-      var drawn = bestChart(box, data.trials, k, o, w);
-      bests.push(o.name + " " + fmt(drawn.best, 8));
-      return drawn;
+      var shown = bestChart(box, data.trials, data.best_lines[k] || [], k, o, w);
+      bests.push(o.name + " " + fmt(shown.best, 8));
+      return shown;
     });
-    var n = data.trials.length;
-    say("best-note", n ? n + " completed trial" + (n === 1 ? "" : "s") +
-        (data.truncated ? " (the first " + n + "; more were completed)" : "") +
-        "; best so far: " + bests.join(", ") +
-        ". Dots: each trial's value; line: the best value so far." :
-        "No completed trial yet: the charts fill in as trials complete.");
+    say("best-note", data.completed ? "Line: the best value so far over all " +
+        data.completed + " completed trials (best: " + bests.join(", ") + "); dots: " +
+        drawn(data) + "." : "No completed trial yet: the charts fill in as trials complete.");
   }
 
   // The parallel coordinates: the variables' axes (their ranges), then the objectives'
-  // (the values seen); the latest MAX_LINES trials, coloured by the first objective.
+  // (the values seen); the trials the server sent, coloured by the first objective.
   function drawParallel(data) {
     var box = document.getElementById("parallel");
     clear(box);
     var shownAxes = data.axes.slice(0, MAX_AXES);
     var objectives = data.objectives;
-    var trials = data.trials.slice(-MAX_LINES);
+    var trials = data.trials;
     var front = {};
     (data.front || []).forEach(function (n) { front[n] = true; });
     var columns = shownAxes.map(function (a, i) {
@@ -192,9 +203,8 @@
             {"class": "tick", "text-anchor": "middle"});
     });
     dash.parallel = {lines: trials.length, axes: columns.length};
-    var n = data.trials.length;
-    say("parallel-note", n ? (n > MAX_LINES ? "The latest " + MAX_LINES + " of " + n : String(n)) +
-        " completed trials; colour: " + first.name + " (dark: best, yellow: worst)" +
+    say("parallel-note", data.completed ? "Lines: " + drawn(data) + "; colour: " +
+        first.name + " (dark: best, yellow: worst)" +
         (objectives.length > 1 ? "; thick lines: the front" : "") +
         (data.axes.length > MAX_AXES ? "; the first " + MAX_AXES + " of " + data.axes.length +
          " variables" : "") + "." : "No completed trial yet.");
@@ -225,8 +235,8 @@
                       "class": front[t.number] ? "front" : "trial"}, svg);
     });
     dash.front = {points: pts.length, front: onFront.length};
-    say("front-note", pts.length ? onFront.length + " trials on the front (blue) among " +
-        pts.length + " completed" + (o.length > 2 ? "; the first two of " + o.length +
+    say("front-note", pts.length ? onFront.length + " trials on the front (blue); dots: " +
+        drawn(data) + (o.length > 2 ? "; the first two of " + o.length +
         " objectives are drawn" : "") + "." : "No completed trial yet.");
   }
 
