@@ -132,6 +132,10 @@ static ival own(int op, ival x, ival y, ival z, int same)
     case OP_MUL: return mul(x, y, same);
     case OP_DIV: return divide(x, y);
     case OP_MOD: return y.lo > 0.0 ? exact(0.0, y.hi) : y.hi < 0.0 ? exact(y.lo, 0.0) : FULL;
+    case OP_HYPOT: {
+        ival p = absval(x), q = absval(y); /* increasing in |A| and in |B| */
+        return out(hypot(p.lo, q.lo), hypot(p.hi, q.hi));
+    }
     case OP_MIN2: return exact(fmin(x.lo, y.lo), fmin(x.hi, y.hi));
     case OP_MAX2: return exact(fmax(x.lo, y.lo), fmax(x.hi, y.hi));
     case OP_WHERE: return exact(fmin(y.lo, z.lo), fmax(y.hi, z.hi));
