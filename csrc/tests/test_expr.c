@@ -624,19 +624,15 @@ static void test_every_row_through_vm_gradient_and_bounds(void)
         CHECK(covered[op], "opcode %s: no expression in row_cases compiles to it", rows[op].name);
 }
 
-int main(void)
-{
-    test_every_elementwise_row_runs_as_its_scalar_meaning();
-    test_every_row_through_vm_gradient_and_bounds();
-    test_affine_in_one_coordinate();
-    test_gradient_of_input_reductions();
-    test_values();
-    test_variable_exponent_matches_literal();
-    test_folded_functions_match_run_time();
-    test_errors();
-    test_limits();
-    test_out_of_memory();
-    test_gradient_and_structure();
-    printf("test_expr: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
-}
+TEST_MAIN("test_expr",
+          TEST(test_every_elementwise_row_runs_as_its_scalar_meaning),
+          TEST(test_every_row_through_vm_gradient_and_bounds),
+          TEST(test_affine_in_one_coordinate),
+          TEST(test_gradient_of_input_reductions),
+          TEST(test_values),
+          TEST(test_variable_exponent_matches_literal),
+          TEST(test_folded_functions_match_run_time),
+          TEST(test_errors),
+          TEST(test_limits),
+          TEST(test_out_of_memory),
+          TEST(test_gradient_and_structure))

@@ -500,18 +500,17 @@ static void best_front_kept(void)
     CHECK(restored > 0, "no run restored its best archive: the test lost its case");
 }
 
-int main(void)
-{
-    basics(2);
-    basics(3);
-    refusals();
-    constrained();
-    integers_and_x0();
-    allocation_failures();
-    front_within_time_limit();
-    front_stopped_by_monitor();
-    thinning_within_time_limit();
-    best_front_kept();
-    printf("test_multi: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
-}
+static void basics2(void) { basics(2); }
+static void basics3(void) { basics(3); }
+
+TEST_MAIN("test_multi",
+          TEST(basics2),
+          TEST(basics3),
+          TEST(refusals),
+          TEST(constrained),
+          TEST(integers_and_x0),
+          TEST(allocation_failures),
+          TEST(front_within_time_limit),
+          TEST(front_stopped_by_monitor),
+          TEST(thinning_within_time_limit),
+          TEST(best_front_kept))
