@@ -1,6 +1,7 @@
 /* alloc.c -- the allocator hook and checked growth. */
 #include "common/alloc.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,4 +77,41 @@ int dc_mem_grow(const dc_allocator *a, void **ptr, size_t *cap, size_t need, siz
     *ptr = p;
     *cap = newcap;
     return 1;
+}
+
+enum { ARENA_ALIGN = _Alignof(max_align_t) };
+
+void *dc_arena_take(dc_arena *a, size_t count, size_t elem)
+{
+    size_t bytes, start = a->used;
+    if (count == 0)
+        return NULL;
+    if (!dc_mul_size(count, elem, &bytes) || bytes > SIZE_MAX - ARENA_ALIGN ||
+        start > SIZE_MAX - ARENA_ALIGN - bytes) {
+        a->overflow = 1;
+        return NULL;
+    }
+    a->used = start + (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    if (!a->base)
+        return NULL;
+    return a->base + start;
+}
+
+int dc_arena_open(dc_arena *a, const dc_allocator *alloc)
+{
+    size_t size = a->used;
+    if (a->overflow)
+        return 0;
+    a->base = size ? dc_mem_calloc(alloc, 1, size) : NULL;
+    if (size && !a->base)
+        return 0;
+    a->size = size;
+    a->used = 0;
+    return 1;
+}
+
+void dc_arena_close(dc_arena *a, const dc_allocator *alloc)
+{
+    dc_mem_free(alloc, a->base, a->size);
+    memset(a, 0, sizeof *a);
 }

@@ -288,7 +288,32 @@ static int alm_restart(dc_driver *d)
 
 /* ---- a run: build, loop, finish ---- */
 
-/* The driver's buffers, the engine's state and options, the result's arrays. */
+/* The buffers that live as long as the run, in the run's arena (d->arena):
+ * run once to count, once to carve (dc_arena_take).  Zeroed. */
+static void layout(dc_driver *d, dc_arena *a)
+{
+    const dc_run *run = d->run;
+    size_t n = d->n, m = run->n_constraints;
+    d->state = dc_arena_take(a, 1, d->vt->state_size);
+    d->params = dc_arena_take(a, d->vt->info->n_options + 1, sizeof(double));
+    d->span = dc_arena_take(a, n, sizeof(double));
+    d->lo = dc_arena_take(a, n, sizeof(double));
+    d->hi = dc_arena_take(a, n, sizeof(double));
+    d->levels = dc_arena_take(a, n, sizeof(double));
+    d->xbuf = dc_arena_take(a, n, sizeof(double));
+    d->best_x = dc_arena_take(a, n, sizeof(double));
+    d->group = dc_arena_take(a, n, sizeof(int64_t));
+    d->kind = dc_arena_take(a, n, 1);
+    d->frozen = dc_arena_take(a, n, 1);
+    d->fixed = dc_arena_take(a, n, 1);
+    d->fd = run->program ? NULL : dc_arena_take(a, n + 2 * FD_CHUNK, sizeof(double));
+    d->best_g = dc_arena_take(a, m, sizeof(double));
+    d->alm_g = dc_arena_take(a, 2 * m, sizeof(double));
+    d->alm_u = m ? dc_arena_take(a, n, sizeof(double)) : NULL;
+}
+
+/* The run's arena (the driver's buffers, the engine's state and options) and
+ * the result's arrays. */
 static dc_status allocate(dc_driver *d, dc_error *err)
 {
     const dc_run *run = d->run;
@@ -299,21 +324,13 @@ static dc_status allocate(dc_driver *d, dc_error *err)
     res->history_cap = run->history_capacity ? run->history_capacity : DEFAULT_HISTORY;
     if (res->history_cap < 4)
         res->history_cap = 4;
-    d->params = dc_mem_calloc(d->alloc, d->vt->info->n_options + 1, sizeof(double));
-    d->span = dc_mem_alloc(d->alloc, n * sizeof(double));
-    d->lo = dc_mem_alloc(d->alloc, n * sizeof(double));
-    d->hi = dc_mem_alloc(d->alloc, n * sizeof(double));
-    d->levels = dc_mem_alloc(d->alloc, n * sizeof(double));
-    d->kind = dc_mem_alloc(d->alloc, n);
-    d->frozen = dc_mem_alloc(d->alloc, n);
-    d->xbuf = dc_mem_alloc(d->alloc, n * sizeof(double));
-    d->fixed = dc_mem_alloc(d->alloc, n);
-    d->best_x = dc_mem_alloc(d->alloc, n * sizeof(double));
+    layout(d, &d->arena);
+    if (!dc_arena_open(&d->arena, d->alloc))
+        return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
+    layout(d, &d->arena);
     res->x = dc_mem_alloc(d->alloc, n * sizeof(double));
     res->history = dc_mem_alloc(d->alloc, (res->history_cap + 1) * sizeof(dc_history_entry));
-    d->state = dc_mem_calloc(d->alloc, 1, d->vt->state_size);
-    if (!d->params || !d->span || !d->lo || !d->hi || !d->levels || !d->kind || !d->frozen ||
-        !d->xbuf || !d->fixed || !d->best_x || !res->x || !res->history || !d->state)
+    if (!res->x || !res->history)
         return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     return DC_OK;
 }
@@ -326,13 +343,9 @@ static dc_status allocate_constraints(dc_driver *d, dc_error *err)
     size_t m = run->n_constraints;
     if (!m)
         return DC_OK;
-    d->best_g = dc_mem_calloc(d->alloc, m, sizeof(double));
-    d->alm_g = dc_mem_calloc(d->alloc, 2 * m, sizeof(double));
-    d->alm_u = dc_mem_alloc(d->alloc, d->n * sizeof(double));
     d->res->g = dc_mem_calloc(d->alloc, m, sizeof(double));
     d->res->n_g = m;
-    if (!d->best_g || !d->alm_g || !d->alm_u || !d->res->g ||
-        dc_cons_init(&d->cons, run, d->alloc))
+    if (!d->res->g || dc_cons_init(&d->cons, run, d->alloc))
         return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     return DC_OK;
 }
@@ -374,7 +387,7 @@ static size_t set_box(dc_driver *d, int *equalities)
 
 /* What the engine is told about the problem (d->pb): its size, budget and
  * generator, and for a program without general constraints its structure. */
-static dc_status set_problem(dc_driver *d, size_t general, int equalities, dc_error *err)
+static void set_problem(dc_driver *d, size_t general, int equalities)
 {
     const dc_run *run = d->run;
     dc_problem *pb = &d->pb;
@@ -404,13 +417,9 @@ static dc_status set_problem(dc_driver *d, size_t general, int equalities, dc_er
         for (j = 1; j < n && pb->identical_terms; j++)
             if (d->lo[j] != d->lo[0] || d->hi[j] != d->hi[0] || d->kind[j] != d->kind[0])
                 pb->identical_terms = 0;
-        d->group = dc_mem_alloc(d->alloc, n * sizeof(int64_t));
-        if (!d->group)
-            return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
         pb->n_groups = dc_structure_groups(run->program, d->group);
         pb->group = d->group;
     }
-    return DC_OK;
 }
 
 /* Everything a run needs, up to the engine's init (the clock starts there). */
@@ -435,8 +444,7 @@ static dc_status build(dc_driver *d, dc_error *err)
         if (!d->ws)
             return dc_set_error(err, DC_ERR_NOMEM, 0, 0, "out of memory");
     }
-    if ((st = set_problem(d, general, equalities, err)))
-        return st;
+    set_problem(d, general, equalities);
     if ((st = set_floor(d)))
         return dc_set_error(err, st, 0, 0, "out of memory");
     d->t0 = dc_driver_now();
@@ -620,7 +628,6 @@ static void release(dc_driver *d, dc_status st)
 {
     const dc_run *run = d->run;
     const dc_engine_vt *vt = d->vt;
-    size_t n = d->n;
     if (d->watched && d->multi && st == DC_OK)
         dc_monitor_front(run->monitor, d->res->hypervolume, (int64_t)d->res->n_pareto);
     if (d->watched)
@@ -628,24 +635,9 @@ static void release(dc_driver *d, dc_status st)
                        st == DC_OK ? d->res->elapsed : d->started ? dc_driver_now() - d->t0 : 0.0);
     if (d->started && vt->release)
         vt->release(d->state);
-    dc_mem_free(d->alloc, d->state, vt->state_size);
-    dc_mem_free(d->alloc, d->params, (vt->info->n_options + 1) * sizeof(double));
-    dc_mem_free(d->alloc, d->span, n * sizeof(double));
-    dc_mem_free(d->alloc, d->lo, n * sizeof(double));
-    dc_mem_free(d->alloc, d->hi, n * sizeof(double));
-    dc_mem_free(d->alloc, d->levels, n * sizeof(double));
-    dc_mem_free(d->alloc, d->kind, n);
-    dc_mem_free(d->alloc, d->frozen, n);
-    dc_mem_free(d->alloc, d->xbuf, n * sizeof(double));
-    dc_mem_free(d->alloc, d->best_g, run->n_constraints * sizeof(double));
-    dc_mem_free(d->alloc, d->alm_g, 2 * run->n_constraints * sizeof(double));
-    dc_mem_free(d->alloc, d->alm_u, n * sizeof(double));
+    dc_arena_close(&d->arena, d->alloc);
     dc_cons_free(&d->cons);
-    dc_mem_free(d->alloc, d->fixed, n);
-    dc_mem_free(d->alloc, d->best_x, n * sizeof(double));
     dc_mem_free(d->alloc, d->X, d->x_cap * sizeof(double));
-    dc_mem_free(d->alloc, d->fd, (n + 2 * FD_CHUNK) * sizeof(double));
-    dc_mem_free(d->alloc, d->group, n * sizeof(int64_t));
     dc_workspace_free(d->ws);
     dc_front_free(&d->front);
     if (st)

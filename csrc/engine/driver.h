@@ -29,6 +29,7 @@ typedef struct dc_driver {
     const dc_run *run;
     const dc_engine_vt *vt;
     const dc_allocator *alloc;
+    dc_arena arena;          /* the buffers below that live as long as the run (layout) */
     size_t n;
     double *lo, *span;       /* effective lower bound and width (integers: ceil(lower)
                                 and the number of integers; discrete: the first value's
@@ -54,7 +55,7 @@ typedef struct dc_driver {
     dc_result *res;
     dc_stop stop;
     size_t chunk;            /* rows evaluated between clock checks */
-    double *fd;              /* 2n+1 values for central differences */
+    double *fd;              /* n + 2 FD_CHUNK values for central differences (callables) */
     /* constraints (constraints.c): m > 0 when there are any */
     dc_cons cons;
     double best_excess;      /* of best_x: 0 when feasible */

@@ -374,11 +374,6 @@ dc_status dc_driver_eval_gradients(dc_driver *d, dc_batch *b)
     dc_status st;
     if (!dc_driver_reserve_x(d, d->run->program ? 1 : 2 * FD_CHUNK))
         return DC_ERR_NOMEM;
-    if (!d->run->program && !d->fd) {
-        d->fd = dc_mem_alloc(d->alloc, (n + 2 * FD_CHUNK) * sizeof(double));
-        if (!d->fd)
-            return DC_ERR_NOMEM;
-    }
     for (r = 0; r < b->rows && !d->stop; r++) {
         double *g = b->grad + r * n;
         if (d->run->max_evaluations - d->evals < cost) {

@@ -90,182 +90,156 @@ static void deliver(double *adj, ptrdiff_t es, double *c, const double *g, int r
     scatter(adj, es, c, m);
 }
 
-/* Contributions of one instruction.  g: adjoint of the result (m values,
- * or one for a reduction); y: the result; scratch: 4 * m doubles. */
+/* The operands of one instruction in the reverse sweep. */
+typedef struct operands {
+    dc_view V[3];
+    double *adj[3];           /* NULL when inactive */
+    const double *a, *b, *c;  /* dense operand values (m each) */
+} operands;
+
+/* The rows whose adjoint column is OWN (opcodes.def). */
+static void reverse_own(int op, const operands *o, const double *g, ptrdiff_t m, double *contrib)
+{
+    const double *a = o->a, g0 = g[0];
+    ptrdiff_t j;
+    if (!o->adj[0])
+        return;
+    switch (op) { /* ORDER OP: rows with adjoint OWN */
+    case OP_SIN:
+    case OP_COS:
+        /* the vector kernels: cos for sin', sin for cos' */
+        if (op == OP_SIN) {
+            dc_vmath_cos(a, contrib, (size_t)m);
+            for (j = 0; j < m; j++)
+                contrib[j] *= g[j];
+        } else {
+            dc_vmath_sin(a, contrib, (size_t)m);
+            for (j = 0; j < m; j++)
+                contrib[j] *= -g[j];
+        }
+        deliver(o->adj[0], o->V[0].es, contrib, g, 0, m);
+        break;
+    case OP_PROD: {
+        /* product of the others, without dividing (zeros are fine) */
+        double run = 1.0;
+        for (j = 0; j < m; j++) {
+            contrib[j] = run;
+            run *= a[j];
+        }
+        run = g0;
+        for (j = m; j-- > 0;) {
+            contrib[j] *= run;
+            run *= a[j];
+        }
+        scatter(o->adj[0], o->V[0].es, contrib, m);
+        break;
+    }
+    case OP_MINV:
+    case OP_MAXV: {
+        ptrdiff_t best = 0;
+        double acc = a[0];
+        for (j = 1; j < m; j++) {
+            /* the fold keeps acc on ties and once acc is NaN */
+            int keep = op == OP_MINV ? dc_min_first(acc, a[j]) : dc_max_first(acc, a[j]);
+            if (!keep) {
+                acc = a[j];
+                best = j;
+            }
+        }
+        for (j = 0; j < m; j++)
+            contrib[j] = 0.0;
+        contrib[best] = g0;
+        scatter(o->adj[0], o->V[0].es, contrib, m);
+        break;
+    }
+    case OP_CUMSUM: {
+        double run = 0.0;
+        for (j = m; j-- > 0;) {
+            run += g[j];
+            contrib[j] = run;
+        }
+        scatter(o->adj[0], o->V[0].es, contrib, m);
+        break;
+    }
+    default:
+        break; /* a row marked OWN without its case here: test_expr.c fails */
+    }
+}
+
+/* The adjoint column of opcodes.def: operand K's contributions, element by
+ * element, from g (the result's adjoint), y (the result), the operands a, b, c
+ * and m; a reduction's g and y are its one scalar (red, constant per row). */
+#define BIND1 const double a = o.a[j]; (void)a
+#define BIND2 BIND1; const double b = o.b[j]; (void)b
+#define BIND3 BIND2; const double c = o.c[j]; (void)c
+#define RULE(K, BIND, EXPR)                                                                \
+    do {                                                                                   \
+        if (o.adj[K]) {                                                                    \
+            for (j = 0; j < m; j++) {                                                      \
+                const double g = red ? g0 : gv[j], y = red ? yv[0] : yv[j];                \
+                BIND;                                                                      \
+                (void)g;                                                                   \
+                (void)y;                                                                   \
+                contrib[j] = (EXPR);                                                       \
+            }                                                                              \
+            deliver(o.adj[K], o.V[K].es, contrib, gv, red, m);                             \
+        }                                                                                  \
+    } while (0)
+#define D1(r0) RULE(0, BIND1, r0)
+#define D2(r0, r1) RULE(0, BIND2, r0); RULE(1, BIND2, r1)
+#define D3(r0, r1, r2) RULE(0, BIND3, r0); RULE(1, BIND3, r1); RULE(2, BIND3, r2)
+#define NONE
+#define OWN reverse_own(in->op, &o, gv, m, contrib)
+
+/* Contributions of one instruction.  gv: adjoint of the result (m values,
+ * or one for a reduction); yv: the result; scratch: 4 * m doubles. */
 DC_KERNEL_CLONES
-static void reverse(const sweep *s, const dc_instr *in, const double *g, const double *y,
+static void reverse(const sweep *s, const dc_instr *in, const double *gv, const double *yv,
                     double *scratch)
 {
     const dc_program *p = s->p;
-    dc_view V[3];
-    double *adj[3] = {NULL, NULL, NULL};
-    const double *a = NULL, *b = NULL, *cc = NULL;
-    double *c = scratch;
+    operands o;
+    double *contrib = scratch;
     ptrdiff_t m = in->m, j;
-    int cls = dc_op_info(in->op)->cls, red = cls == RED || cls == RED2, k;
-    const double g0 = g[0];
+    int cls = dc_op_info(in->op)->cls, k;
+    const double g0 = gv[0];
 
-    if (red && g0 == 0.0)
+    if ((cls == RED || cls == RED2) && g0 == 0.0)
         return;
+    memset(&o, 0, sizeof o);
     for (k = 0; k < in->nin; k++) {
-        dc_vm_view(p, s->x, 0, s->ws->slots, 0, in->in[k], &V[k]);
-        adj[k] = adjoint_of(s, in->in[k]);
+        dc_vm_view(p, s->x, 0, s->ws->slots, 0, in->in[k], &o.V[k]);
+        o.adj[k] = adjoint_of(s, in->in[k]);
     }
-    a = dense(&V[0], m, scratch + m);
+    o.a = dense(&o.V[0], m, scratch + m);
     if (in->nin > 1)
-        b = dense(&V[1], m, scratch + 2 * m);
+        o.b = dense(&o.V[1], m, scratch + 2 * m);
     if (in->nin > 2)
-        cc = dense(&V[2], m, scratch + 3 * m);
+        o.c = dense(&o.V[2], m, scratch + 3 * m);
 
-#define GJ (red ? g0 : g[j])
-#define FOR(K, EXPR)                                                                       \
-    do {                                                                                   \
-        if (adj[K]) {                                                                      \
-            for (j = 0; j < m; j++)                                                        \
-                c[j] = (EXPR);                                                             \
-            deliver(adj[K], V[K].es, c, g, red, m);                                        \
-        }                                                                                  \
-    } while (0)
-
-    switch (in->op) { /* ORDER OP */
-    case OP_ADD: case OP_SUMADD:
-        FOR(0, GJ);
-        FOR(1, GJ);
-        break;
-    case OP_SUB: case OP_SUMSUB:
-        FOR(0, GJ);
-        FOR(1, -GJ);
-        break;
-    case OP_MUL: case OP_SUMMUL:
-        FOR(0, GJ * b[j]);
-        FOR(1, GJ * a[j]);
-        break;
-    case OP_DIV:
-        FOR(0, g[j] / b[j]);
-        FOR(1, -g[j] * y[j] / b[j]);
-        break;
-    case OP_MOD:
-        FOR(0, g[j]);
-        FOR(1, -g[j] * floor(a[j] / b[j]));
-        break;
-    case OP_POW:
-        FOR(0, g[j] * b[j] * pow(a[j], b[j] - 1.0));
-        FOR(1, a[j] == 0.0 ? 0.0 : g[j] * y[j] * log(a[j]));
-        break;
-    case OP_ATAN2:
-        FOR(0, (a[j] == 0.0 && b[j] == 0.0) ? 0.0 : g[j] * b[j] / (a[j] * a[j] + b[j] * b[j]));
-        FOR(1, (a[j] == 0.0 && b[j] == 0.0) ? 0.0 : -g[j] * a[j] / (a[j] * a[j] + b[j] * b[j]));
-        break;
-    case OP_HYPOT:
-        FOR(0, y[j] == 0.0 ? 0.0 : g[j] * a[j] / y[j]);
-        FOR(1, y[j] == 0.0 ? 0.0 : g[j] * b[j] / y[j]);
-        break;
-    case OP_MIN2:
-        FOR(0, dc_min_first(a[j], b[j]) ? g[j] : 0.0);
-        FOR(1, dc_min_first(a[j], b[j]) ? 0.0 : g[j]);
-        break;
-    case OP_MAX2:
-        FOR(0, dc_max_first(a[j], b[j]) ? g[j] : 0.0);
-        FOR(1, dc_max_first(a[j], b[j]) ? 0.0 : g[j]);
-        break;
-    case OP_NEG: FOR(0, -g[j]); break;
-    case OP_SQRTPOW:
-    case OP_SQRT: FOR(0, g[j] * 0.5 / y[j]); break;
-    case OP_ABS: FOR(0, g[j] * (a[j] > 0.0 ? 1.0 : a[j] < 0.0 ? -1.0 : a[j] == 0.0 ? 0.0 : a[j])); break;
-    case OP_EXP: FOR(0, g[j] * y[j]); break;
-    case OP_LOG: FOR(0, g[j] / a[j]); break;
-    case OP_LOG2: FOR(0, g[j] / (a[j] * 0.69314718055994530942)); break;
-    case OP_LOG10: FOR(0, g[j] / (a[j] * 2.30258509299404568402)); break;
-    case OP_LOG1P: FOR(0, g[j] / (1.0 + a[j])); break;
-    case OP_EXPM1: FOR(0, g[j] * (y[j] + 1.0)); break;
-    case OP_SIN:
-    case OP_COS:
-        if (adj[0]) {
-            if (in->op == OP_SIN) {
-                dc_vmath_cos(a, c, (size_t)m);
-                for (j = 0; j < m; j++)
-                    c[j] *= g[j];
-            } else {
-                dc_vmath_sin(a, c, (size_t)m);
-                for (j = 0; j < m; j++)
-                    c[j] *= -g[j];
-            }
-            deliver(adj[0], V[0].es, c, g, 0, m);
-        }
-        break;
-    case OP_TAN: FOR(0, g[j] * (1.0 + y[j] * y[j])); break;
-    case OP_ASIN: FOR(0, g[j] / sqrt(1.0 - a[j] * a[j])); break;
-    case OP_ACOS: FOR(0, -g[j] / sqrt(1.0 - a[j] * a[j])); break;
-    case OP_ATAN: FOR(0, g[j] / (1.0 + a[j] * a[j])); break;
-    case OP_SINH: FOR(0, g[j] * cosh(a[j])); break;
-    case OP_COSH: FOR(0, g[j] * sinh(a[j])); break;
-    case OP_TANH: FOR(0, g[j] * (1.0 - y[j] * y[j])); break;
-    case OP_WHERE:
-        FOR(1, a[j] != 0.0 ? g[j] : 0.0);
-        FOR(2, a[j] != 0.0 ? 0.0 : g[j]);
-        break;
-    case OP_CLIP: {
-        /* t = max2(v, lo) picks v when v >= lo (or v is NaN); then min2(t, hi) */
-#define PICK_V dc_max_first(a[j], b[j])
-#define T_ (PICK_V ? a[j] : b[j])
-#define PICK_T dc_min_first(T_, cc[j])
-        FOR(0, PICK_V && PICK_T ? g[j] : 0.0);
-        FOR(1, !PICK_V && PICK_T ? g[j] : 0.0);
-        FOR(2, PICK_T ? 0.0 : g[j]);
-        break;
+    switch (in->op) {
+#define DC_OP(e, name, nin, cls_, comm, fn, range, lo, hi, adjoint)                        \
+    case e: {                                                                              \
+        const int red = cls_ == RED || cls_ == RED2;                                       \
+        (void)red;                                                                         \
+        adjoint;                                                                           \
+        break;                                                                             \
     }
-    case OP_SUM: FOR(0, g0); break;
-    case OP_MEAN: FOR(0, g0 / (double)m); break;
-    case OP_NORM: FOR(0, y[0] == 0.0 ? 0.0 : g0 * a[j] / y[0]); break;
-    case OP_PROD:
-        if (adj[0]) {
-            /* product of the others, without dividing (zeros are fine) */
-            double run = 1.0;
-            for (j = 0; j < m; j++) {
-                c[j] = run;
-                run *= a[j];
-            }
-            run = g0;
-            for (j = m; j-- > 0;) {
-                c[j] *= run;
-                run *= a[j];
-            }
-            scatter(adj[0], V[0].es, c, m);
-        }
-        break;
-    case OP_MINV:
-    case OP_MAXV:
-        if (adj[0]) {
-            ptrdiff_t best = 0;
-            double acc = a[0];
-            for (j = 1; j < m; j++) {
-                /* the fold keeps acc on ties and once acc is NaN */
-                int keep = in->op == OP_MINV ? dc_min_first(acc, a[j]) : dc_max_first(acc, a[j]);
-                if (!keep) {
-                    acc = a[j];
-                    best = j;
-                }
-            }
-            for (j = 0; j < m; j++)
-                c[j] = 0.0;
-            c[best] = g0;
-            scatter(adj[0], V[0].es, c, m);
-        }
-        break;
-    case OP_CUMSUM:
-        if (adj[0]) {
-            double run = 0.0;
-            for (j = m; j-- > 0;) {
-                run += g[j];
-                c[j] = run;
-            }
-            scatter(adj[0], V[0].es, c, m);
-        }
-        break;
+#include "expr/opcodes.def"
+#undef DC_OP
     default:
-        break; /* zero gradient: comparisons, logic, floor, ceil, round, sign */
+        break;
     }
 }
+#undef BIND1
+#undef BIND2
+#undef BIND3
+#undef RULE
+#undef D1
+#undef D2
+#undef D3
+#undef NONE
+#undef OWN
 
 dc_status dc_gradient(const dc_program *p, dc_workspace *ws, const double *x, double *value,
                       double *grad)

@@ -10,13 +10,15 @@
 
 /* ---- opcodes (rows in opcodes.def) ---- */
 typedef enum dc_opcode {
-#define DC_OP(e, name, nin, cls, comm, zero) e,
+#define DC_OP(e, name, nin, cls, comm, fn, range, lo, hi, adjoint) e,
 #include "expr/opcodes.def"
 #undef DC_OP
     OP__COUNT
 } dc_opcode;
 
-enum { EW, RED, RED2, SCAN };
+/* Classes (opcodes.def).  EWV, elementwise by an array kernel, is a row's
+ * class only: dc_opinfo.cls says EW for it. */
+enum { EW, RED, RED2, SCAN, EWV };
 
 typedef struct dc_opinfo {
     const char *name;

@@ -1,11 +1,27 @@
-/* scalar.h -- the scalar meaning of each elementwise opcode.  The VM's
- * kernels and the constant folder both use these, so a folded constant and
- * the same expression evaluated at run time agree (sin/cos/exp/log in the VM
- * go through vmath kernels, within 4 ulp of these). */
+/* scalar.h -- the scalar meaning of the opcodes libm has no function for
+ * (the fn column of opcodes.def).  The VM's kernels and the constant folder
+ * both use these, so a folded constant and the same expression evaluated at
+ * run time agree. */
 #ifndef DC_SCALAR_H
 #define DC_SCALAR_H
 
 #include <math.h>
+
+static inline double dc_add(double a, double b) { return a + b; }
+static inline double dc_sub(double a, double b) { return a - b; }
+static inline double dc_mul(double a, double b) { return a * b; }
+static inline double dc_div(double a, double b) { return a / b; }
+static inline double dc_neg(double a) { return -a; }
+static inline double dc_lt(double a, double b) { return a < b ? 1.0 : 0.0; }
+static inline double dc_le(double a, double b) { return a <= b ? 1.0 : 0.0; }
+static inline double dc_gt(double a, double b) { return a > b ? 1.0 : 0.0; }
+static inline double dc_ge(double a, double b) { return a >= b ? 1.0 : 0.0; }
+static inline double dc_eq(double a, double b) { return a == b ? 1.0 : 0.0; }
+static inline double dc_ne(double a, double b) { return a != b ? 1.0 : 0.0; }
+/* & rather than &&: both sides are cheap, and the loop vectorizes */
+static inline double dc_and(double a, double b) { return ((a != 0.0) & (b != 0.0)) ? 1.0 : 0.0; }
+static inline double dc_or(double a, double b) { return ((a != 0.0) | (b != 0.0)) ? 1.0 : 0.0; }
+static inline double dc_not(double a) { return a == 0.0 ? 1.0 : 0.0; }
 
 static inline double dc_mod(double a, double b)
 {
@@ -77,5 +93,12 @@ static inline double dc_sign(double a)
 }
 static inline double dc_where(double c, double a, double b) { return c != 0.0 ? a : b; }
 static inline double dc_clip(double v, double lo, double hi) { return dc_min2(dc_max2(v, lo), hi); }
+/* which argument dc_clip returns: 0 v, 1 lo, 2 hi (max2(v, lo) picks v when
+ * v >= lo or v is NaN, then min2 picks it unless hi is smaller) */
+static inline int dc_clip_arg(double v, double lo, double hi)
+{
+    int pick_v = dc_max_first(v, lo);
+    return dc_min_first(pick_v ? v : lo, hi) ? !pick_v : 2;
+}
 
 #endif

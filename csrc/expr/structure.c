@@ -284,6 +284,8 @@ static void decompose(an *s, const int32_t *def, termlist *out)
             push(s, out, t.view, 1, t.coef);
             continue;
         }
+        /* ORDER OP: the linear rows of opcodes.def (add, sub, neg, mul or div by a
+         * constant, sum, mean, the fused sums); any other row is a leaf term */
         switch (in->op) {
         case OP_ADD:
             push(s, &work, in->in[0], 1, t.coef);
@@ -794,7 +796,8 @@ static aff aff_op(int op, aff x, aff y)
     aff r = {NAN, 0.0};
     if (x.a != x.a || y.a != y.a)
         return r;
-    switch (op) {
+    switch (op) { /* ORDER OP: the affine rows (add, sub, neg, mul and div by a constant);
+                   * any other row of a non-constant is not affine */
     case OP_ADD: r.a = x.a + y.a; r.b = x.b + y.b; break;
     case OP_SUB: r.a = x.a - y.a; r.b = x.b - y.b; break;
     case OP_NEG: r.a = -x.a; r.b = -x.b; break;

@@ -117,12 +117,14 @@ static double acc_finish(const dc_acc *s, int op, int64_t m)
 
 enum { RED_BLOCK = 128 }; /* a multiple of DC_ACC_LANES */
 
+/* One row of a reduction (the RED rows of opcodes.def; acc_block, acc_init
+ * and acc_finish above tell the sums' and the product's lanes apart). */
 DC_KERNEL_CLONES
 double dc_vm_reduce_row(int op, const double *a, ptrdiff_t es, int64_t m)
 {
     double acc;
     int64_t j;
-    switch (op) {
+    switch (op) { /* ORDER OP: RED rows */
     case OP_SUM:
     case OP_MEAN:
     case OP_NORM:
@@ -162,8 +164,9 @@ double dc_vm_reduce_const(int op, const double *a, int64_t step, int64_t m)
     return dc_vm_reduce_row(op, a, (ptrdiff_t)step, m);
 }
 
-/* sum_j (a[j] op b[j]): the elementwise values a block at a time, summed as
- * OP_SUM sums */
+/* sum_j fn(a[j], b[j]), fn the row's elementwise operation (RED2 rows of
+ * opcodes.def): the elementwise values a block at a time, summed as OP_SUM
+ * sums */
 #define FUSED_BLOCK(F)                                                                     \
     do {                                                                                   \
         if (ea == 1 && eb == 1)                                                            \
@@ -175,9 +178,13 @@ double dc_vm_reduce_const(int op, const double *a, int64_t step, int64_t m)
         else                                                                               \
             for (i = 0; i < w; i++) blk[i] = F(a[i * ea], b[i * eb]);                      \
     } while (0)
-#define F_ADD(u, v) ((u) + (v))
-#define F_SUB(u, v) ((u) - (v))
-#define F_MUL(u, v) ((u) * (v))
+#define FUSED_EW_1(fn)
+#define FUSED_EW_2(fn)
+#define FUSED_EW_3(fn)
+#define FUSED_EWV_1(fn)
+#define FUSED_RED_1(fn)
+#define FUSED_SCAN_1(fn)
+#define FUSED_RED2_2(fn) FUSED_BLOCK(fn)
 
 DC_KERNEL_CLONES
 static double fused_row(int op, const double *a0, ptrdiff_t ea, const double *b0, ptrdiff_t eb,
@@ -190,12 +197,13 @@ static double fused_row(int op, const double *a0, ptrdiff_t ea, const double *b0
     for (j = 0; j < m; j += RED_BLOCK) {
         ptrdiff_t w = m - j < RED_BLOCK ? m - j : RED_BLOCK;
         const double *a = a0 + j * ea, *b = b0 + j * eb;
-        if (op == OP_SUMADD)
-            FUSED_BLOCK(F_ADD);
-        else if (op == OP_SUMSUB)
-            FUSED_BLOCK(F_SUB);
-        else
-            FUSED_BLOCK(F_MUL);
+        switch (op) {
+#define DC_OP(e, name, nin, cls, comm, fn, range, lo, hi, adjoint) \
+        case e: FUSED_##cls##_##nin(fn); break;
+#include "expr/opcodes.def"
+#undef DC_OP
+        default: break;
+        }
         acc_block(&s, OP_SUM, blk, w);
     }
     return acc_finish(&s, OP_SUM, m);
@@ -247,24 +255,10 @@ static double fused_row(int op, const double *a0, ptrdiff_t ea, const double *b0
         }                                                                                  \
     } while (0)
 
-#define K_ADD(u, v) ((u) + (v))
-#define K_SUB(u, v) ((u) - (v))
-#define K_MUL(u, v) ((u) * (v))
-#define K_DIV(u, v) ((u) / (v))
-#define K_LT(u, v) ((u) < (v) ? 1.0 : 0.0)
-#define K_LE(u, v) ((u) <= (v) ? 1.0 : 0.0)
-#define K_GT(u, v) ((u) > (v) ? 1.0 : 0.0)
-#define K_GE(u, v) ((u) >= (v) ? 1.0 : 0.0)
-#define K_EQ(u, v) ((u) == (v) ? 1.0 : 0.0)
-#define K_NE(u, v) ((u) != (v) ? 1.0 : 0.0)
-#define K_AND(u, v) ((((u) != 0.0) & ((v) != 0.0)) ? 1.0 : 0.0)
-#define K_OR(u, v) ((((u) != 0.0) | ((v) != 0.0)) ? 1.0 : 0.0)
-#define K_NOT(u) ((u) == 0.0 ? 1.0 : 0.0)
-#define K_NEG(u) (-(u))
-
-typedef double (*fn1)(double);
-
-static void vector_math(int op, double *D, ptrdiff_t m, ptrdiff_t R, const dc_view *A)
+/* An array kernel (EWV rows) over R rows; a strided operand is gathered into
+ * the destination first. */
+static void vector_math(void (*kernel)(const double *, double *, size_t), double *D, ptrdiff_t m,
+                        ptrdiff_t R, const dc_view *A)
 {
     ptrdiff_t r, j;
     for (r = 0; r < R; r++) {
@@ -275,37 +269,29 @@ static void vector_math(int op, double *D, ptrdiff_t m, ptrdiff_t R, const dc_vi
                 d[j] = a[j * A->es];
             a = d;
         }
-        switch (op) {
-        case OP_SIN: dc_vmath_sin(a, d, (size_t)m); break;
-        case OP_COS: dc_vmath_cos(a, d, (size_t)m); break;
-        case OP_EXP: dc_vmath_exp(a, d, (size_t)m); break;
-        default: dc_vmath_log(a, d, (size_t)m); break;
-        }
+        kernel(a, d, (size_t)m);
     }
 }
 
-static fn1 libm_of(int op)
-{
-    switch (op) {
-    case OP_ABS: return fabs;
-    case OP_SQRT: return sqrt;
-    case OP_LOG2: return log2;
-    case OP_LOG10: return log10;
-    case OP_LOG1P: return log1p;
-    case OP_EXPM1: return expm1;
-    case OP_TAN: return tan;
-    case OP_ASIN: return asin;
-    case OP_ACOS: return acos;
-    case OP_ATAN: return atan;
-    case OP_SINH: return sinh;
-    case OP_COSH: return cosh;
-    case OP_TANH: return tanh;
-    case OP_FLOOR: return floor;
-    case OP_CEIL: return ceil;
-    case OP_ROUND: return round;
-    default: return NULL;
+/* The kernel of each class (opcodes.def), from the row's fn. */
+#define KERNEL_EW_1(fn) EW1(fn)
+#define KERNEL_EW_2(fn) EW2(fn)
+#define KERNEL_EW_3(fn) EW3(fn)
+#define KERNEL_EWV_1(fn) vector_math(fn, D, m, R, A)
+#define KERNEL_RED_1(fn)                                                                   \
+    for (r = 0; r < R; r++)                                                                \
+        D[r] = dc_vm_reduce_row(in->op, A->p + r * A->rs, A->es, m)
+#define KERNEL_RED2_2(fn)                                                                  \
+    for (r = 0; r < R; r++)                                                                \
+        D[r] = fused_row(in->op, A->p + r * A->rs, A->es, B->p + r * B->rs, B->es, m)
+#define KERNEL_SCAN_1(fn)                                                                  \
+    for (r = 0; r < R; r++) {                                                              \
+        const double *a = A->p + r * A->rs;                                                \
+        double *d = D + r * m, acc = 0.0;                                                  \
+        ptrdiff_t j;                                                                       \
+        for (j = 0; j < m; j++)                                                            \
+            d[j] = acc = fn(acc, a[j * A->es]);                                            \
     }
-}
 
 /* Run one instruction over a tile.  D: destination rows (stride m). */
 DC_KERNEL_CLONES
@@ -339,70 +325,11 @@ void dc_vm_exec(const dc_instr *in, double *D, ptrdiff_t R, const dc_view *ops)
         }
     }
     switch (in->op) {
-    case OP_ADD: EW2(K_ADD); break;
-    case OP_SUB: EW2(K_SUB); break;
-    case OP_MUL: EW2(K_MUL); break;
-    case OP_DIV: EW2(K_DIV); break;
-    case OP_MOD: EW2(dc_mod); break;
-    case OP_POW: EW2(dc_pow); break;
-    case OP_LT: EW2(K_LT); break;
-    case OP_LE: EW2(K_LE); break;
-    case OP_GT: EW2(K_GT); break;
-    case OP_GE: EW2(K_GE); break;
-    case OP_EQ: EW2(K_EQ); break;
-    case OP_NE: EW2(K_NE); break;
-    case OP_AND: EW2(K_AND); break;
-    case OP_OR: EW2(K_OR); break;
-    case OP_ATAN2: EW2(atan2); break;
-    case OP_HYPOT: EW2(hypot); break;
-    case OP_MIN2: EW2(dc_min2); break;
-    case OP_MAX2: EW2(dc_max2); break;
-    case OP_NOT: EW1(K_NOT); break;
-    case OP_NEG: EW1(K_NEG); break;
-    case OP_SQRTPOW: EW1(dc_sqrtpow); break;
-    case OP_SIGN: EW1(dc_sign); break;
-    case OP_ABS: EW1(fabs); break;
-    case OP_SQRT: EW1(sqrt); break;
-    case OP_FLOOR: EW1(floor); break;
-    case OP_CEIL: EW1(ceil); break;
-    case OP_SIN:
-    case OP_COS:
-    case OP_EXP:
-    case OP_LOG:
-        vector_math(in->op, D, m, R, A);
-        break;
-    case OP_WHERE: EW3(dc_where); break;
-    case OP_CLIP: EW3(dc_clip); break;
-    case OP_SUM:
-    case OP_PROD:
-    case OP_MEAN:
-    case OP_NORM:
-    case OP_MINV:
-    case OP_MAXV:
-        for (r = 0; r < R; r++)
-            D[r] = dc_vm_reduce_row(in->op, A->p + r * A->rs, A->es, m);
-        break;
-    case OP_SUMADD:
-    case OP_SUMSUB:
-    case OP_SUMMUL:
-        for (r = 0; r < R; r++)
-            D[r] = fused_row(in->op, A->p + r * A->rs, A->es, B->p + r * B->rs, B->es, m);
-        break;
-    case OP_CUMSUM:
-        for (r = 0; r < R; r++) {
-            const double *a = A->p + r * A->rs;
-            double *d = D + r * m, acc = 0.0;
-            ptrdiff_t j;
-            for (j = 0; j < m; j++)
-                d[j] = acc += a[j * A->es];
-        }
-        break;
-    default: {
-        fn1 f = libm_of(in->op);
-        if (f)
-            EW1(f);
-        break;
-    }
+#define DC_OP(e, name, nin, cls, comm, fn, range, lo, hi, adjoint) \
+    case e: KERNEL_##cls##_##nin(fn); break;
+#include "expr/opcodes.def"
+#undef DC_OP
+    default: break;
     }
 }
 

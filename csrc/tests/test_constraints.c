@@ -343,13 +343,9 @@ static void test_dss_phases(void)
     dc_program_free(cap);
 }
 
-int main(void)
-{
-    test_dss_phases();
-    test_compile();
-    test_hostile();
-    test_engines();
-    test_bad_runs();
-    printf("test_constraints: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
-}
+TEST_MAIN("test_constraints",
+          TEST(test_dss_phases),
+          TEST(test_compile),
+          TEST(test_hostile),
+          TEST(test_engines),
+          TEST(test_bad_runs))

@@ -373,15 +373,11 @@ done:
     free(x);
 }
 
-int main(void)
-{
-    test_restart_log();
-    test_option_listed();
-    test_engines_stop();
-    test_program_range();
-    test_floor_stops();
-    test_interrupt_hook();
-    test_many_names();
-    printf("test_convergence: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
-}
+TEST_MAIN("test_convergence",
+          TEST(test_restart_log),
+          TEST(test_option_listed),
+          TEST(test_engines_stop),
+          TEST(test_program_range),
+          TEST(test_floor_stops),
+          TEST(test_interrupt_hook),
+          TEST(test_many_names))

@@ -399,13 +399,9 @@ static void kernel_shapes(void)
     }
 }
 
-int main(void)
-{
-    examples();
-    random_vectors();
-    kernel_arguments();
-    kernel_examples();
-    kernel_shapes();
-    printf("test_decide: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
-}
+TEST_MAIN("test_decide",
+          TEST(examples),
+          TEST(random_vectors),
+          TEST(kernel_arguments),
+          TEST(kernel_examples),
+          TEST(kernel_shapes))

@@ -334,20 +334,21 @@ static void test_auto_choice(void)
     }
 }
 
-int main(int argc, char **argv)
+/* DC_TEST_ENGINE=<id> runs the engine loop on that engine only */
+static void every_engine(void)
 {
-    test_max_dims();
-    if (argc <= 1 || strcmp(argv[1], "auto") == 0) {
-        test_want_hint();
-        test_auto_choice();
-    }
+    const char *only = getenv("DC_TEST_ENGINE");
     size_t k;
     for (k = 0; k < dc_engine_count(); k++) {
         const char *id = dc_engine_at(k)->id;
-        if (argc > 1 && strcmp(argv[1], id) != 0)
+        if (only && strcmp(only, id) != 0)
             continue;
         test_engine(id);
     }
-    printf("test_engines: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
 }
+
+TEST_MAIN("test_engines",
+          TEST(test_max_dims),
+          TEST(test_want_hint),
+          TEST(test_auto_choice),
+          TEST(every_engine))

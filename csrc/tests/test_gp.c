@@ -121,11 +121,7 @@ static void test_reproducible(void)
     CHECK(memcmp(th[0], th[1], sizeof th[0]) == 0, "two seeded runs differ");
 }
 
-int main(void)
-{
-    test_restart_on_subset_takes_over();
-    test_good_fit_kept();
-    test_reproducible();
-    printf("test_gp: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
-}
+TEST_MAIN("test_gp",
+          TEST(test_restart_on_subset_takes_over),
+          TEST(test_good_fit_kept),
+          TEST(test_reproducible))

@@ -237,20 +237,21 @@ static void constrained_archive(void)
     dc_archive_free(&a);
 }
 
-int main(void)
+static void archives(void)
 {
     size_t m;
-    hand_cases();
-    random_cases();
-    errors();
-    within_a_time_limit();
-    contributions3();
     for (m = 2; m <= 4; m++) {
         if (m <= 3) /* the rule's default range (4 works, slowly under ASan) */
             archive(m, DC_THIN_HYPERVOLUME);
         archive(m, DC_THIN_CROWDING);
     }
-    constrained_archive();
-    printf("test_hypervolume: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
 }
+
+TEST_MAIN("test_hypervolume",
+          TEST(hand_cases),
+          TEST(random_cases),
+          TEST(errors),
+          TEST(within_a_time_limit),
+          TEST(contributions3),
+          TEST(archives),
+          TEST(constrained_archive))

@@ -343,10 +343,9 @@ static void test_out_of_memory(void)
     dc_monitor_free(m);
 }
 
-int main(void)
+static void every_engine(void)
 {
     size_t k;
-    test_fresh_and_null();
     for (k = 0; k < dc_engine_count(); k++) {
         const char *id = dc_engine_at(k)->id;
         test_snapshot(id, 0);
@@ -354,9 +353,11 @@ int main(void)
         test_stopped_before(id);
         test_stop_from_callback(id);
     }
-    test_stop_from_thread();
-    test_busy();
-    test_out_of_memory();
-    printf("test_monitor: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
 }
+
+TEST_MAIN("test_monitor",
+          TEST(test_fresh_and_null),
+          TEST(every_engine),
+          TEST(test_stop_from_thread),
+          TEST(test_busy),
+          TEST(test_out_of_memory))

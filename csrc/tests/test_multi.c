@@ -636,23 +636,26 @@ static void bo_batch_distinct(void)
     free(st);
 }
 
-int main(void)
-{
-    basics(2);
-    basics(3);
-    refusals();
-    constrained();
-    integers_and_x0();
-    allocation_failures("moea", 300);
-    allocation_failures("bo", 30);
-    bo_fronts(2);
-    bo_fronts(3);
-    bo_constrained_integer();
-    bo_batch_distinct();
-    front_within_time_limit();
-    front_stopped_by_monitor();
-    thinning_within_time_limit();
-    best_front_kept();
-    printf("test_multi: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
-}
+static void basics2(void) { basics(2); }
+static void basics3(void) { basics(3); }
+static void moea_allocation_failures(void) { allocation_failures("moea", 300); }
+static void bo_allocation_failures(void) { allocation_failures("bo", 30); }
+static void bo_fronts2(void) { bo_fronts(2); }
+static void bo_fronts3(void) { bo_fronts(3); }
+
+TEST_MAIN("test_multi",
+          TEST(basics2),
+          TEST(basics3),
+          TEST(refusals),
+          TEST(constrained),
+          TEST(integers_and_x0),
+          TEST(moea_allocation_failures),
+          TEST(bo_allocation_failures),
+          TEST(bo_fronts2),
+          TEST(bo_fronts3),
+          TEST(bo_constrained_integer),
+          TEST(bo_batch_distinct),
+          TEST(front_within_time_limit),
+          TEST(front_stopped_by_monitor),
+          TEST(thinning_within_time_limit),
+          TEST(best_front_kept))

@@ -502,19 +502,15 @@ static void allocation_failures(void)
     }
 }
 
-int main(void)
-{
-    every_engine();
-    determinism();
-    hostile();
-    partial_batches();
-    warm_start();
-    kinds();
-    several_and_constrained();
-    gradient_slots();
-    dss_integers();
-    violations_of_one_objective();
-    allocation_failures();
-    printf("test_study: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
-}
+TEST_MAIN("test_study",
+          TEST(every_engine),
+          TEST(determinism),
+          TEST(hostile),
+          TEST(partial_batches),
+          TEST(warm_start),
+          TEST(kinds),
+          TEST(several_and_constrained),
+          TEST(gradient_slots),
+          TEST(dss_integers),
+          TEST(violations_of_one_objective),
+          TEST(allocation_failures))

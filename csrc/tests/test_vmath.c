@@ -23,10 +23,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/check.h"
+
 #define MAX_ULP 4.0
 #define BATCH 4096
-
-static int passed, failed;
 
 static void check(int ok, const char *what)
 {
@@ -503,9 +503,17 @@ static void bench(void)
 
 /* ---- main ----------------------------------------------------------------- */
 
+static long samples = 120000;
+
+static void test_accuracy_sampled(void)
+{
+    test_accuracy(samples);
+}
+
 int main(int argc, char **argv)
 {
-    long samples = 120000;
+    static const test_case tests[] = {TEST(test_special), TEST(test_lengths),
+                                      TEST(test_accuracy_sampled)};
     int do_bench = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--bench") == 0)
@@ -523,9 +531,5 @@ int main(int argc, char **argv)
         bench();
         return 0;
     }
-    test_special();
-    test_lengths();
-    test_accuracy(samples);
-    printf("test_vmath: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return run_tests("test_vmath", tests, sizeof tests / sizeof tests[0], NULL, 0);
 }
