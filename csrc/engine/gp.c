@@ -411,6 +411,15 @@ int dc_gp_fit_sub(dc_gp *gp, dc_rng *rng, int restarts, int max_evals, int resta
     return dc_gp_factor(gp);
 }
 
+double dc_gp_nll(const dc_gp *gp)
+{
+    size_t a, n = gp->n, ld = gp->cap;
+    double nll = 0.5 * (double)n * LOG_2PI;
+    for (a = 0; a < n; a++)
+        nll += 0.5 * gp->y[a] * gp->alpha[a] + log(gp->L[a * ld + a]);
+    return nll;
+}
+
 void dc_gp_predict(dc_gp *gp, const double *x, double *mean, double *var)
 {
     size_t a, n = gp->n;
