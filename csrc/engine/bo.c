@@ -48,7 +48,7 @@ enum {
     OPT_CANDIDATES,
     OPT_WARP,
     OPT_TRANSFORM,
-    OPT_EXPLOIT,
+    OPT_LOCAL,
     N_OPTIONS
 };
 
@@ -64,8 +64,8 @@ static const dc_option_info options[N_OPTIONS] = {
     {"warp", 0.01, 1e-9, 10, 0, "the log transform: log(y - min + warp * (median - min))"},
     {"transform", 2, 0, 2, 1,
      "the values the model sees: 0 as they are, 1 log (warp), 2 the likelier of both each fit"},
-    {"exploit", 0, 0, 1, 0,
-     "the last fraction of the budget minimizes the model's mean (first row of a batch)"},
+    {"local", 0, 0, 2000, 1,
+     "most points of the model in a trust region (the nearest to the best); 0 = max(30, 4 d)"},
 };
 
 static const dc_engine_info info = {
@@ -91,7 +91,8 @@ typedef struct state {
     int constrained, stop_on_convergence;
     int64_t budget;
     size_t batch, initial, max_model, n_cand;
-    double min_region, warp, exploit;
+    double min_region, warp;
+    size_t local;           /* most model points in a trust region */
     int transform, tr_always;
     /* every point told, free coordinates */
     double *H, *hy, *he;    /* cap x m; values (NaN kept); excess */
@@ -105,7 +106,6 @@ typedef struct state {
     /* the models and their data */
     dc_gp gp, gc, gw;       /* the objective's model, the excess's, the other transform's */
     int gp_log;             /* gp models the log-transformed values (gw the raw ones) */
-    int greedy;             /* the acquisition is the model's mean */
     size_t gcap;
     double *Z, *zy, *ze;    /* gcap x m model inputs; values; excesses */
     double *zw;             /* gcap: the values under the other transform */
@@ -173,7 +173,6 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
     s->warp = prm[OPT_WARP];
     s->transform = (int)prm[OPT_TRANSFORM];
     s->gp_log = s->transform == 1;
-    s->exploit = prm[OPT_EXPLOIT];
     s->free_idx = dc_mem_alloc(s->alloc, s->n * sizeof(size_t));
     if (!s->free_idx)
         return DC_ERR_NOMEM;
@@ -181,6 +180,7 @@ static dc_status init(void *sp, const dc_problem *pb, const double *prm)
         if (!pb->fixed[j])
             s->free_idx[s->m++] = j;
     m = s->m;
+    s->local = prm[OPT_LOCAL] > 0 ? (size_t)prm[OPT_LOCAL] : (4 * m > 30 ? 4 * m : 30);
     s->tr_always = (double)m > prm[OPT_TR_DIMS];
     s->initial = prm[OPT_INITIAL] > 0 ? (size_t)prm[OPT_INITIAL] : (m + 1 > 5 ? m + 1 : 5);
     if (s->budget > 0 && (int64_t)s->initial > s->budget / 3)
@@ -332,8 +332,8 @@ static size_t choose_data(state *s, size_t centre)
         s->didx[i] = i;
     }
     k = cnt > s->max_model ? s->max_model : cnt;
-    if (s->tr_on && k > 20 * m + 40) /* a local model: fewer points suffice in few dimensions */
-        k = 20 * m + 40;
+    if (s->tr_on && k > s->local) /* a local model */
+        k = s->local;
     if (k < cnt)
         select_nearest(s, cnt, k);
     for (i = 0; i < k; i++)
@@ -499,7 +499,7 @@ static double acquisition(state *s, const double *u)
         return dc_log_ei(mu, var, s->ybest);
     }
     dc_gp_predict(&s->gp, s->xz, &mu, &var);
-    a = s->greedy ? -mu : dc_log_ei(mu, var, s->ybest);
+    a = dc_log_ei(mu, var, s->ybest);
     if (s->constrained) {
         dc_gp_predict(&s->gc, s->xz, &mu, &var);
         a += dc_log_prob_below(mu, var, s->cthr);
@@ -660,8 +660,6 @@ static void model_rows(state *s, size_t rows)
         }
     }
     for (r = 0; r < rows; r++) {
-        s->greedy = r == 0 && s->exploit > 0.0 && !s->excess_only && s->budget > 0 &&
-                    (double)s->hn >= (1.0 - s->exploit) * (double)s->budget;
         if (ok) {
             maximize(s, centre);
         } else {
@@ -821,7 +819,7 @@ static dc_status tell(void *sp, const dc_batch *b)
     if (s->succ >= SUCC_TOL) {
         s->L = 2.0 * s->L < L_MAX ? 2.0 * s->L : L_MAX;
         s->succ = 0;
-    } else if (s->fail >= (int)(m > 4 ? m : 4)) {
+    } else if (s->fail >= (m < 5 ? 4 : 5)) {
         s->L *= 0.5;
         s->fail = 0;
     }
