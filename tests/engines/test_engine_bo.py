@@ -32,7 +32,8 @@ def test_listed_with_its_options_and_what_it_takes():
     (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
     defaults = {o["name"]: o["default"] for o in info["options"]}
     assert defaults == {"batch": 1, "initial": 0, "max_model": 200, "tr_dims": 0,
-                        "min_region": 1e-6, "candidates": 0, "warp": 0,
+                        "min_region": 1e-6, "candidates": 0, "warp": 0.01, "transform": 2,
+                        "local": 0,
                         "stop_on_convergence": 1}
     assert info["kind"] == "model" and info["max_dims"] is None
     assert info["supports"] == {"constraints": True, "integers": True, "x0": True,
