@@ -49,6 +49,17 @@ def test_far_better_than_random_search_at_a_small_budget(seed):
     assert bo.fun < rnd.fun / 20, (bo.fun, rnd.fun)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_sphere_to_high_precision_in_100_evaluations(seed):
+    # the trust region's local model (the max(30, 4 d) points nearest the best): with the
+    # 20 d + 40 nearest it stalled at about 1e-4 (BBOB f1 in 5-D: 6e-4 against NGOpt's 2e-8)
+    r = run("sum((x-0.7)**2)", [(-3, 4)] * 5, max_evaluations=100, seed=seed)
+    assert r.fun < 1e-6, r.fun
+    wide = run("sum((x-0.7)**2)", [(-3, 4)] * 5, max_evaluations=100, seed=seed,
+               options={"local": 140})
+    assert wide.fun > 10 * r.fun, (wide.fun, r.fun)
+
+
 def test_the_same_seed_replays_the_run():
     a = run(ELLIPSOID, [(-3, 4)] * 3, max_evaluations=40, seed=7)
     b = run(ELLIPSOID, [(-3, 4)] * 3, max_evaluations=40, seed=7)
