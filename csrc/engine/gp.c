@@ -167,19 +167,26 @@ int dc_gp_factor(dc_gp *gp)
     return -1;
 }
 
+double dc_gp_nll(const dc_gp *gp)
+{
+    size_t a, n = gp->n, ld = gp->cap;
+    double nll = 0.0;
+    for (a = 0; a < n; a++)
+        nll += 0.5 * gp->y[a] * gp->alpha[a] + log(gp->L[a * ld + a]);
+    return nll + 0.5 * (double)n * LOG_2PI;
+}
+
 /* The negative log posterior (marginal likelihood and the lengthscale prior) at t,
  * leaving the model factored at t; +inf when K is not positive definite.  One
  * Cholesky (n^3 / 6): the line search's trial points need no more. */
 static double objective_value(dc_gp *gp, const double *t)
 {
-    size_t a, i, n = gp->n, d = gp->d, ld = gp->cap;
-    double nll = 0.0, mu = prior_mean(d), var = PRIOR_SD * PRIOR_SD;
+    size_t i, d = gp->d;
+    double nll, mu = prior_mean(d), var = PRIOR_SD * PRIOR_SD;
     set_theta(gp, t);
     if (factor_at(gp, 0.0))
         return INFINITY;
-    for (a = 0; a < n; a++)
-        nll += 0.5 * gp->y[a] * gp->alpha[a] + log(gp->L[a * ld + a]);
-    nll += 0.5 * (double)n * LOG_2PI;
+    nll = dc_gp_nll(gp);
     for (i = 0; i < d; i++)
         nll += 0.5 * (t[i] - mu) * (t[i] - mu) / var;
     return nll;

@@ -51,6 +51,9 @@ int dc_gp_fit_sub(dc_gp *gp, dc_rng *rng, int restarts, int max_evals, int resta
                   size_t sub);
 /* Factor the model at the current theta (adding jitter when needed); -1 on failure. */
 int dc_gp_factor(dc_gp *gp);
+/* The negative log marginal likelihood of the standardized targets at the factored
+ * model's theta (without the lengthscale prior). */
+double dc_gp_nll(const dc_gp *gp);
 /* The posterior mean and variance (standardized units) at x. */
 void dc_gp_predict(dc_gp *gp, const double *x, double *mean, double *var);
 /* Append x with the standardized value ys to the factored model (Kriging believer

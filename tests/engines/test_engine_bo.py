@@ -32,7 +32,8 @@ def test_listed_with_its_options_and_what_it_takes():
     (info,) = [e for e in decido.engines() if e["id"] == ENGINE]
     defaults = {o["name"]: o["default"] for o in info["options"]}
     assert defaults == {"batch": 1, "initial": 0, "max_model": 200, "tr_dims": 0,
-                        "min_region": 1e-6, "candidates": 0, "warp": 0,
+                        "min_region": 1e-6, "candidates": 0, "warp": 0.01, "transform": 2,
+                        "local": 0,
                         "stop_on_convergence": 1}
     assert info["kind"] == "model" and info["max_dims"] is None
     assert info["supports"] == {"constraints": True, "integers": True, "x0": True,
@@ -46,6 +47,17 @@ def test_far_better_than_random_search_at_a_small_budget(seed):
     rnd = decido.minimize(ELLIPSOID, bounds, engine="random", max_evaluations=60, seed=seed)
     assert bo.evaluations == 60 and bo.status == "max_evaluations"
     assert bo.fun < rnd.fun / 20, (bo.fun, rnd.fun)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_sphere_to_high_precision_in_100_evaluations(seed):
+    # the trust region's local model (the max(30, 4 d) points nearest the best): with the
+    # 20 d + 40 nearest it stalled at about 1e-4 (BBOB f1 in 5-D: 6e-4 against NGOpt's 2e-8)
+    r = run("sum((x-0.7)**2)", [(-3, 4)] * 5, max_evaluations=100, seed=seed)
+    assert r.fun < 1e-6, r.fun
+    wide = run("sum((x-0.7)**2)", [(-3, 4)] * 5, max_evaluations=100, seed=seed,
+               options={"local": 140})
+    assert wide.fun > 10 * r.fun, (wide.fun, r.fun)
 
 
 def test_the_same_seed_replays_the_run():
