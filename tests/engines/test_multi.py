@@ -160,7 +160,7 @@ def test_x0_is_evaluated_first_and_seeds_the_population() -> None:
 @pytest.mark.parametrize("n", [2, 6])
 def test_no_evaluation_is_spent_on_a_point_already_evaluated(n: int) -> None:
     """An offspring that repeats its parent (no crossover and no mutation changed it) is
-    made again (issue 43 item 9: 8 % of the evaluations in 2-D, 4 % in 6-D were repeats)."""
+    mutated again (issue 43 item 9: 8 % of the evaluations in 2-D, 4 % in 6-D were repeats)."""
     seen: list[tuple[float, ...]] = []
 
     def f1(X: Any) -> Any:
