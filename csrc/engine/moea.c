@@ -20,7 +20,10 @@
  * coordinate with probability 0.5 (distribution index crossover_eta), the
  * children exchanged per coordinate with probability 0.5; then polynomial
  * mutation of each coordinate with probability mutation_rate (1/n by
- * default; index mutation_eta).  All in the unit cube: the driver maps
+ * default; index mutation_eta).  A child that repeats a parent (no
+ * crossover or mutation changed it: 8 % of the offspring in 2-D) is mutated
+ * again, at most NP times a generation (pymoo re-mates such duplicates).
+ * All in the unit cube: the driver maps
  * integer and discrete coordinates to cells, so they take part unchanged.
  * With one objective it is a generational GA on the driver's (feasibility
  * rule) values.  It never converges on its own: the budget, the clock, the
@@ -211,17 +214,39 @@ static void mutate(state *s, double *c)
     }
 }
 
+/* the child repeats one of its parents (a coordinate of the box it was not
+ * changed in: no pair crossover, no mutation, or parents alike) */
+static int repeats(const state *s, const double *c, const double *pa, const double *pb)
+{
+    size_t q, ja = 1, jb = 1;
+    for (q = 0; q < s->n_free && (ja || jb); q++) {
+        size_t j = s->free_j[q];
+        ja = ja && c[j] == pa[j];
+        jb = jb && c[j] == pb[j];
+    }
+    return ja || jb;
+}
+
+/* Two children of two tournament winners; a child that repeats a parent is
+ * mutated again (a repeat would spend an evaluation on a known point: 8 % of
+ * the offspring in 2-D), at most NP times a generation so that a collapsed
+ * population still gets its offspring. */
 static void make_offspring(state *s)
 {
-    size_t n = s->n, i;
+    size_t n = s->n, i, again = s->np;
     double *O = s->X + s->np * n;
     for (i = 0; i < s->np; i += 2) {
         double *c1 = O + i * n, *c2 = i + 1 < s->np ? O + (i + 1) * n : s->Xt; /* scratch */
-        memcpy(c1, s->X + tournament(s) * n, n * sizeof(double));
-        memcpy(c2, s->X + tournament(s) * n, n * sizeof(double));
+        const double *pa = s->X + tournament(s) * n, *pb = s->X + tournament(s) * n;
+        memcpy(c1, pa, n * sizeof(double));
+        memcpy(c2, pb, n * sizeof(double));
         crossover(s, c1, c2);
         mutate(s, c1);
         mutate(s, c2);
+        for (; again && repeats(s, c1, pa, pb); again--)
+            mutate(s, c1);
+        for (; again && i + 1 < s->np && repeats(s, c2, pa, pb); again--)
+            mutate(s, c2);
     }
     if (s->has_pending) {
         memcpy(O + (s->np - 1) * n, s->pending, n * sizeof(double));
