@@ -192,10 +192,11 @@ _REFUSE = ("import sys\n"
     (["httpx"], False, ["runs", "list"], "client"),
 ])
 def test_a_missing_extra_is_named(missing: list[str], no_entry_points: bool, argv: list[str],
-                                  extra: str) -> None:
+                                  extra: str, tmp_path: Path) -> None:
     code = _REFUSE.format(names=set(missing), no_entry_points=no_entry_points, argv=argv)
+    # outside a checkout (the repository's root would make it name ".[extra]", as below)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, env=env())
+                         timeout=60, env=env(), cwd=tmp_path)
     assert out.returncode in (1, 2) and f"pip install 'decido[{extra}]'" in out.stderr
     assert "Traceback" not in out.stderr
     if extra != "client":  # one line (the client's message is its exception's)
