@@ -22,9 +22,9 @@ import orjson
 
 import decido
 from decido_service import __version__
-from decido_service.config import DEFAULT_PLANS, default_caps
 from decido_service.http.params import openapi_parameters
 from decido_service.http.routes import Doc, Operation
+from decido_service.tiers import DEFAULT_PLANS, default_caps
 from decido_service.types import (
     PROBLEM_TYPE,
     REQUEST_TYPES,
