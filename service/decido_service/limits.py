@@ -52,11 +52,9 @@ __all__ = [
     "Counters",
     "problem_fields",
     "refusal_code",
-    "refusal_specs",
     "retry_after",
     "run_caps",
     "run_size_faults",
-    "specs_for",
     "tier_limits",
     "usage_document",
     "usage_specs",
@@ -197,24 +195,11 @@ class Counters:
         return [self.admitted[0]._replace(amount=0), gate._replace(amount=1, gate=False)]
 
 
-def specs_for(
-    surface: Surface, key: KeyRecord, amount: int = 1, *, settings: Settings | None = None
-) -> list[CounterSpec]:
-    """:attr:`Counters.admitted` (``amount``: :meth:`Counters.admit`)."""
-    return Counters(surface, key, settings).admit(amount)
-
-
-def refusal_specs(surface: Surface, key: KeyRecord, *,
-                  settings: Settings | None = None) -> list[CounterSpec]:
-    """:meth:`Counters.refused`."""
-    return Counters(surface, key, settings).refused()
-
-
 def usage_specs(key: KeyRecord, *, settings: Settings | None = None) -> list[CounterSpec]:
     """The four counters ``/v1/usage`` shows, observed (nothing counted): decide.minute
     (the one the headers describe), decide.month, optimize.minute, optimize.month."""
-    decide = specs_for("decide", key, settings=settings)[:2]
-    optimize = specs_for("optimize", key, settings=settings)[:2]
+    decide = Counters("decide", key, settings).admitted[:2]
+    optimize = Counters("optimize", key, settings).admitted[:2]
     return [spec._replace(amount=0) for spec in (*decide, *optimize)]
 
 
