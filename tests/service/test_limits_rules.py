@@ -115,6 +115,30 @@ def test_counters_of_each_surface() -> None:
     assert study.row["max_studies"] == 20  # the tier's row, read once
 
 
+def test_one_gate_per_request_builds_its_counters_once(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """A run's admission read its tier's row five times (caps, size caps, the refusal's
+    headers, the run cap, the counters): the request's one Gate merges it once, at its
+    first use, whatever asks for it."""
+    from types import SimpleNamespace
+
+    from decido_service import admission
+
+    merged: list[str] = []
+    row = limits._row
+    monkeypatch.setattr(limits, "_row", lambda *a: merged.append(a[0]) or row(*a))
+    services, tally, k = SimpleNamespace(settings=S), SimpleNamespace(), key("sdk", "pro")
+    gate = admission.gate(services, tally, k, "optimize")
+    assert merged == []  # nothing built before it is used
+    assert admission.gate(services, tally, k, "optimize") is gate
+    assert gate.counters.row["max_runs"] == 4
+    assert gate.counted().specs == gate.counters.admitted
+    assert gate.counters.refused()[1].name == "optimize.refused"
+    assert merged == ["optimization"]
+    other = admission.gate(services, tally, k, "decide")
+    assert other is not gate and other.counters.row["max_smaa_values"] == 5_000_000
+
+
 def test_address_spec() -> None:
     assert limits.address_spec("10.0.0.1", settings=S) == CounterSpec(
         "keys.hour", "10.0.0.1", "hour", 5, 1)
