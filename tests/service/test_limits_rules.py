@@ -117,9 +117,9 @@ def test_counters_of_each_surface() -> None:
 
 def test_one_gate_per_request_builds_its_counters_once(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
-    """A run's admission read its tier's row five times (caps, size caps, the refusal's
-    headers, the run cap, the counters): the request's one Gate merges it once, at its
-    first use, whatever asks for it."""
+    """The request's one Gate merges its tier's row once, at its first use: the counters,
+    the run cap (``max_runs``) and a refusal's counters read the same row (they each
+    merged it again before)."""
     from types import SimpleNamespace
 
     from decido_service import admission
