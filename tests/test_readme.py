@@ -85,19 +85,19 @@ def test_a_wrong_claim_fails_the_block() -> None:
 
 
 @pytest.fixture
-def decido_config() -> Any:
-    """The service's settings module (the tables every limit is read from)."""
-    return pytest.importorskip("decido_service.config")
+def decido_tiers() -> Any:
+    """The service's plan and tier tables (every limit is read from them)."""
+    return pytest.importorskip("decido_service.tiers")
 
 
 def _number(value: int | None, unit: str = "") -> str:
     return "unlimited" if value is None else f"{value:,}{unit}"
 
 
-def free_key_rows(decido_config: Any) -> list[str]:
+def free_key_rows(decido_tiers: Any) -> list[str]:
     """The README's table of the free key, as the service's settings give it."""
-    plan = decido_config.DEFAULT_PLANS["free"]
-    tier = decido_config.DEFAULT_TIERS["free"]
+    plan = decido_tiers.DEFAULT_PLANS["free"]
+    tier = decido_tiers.DEFAULT_TIERS["free"]
     return [
         f"| decisions (`/v1/decide`, `/v1/batch`) | {_number(plan['minute'])} | "
         f"{_number(plan['month'])} decisions | at most {_number(plan['batch_max'])} "
@@ -111,11 +111,11 @@ def free_key_rows(decido_config: Any) -> list[str]:
     ]
 
 
-def test_the_readme_prints_the_free_keys_numbers(decido_config: Any) -> None:
+def test_the_readme_prints_the_free_keys_numbers(decido_tiers: Any) -> None:
     text = README.read_text()
-    for row in free_key_rows(decido_config):
+    for row in free_key_rows(decido_tiers):
         assert row in text, f"README.md should have the row\n{row}"
-    per_hour = decido_config.Settings().keys_per_hour
+    per_hour = pytest.importorskip("decido_service.config").Settings().keys_per_hour
     assert f"at most {per_hour} an hour per address" in text
 
 
@@ -139,14 +139,14 @@ def _cells(row: dict[str, int | None], columns: list[tuple[str, str]],
                     unit) + suffix for name, unit in columns]
 
 
-def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
+def test_the_service_docs_tables_are_the_settings(decido_tiers: Any) -> None:
     text = (README.parent / "docs" / "service.md").read_text()
     plans = _table(text, "### Decision plans")
     assert plans == {
         name: _cells(row, [("minute", ""), ("month", ""), ("batch_max", ""), ("refused", ""),
                            ("from_run_points", ""), ("max_smaa_values", "")],
                           name == "enterprise")
-        for name, row in decido_config.DEFAULT_PLANS.items()}
+        for name, row in decido_tiers.DEFAULT_PLANS.items()}
     tiers = _table(text, "### Optimization tiers")
     assert tiers == {
         name: _cells(row, [("month", ""), ("max_dims", ""), ("minute", ""),
@@ -156,7 +156,7 @@ def test_the_service_docs_tables_are_the_settings(decido_config: Any) -> None:
                            ("front_page_bytes", " MiB"), ("max_studies", ""),
                            ("max_study_trials", ""), ("study_minute", "")],
                      name == "enterprise")
-        for name, row in decido_config.DEFAULT_TIERS.items()}
+        for name, row in decido_tiers.DEFAULT_TIERS.items()}
 
 
 # ------------------------------------------------- service examples on a free key
@@ -225,11 +225,11 @@ def _requests(doc: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
-def test_the_service_examples_fit_a_free_key(doc: Path, decido_config: Any) -> None:
+def test_the_service_examples_fit_a_free_key(doc: Path, decido_tiers: Any) -> None:
     """What an example sends fits the free tier and plan, unless the example's own text
     names the tier it needs."""
-    plan = decido_config.DEFAULT_PLANS["free"]
-    tier = decido_config.DEFAULT_TIERS["free"]
+    plan = decido_tiers.DEFAULT_PLANS["free"]
+    tier = decido_tiers.DEFAULT_TIERS["free"]
     for where, body in _requests(doc):
         if _OTHER_TIER.search(where):
             continue
@@ -240,8 +240,8 @@ def test_the_service_examples_fit_a_free_key(doc: Path, decido_config: Any) -> N
         assert len(body.get("decisions", [])) <= plan["batch_max"], (doc.name, where)
 
 
-def test_the_free_key_check_finds_the_examples(decido_config: Any) -> None:
+def test_the_free_key_check_finds_the_examples(decido_tiers: Any) -> None:
     found = [body for doc in DOCS for _, body in _requests(doc)]
-    assert any(len(b.get("bounds", [])) == decido_config.DEFAULT_TIERS["free"]["max_dims"]
+    assert any(len(b.get("bounds", [])) == decido_tiers.DEFAULT_TIERS["free"]["max_dims"]
                for b in found)  # the README's run of a few seconds
     assert len(found) >= 6

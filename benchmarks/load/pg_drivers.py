@@ -12,7 +12,7 @@ counters (two per admission: a minute and a month counter of one key); ``COMMIT`
 flight), each on its own connection and its own key, loop for ``seconds``; rounds
 alternate the drivers. ``pipeline`` is psycopg sending ``BEGIN``, the ``SELECT`` and the
 UPSERT in one round trip. ``store`` is the real
-:meth:`Admissions.admit_many <decido_service.store.admissions.SQLAdmissions.admit_many>`
+:meth:`Admissions.admit_many <decido_service.store.admissions.Admissions.admit_many>`
 (asyncpg, its pool, the judging in Python). Reports admissions per second (median of the
 rounds) and this process's CPU time per admission (the driver's cost; the server's is
 the same SQL for all). psycopg is not a dependency: ``pip install 'psycopg[binary]'`` to

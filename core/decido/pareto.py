@@ -4,9 +4,10 @@
 
 The objectives (:mod:`decido.objectives`) run on the engines that take several
 (``decido.engines()[i]["supports"]["objectives"]``; the default is ``auto`` up to 200
-evaluations, which runs ``bo`` there, else the first of them, ``moea``) behind the same driver as one objective: bounds, variables, integers, ``x0``,
-constraints, ``seed``, ``max_evaluations``, ``time_limit``, ``callback``, ``monitor`` and
-Ctrl-C work as they do there (docs/optimization.md, "Several objectives"): the run is
+evaluations, which runs ``bo`` there, else the first of them, ``moea``) behind the same
+driver as one objective: bounds, variables, integers, ``x0``, constraints, ``seed``,
+``max_evaluations``, ``time_limit``, ``callback``, ``monitor`` and Ctrl-C work as they do
+there (docs/optimization.md, "Several objectives"): the run is
 :func:`decido.optimize.optimize_front`, the branch of :func:`decido.optimize`'s path for a
 list of objectives; this module holds what only a front needs (its result, the check of a
 reference point against the objectives' ranges, one callable over Python objectives).

@@ -8,23 +8,24 @@ record (``tally``: where the counter states of the store's answer are kept,
 
 - :func:`find_key` finds the key of a secret through the worker's :class:`KeyCache`
   (401 for an unknown or revoked key).
-- :func:`admit` builds the request's counters from the key's plan or tier
-  (:func:`decido_service.limits.specs_for`) and makes **one** store call for all of them,
-  through the worker's group commit: either every window has room and all are counted, or
-  nothing is and the answer is 429 naming the limit. The key's revocation is checked in
-  the same call.
-- :func:`read` is the one read policy: a keyed request that is not an admission counts
-  nothing and is never refused for a limit; its one store call (the same group commit)
-  checks the key is not revoked and observes the surface's per-minute counter, whose
-  ``X-RateLimit-*`` headers it carries (docs/service.md, "Reads").
-- :func:`charge` charges a request refused before it is admitted (invalid, over a cap)
-  to the surface's ``refused`` budget, apart from the plan's request limit: a client that
-  makes a few mistakes keeps its allowance, one that keeps sending bad requests gets 429
-  ``too_many_refused`` until the minute ends.
+- A :class:`Gate` is one request's admission on one surface (:func:`gate` gives the
+  request's one): it builds the key's counters there once
+  (:class:`decido_service.limits.Counters`) and makes each store call of the request.
+  :meth:`Gate.admit` makes **one** store call for all of them, through the worker's group
+  commit: either every window has room and all are counted, or nothing is and the answer
+  is 429 naming the limit. The key's revocation is checked in the same call.
+- :meth:`Gate.read` is the one read policy: a keyed request that is not an admission
+  counts nothing and is never refused for a limit; its one store call (the same group
+  commit) checks the key is not revoked and observes the surface's per-minute counter,
+  whose ``X-RateLimit-*`` headers it carries (docs/service.md, "Reads").
+- :meth:`Gate.charge` charges a request refused before it is admitted (invalid, over a
+  cap) to the surface's ``refused`` budget, apart from the plan's request limit: a client
+  that makes a few mistakes keeps its allowance, one that keeps sending bad requests gets
+  429 ``too_many_refused`` until the minute ends.
   A worker remembers a key whose refused budget it saw spent (:class:`SpentBudgets`), and
   until that budget's minute ends refuses the key's requests whose body is above
   :data:`SMALL_BODY` bytes with the same 429 before the body is decoded
-  (:func:`refuse_spent`): after the budget is spent, each worker decodes at most one
+  (:meth:`Gate.refuse_spent`): after the budget is spent, each worker decodes at most one
   large body per key and surface and minute.
 - :func:`issue_free_key` makes a free key after :func:`throttle_address` counts it on the
   client address in the store.
@@ -61,19 +62,16 @@ __all__ = [
     "CHALLENGE",
     "CHARGED",
     "Counting",
+    "Gate",
     "KeyCache",
     "Readiness",
     "SMALL_BODY",
     "SpentBudgets",
-    "admit",
-    "charge",
     "count",
-    "counted",
     "find_key",
+    "gate",
     "issue_free_key",
     "observe",
-    "read",
-    "refuse_spent",
     "settle",
     "throttle_address",
     "throttle_sign_in",
@@ -125,43 +123,81 @@ def _revoked(revoked_at: str) -> ServiceError:
     return unauthorized("revoked_key", f"this key was revoked at {revoked_at}")
 
 
-async def admit(services: Counting, tally: SimpleNamespace, key: KeyRecord,
-                surface: Surface, amount: int = 1, *,
-                log: DecisionEntry | None = None) -> None:
-    """Count one request of ``key`` on ``surface`` (``amount`` decisions of a batch) in one
-    store call, writing ``log`` to the decision log in the same transaction when it is
-    admitted; 429 over a limit, 401 when the key was revoked meanwhile."""
-    await count(services, tally, limits.specs_for(surface, key, amount,
-                                                  settings=services.settings), key["id"], log)
+class Gate:
+    """The admission of one request of ``key`` on ``surface`` (module docs): its counters
+    built once, at their first use (:attr:`counters`), the store calls that count,
+    observe or charge them, and the store's answer taken (``tally``: the request's
+    record). :func:`gate` gives the request's one."""
 
+    __slots__ = ("_counters", "key", "services", "surface", "tally")
 
-async def read(services: Counting, tally: SimpleNamespace, key: KeyRecord,
-               surface: Surface) -> None:
-    """The read policy (module docs): ``key`` checked live against the store in one call
-    that counts nothing and observes ``surface``'s minute counter for the headers."""
-    await count(services, tally, limits.read_specs(surface, key, settings=services.settings),
-                key["id"])
-
-
-def refuse_spent(services: Counting, tally: SimpleNamespace, key: KeyRecord,
-                 surface: Surface, size: int) -> None:
-    """429 ``too_many_refused`` at once for a body of ``size`` bytes above
-    :data:`SMALL_BODY` of a key whose refused budget of ``surface`` this worker saw spent
-    (its minute not over): no decoding."""
-    if size > SMALL_BODY:
-        now = services.settings.now()
-        refused = services.spent_budgets.get(_budget_name(surface), key["id"], now)
-        if refused is not None:
-            tally.rate = refused[1]
-            raise _limit_refusal(refused[0], now)
-
-
-async def charge(services: Counting, tally: SimpleNamespace, key: KeyRecord,
+    def __init__(self, services: Counting, tally: SimpleNamespace, key: KeyRecord,
                  surface: Surface) -> None:
-    """Charge a refusal (an error of a status in :data:`CHARGED`) to ``key``'s ``refused``
-    budget of ``surface`` (429 ``too_many_refused`` once it is spent)."""
-    await count(services, tally, limits.refusal_specs(surface, key,
-                                                      settings=services.settings), key["id"])
+        self.services, self.tally, self.key, self.surface = services, tally, key, surface
+        self._counters: limits.Counters | None = None
+
+    @property
+    def counters(self) -> limits.Counters:
+        """The key's counters on the surface and its plan or tier row there."""
+        if self._counters is None:
+            self._counters = limits.Counters(self.surface, self.key, self.services.settings)
+        return self._counters
+
+    async def admit(self, amount: int = 1, *, log: DecisionEntry | None = None) -> None:
+        """Count the request (``amount`` decisions of a batch) in one store call, writing
+        ``log`` to the decision log in the same transaction when it is admitted; 429 over
+        a limit, 401 when the key was revoked meanwhile."""
+        await count(self.services, self.tally, self.counters.admit(amount), self.key["id"],
+                    log)
+
+    async def read(self) -> None:
+        """The read policy (module docs): the key checked live against the store in one
+        call that counts nothing and observes the surface's minute counter."""
+        await count(self.services, self.tally, self.counters.read(), self.key["id"])
+
+    def refuse_spent(self, size: int) -> None:
+        """429 ``too_many_refused`` at once for a body of ``size`` bytes above
+        :data:`SMALL_BODY` of a key whose refused budget of the surface this worker saw
+        spent (its minute not over): no decoding."""
+        if size > SMALL_BODY:
+            services = self.services
+            now = services.settings.now()
+            budget = f"{limits.SURFACES[self.surface][1]}.refused"
+            refused = services.spent_budgets.get(budget, self.key["id"], now)
+            if refused is not None:
+                self.tally.rate = refused[1]
+                raise _limit_refusal(refused[0], now)
+
+    async def charge(self) -> None:
+        """Charge a refusal (an error of a status in :data:`CHARGED`) to the key's
+        ``refused`` budget of the surface (429 ``too_many_refused`` once it is spent)."""
+        await count(self.services, self.tally, self.counters.refused(), self.key["id"])
+
+    async def observe(self) -> None:
+        """The headers of a request refused after its checks (a cap on the key's runs or
+        studies, a full worker): the surface's minute counter read, nothing counted."""
+        await observe(self.services, self.tally, self.counters.read())
+
+    def counted(self) -> AdmissionRequest:
+        """The admission of the request, for a store call that counts it together with
+        something else (a run enqueued, :meth:`Runs.enqueue`); then :meth:`settle`."""
+        return AdmissionRequest(self.counters.admitted, self.services.settings.now(),
+                                self.key["id"])
+
+    def settle(self, admission: Admission) -> None:
+        """Take the store's answer to :meth:`counted` (:func:`settle`)."""
+        settle(self.services, self.tally, admission, self.services.settings.now(),
+               self.key["id"])
+
+
+def gate(services: Counting, tally: SimpleNamespace, key: KeyRecord,
+         surface: Surface) -> Gate:
+    """The request's :class:`Gate` on ``surface`` (made at its first use, then kept on
+    ``tally``: one per request)."""
+    found: Gate | None = getattr(tally, "gate", None)
+    if found is None or found.surface != surface or found.key is not key:
+        found = tally.gate = Gate(services, tally, key, surface)
+    return found
 
 
 async def observe(services: Counting, tally: SimpleNamespace,
@@ -203,15 +239,6 @@ async def count(services: Counting, tally: SimpleNamespace, specs: list[CounterS
         AdmissionRequest(specs, now, key_id, log)), now, key_id)
 
 
-def counted(services: Counting, key: KeyRecord, surface: Surface) -> AdmissionRequest:
-    """The admission of one request of ``key`` on ``surface``, for a store call that counts
-    it together with something else (a run enqueued, :meth:`Runs.enqueue`); then
-    :func:`settle`."""
-    settings = services.settings
-    return AdmissionRequest(limits.specs_for(surface, key, settings=settings),
-                            settings.now(), key["id"])
-
-
 def settle(services: Counting, tally: SimpleNamespace, admission: Admission, now: float,
            key_id: str | None = None) -> None:
     """Take the store's answer to a request's admission: its counters for the headers;
@@ -235,10 +262,6 @@ def _limit_refusal(refused: CounterState, now: float) -> ServiceError:
         headers={"Retry-After": str(limits.retry_after(refused, now))},
         extra=limits.problem_fields(refused),
     )
-
-
-def _budget_name(surface: limits.Surface) -> str:
-    return f"{limits.SURFACES[surface][1]}.refused"
 
 
 class SpentBudgets:

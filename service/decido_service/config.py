@@ -1,46 +1,14 @@
-"""Service settings: defaults, ``DECIDO_*`` environment overrides, plan and tier tables.
+"""Process settings: defaults and ``DECIDO_*`` environment overrides.
 
 A :class:`Settings` is a frozen dataclass; build one with :meth:`Settings.from_env` (the
 environment over the defaults, keyword arguments over both) and derive variants with
-:func:`dataclasses.replace`. The plan and tier tables are plain dicts of dicts:
+:func:`dataclasses.replace`.
 
-- ``plans[name]`` (decision plans): ``minute`` requests per minute, ``month`` decisions per
-  UTC calendar month, ``batch_max`` items per ``/v1/batch``, ``from_run_points`` front
-  points one request decides on through ``from_run`` (a batch's items together; 422
-  beyond), ``max_smaa_values`` the sampled values (samples x options x criteria) of a
-  decision under uncertainty, and of a batch's together
-  (:mod:`decido_service.decisions.sampling`);
-- ``tiers[name]`` (optimization tiers): ``minute`` requests per minute, ``month``
-  optimizations per month, ``max_dims`` (number of bounds), ``max_evaluations`` and
-  ``max_time_limit`` (seconds): the per-run compute caps;
-- ``tiers[name]["max_runs"]``: the key's runs ``queued`` or ``running`` at once
-  (``/v1/runs`` and ``/v1/optimize`` together; 429 ``too_many_runs`` beyond; Enterprise
-  keys can be given their own with ``limits.optimization.max_runs``);
-- ``tiers[name]["max_webhooks"]``: the key's webhook endpoints (403 ``too_many_webhooks``
-  beyond; docs/webhooks.md);
-- ``tiers[name]["max_archive_size"]`` and ``tiers[name]["max_start_points"]``: the largest
-  front a run of several objectives keeps (``archive_size``) and the most start points
-  (``x0`` rows) a run takes; a request above either is a 422 listing each;
-- ``tiers[name]["max_streams"]``: the key's open event streams (``GET
-  /v1/runs/{id}/events`` and the dashboard's) per worker process; 429 ``too_many_streams``
-  beyond;
-- ``tiers[name]["front_page_bytes"]``: the bytes of points a page of a run's front
-  (``GET /v1/runs/{id}/front``, the dashboard's run page) carries, about (at least one
-  point: :func:`decido_service.pages.within`); ``None``: the whole front in one page;
-- ``tiers[name]["max_studies"]``: the key's ``active`` studies (429 ``too_many_studies``
-  beyond); ``tiers[name]["max_study_trials"]``: the trials a study's engine suggests
-  (``max_trials`` above it is 403 ``compute_cap_exceeded``; a study without one gets it);
-  a study's variables are capped by ``max_dims`` (docs/studies.md, "Limits");
-- ``tiers[name]["study_minute"]``: the key's study calls per minute (suggest, complete,
-  batch complete, add trials, report, heartbeat, abandon: counter ``study.minute``, apart
-  from ``minute``, so a study's workers never spend the key's other requests, nor they the
-  workers'; 429 ``rate_limited`` beyond);
-- in both, ``refused``: refused requests (invalid, or over a cap) per minute on that
-  surface, counted apart from ``minute`` so a few mistakes never cost real allowance; past
-  it the key gets 429 ``too_many_refused`` on that surface until the minute ends.
-
-``None`` means unlimited. ``DECIDO_PLANS`` / ``DECIDO_TIERS`` hold JSON merged field by
-field over the defaults: ``DECIDO_PLANS='{"free": {"minute": 20}}'`` changes one number.
+The plan and tier tables (:attr:`Settings.plans`, :attr:`Settings.tiers`) and their
+defaults are in :mod:`decido_service.tiers`; ``DECIDO_PLANS`` / ``DECIDO_TIERS`` hold JSON
+merged field by field over the defaults: ``DECIDO_PLANS='{"free": {"minute": 20}}'`` changes
+one number. Every other field ``name`` of :class:`Settings` is read from ``DECIDO_<NAME>``
+(``DECIDO_DB`` or ``DECIDO_STORE`` for :attr:`~Settings.db`).
 ``DECIDO_FAKE_NOW`` (epoch seconds; tests only) fixes :attr:`Settings.clock`.
 """
 
@@ -57,142 +25,15 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
-PLAN_FIELDS: tuple[str, ...] = ("minute", "month", "batch_max", "refused", "from_run_points",
-                                "max_smaa_values")
-TIER_FIELDS: tuple[str, ...] = (
-    "minute",
-    "month",
-    "max_dims",
-    "max_evaluations",
-    "max_time_limit",
-    "refused",
-    "max_runs",
-    "max_webhooks",
-    "max_streams",
-    "max_archive_size",
-    "max_start_points",
-    "front_page_bytes",
-    "max_studies",
-    "max_study_trials",
-    "study_minute",
+from decido_service.tiers import (
+    DEFAULT_PLANS,
+    DEFAULT_TIERS,
+    PLAN_FIELDS,
+    TIER_FIELDS,
+    Table,
+    check_table,
+    merge_table,
 )
-
-DEFAULT_PLANS: dict[str, dict[str, int | None]] = {
-    "free": {"minute": 10, "month": 1_000, "batch_max": 10, "refused": 60,
-             "from_run_points": 1_000, "max_smaa_values": 1_000_000},
-    "sdk": {"minute": 100, "month": 1_000_000, "batch_max": 100, "refused": 600,
-            "from_run_points": 10_000, "max_smaa_values": 5_000_000},
-    "rtl": {"minute": 1_000, "month": 10_000_000, "batch_max": 1_000, "refused": 6_000,
-            "from_run_points": 100_000, "max_smaa_values": 20_000_000},
-    # Enterprise limits are set per key (KeyRecord.limits); these are the defaults. The
-    # per-minute default is finite so that rate-limit headers are always meaningful.
-    "enterprise": {"minute": 600, "month": None, "batch_max": 1_000, "refused": 6_000,
-                   "from_run_points": 100_000, "max_smaa_values": 50_000_000},
-}
-
-DEFAULT_TIERS: dict[str, dict[str, int | None]] = {
-    "free": {
-        "minute": 10,
-        "month": 500,
-        "max_dims": 50,
-        "max_evaluations": 200_000,
-        "max_time_limit": 10,
-        "refused": 60,
-        "max_runs": 1,
-        "max_webhooks": 1,
-        "max_streams": 4,
-        "max_archive_size": 500,
-        "max_start_points": 100,
-        "front_page_bytes": 1 << 20,
-        "max_studies": 2,
-        "max_study_trials": 1_000,
-        "study_minute": 1_200,
-    },
-    "pro": {
-        "minute": 60,
-        "month": 10_000,
-        "max_dims": 500,
-        "max_evaluations": 2_000_000,
-        "max_time_limit": 60,
-        "refused": 600,
-        "max_runs": 4,
-        "max_webhooks": 5,
-        "max_streams": 16,
-        "max_archive_size": 2_000,
-        "max_start_points": 1_000,
-        "front_page_bytes": 4 << 20,
-        "max_studies": 20,
-        "max_study_trials": 10_000,
-        "study_minute": 12_000,
-    },
-    "team": {
-        "minute": 300,
-        "month": 50_000,
-        "max_dims": 1_000,
-        "max_evaluations": 10_000_000,
-        "max_time_limit": 300,
-        "refused": 3_000,
-        "max_runs": 16,
-        "max_webhooks": 20,
-        "max_streams": 64,
-        "max_archive_size": 10_000,
-        "max_start_points": 10_000,
-        "front_page_bytes": 8 << 20,
-        "max_studies": 100,
-        "max_study_trials": 100_000,
-        "study_minute": 60_000,
-    },
-    "enterprise": {
-        "minute": 600,
-        "month": None,
-        "max_dims": None,
-        "max_evaluations": 50_000_000,
-        "max_time_limit": 600,
-        "refused": 6_000,
-        "max_runs": 64,
-        "max_webhooks": 100,
-        "max_streams": 256,
-        "max_archive_size": 100_000,
-        "max_start_points": 100_000,
-        "front_page_bytes": 16 << 20,
-        "max_studies": 1_000,
-        "max_study_trials": 1_000_000,
-        "study_minute": 120_000,
-    },
-}
-
-#: Environment variable -> Settings field (integers, then strings).
-_ENV_INT: dict[str, str] = {
-    "DECIDO_PORT": "port",
-    "DECIDO_WORKERS": "workers",
-    "DECIDO_BODY_LIMIT": "body_limit",
-    "DECIDO_RUN_THREADS": "run_threads",
-    "DECIDO_RUN_QUEUE": "run_queue",
-    "DECIDO_RUN_BACKLOG": "run_backlog",
-    "DECIDO_KEYS_PER_HOUR": "keys_per_hour",
-    "DECIDO_SIGN_INS_PER_MINUTE": "sign_ins_per_minute",
-    "DECIDO_DECISION_RETENTION_DAYS": "decision_retention_days",
-    "DECIDO_DECISION_LOG_BYTES": "decision_log_bytes",
-    "DECIDO_HEADER_TIMEOUT": "header_timeout",
-    "DECIDO_BODY_TIMEOUT": "body_timeout",
-    "DECIDO_KEEP_ALIVE_TIMEOUT": "keep_alive_timeout",
-    "DECIDO_CONNECTIONS_PER_ADDRESS": "connections_per_address",
-    "DECIDO_SSE_HEARTBEAT": "sse_heartbeat",
-    "DECIDO_WORKER_STREAMS": "worker_streams",
-    "DECIDO_STUDY_EVENTS": "study_events",
-    "DECIDO_RUN_LEASE": "run_lease",
-    "DECIDO_RUN_RETENTION_DAYS": "run_retention_days",
-    "DECIDO_TLS": "tls",
-    "DECIDO_SESSION_HOURS": "session_hours",
-    "DECIDO_WEBHOOK_CONCURRENCY": "webhook_concurrency",
-    "DECIDO_WEBHOOK_KEY_CONCURRENCY": "webhook_key_concurrency",
-    "DECIDO_WEBHOOK_ENDPOINT_CONCURRENCY": "webhook_endpoint_concurrency",
-}
-_ENV_STR: dict[str, str] = {"DECIDO_DB": "db", "DECIDO_HOST": "host",
-                            "DECIDO_FORWARDED_ALLOW_IPS": "forwarded_allow_ips",
-                            "DECIDO_SESSION_SECRET": "session_secret",
-                            "DECIDO_WEBHOOK_ALLOW_NETWORKS": "webhook_allow_networks",
-                            "DECIDO_WEBHOOK_SCHEDULE": "webhook_schedule"}
 
 
 @dataclass(frozen=True)
@@ -276,12 +117,8 @@ class Settings:
     webhook_schedule: str = ""
     """Seconds between a webhook delivery's attempts, comma-separated (the first is the
     delay of the first attempt); empty: the Standard Webhooks schedule."""
-    plans: dict[str, dict[str, int | None]] = field(
-        default_factory=lambda: copy.deepcopy(DEFAULT_PLANS)
-    )
-    tiers: dict[str, dict[str, int | None]] = field(
-        default_factory=lambda: copy.deepcopy(DEFAULT_TIERS)
-    )
+    plans: Table = field(default_factory=lambda: copy.deepcopy(DEFAULT_PLANS))
+    tiers: Table = field(default_factory=lambda: copy.deepcopy(DEFAULT_TIERS))
     clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
     """Epoch seconds; injectable so tests can move across minutes and months."""
 
@@ -290,8 +127,7 @@ class Settings:
                      "sign_ins_per_minute",
                      "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
-                     "run_lease", "run_retention_days", "study_events",
-                     "webhook_concurrency",
+                     "run_lease", "run_retention_days", "study_events", "webhook_concurrency",
                      "webhook_key_concurrency", "webhook_endpoint_concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -301,8 +137,8 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"setting {name!r} must be an integer >= 0, got {value!r}")
-        _check_table("plans", self.plans, PLAN_FIELDS)
-        _check_table("tiers", self.tiers, TIER_FIELDS)
+        check_table("plans", self.plans, PLAN_FIELDS)
+        check_table("tiers", self.tiers, TIER_FIELDS)
         for name, row in self.tiers.items():
             if row["max_time_limit"] is None:
                 raise ValueError(f"tiers[{name!r}]['max_time_limit'] cannot be unlimited")
@@ -346,19 +182,19 @@ class Settings:
         results can be passed straight in). Raises ``ValueError`` naming a bad variable."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        for var, name in _ENV_STR.items():
-            if env.get(var):
-                values[name] = env[var]
+        for f in fields(cls):
+            var = f"DECIDO_{f.name.upper()}"
+            if f.type == "str" and env.get(var):
+                values[f.name] = env[var]
+            elif f.type == "int" and env.get(var):
+                try:
+                    values[f.name] = int(env[var])
+                except ValueError:
+                    raise ValueError(f"{var} must be an integer, got {env[var]!r}") from None
         if env.get("DECIDO_STORE"):
             if env.get("DECIDO_DB") and env["DECIDO_DB"] != env["DECIDO_STORE"]:
                 raise ValueError("DECIDO_STORE and DECIDO_DB name different stores; set one")
             values["db"] = env["DECIDO_STORE"]
-        for var, name in _ENV_INT.items():
-            if env.get(var):
-                try:
-                    values[name] = int(env[var])
-                except ValueError:
-                    raise ValueError(f"{var} must be an integer, got {env[var]!r}") from None
         if env.get("DECIDO_FAKE_NOW"):
             values["clock"] = FixedClock.parse(env["DECIDO_FAKE_NOW"])
         if env.get("DECIDO_PLANS"):
@@ -399,50 +235,11 @@ class FixedClock:
         return f"FixedClock({self.epoch!r})"
 
 
-def default_caps(table: Mapping[str, Mapping[str, int | None]], name: str) -> str:
-    """One field of a default plan or tier table as the API's descriptions say it:
-    ``free 500, pro 2,000, ...`` (``unlimited`` for None)."""
-    return ", ".join(f"{row_name} {'unlimited' if row[name] is None else f'{row[name]:,}'}"
-                     for row_name, row in table.items())
-
-
-def merge_table(
-    base: Mapping[str, Mapping[str, int | None]], update: Mapping[str, Any]
-) -> dict[str, dict[str, int | None]]:
-    """``base`` with ``update`` merged in field by field (new names are added whole)."""
-    merged = {name: dict(row) for name, row in base.items()}
-    if not isinstance(update, Mapping):
-        raise ValueError("a plan or tier table must be a JSON object")
-    for name, row in update.items():
-        if not isinstance(row, Mapping):
-            raise ValueError(f"plan or tier {name!r} must be a JSON object")
-        merged.setdefault(name, {}).update(row)
-    return merged
-
-
 def _json_env(env: Mapping[str, str], var: str) -> Any:
     try:
         return json.loads(env[var])
     except json.JSONDecodeError as exc:
         raise ValueError(f"{var} is not valid JSON: {exc}") from None
-
-
-def _check_table(what: str, table: Mapping[str, Any], required: tuple[str, ...]) -> None:
-    if not table:
-        raise ValueError(f"setting {what!r} must name at least one entry")
-    for name, row in table.items():
-        missing = [f for f in required if f not in row]
-        if missing:
-            raise ValueError(f"{what}[{name!r}] lacks {', '.join(missing)}")
-        unknown = sorted(set(row) - set(required))
-        if unknown:
-            raise ValueError(f"{what}[{name!r}] has unknown fields {', '.join(unknown)}")
-        for f in required:
-            value = row[f]
-            if value is not None and (
-                not isinstance(value, int) or isinstance(value, bool) or value < 0
-            ):
-                raise ValueError(f"{what}[{name!r}][{f!r}] must be an integer >= 0 or null")
 
 
 Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]

@@ -28,8 +28,9 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
-from decido_service.config import PLAN_FIELDS, TIER_FIELDS, Settings, get_settings
+from decido_service.config import Settings, get_settings
 from decido_service.store import CounterSpec, CounterState, KeyRecord, iso_utc
+from decido_service.tiers import PLAN_FIELDS, TIER_FIELDS
 from decido_service.types.account import (
     DecisionUsage,
     KeyUsage,
@@ -49,14 +50,12 @@ __all__ = [
     "sign_in_specs",
     "Surface",
     "plan_limits",
-    "read_specs",
+    "Counters",
     "problem_fields",
     "refusal_code",
-    "refusal_specs",
     "retry_after",
     "run_caps",
     "run_size_faults",
-    "specs_for",
     "tier_limits",
     "usage_document",
     "usage_specs",
@@ -155,66 +154,55 @@ SURFACES: dict[Surface, tuple[str, str]] = {
 }
 
 
-def _minute_spec(surface: Surface, prefix: str, lim: Mapping[str, Any], key: KeyRecord,
-                 amount: int) -> CounterSpec:
-    """The per-minute counter of ``surface``: ``study.minute`` (the tier's
-    ``study_minute``) for study calls, else the prefix's ``minute``."""
-    if surface == "study":
-        return CounterSpec("study.minute", key["id"], "minute", lim["study_minute"], amount)
-    return CounterSpec(f"{prefix}.minute", key["id"], "minute", lim["minute"], amount)
+class Counters:
+    """The counters of ``key`` on ``surface`` (decide, batch, optimize, study), built once
+    from its plan or tier row (its overrides applied: :attr:`row`). In every list the
+    first spec is the one the headers describe: :attr:`admitted` (one admitted request:
+    the minute, the month (a study call has none) and the gate of the surface's
+    refused-request budget), :meth:`admit`, :meth:`read`, :meth:`refused`."""
 
+    __slots__ = ("admitted", "row")
 
-def _surface_limits(surface: Surface, key: KeyRecord, settings: Settings | None) -> tuple[
-        str, Mapping[str, Any]]:
-    """The counters' name prefix and the limits (plan or tier row) of ``surface``."""
-    section, prefix = SURFACES[surface]
-    return prefix, _row(section, key, settings or get_settings())
+    def __init__(self, surface: Surface, key: KeyRecord, settings: Settings | None = None
+                 ) -> None:
+        section, prefix = SURFACES[surface]
+        self.row = lim = _row(section, key, settings or get_settings())
+        key_id = key["id"]
+        minute = CounterSpec("study.minute", key_id, "minute", lim["study_minute"], 1) \
+            if surface == "study" else \
+            CounterSpec(f"{prefix}.minute", key_id, "minute", lim["minute"], 1)
+        month = [] if surface == "study" else [
+            CounterSpec(f"{prefix}.month", key_id, "month", lim["month"], 1)]
+        self.admitted = [minute, *month, CounterSpec(f"{prefix}.refused", key_id, "minute",
+                                                     lim["refused"], 0, gate=True)]
 
+    def admit(self, amount: int = 1) -> list[CounterSpec]:
+        """:attr:`admitted`, its month counted ``amount`` (``k`` for a batch of ``k``
+        decisions)."""
+        specs = self.admitted
+        if amount == 1 or len(specs) == 2:  # a study call has no month
+            return specs
+        return [specs[0], specs[1]._replace(amount=amount), specs[2]]
 
-def specs_for(
-    surface: Surface, key: KeyRecord, amount: int = 1, *, settings: Settings | None = None
-) -> list[CounterSpec]:
-    """Counters of one admitted request on ``surface`` (decide, batch, optimize, study):
-    the minute, the month (``amount``: ``k`` for a batch of ``k`` decisions; a study call
-    has none) and the gate of the surface's refused-request budget. The first is the one
-    the headers describe."""
-    prefix, lim = _surface_limits(surface, key, settings)
-    month = [] if surface == "study" else [
-        CounterSpec(f"{prefix}.month", key["id"], "month", lim["month"], amount)]
-    return [
-        _minute_spec(surface, prefix, lim, key, 1),
-        *month,
-        CounterSpec(f"{prefix}.refused", key["id"], "minute", lim["refused"], 0, gate=True),
-    ]
+    def read(self) -> list[CounterSpec]:
+        """A keyed read (docs/service.md, "Reads"): the minute counter observed (nothing
+        counted, never refused)."""
+        return [self.admitted[0]._replace(amount=0)]
 
-
-def read_specs(surface: Surface, key: KeyRecord, *,
-               settings: Settings | None = None) -> list[CounterSpec]:
-    """Counters of a keyed read (docs/service.md, "Reads"): the surface's minute counter,
-    observed (nothing counted, never refused), for the headers."""
-    prefix, lim = _surface_limits(surface, key, settings)
-    return [_minute_spec(surface, prefix, lim, key, 0)]
-
-
-def refusal_specs(surface: Surface, key: KeyRecord, *,
-                  settings: Settings | None = None) -> list[CounterSpec]:
-    """Counters of a refused request (invalid, or over a cap) on ``surface``: the minute
-    counter observed (for the headers; nothing counted there) and one more refusal on
-    the surface's ``refused`` budget."""
-    prefix, lim = _surface_limits(surface, key, settings)
-    return [
-        _minute_spec(surface, prefix, lim, key, 0),
-        CounterSpec(f"{prefix}.refused", key["id"], "minute", lim["refused"], 1),
-    ]
+    def refused(self) -> list[CounterSpec]:
+        """A refused request (invalid, or over a cap): the minute counter observed and one
+        more refusal on the surface's ``refused`` budget."""
+        gate = self.admitted[-1]
+        return [self.admitted[0]._replace(amount=0), gate._replace(amount=1, gate=False)]
 
 
 def usage_specs(key: KeyRecord, *, settings: Settings | None = None) -> list[CounterSpec]:
     """The five counters ``/v1/usage`` shows, observed (nothing counted): decide.minute
     (the one the headers describe), decide.month, optimize.minute, optimize.month,
     study.minute."""
-    decide = specs_for("decide", key, settings=settings)[:2]
-    optimize = specs_for("optimize", key, settings=settings)[:2]
-    study = specs_for("study", key, settings=settings)[:1]
+    decide = Counters("decide", key, settings).admitted[:2]
+    optimize = Counters("optimize", key, settings).admitted[:2]
+    study = Counters("study", key, settings).admitted[:1]
     return [spec._replace(amount=0) for spec in (*decide, *optimize, *study)]
 
 

@@ -17,7 +17,7 @@ from test_api_runs import submit, wait_for
 
 from decido.client import AsyncClient, Client
 from decido.pareto import ParetoResult
-from decido_service.config import DEFAULT_TIERS
+from decido_service.tiers import DEFAULT_TIERS
 from decido_service.types import Run, RunFront, RunList
 
 #: a free key's page of a front: about this many bytes of points

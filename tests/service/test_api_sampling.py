@@ -14,7 +14,7 @@ from conftest import LiveServer, auth, running
 from test_api_decide import DECISION, usage
 from test_api_meta import assert_problem
 
-#: the free plan's cap on sampled values (config.DEFAULT_PLANS)
+#: the free plan's cap on sampled values (tiers.DEFAULT_PLANS)
 FREE_CAP = 1_000_000
 
 

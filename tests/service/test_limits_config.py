@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from decido_service import config, limits
-from decido_service.config import DEFAULT_PLANS, DEFAULT_TIERS, Settings
+from decido_service.config import Settings
 from decido_service.store import KeyRecord
+from decido_service.tiers import DEFAULT_PLANS, DEFAULT_TIERS
 
 
 def test_defaults() -> None:

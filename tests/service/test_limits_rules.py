@@ -92,21 +92,51 @@ def test_validate_overrides_accepts() -> None:
     assert limits.validate_overrides(None) is None
 
 
-def test_specs_for_each_surface() -> None:
+def test_counters_of_each_surface() -> None:
     k = key("sdk", "pro")
-    assert limits.specs_for("decide", k, settings=S) == [
+    assert limits.Counters("decide", k, S).admit() == [
         CounterSpec("decide.minute", "k1", "minute", 100, 1),
         CounterSpec("decide.month", "k1", "month", 1_000_000, 1),
         CounterSpec("decide.refused", "k1", "minute", 600, 0, gate=True)]
-    assert limits.specs_for("batch", k, 37, settings=S)[1] == CounterSpec(
+    assert limits.Counters("batch", k, S).admit(37)[1] == CounterSpec(
         "decide.month", "k1", "month", 1_000_000, 37)
-    assert limits.specs_for("batch", k, 37, settings=S)[0].amount == 1  # one request
+    assert limits.Counters("batch", k, S).admit(37)[0].amount == 1  # one request
     # the surfaces are a Literal (a typo is a type error); the table covers exactly them
     assert set(typing.get_args(limits.Surface)) == set(limits.SURFACES)
-    assert limits.specs_for("optimize", k, settings=S) == [
+    assert limits.Counters("optimize", k, S).admit() == [
         CounterSpec("optimize.minute", "k1", "minute", 60, 1),
         CounterSpec("optimize.month", "k1", "month", 10_000, 1),
         CounterSpec("optimize.refused", "k1", "minute", 600, 0, gate=True)]
+    study = limits.Counters("study", k, S)  # its own minute, no month
+    assert study.admit(5) == study.admitted == [
+        CounterSpec("study.minute", "k1", "minute", 12_000, 1),
+        CounterSpec("optimize.refused", "k1", "minute", 600, 0, gate=True)]
+    assert study.read() == [CounterSpec("study.minute", "k1", "minute", 12_000, 0)]
+    assert study.row["max_studies"] == 20  # the tier's row, read once
+
+
+def test_one_gate_per_request_builds_its_counters_once(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """The request's one Gate merges its tier's row once, at its first use: the counters,
+    the run cap (``max_runs``) and a refusal's counters read the same row (they each
+    merged it again before)."""
+    from types import SimpleNamespace
+
+    from decido_service import admission
+
+    merged: list[str] = []
+    row = limits._row
+    monkeypatch.setattr(limits, "_row", lambda *a: merged.append(a[0]) or row(*a))
+    services, tally, k = SimpleNamespace(settings=S), SimpleNamespace(), key("sdk", "pro")
+    gate = admission.gate(services, tally, k, "optimize")
+    assert merged == []  # nothing built before it is used
+    assert admission.gate(services, tally, k, "optimize") is gate
+    assert gate.counters.row["max_runs"] == 4
+    assert gate.counted().specs == gate.counters.admitted
+    assert gate.counters.refused()[1].name == "optimize.refused"
+    assert merged == ["optimization"]
+    other = admission.gate(services, tally, k, "decide")
+    assert other is not gate and other.counters.row["max_smaa_values"] == 5_000_000
 
 
 def test_address_spec() -> None:
@@ -117,10 +147,10 @@ def test_address_spec() -> None:
 
 def test_refusal_and_usage_specs() -> None:
     k = key("sdk", "pro")
-    assert limits.refusal_specs("decide", k, settings=S) == [
+    assert limits.Counters("decide", k, S).refused() == [
         CounterSpec("decide.minute", "k1", "minute", 100, 0),
         CounterSpec("decide.refused", "k1", "minute", 600, 1)]
-    assert limits.refusal_specs("optimize", k, settings=S)[1] == CounterSpec(
+    assert limits.Counters("optimize", k, S).refused()[1] == CounterSpec(
         "optimize.refused", "k1", "minute", 600, 1)
     assert [(s.name, s.amount) for s in limits.usage_specs(k, settings=S)] == [
         ("decide.minute", 0), ("decide.month", 0), ("optimize.minute", 0),
@@ -185,10 +215,10 @@ def test_run_caps() -> None:
 def test_usage_document(tmp_path: Path) -> None:
     store = open_blocking(str(tmp_path / "u.db"))
     k = key("sdk", "pro")
-    store.admit(limits.specs_for("batch", k, 25, settings=S), now=NOW)
-    store.admit(limits.specs_for("optimize", k, settings=S), now=NOW)
+    store.admit(limits.Counters("batch", k, S).admit(25), now=NOW)
+    store.admit(limits.Counters("optimize", k, S).admit(), now=NOW)
     for _ in range(3):
-        store.admit(limits.specs_for("study", k, settings=S), now=NOW)
+        store.admit(limits.Counters("study", k, S).admit(), now=NOW)
     states = store.admissions.peek(limits.usage_specs(k, settings=S), now=NOW)
     store.close()
     doc = msgspec.to_builtins(limits.usage_document(states, k, settings=S))

@@ -6,7 +6,7 @@ answer comes back unchanged (a body with ``from_run`` decides on that run's fron
 :mod:`decido_service.decisions.bridge`); how it is counted and logged:
 :mod:`decido_service.decisions`.
 Reading the log is a keyed read under the one read policy
-(:func:`decido_service.admission.read`: counted nothing, the ``decide.minute`` headers).
+(:meth:`decido_service.admission.Gate.read`: counted nothing, the ``decide.minute`` headers).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from decido_service import limits
 from decido_service.decisions import bridge, sampling
 from decido_service.decisions import log as decision_log
 from decido_service.decisions.decide import decide as decided
-from decido_service.http.admission import authenticate, read, refusals
+from decido_service.http.admission import authenticate, gate, read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import json_body, query
 from decido_service.http.problems import field_error, field_of, limit_error, validation_error
@@ -102,7 +102,7 @@ def _source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
 def _check_sampling(request: ApiRequest, key: KeyRecord, body: Any, *, batch: bool) -> None:
     """422 listing every place where ``body`` samples more than the key's plan allows
     (:mod:`decido_service.decisions.sampling`), before anything is counted or sampled."""
-    cap = limits.plan_limits(key, settings=request.app.ctx.settings)["max_smaa_values"]
+    cap = gate(request, key, "batch" if batch else "decide").counters.row["max_smaa_values"]
     faults = sampling.sampling_faults(body, cap, batch=batch)
     if faults:
         raise validation_error([field_error(field_of(f.pointer), "too_many", f.message,

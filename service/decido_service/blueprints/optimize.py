@@ -25,23 +25,21 @@ import asyncio
 import msgspec
 from sanic.response import HTTPResponse
 
+from decido_service.errors import ServiceError
 from decido_service.http import idempotency
 from decido_service.http.context import ApiRequest
-from decido_service.http.endpoint import response_headers, streamed
+from decido_service.http.endpoint import request_id, response_headers, streamed
 from decido_service.http.problems import as_api_error, problem_body
 from decido_service.http.responses import answer, encode
 from decido_service.http.routes import Doc, Routes
-from decido_service.http.submit import prepare, start_run
+from decido_service.http.submit import submission
 from decido_service.runs.execution import Execution, progress_of
-from decido_service.runs.objective import Compiled
-from decido_service.runs.submit import answer_of
-from decido_service.store import KeyRecord
+from decido_service.runs.submit import start_run
 from decido_service.types import (
     SEMANTIC_FAULTS,
-    Budget,
     ErrorEvent,
     IdempotencyHeaders,
-    OptimizeRequest,
+    OptimizeResult,
     ProgressEvent,
     ResultEvent,
 )
@@ -68,24 +66,20 @@ _KEYED = (401, 413, 429, 503)
                 + SEMANTIC_FAULTS))
 async def optimize(request: ApiRequest) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
-    key, req, objective, budget = await prepare(request)
-    started = await _start_once(request, key, req, objective, budget)
-    if isinstance(started, HTTPResponse):  # the stored answer of a repeated Idempotency-Key
+    stream = wants_stream(request)
+    key, req, objective, budget = await submission(request)
+    started = await idempotency.once(  # the run started, or the answer replayed for a
+        # request repeated under the same Idempotency-Key
+        request, key, lambda claim: start_run(request.app.ctx, request.ctx,
+                                              request_id(request), key, req, objective,
+                                              budget, claim),
+        status=200, keep_answer=False)
+    if isinstance(started, HTTPResponse):
         return started
-    if wants_stream(request):
+    if stream:
         await _stream(request, started)
         return None
     return await _result(started)
-
-
-async def _start_once(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                      objective: Compiled, budget: Budget
-                      ) -> Execution | HTTPResponse:
-    """The run started for this request, or the answer replayed for a request repeated
-    under the same ``Idempotency-Key``."""
-    return await idempotency.once(
-        request, key, lambda claim: start_run(request, key, req, objective, budget, claim),
-        status=200, keep_answer=False)
 
 
 async def _result(execution: Execution) -> HTTPResponse:
@@ -96,8 +90,16 @@ async def _result(execution: Execution) -> HTTPResponse:
     except asyncio.CancelledError:
         execution.stop("client")  # the client went away: it stops after its current iteration
         raise
-    return answer(answer_of(execution.run_id, result),
-                  headers={"Location": f"/v1/runs/{execution.run_id}"})
+    found = _answer_of(execution.run_id, result)
+    return answer(found, headers={"Location": f"/v1/runs/{execution.run_id}"})
+
+
+def _answer_of(run_id: str, result: OptimizeResult | None) -> OptimizeResult:
+    """The answer of a finished run (409 when it was cancelled before a thread picked it
+    up: there is no result)."""
+    if result is None:
+        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started")
+    return result
 
 
 def wants_stream(request: ApiRequest) -> bool:
@@ -143,7 +145,7 @@ async def _stream(request: ApiRequest, execution: Execution) -> None:
                 last = problem_body(request, as_api_error(ticket.ended), ErrorEvent)
             else:
                 try:
-                    result = answer_of(execution.run_id, future.result())
+                    result = _answer_of(execution.run_id, future.result())
                     last = ResultEvent(**msgspec.structs.asdict(result))
                 except Exception as exc:  # noqa: BLE001 - the stream ends with the problem
                     last = problem_body(request, as_api_error(exc), ErrorEvent)

@@ -3,7 +3,7 @@
 ``POST /v1/runs`` takes the body of ``/v1/optimize`` through the same validation, caps
 and admission (:mod:`decido_service.runs.submit`), then answers 202 with the queued run and
 ``Location`` at once. Everything else is a keyed read under the one read policy
-(:func:`decido_service.admission.read`: counted nothing, the ``optimize.minute`` headers)
+(:meth:`decido_service.admission.Gate.read`: counted nothing, the ``optimize.minute`` headers)
 over :mod:`decido_service.runs.api`.
 """
 
@@ -19,7 +19,7 @@ from decido_service.http.events import send_events
 from decido_service.http.params import query
 from decido_service.http.responses import Response, answer
 from decido_service.http.routes import Doc, Routes
-from decido_service.http.submit import enqueue, prepare
+from decido_service.http.submit import enqueue, submission
 from decido_service.runs import api as runs
 from decido_service.runs import front
 from decido_service.runs.idempotency import Claim
@@ -53,7 +53,7 @@ _READ_PARAMS = (400, 401, 429, 503)
 async def submit(request: ApiRequest) -> HTTPResponse:
     """Admit a run and answer 202 with it queued (it runs in the background: in this
     worker when one of its run threads is free, else in whichever takes it first)."""
-    key, req, objective, budget = await prepare(request)
+    key, req, objective, budget = await submission(request)
 
     async def admit(claim: Claim | None) -> HTTPResponse:
         run_id = await enqueue(request, key, req, objective, budget, claim)

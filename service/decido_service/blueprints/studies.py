@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from sanic.response import HTTPResponse
 
-from decido_service import admission, limits
 from decido_service.errors import ServiceError
 from decido_service.http import idempotency
-from decido_service.http.admission import authenticate, read, refusals
+from decido_service.http.admission import authenticate, gate, read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import query
 from decido_service.http.responses import Response, answer, json_response
@@ -82,21 +81,18 @@ async def studies_root(request: ApiRequest) -> HTTPResponse:
         req = decode_body(StudyCreate, request.body)
 
     async def made(claim: Claim | None) -> HTTPResponse:
-        settings = request.app.ctx.settings
-        tier = limits.tier_limits(key, settings=settings)
+        admitted = gate(request, key, "optimize")
+        tier = admitted.counters.row
         caps = studies.Caps(tier["max_studies"], tier["max_study_trials"], tier["max_dims"])
-        services = request.app.ctx
         async with refusals(request, key, "optimize"):
             try:  # the cap, the count, the study and its idempotency answer: one transaction
-                created = await studies.create(ctx, key["id"], req, caps,
-                                               admission.counted(services, key, "optimize"),
+                created = await studies.create(ctx, key["id"], req, caps, admitted.counted(),
                                                None if claim is None else claim.answer)
             except ServiceError as exc:
                 if exc.code == "too_many_studies":  # the headers every answer carries
-                    await admission.observe(services, request.ctx, limits.specs_for(
-                        "optimize", key, settings=settings))
+                    await admitted.observe()
                 raise
-        admission.settle(services, request.ctx, created.admission, settings.now(), key["id"])
+        admitted.settle(created.admission)
         return json_response(created.body, status=201,
                              headers={"Location": f"/v1/studies/{created.study.id}"})
 
@@ -133,7 +129,7 @@ async def suggest(request: ApiRequest, study_id: str) -> HTTPResponse:
     key = await authenticate(request)
     async with refusals(request, key, "study"):
         req = decode_body(SuggestRequest, request.body) if request.body else SuggestRequest()
-    await admission.admit(request.app.ctx, request.ctx, key, "study")
+    await gate(request, key, "study").admit()
     return answer(await studies.suggest(request.app.ctx.studies, key["id"], study_id, req))
 
 
@@ -155,7 +151,7 @@ async def study_trials(request: ApiRequest, study_id: str) -> HTTPResponse:
         key = await authenticate(request)
         async with refusals(request, key, "study"):
             req = decode_body(TrialsAdd, request.body)
-        await admission.admit(request.app.ctx, request.ctx, key, "study")
+        await gate(request, key, "study").admit()
         return answer(await studies.add_trials(ctx, key["id"], study_id, req))
     key = await read(request, "optimize")
     async with refusals(request, key, "optimize"):
@@ -183,7 +179,7 @@ async def complete(request: ApiRequest, study_id: str, number: int) -> HTTPRespo
     key = await authenticate(request)
     async with refusals(request, key, "study"):
         req = decode_body(TrialTell, request.body)
-    await admission.admit(request.app.ctx, request.ctx, key, "study")
+    await gate(request, key, "study").admit()
     return answer(await studies.tell(request.app.ctx.studies, key["id"], study_id, number,
                                      req))
 
@@ -198,7 +194,7 @@ async def complete_many(request: ApiRequest, study_id: str) -> HTTPResponse:
     key = await authenticate(request)
     async with refusals(request, key, "study"):
         req = decode_body(TrialsTell, request.body)
-    await admission.admit(request.app.ctx, request.ctx, key, "study")
+    await gate(request, key, "study").admit()
     return answer(await studies.tell_many(request.app.ctx.studies, key["id"], study_id, req))
 
 
@@ -215,7 +211,7 @@ async def report(request: ApiRequest, study_id: str, number: int) -> HTTPRespons
     key = await authenticate(request)
     async with refusals(request, key, "study"):
         req = decode_body(TrialReport, request.body)
-    await admission.admit(request.app.ctx, request.ctx, key, "study")
+    await gate(request, key, "study").admit()
     return answer(await studies.report(request.app.ctx.studies, key["id"], study_id, number,
                                        req))
 
@@ -227,7 +223,7 @@ async def report(request: ApiRequest, study_id: str, number: int) -> HTTPRespons
 async def heartbeat(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Renew a lease."""
     key = await authenticate(request)
-    await admission.admit(request.app.ctx, request.ctx, key, "study")
+    await gate(request, key, "study").admit()
     return answer(await studies.heartbeat(request.app.ctx.studies, key["id"], study_id,
                                           number))
 
@@ -239,7 +235,7 @@ async def heartbeat(request: ApiRequest, study_id: str, number: int) -> HTTPResp
 async def abandon(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Abandon a trial."""
     key = await authenticate(request)
-    await admission.admit(request.app.ctx, request.ctx, key, "study")
+    await gate(request, key, "study").admit()
     return answer(await studies.abandon(request.app.ctx.studies, key["id"], study_id, number))
 
 

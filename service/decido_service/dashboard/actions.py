@@ -16,7 +16,7 @@ from decido_service import keys, limits
 from decido_service.dashboard import decide_form, front, run_form
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import page, redirect
-from decido_service.dashboard.routes import SIGN_IN, form, html, route
+from decido_service.dashboard.routes import SIGN_IN, api, form, html
 from decido_service.dashboard.session import Session
 from decido_service.decisions import decide as decisions
 from decido_service.decisions import sampling
@@ -37,7 +37,7 @@ _FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "ex
                 "seed", "explain", "sensitivity", *decide_form.SOURCES)
 
 
-@route("/sign-in")
+@api.route("/sign-in", "GET")
 async def sign_in_form(request: ApiRequest) -> HTTPResponse:
     """The sign-in form (the overview when already signed in)."""
     if await sessions.current(request) is not None:
@@ -61,7 +61,7 @@ async def _sign_in_page(request: ApiRequest, error: str | None, created: str | N
     return sessions.set_signin_cookie(response, cookie)
 
 
-@route("/sign-in/new-key", ("POST",))
+@api.route("/sign-in/new-key", "POST")
 async def new_key(request: ApiRequest) -> HTTPResponse:
     """Make a free key from the sign-in page, as ``POST /v1/keys`` does (the same path,
     counted on the address): the page shows its secret once; a refusal (429) above the
@@ -74,7 +74,7 @@ async def new_key(request: ApiRequest) -> HTTPResponse:
     return await _sign_in_page(request, None, created=secret)
 
 
-@route("/sign-in", ("POST",))
+@api.route("/sign-in", "POST")
 async def sign_in(request: ApiRequest) -> HTTPResponse:
     """Sign in with a key: a session cookie, then the overview; the form again with a
     message for a key that is unknown or revoked (the key is never echoed), or with 429
@@ -100,7 +100,7 @@ async def sign_in(request: ApiRequest) -> HTTPResponse:
     return redirect("/dashboard", await sessions.open_session(request, key))
 
 
-@route("/sign-out", ("POST",))
+@api.route("/sign-out", "POST")
 @html
 async def sign_out(request: ApiRequest, session: Session) -> HTTPResponse:
     """End the session; back to the sign-in page."""
@@ -108,7 +108,7 @@ async def sign_out(request: ApiRequest, session: Session) -> HTTPResponse:
     return sessions.clear_cookies(request, redirect(SIGN_IN))
 
 
-@route("/runs/<run_id:str>/cancel", ("POST",))
+@api.route("/runs/<run_id:str>/cancel", "POST")
 @html
 async def cancel(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """Ask the run to stop (as ``POST /v1/runs/{id}/cancel``); back to its page."""
@@ -116,7 +116,7 @@ async def cancel(request: ApiRequest, session: Session, run_id: str) -> HTTPResp
     return redirect(f"/dashboard/runs/{run_id}")
 
 
-@route("/runs/<run_id:str>/replay", ("POST",))
+@api.route("/runs/<run_id:str>/replay", "POST")
 @html
 async def replay(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """Submit the run's request again with its seed (admitted and counted as
@@ -130,14 +130,14 @@ async def replay(request: ApiRequest, session: Session, run_id: str) -> HTTPResp
     return redirect(f"/dashboard/runs/{await enqueue(request, key, req, objective, budget)}")
 
 
-@route("/runs/new")
+@api.route("/runs/new", "GET")
 @html
 async def new_run_page(request: ApiRequest, session: Session) -> HTTPResponse:
     """The form that starts a run, filled with a small example."""
     return _new_run(session, run_form.defaults(), {})
 
 
-@route("/runs/new", ("POST",))
+@api.route("/runs/new", "POST")
 @html
 async def new_run(request: ApiRequest, session: Session) -> HTTPResponse:
     """Start a run as ``POST /v1/runs`` does (checked, admitted and counted the same way):
@@ -164,7 +164,7 @@ def _new_run(session: Session, fields: dict[str, str],
                 default_multi_engine=default_multi_engine())
 
 
-@route("/keys", ("POST",))
+@api.route("/keys", "POST")
 @html
 async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
     """Make a key in the signed-in key's account (free plan and tier, as ``POST
@@ -179,7 +179,7 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
                 created={"secret": secret, "record": record})
 
 
-@route("/keys/<key_id:str>/revoke", ("POST",))
+@api.route("/keys/<key_id:str>/revoke", "POST")
 @html
 async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTPResponse:
     """Revoke a key of the account (the signed-in one too: that ends the session)."""
@@ -196,7 +196,7 @@ async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTP
     return redirect("/dashboard/keys")
 
 
-@route("/decide")
+@api.route("/decide", "GET")
 @html
 async def decide_page(request: ApiRequest, session: Session) -> HTTPResponse:
     """The decide form, empty (its example greyed in the boxes), filled with the example
@@ -211,7 +211,7 @@ async def decide_page(request: ApiRequest, session: Session) -> HTTPResponse:
     return _decide(session, fields, None, None, [])
 
 
-@route("/decide", ("POST",))
+@api.route("/decide", "POST")
 @html
 async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     """Decide as ``POST /v1/decide`` does (counted and logged); the ranking, or the

@@ -10,7 +10,7 @@ from sanic.response import HTTPResponse
 
 from decido_service.dashboard import front, summary
 from decido_service.dashboard.render import asset
-from decido_service.dashboard.routes import data, route
+from decido_service.dashboard.routes import api, data
 from decido_service.dashboard.session import Session
 from decido_service.http.context import ApiRequest
 from decido_service.http.events import send_events
@@ -22,7 +22,7 @@ from decido_service.types import MAX_PAGE
 __all__: list[str] = []
 
 
-@route("/runs/<run_id:str>/trace.json")
+@api.route("/runs/<run_id:str>/trace.json", "GET")
 @data
 async def trace_json(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """The run's document with its trace (as ``GET /v1/runs/{id}`` and its trace) and,
@@ -40,7 +40,7 @@ async def trace_json(request: ApiRequest, session: Session, run_id: str) -> HTTP
                                        "row": summary.run_row_of_view(view)}))
 
 
-@route("/runs/<run_id:str>/trace.csv")
+@api.route("/runs/<run_id:str>/trace.csv", "GET")
 @data
 async def trace_csv(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """The run's trace as CSV (as ``GET /v1/runs/{id}/trace?format=csv``), a download."""
@@ -49,7 +49,7 @@ async def trace_csv(request: ApiRequest, session: Session, run_id: str) -> HTTPR
                     headers={"Content-Disposition": f'attachment; filename="{run_id}.csv"'})
 
 
-@route("/runs/<run_id:str>/events", ("GET",))
+@api.route("/runs/<run_id:str>/events", "GET", head=False)
 @data
 async def events(request: ApiRequest, session: Session, run_id: str) -> None:
     """The run's Server-Sent Events, the same stream as ``GET /v1/runs/{id}/events``
@@ -57,7 +57,7 @@ async def events(request: ApiRequest, session: Session, run_id: str) -> None:
     await send_events(request, session.key, run_id)
 
 
-@route("/runs/live.json")
+@api.route("/runs/live.json", "GET")
 @data
 async def live(request: ApiRequest, session: Session) -> HTTPResponse:
     """The table rows of the runs named by ``id`` (at most a page of them)."""
@@ -69,7 +69,7 @@ async def live(request: ApiRequest, session: Session) -> HTTPResponse:
     return json_response(orjson.dumps({"data": [summary.run_row(r) for r in rows]}))
 
 
-@route("/static/<name:str>")
+@api.route("/static/<name:str>", "GET")
 async def static(request: ApiRequest, name: str) -> HTTPResponse:
     """A vendored or own asset of the dashboard (public, like the docs page's)."""
     return asset(name, request.headers.get("accept-encoding", ""))

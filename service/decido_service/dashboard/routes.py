@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from sanic.request import RequestParameters
 from sanic.response import HTTPResponse
@@ -27,18 +27,12 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
 from decido_service.http.routes import Routes
 
-__all__ = ["SIGN_IN", "bp", "data", "form", "html", "route"]
+__all__ = ["SIGN_IN", "api", "bp", "data", "form", "html"]
 
-routes = Routes("dashboard", url_prefix="/dashboard")
-bp = routes.bp
+api = Routes("dashboard", url_prefix="/dashboard")
+bp = api.bp
 SIGN_IN = "/dashboard/sign-in"
 Handler = Callable[..., Awaitable[HTTPResponse | None]]
-H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
-
-
-def route(uri: str, methods: tuple[str, ...] = ("GET", "HEAD")) -> Callable[[H], H]:
-    """Route ``uri`` for ``methods`` on the dashboard's blueprint, wrapped once."""
-    return routes.route(uri, *(m for m in methods if m != "HEAD"), head="HEAD" in methods)
 
 
 def form(request: ApiRequest) -> RequestParameters:

@@ -29,7 +29,7 @@ from sanic.response import HTTPResponse
 
 from decido_service.dashboard import study_facts, summary
 from decido_service.dashboard.render import page, redirect
-from decido_service.dashboard.routes import data, html, route
+from decido_service.dashboard.routes import api, data, html
 from decido_service.dashboard.session import Session
 from decido_service.dashboard.study_charts import Charts
 from decido_service.http.context import ApiRequest
@@ -64,7 +64,7 @@ def _args(request: ApiRequest) -> dict[str, str]:
     return {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
 
 
-@route("/studies")
+@api.route("/studies", "GET")
 @html
 async def study_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's studies, newest first: filters by state and labels, a cursor."""
@@ -79,7 +79,7 @@ async def study_list(request: ApiRequest, session: Session) -> HTTPResponse:
                 next_query=summary.next_query(filters, found.data) if found.has_more else None)
 
 
-@route("/studies/<study_id:str>")
+@api.route("/studies/<study_id:str>", "GET")
 @html
 async def study_page(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """One study: its spec, counts, best or front, a page of its trials, its charts."""
@@ -103,7 +103,7 @@ async def study_page(request: ApiRequest, session: Session, study_id: str) -> HT
                 variables=[a["name"] for a in study_facts.axes_of(spec)])
 
 
-@route("/studies/<study_id:str>/stop", ("POST",))
+@api.route("/studies/<study_id:str>/stop", "POST")
 @html
 async def study_stop(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """Stop the study (as ``POST /v1/studies/{id}/stop``); back to its page."""
@@ -111,7 +111,7 @@ async def study_stop(request: ApiRequest, session: Session, study_id: str) -> HT
     return redirect(f"/dashboard/studies/{study_id}")
 
 
-@route("/studies/<study_id:str>/delete", ("POST",))
+@api.route("/studies/<study_id:str>/delete", "POST")
 @html
 async def study_delete(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """Delete a study that is not active (as ``DELETE /v1/studies/{id}``: 409
@@ -148,7 +148,7 @@ async def chart_data(ctx: studies.Context, key_id: str, study_id: str) -> dict[s
             "axes": study_facts.axes_of(spec), "front": front, **charts.data()}
 
 
-@route("/studies/<study_id:str>/trials.json")
+@api.route("/studies/<study_id:str>/trials.json", "GET")
 @data
 async def trials_json(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """The study and its completed trials as the study page draws them
@@ -157,7 +157,7 @@ async def trials_json(request: ApiRequest, session: Session, study_id: str) -> H
     return json_response(orjson.dumps(found))
 
 
-@route("/studies/<study_id:str>/study.json")
+@api.route("/studies/<study_id:str>/study.json", "GET")
 @data
 async def study_json(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """The study's document (as ``GET /v1/studies/{id}``): what the page polls."""
@@ -165,7 +165,7 @@ async def study_json(request: ApiRequest, session: Session, study_id: str) -> HT
     return json_response(orjson.dumps(msgspec.to_builtins(found)))
 
 
-@route("/studies/<study_id:str>/events", ("GET",))
+@api.route("/studies/<study_id:str>/events", "GET", head=False)
 @data
 async def study_events(request: ApiRequest, session: Session, study_id: str) -> None:
     """The study's Server-Sent Events, the same stream as ``GET /v1/studies/{id}/events``

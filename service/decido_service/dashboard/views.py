@@ -18,7 +18,7 @@ import decido
 from decido_service import limits
 from decido_service.dashboard import front, summary
 from decido_service.dashboard.render import page
-from decido_service.dashboard.routes import html, route
+from decido_service.dashboard.routes import api, html
 from decido_service.dashboard.session import Session
 from decido_service.decisions import log as decision_log
 from decido_service.http.context import ApiRequest
@@ -43,7 +43,7 @@ def _store(request: ApiRequest) -> Store:
     return store
 
 
-@route("/")
+@api.route("/", "GET")
 @html
 async def overview(request: ApiRequest, session: Session) -> HTTPResponse:
     """Plan and tier, usage against quota on both surfaces, the latest runs and decisions."""
@@ -58,7 +58,7 @@ async def overview(request: ApiRequest, session: Session) -> HTTPResponse:
                 decisions=[summary.decision_row(d) for d in msgspec.to_builtins(decisions.data)])
 
 
-@route("/runs")
+@api.route("/runs", "GET")
 @html
 async def run_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's runs, newest first: filters by state and engine, a cursor, live rows."""
@@ -74,7 +74,7 @@ async def run_list(request: ApiRequest, session: Session) -> HTTPResponse:
                 next_query=summary.next_query(filters, found.data) if found.has_more else None)
 
 
-@route("/runs/<run_id:str>")
+@api.route("/runs/<run_id:str>", "GET")
 @html
 async def run_page(request: ApiRequest, session: Session, run_id: str) -> HTTPResponse:
     """One run: convergence, the best ``x``, the request, the result, cancel and replay; a
@@ -88,7 +88,7 @@ async def run_page(request: ApiRequest, session: Session, run_id: str) -> HTTPRe
                 problem=view["problem"], finished=view["state"] not in ("queued", "running"))
 
 
-@route("/compare")
+@api.route("/compare", "GET")
 @html
 async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     """Pick 2-8 runs (the key's latest succeeded ones are offered; any run of the key can
@@ -129,7 +129,7 @@ def _compared(offered: list[dict[str, Any]], rows: list[dict[str, Any]],
             front.compare_kinds(views))
 
 
-@route("/decisions")
+@api.route("/decisions", "GET")
 @html
 async def decision_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time (filtered by labels)."""
@@ -144,7 +144,7 @@ async def decision_list(request: ApiRequest, session: Session) -> HTTPResponse:
                 if found.has_more else None)
 
 
-@route("/decisions/<decision_id:str>")
+@api.route("/decisions/<decision_id:str>", "GET")
 @html
 async def decision_page(request: ApiRequest, session: Session, decision_id: str) -> HTTPResponse:
     """One logged decision with its request and answer."""
@@ -153,7 +153,7 @@ async def decision_page(request: ApiRequest, session: Session, decision_id: str)
                 request_json=_pretty(found.request), answer_json=_pretty(found.answer))
 
 
-@route("/keys")
+@api.route("/keys", "GET")
 @html
 async def key_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The keys of the signed-in key's account, a form to make one, one to revoke each."""
@@ -161,7 +161,7 @@ async def key_list(request: ApiRequest, session: Session) -> HTTPResponse:
     return page("keys.html", session=session, keys=keys, created=None)
 
 
-@route("/engines")
+@api.route("/engines", "GET")
 @html
 async def engine_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """Every engine with its options, defaults and ranges."""

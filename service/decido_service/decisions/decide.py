@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 
 from decido import DecisionError
-from decido_service.admission import admit
+from decido_service.admission import gate
 from decido_service.decisions import log as decision_log
 from decido_service.limits import Surface
 from decido_service.services import INLINE_BYTES, Services, in_thread
@@ -50,7 +50,7 @@ async def decide(ctx: Services, tally: SimpleNamespace, key: KeyRecord, surface:
     recorded in the key's decision log with the body's labels (module docs): the answer
     and its JSON. ``sent`` is the body as the client sent it (``body`` is it read as
     JSON); ``heavy``: decided in a thread whatever its size (a decision on a front);
-    ``tally``: as for :func:`decido_service.admission.admit`."""
+    ``tally``: as for :func:`decido_service.admission.gate`."""
     started = time.perf_counter()
     labels = decision_log.labels(body, surface == "batch") if log else None
     sampled = _sampled(surface, body)
@@ -58,17 +58,17 @@ async def decide(ctx: Services, tally: SimpleNamespace, key: KeyRecord, surface:
         try:
             result = fn(body)
         except DecisionError:
-            await admit(ctx, tally, key, surface, amount)
+            await gate(ctx, tally, key, surface).admit(amount)
             raise
         encoded = orjson.dumps(result)
         entry = _entry(ctx, key, surface, sent, result, encoded, started,
                        labels) if log else None
-        await admit(ctx, tally, key, surface, amount, log=entry)
+        await gate(ctx, tally, key, surface).admit(amount, log=entry)
         return result, encoded
     if sampled:
         result, encoded = await _sample(ctx, tally, key, surface, amount, fn, body)
     else:
-        await admit(ctx, tally, key, surface, amount)
+        await gate(ctx, tally, key, surface).admit(amount)
         result, encoded = await in_thread(ctx.decide_pool, _encoded, fn, body)
     if log:
         await ctx.admissions.log(_entry(ctx, key, surface, sent, result, encoded, started,
@@ -91,7 +91,7 @@ async def _sample(ctx: Services, tally: SimpleNamespace, key: KeyRecord, surface
     slots, key_id = ctx.sample_slots, key["id"]
     slots.acquire(key_id)
     try:
-        await admit(ctx, tally, key, surface, amount)
+        await gate(ctx, tally, key, surface).admit(amount)
     except BaseException:
         slots.release(key_id)
         raise

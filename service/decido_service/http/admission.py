@@ -6,7 +6,7 @@ A handler of an authenticated endpoint reads::
     key = await authenticate(request)                 # 401 without a valid, live key
     async with refusals(request, key, "optimize"):    # a 4xx raised inside is charged
         ...                                            #   to the key's refused budget
-    await admission.admit(request.app.ctx, request.ctx, key, "optimize")  # 429 over a limit
+    await gate(request, key, "optimize").admit()      # 429 over a limit
 
 or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes too)::
 
@@ -15,13 +15,14 @@ or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes 
 - :func:`authenticate` takes ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` (both
   present and different: 401 ``conflicting_credentials``).
 - :func:`refusals` charges a request refused before it is admitted to the surface's
-  ``refused`` budget (:func:`decido_service.admission.charge`), and refuses a large body
+  ``refused`` budget (:meth:`decido_service.admission.Gate.charge`), and refuses a large body
   of a key whose budget this worker saw spent before it is decoded.
 - :func:`issue_free_key` makes a free key (``POST /v1/keys``, the dashboard's sign-in page
   and keys page), counted on the client address (:func:`client_address` believes
   ``X-Forwarded-For`` only from the trusted proxies of ``forwarded_allow_ips``).
 - :func:`throttle_sign_in` counts a try of the dashboard's sign-in form on the client
   address and the key prefix tried.
+- :func:`gate`: the request's admission on a surface (:class:`decido_service.admission.Gate`).
 - :func:`rate_headers`: the ``X-RateLimit-*`` headers of the request's store call.
 
 The secret itself is never stored on the request, logged or echoed.
@@ -40,7 +41,7 @@ from decido_service.http.context import ApiRequest
 from decido_service.limits import Surface
 from decido_service.store import KeyRecord
 
-__all__ = ["authenticate", "client_address", "issue_free_key", "presented_secret",
+__all__ = ["authenticate", "client_address", "gate", "issue_free_key", "presented_secret",
            "rate_headers", "read", "refusals", "throttle_sign_in"]
 
 
@@ -73,18 +74,24 @@ async def authenticate(request: ApiRequest, *, fresh: bool = False) -> KeyRecord
     """The key record of the request (also ``request.ctx.key``, for the access log);
     ``fresh``: asked of the store, not the worker's cache
     (:func:`decido_service.admission.find_key`)."""
-    key = await admission.find_key(request.app.ctx, presented_secret(request), fresh=fresh)
+    secret = presented_secret(request)
+    key = await admission.find_key(request.app.ctx, secret, fresh=fresh)
     request.ctx.key = key
     return key
 
 
 async def read(request: ApiRequest, surface: Surface) -> KeyRecord:
-    """The read policy (:func:`decido_service.admission.read`): the request's key, checked
-    live against the store in one call that counts nothing; 401 without a valid, live
-    key."""
+    """The read policy (:meth:`decido_service.admission.Gate.read`): the request's key,
+    checked live against the store in one call that counts nothing; 401 without a valid,
+    live key."""
     key = await authenticate(request)
-    await admission.read(request.app.ctx, request.ctx, key, surface)
+    await gate(request, key, surface).read()
     return key
+
+
+def gate(request: ApiRequest, key: KeyRecord, surface: Surface) -> admission.Gate:
+    """The request's admission on ``surface`` (:func:`decido_service.admission.gate`)."""
+    return admission.gate(request.app.ctx, request.ctx, key, surface)
 
 
 class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
@@ -92,27 +99,24 @@ class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
     inside (a request refused before admission) to the key's ``refused`` budget of
     ``surface``, then let it through (or 429 ``too_many_refused`` once the budget is
     spent); a large body of a spent budget is refused on entry
-    (:func:`~decido_service.admission.refuse_spent`). (A class rather than
+    (:meth:`~decido_service.admission.Gate.refuse_spent`). (A class rather than
     ``contextlib.asynccontextmanager``, whose generator it entered and left on every
     request.)"""
 
-    __slots__ = ("key", "request", "surface")
+    __slots__ = ("gate", "request")
 
     def __init__(self, request: ApiRequest, key: KeyRecord, surface: Surface) -> None:
-        self.request, self.key, self.surface = request, key, surface
+        self.request, self.gate = request, gate(request, key, surface)
 
     async def __aenter__(self) -> None:
-        request = self.request
-        body = request.body
+        body = self.request.body
         if body is not None and len(body) > admission.SMALL_BODY:
-            admission.refuse_spent(request.app.ctx, request.ctx, self.key, self.surface,
-                                   len(body))
+            self.gate.refuse_spent(len(body))
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
                         traceback: object) -> None:
         if isinstance(error, ServiceError) and error.status_code in admission.CHARGED:
-            request = self.request
-            await admission.charge(request.app.ctx, request.ctx, self.key, self.surface)
+            await self.gate.charge()
 
 
 async def issue_free_key(request: ApiRequest, label: str | None,

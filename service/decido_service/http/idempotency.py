@@ -12,13 +12,13 @@ from typing import Any, TypeVar
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import headers
 from decido_service.http.responses import Response, json_response
-from decido_service.runs.idempotency import Claim, Outcome, begin, forget, replay_of
+from decido_service.runs.idempotency import Claim, begin
 from decido_service.store import KeyRecord
 from decido_service.types import IdempotencyHeaders
 from decido_service.types.params import REPLAYED
 from decido_service.types.problems import PROBLEM_TYPE
 
-__all__ = ["REPLAYED", "claimed", "once", "replayed"]
+__all__ = ["REPLAYED", "claimed", "once"]
 
 T = TypeVar("T")
 
@@ -38,9 +38,11 @@ async def once(request: ApiRequest, key: KeyRecord, admit: Callable[[Claim | Non
     gets the same run or makes the only one (a ``/v1/optimize`` run whose client left
     during its admission runs on, for the resend's answer). ``location``: the path of the
     resource a replayed answer names (its id appended)."""
-    if headers(request, IdempotencyHeaders).key is None:
+    idem_key = headers(request, IdempotencyHeaders).key
+    if idem_key is None:
         return await admit(None)
-    task = asyncio.ensure_future(_once(request, key, admit, status, keep_answer, location))
+    task = asyncio.ensure_future(_once(request, key, admit, Claim(idem_key, status,
+                                                                  keep_answer), location))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -49,22 +51,25 @@ async def once(request: ApiRequest, key: KeyRecord, admit: Callable[[Claim | Non
 
 
 async def _once(request: ApiRequest, key: KeyRecord,
-                admit: Callable[[Claim | None], Awaitable[T]], status: int,
-                keep_answer: bool, location: str) -> T | Response:
+                admit: Callable[[Claim | None], Awaitable[T]], claim: Claim,
+                location: str) -> T | Response:
     """:func:`once` with a key, in its own task."""
-    idem_key = headers(request, IdempotencyHeaders).key
-    assert idem_key is not None
     ctx = request.app.ctx
     digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
     digest.update(request.body or b"")
-    outcome = await begin(ctx.store, key["id"], idem_key, digest.hexdigest(),
-                          ctx.settings.now())
-    if outcome is not None:
-        return await replayed(request, key, outcome, location)
+    await begin(ctx.store, key["id"], claim, digest.hexdigest(), ctx.settings.now())
+    if claim.replayed is not None:  # the answer of the first request with this key
+        status, body = claim.replayed
+        assert claim.outcome is not None
+        return json_response(body, status=status,
+                             headers={"Location": f"{location}{claim.outcome.run_id}",
+                                      REPLAYED: "true"},
+                             content_type=PROBLEM_TYPE if status >= 400 else
+                             "application/json")
     try:
-        return await admit(Claim(idem_key, status, keep_answer))
+        return await admit(claim)
     except BaseException:
-        await forget(ctx.store, key["id"], idem_key)
+        await claim.forget(ctx.store, key["id"])
         raise
 
 
@@ -81,15 +86,3 @@ def claimed(claim: Claim) -> Response:
     assert outcome is not None and outcome.body is not None
     return json_response(outcome.body.encode(), status=outcome.status,
                          headers={"Location": f"/v1/runs/{outcome.run_id}"})
-
-
-async def replayed(request: ApiRequest, key: KeyRecord, outcome: Outcome,
-                   location: str = "/v1/runs/") -> Response:
-    """The answer to a repeated request
-    (:func:`~decido_service.runs.idempotency.replay`), with the resource's ``Location``
-    (``location`` and its id)."""
-    status, body = await replay_of(request.app.ctx.store, key["id"], outcome)
-    return json_response(body, status=status,
-                         headers={"Location": f"{location}{outcome.run_id}",
-                                  REPLAYED: "true"},
-                         content_type=PROBLEM_TYPE if status >= 400 else "application/json")

@@ -22,9 +22,9 @@ import orjson
 
 import decido
 from decido_service import __version__
-from decido_service.config import DEFAULT_PLANS, default_caps
 from decido_service.http.params import openapi_parameters
 from decido_service.http.routes import Doc, Operation
+from decido_service.tiers import DEFAULT_PLANS, default_caps
 from decido_service.types import (
     PROBLEM_TYPE,
     REQUEST_TYPES,
@@ -124,6 +124,18 @@ def _problem(status: int | None, listed: tuple[int, ...] = ()) -> dict[str, Any]
     return _answer(_codes(status), content, retry=status in _RETRY_STATUSES)
 
 
+def _event_stream(event_id: dict[str, Any], events: list[str], data: str
+                  ) -> dict[str, Any]:
+    """The content of a ``text/event-stream`` answer: its events' ids, names and data."""
+    return {"text/event-stream": {"schema": {
+        "type": "object", "description": "one event (see the operation)",
+        "required": ["event", "data"],
+        "properties": {
+            "id": event_id, "event": {"enum": events},
+            "data": {"type": "string", "contentMediaType": "application/json",
+                     "description": data}}}}}
+
+
 def _ok(op: Doc) -> dict[str, Any]:
     status, name = op.ok
     if name == "empty":
@@ -131,25 +143,14 @@ def _ok(op: Doc) -> dict[str, Any]:
     if name == "html":
         content: dict[str, Any] = {"text/html": {"schema": {"type": "string"}}}
     elif name == "events":
-        content = {"text/event-stream": {"schema": {
-            "type": "object", "description": "one event (see the operation)",
-            "required": ["event", "data"],
-            "properties": {
-                "id": {"type": "string"},
-                "event": {"enum": ["state", "progress", "result", "error"]},
-                "data": {"type": "string", "contentMediaType": "application/json",
-                         "description": "Run (state, result, error) or RunProgress"}}}}}
+        content = _event_stream({"type": "string"}, ["state", "progress", "result", "error"],
+                                "Run (state, result, error) or RunProgress")
     elif name == "study_events":
-        content = {"text/event-stream": {"schema": {
-            "type": "object", "description": "one event (see the operation)",
-            "required": ["event", "data"],
-            "properties": {
-                "id": {"type": "string", "pattern": "^[0-9]+$"},
-                "event": {"enum": ["study", "trial", "best", "state", "finished"]},
-                "data": {"type": "string", "contentMediaType": "application/json",
-                         "description": "Study (study), Trial (trial), {best} or "
-                                        "{front_size, hypervolume} (best), {id, state, "
-                                        "trials} (state, finished)"}}}}}
+        content = _event_stream(
+            {"type": "string", "pattern": "^[0-9]+$"},
+            ["study", "trial", "best", "state", "finished"],
+            "Study (study), Trial (trial), {best} or {front_size, hypervolume} (best), "
+            "{id, state, trials} (state, finished)")
     elif name == "object":
         content = {"application/json": {"schema": {"type": "object"}}}
     else:

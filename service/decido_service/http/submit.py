@@ -9,39 +9,29 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import request_id
 from decido_service.http.params import json_bytes
 from decido_service.runs import submit
-from decido_service.runs.execution import Execution
 from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled
 from decido_service.store import KeyRecord
 from decido_service.types import Budget, OptimizeRequest
 
-__all__ = ["enqueue", "prepare", "prepare_body", "start_run"]
+__all__ = ["enqueue", "prepare_body", "submission"]
 
 
-async def prepare(request: ApiRequest
+async def submission(request: ApiRequest
                   ) -> tuple[KeyRecord, OptimizeRequest, Compiled, Budget]:
     """Everything decided before a run is admitted: the key, the decoded body, its budget
     within the tier's caps and the compiled objective (refusals charged to the key)."""
     key = await authenticate(request)
     async with refusals(request, key, "optimize"):
-        raw = json_bytes(request)
-    return (key, *await prepare_body(request, key, raw))
+        return (key, *await submit.prepare(request.app.ctx, key, json_bytes(request)))
 
 
 async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
                        ) -> tuple[OptimizeRequest, Compiled, Budget]:
-    """:func:`prepare` for a body already read (the dashboard's replay sends a stored
+    """:func:`submission` for a body already read (the dashboard's replay sends a stored
     one): :func:`decido_service.runs.submit.prepare`, refusals charged."""
     async with refusals(request, key, "optimize"):
         return await submit.prepare(request.app.ctx, key, raw)
-
-
-async def start_run(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                    objective: Compiled, budget: Budget,
-                    claim: Claim | None = None) -> Execution:
-    """:func:`decido_service.runs.submit.start_run` for ``request``."""
-    return await submit.start_run(request.app.ctx, request.ctx, request_id(request), key,
-                                  req, objective, budget, claim)
 
 
 async def enqueue(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,

@@ -36,9 +36,9 @@ from decido_service.runs import front
 from decido_service.runs.api import run_trace, run_view
 from decido_service.runs.execution import optimize_result
 from decido_service.store import FINISHED_STATES, Store
-from decido_service.types import ParetoPoint, encode
+from decido_service.types import encode
 
-__all__ = ["TTL", "Claim", "Outcome", "begin", "forget", "replay", "replay_of"]
+__all__ = ["TTL", "Claim", "Outcome", "begin"]
 
 #: seconds an idempotency record is kept
 TTL = 86400.0
@@ -57,12 +57,16 @@ _OUTCOME = msgspec.json.Decoder(Outcome)
 
 
 class Claim:
-    """The pending record of this request: :meth:`record` gives the answer the admission
-    stores with the run (``status``; the answer itself too when ``keep_answer``)."""
+    """The record of this request's key (:func:`begin`): :attr:`replayed`, the answer of an
+    earlier request with the same key and request; else pending, and :meth:`record` gives
+    the answer the admission stores with the run (``status``; the answer itself too when
+    ``keep_answer``)."""
 
     def __init__(self, idem_key: str, status: int, keep_answer: bool) -> None:
         self.idem_key, self.status, self.keep_answer = idem_key, status, keep_answer
         self.outcome: Outcome | None = None
+        #: the replayed answer ``(status, body)`` of :attr:`outcome`, a repeated request's
+        self.replayed: tuple[int, bytes] | None = None
 
     def record(self, run_id: str, row: dict[str, Any]) -> tuple[str, str]:
         """``(idem_key, response)`` for :meth:`Runs.enqueue
@@ -79,13 +83,22 @@ class Claim:
         self.outcome = Outcome(resource_id, self.status, body.decode())
         return self.idem_key, encode(self.outcome).decode()
 
-async def begin(store: Store, key_id: str, idem_key: str, fingerprint: str, now: float,
-                ) -> Outcome | None:
-    """Look up ``idem_key`` of ``key_id`` for a request of ``fingerprint``: the
-    :class:`Outcome` of an earlier request with the same key and request, else ``None``
-    and its record is now pending (422 ``idempotency_key_reused`` for another request,
+    async def forget(self, store: Store, key_id: str) -> None:
+        """Forget the pending record of a request that was not admitted (refused, failed),
+        so a retry is a new request (a record answered with its run is kept); a lost
+        call: it expires in 24 h."""
+        with contextlib.suppress(Exception):
+            await store.runs.idempotency_end(key_id, self.idem_key, None)
+
+
+async def begin(store: Store, key_id: str, claim: Claim, fingerprint: str, now: float,
+                ) -> Claim:
+    """Look ``claim``'s key of ``key_id`` up for a request of ``fingerprint``: an earlier
+    request with the same key and request gets its answer again (:attr:`Claim.replayed`),
+    else the record is now pending (422 ``idempotency_key_reused`` for another request,
     409 ``idempotency_key_in_use`` while the first is being answered)."""
-    state, stored = await store.runs.idempotency_begin(key_id, idem_key, fingerprint, now, TTL)
+    state, stored = await store.runs.idempotency_begin(key_id, claim.idem_key, fingerprint,
+                                                        now, TTL)
     if state == "mismatch":
         raise ServiceError("idempotency_key_reused", "this Idempotency-Key was used with "
                            "another request in the last 24 h; use a new key")
@@ -93,32 +106,25 @@ async def begin(store: Store, key_id: str, idem_key: str, fingerprint: str, now:
         raise _in_use()
     if state == "done":
         assert stored is not None
-        return _OUTCOME.decode(stored)
-    return None
+        claim.outcome = _OUTCOME.decode(stored)
+        claim.replayed = await _replay(store, key_id, claim.outcome)
+    return claim
 
 
-async def forget(store: Store, key_id: str, idem_key: str) -> None:
-    """Forget the pending record of a request that was not admitted (refused, failed), so
-    a retry is a new request (a record answered with its run is kept); a lost call: it
-    expires in 24 h."""
-    with contextlib.suppress(Exception):
-        await store.runs.idempotency_end(key_id, idem_key, None)
-
-
-def replay(outcome: Outcome, row: dict[str, Any] | None,
-           pareto: list[ParetoPoint] | None = None) -> tuple[int, bytes]:
+async def _replay(store: Store, key_id: str, outcome: Outcome) -> tuple[int, bytes]:
     """The status and body of a repeated request: the stored answer, or (``/v1/optimize``)
-    the answer rebuilt from its run ``row`` (and its front, ``pareto``) once it has
-    ended."""
+    the answer rebuilt from its run (and its front) once it has ended."""
     if outcome.body is not None:
         return outcome.status, outcome.body.encode()
     run_id = outcome.run_id
+    row = await store.runs.get(key_id, run_id)
     if row is None:
         raise ServiceError("not_found",
                            f"the run of this Idempotency-Key, {run_id}, was deleted")
-    run, trace = run_view(row), run_trace(row)
-    if run.state not in FINISHED_STATES:
+    if row["state"] not in FINISHED_STATES:
         raise _in_use()
+    pareto = await front.points(store, row)
+    run, trace = run_view(row), run_trace(row)
     if run.problem is not None:
         return run.problem.status, encode(run.problem)
     if run.result is None:
@@ -127,14 +133,6 @@ def replay(outcome: Outcome, row: dict[str, Any] | None,
     result = run.result if pareto is None else msgspec.structs.replace(run.result,
                                                                          pareto=pareto)
     return 200, encode(optimize_result(run_id, run.request, result, history))
-
-
-async def replay_of(store: Store, key_id: str, outcome: Outcome) -> tuple[int, bytes]:
-    """:func:`replay` of ``outcome``, its run (and front) read from the store."""
-    row = None if outcome.body is not None else await store.runs.get(key_id, outcome.run_id)
-    pareto = None if row is None or row["state"] not in FINISHED_STATES else \
-        await front.points(store, row)
-    return replay(outcome, row, pareto)
 
 
 def _in_use() -> ServiceError:

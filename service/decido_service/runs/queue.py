@@ -46,7 +46,7 @@ from msgspec import UnsetType
 
 import decido
 from decido.run_spec import keyword_names
-from decido_service import admission, limits
+from decido_service import admission
 from decido_service.errors import ServiceError, as_service_error
 from decido_service.poller import Every, Poller
 from decido_service.runs import execution as runs
@@ -107,14 +107,13 @@ async def admit_run(ctx: RunServices, tally: SimpleNamespace, key: KeyRecord,
     """Record and count one run (module docs); its id and document. ``queued``: a
     ``/v1/runs`` submission (the store-wide queue cap applies); ``claim``: the request's
     pending ``Idempotency-Key`` record, answered in the same transaction; ``tally``: as
-    for :func:`decido_service.admission.admit`."""
+    for :func:`decido_service.admission.gate`."""
     worker: RunWorker = ctx.run_worker
     if worker.stopping:  # SIGTERM: this worker admits no more runs
         raise ServiceError("overloaded", "this worker is stopping; retry (another worker or "
                        "node will take it)", headers={"Retry-After": "1"})
     run_id = runs.new_run_id()
     document = runs.new_document(req, budget)
-    cap = limits.tier_limits(key, settings=ctx.settings)["max_runs"]
     store: Store = ctx.store
     row = {
         "id": run_id, "key_id": key["id"], "created_at": iso_utc(ctx.settings.now()),
@@ -123,13 +122,14 @@ async def admit_run(ctx: RunServices, tally: SimpleNamespace, key: KeyRecord,
         "lease_until": time.time() + worker.lease, "metadata": req.metadata}
     answer = None if claim is None else claim.record(run_id, {
         **row, "finished_at": None, "cancel_requested": False})
-    enqueued = await store.runs.enqueue(row, admission.counted(ctx, key, "optimize"),
+    admitted = admission.gate(ctx, tally, key, "optimize")
+    cap = admitted.counters.row["max_runs"]
+    enqueued = await store.runs.enqueue(row, admitted.counted(),
                                         cap, ctx.settings.run_backlog if queued else None,
                                         answer)
     if isinstance(enqueued, str):  # refused: the X-RateLimit-* headers every answer to a
         # key carries, read without counting
-        await admission.observe(ctx, tally, limits.specs_for("optimize", key,
-                                                            settings=ctx.settings))
+        await admitted.observe()
     if enqueued == "cap":
         raise ServiceError("too_many_runs", f"this key has {cap} runs queued or running, the "
                        f"most its tier allows; retry when one ends",
@@ -137,7 +137,7 @@ async def admit_run(ctx: RunServices, tally: SimpleNamespace, key: KeyRecord,
     if enqueued == "queue":
         raise ServiceError("overloaded", "the run queue is full; retry shortly",
                        headers={"Retry-After": "1"})
-    admission.settle(ctx, tally, enqueued, ctx.settings.now(), key["id"])
+    admitted.settle(enqueued)
     return run_id, document
 
 

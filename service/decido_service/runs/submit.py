@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import msgspec
 
 from decido_service import limits
-from decido_service.admission import observe
+from decido_service.admission import gate
 from decido_service.config import Settings
 from decido_service.errors import ServiceError, field_error, limit_error, validation_error
 from decido_service.runs.execution import Execution
@@ -27,9 +27,9 @@ from decido_service.runs.queue import admit_run
 from decido_service.schemas import decode_optimize
 from decido_service.services import Services, by_size, in_thread
 from decido_service.store import KeyRecord
-from decido_service.types import Budget, OptimizeRequest, OptimizeResult
+from decido_service.types import Budget, OptimizeRequest
 
-__all__ = ["answer_of", "budget_of", "enqueue", "prepare", "start_run"]
+__all__ = ["budget_of", "enqueue", "prepare", "start_run"]
 
 
 async def prepare(services: Services, key: KeyRecord, raw: bytes
@@ -62,13 +62,12 @@ async def start_run(ctx: Services, tally: SimpleNamespace, request_id: str, key:
     (:func:`~decido_service.runs.queue.admit_run`, answering ``claim``) and start it in
     this worker's run pool; the slot is given back when the run ends. The time limit
     counts from now: the run's wait for a thread is taken from it. ``tally``: as for
-    :func:`decido_service.admission.admit`."""
+    :func:`decido_service.admission.gate`."""
     slots = ctx.run_slots
     try:
         slots.acquire()
     except ServiceError:  # 503 overloaded: nothing counted; the headers show the minute
-        await observe(ctx, tally,
-                      limits.refusal_specs("optimize", key, settings=ctx.settings)[:1])
+        await gate(ctx, tally, key, "optimize").observe()
         raise
     try:
         budget = msgspec.structs.replace(budget, deadline=time.time() + budget.time_limit)
@@ -82,14 +81,6 @@ async def start_run(ctx: Services, tally: SimpleNamespace, request_id: str, key:
     assert execution.task is not None
     execution.task.add_done_callback(lambda _: slots.release())
     return execution
-
-
-def answer_of(run_id: str, answer: OptimizeResult | None) -> OptimizeResult:
-    """The ``/v1/optimize`` answer of a finished run (409 when it was cancelled before a
-    thread picked it up: there is no result)."""
-    if answer is None:
-        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started")
-    return answer
 
 
 async def enqueue(ctx: Services, tally: SimpleNamespace, request_id: str, key: KeyRecord,

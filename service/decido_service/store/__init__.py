@@ -37,7 +37,7 @@ add the attribute to :class:`Store`; give it a contract test run on both backend
 as another concern's rows (a delivery with a run's final state, a decision-log entry with
 its admission) is a function of the one concern called with the other's
 :class:`~decido_service.store.dialect.Tx`, as :func:`~decido_service.store.admissions.admit`
-is by :meth:`~decido_service.store.runs.SQLRuns.enqueue`. A periodic clean-up goes into
+is by :meth:`~decido_service.store.runs.Runs.enqueue`. A periodic clean-up goes into
 :meth:`Store.prune`.
 """
 
@@ -49,10 +49,10 @@ import logging
 import os
 from collections.abc import Callable
 
-from decido_service.store.accounts import Accounts, SQLAccounts
+from decido_service.store.accounts import Accounts
 from decido_service.store.admission_rule import WINDOWS, judge, window_bounds
-from decido_service.store.admissions import Admissions, SQLAdmissions
-from decido_service.store.decisions import DecisionLog, SQLDecisionLog
+from decido_service.store.admissions import Admissions
+from decido_service.store.decisions import DecisionLog
 from decido_service.store.dialect import Database
 from decido_service.store.records import (
     Admission,
@@ -77,11 +77,10 @@ from decido_service.store.runs import (
     RUN_UPDATABLE,
     FrontChunk,
     Runs,
-    SQLRuns,
 )
-from decido_service.store.studies import SQLStudies, Studies, StudyTx
+from decido_service.store.studies import Studies, StudyTx
 from decido_service.store.wakeup import NoWakeups, Wakeups
-from decido_service.store.webhooks import SQLWebhooks, Webhooks
+from decido_service.store.webhooks import Webhooks
 
 __all__ = [
     "FINISHED_STATES",
@@ -133,13 +132,13 @@ class Store:
                  decision_log_bytes: int | None = None) -> None:
         self.database = database
         self.decision_retention = float(decision_retention)
-        log = SQLDecisionLog(database, decision_log_bytes)
-        self.accounts: Accounts = SQLAccounts(database)
-        self.admissions: Admissions = SQLAdmissions(database, log)
-        self.runs: Runs = SQLRuns(database)
+        log = DecisionLog(database, decision_log_bytes)
+        self.accounts = Accounts(database)
+        self.admissions = Admissions(database, log)
+        self.runs = Runs(database)
         self.decisions: DecisionLog = log
-        self.webhooks: Webhooks = SQLWebhooks(database)
-        self.studies: Studies = SQLStudies(database)
+        self.webhooks = Webhooks(database)
+        self.studies = Studies(database)
         self.wakeups: Wakeups = database if isinstance(database, Wakeups) else NoWakeups()
         self._pruning: asyncio.Task[None] | None = None
 

@@ -1,7 +1,7 @@
 """The accounts concern: keys (only the secret's hash is stored), the account a key
 belongs to, dashboard sessions and the secrets every worker and node shares.
 
-:class:`Accounts` is what the service needs; :class:`SQLAccounts` its one implementation,
+:class:`Accounts` is what the service needs; :class:`Accounts` its one implementation,
 written once over a :class:`~decido_service.store.dialect.Database`.
 """
 
@@ -11,24 +11,27 @@ import json
 import uuid
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from decido_service import keys
 from decido_service.store.dialect import Database, Row, Tx
 from decido_service.store.records import KeyRecord, iso_utc
 
-__all__ = ["Accounts", "SQLAccounts", "key_record"]
+__all__ = ["Accounts", "Accounts", "key_record"]
 
 #: the columns of a key row in the order :func:`key_record` reads them
 _COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
-#: key ids one query of :meth:`SQLAccounts.revoked_among` names
+#: key ids one query of :meth:`Accounts.revoked_among` names
 _IDS_PER_QUERY = 500
 #: the account of the key whose id is the statement's parameter (none: NULL)
 _ACCOUNT_OF = "(SELECT COALESCE(account, id) FROM keys WHERE id = ?)"
 
 
-class Accounts(Protocol):
+class Accounts:
     """Keys, their accounts, dashboard sessions and service secrets."""
+
+    def __init__(self, database: Database) -> None:
+        self.db = database
 
     async def create_key(self, plan: str, tier: str, label: str | None = None,
                          limits: dict[str, Any] | None = None,
@@ -37,57 +40,6 @@ class Accounts(Protocol):
         With ``owner`` (a key id) the new key joins that key's account
         (:meth:`account_keys`); an unknown ``owner`` leaves it in an account of its own.
         ``ValueError`` for a malformed argument."""
-
-    async def find_key(self, secret: str) -> KeyRecord | None:
-        """The key for a presented secret (revoked keys included), else ``None``.
-        Malformed secrets return ``None`` without a lookup."""
-
-    async def get_key(self, key_id: str) -> KeyRecord | None:
-        """The key with this public id, or ``None``."""
-
-    async def list_keys(self) -> list[KeyRecord]:
-        """All keys, oldest first."""
-
-    async def revoke_key(self, key_id: str) -> bool:
-        """Set ``revoked_at`` (kept if already set); ``False`` for an unknown id."""
-
-    async def revoked_among(self, key_ids: Sequence[str]) -> dict[str, str]:
-        """The ``revoked_at`` of each key of ``key_ids`` that is revoked (one query; an
-        unknown id is left out)."""
-
-    async def account_keys(self, key_id: str) -> list[KeyRecord]:
-        """The keys of ``key_id``'s account (itself, the key that made it and every key
-        made by a key of the account; revoked ones included), oldest first; ``[]`` for an
-        unknown id."""
-
-    async def open_session(self, session_id: str, key_id: str, expires: float,
-                           now: float) -> None:
-        """Record a dashboard session of ``key_id`` valid until ``expires`` (epoch
-        seconds); sessions expired at ``now`` are deleted on the way."""
-
-    async def session_key(self, session_id: str, now: float) -> KeyRecord | None:
-        """The key of a session that exists and has not expired at ``now`` (revoked keys
-        included: the caller ends their sessions), else ``None``."""
-
-    async def close_session(self, session_id: str) -> None:
-        """End a session (nothing happens for an unknown id)."""
-
-    async def service_secret(self, name: str, candidate: str) -> str:
-        """The secret stored under ``name``; the first call for a name stores
-        ``candidate`` and returns it, every later call (any worker, any node) the same
-        value."""
-
-
-class SQLAccounts:
-    """:class:`Accounts` on a database."""
-
-    def __init__(self, database: Database) -> None:
-        self.db = database
-
-    async def create_key(self, plan: str, tier: str, label: str | None = None,
-                         limits: dict[str, Any] | None = None,
-                         owner: str | None = None) -> tuple[KeyRecord, str]:
-        """Create a key; ``(record, secret)``."""
         for what, value in (("plan", plan), ("tier", tier)):
             if not isinstance(value, str) or not value:
                 raise ValueError(f"{what} must be a non-empty string")
@@ -107,7 +59,8 @@ class SQLAccounts:
         return record, secret
 
     async def find_key(self, secret: str) -> KeyRecord | None:
-        """The key whose hash matches ``secret``; ``None`` if malformed or unknown."""
+        """The key for a presented secret (revoked keys included), else ``None``.
+        Malformed secrets return ``None`` without a lookup."""
         if not keys.is_well_formed(secret):
             return None
         row = await self.db.read(lambda tx: tx.fetchrow(
@@ -123,19 +76,21 @@ class SQLAccounts:
         return None if row is None else key_record(row)
 
     async def list_keys(self) -> list[KeyRecord]:
-        """All keys in creation order."""
+        """All keys, oldest first."""
         return _records(await self.db.read(lambda tx: tx.fetch(
             f"SELECT {_COLUMNS} FROM keys ORDER BY seq")))
 
     async def account_keys(self, key_id: str) -> list[KeyRecord]:
-        """The keys of ``key_id``'s account, oldest first (``[]``: unknown id)."""
+        """The keys of ``key_id``'s account (itself, the key that made it and every key
+        made by a key of the account; revoked ones included), oldest first; ``[]`` for an
+        unknown id."""
         return _records(await self.db.read(lambda tx: tx.fetch(
             f"SELECT {_COLUMNS} FROM keys WHERE COALESCE(account, id) = {_ACCOUNT_OF} "
             "ORDER BY seq", key_id)))
 
     async def revoked_among(self, key_ids: Sequence[str]) -> dict[str, str]:
-        """The revoked keys of ``key_ids`` and when (at most :data:`_IDS_PER_QUERY` ids a
-        query)."""
+        """The ``revoked_at`` of each key of ``key_ids`` that is revoked (a query per
+        :data:`_IDS_PER_QUERY` ids; an unknown id is left out)."""
         async def revoked(tx: Tx, part: list[str]) -> list[Row]:
             return await tx.fetch(
                 "SELECT id, revoked_at FROM keys WHERE revoked_at IS NOT NULL AND id IN "
@@ -149,7 +104,7 @@ class SQLAccounts:
         return out
 
     async def revoke_key(self, key_id: str) -> bool:
-        """Revoke; ``True`` if the key exists (an earlier ``revoked_at`` is kept)."""
+        """Set ``revoked_at`` (kept if already set); ``False`` for an unknown id."""
         when = iso_utc(self.db.clock())
         return await self.db.write(lambda tx: tx.execute(
             "UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?",
@@ -157,7 +112,8 @@ class SQLAccounts:
 
     async def open_session(self, session_id: str, key_id: str, expires: float,
                            now: float) -> None:
-        """Record a session (expired ones deleted)."""
+        """Record a dashboard session of ``key_id`` valid until ``expires`` (epoch
+        seconds); sessions expired at ``now`` are deleted on the way."""
         async def insert(tx: Tx) -> None:
             await tx.execute("DELETE FROM sessions WHERE expires_epoch <= ?", now)
             await tx.execute("INSERT INTO sessions (id, key_id, expires_epoch) "
@@ -166,19 +122,22 @@ class SQLAccounts:
         await self.db.write(insert)
 
     async def session_key(self, session_id: str, now: float) -> KeyRecord | None:
-        """The key of a live session, else ``None``."""
+        """The key of a session that exists and has not expired at ``now`` (revoked keys
+        included: the caller ends their sessions), else ``None``."""
         row = await self.db.read(lambda tx: tx.fetchrow(
             f"SELECT {_COLUMNS} FROM keys WHERE id = (SELECT key_id FROM sessions "
             "WHERE id = ? AND expires_epoch > ?)", session_id, now))
         return None if row is None else key_record(row)
 
     async def close_session(self, session_id: str) -> None:
-        """End a session."""
+        """End a session (nothing happens for an unknown id)."""
         await self.db.write(lambda tx: tx.execute("DELETE FROM sessions WHERE id = ?",
                                                   session_id))
 
     async def service_secret(self, name: str, candidate: str) -> str:
-        """The secret stored under ``name`` (``candidate`` the first time)."""
+        """The secret stored under ``name``; the first call for a name stores
+        ``candidate`` and returns it, every later call (any worker, any node) the same
+        value."""
         async def get(tx: Tx) -> str:
             await tx.execute("INSERT INTO service_secrets (name, value) VALUES (?, ?) "
                              "ON CONFLICT (name) DO NOTHING", name, candidate)

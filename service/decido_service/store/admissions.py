@@ -2,7 +2,7 @@
 (:mod:`~decido_service.store.admission_rule`) exactly under any concurrency.
 
 :func:`admit` runs inside the caller's write transaction (an admission batch, or a run
-enqueued with its count, :meth:`~decido_service.store.runs.SQLRuns.enqueue`):
+enqueued with its count, :meth:`~decido_service.store.runs.Runs.enqueue`):
 
 1. one ``SELECT`` of the revocations of the batch's keys;
 2. one ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` of the batch's *total* per counter,
@@ -20,7 +20,7 @@ enqueued with its count, :meth:`~decido_service.store.runs.SQLRuns.enqueue`):
 
 So the common case is two statements and a commit, however many requests the batch holds.
 A revoked (or unknown) key's request is left out of the totals and refused with
-``revoked_at`` set. Old minute and hour rows are deleted by :meth:`SQLAdmissions.prune`,
+``revoked_at`` set. Old minute and hour rows are deleted by :meth:`Admissions.prune`,
 a scheduled job (:meth:`~decido_service.store.Store.start_pruning`), never by an admission.
 """
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from decido_service.store.admission_rule import (
     PRUNE_GRACE,
@@ -43,7 +43,7 @@ from decido_service.store.admission_rule import (
     prepare,
     window_bounds,
 )
-from decido_service.store.decisions import SQLDecisionLog
+from decido_service.store.decisions import DecisionLog
 from decido_service.store.dialect import Database, Dialect, Tx
 from decido_service.store.records import (
     Admission,
@@ -54,7 +54,7 @@ from decido_service.store.records import (
     iso_utc,
 )
 
-__all__ = ["Admissions", "SQLAdmissions", "admit"]
+__all__ = ["Admissions", "Admissions", "admit"]
 
 _COUNT = ('SELECT count FROM counters WHERE name = ? AND subject = ? AND "window" = ?'
           " AND window_start = ?")
@@ -62,8 +62,13 @@ _TAKE_BACK = ('UPDATE counters SET count = count - ? WHERE name = ? AND subject 
               ' AND "window" = ? AND window_start = ?')
 
 
-class Admissions(Protocol):
-    """Counting requests against their limits."""
+class Admissions:
+    """Counting requests against their limits, on a database, writing the decision log
+    ``log``."""
+
+    def __init__(self, database: Database, log: DecisionLog) -> None:
+        self.db = database
+        self.log = log
 
     async def admit_many(self, requests: Sequence[AdmissionRequest],
                          decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
@@ -72,26 +77,6 @@ class Admissions(Protocol):
         ``decisions``, and the ``log`` of every admitted request, are written to the
         decision log in the same transaction
         (:func:`~decido_service.store.admission_rule.logged`)."""
-
-    async def peek(self, specs: Sequence[CounterSpec], now: float) -> list[CounterState]:
-        """Current states of ``specs`` without counting."""
-
-    async def prune(self, now: float) -> int:
-        """Delete minute and hour counter rows whose window ended more than
-        :data:`~decido_service.store.admission_rule.PRUNE_GRACE` seconds before ``now``
-        (month rows are kept as the usage record); how many."""
-
-
-class SQLAdmissions:
-    """:class:`Admissions` on a database, writing the decision log ``log``."""
-
-    def __init__(self, database: Database, log: SQLDecisionLog) -> None:
-        self.db = database
-        self.log = log
-
-    async def admit_many(self, requests: Sequence[AdmissionRequest],
-                         decisions: Sequence[DecisionEntry] = ()) -> list[Admission]:
-        """Judge and commit a batch in one transaction (module docs)."""
         prepared = prepare(requests)
         if not prepared and not decisions:
             return []
@@ -105,7 +90,7 @@ class SQLAdmissions:
         return await self.db.write(body)
 
     async def peek(self, specs: Sequence[CounterSpec], now: float) -> list[CounterState]:
-        """States of ``specs`` as they are (nothing counted, nothing locked)."""
+        """Current states of ``specs`` without counting."""
         checked = check_specs(specs)
         bounds = [window_bounds(s.window, now) for s in checked]
 
@@ -116,7 +101,9 @@ class SQLAdmissions:
         return await self.db.read(body)
 
     async def prune(self, now: float) -> int:
-        """Delete old minute and hour rows; how many."""
+        """Delete minute and hour counter rows whose window ended more than
+        :data:`~decido_service.store.admission_rule.PRUNE_GRACE` seconds before ``now``
+        (month rows are kept as the usage record); how many."""
         return await self.db.write(lambda tx: tx.execute(
             """DELETE FROM counters WHERE "window" <> 'month' AND window_end < ?""",
             int(now) - PRUNE_GRACE))

@@ -1,5 +1,5 @@
 """The decision-log concern: entries are written by the admission that counts their request
-(:meth:`SQLDecisionLog.append`, in the admission's transaction), read a key at a time,
+(:meth:`DecisionLog.append`, in the admission's transaction), read a key at a time,
 newest first, and deleted after their retention by a scheduled job.
 
 **The byte cap.** A key's log holds at most ``byte_cap`` bytes (the service's
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -32,7 +32,7 @@ from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.labels import Scope
 from decido_service.store.records import DecisionEntry, DecisionRecord, metadata_of
 
-__all__ = ["INSERT_DECISION", "KEEP", "DecisionLog", "SQLDecisionLog", "entry_size"]
+__all__ = ["INSERT_DECISION", "KEEP", "DecisionLog", "DecisionLog", "entry_size"]
 
 #: the insert of one decision-log row (the columns of a
 #: :class:`~decido_service.store.DecisionEntry`, in its order, then its size)
@@ -61,31 +61,9 @@ def entry_size(entry: DecisionEntry) -> int:
             + _octets(entry.metadata))
 
 
-class DecisionLog(Protocol):
-    """A key's logged decisions."""
-
-    async def page(self, key_id: str, limit: int, starting_after: str | None = None,
-                   metadata: Mapping[str, str] | None = None) -> list[DecisionRecord]:
-        """Up to ``limit`` of ``key_id``'s logged decisions, newest first, after
-        ``starting_after`` (an entry id: the entry's position, or the position its id
-        would have, :func:`~decido_service.store.dialect.after_cursor`), optionally only
-        those with every member of ``metadata``; ``request`` and
-        ``answer`` are ``None`` in a listing."""
-
-    async def get(self, key_id: str, decision_id: str) -> DecisionRecord | None:
-        """One of ``key_id``'s logged decisions, or ``None`` (another key's too)."""
-
-    async def stored_bytes(self, key_id: str) -> int:
-        """The bytes of ``key_id``'s log (its running total, module docs)."""
-
-    async def prune(self, created_before: float) -> int:
-        """Delete the entries created before ``created_before`` (epoch seconds); how
-        many."""
-
-
-class SQLDecisionLog:
-    """:class:`DecisionLog` on a database; ``byte_cap``: the bytes a key's log may hold
-    (module docs; ``None`` or 0: no cap)."""
+class DecisionLog:
+    """A key's logged decisions, on a database; ``byte_cap``: the bytes a key's log may
+    hold (module docs; ``None`` or 0: no cap)."""
 
     def __init__(self, database: Database, byte_cap: int | None = None) -> None:
         self.db = database
@@ -117,7 +95,11 @@ class SQLDecisionLog:
 
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
                    metadata: Mapping[str, str] | None = None) -> list[DecisionRecord]:
-        """A page of ``key_id``'s log, newest first."""
+        """Up to ``limit`` of ``key_id``'s logged decisions, newest first, after
+        ``starting_after`` (an entry id: the entry's position, or the position its id
+        would have, :func:`~decido_service.store.dialect.after_cursor`), optionally only
+        those with every member of ``metadata``; ``request`` and
+        ``answer`` are ``None`` in a listing."""
         scope = Scope("decisions", key_id, metadata)
 
         async def body(tx: Tx) -> list[Row]:
@@ -137,7 +119,7 @@ class SQLDecisionLog:
                 for r in await self.db.read(body)]
 
     async def get(self, key_id: str, decision_id: str) -> DecisionRecord | None:
-        """One of ``key_id``'s logged decisions, or ``None``."""
+        """One of ``key_id``'s logged decisions, or ``None`` (another key's too)."""
         r = await self.db.read(lambda tx: tx.fetchrow(
             "SELECT id, key_id, created_at, summary, request, answer, metadata FROM decisions"
             " WHERE id = ? AND key_id = ?", decision_id, key_id))
@@ -149,14 +131,14 @@ class SQLDecisionLog:
                               metadata=metadata_of(r[6]))
 
     async def stored_bytes(self, key_id: str) -> int:
-        """The running total of ``key_id``'s log."""
+        """The bytes of ``key_id``'s log (its running total, module docs)."""
         row = await self.db.read(lambda tx: tx.fetchrow(
             "SELECT total FROM decision_log_bytes WHERE key_id = ?", key_id))
         return 0 if row is None else int(row[0])
 
     async def prune(self, created_before: float) -> int:
-        """Delete the entries older than ``created_before`` and take them off their keys'
-        totals; how many."""
+        """Delete the entries created before ``created_before`` (epoch seconds); how
+        many."""
         lock = self.db.dialect.for_update
 
         async def body(tx: Tx) -> int:

@@ -4,13 +4,13 @@ records of ``Idempotency-Key``.
 
 A run's front (a run of several objectives) is kept apart from its row, in ``run_fronts``:
 :data:`FrontChunk` rows of consecutive points, written with the run's final state
-(:meth:`SQLRuns.update`), read a few rows at a time (:meth:`SQLRuns.front`) and deleted
+(:meth:`Runs.update`), read a few rows at a time (:meth:`Runs.front`) and deleted
 with the run, so reading or listing runs never reads a front.
 
 A claim takes the oldest unowned queued row (``FOR UPDATE SKIP LOCKED`` on PostgreSQL:
 nodes claiming at the same moment each take a different run and never wait for each
 other; SQLite's write transaction holds the file). The per-key cap of
-:meth:`SQLRuns.enqueue` is serialised per key (PostgreSQL: an advisory lock on the key's
+:meth:`Runs.enqueue` is serialised per key (PostgreSQL: an advisory lock on the key's
 hash) while it counts, admits and inserts.
 """
 
@@ -20,7 +20,7 @@ import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from decido import status
 from decido_service.store import labels
@@ -38,7 +38,7 @@ from decido_service.store.records import (
 from decido_service.store.webhooks import enqueue_run_event
 
 __all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "FrontChunk", "Runs",
-           "SQLRuns"]
+           "Runs"]
 
 #: The columns of a run row: :meth:`Runs.record` writes them (missing ones NULL; ``id``,
 #: ``created_at`` and ``state``, ``queued``, filled in), :meth:`Runs.get` and
@@ -85,97 +85,8 @@ _CLAIM = (f"{_SELECT_T} FROM runs t LEFT JOIN (SELECT key_id, count(*) AS owned 
 _ANSWER = "UPDATE idempotency SET response = ? WHERE key_id = ? AND idem_key = ?"
 
 
-class Runs(Protocol):
+class Runs:
     """Run rows, the run queue and idempotency records."""
-
-    async def record(self, run: Mapping[str, Any]) -> None:
-        """Store one run row (:data:`RUN_FIELDS`; others ignored)."""
-
-    async def enqueue(self, run: Mapping[str, Any], admission: AdmissionRequest,
-                      cap: int | None = None, queue_cap: int | None = None,
-                      idempotency: tuple[str, str] | None = None
-                      ) -> Admission | Literal["cap", "queue"]:
-        """In one transaction: unless the run's key has ``cap`` runs ``queued`` or
-        ``running`` (``"cap"``) or the store ``queue_cap`` runs ``queued`` (``"queue"``;
-        ``None``: no cap), judge ``admission`` and, when it is admitted, record ``run``
-        with it and store ``idempotency``'s answer (``(idem_key, response)``: the pending
-        record of the run's key, :meth:`idempotency_begin`, gets ``response``). Nothing is
-        written (row, count or answer) unless all of it is."""
-
-    async def update(self, run_id: str, changes: Mapping[str, Any],
-                     expect: Mapping[str, Any] | None = None,
-                     front: Sequence[FrontChunk] = ()) -> bool:
-        """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
-        other); ``False`` when there is no such run, or (``expect``) when one of the
-        row's columns named there is not equal to the value given (``None``: NULL). A
-        final state written here writes the run's webhook deliveries in the same
-        transaction (:func:`~decido_service.store.webhooks.enqueue_run_event`), and
-        ``front`` (its front's chunks, in order) replaces the run's front there too."""
-
-    async def front(self, run_id: str, after: int, rows: int) -> list[FrontChunk]:
-        """Up to ``rows`` chunks of the run's front, in order, from the one holding the
-        point after index ``after`` (-1: the first); ``[]`` for none."""
-
-    async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
-        """Take a ``queued`` run no process owns: it is ``owner``'s until ``lease_until``
-        (epoch seconds); ``None`` when there is none. Fair across keys: the oldest of the
-        key with the fewest runs owned (taken, running) now, so one key's backlog does not
-        hold another key's run back. Concurrent callers (any process, any node) never take
-        the same run."""
-
-    async def expired(self, now: float) -> list[dict[str, Any]]:
-        """The unfinished runs whose owner's lease ended before ``now``."""
-
-    async def get(self, key_id: str, run_id: str) -> dict[str, Any] | None:
-        """One of ``key_id``'s runs, or ``None`` (another key's too)."""
-
-    async def page(self, key_id: str, limit: int, starting_after: str | None = None,
-                   state: str | None = None, engine: str | None = None,
-                   metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-        """Up to ``limit`` of ``key_id``'s runs, newest first, after ``starting_after`` (a
-        run id: the run's position, or the position its id would have,
-        :func:`~decido_service.store.dialect.after_cursor`), optionally only those in
-        ``state``, of ``engine`` and with every member of ``metadata``."""
-
-    async def unfinished(self) -> list[dict[str, Any]]:
-        """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
-
-    async def count_by_state(self) -> dict[str, int]:
-        """The number of runs (of every key) in each state that has any; finished runs
-        count until their retention ends."""
-
-    async def request_cancel(self, key_id: str, run_id: str) -> str | None:
-        """Set the run's ``cancel_requested`` flag unless it is finished; its state, or
-        ``None`` when ``key_id`` has no such run."""
-
-    async def delete(self, key_id: str, run_id: str) -> str | None:
-        """Delete the run if it is finished; its state (the row is gone only when that is
-        one of :data:`FINISHED_STATES`), or ``None`` when ``key_id`` has no such run."""
-
-    async def delete_finished(self, key_id: str) -> int:
-        """Delete every finished run of ``key_id``; how many."""
-
-    async def prune(self, finished_before: str) -> int:
-        """Delete every run (of any key) finished before ``finished_before`` (ISO 8601
-        UTC, as :func:`~decido_service.store.iso_utc` writes); how many."""
-
-    async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
-                                now: float, ttl: float) -> tuple[str, str | None]:
-        """Look up ``idem_key`` of ``key_id`` (a record older than ``ttl`` seconds counts
-        as absent and is replaced): ``("new", None)`` when there was none (a pending
-        record is written), ``("pending", None)`` while the first request with it is
-        still being answered, ``("mismatch", None)`` when it was used with another
-        ``fingerprint``, ``("done", response)`` with the stored answer."""
-
-    async def idempotency_end(self, key_id: str, idem_key: str,
-                              response: str | None) -> None:
-        """Store the answer of the request that began ``idem_key`` (``None``: forget the
-        record if it is still pending, so a retry is a new request; one whose answer was
-        stored, by this call or with its run by :meth:`enqueue`, is kept)."""
-
-
-class SQLRuns:
-    """:class:`Runs` on a database."""
 
     def __init__(self, database: Database) -> None:
         self.db = database
@@ -192,7 +103,7 @@ class SQLRuns:
         return [row[name] for name in RUN_FIELDS]
 
     async def record(self, run: Mapping[str, Any]) -> None:
-        """Insert one run row."""
+        """Store one run row (:data:`RUN_FIELDS`; others ignored)."""
         values = self._values(run)
         await self.db.write(lambda tx: self._insert(tx, values))
 
@@ -206,8 +117,12 @@ class SQLRuns:
                       cap: int | None = None, queue_cap: int | None = None,
                       idempotency: tuple[str, str] | None = None
                       ) -> Admission | Literal["cap", "queue"]:
-        """Check the caps, count, insert, answer the idempotency record: one
-        transaction."""
+        """In one transaction: unless the run's key has ``cap`` runs ``queued`` or
+        ``running`` (``"cap"``) or the store ``queue_cap`` runs ``queued`` (``"queue"``;
+        ``None``: no cap), judge ``admission`` and, when it is admitted, record ``run``
+        with it and store ``idempotency``'s answer (``(idem_key, response)``: the pending
+        record of the run's key, :meth:`idempotency_begin`, gets ``response``). Nothing is
+        written (row, count or answer) unless all of it is."""
         values, prepared, dialect = self._values(run), prepare([admission]), self.db.dialect
 
         async def body(tx: Tx) -> Admission | Literal["cap", "queue"]:
@@ -231,7 +146,12 @@ class SQLRuns:
     async def update(self, run_id: str, changes: Mapping[str, Any],
                      expect: Mapping[str, Any] | None = None,
                      front: Sequence[FrontChunk] = ()) -> bool:
-        """Set some columns of a run (see the protocol)."""
+        """Set the :data:`RUN_UPDATABLE` columns in ``changes`` (``ValueError`` for any
+        other); ``False`` when there is no such run, or (``expect``) when one of the
+        row's columns named there is not equal to the value given (``None``: NULL). A
+        final state written here writes the run's webhook deliveries in the same
+        transaction (:func:`~decido_service.store.webhooks.enqueue_run_event`), and
+        ``front`` (its front's chunks, in order) replaces the run's front there too."""
         columns, expected = _checked(changes), list((expect or {}).items())
         if expected:
             _checked(expect or {})
@@ -255,7 +175,11 @@ class SQLRuns:
         return await self.db.write(body)
 
     async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
-        """Own the oldest unowned queued run until ``lease_until``."""
+        """Take a ``queued`` run no process owns: it is ``owner``'s until ``lease_until``
+        (epoch seconds); ``None`` when there is none. Fair across keys: the oldest of the
+        key with the fewest runs owned (taken, running) now, so one key's backlog does not
+        hold another key's run back. Concurrent callers (any process, any node) never take
+        the same run."""
         skip_locked = self.db.dialect.skip_locked_of.format(alias="t")
 
         async def body(tx: Tx) -> Row | None:
@@ -269,19 +193,22 @@ class SQLRuns:
         return None if row is None else {**_run(row), "owner": owner, "lease_until": lease_until}
 
     async def expired(self, now: float) -> list[dict[str, Any]]:
-        """Unfinished runs whose lease ended before ``now``."""
+        """The unfinished runs whose owner's lease ended before ``now``."""
         return await self._rows(f"{_SELECT} WHERE {_UNFINISHED} AND owner IS NOT NULL AND "
                                 "lease_until < ? ORDER BY seq", now)
 
     async def get(self, key_id: str, run_id: str) -> dict[str, Any] | None:
-        """One of ``key_id``'s runs, or ``None``."""
+        """One of ``key_id``'s runs, or ``None`` (another key's too)."""
         found = await self._rows(f"{_SELECT} WHERE id = ? AND key_id = ?", run_id, key_id)
         return found[0] if found else None
 
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
                    state: str | None = None, engine: str | None = None,
                    metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-        """A page of ``key_id``'s runs, newest first (see the protocol)."""
+        """Up to ``limit`` of ``key_id``'s runs, newest first, after ``starting_after`` (a
+        run id: the run's position, or the position its id would have,
+        :func:`~decido_service.store.dialect.after_cursor`), optionally only those in
+        ``state``, of ``engine`` and with every member of ``metadata``."""
         scope = Scope("runs", key_id, metadata)
 
         async def body(tx: Tx) -> list[Row]:
@@ -302,29 +229,33 @@ class SQLRuns:
         return [_run(row) for row in await self.db.read(body)]
 
     async def front(self, run_id: str, after: int, rows: int) -> list[FrontChunk]:
-        """Chunks of a run's front (see the protocol)."""
+        """Up to ``rows`` chunks of the run's front, in order, from the one holding the
+        point after index ``after`` (-1: the first); ``[]`` for none."""
         found = await self.db.read(lambda tx: tx.fetch(
             "SELECT first, count, points FROM run_fronts WHERE run_id = ? AND "
             "first + count > ? ORDER BY first LIMIT ?", run_id, after + 1, int(rows)))
         return [(int(first), int(count), str(points)) for first, count, points in found]
 
     async def unfinished(self) -> list[dict[str, Any]]:
-        """Every queued or running run, oldest first."""
+        """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
         return await self._rows(f"{_SELECT} WHERE {_UNFINISHED} ORDER BY seq")
 
     async def count_by_state(self) -> dict[str, int]:
-        """Runs by state."""
+        """The number of runs (of every key) in each state that has any; finished runs
+        count until their retention ends."""
         rows = await self.db.read(lambda tx: tx.fetch(
             "SELECT state, count(*) FROM runs GROUP BY state"))
         return {str(state): int(n) for state, n in rows}
 
     async def request_cancel(self, key_id: str, run_id: str) -> str | None:
-        """Flag an unfinished run for cancellation; its state."""
+        """Set the run's ``cancel_requested`` flag unless it is finished; its state, or
+        ``None`` when ``key_id`` has no such run."""
         return await self._finished_or_not(
             key_id, run_id, "UPDATE runs SET cancel_requested = 1 WHERE id = ?", False)
 
     async def delete(self, key_id: str, run_id: str) -> str | None:
-        """Delete a finished run; its state."""
+        """Delete the run if it is finished; its state (the row is gone only when that is
+        one of :data:`FINISHED_STATES`), or ``None`` when ``key_id`` has no such run."""
         return await self._finished_or_not(key_id, run_id, "DELETE FROM runs WHERE id = ?",
                                            True, _DELETE_FRONT)
 
@@ -347,11 +278,12 @@ class SQLRuns:
         return await self.db.write(body)
 
     async def delete_finished(self, key_id: str) -> int:
-        """Delete the key's finished runs (and their fronts); how many."""
+        """Delete every finished run of ``key_id``; how many."""
         return await self._delete_where(f"key_id = ? AND NOT ({_UNFINISHED})", key_id)
 
     async def prune(self, finished_before: str) -> int:
-        """Delete runs finished before ``finished_before`` (and their fronts); how many."""
+        """Delete every run (of any key) finished before ``finished_before`` (ISO 8601
+        UTC, as :func:`~decido_service.store.iso_utc` writes); how many."""
         return await self._delete_where("finished_at IS NOT NULL AND finished_at < ?",
                                         finished_before)
 
@@ -366,7 +298,11 @@ class SQLRuns:
 
     async def idempotency_begin(self, key_id: str, idem_key: str, fingerprint: str,
                                 now: float, ttl: float) -> tuple[str, str | None]:
-        """Look the key up (row-locked), and record it pending when new or expired."""
+        """Look up ``idem_key`` of ``key_id`` (a record older than ``ttl`` seconds counts
+        as absent and is replaced): ``("new", None)`` when there was none (a pending
+        record is written), ``("pending", None)`` while the first request with it is
+        still being answered, ``("mismatch", None)`` when it was used with another
+        ``fingerprint``, ``("done", response)`` with the stored answer."""
         for_update = self.db.dialect.for_update
 
         async def body(tx: Tx) -> tuple[str, str | None]:
@@ -393,7 +329,9 @@ class SQLRuns:
 
     async def idempotency_end(self, key_id: str, idem_key: str,
                               response: str | None) -> None:
-        """Store the answer, or forget the pending record."""
+        """Store the answer of the request that began ``idem_key`` (``None``: forget the
+        record if it is still pending, so a retry is a new request; one whose answer was
+        stored, by this call or with its run by :meth:`enqueue`, is kept)."""
         if response is None:
             await self.db.write(lambda tx: tx.execute(
                 "DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND "

@@ -83,7 +83,7 @@ _LOG_BYTES = (
     " SELECT key_id, SUM(size) FROM decisions GROUP BY key_id",
 )
 
-#: 4: runs' fronts apart from their documents (:meth:`~decido_service.store.runs.SQLRuns.front`):
+#: 4: runs' fronts apart from their documents (:meth:`~decido_service.store.runs.Runs.front`):
 #: consecutive points of a run's front as one JSON array a row, ``first`` the index of its
 #: first point, so a page of a large front reads a few rows and a run's row stays small
 _FRONTS = (

@@ -1,7 +1,7 @@
 """The studies concern: a study's row, its trials and its ordered log (what
-:class:`decido.Study` replays), changed only inside :meth:`SQLStudies.mutate`.
+:class:`decido.Study` replays), changed only inside :meth:`Studies.mutate`.
 
-:meth:`SQLStudies.mutate` runs the caller's body in one transaction that first locks the
+:meth:`Studies.mutate` runs the caller's body in one transaction that first locks the
 study's row (PostgreSQL ``SELECT ... FOR UPDATE``; SQLite's write transaction holds the
 file), so every change of one study, from any worker or node, is serialised. The body gets a
 :class:`StudyTx`: the row, the log entries after a position, the trials it asks for, and
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, TypeVar
 
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
@@ -26,7 +26,7 @@ from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.records import Admission, AdmissionRequest, metadata_of, metadata_text
 from decido_service.store.webhooks import enqueue_event
 
-__all__ = ["EVENTS_SCHEMA", "SCHEMA", "STUDY_FIELDS", "TRIAL_FIELDS", "SQLStudies", "StudyTx",
+__all__ = ["EVENTS_SCHEMA", "SCHEMA", "STUDY_FIELDS", "TRIAL_FIELDS", "Studies", "StudyTx",
            "Studies"]
 
 T = TypeVar("T")
@@ -103,7 +103,7 @@ def _checked(changes: Mapping[str, Any], allowed: frozenset[str]) -> list[str]:
 
 
 class StudyTx:
-    """One study inside :meth:`SQLStudies.mutate`'s transaction, its row locked."""
+    """One study inside :meth:`Studies.mutate`'s transaction, its row locked."""
 
     def __init__(self, tx: Tx, row: dict[str, Any], offload: bool) -> None:
         self.tx = tx
@@ -187,8 +187,11 @@ class StudyTx:
         self.row.update(merged)
 
 
-class Studies(Protocol):
+class Studies:
     """Study rows, their trials and logs."""
+
+    def __init__(self, database: Database) -> None:
+        self.db = database
 
     async def create(self, study: Mapping[str, Any], admission: AdmissionRequest,
                      cap: int | None = None, idempotency: tuple[str, str] | None = None
@@ -199,49 +202,6 @@ class Studies(Protocol):
         (nothing written when refused) and stores ``idempotency``'s answer (``(idem_key,
         response)``: the pending record of the key, as runs' :meth:`Runs.enqueue
         <decido_service.store.runs.Runs.enqueue>`)."""
-
-    async def get(self, key_id: str, study_id: str) -> dict[str, Any] | None:
-        """One of ``key_id``'s studies, or ``None``."""
-
-    async def page(self, key_id: str, limit: int, starting_after: str | None = None,
-                   state: str | None = None,
-                   metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-        """Up to ``limit`` of the key's studies, newest first (as runs' pages)."""
-
-    async def trials(self, key_id: str, study_id: str, limit: int, after: int | None,
-                     state: str | None) -> list[dict[str, Any]] | None:
-        """Up to ``limit`` trials by number after ``after``; ``None`` for no such study."""
-
-    async def mutate(self, key_id: str, study_id: str,
-                     body: Callable[[StudyTx], Any]) -> Any:
-        """``await body(StudyTx)`` in one transaction holding the study's row lock; ``None``
-        (nothing run) when the key has no such study."""
-
-    async def events_after(self, key_id: str, study_id: str, after: int, limit: int
-                           ) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
-        """The study's row, then up to ``limit`` of its events numbered above ``after``
-        (``(seq, kind, data)``, in order; every event the row counts is among those read
-        after it, unless deleted as older than the newest kept: the first read is then
-        numbered above ``after + 1``); ``None`` for no such study."""
-
-    async def leased(self, now: float) -> list[tuple[str, str]]:
-        """``(key_id, study_id)`` of studies with an active trial whose lease ended."""
-
-    async def delete(self, key_id: str, study_id: str) -> str | None:
-        """Delete the study if it is not ``active``; its state before, ``None`` for none."""
-
-
-class SQLStudies:
-    """:class:`Studies` on a database."""
-
-    def __init__(self, database: Database) -> None:
-        self.db = database
-
-    async def create(self, study: Mapping[str, Any], admission: AdmissionRequest,
-                     cap: int | None = None, idempotency: tuple[str, str] | None = None
-                     ) -> Admission | Literal["cap"]:
-        """The cap, the admission, the row and the idempotency answer: one transaction
-        (see the protocol)."""
         values = [metadata_text(study.get("metadata")) if f == "metadata" else study.get(f)
                   for f in STUDY_FIELDS]
         sql = (f"INSERT INTO studies ({', '.join(STUDY_FIELDS)}) "
@@ -267,7 +227,7 @@ class SQLStudies:
         return await self.db.write(body)
 
     async def get(self, key_id: str, study_id: str) -> dict[str, Any] | None:
-        """One of the key's studies."""
+        """One of ``key_id``'s studies, or ``None``."""
         row = await self.db.read(lambda tx: tx.fetchrow(
             f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?", study_id, key_id))
         return None if row is None else _study(row)
@@ -275,7 +235,7 @@ class SQLStudies:
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
                    state: str | None = None,
                    metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-        """A page of the key's studies, newest first."""
+        """Up to ``limit`` of the key's studies, newest first (as runs' pages)."""
         members = self.db.dialect.json_members.format(column="metadata")
         labels = [f"EXISTS (SELECT 1 FROM {members} WHERE key = ? AND value = ?)"
                   for _ in metadata or {}]
@@ -299,7 +259,7 @@ class SQLStudies:
 
     async def trials(self, key_id: str, study_id: str, limit: int, after: int | None,
                      state: str | None) -> list[dict[str, Any]] | None:
-        """A page of a study's trials, by number."""
+        """Up to ``limit`` trials by number after ``after``; ``None`` for no such study."""
         async def body(tx: Tx) -> list[Row] | None:
             if await tx.fetchrow("SELECT 1 FROM studies WHERE id = ? AND key_id = ?",
                                  study_id, key_id) is None:
@@ -317,7 +277,8 @@ class SQLStudies:
 
     async def mutate(self, key_id: str, study_id: str,
                      body: Callable[[StudyTx], Any]) -> Any:
-        """The body on the locked study (see the protocol)."""
+        """``await body(StudyTx)`` in one transaction holding the study's row lock; ``None``
+        (nothing run) when the key has no such study."""
         dialect = self.db.dialect
 
         async def run(tx: Tx) -> Any:
@@ -331,7 +292,10 @@ class SQLStudies:
 
     async def events_after(self, key_id: str, study_id: str, after: int, limit: int
                            ) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
-        """The row, then the events after ``after`` (see the protocol)."""
+        """The study's row, then up to ``limit`` of its events numbered above ``after``
+        (``(seq, kind, data)``, in order; every event the row counts is among those read
+        after it, unless deleted as older than the newest kept: the first read is then
+        numbered above ``after + 1``); ``None`` for no such study."""
         async def body(tx: Tx) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
             row = await tx.fetchrow(f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?",
                                     study_id, key_id)
@@ -345,14 +309,14 @@ class SQLStudies:
         return await self.db.read(body)
 
     async def leased(self, now: float) -> list[tuple[str, str]]:
-        """Studies with an expired lease."""
+        """``(key_id, study_id)`` of studies with an active trial whose lease ended."""
         rows = await self.db.read(lambda tx: tx.fetch(
             "SELECT key_id, id FROM studies WHERE lease_until IS NOT NULL AND lease_until < ?"
             " ORDER BY lease_until", now))
         return [(r[0], r[1]) for r in rows]
 
     async def delete(self, key_id: str, study_id: str) -> str | None:
-        """Delete a study that is not active."""
+        """Delete the study if it is not ``active``; its state before, ``None`` for none."""
         async def body(tx: Tx) -> str | None:
             row = await tx.fetchrow(f"SELECT state FROM studies WHERE id = ? AND key_id = ?"
                                     f"{self.db.dialect.for_update}", study_id, key_id)

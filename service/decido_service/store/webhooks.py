@@ -4,7 +4,7 @@ event's data, every attempt so far, when the next one is due, and the process th
 the attempt in progress under a lease).
 
 A run event's deliveries are written by :func:`enqueue_run_event` in the transaction that
-writes the run's final state (:meth:`~decido_service.store.runs.SQLRuns.update` calls it
+writes the run's final state (:meth:`~decido_service.store.runs.Runs.update` calls it
 with its :class:`~decido_service.store.dialect.Tx`), so a run never ends without them; a
 study's ``study.completed`` by :func:`enqueue_event` in the transaction of the change that
 finished the study (:meth:`~decido_service.store.studies.StudyTx.webhook`). A
@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from decido_service.store.dialect import Database, Row, Tx, after_cursor
 from decido_service.store.records import iso_utc, ordered_id
 
 __all__ = ["CANDIDATES", "DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "STUDY_COMPLETED",
-           "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE", "SQLWebhooks", "Webhooks", "enqueue_event",
+           "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE", "Webhooks", "Webhooks", "enqueue_event",
            "enqueue_run_event"]
 
 #: the columns of a webhook row, in select order
@@ -113,68 +113,6 @@ CANDIDATES = 256
 #: no cap (the loads are row counts, far below it)
 _UNCAPPED = 2**62
 
-class Webhooks(Protocol):
-    """What the webhooks need from the store."""
-
-    async def create(self, webhook: Mapping[str, Any], cap: int | None) -> bool:
-        """Insert ``webhook`` (:data:`WEBHOOK_FIELDS`) unless its key already has ``cap``
-        endpoints (checked and written atomically for the key); False when refused."""
-
-    async def of_key(self, key_id: str) -> list[dict[str, Any]]:
-        """The key's endpoints, oldest first."""
-
-    async def get(self, key_id: str, webhook_id: str) -> dict[str, Any] | None:
-        """One of the key's endpoints, or ``None`` (another key's too)."""
-
-    async def update(self, key_id: str, webhook_id: str,
-                     changes: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Set :data:`WEBHOOK_UPDATABLE` columns; the row after, or ``None``."""
-
-    async def delete(self, key_id: str, webhook_id: str) -> bool:
-        """Delete an endpoint and its deliveries; False when the key has no such one."""
-
-    async def add_delivery(self, delivery: Mapping[str, Any]) -> None:
-        """Insert one delivery (:data:`DELIVERY_FIELDS`; ``owner``/``lease_until`` NULL)."""
-
-    async def get_delivery(self, key_id: str, webhook_id: str,
-                           delivery_id: str) -> dict[str, Any] | None:
-        """One delivery of one of the key's endpoints, or ``None``."""
-
-    async def page_deliveries(self, key_id: str, webhook_id: str, limit: int,
-                              starting_after: str | None = None) -> list[dict[str, Any]]:
-        """Up to ``limit`` of the endpoint's deliveries, newest first, after
-        ``starting_after`` (a delivery id: its position, or the position its id would have,
-        :func:`~decido_service.store.dialect.after_cursor`)."""
-
-    async def resend(self, key_id: str, webhook_id: str, delivery_id: str, now: float,
-                     retry_index: int) -> bool:
-        """Make a delivery pending, due at ``now``, unless an attempt of it is in
-        progress; False when refused (or no such delivery)."""
-
-    async def claim(self, owner: str, now: float, lease_until: float, limit: int, *,
-                    per_key: int | None = None,
-                    per_endpoint: int | None = None) -> list[dict[str, Any]]:
-        """Take up to ``limit`` deliveries due at ``now``: each is ``owner``'s until
-        ``lease_until`` and no concurrent caller (any process, any node) takes it. Each
-        row has the delivery's columns and its endpoint's url and secrets. Taken fairly
-        across keys (each key's oldest due first, then each key's next), and never so
-        many that a key would have more than ``per_key`` attempts in flight (claimed under
-        a lease not yet run out, by any caller), or an endpoint more than
-        ``per_endpoint`` (``None``: no such cap)."""
-
-    async def finish(self, delivery: Mapping[str, Any], owner: str, outcome: str,
-                     now: float, failing_after: float) -> bool:
-        """Record an attempt (``delivery``: ``id``, ``webhook_id``, ``attempts``,
-        ``state``, ``next_attempt``, ``retry_index``) if ``owner`` still holds it, and its
-        outcome on the endpoint: ``ok`` ends its failing streak, ``gone`` disables it,
-        ``failed`` starts (or continues) a streak and disables it once the streak began at
-        or before ``now - failing_after``. False when the attempt was no longer
-        ``owner``'s."""
-
-    async def prune(self, created_before: str) -> int:
-        """Delete finished deliveries created before ``created_before`` (ISO 8601)."""
-
-
 async def enqueue_run_event(tx: Tx, run: Mapping[str, Any], now: float) -> None:
     """In the transaction that wrote the run's final state: one delivery of its event per
     enabled endpoint of its key that subscribes to it (``run``: the row as
@@ -199,14 +137,15 @@ async def enqueue_event(tx: Tx, key_id: str, event: str, payload: str, created_a
                          payload, created_at, "pending", "[]", now, 1, None, None)
 
 
-class SQLWebhooks:
-    """:class:`Webhooks` on a database."""
+class Webhooks:
+    """What the webhooks need from the store."""
 
     def __init__(self, database: Database) -> None:
         self.db = database
 
     async def create(self, webhook: Mapping[str, Any], cap: int | None) -> bool:
-        """Insert an endpoint unless its key has ``cap`` (under the key's lock)."""
+        """Insert ``webhook`` (:data:`WEBHOOK_FIELDS`) unless its key already has ``cap``
+        endpoints (checked and written atomically for the key); False when refused."""
         values = [webhook.get(f) for f in WEBHOOK_FIELDS]
         key_lock = self.db.dialect.key_lock
 
@@ -230,13 +169,13 @@ class SQLWebhooks:
         return [_webhook(r) for r in rows]
 
     async def get(self, key_id: str, webhook_id: str) -> dict[str, Any] | None:
-        """One of the key's endpoints."""
+        """One of the key's endpoints, or ``None`` (another key's too)."""
         row = await self.db.read(lambda tx: tx.fetchrow(_GET_WEBHOOK, key_id, webhook_id))
         return None if row is None else _webhook(row)
 
     async def update(self, key_id: str, webhook_id: str,
                      changes: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Change an endpoint; its row after."""
+        """Set :data:`WEBHOOK_UPDATABLE` columns; the row after, or ``None``."""
         bad = sorted(set(changes) - WEBHOOK_UPDATABLE)
         if bad:
             raise ValueError(f"not updatable webhook columns: {', '.join(bad)}")
@@ -253,7 +192,7 @@ class SQLWebhooks:
         return None if row is None else _webhook(row)
 
     async def delete(self, key_id: str, webhook_id: str) -> bool:
-        """Delete an endpoint and its deliveries."""
+        """Delete an endpoint and its deliveries; False when the key has no such one."""
         async def body(tx: Tx) -> bool:
             if await tx.execute("DELETE FROM webhooks WHERE key_id = ? AND id = ?",
                                 key_id, webhook_id) != 1:
@@ -264,20 +203,22 @@ class SQLWebhooks:
         return await self.db.write(body)
 
     async def add_delivery(self, delivery: Mapping[str, Any]) -> None:
-        """Insert one delivery."""
+        """Insert one delivery (:data:`DELIVERY_FIELDS`; ``owner``/``lease_until`` NULL)."""
         values = [delivery.get(f) for f in DELIVERY_FIELDS]
         await self.db.write(lambda tx: tx.execute(_INSERT_DELIVERY, *values))
 
     async def get_delivery(self, key_id: str, webhook_id: str,
                            delivery_id: str) -> dict[str, Any] | None:
-        """One delivery of one of the key's endpoints."""
+        """One delivery of one of the key's endpoints, or ``None``."""
         row = await self.db.read(lambda tx: tx.fetchrow(_GET_DELIVERY, key_id, webhook_id,
                                                         delivery_id))
         return None if row is None else _delivery(row)
 
     async def page_deliveries(self, key_id: str, webhook_id: str, limit: int,
                               starting_after: str | None = None) -> list[dict[str, Any]]:
-        """A page of an endpoint's deliveries, newest first."""
+        """Up to ``limit`` of the endpoint's deliveries, newest first, after
+        ``starting_after`` (a delivery id: its position, or the position its id would have,
+        :func:`~decido_service.store.dialect.after_cursor`)."""
         async def body(tx: Tx) -> list[Row]:
             condition, value = "seq < ?", _LAST
             if starting_after is not None:
@@ -291,7 +232,8 @@ class SQLWebhooks:
 
     async def resend(self, key_id: str, webhook_id: str, delivery_id: str, now: float,
                      retry_index: int) -> bool:
-        """Make a delivery pending again, due now."""
+        """Make a delivery pending, due at ``now``, unless an attempt of it is in
+        progress; False when refused (or no such delivery)."""
         return await self.db.write(lambda tx: tx.execute(
             "UPDATE webhook_deliveries SET state = 'pending', next_attempt = ?, "
             "retry_index = ? WHERE key_id = ? AND webhook_id = ? AND id = ? AND "
@@ -300,7 +242,13 @@ class SQLWebhooks:
     async def claim(self, owner: str, now: float, lease_until: float, limit: int, *,
                     per_key: int | None = None,
                     per_endpoint: int | None = None) -> list[dict[str, Any]]:
-        """Take the deliveries due at ``now``, fairly across keys (module docs)."""
+        """Take up to ``limit`` deliveries due at ``now``: each is ``owner``'s until
+        ``lease_until`` and no concurrent caller (any process, any node) takes it. Each
+        row has the delivery's columns and its endpoint's url and secrets. Taken fairly
+        across keys (each key's oldest due first, then each key's next), and never so
+        many that a key would have more than ``per_key`` attempts in flight (claimed under
+        a lease not yet run out, by any caller), or an endpoint more than
+        ``per_endpoint`` (``None``: no such cap)."""
         dialect = self.db.dialect
         hook_cap, key_cap = (_UNCAPPED if c is None else c for c in (per_endpoint, per_key))
 
@@ -328,7 +276,12 @@ class SQLWebhooks:
 
     async def finish(self, delivery: Mapping[str, Any], owner: str, outcome: str,
                      now: float, failing_after: float) -> bool:
-        """Record an attempt and its outcome on the endpoint."""
+        """Record an attempt (``delivery``: ``id``, ``webhook_id``, ``attempts``,
+        ``state``, ``next_attempt``, ``retry_index``) if ``owner`` still holds it, and its
+        outcome on the endpoint: ``ok`` ends its failing streak, ``gone`` disables it,
+        ``failed`` starts (or continues) a streak and disables it once the streak began at
+        or before ``now - failing_after``. False when the attempt was no longer
+        ``owner``'s."""
         hook = delivery["webhook_id"]
 
         async def body(tx: Tx) -> bool:
@@ -355,7 +308,7 @@ class SQLWebhooks:
         return await self.db.write(body)
 
     async def prune(self, created_before: str) -> int:
-        """Delete old finished deliveries."""
+        """Delete finished deliveries created before ``created_before`` (ISO 8601)."""
         return await self.db.write(lambda tx: tx.execute(
             "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ?",
             created_before))

@@ -12,7 +12,7 @@ from decido.objectives import MAX_OBJECTIVES, NAME_PATTERN
 from decido.pareto import default_multi_engine
 from decido.run_spec import DEFAULT_ARCHIVE_SIZE, MAX_ARCHIVE, SEED_END
 from decido.status import FinishedStatus
-from decido_service.config import DEFAULT_TIERS, default_caps
+from decido_service.tiers import DEFAULT_TIERS, default_caps
 from decido_service.types.fields import NOT_BLANK, Count, EngineId, Goal, GoalIn, Metadata
 from decido_service.types.problems import Problem
 
