@@ -4,6 +4,7 @@ the documentation's links stay inside the repository, local state is ignored by 
 from __future__ import annotations
 
 import ast
+import graphlib
 import re
 import shutil
 import subprocess
@@ -152,6 +153,40 @@ def test_the_capabilities_never_import_the_http_layer() -> None:
             if name == "decido_service.http" or name.startswith("decido_service.http."):
                 found.append(f"{path.relative_to(ROOT)}:{line}: {name}")
     assert found == []
+
+
+#: the one circle allowed: the client's run methods name the handles they return, for
+#: types only (under TYPE_CHECKING in decido/client/_run_methods.py)
+_TYPE_ONLY_IMPORTS = {("decido.client._run_methods", "decido.client.aio"),
+                      ("decido.client._run_methods", "decido.client.sync")}
+
+
+def _module_graph(top: Path) -> dict[str, set[str]]:
+    """Each module under ``top`` (dotted) -> the modules under ``top`` it imports, at any
+    level; an import of a package's ``__init__`` (a face that hands names on) is left out."""
+    modules = {".".join(p.relative_to(top.parent).with_suffix("").parts): p
+               for p in sorted(top.rglob("*.py"))}
+    graph = {}
+    for module, path in modules.items():
+        graph[module] = set()
+        for _, name in _imported(ast.parse(path.read_text()), module):
+            parts = name.split(".")
+            found = next((m for m in (".".join(parts[:k]) for k in range(len(parts), 0, -1))
+                          if m in modules), None)
+            if found is not None and found != module and (module, found) not in _TYPE_ONLY_IMPORTS:
+                graph[module].add(found)
+    return graph
+
+
+@pytest.mark.parametrize("top", ["core/decido", "service/decido_service"])
+def test_the_modules_import_each_other_one_way(top: str) -> None:
+    """Issue 39: no import circle (TYPE_CHECKING included) but the client's type-only one."""
+    graph = _module_graph(ROOT / top)
+    assert len(graph) > 40
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as e:
+        pytest.fail(f"an import circle: {' -> '.join(e.args[1])}")
 
 
 def test_the_import_check_sees_every_kind_of_import() -> None:

@@ -20,7 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/driver.h"
+#include "engine/driver_check.h"
+#include "engine/driver_eval.h"
 #include "common/alloc.h"
 #include "common/error.h"
 

@@ -1,5 +1,5 @@
 /*
- * driver_check.c -- what a run may ask (driver.h): the checks of a dc_run
+ * driver_check.c -- what a run may ask (driver_check.h): the checks of a dc_run
  * before anything is allocated, what the engine supports, and the options
  * (the engine's own and the run's, dc_run_options).
  */
@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/driver.h"
+#include "engine/driver_check.h"
+#include "engine/front.h"
 #include "common/alloc.h"
 #include "common/error.h"
 

@@ -1,5 +1,5 @@
 /*
- * driver_eval.c -- the driver's evaluations (driver.h).
+ * driver_eval.c -- the driver's evaluations (driver_eval.h).
  *
  * Engines work in [0,1]^n: points are projected into the cube and scaled to
  * the bounds here (integer and discrete coordinates to their cells), so every
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/driver.h"
+#include "engine/driver_eval.h"
 #include "common/alloc.h"
 #include "common/error.h"
 

@@ -25,7 +25,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/driver.h"
+#include "engine/driver_check.h"
 #include "common/error.h"
 
 #define FD_STEP 1.4901161193847656e-08 /* sqrt(DBL_EPSILON), in the unit cube */

@@ -4,20 +4,45 @@ support), each fault to ``faults``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from decido.decisions.faults import Faults
 
-if TYPE_CHECKING:  # the plan's module reads the method table, which names these checks
-    from decido.decisions.decision import Decision
-
 Array = NDArray[np.float64]
 
 
-def spotis_bounds(d: Decision, Xc: Array, faults: Faults) -> None:
+class Named(Protocol):
+    """A criterion as the checks read it: the attribute it scores."""
+
+    @property
+    def attribute(self) -> str: ...
+
+
+class Plan(Protocol):
+    """What a value check reads of a decision and writes to it: its ``params`` (a check
+    leaves what it finds there), its criteria (``names``, ``criteria``), the option index
+    of a feasible option and its warnings.  ``decido.decisions.decision.Decision`` is one;
+    typed here so that the method table, which names the checks, sits below the decision
+    (whose module reads that table through its uncertainty)."""
+
+    params: dict[str, Any]
+
+    @property
+    def names(self) -> Sequence[str]: ...
+
+    @property
+    def criteria(self) -> Sequence[Named]: ...
+
+    def option(self, i: int) -> int: ...
+
+    def warn(self, code: str, message: str, path: str | None = None) -> None: ...
+
+
+def spotis_bounds(d: Plan, Xc: Array, faults: Faults) -> None:
     """SPOTIS: every feasible value inside its criterion's given bounds; the bounds not
     given are the feasible options' min and max (a warning says so).  Leaves the (k, 2)
     bounds in ``d.params["bounds"]``."""
@@ -45,7 +70,7 @@ def spotis_bounds(d: Decision, Xc: Array, faults: Faults) -> None:
     d.params["bounds"] = np.ascontiguousarray(bounds)
 
 
-def spotis_support(plan: Decision, lows: Array, highs: Array, faults: Faults) -> None:
+def spotis_support(plan: Plan, lows: Array, highs: Array, faults: Faults) -> None:
     """SPOTIS under uncertainty: every value's support (``lows``, ``highs``: criteria x
     options) inside the given bounds; the bounds not given are the supports' (finite)."""
     given = plan.params["bounds"]

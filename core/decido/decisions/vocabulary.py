@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,13 +25,10 @@ from numpy.typing import NDArray
 from decido.decisions import checks
 from decido.decisions import methods as m
 from decido.decisions import params as prm
-from decido.decisions.checks import Array
+from decido.decisions.checks import Array, Plan
 from decido.decisions.faults import Faults
 from decido.decisions.methods import Scored
 from decido.decisions.params import PARAMS, Param
-
-if TYPE_CHECKING:  # the plan's module reads this table
-    from decido.decisions.decision import Decision
 
 #: Limits of the library, read at each call (the service sets tighter per-plan
 #: limits).  ``max_promethee_options`` bounds the feasible options of PROMETHEE II,
@@ -62,9 +59,9 @@ MethodFn = Callable[[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]
 #: reads a method's parameters that hold one value per criterion: (params, criteria, faults)
 ParamsReader = Callable[[Mapping[str, Any], list[str], Faults], dict[str, Any]]
 #: checks the feasible values (options x criteria) of a decision
-ValueCheck = Callable[["Decision", Array, Faults], None]
+ValueCheck = Callable[[Plan, Array, Faults], None]
 #: checks the supports (criteria x options: lows, highs) of a decision under uncertainty
-SupportCheck = Callable[["Decision", Array, Array, Faults], None]
+SupportCheck = Callable[[Plan, Array, Array, Faults], None]
 
 
 @dataclass(frozen=True)

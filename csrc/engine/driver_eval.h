@@ -1,29 +1,24 @@
 /*
- * driver.h -- the driver's state, shared by its three files:
- *
- *   driver.c        dc_optimize: build a run, loop ask/evaluate/tell, finish the result;
- *                   restarts, start points, bounds from constraints, the Lagrangian's updates
- *   driver_eval.c   evaluation: scaling to the bounds, budget and clock, the best point and
- *                   its history, gradients and separable terms
- *   driver_check.c  what a dc_run may ask: validation, the engine's support, options
+ * driver_eval.h -- the driver's state and its evaluations (driver_eval.c):
+ * scaling to the bounds, budget and clock, the best point and its history,
+ * gradients and separable terms.  driver.c builds the state and runs the loop
+ * over these; nothing here calls up into it.
  *
  * Nothing here is public: decido.h is the library's interface.
  */
-#ifndef DC_DRIVER_H
-#define DC_DRIVER_H
+#ifndef DC_DRIVER_EVAL_H
+#define DC_DRIVER_EVAL_H
 
 #include <math.h>
 
 #include "engine/constraints.h"
+#include "engine/driver_check.h"
 #include "engine/engine.h"
 #include "engine/front.h"
 
 #define FD_CHUNK 32u /* coordinates per batch of finite differences */
 
 enum { K_REAL, K_INTEGER, K_DISCRETE };
-
-/* The run's own options (dc_run_options), beside the engine's. */
-enum { RUN_OPT_STOP_ON_CONVERGENCE, N_RUN_OPTIONS };
 
 typedef struct dc_driver {
     const dc_run *run;
@@ -96,7 +91,7 @@ static inline double dc_driver_shown_best(const dc_driver *d)
     return d->have_best && !d->multi ? dc_driver_user_value(d, d->best) : NAN;
 }
 
-/* driver_eval.c */
+/* The evaluations (driver_eval.c). */
 double dc_driver_now(void);
 void dc_driver_scale_rows(const dc_driver *d, const double *U, size_t rows, double *X);
 void dc_driver_unscale(const dc_driver *d, const double *x, double *u);
@@ -118,11 +113,5 @@ dc_status dc_driver_eval_terms(dc_driver *d, dc_batch *b);
 /* Several objectives, after an iteration: the archive thinned, its hypervolume
  * measured and recorded in the history when it changed. */
 dc_status dc_driver_measure_front(dc_driver *d);
-
-/* driver_check.c */
-dc_status dc_driver_validate(const dc_run *run, dc_error *err);
-dc_status dc_driver_check_support(const dc_engine_vt *vt, const dc_run *run, dc_error *err);
-dc_status dc_driver_read_options(const dc_engine_vt *vt, const dc_run *run, double *params,
-                                 double *run_params, dc_error *err);
 
 #endif
