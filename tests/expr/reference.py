@@ -265,6 +265,30 @@ def _apply(f, args, ulps):
     return Val(center, err, bool(vecs), all(a.const for a in args))
 
 
+# sin and cos turn, tan has a pole, at offset + k pi: the corners of an argument's interval
+# bound the function only where the interval holds no such point (an argument of 1e17 known
+# to a few hundred, as a product of 64 factors is, may give any sine)
+_TURNS = {"sin": np.pi / 2, "cos": 0.0, "tan": np.pi / 2}
+
+
+def _turns(name, a, out):
+    """``out`` (the function over ``a``, bounded by corners) with its bound widened where
+    ``a``'s interval holds a turn (sin, cos: the value there) or a pole (tan: unbounded)."""
+    offset = _TURNS[name]
+    with np.errstate(invalid="ignore"):
+        first = np.floor((a.v - a.e - offset) / np.pi) + 1  # the first k inside
+        count = np.floor((a.v + a.e - offset) / np.pi) - first + 1
+    held = (a.e > 0) & np.isfinite(a.v) & ~(count < 1)  # NaN count (unbounded e): held
+    if name == "tan":
+        extra = np.where(held, np.inf, 0.0)
+    else:
+        turn = np.where(np.isfinite(first), first, 0.0) * np.pi + offset
+        one = np.abs(np.where(np.isfinite(first), np.sin(turn) if name == "sin"
+                              else np.cos(turn), 1.0) - out.v)
+        extra = np.where(held, np.where(count >= 2, 1.0 + np.abs(out.v), one), 0.0)
+    return Val(out.v, np.maximum(out.e, extra), out.vec, out.const)
+
+
 def _finite_or_inf(a):
     return np.where(np.isnan(a), np.inf, a)
 
@@ -443,7 +467,8 @@ class Reference:
         if name in REDUCTIONS:
             return _reduce(name, args[0])
         f, ulps = {**UNARY, **BINARY, **TERNARY}[name]
-        return _apply(f, args, ulps)
+        out = _apply(f, args, ulps)
+        return _turns(name, args[0], out) if name in _TURNS else out
 
 
 def agrees(got, want, err, rel=1e-12, slack=4.0):
