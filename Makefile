@@ -44,7 +44,9 @@ $(BUILD_DEPS): pyproject.toml | $(PY)
 
 build-deps: $(BUILD_DEPS)
 
-PIP_BUILD := $(PIP) install --no-build-isolation
+# the project's own builds treat C warnings as errors (a user's `pip install .` does not:
+# another compiler's new warning must not stop an install)
+PIP_BUILD := $(PIP) install --no-build-isolation --config-settings=cmake.define.DECIDO_WERROR=ON
 
 install: $(BUILD_DEPS)
 	$(PIP_BUILD) --quiet ".[test]"
