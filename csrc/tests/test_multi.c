@@ -206,6 +206,24 @@ static void refusals(void)
     dc_result_free(&res);
 }
 
+/* one constraint over 4 coordinates, compiled and set on the run (which holds *g and *sense:
+ * the caller frees *g after the run) */
+static void one_constraint(dc_run *run, const char *text, dc_program **g,
+                           dc_constraint_sense *sense)
+{
+    dc_options o;
+    dc_constraint_info info;
+    dc_error err;
+    dc_options_init(&o);
+    o.n = 4;
+    CHECK(dc_compile_constraint(text, strlen(text), &o, g, &info, &err) == DC_OK, "compile %s",
+          text);
+    *sense = info.sense;
+    run->constraints = (const dc_program *const *)g;
+    run->senses = sense;
+    run->n_constraints = 1;
+}
+
 /* x[0] + x[1] >= 1.5 (feasible part of ZDT1), then x[0] >= 2 (never) */
 static void constrained(void)
 {
@@ -213,23 +231,14 @@ static void constrained(void)
     const char *texts[2] = {"x[0] + x[1] >= 1.5", "x[0] + x[2] >= 2.5"};
     size_t t, p;
     for (t = 0; t < 2; t++) {
-        dc_options o;
         dc_program *g = NULL;
         dc_constraint_sense sense;
-        dc_constraint_info info;
         dc_run run;
         probe pr;
         dc_result res;
         dc_error err;
-        dc_options_init(&o);
-        o.n = 4;
-        CHECK(dc_compile_constraint(texts[t], strlen(texts[t]), &o, &g, &info, &err) == DC_OK,
-              "compile");
-        sense = info.sense;
         setup(&run, &pr, 4, 2, lo, hi);
-        run.constraints = (const dc_program *const *)&g;
-        run.senses = &sense;
-        run.n_constraints = 1;
+        one_constraint(&run, texts[t], &g, &sense);
         CHECK(dc_optimize("moea", &run, &res, &err) == DC_OK, "constrained: %s", err.message);
         CHECK(res.n_pareto >= 1, "never an empty front");
         for (p = 0; p < res.n_pareto; p++) {
@@ -561,24 +570,15 @@ static void bo_constrained_integer(void)
 {
     double lo[4] = {0, 0, 0, -3}, hi[4] = {1, 1, 1, 3};
     unsigned char integer[4] = {0, 0, 0, 1};
-    const char *text = "x[0] + x[1] >= 1.5";
-    dc_options o;
     dc_program *g = NULL;
     dc_constraint_sense sense;
-    dc_constraint_info info;
     dc_run run;
     probe pr;
     dc_result res;
     dc_error err;
     size_t p, feasible = 0;
-    dc_options_init(&o);
-    o.n = 4;
-    CHECK(dc_compile_constraint(text, strlen(text), &o, &g, &info, &err) == DC_OK, "compile");
-    sense = info.sense;
     setup(&run, &pr, 4, 2, lo, hi);
-    run.constraints = (const dc_program *const *)&g;
-    run.senses = &sense;
-    run.n_constraints = 1;
+    one_constraint(&run, "x[0] + x[1] >= 1.5", &g, &sense);
     run.integer = integer;
     run.max_evaluations = 40;
     CHECK(dc_optimize("bo", &run, &res, &err) == DC_OK, "bo constrained: %s", err.message);
