@@ -2,7 +2,7 @@
 replay all go through once the body is read (:mod:`decido_service.http.submit`).
 
 :func:`prepare` decides everything before a run is admitted: the decoded body, its budget
-within the tier's caps (:func:`budget_of`) and the compiled objective. :func:`start_run`
+within the tier's caps (:func:`checked`) and the compiled objective. :func:`start_run`
 takes one of the worker's run slots, records and counts the run and starts it here
 (``/v1/optimize``); :func:`enqueue` records and counts it queued and starts it here when a
 run thread is free (``/v1/runs``). Both admit through
@@ -29,22 +29,23 @@ from decido_service.services import Services, by_size, in_thread
 from decido_service.store import KeyRecord
 from decido_service.types import Budget, OptimizeRequest
 
-__all__ = ["budget_of", "enqueue", "prepare", "start_run"]
+__all__ = ["checked", "enqueue", "prepare", "start_run"]
 
 
 async def prepare(services: Services, key: KeyRecord, raw: bytes
                   ) -> tuple[OptimizeRequest, Compiled, Budget]:
     """The decoded body ``raw``, its budget and the compiled objective (a large body is
     decoded in a thread, nothing is compiled before the tier's caps passed)."""
-    req = await by_size(services, raw, decode_optimize, raw)
-    budget = budget_of(services.settings, key, req)
+    req, budget = await by_size(services, raw, checked, services.settings, key, raw)
     objective = await in_thread(services.decide_pool, compile_objective, req)
     return req, objective, budget
 
 
-def budget_of(settings: Settings, key: KeyRecord, req: OptimizeRequest) -> Budget:
-    """The run's ``max_evaluations`` and ``time_limit`` within the tier (403 beyond its
-    caps, its dimensions included; 422 listing each of its size caps it is above)."""
+def checked(settings: Settings, key: KeyRecord, raw: bytes) -> tuple[OptimizeRequest, Budget]:
+    """The decoded body ``raw`` and the run's ``max_evaluations`` and ``time_limit``
+    within the tier (403 beyond its caps, its dimensions included; 422 listing each of
+    its size caps it is above)."""
+    req = decode_optimize(raw)
     budget, violation = limits.run_caps(key, req.dims, req.max_evaluations, req.time_limit,
                                         settings=settings)
     if violation is not None:
@@ -52,7 +53,7 @@ def budget_of(settings: Settings, key: KeyRecord, req: OptimizeRequest) -> Budge
     faults = limits.run_size_faults(key, req, settings=settings)
     if faults:
         raise validation_error([field_error(v.field, v.code, v.detail) for v in faults])
-    return Budget(**budget)
+    return req, Budget(**budget)
 
 
 async def start_run(ctx: Services, tally: SimpleNamespace, request_id: str, key: KeyRecord,
