@@ -1,6 +1,7 @@
 """Submitting a run over HTTP (``POST /v1/optimize``, ``POST /v1/runs``, the dashboard's
 replay): the key and the body read from the request, refusals charged to the key, then
-:mod:`decido_service.runs.submit` with the worker's services and the request's admission."""
+:mod:`decido_service.runs.submit` (the checks) and :mod:`decido_service.runs.queue` (the
+admission) with the worker's services and the request's :class:`~decido_service.admission.Gate`."""
 
 from __future__ import annotations
 
