@@ -25,7 +25,6 @@ HTTP needs added.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -37,7 +36,7 @@ from decido_service.errors import ServiceError
 from decido_service.feeds import Feeds
 from decido_service.runs.events import RunFeed
 from decido_service.runs.execution import Execution, wind_down
-from decido_service.runs.queue import RunWorker
+from decido_service.runs.queue import RunSlots, RunWorker
 from decido_service.store import Store, open_store
 from decido_service.store.group import GroupCommit
 from decido_service.streams import StreamGuard
@@ -47,7 +46,7 @@ from decido_service.studies.replay import StudyCache
 from decido_service.studies.sweeper import LeaseSweeper
 from decido_service.webhooks.worker import DeliveryWorker
 
-__all__ = ["INLINE_BYTES", "RunSlots", "SampleSlots", "Services", "by_size", "close",
+__all__ = ["INLINE_BYTES", "SampleSlots", "Services", "by_size", "close",
            "in_thread", "open_services", "stop_runs"]
 
 T = TypeVar("T")
@@ -60,30 +59,6 @@ SAMPLE_THREADS, SAMPLE_QUEUE = 1, 3
 #: of microseconds, less than handing it to a thread); larger bodies go to the worker's
 #: decision threads, so one big body never stalls the other requests
 INLINE_BYTES = 4096
-
-
-class RunSlots:
-    """A counter of runs in flight (running or queued) with a hard capacity."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.in_flight = 0
-        self._lock = threading.Lock()
-
-    def acquire(self) -> None:
-        """Take a slot, or raise 503 ``overloaded`` (``Retry-After: 1``) when none is free."""
-        with self._lock:
-            if self.in_flight >= self.capacity:
-                raise ServiceError(
-                    "overloaded", "every optimization slot of this worker is busy; retry shortly",
-                    headers={"Retry-After": "1"},
-                )
-            self.in_flight += 1
-
-    def release(self) -> None:
-        """Give a slot back."""
-        with self._lock:
-            self.in_flight -= 1
 
 
 class SampleSlots:

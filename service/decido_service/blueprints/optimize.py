@@ -34,7 +34,7 @@ from decido_service.http.responses import answer, encode
 from decido_service.http.routes import Doc, Routes
 from decido_service.http.submit import submission
 from decido_service.runs.execution import Execution, progress_of
-from decido_service.runs.submit import start_run
+from decido_service.runs.queue import start_run
 from decido_service.types import (
     SEMANTIC_FAULTS,
     ErrorEvent,
@@ -67,12 +67,11 @@ _KEYED = (401, 413, 429, 503)
 async def optimize(request: ApiRequest) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     stream = wants_stream(request)
-    key, req, objective, budget = await submission(request)
+    gate, req, objective, budget = await submission(request)
     started = await idempotency.once(  # the run started, or the answer replayed for a
         # request repeated under the same Idempotency-Key
-        request, key, lambda claim: start_run(request.app.ctx, request.ctx,
-                                              request_id(request), key, req, objective,
-                                              budget, claim),
+        request, gate.key, lambda claim: start_run(request.app.ctx, gate, request_id(request),
+                                                   req, objective, budget, claim),
         status=200, keep_answer=False)
     if isinstance(started, HTTPResponse):
         return started

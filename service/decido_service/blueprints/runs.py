@@ -53,7 +53,8 @@ _READ_PARAMS = (400, 401, 429, 503)
 async def submit(request: ApiRequest) -> HTTPResponse:
     """Admit a run and answer 202 with it queued (it runs in the background: in this
     worker when one of its run threads is free, else in whichever takes it first)."""
-    key, req, objective, budget = await submission(request)
+    gate, req, objective, budget = await submission(request)
+    key = gate.key
 
     async def admit(claim: Claim | None) -> HTTPResponse:
         run_id = await enqueue(request, key, req, objective, budget, claim)

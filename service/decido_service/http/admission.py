@@ -98,20 +98,21 @@ class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
     """Charge an error of a status in :data:`~decido_service.admission.CHARGED` raised
     inside (a request refused before admission) to the key's ``refused`` budget of
     ``surface``, then let it through (or 429 ``too_many_refused`` once the budget is
-    spent); a large body of a spent budget is refused on entry
-    (:meth:`~decido_service.admission.Gate.refuse_spent`). (A class rather than
-    ``contextlib.asynccontextmanager``, whose generator it entered and left on every
-    request.)"""
+    spent); it gives the request's :func:`gate` on ``surface``; a large body of a spent
+    budget is refused on entry (:meth:`~decido_service.admission.Gate.refuse_spent`). (A
+    class rather than ``contextlib.asynccontextmanager``, whose generator it entered and
+    left on every request.)"""
 
     __slots__ = ("gate", "request")
 
     def __init__(self, request: ApiRequest, key: KeyRecord, surface: Surface) -> None:
         self.request, self.gate = request, gate(request, key, surface)
 
-    async def __aenter__(self) -> None:
+    async def __aenter__(self) -> admission.Gate:
         body = self.request.body
         if body is not None and len(body) > admission.SMALL_BODY:
             self.gate.refuse_spent(len(body))
+        return self.gate
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
                         traceback: object) -> None:

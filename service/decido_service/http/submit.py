@@ -1,14 +1,16 @@
 """Submitting a run over HTTP (``POST /v1/optimize``, ``POST /v1/runs``, the dashboard's
 replay): the key and the body read from the request, refusals charged to the key, then
-:mod:`decido_service.runs.submit` with the worker's services."""
+:mod:`decido_service.runs.submit` (the checks) and :mod:`decido_service.runs.queue` (the
+admission) with the worker's services and the request's :class:`~decido_service.admission.Gate`."""
 
 from __future__ import annotations
 
-from decido_service.http.admission import authenticate, refusals
+from decido_service.admission import Gate
+from decido_service.http.admission import authenticate, gate, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import request_id
 from decido_service.http.params import json_bytes
-from decido_service.runs import submit
+from decido_service.runs import queue, submit
 from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled
 from decido_service.store import KeyRecord
@@ -18,12 +20,13 @@ __all__ = ["enqueue", "prepare_body", "submission"]
 
 
 async def submission(request: ApiRequest
-                  ) -> tuple[KeyRecord, OptimizeRequest, Compiled, Budget]:
-    """Everything decided before a run is admitted: the key, the decoded body, its budget
-    within the tier's caps and the compiled objective (refusals charged to the key)."""
+                     ) -> tuple[Gate, OptimizeRequest, Compiled, Budget]:
+    """Everything decided before a run is admitted: the request's admission of its key
+    (``gate.key``), the decoded body, its budget within the tier's caps and the compiled
+    objective (refusals charged to the key)."""
     key = await authenticate(request)
-    async with refusals(request, key, "optimize"):
-        return (key, *await submit.prepare(request.app.ctx, key, json_bytes(request)))
+    async with refusals(request, key, "optimize") as gate:
+        return (gate, *await submit.prepare(request.app.ctx, key, json_bytes(request)))
 
 
 async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
@@ -36,6 +39,6 @@ async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
 
 async def enqueue(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
                   objective: Compiled, budget: Budget, claim: Claim | None = None) -> str:
-    """:func:`decido_service.runs.submit.enqueue` for ``request``."""
-    return await submit.enqueue(request.app.ctx, request.ctx, request_id(request), key, req,
-                                objective, budget, claim)
+    """:func:`decido_service.runs.queue.enqueue` for ``request``."""
+    return await queue.enqueue(request.app.ctx, gate(request, key, "optimize"),
+                               request_id(request), req, objective, budget, claim)

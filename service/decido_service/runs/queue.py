@@ -35,10 +35,10 @@ import contextlib
 import os
 import secrets
 import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from types import SimpleNamespace
 from typing import Any, Protocol
 
 import msgspec
@@ -52,12 +52,12 @@ from decido_service.poller import Every, Poller
 from decido_service.runs import execution as runs
 from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled, compile_objective
-from decido_service.store import KeyRecord, Store, StoreError, iso_utc
+from decido_service.store import Store, StoreError, iso_utc
 from decido_service.store.wakeup import RUNS_CHANNEL
 from decido_service.types import Budget, OptimizeRequest, RunDocument
 
 __all__ = ["CLAIM_INTERVAL", "MIN_TIME_LIMIT", "SWEEP_INTERVAL", "RunServices", "RunWorker",
-           "admit_run", "announce", "execute", "sweep"]
+           "RunSlots", "admit_run", "announce", "enqueue", "execute", "start_run", "sweep"]
 
 #: seconds between two looks at the queue of an idle run worker
 CLAIM_INTERVAL = 0.5
@@ -69,11 +69,36 @@ PRUNE_INTERVAL = 3600.0
 MIN_TIME_LIMIT = 1e-3
 
 
+class RunSlots:
+    """A counter of runs in flight (running or queued) with a hard capacity."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.in_flight = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        """Take a slot, or raise 503 ``overloaded`` (``Retry-After: 1``) when none is free."""
+        with self._lock:
+            if self.in_flight >= self.capacity:
+                raise ServiceError(
+                    "overloaded", "every optimization slot of this worker is busy; retry shortly",
+                    headers={"Retry-After": "1"},
+                )
+            self.in_flight += 1
+
+    def release(self) -> None:
+        """Give a slot back."""
+        with self._lock:
+            self.in_flight -= 1
+
+
 class RunServices(admission.Counting, Protocol):
     """What runs take of a worker's services
     (:class:`~decido_service.services.Services` has it all)."""
 
     run_worker: RunWorker
+    run_slots: RunSlots
     executions: set[runs.Execution]
     run_pool: ThreadPoolExecutor
     decide_pool: ThreadPoolExecutor
@@ -101,14 +126,16 @@ def execute(req: OptimizeRequest, objective: Compiled, budget: Budget,
     return decido.optimize(objective, req.bounds or None, goal=req.goal, **keywords)
 
 
-async def admit_run(ctx: RunServices, tally: SimpleNamespace, key: KeyRecord,
-                    req: OptimizeRequest, budget: Budget, *, queued: bool,
+async def admit_run(ctx: RunServices, gate: admission.Gate, req: OptimizeRequest,
+                    budget: Budget, *, slots: RunSlots | None = None,
                     claim: Claim | None = None) -> tuple[str, RunDocument]:
-    """Record and count one run (module docs); its id and document. ``queued``: a
+    """Record and count one run of ``gate``'s key, the request's admission (module docs);
+    its id and document. ``slots``: a ``/v1/optimize`` run takes one of them first (503
+    ``overloaded`` when none is free; given back when the admission fails), else it is a
     ``/v1/runs`` submission (the store-wide queue cap applies); ``claim``: the request's
-    pending ``Idempotency-Key`` record, answered in the same transaction; ``tally``: as
-    for :func:`decido_service.admission.gate`."""
+    pending ``Idempotency-Key`` record, answered in the same transaction."""
     worker: RunWorker = ctx.run_worker
+    key = gate.key
     if worker.stopping:  # SIGTERM: this worker admits no more runs
         raise ServiceError("overloaded", "this worker is stopping; retry (another worker or "
                        "node will take it)", headers={"Retry-After": "1"})
@@ -122,23 +149,70 @@ async def admit_run(ctx: RunServices, tally: SimpleNamespace, key: KeyRecord,
         "lease_until": time.time() + worker.lease, "metadata": req.metadata}
     answer = None if claim is None else claim.record(run_id, {
         **row, "finished_at": None, "cancel_requested": False})
-    admitted = admission.gate(ctx, tally, key, "optimize")
-    cap = admitted.counters.row["max_runs"]
-    enqueued = await store.runs.enqueue(row, admitted.counted(),
-                                        cap, ctx.settings.run_backlog if queued else None,
-                                        answer)
-    if isinstance(enqueued, str):  # refused: the X-RateLimit-* headers every answer to a
-        # key carries, read without counting
-        await admitted.observe()
-    if enqueued == "cap":
-        raise ServiceError("too_many_runs", f"this key has {cap} runs queued or running, the "
-                       f"most its tier allows; retry when one ends",
-                       headers={"Retry-After": "1"}, extra={"limit_value": cap})
-    if enqueued == "queue":
-        raise ServiceError("overloaded", "the run queue is full; retry shortly",
-                       headers={"Retry-After": "1"})
-    admitted.settle(enqueued)
+    cap = gate.counters.row["max_runs"]
+    if slots is not None:
+        try:
+            slots.acquire()
+        except ServiceError:  # 503 overloaded: nothing counted; the headers show the minute
+            await gate.observe()
+            raise
+    try:
+        enqueued = await store.runs.enqueue(
+            row, gate.counted(), cap, None if slots is not None else ctx.settings.run_backlog,
+            answer)
+        if isinstance(enqueued, str):  # refused: the X-RateLimit-* headers every answer to
+            # a key carries, read without counting
+            await gate.observe()
+        if enqueued == "cap":
+            raise ServiceError("too_many_runs", f"this key has {cap} runs queued or running, "
+                               f"the most its tier allows; retry when one ends",
+                               headers={"Retry-After": "1"}, extra={"limit_value": cap})
+        if enqueued == "queue":
+            raise ServiceError("overloaded", "the run queue is full; retry shortly",
+                               headers={"Retry-After": "1"})
+        gate.settle(enqueued)
+    except BaseException:
+        if slots is not None:
+            slots.release()
+        raise
     return run_id, document
+
+
+async def start_run(ctx: RunServices, gate: admission.Gate, request_id: str,
+                    req: OptimizeRequest, objective: Compiled, budget: Budget,
+                    claim: Claim | None = None) -> runs.Execution:
+    """Admit the run of ``gate``'s key, the request's admission, on one of the worker's
+    ``run_slots`` (:func:`admit_run`, answering ``claim``), and start it in this worker's
+    run pool (``/v1/optimize``); the slot is given back when the run ends. The time limit
+    counts from now: the run's wait for a thread is taken from it."""
+    slots = ctx.run_slots
+    budget = msgspec.structs.replace(budget, deadline=time.time() + budget.time_limit)
+    run_id, document = await admit_run(ctx, gate, req, budget, slots=slots, claim=claim)
+    worker: RunWorker = ctx.run_worker
+    try:
+        execution = worker.launch(gate.key["id"], run_id, request_id, document, objective,
+                                  queued=False)
+    except BaseException:
+        slots.release()
+        raise
+    assert execution.task is not None
+    execution.task.add_done_callback(lambda _: slots.release())
+    return execution
+
+
+async def enqueue(ctx: RunServices, gate: admission.Gate, request_id: str,
+                  req: OptimizeRequest, objective: Compiled, budget: Budget,
+                  claim: Claim | None = None) -> str:
+    """Admit the run of ``gate``'s key queued (:func:`admit_run`, ``claim`` answered with
+    it) and start it in this worker when one of its run threads is free, else leave it to
+    whichever worker takes it first (``/v1/runs``, the dashboard's replay); its id."""
+    run_id, document = await admit_run(ctx, gate, req, budget, claim=claim)
+    worker: RunWorker = ctx.run_worker
+    if worker.free() > 0:
+        worker.launch(gate.key["id"], run_id, request_id, document, objective)
+    else:
+        await worker.release(run_id)
+    return run_id
 
 
 class RunWorker(Poller):
