@@ -150,6 +150,12 @@ static double f1(int op, double v)
     return dc_scalar_op(op, v, 0.0, 0.0);
 }
 
+/* [lo, hi] as computed (ex: exact) or widened by the rounding of a libm call */
+static ival ends(int ex, double lo, double hi)
+{
+    return ex ? exact(lo, hi) : out(lo, hi);
+}
+
 /* One elementwise instruction's element from its operands' elements. */
 static ival elementwise(int op, const ival *a, int same)
 {
@@ -161,20 +167,18 @@ static ival elementwise(int op, const ival *a, int same)
     case IV_UP:
         if (x.hi < r->lo || x.lo > r->hi)
             return FULL;
-        return ex ? exact(f1(op, fmax(x.lo, r->lo)), f1(op, fmin(x.hi, r->hi)))
-                  : out(f1(op, fmax(x.lo, r->lo)), f1(op, fmin(x.hi, r->hi)));
+        return ends(ex, f1(op, fmax(x.lo, r->lo)), f1(op, fmin(x.hi, r->hi)));
     case IV_DOWNX: ex = 1; /* fall through */
     case IV_DOWN:
         if (x.hi < r->lo || x.lo > r->hi)
             return FULL;
-        return ex ? exact(f1(op, fmin(x.hi, r->hi)), f1(op, fmax(x.lo, r->lo)))
-                  : out(f1(op, fmin(x.hi, r->hi)), f1(op, fmax(x.lo, r->lo)));
+        return ends(ex, f1(op, fmin(x.hi, r->hi)), f1(op, fmax(x.lo, r->lo)));
     case IV_EVENX: ex = 1; /* fall through */
     case IV_EVEN:
         m = absval(x);
-        return ex ? exact(f1(op, m.lo), f1(op, m.hi)) : out(f1(op, m.lo), f1(op, m.hi));
-    case IV_CONSTX: return exact(r->lo, r->hi);
-    case IV_CONST: return out(r->lo, r->hi);
+        return ends(ex, f1(op, m.lo), f1(op, m.hi));
+    case IV_CONSTX: ex = 1; /* fall through */
+    case IV_CONST: return ends(ex, r->lo, r->hi);
     case IV_OWN: return own(op, a[0], a[1], a[2], same);
     default: return FULL; /* ANY: pow with a run-time exponent, tan */
     }
