@@ -8,8 +8,8 @@ change no more, is the subclass's (:class:`decido_service.runs.events.RunFeed`,
 :class:`decido_service.studies.events.StudyFeed`). :class:`Feeds` keeps one feed per
 watched resource and counts the open streams of each key (the tier's ``max_streams``),
 and :func:`follow` paces one watcher: its events as they come, a heartbeat comment when
-nothing was sent for a while. :func:`send_within` writes a chunk to a transport that may
-not drain. Resuming (``Last-Event-ID``) is each capability's: its event ids are its own.
+nothing was sent for a while (the chunks are written by :mod:`decido_service.http.sse`).
+Resuming (``Last-Event-ID``) is each capability's: its event ids are its own.
 """
 
 from __future__ import annotations
@@ -23,19 +23,11 @@ from typing import Any, Generic, TypeVar
 from decido_service.errors import ServiceError
 from decido_service.store import Store
 
-__all__ = ["DRAIN_TIMEOUT", "HEARTBEAT", "HEARTBEAT_LINE", "SEND_SLICE", "STREAM_RETRY_AFTER",
-           "Feed", "Feeds", "follow", "send_within"]
+__all__ = ["HEARTBEAT", "HEARTBEAT_LINE", "STREAM_RETRY_AFTER", "Feed", "Feeds", "follow"]
 
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
 HEARTBEAT_LINE = b": heartbeat\n\n"
-#: seconds a watcher's transport may stay full (Sanic's write buffer of 64 KiB and the
-#: socket's): then the stream is dropped (closed), and the client may resume with
-#: ``Last-Event-ID``
-DRAIN_TIMEOUT = 10.0
-#: bytes of an event written at a time: a large run document (its request can be about
-#: 1 MB) goes out in slices, each once the transport has drained
-SEND_SLICE = 16 * 1024
 #: the ``Retry-After`` of a stream refused over the key's cap (streams last while the
 #: resource changes)
 STREAM_RETRY_AFTER = 5
@@ -166,23 +158,3 @@ async def follow(feed: Feed, take: Callable[[], Awaitable[tuple[list[bytes], boo
             last = loop.time()
             continue
         await feed.changed(wait)
-
-
-async def send_within(send: Callable[[bytes], Awaitable[Any]], data: bytes, seconds: float,
-                      transport: asyncio.WriteTransport | None = None) -> bool:
-    """Send ``data`` in slices of :data:`SEND_SLICE` bytes, each once the transport has
-    drained (a watcher's transport holds a slice and Sanic's buffer, never a whole large
-    event); False when a slice waited more than ``seconds``. A slice sent while
-    ``transport`` holds nothing cannot wait (the transport is not paused), so it goes
-    without the timeout's task and timer: the common case of a watcher that reads, and
-    most of the cost of fanning an event out to many watchers."""
-    for start in range(0, len(data), SEND_SLICE):
-        chunk = data[start:start + SEND_SLICE]
-        if transport is not None and not transport.get_write_buffer_size():
-            await send(chunk)
-            continue
-        try:
-            await asyncio.wait_for(send(chunk), seconds)
-        except asyncio.TimeoutError:
-            return False
-    return True

@@ -228,7 +228,7 @@ def test_a_watcher_that_does_not_read_is_dropped() -> None:
     import asyncio
     import json
 
-    from decido_service.feeds import send_within
+    from decido_service.http.sse import send_within
     from decido_service.runs.events import Snapshot, chunks
     from decido_service.runs.execution import write_document
     from decido_service.schemas import decode_optimize

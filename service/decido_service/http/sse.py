@@ -1,6 +1,6 @@
 """Sending a capability's Server-Sent Events over HTTP: the answer's head, each chunk
-sent once the transport drained (:func:`~decido_service.feeds.send_within`, the
-runs' way), a watcher that does not read dropped.
+sent once the transport drained (:func:`send_within`), a watcher that does not read
+dropped.
 
 :func:`send_study_events` answers ``GET /v1/studies/{id}/events`` and the dashboard's
 study stream (the event source: :mod:`decido_service.studies.events`);
@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import cast
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, cast
 
 from decido_service import limits
 from decido_service.errors import ServiceError
-from decido_service.feeds import DRAIN_TIMEOUT, send_within
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import response_headers, streamed
 from decido_service.http.params import headers
@@ -27,7 +26,16 @@ from decido_service.studies import events as study_events
 from decido_service.types import Problem, encode
 from decido_service.types.studies import StudyEventsHeaders
 
-__all__ = ["ended_event", "send_chunks", "send_study_events"]
+__all__ = ["DRAIN_TIMEOUT", "SEND_SLICE", "ended_event", "send_chunks", "send_study_events",
+           "send_within"]
+
+#: seconds a watcher's transport may stay full (Sanic's write buffer of 64 KiB and the
+#: socket's): then the stream is dropped (closed), and the client may resume with
+#: ``Last-Event-ID``
+DRAIN_TIMEOUT = 10.0
+#: bytes of an event written at a time: a large run document (its request can be about
+#: 1 MB) goes out in slices, each once the transport has drained
+SEND_SLICE = 16 * 1024
 
 
 def ended_event(request: ApiRequest, problem: Exception) -> bytes:
@@ -36,6 +44,26 @@ def ended_event(request: ApiRequest, problem: Exception) -> bytes:
     problem document of ``request``."""
     body = problem_body(request, as_api_error(problem), Problem)
     return b"event: error\ndata: %s\n\n" % encode(body)
+
+
+async def send_within(send: Callable[[bytes], Awaitable[Any]], data: bytes, seconds: float,
+                      transport: asyncio.WriteTransport | None = None) -> bool:
+    """Send ``data`` in slices of :data:`SEND_SLICE` bytes, each once the transport has
+    drained (a watcher's transport holds a slice and Sanic's buffer, never a whole large
+    event); False when a slice waited more than ``seconds``. A slice sent while
+    ``transport`` holds nothing cannot wait (the transport is not paused), so it goes
+    without the timeout's task and timer: the common case of a watcher that reads, and
+    most of the cost of fanning an event out to many watchers."""
+    for start in range(0, len(data), SEND_SLICE):
+        chunk = data[start:start + SEND_SLICE]
+        if transport is not None and not transport.get_write_buffer_size():
+            await send(chunk)
+            continue
+        try:
+            await asyncio.wait_for(send(chunk), seconds)
+        except asyncio.TimeoutError:
+            return False
+    return True
 
 
 async def send_chunks(request: ApiRequest, chunks: AsyncIterator[bytes], *,
