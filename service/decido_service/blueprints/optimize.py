@@ -97,7 +97,8 @@ def _answer_of(run_id: str, result: OptimizeResult | None) -> OptimizeResult:
     """The answer of a finished run (409 when it was cancelled before a thread picked it
     up: there is no result)."""
     if result is None:
-        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started")
+        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started",
+                           headers={"Location": f"/v1/runs/{run_id}"})
     return result
 
 

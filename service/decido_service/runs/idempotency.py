@@ -128,7 +128,8 @@ async def _replay(store: Store, key_id: str, outcome: Outcome) -> tuple[int, byt
     if run.problem is not None:
         return run.problem.status, encode(run.problem)
     if run.result is None:
-        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started")
+        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started",
+                           headers={"Location": f"/v1/runs/{run_id}"})
     history: list[list[float | None]] = [[e, b] for e, _, b in trace.points]
     result = run.result if pareto is None else msgspec.structs.replace(run.result,
                                                                          pareto=pareto)
