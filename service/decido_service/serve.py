@@ -109,44 +109,61 @@ def end_start_up_on_signal(manager: Any) -> None:
     (it keeps re-reading the shutdown message it sent itself), spinning a core and
     holding the port until SIGKILL. This wraps Sanic's handler (installed by its worker
     manager, ``manager``, which calls this before it starts any worker): until the wait
-    is over, Sanic's handler stops the workers and then ``ServerKilled`` leaves the
-    start-up (Sanic then closes its sockets and exits with status 1); after it, a signal
-    is Sanic's own graceful stop. A signal while the workers are being spawned waits
-    until they all are (each has its process id, so Sanic's handler reaches every one).
-    Start-up is judged by where the manager is, not by the workers' states: every worker
-    may have reported it started while the wait has not seen it yet (it looks every
-    0.1 s), and none has a state before it is spawned — a signal in either moment was
-    Sanic's graceful stop, which then waited forever (3 of 96 tries under load).
-    ``ServerKilled`` at once when Sanic's handler already ran (a signal between the
-    manager's creation and this call)."""
+    is over, a signal is only noted, and the start-up acts on it at its next step —
+    before and after the manager spawns the workers (``start``; after it each has its
+    process id, so Sanic's handler reaches every one), at each round of the wait (its
+    ``_all_workers_ack``, at least every 0.1 s) and at the wait's end: Sanic's handler
+    stops the workers, then ``ServerKilled`` leaves the start-up (Sanic closes its
+    sockets and exits with status 1). Later signals go to Sanic's handler: its graceful
+    stop once the wait is over, its kill after a signal was acted on.
+
+    The handler never raises: an exception raised by a signal handler surfaces wherever
+    the main thread is, and in a garbage collector's callback or a ``__del__`` Python
+    drops it ("Exception ignored in"); the start-up then went on and hung (once in seven
+    test runs). Start-up is judged by where the manager is, not by the workers' states:
+    every worker may have reported it started while the wait has not seen it yet, and
+    none has a state before it is spawned — a signal in either moment was Sanic's
+    graceful stop, which then waited forever (3 of 96 tries under load). ``ServerKilled``
+    at once when Sanic's handler already ran (a signal between the manager's creation
+    and this call)."""
     from sanic.exceptions import ServerKilled
 
-    moment = {"spawning": False, "over": False}
-    pending: list[tuple[int, Any]] = []
     handlers: dict[int, Any] = {}
+    received: list[tuple[int, Any]] = []  # the start-up's signals, for its next step
+    starting = True
 
     def handler(signum: int, frame: Any) -> None:
-        if moment["spawning"]:  # within Sanic's start(): run once every worker has a pid
-            pending.append((signum, frame))
-            return
-        handlers[signum](signum, frame)
-        if not moment["over"]:
+        if starting:
+            received.append((signum, frame))
+        else:
+            handlers[signum](signum, frame)
+
+    def step() -> None:
+        """Stop the start-up here if a signal came."""
+        nonlocal starting
+        if received:
+            starting = False
+            signum, frame = received[0]
+            handlers[signum](signum, frame)
             raise ServerKilled
 
     sanic_start, sanic_wait = manager.start, manager.wait_for_ack
+    sanic_all_ack = manager._all_workers_ack
 
     def start() -> None:
-        moment["spawning"] = True
-        try:
-            sanic_start()
-        finally:
-            moment["spawning"] = False
-        if pending:
-            handler(*pending.pop(0))
+        step()
+        sanic_start()
+        step()
+
+    def all_workers_ack() -> bool:
+        step()
+        return bool(sanic_all_ack())
 
     def wait_for_ack() -> None:
+        nonlocal starting
         sanic_wait()
-        moment["over"] = True
+        starting = False  # from here on Sanic's handler; one noted before, acted on
+        step()
 
     for number in (signal.SIGTERM, signal.SIGINT):
         sanics = signal.getsignal(number)
@@ -154,6 +171,7 @@ def end_start_up_on_signal(manager: Any) -> None:
             handlers[number] = sanics
             signal.signal(number, handler)
     manager.start, manager.wait_for_ack = start, wait_for_ack
+    manager._all_workers_ack = all_workers_ack
     if getattr(manager, "_shutting_down", False):  # Sanic's handler ran before this
         raise ServerKilled
 

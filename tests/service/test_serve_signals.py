@@ -6,10 +6,13 @@ until SIGKILL (``decido_service.serve.end_start_up_on_signal``). Two moments of 
 still Sanic's graceful stop, which hung the same way (3 of 96 tries under load): after
 the banner, before any worker was spawned, and after every worker reported it started,
 before the wait (which looks every 0.1 s) saw it; both are aimed at here, and a loop
-signals at moments spread over the whole start-up."""
+signals at moments spread over the whole start-up. A signal handled while the main process
+runs a finalizer (a ``__del__``, a weak reference's callback) must end the start-up as
+well: an exception raised there is dropped."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import random
 import signal
@@ -17,11 +20,13 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import decido_command
 
 from decido_service.runs.execution import SHUTDOWN_GRACE
+from decido_service.serve import end_start_up_on_signal
 
 
 def _free_port() -> int:
@@ -141,3 +146,46 @@ def test_a_loop_of_start_and_sigterm_always_ends(tmp_path: Path) -> None:
         if not _ends_after_sigterm(proc, port):
             hung.append(attempt)
     assert not hung, f"decido serve still ran after SIGTERM in tries {hung}"
+
+
+def test_a_sigterm_in_a_finalizer_during_the_wait_ends_the_start_up() -> None:
+    """Sanic's manager, in this process, waits for its one worker (never spawned) to report
+    it started; its first look at the workers' states runs a ``__del__`` that receives
+    SIGTERM. Python drops an exception raised in a finalizer ("Exception ignored in", as
+    from a ``WeakSet``'s callback once in seven test runs), so a handler that raised
+    ``ServerKilled`` left the wait spinning on its own shutdown message: the wait must
+    still end with ``ServerKilled``, at its next round, Sanic's handler having run."""
+    from sanic.exceptions import ServerKilled
+    from sanic.worker.manager import WorkerManager
+
+    rounds: list[int] = []
+
+    class Finalized:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGTERM)  # its handler runs here, in the finalizer
+
+    class States(dict[str, Any]):
+        """Sanic's record of its workers' states, whose every read is a round of the wait."""
+
+        def values(self) -> Any:
+            rounds.append(len(rounds))
+            assert len(rounds) < 5, "the start-up went on after the SIGTERM"
+            if len(rounds) == 1:
+                Finalized()  # dropped at once: its __del__ runs now
+            return super().values()
+
+    previous = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGINT)}
+    publisher, subscriber = multiprocessing.Pipe()
+    try:
+        manager = WorkerManager(1, print, {}, multiprocessing.get_context("spawn"),
+                                (publisher, subscriber), States())
+        end_start_up_on_signal(manager)
+        with pytest.raises(ServerKilled):
+            manager.wait_for_ack()
+        assert manager._shutting_down  # Sanic's handler stopped the workers
+        assert rounds == [0]
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        publisher.close()
+        subscriber.close()
