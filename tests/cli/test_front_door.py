@@ -46,6 +46,46 @@ def test_the_decido_package_never_imports_the_service() -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_the_decido_package_imports_no_module_by_a_name_in_a_string() -> None:
+    """Issue 39: no ``importlib`` between the library's modules (a command's module is
+    imported by its function in ``BUILT_IN``); ``importlib.metadata`` (the package's
+    metadata, the entry points of other packages) is its one use of importlib."""
+    root = SOURCE if SOURCE.is_dir() else CORE
+    files = list(root.rglob("*.py"))
+    assert files
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                assert not [a.name for a in node.names if a.name.split(".")[0] == "importlib"], \
+                    path
+            elif isinstance(node, ast.ImportFrom):
+                assert node.module != "importlib", path
+                if node.module == "importlib.metadata":
+                    assert "import_module" not in {a.name for a in node.names}, path
+            elif isinstance(node, ast.Name):
+                assert node.id != "__import__", path
+            elif isinstance(node, ast.Attribute):
+                assert node.attr not in ("import_module", "__import__"), path
+
+
+def test_each_built_in_command_is_loaded_when_used() -> None:
+    from decido.cli._group import BUILT_IN
+
+    ctx = click.Context(cli)
+    for name, load in BUILT_IN.items():
+        command = cli.get_command(ctx, name)
+        assert isinstance(command, click.Command) and command is load(), name
+        assert command.name == name
+    code = ("import sys\nfrom decido.cli import main\n"
+            "assert main(['serve', '--help']) == 0\n"
+            "assert 'decido_service.cli' in sys.modules\n"
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'rich'], 'rich imported'\n"
+            "assert 'decido.cli._app' not in sys.modules, 'a built-in command imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
 def test_serve_and_keys_are_the_service_entry_points() -> None:
     from decido_service import cli as service_cli
 

@@ -1,55 +1,77 @@
 """The ``decido`` click group: this package's commands and the ones other packages register.
 
 A command is loaded when it is used (or listed by ``--help``), so ``decido serve`` never
-imports rich and ``decido optimize`` never imports the service. Another package adds
-commands through the entry point group :data:`ENTRY_POINTS` (``name = "module:command"``,
-a click command); the service registers ``serve`` and ``keys`` there (pyproject.toml), so
-this package never imports it. A command whose extra is not installed is still listed and
-answers with one line naming the extra to install, never a traceback.
+imports rich and ``decido optimize`` never imports the service: each of this package's
+commands is imported by its own function in :data:`BUILT_IN`. Another package adds commands
+through the entry point group :data:`ENTRY_POINTS` (``name = "module:command"``, a click
+command, loaded by its entry point); the service registers ``serve`` and ``keys`` there
+(pyproject.toml), so this package never imports it. A command whose extra is not installed
+is still listed and answers with one line naming the extra to install, never a traceback.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import click
 
 import decido
+from decido.cli._exits import INTERRUPTED
 from decido.cli._extras import EXTRA_OF_COMMAND, internal, missing_extra
 from decido.client.errors import ConnectionFailed, MissingKey
 from decido.errors import DecidoError
 
-__all__ = ["BUILT_IN", "ENTRY_POINTS", "INTERRUPTED", "DecidoGroup", "cli"]
+__all__ = ["BUILT_IN", "ENTRY_POINTS", "DecidoGroup", "cli"]
 
 #: the entry point group where other packages register ``decido`` commands
 ENTRY_POINTS = "decido.commands"
-#: this package's commands: name -> "module:attribute" (the ``cli`` extra: click, rich)
-BUILT_IN = {
-    "optimize": "decido.cli._app:optimize",
-    "decide": "decido.cli._app:decide",
-    "runs": "decido.cli._runs:runs",
-    "studies": "decido.cli._studies:studies",
+
+
+def _optimize() -> click.Command:
+    from decido.cli._app import optimize
+    return optimize
+
+
+def _decide() -> click.Command:
+    from decido.cli._app import decide
+    return decide
+
+
+def _runs() -> click.Command:
+    from decido.cli._runs import runs
+    return runs
+
+
+def _studies() -> click.Command:
+    from decido.cli._studies import studies
+    return studies
+
+
+#: this package's commands (the ``cli`` extra: click, rich): name -> what imports it
+BUILT_IN: dict[str, Callable[[], click.Command]] = {
+    "optimize": _optimize, "decide": _decide, "runs": _runs, "studies": _studies,
 }
 
 
 @cache
-def _registered() -> dict[str, str]:
-    """The commands other packages register: name -> "module:attribute"."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINTS)}
+def _registered() -> dict[str, EntryPoint]:
+    """The commands other packages register: name -> its entry point."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINTS)}
 
 
-def _target(name: str) -> str | None:
-    return BUILT_IN.get(name) or _registered().get(name)
-
-
-def _load(target: str) -> click.Command:
-    module, _, attribute = target.partition(":")
-    command = getattr(importlib.import_module(module), attribute)
+def _load(name: str) -> click.Command | None:
+    """Command ``name``, imported: this package's or another's; None when none has it."""
+    if name in BUILT_IN:
+        return BUILT_IN[name]()
+    entry = _registered().get(name)
+    if entry is None:
+        return None
+    command = entry.load()
     if not isinstance(command, click.Command):
-        raise TypeError(f"decido: {target} is not a click command")
+        raise TypeError(f"decido: {entry.value} is not a click command")
     return command
 
 
@@ -67,10 +89,6 @@ def _unavailable(name: str, module: str | None) -> click.Command:
                                            "allow_extra_args": True})
 
 
-#: the exit code after Ctrl-C (128 + SIGINT)
-INTERRUPTED = 130
-
-
 class DecidoGroup(click.Group):
     """Commands loaded on use; library and client errors printed as ``decido: ...`` (exit
     1: a missing key names ``--key``/``DECIDO_KEY``, an unreachable server ``--server``),
@@ -82,15 +100,15 @@ class DecidoGroup(click.Group):
         return sorted({*BUILT_IN, *_registered(), *EXTRA_OF_COMMAND})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = _target(cmd_name)
-        if target is None:
-            return _unavailable(cmd_name, None) if cmd_name in EXTRA_OF_COMMAND else None
         try:
-            return _load(target)
+            command = _load(cmd_name)
         except ModuleNotFoundError as exc:
             if internal(exc.name):
                 raise
             return _unavailable(cmd_name, exc.name)
+        if command is None and cmd_name in EXTRA_OF_COMMAND:
+            return _unavailable(cmd_name, None)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from decido.cli._group import INTERRUPTED
+from decido.cli._exits import INTERRUPTED
 from decido.cli._progress import ProgressDisplay
 from decido.optimize import OptimizeResult
 from decido.pareto import ParetoResult
