@@ -9,8 +9,9 @@ record (``tally``: where the counter states of the store's answer are kept,
 - :func:`find_key` finds the key of a secret through the worker's :class:`KeyCache`
   (401 for an unknown or revoked key).
 - A :class:`Gate` is one request's admission on one surface (:func:`gate` gives the
-  request's one): it builds the key's counters there once
-  (:class:`decido_service.limits.Counters`) and makes each store call of the request.
+  request's one, :func:`gate_of` the one of a secret's key): it builds the key's counters
+  there once (:class:`decido_service.limits.Counters`) and makes each store call of the
+  request.
   :meth:`Gate.admit` makes **one** store call for all of them, through the worker's group
   commit: either every window has room and all are counted, or nothing is and the answer
   is 429 naming the limit. The key's revocation is checked in the same call.
@@ -18,10 +19,10 @@ record (``tally``: where the counter states of the store's answer are kept,
   counts nothing and is never refused for a limit; its one store call (the same group
   commit) checks the key is not revoked and observes the surface's per-minute counter,
   whose ``X-RateLimit-*`` headers it carries (docs/service.md, "Reads").
-- :meth:`Gate.charge` charges a request refused before it is admitted (invalid, over a
-  cap) to the surface's ``refused`` budget, apart from the plan's request limit: a client
-  that makes a few mistakes keeps its allowance, one that keeps sending bad requests gets
-  429 ``too_many_refused`` until the minute ends.
+- :meth:`Gate.charge` (``async with gate:``) charges a request refused before it is
+  admitted (invalid, over a cap) to the surface's ``refused`` budget, apart from the
+  plan's request limit: a client that makes a few mistakes keeps its allowance, one that
+  keeps sending bad requests gets 429 ``too_many_refused`` until the minute ends.
   A worker remembers a key whose refused budget it saw spent (:class:`SpentBudgets`), and
   until that budget's minute ends refuses the key's requests whose body is above
   :data:`SMALL_BODY` bytes with the same 429 before the body is decoded
@@ -70,6 +71,7 @@ __all__ = [
     "count",
     "find_key",
     "gate",
+    "gate_of",
     "issue_free_key",
     "observe",
     "settle",
@@ -102,8 +104,10 @@ def unauthorized(code: str, detail: str) -> ServiceError:
     return ServiceError(code, detail, headers=CHALLENGE)
 
 
-async def find_key(services: Counting, secret: str, *, fresh: bool = False) -> KeyRecord:
-    """The key record of ``secret``; 401 for an unknown or revoked key.
+async def find_key(services: Counting, tally: SimpleNamespace, secret: str, *,
+                   fresh: bool = False) -> KeyRecord:
+    """The key record of ``secret`` (also ``tally.key``, for the access log); 401 for an
+    unknown or revoked key.
 
     The worker's :class:`KeyCache` answers unless ``fresh``: a request that is admitted has
     its key's revocation checked by the admission's store call anyway; one that makes no
@@ -116,6 +120,7 @@ async def find_key(services: Counting, secret: str, *, fresh: bool = False) -> K
         raise unauthorized("invalid_credentials", "this key is not known")
     if key["revoked_at"] is not None:
         raise _revoked(key["revoked_at"])
+    tally.key = key
     return key
 
 
@@ -127,7 +132,9 @@ class Gate:
     """The admission of one request of ``key`` on ``surface`` (module docs): its counters
     built once, at their first use (:attr:`counters`), the store calls that count,
     observe or charge them, and the store's answer taken (``tally``: the request's
-    record). :func:`gate` gives the request's one."""
+    record). :func:`gate` gives the request's one. Entered (``async with gate:``), it
+    charges an error of a status in :data:`CHARGED` raised inside (a request refused
+    before admission) to the ``refused`` budget (:meth:`charge`), then lets it through."""
 
     __slots__ = ("_counters", "key", "services", "surface", "tally")
 
@@ -135,6 +142,14 @@ class Gate:
                  surface: Surface) -> None:
         self.services, self.tally, self.key, self.surface = services, tally, key, surface
         self._counters: limits.Counters | None = None
+
+    async def __aenter__(self) -> Gate:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: object) -> None:
+        if isinstance(error, ServiceError) and error.status_code in CHARGED:
+            await self.charge()
 
     @property
     def counters(self) -> limits.Counters:
@@ -155,11 +170,11 @@ class Gate:
         call that counts nothing and observes the surface's minute counter."""
         await count(self.services, self.tally, self.counters.read(), self.key["id"])
 
-    def refuse_spent(self, size: int) -> None:
-        """429 ``too_many_refused`` at once for a body of ``size`` bytes above
-        :data:`SMALL_BODY` of a key whose refused budget of the surface this worker saw
-        spent (its minute not over): no decoding."""
-        if size > SMALL_BODY:
+    def refuse_spent(self, body: bytes | None) -> Gate:
+        """429 ``too_many_refused`` at once for a ``body`` above :data:`SMALL_BODY` bytes
+        of a key whose refused budget of the surface this worker saw spent (its minute not
+        over): no decoding. The gate itself otherwise."""
+        if body is not None and len(body) > SMALL_BODY:
             services = self.services
             now = services.settings.now()
             budget = f"{limits.SURFACES[self.surface][1]}.refused"
@@ -167,6 +182,7 @@ class Gate:
             if refused is not None:
                 self.tally.rate = refused[1]
                 raise _limit_refusal(refused[0], now)
+        return self
 
     async def charge(self) -> None:
         """Charge a refusal (an error of a status in :data:`CHARGED`) to the key's
@@ -198,6 +214,15 @@ def gate(services: Counting, tally: SimpleNamespace, key: KeyRecord,
     if found is None or found.surface != surface or found.key is not key:
         found = tally.gate = Gate(services, tally, key, surface)
     return found
+
+
+async def gate_of(services: Counting, tally: SimpleNamespace, secret: str, surface: Surface,
+                  body: bytes | None) -> Gate:
+    """The request's :class:`Gate` on ``surface`` of the key of ``secret``
+    (:func:`find_key`), its ``body`` refused at once when the key's refused budget is
+    known spent (:meth:`Gate.refuse_spent`)."""
+    return gate(services, tally, await find_key(services, tally, secret),
+                surface).refuse_spent(body)
 
 
 async def observe(services: Counting, tally: SimpleNamespace,

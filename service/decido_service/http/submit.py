@@ -6,7 +6,7 @@ admission) with the worker's services and the request's :class:`~decido_service.
 from __future__ import annotations
 
 from decido_service.admission import Gate
-from decido_service.http.admission import authenticate, gate, refusals
+from decido_service.http.admission import gate, gate_of, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import request_id
 from decido_service.http.params import json_bytes
@@ -24,9 +24,8 @@ async def submission(request: ApiRequest
     """Everything decided before a run is admitted: the request's admission of its key
     (``gate.key``), the decoded body, its budget within the tier's caps and the compiled
     objective (refusals charged to the key)."""
-    key = await authenticate(request)
-    async with refusals(request, key, "optimize") as gate:
-        return (gate, *await submit.prepare(request.app.ctx, key, json_bytes(request)))
+    async with await gate_of(request, "optimize") as gate:
+        return (gate, *await submit.prepare(request.app.ctx, gate.key, json_bytes(request)))
 
 
 async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
