@@ -9,9 +9,8 @@ record (``tally``: where the counter states of the store's answer are kept,
 - :func:`find_key` finds the key of a secret through the worker's :class:`KeyCache`
   (401 for an unknown or revoked key).
 - A :class:`Gate` is one request's admission on one surface (:func:`gate` gives the
-  request's one, :func:`gate_of` the one of a secret's key): it builds the key's counters
-  there once (:class:`decido_service.limits.Counters`) and makes each store call of the
-  request.
+  request's one): it builds the key's counters there once
+  (:class:`decido_service.limits.Counters`) and makes each store call of the request.
   :meth:`Gate.admit` makes **one** store call for all of them, through the worker's group
   commit: either every window has room and all are counted, or nothing is and the answer
   is 429 naming the limit. The key's revocation is checked in the same call.
@@ -71,7 +70,6 @@ __all__ = [
     "count",
     "find_key",
     "gate",
-    "gate_of",
     "issue_free_key",
     "observe",
     "settle",
@@ -214,15 +212,6 @@ def gate(services: Counting, tally: SimpleNamespace, key: KeyRecord,
     if found is None or found.surface != surface or found.key is not key:
         found = tally.gate = Gate(services, tally, key, surface)
     return found
-
-
-async def gate_of(services: Counting, tally: SimpleNamespace, secret: str, surface: Surface,
-                  body: bytes | None) -> Gate:
-    """The request's :class:`Gate` on ``surface`` of the key of ``secret``
-    (:func:`find_key`), its ``body`` refused at once when the key's refused budget is
-    known spent (:meth:`Gate.refuse_spent`)."""
-    return gate(services, tally, await find_key(services, tally, secret),
-                surface).refuse_spent(body)
 
 
 async def observe(services: Counting, tally: SimpleNamespace,

@@ -22,8 +22,7 @@ or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes 
 - :func:`refusals` charges a request refused before it is admitted to the surface's
   ``refused`` budget (:meth:`decido_service.admission.Gate.charge`), and refuses a large body
   of a key whose budget this worker saw spent before it is decoded.
-- :func:`gate_of`: :func:`authenticate`, then :func:`refusals`, in one call below HTTP
-  once the credentials are read.
+- :func:`gate_of`: :func:`authenticate`, then :func:`refusals`.
 - :func:`issue_free_key` makes a free key (``POST /v1/keys``, the dashboard's sign-in page
   and keys page), counted on the client address (:func:`client_address` believes
   ``X-Forwarded-For`` only from the trusted proxies of ``forwarded_allow_ips``).
@@ -79,16 +78,16 @@ async def authenticate(request: ApiRequest, *, fresh: bool = False) -> KeyRecord
     """The key record of the request (also ``request.ctx.key``, for the access log);
     ``fresh``: asked of the store, not the worker's cache
     (:func:`decido_service.admission.find_key`)."""
-    secret = presented_secret(request)
-    return await admission.find_key(request.app.ctx, request.ctx, secret, fresh=fresh)
+    return await admission.find_key(request.app.ctx, request.ctx, presented_secret(request),
+                                    fresh=fresh)
 
 
 async def gate_of(request: ApiRequest, surface: Surface) -> admission.Gate:
-    """:func:`authenticate` and :func:`refusals` in one: the request's gate on ``surface``
-    (:func:`decido_service.admission.gate_of`), to enter (``async with``)."""
+    """:func:`authenticate`, then :func:`refusals` on ``surface``: the request's gate, to
+    enter (``async with``)."""
     secret = presented_secret(request)
-    return await admission.gate_of(request.app.ctx, request.ctx, secret, surface,
-                                   request.body)
+    key = await admission.find_key(request.app.ctx, request.ctx, secret)
+    return admission.gate(request.app.ctx, request.ctx, key, surface).refuse_spent(request.body)
 
 
 async def read(request: ApiRequest, surface: Surface) -> KeyRecord:
