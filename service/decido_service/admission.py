@@ -18,10 +18,10 @@ record (``tally``: where the counter states of the store's answer are kept,
   counts nothing and is never refused for a limit; its one store call (the same group
   commit) checks the key is not revoked and observes the surface's per-minute counter,
   whose ``X-RateLimit-*`` headers it carries (docs/service.md, "Reads").
-- :meth:`Gate.charge` charges a request refused before it is admitted (invalid, over a
-  cap) to the surface's ``refused`` budget, apart from the plan's request limit: a client
-  that makes a few mistakes keeps its allowance, one that keeps sending bad requests gets
-  429 ``too_many_refused`` until the minute ends.
+- :meth:`Gate.charge` (``async with gate:``) charges a request refused before it is
+  admitted (invalid, over a cap) to the surface's ``refused`` budget, apart from the
+  plan's request limit: a client that makes a few mistakes keeps its allowance, one that
+  keeps sending bad requests gets 429 ``too_many_refused`` until the minute ends.
   A worker remembers a key whose refused budget it saw spent (:class:`SpentBudgets`), and
   until that budget's minute ends refuses the key's requests whose body is above
   :data:`SMALL_BODY` bytes with the same 429 before the body is decoded
@@ -102,8 +102,10 @@ def unauthorized(code: str, detail: str) -> ServiceError:
     return ServiceError(code, detail, headers=CHALLENGE)
 
 
-async def find_key(services: Counting, secret: str, *, fresh: bool = False) -> KeyRecord:
-    """The key record of ``secret``; 401 for an unknown or revoked key.
+async def find_key(services: Counting, tally: SimpleNamespace, secret: str, *,
+                   fresh: bool = False) -> KeyRecord:
+    """The key record of ``secret`` (also ``tally.key``, for the access log); 401 for an
+    unknown or revoked key.
 
     The worker's :class:`KeyCache` answers unless ``fresh``: a request that is admitted has
     its key's revocation checked by the admission's store call anyway; one that makes no
@@ -116,6 +118,7 @@ async def find_key(services: Counting, secret: str, *, fresh: bool = False) -> K
         raise unauthorized("invalid_credentials", "this key is not known")
     if key["revoked_at"] is not None:
         raise _revoked(key["revoked_at"])
+    tally.key = key
     return key
 
 
@@ -127,7 +130,9 @@ class Gate:
     """The admission of one request of ``key`` on ``surface`` (module docs): its counters
     built once, at their first use (:attr:`counters`), the store calls that count,
     observe or charge them, and the store's answer taken (``tally``: the request's
-    record). :func:`gate` gives the request's one."""
+    record). :func:`gate` gives the request's one. Entered (``async with gate:``), it
+    charges an error of a status in :data:`CHARGED` raised inside (a request refused
+    before admission) to the ``refused`` budget (:meth:`charge`), then lets it through."""
 
     __slots__ = ("_counters", "key", "services", "surface", "tally")
 
@@ -135,6 +140,14 @@ class Gate:
                  surface: Surface) -> None:
         self.services, self.tally, self.key, self.surface = services, tally, key, surface
         self._counters: limits.Counters | None = None
+
+    async def __aenter__(self) -> Gate:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: object) -> None:
+        if isinstance(error, ServiceError) and error.status_code in CHARGED:
+            await self.charge()
 
     @property
     def counters(self) -> limits.Counters:
@@ -155,11 +168,11 @@ class Gate:
         call that counts nothing and observes the surface's minute counter."""
         await count(self.services, self.tally, self.counters.read(), self.key["id"])
 
-    def refuse_spent(self, size: int) -> None:
-        """429 ``too_many_refused`` at once for a body of ``size`` bytes above
-        :data:`SMALL_BODY` of a key whose refused budget of the surface this worker saw
-        spent (its minute not over): no decoding."""
-        if size > SMALL_BODY:
+    def refuse_spent(self, body: bytes | None) -> Gate:
+        """429 ``too_many_refused`` at once for a ``body`` above :data:`SMALL_BODY` bytes
+        of a key whose refused budget of the surface this worker saw spent (its minute not
+        over): no decoding. The gate itself otherwise."""
+        if body is not None and len(body) > SMALL_BODY:
             services = self.services
             now = services.settings.now()
             budget = f"{limits.SURFACES[self.surface][1]}.refused"
@@ -167,6 +180,7 @@ class Gate:
             if refused is not None:
                 self.tally.rate = refused[1]
                 raise _limit_refusal(refused[0], now)
+        return self
 
     async def charge(self) -> None:
         """Charge a refusal (an error of a status in :data:`CHARGED`) to the key's

@@ -67,11 +67,11 @@ _KEYED = (401, 413, 429, 503)
 async def optimize(request: ApiRequest) -> HTTPResponse | None:
     """One optimization run over the box ``bounds`` (streamed with progress on request)."""
     stream = wants_stream(request)
-    gate, req, objective, budget = await submission(request)
+    gate, req, objective, budget, idem_key = await submission(request)
     started = await idempotency.once(  # the run started, or the answer replayed for a
         # request repeated under the same Idempotency-Key
-        request, gate.key, lambda claim: start_run(request.app.ctx, gate, request_id(request),
-                                                   req, objective, budget, claim),
+        request, gate.key, idem_key, lambda claim: start_run(
+            request.app.ctx, gate, request_id(request), req, objective, budget, claim),
         status=200, keep_answer=False)
     if isinstance(started, HTTPResponse):
         return started

@@ -53,7 +53,7 @@ _READ_PARAMS = (400, 401, 429, 503)
 async def submit(request: ApiRequest) -> HTTPResponse:
     """Admit a run and answer 202 with it queued (it runs in the background: in this
     worker when one of its run threads is free, else in whichever takes it first)."""
-    gate, req, objective, budget = await submission(request)
+    gate, req, objective, budget, idem_key = await submission(request)
     key = gate.key
 
     async def admit(claim: Claim | None) -> HTTPResponse:
@@ -63,7 +63,8 @@ async def submit(request: ApiRequest) -> HTTPResponse:
         run = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
         return answer(run, 202, {"Location": f"/v1/runs/{run_id}"})
 
-    return await idempotency.once(request, key, admit, status=202, keep_answer=True)
+    return await idempotency.once(request, key, idem_key, admit, status=202,
+                                  keep_answer=True)
 
 
 @api.route("/runs", get=Doc("listRuns", "The key's runs, newest first", "runs",

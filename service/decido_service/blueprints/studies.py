@@ -18,7 +18,7 @@ from decido_service.errors import ServiceError
 from decido_service.http import idempotency
 from decido_service.http.admission import authenticate, gate, read, refusals
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import query
+from decido_service.http.params import headers, query
 from decido_service.http.responses import Response, answer, json_response
 from decido_service.http.routes import Doc, Routes
 from decido_service.http.sse import send_study_events
@@ -96,8 +96,9 @@ async def studies_root(request: ApiRequest) -> HTTPResponse:
         return json_response(created.body, status=201,
                              headers={"Location": f"/v1/studies/{created.study.id}"})
 
-    return await idempotency.once(request, key, made, status=201, keep_answer=True,
-                                  location="/v1/studies/")
+    idem_key = headers(request, IdempotencyHeaders).key
+    return await idempotency.once(request, key, idem_key, made, status=201,
+                                  keep_answer=True, location="/v1/studies/")
 
 
 @api.route("/studies/<study_id:str>", get=Doc(

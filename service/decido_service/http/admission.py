@@ -8,6 +8,11 @@ A handler of an authenticated endpoint reads::
         ...                                            #   to the key's refused budget
     await gate(request, key, "optimize").admit()      # 429 over a limit
 
+or, the first two in one (``POST /v1/optimize``, ``POST /v1/runs``)::
+
+    async with await gate_of(request, "optimize") as gate:
+        ...
+
 or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes too)::
 
     key = await read(request, "optimize")              # counted nothing; headers, 401
@@ -17,13 +22,13 @@ or, for a keyed read (a run, the runs, a decision-log page; cancels and deletes 
 - :func:`refusals` charges a request refused before it is admitted to the surface's
   ``refused`` budget (:meth:`decido_service.admission.Gate.charge`), and refuses a large body
   of a key whose budget this worker saw spent before it is decoded.
+- :func:`gate_of`: :func:`authenticate`, then :func:`refusals`.
 - :func:`issue_free_key` makes a free key (``POST /v1/keys``, the dashboard's sign-in page
   and keys page), counted on the client address (:func:`client_address` believes
   ``X-Forwarded-For`` only from the trusted proxies of ``forwarded_allow_ips``).
 - :func:`throttle_sign_in` counts a try of the dashboard's sign-in form on the client
   address and the key prefix tried.
 - :func:`gate`: the request's admission on a surface (:class:`decido_service.admission.Gate`).
-- :func:`rate_headers`: the ``X-RateLimit-*`` headers of the request's store call.
 
 The secret itself is never stored on the request, logged or echoed.
 """
@@ -34,15 +39,14 @@ import hmac
 import ipaddress
 from collections.abc import Sequence
 
-from decido_service import admission, limits
+from decido_service import admission
 from decido_service.admission import unauthorized
-from decido_service.errors import ServiceError
 from decido_service.http.context import ApiRequest
 from decido_service.limits import Surface
 from decido_service.store import KeyRecord
 
-__all__ = ["authenticate", "client_address", "gate", "issue_free_key", "presented_secret",
-           "rate_headers", "read", "refusals", "throttle_sign_in"]
+__all__ = ["authenticate", "client_address", "gate", "gate_of", "issue_free_key",
+           "presented_secret", "read", "refusals", "throttle_sign_in"]
 
 
 def presented_secret(request: ApiRequest) -> str:
@@ -74,10 +78,16 @@ async def authenticate(request: ApiRequest, *, fresh: bool = False) -> KeyRecord
     """The key record of the request (also ``request.ctx.key``, for the access log);
     ``fresh``: asked of the store, not the worker's cache
     (:func:`decido_service.admission.find_key`)."""
+    return await admission.find_key(request.app.ctx, request.ctx, presented_secret(request),
+                                    fresh=fresh)
+
+
+async def gate_of(request: ApiRequest, surface: Surface) -> admission.Gate:
+    """:func:`authenticate`, then :func:`refusals` on ``surface``: the request's gate, to
+    enter (``async with``)."""
     secret = presented_secret(request)
-    key = await admission.find_key(request.app.ctx, secret, fresh=fresh)
-    request.ctx.key = key
-    return key
+    key = await admission.find_key(request.app.ctx, request.ctx, secret)
+    return admission.gate(request.app.ctx, request.ctx, key, surface).refuse_spent(request.body)
 
 
 async def read(request: ApiRequest, surface: Surface) -> KeyRecord:
@@ -94,30 +104,13 @@ def gate(request: ApiRequest, key: KeyRecord, surface: Surface) -> admission.Gat
     return admission.gate(request.app.ctx, request.ctx, key, surface)
 
 
-class refusals:  # noqa: N801 - used as a function: ``async with refusals(...)``
-    """Charge an error of a status in :data:`~decido_service.admission.CHARGED` raised
-    inside (a request refused before admission) to the key's ``refused`` budget of
-    ``surface``, then let it through (or 429 ``too_many_refused`` once the budget is
-    spent); it gives the request's :func:`gate` on ``surface``; a large body of a spent
-    budget is refused on entry (:meth:`~decido_service.admission.Gate.refuse_spent`). (A
-    class rather than ``contextlib.asynccontextmanager``, whose generator it entered and
-    left on every request.)"""
-
-    __slots__ = ("gate", "request")
-
-    def __init__(self, request: ApiRequest, key: KeyRecord, surface: Surface) -> None:
-        self.request, self.gate = request, gate(request, key, surface)
-
-    async def __aenter__(self) -> admission.Gate:
-        body = self.request.body
-        if body is not None and len(body) > admission.SMALL_BODY:
-            self.gate.refuse_spent(len(body))
-        return self.gate
-
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        traceback: object) -> None:
-        if isinstance(error, ServiceError) and error.status_code in admission.CHARGED:
-            await self.gate.charge()
+def refusals(request: ApiRequest, key: KeyRecord, surface: Surface) -> admission.Gate:
+    """The request's :func:`gate` on ``surface``, to enter (``async with``): an error of a
+    status in :data:`~decido_service.admission.CHARGED` raised inside (a request refused
+    before admission) is charged to the key's ``refused`` budget of ``surface``, then let
+    through (or 429 ``too_many_refused`` once the budget is spent); a large body of a spent
+    budget is refused at once (:meth:`~decido_service.admission.Gate.refuse_spent`)."""
+    return gate(request, key, surface).refuse_spent(request.body)
 
 
 async def issue_free_key(request: ApiRequest, label: str | None,
@@ -134,13 +127,6 @@ async def throttle_sign_in(request: ApiRequest, prefix: str | None) -> None:
     ``prefix`` tried (429 past ``sign_ins_per_minute`` on either)."""
     await admission.throttle_sign_in(request.app.ctx, request.ctx, client_address(request),
                                      prefix)
-
-
-def rate_headers(request: ApiRequest) -> dict[str, str]:
-    """The ``X-RateLimit-*`` headers: from the counter states of the request's store call
-    (none for a request that made no store call, e.g. one without a valid key)."""
-    state = getattr(request.ctx, "rate", None)
-    return {} if state is None else limits.headers_for(state)
 
 
 def client_address(request: ApiRequest) -> str:

@@ -33,8 +33,8 @@ from typing import Any
 from sanic import Sanic
 from sanic.response import HTTPResponse
 
+from decido_service import limits
 from decido_service.http.access_log import AccessLog, access_line
-from decido_service.http.admission import rate_headers
 from decido_service.http.context import ApiRequest
 from decido_service.http.heads import head_error, overflow_error
 from decido_service.http.problems import problem_handler
@@ -46,6 +46,7 @@ __all__ = [
     "error_response",
     "finish",
     "log_request",
+    "rate_headers",
     "register",
     "request_id",
     "response_headers",
@@ -129,6 +130,13 @@ def response_headers(request: ApiRequest, ctx: Any = None) -> dict[str, str]:
     """``X-Request-Id`` and the ``X-RateLimit-*`` headers every answer carries. ``ctx`` as
     for :func:`request_id`."""
     return {"X-Request-Id": request_id(request, ctx), **rate_headers(request)}
+
+
+def rate_headers(request: ApiRequest) -> dict[str, str]:
+    """The ``X-RateLimit-*`` headers: from the counter states of the request's store call
+    (none for a request that made no store call, e.g. one without a valid key)."""
+    state = getattr(request.ctx, "rate", None)
+    return {} if state is None else limits.headers_for(state)
 
 
 def streamed(request: ApiRequest, status: int) -> None:

@@ -20,7 +20,7 @@ fingerprint of the request (method, path and body bytes):
   is being admitted (or, ``/v1/optimize``, while its run lasts): 409
   ``idempotency_key_in_use`` with ``Retry-After: 1``.
 
-The header, the fingerprint and the answers are the HTTP layer's
+The header (read with the body), the fingerprint and the answers are the HTTP layer's
 (:mod:`decido_service.http.idempotency`); this module keeps the records.
 """
 
@@ -38,7 +38,7 @@ from decido_service.runs.execution import optimize_result
 from decido_service.store import FINISHED_STATES, Store
 from decido_service.types import encode
 
-__all__ = ["TTL", "Claim", "Outcome", "begin"]
+__all__ = ["TTL", "Claim", "Outcome", "begin", "replay"]
 
 #: seconds an idempotency record is kept
 TTL = 86400.0
@@ -57,16 +57,13 @@ _OUTCOME = msgspec.json.Decoder(Outcome)
 
 
 class Claim:
-    """The record of this request's key (:func:`begin`): :attr:`replayed`, the answer of an
-    earlier request with the same key and request; else pending, and :meth:`record` gives
+    """The record of this request's key (:func:`begin`), pending: :meth:`record` gives
     the answer the admission stores with the run (``status``; the answer itself too when
     ``keep_answer``)."""
 
     def __init__(self, idem_key: str, status: int, keep_answer: bool) -> None:
         self.idem_key, self.status, self.keep_answer = idem_key, status, keep_answer
         self.outcome: Outcome | None = None
-        #: the replayed answer ``(status, body)`` of :attr:`outcome`, a repeated request's
-        self.replayed: tuple[int, bytes] | None = None
 
     def record(self, run_id: str, row: dict[str, Any]) -> tuple[str, str]:
         """``(idem_key, response)`` for :meth:`Runs.enqueue
@@ -92,11 +89,11 @@ class Claim:
 
 
 async def begin(store: Store, key_id: str, claim: Claim, fingerprint: str, now: float,
-                ) -> Claim:
-    """Look ``claim``'s key of ``key_id`` up for a request of ``fingerprint``: an earlier
-    request with the same key and request gets its answer again (:attr:`Claim.replayed`),
-    else the record is now pending (422 ``idempotency_key_reused`` for another request,
-    409 ``idempotency_key_in_use`` while the first is being answered)."""
+                ) -> Outcome | None:
+    """Look ``claim``'s key of ``key_id`` up for a request of ``fingerprint``: the outcome
+    of an earlier request with the same key and request (:func:`replay` answers it again),
+    else ``None``: the record is now pending (422 ``idempotency_key_reused`` for another
+    request, 409 ``idempotency_key_in_use`` while the first is being answered)."""
     state, stored = await store.runs.idempotency_begin(key_id, claim.idem_key, fingerprint,
                                                         now, TTL)
     if state == "mismatch":
@@ -104,14 +101,10 @@ async def begin(store: Store, key_id: str, claim: Claim, fingerprint: str, now: 
                            "another request in the last 24 h; use a new key")
     if state == "pending":
         raise _in_use()
-    if state == "done":
-        assert stored is not None
-        claim.outcome = _OUTCOME.decode(stored)
-        claim.replayed = await _replay(store, key_id, claim.outcome)
-    return claim
+    return None if stored is None else _OUTCOME.decode(stored)
 
 
-async def _replay(store: Store, key_id: str, outcome: Outcome) -> tuple[int, bytes]:
+async def replay(store: Store, key_id: str, outcome: Outcome) -> tuple[int, bytes]:
     """The status and body of a repeated request: the stored answer, or (``/v1/optimize``)
     the answer rebuilt from its run (and its front) once it has ended."""
     if outcome.body is not None:
