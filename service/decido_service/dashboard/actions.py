@@ -15,11 +15,11 @@ from decido.pareto import default_multi_engine
 from decido_service import keys, limits
 from decido_service.dashboard import decide_form, front, run_form
 from decido_service.dashboard import session as sessions
-from decido_service.dashboard.render import page, redirect
+from decido_service.dashboard.render import page, pretty, redirect
 from decido_service.dashboard.routes import SIGN_IN, api, form, html
 from decido_service.dashboard.session import Session
+from decido_service.decisions import bridge, sampling
 from decido_service.decisions import decide as decisions
-from decido_service.decisions import sampling
 from decido_service.http.admission import issue_free_key, throttle_sign_in
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
@@ -32,9 +32,6 @@ __all__ = ["LABEL_MAX"]
 
 #: the longest key label (as ``POST /v1/keys``)
 LABEL_MAX = 200
-_FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
-                "top_k", "pairwise", "weighting", "decision_makers", "aggregation", "samples",
-                "seed", "explain", "sensitivity", *decide_form.SOURCES)
 
 
 @api.route("/sign-in", "GET")
@@ -217,7 +214,7 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     """Decide as ``POST /v1/decide`` does (counted and logged); the ranking, or the
     faults next to the form, which keeps what was typed."""
     sent = form(request)
-    fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
+    fields = {name: sent.get(name) or "" for name in decide_form.FIELDS}
     upload = request.files.get("options_file") if request.files else None
     named = [m for m in decide_form.SOURCES if fields[m]]
     if named:  # the options are the front named (the form shows a preview)
@@ -229,16 +226,14 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
         body = decide_form.body_of(fields)
     except decide_form.FormError as exc:
         return _decide(session, fields, None, None, exc.problems)
-    try:  # counted and logged as a /v1/decide call with this body
-        if any(m in body for m in decide_form.SOURCES):
-            result = await front.decide(request, session.key, body)
-        else:
-            sampling.refuse_over_cap(body, limits.plan_limits(
-                session.key, settings=request.app.ctx.settings)["max_smaa_values"],
-                batch=False)
-            result, _ = await decisions.decide(request.app.ctx, request.ctx, session.key,
-                                               "decide", decido.decide, body,
-                                               orjson.dumps(body), log=True)
+    try:  # counted and logged as a /v1/decide call with this body (as sent)
+        resolved, points = await bridge.resolve(front.source(request, session.key), body)
+        sampling.refuse_over_cap(resolved, limits.plan_limits(
+            session.key, settings=request.app.ctx.settings)["max_smaa_values"], batch=False)
+        result, _ = await decisions.decide(
+            request.app.ctx, request.ctx, session.key, "decide",
+            bridge.with_points(decido.decide, points, batch=False), resolved,
+            orjson.dumps(body), log=True, heavy=resolved is not body)  # heavy: on a front
     except decido.DecisionError as exc:
         problems = [f"{e.get('pointer') or 'body'}: {e.get('message')}" for e in exc.errors]
         return _decide(session, fields, body, None, problems)
@@ -249,7 +244,7 @@ def _decide(session: Session, fields: dict[str, str], body: object, result: obje
             problems: list[str]) -> HTTPResponse:
     """The decide page (a form shown again with its faults is a page like any other: 200,
     as the sign-in form with its message)."""
-    shown = None if body is None else orjson.dumps(body, option=orjson.OPT_INDENT_2).decode()
+    shown = None if body is None else pretty(body)
     return page("decide.html", session=session, fields=fields,
                 methods=decide_form.METHODS, weightings=decide_form.WEIGHTINGS,
                 aggregations=decide_form.AGGREGATIONS, example=decide_form.EXAMPLE,

@@ -47,7 +47,7 @@ import decido
 from decido.goals import goal_name
 from decido.option_table import cell_value, options_from_csv, table_value
 
-__all__ = ["AGGREGATIONS", "EXAMPLE", "METHODS", "SOURCES", "WEIGHTINGS", "FormError",
+__all__ = ["AGGREGATIONS", "EXAMPLE", "FIELDS", "METHODS", "SOURCES", "WEIGHTINGS", "FormError",
            "body_of", "defaults", "example"]
 
 #: the methods of ``/v1/decide`` (the library's method table)
@@ -90,6 +90,10 @@ def defaults() -> dict[str, str]:
             "weighting": "", "decision_makers": "", "aggregation": "",
             "samples": "", "seed": "", "explain": "1", "sensitivity": "", "from_run": "",
             "from_study": ""}
+
+
+#: the form's fields
+FIELDS = tuple(defaults())
 
 
 def example() -> dict[str, str]:

@@ -5,9 +5,10 @@ with one ("choose from this front"), and the compare page's two kinds of runs.
 ``/dashboard/decide?from_run=run_…`` shows the decide form with the run's front as its
 options (read-only: they come from the run) and the objectives with their goals and equal
 weights as its criteria; the form sends ``from_run``, and the decision is made, counted and
-logged as ``POST /v1/decide`` with that body (each ranking item with its point's ``x``
-and ``f``). A study's page does the same with ``from_study`` (its front, or its completed
-trials for one objective; option ids: the trials' numbers).
+logged as ``POST /v1/decide`` with that body (:mod:`decido_service.dashboard.actions`; each
+ranking item with its point's ``x`` and ``f``). A study's page does the same with
+``from_study`` (its front, or its completed trials for one objective; option ids: the
+trials' numbers).
 """
 
 from __future__ import annotations
@@ -21,15 +22,14 @@ import decido
 from decido_service import limits
 from decido_service.config import Settings
 from decido_service.dashboard import decide_form, summary
-from decido_service.decisions import bridge, sampling
-from decido_service.decisions import decide as decisions
+from decido_service.decisions import bridge
 from decido_service.http.context import ApiRequest
 from decido_service.runs import front as run_front
 from decido_service.store import KeyRecord, Store
 from decido_service.types import FrontQuery, Run, RunFront
 
 __all__ = ["COMPARE_POINTS", "COMPARE_SECONDS", "PREVIEW_VARIABLES", "compare_kinds",
-           "decide", "decide_fields", "front_facts", "shown_front"]
+           "decide_fields", "front_facts", "shown_front", "source"]
 
 #: the most variables the decide page's preview of a front shows (its options have all)
 PREVIEW_VARIABLES = 20
@@ -75,7 +75,7 @@ async def decide_fields(request: ApiRequest, key: KeyRecord, member: str, source
     ``hidden_variables`` says how many more the options have), the objectives as criteria,
     ``member`` set to ``source_id``. ``sent``: the fields a form sent, kept (the options
     are the front's)."""
-    resolved, _ = await bridge.resolve(_source(request, key), {member: source_id})
+    resolved, _ = await bridge.resolve(source(request, key), {member: source_id})
     options: list[dict[str, Any]] = resolved["options"]
     names = list(options[0]["attributes"]) if options else []
     shown = names[:len(resolved["criteria"]) + PREVIEW_VARIABLES]  # criteria: the objectives
@@ -91,21 +91,7 @@ async def decide_fields(request: ApiRequest, key: KeyRecord, member: str, source
             "hidden_variables": str(len(names) - len(shown))}
 
 
-async def decide(request: ApiRequest, key: KeyRecord, body: dict[str, Any]) -> dict[str, Any]:
-    """Decide on the front ``body`` names (``from_run`` or ``from_study``) as
-    ``POST /v1/decide`` does: counted, logged with the body as sent, each ranking item with
-    its point's ``x`` and ``f``."""
-    resolved, points = await bridge.resolve(_source(request, key), body)
-    sampling.refuse_over_cap(resolved, limits.plan_limits(
-        key, settings=request.app.ctx.settings)["max_smaa_values"], batch=False)
-    result, _ = await decisions.decide(
-        request.app.ctx, request.ctx, key, "decide",
-        bridge.with_points(decido.decide, points, batch=False), resolved, orjson.dumps(body),
-        log=True, heavy=True)
-    return result
-
-
-def _source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
+def source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
     """Where the page's front is read (the key's runs, its plan's cap)."""
     ctx = request.app.ctx
     return bridge.Source(ctx.store, key, ctx.decide_pool, ctx.settings)
