@@ -50,7 +50,7 @@ import os
 from collections.abc import Callable
 
 from decido_service.store.accounts import Accounts
-from decido_service.store.admission_rule import WINDOWS, judge, window_bounds
+from decido_service.store.admission_rule import window_bounds
 from decido_service.store.admissions import Admissions
 from decido_service.store.decisions import DecisionLog
 from decido_service.store.dialect import Database
@@ -65,16 +65,13 @@ from decido_service.store.records import (
     StoreError,
     StoreMissing,
     iso_utc,
-    metadata_of,
     metadata_text,
     ordered_id,
     short_id,
 )
 from decido_service.store.runs import (
     FINISHED_STATES,
-    RUN_FIELDS,
     RUN_STATES,
-    RUN_UPDATABLE,
     FrontChunk,
     Runs,
 )
@@ -85,10 +82,7 @@ from decido_service.store.webhooks import Webhooks
 __all__ = [
     "FINISHED_STATES",
     "PRUNE_INTERVAL",
-    "RUN_FIELDS",
     "RUN_STATES",
-    "RUN_UPDATABLE",
-    "WINDOWS",
     "Accounts",
     "Admission",
     "AdmissionRequest",
@@ -108,9 +102,7 @@ __all__ = [
     "StoreError",
     "StoreMissing",
     "iso_utc",
-    "metadata_of",
     "metadata_text",
-    "judge",
     "open_store",
     "ordered_id",
     "short_id",
