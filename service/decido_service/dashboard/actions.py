@@ -26,7 +26,6 @@ from decido_service.http.problems import ApiError, as_api_error
 from decido_service.http.submit import enqueue, prepare_body
 from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
-from decido_service.store import Store
 
 __all__ = ["LABEL_MAX"]
 
@@ -89,8 +88,7 @@ async def sign_in(request: ApiRequest) -> HTTPResponse:
     except ApiError as error:
         return await _sign_in_page(request, error.detail, status=error.status_code,
                                    headers=error.headers)
-    store: Store = request.app.ctx.store
-    key = await store.accounts.find_key(secret) if well_formed else None
+    key = await request.app.ctx.store.accounts.find_key(secret) if well_formed else None
     if key is None or key["revoked_at"] is not None:
         reason = "this key is revoked" if key else "this is not a key of this service"
         return await _sign_in_page(request, reason)
@@ -170,9 +168,8 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
     if label is not None and len(label) > LABEL_MAX:
         raise ApiError("invalid_parameter", f"label: at most {LABEL_MAX} characters")
     record, secret = await issue_free_key(request, label, owner=session.key["id"])
-    store: Store = request.app.ctx.store
     return page("keys.html", session=session,
-                keys=await store.accounts.account_keys(session.key["id"]),
+                keys=await request.app.ctx.store.accounts.account_keys(session.key["id"]),
                 created={"secret": secret, "record": record})
 
 
@@ -180,7 +177,7 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
 @html
 async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTPResponse:
     """Revoke a key of the account (the signed-in one too: that ends the session)."""
-    store: Store = request.app.ctx.store
+    store = request.app.ctx.store
     if key_id not in {k["id"] for k in await store.accounts.account_keys(session.key["id"])}:
         raise ApiError("not_found", f"no key {key_id!r} in this account")
     await store.accounts.revoke_key(key_id)
