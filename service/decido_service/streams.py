@@ -25,16 +25,15 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from decido_service.errors import ServiceError
+from decido_service.feeds import STREAM_RETRY_AFTER
 from decido_service.poller import Poller
 from decido_service.store import Store
 
-__all__ = ["REVOKED_CHECK", "STREAMS_RETRY_AFTER", "StreamGuard", "Ticket"]
+__all__ = ["REVOKED_CHECK", "StreamGuard", "Ticket"]
 
 
 #: seconds between two looks at the store for revoked keys with open streams
 REVOKED_CHECK = 1.0
-#: the ``Retry-After`` of an event stream refused over the worker's cap
-STREAMS_RETRY_AFTER = 5
 
 
 class Ticket:
@@ -86,7 +85,7 @@ class StreamGuard(Poller):
             raise ServiceError(
                 "overloaded", f"this worker has {self.cap} event streams open, the most it "
                 "serves; retry shortly (another worker may take it)",
-                headers={"Retry-After": str(STREAMS_RETRY_AFTER)},
+                headers={"Retry-After": str(STREAM_RETRY_AFTER)},
                 extra={"limit_value": self.cap})
         ticket = Ticket(key_id)
         self._tickets.setdefault(key_id, set()).add(ticket)
