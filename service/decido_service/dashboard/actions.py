@@ -26,11 +26,9 @@ from decido_service.http.problems import ApiError, as_api_error
 from decido_service.http.submit import enqueue, prepare_body
 from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
+from decido_service.types.fields import MAX_LABEL
 
-__all__ = ["LABEL_MAX"]
-
-#: the longest key label (as ``POST /v1/keys``)
-LABEL_MAX = 200
+__all__: list[str] = []
 
 
 @api.route("/sign-in", "GET")
@@ -165,8 +163,8 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
     """Make a key in the signed-in key's account (free plan and tier, as ``POST
     /v1/keys``, throttled per address the same way); its secret is shown once."""
     label = (form(request).get("label") or "").strip() or None
-    if label is not None and len(label) > LABEL_MAX:
-        raise ApiError("invalid_parameter", f"label: at most {LABEL_MAX} characters")
+    if label is not None and len(label) > MAX_LABEL:
+        raise ApiError("invalid_parameter", f"label: at most {MAX_LABEL} characters")
     record, secret = await issue_free_key(request, label, owner=session.key["id"])
     return page("keys.html", session=session,
                 keys=await request.app.ctx.store.accounts.account_keys(session.key["id"]),
