@@ -144,22 +144,18 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
 
 def _weights(body: dict[str, Any], fields: dict[str, str], problems: list[str]) -> None:
     """``weighting``, ``pairwise``, ``decision_makers`` and ``aggregation`` as given."""
-    weighting = fields.get("weighting", "").strip()
-    if weighting:
-        if weighting not in WEIGHTINGS:
-            problems.append(f"weighting: pick one of {', '.join(WEIGHTINGS)}")
-        body["weighting"] = weighting
+    for name, allowed in (("weighting", WEIGHTINGS), ("aggregation", AGGREGATIONS)):
+        value = fields.get(name, "").strip()
+        if value:
+            if value not in allowed:
+                problems.append(f"{name}: pick one of {', '.join(allowed)}")
+            body[name] = value
     pairwise = _pairwise(fields.get("pairwise", "").splitlines(), "pairwise", 1, problems)
     if pairwise:
         body["pairwise"] = pairwise
     members = _members(fields.get("decision_makers", ""), problems)
     if members:
         body["decision_makers"] = members
-    aggregation = fields.get("aggregation", "").strip()
-    if aggregation:
-        if aggregation not in AGGREGATIONS:
-            problems.append(f"aggregation: pick one of {', '.join(AGGREGATIONS)}")
-        body["aggregation"] = aggregation
 
 
 def _pairwise(lines: list[str], where: str, first: int,

@@ -157,13 +157,6 @@ def _number(text: str, kind: type[int] | type[float]) -> int | float | None:
         return None
 
 
-def _whole(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None
-
-
 def _pair(text: str) -> list[float] | None:
     """``lower:upper`` or ``lower upper`` as two floats, else ``None``."""
     parts = [p for p in re.split(r"[:\s,]+", text.strip()) if p]
@@ -188,13 +181,13 @@ def _bounds(text: str, dims_text: str, faults: dict[str, list[str]]) -> list[lis
         pairs.append(pair or [0.0, 0.0])
     dims = None
     if dims_text:
-        dims = _whole(dims_text)
+        dims = _number(dims_text, int)
         if dims is None or not 1 <= dims <= _DIMS_MAX:
             faults.setdefault("dims", []).append(
                 f"{dims_text!r} is not a whole number from 1 to {_DIMS_MAX}")
             dims = None
     if len(pairs) == 1:
-        return pairs * (dims or 1)
+        return pairs * int(dims or 1)
     if dims is not None and dims != len(pairs):
         faults.setdefault("dims", []).append(
             f"{dims} dimensions, but {len(pairs)} lines of bounds (leave it blank)")
