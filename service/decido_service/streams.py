@@ -61,11 +61,6 @@ class Ticket:
             wake()
 
 
-def revoked_problem(revoked_at: str) -> ServiceError:
-    """The problem a revoked key's streams end with (as the 401 of its next request)."""
-    return ServiceError("revoked_key", f"this key was revoked at {revoked_at}")
-
-
 class StreamGuard(Poller):
     """This worker's open streams (module docs); ``cap``: event streams at once (0: no
     cap)."""
@@ -100,9 +95,11 @@ class StreamGuard(Poller):
                 del self._tickets[key_id]
 
     def revoked(self, key_id: str, revoked_at: str) -> None:
-        """End every open stream of ``key_id``, revoked at ``revoked_at``."""
+        """End every open stream of ``key_id``, revoked at ``revoked_at``, with the problem
+        of its next request (401 ``revoked_key``)."""
+        problem = ServiceError("revoked_key", f"this key was revoked at {revoked_at}")
         for ticket in list(self._tickets.get(key_id, ())):
-            ticket.end(revoked_problem(revoked_at))
+            ticket.end(problem)
 
     async def round(self) -> None:
         """End the streams of the keys revoked since the last round."""

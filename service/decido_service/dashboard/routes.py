@@ -21,7 +21,6 @@ from sanic.response import HTTPResponse
 
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import NOSNIFF, page, redirect
-from decido_service.dashboard.session import Session
 from decido_service.dashboard.summary import label_filters
 from decido_service.errors import ServiceError
 from decido_service.http.context import ApiRequest
@@ -70,14 +69,11 @@ def html(handler: Callable[..., Awaitable[HTTPResponse]]) -> Handler:
                 sessions.check_csrf(request, session, form(request))
             return await handler(request, session, *args, **kwargs)
         except (ApiError, ServiceError) as error:  # a capability's refusal as the API's
-            return error_page(session, as_api_error(error))
+            refused = as_api_error(error)  # the page of a refused action or missing resource
+            return page("error.html", status=refused.status_code, session=session,
+                        error=refused)
 
     return wrapped
-
-
-def error_page(session: Session | None, error: ApiError) -> HTTPResponse:
-    """The page that shows a refused action or a missing resource."""
-    return page("error.html", status=error.status_code, session=session, error=error)
 
 
 def data(handler: Callable[..., Awaitable[HTTPResponse | None]]) -> Handler:
