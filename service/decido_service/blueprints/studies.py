@@ -88,12 +88,11 @@ async def _study_call(request: ApiRequest, kind: type[B], empty: B | None = None
 async def studies_root(request: ApiRequest) -> HTTPResponse:
     """POST: create a study (201, ``Location``); GET: a page of the key's studies."""
     ctx = request.app.ctx.studies
+    key = await read(request, "optimize")
     if request.method != "POST":
-        key = await read(request, "optimize")
         async with refusals(request, key, "optimize"):
             page = query(request, StudyPage)
         return answer(await studies.page(ctx, key["id"], page))
-    key = await read(request, "optimize")
     async with refusals(request, key, "optimize"):
         req = decode_body(StudyCreate, request.body)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import typing
 from typing import Any
-from urllib.parse import urlencode
 
 import msgspec
 import orjson
@@ -64,7 +63,7 @@ async def study_list(request: ApiRequest, session: Session) -> HTTPResponse:
     rows = [study_facts.study_row(msgspec.to_builtins(s)) for s in found.data]
     return page("studies.html", session=session, studies=rows, filters=filters,
                 states=STUDY_STATES,
-                next_query=summary.next_query(filters, found.data) if found.has_more else None)
+                next_query=summary.next_query(filters, found))
 
 
 @api.route("/studies/<study_id:str>", "GET")
@@ -77,16 +76,13 @@ async def study_page(request: ApiRequest, session: Session, study_id: str) -> HT
     found = await studies.trials(ctx, key_id, study_id, query)
     trials: list[dict[str, Any]] = msgspec.to_builtins(found.data)
     filters = {"state": query.state}
-    more = None
-    if found.has_more:
-        more = urlencode({**{k: v for k, v in filters.items() if v},
-                                  "starting_after": trials[-1]["number"]})
     spec = study["spec"]
     objectives = study_facts.objectives_of(spec)
     return page("study.html", session=session, study=study, row=study_facts.study_row(study),
                 spec=study_facts.spec_summary(spec), objectives=objectives,
                 several=len(objectives) > 1, trials=trials, trial_states=TRIAL_STATES,
-                filters=filters, next_query=more, paged=query.starting_after is not None,
+                filters=filters, next_query=summary.next_query(filters, found),
+                paged=query.starting_after is not None,
                 variables=[a["name"] for a in study_facts.axes_of(spec)])
 
 

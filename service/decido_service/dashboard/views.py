@@ -61,7 +61,7 @@ async def run_list(request: ApiRequest, session: Session) -> HTTPResponse:
     return page("runs.html", session=session, runs=[summary.run_row(r) for r in found.data],
                 more=found.has_more, filters=filters, states=RUN_STATES,
                 engines=sorted(engine_table()),
-                next_query=summary.next_query(filters, found.data) if found.has_more else None)
+                next_query=summary.next_query(filters, found))
 
 
 @api.route("/runs/<run_id:str>", "GET")
@@ -128,8 +128,7 @@ async def decision_list(request: ApiRequest, session: Session) -> HTTPResponse:
                                     query.starting_after, query.metadata)
     return page("decisions.html", session=session, labels=labels,
                 decisions=[summary.decision_row(d) for d in msgspec.to_builtins(found.data)],
-                next_query=summary.next_query({"labels": labels}, found.data)
-                if found.has_more else None)
+                next_query=summary.next_query({"labels": labels}, found))
 
 
 @api.route("/decisions/<decision_id:str>", "GET")
