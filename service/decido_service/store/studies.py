@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
-from decido_service.store.dialect import Database, Row, Tx, after_cursor
+from decido_service.store.dialect import Database, Row, Tx, after_cursor, insert_sql, set_clause
 from decido_service.store.records import Admission, AdmissionRequest, metadata_of, metadata_text
 from decido_service.store.webhooks import enqueue_event
 
@@ -81,8 +81,7 @@ _TRIAL_UPDATABLE = frozenset(("lib", "state", "vals", "metrics", "client_id", "l
                               "reason", "steps", "completed_at"))
 _SELECT_STUDY = f"SELECT {', '.join(STUDY_FIELDS)} FROM studies"
 _SELECT_TRIAL = f"SELECT {', '.join(TRIAL_FIELDS)} FROM study_trials"
-_INSERT_TRIAL = (f"INSERT INTO study_trials ({', '.join(TRIAL_FIELDS)}) "
-                 f"VALUES ({', '.join('?' * len(TRIAL_FIELDS))})")
+_INSERT_TRIAL = insert_sql("study_trials", TRIAL_FIELDS)
 
 
 def _study(row: Row) -> dict[str, Any]:
@@ -93,13 +92,6 @@ def _study(row: Row) -> dict[str, Any]:
 
 def _trial(row: Row) -> dict[str, Any]:
     return dict(zip(TRIAL_FIELDS, row, strict=True))
-
-
-def _checked(changes: Mapping[str, Any], allowed: frozenset[str]) -> list[str]:
-    wrong = set(changes) - allowed
-    if wrong:
-        raise ValueError(f"not updatable: {sorted(wrong)}")
-    return list(changes)
 
 
 class StudyTx:
@@ -169,21 +161,18 @@ class StudyTx:
     async def update_trials(self, changes: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
         """Set columns of trials: ``(number, {column: value})`` each."""
         for number, change in changes:
-            columns = _checked(change, _TRIAL_UPDATABLE)
-            await self.tx.execute(
-                f"UPDATE study_trials SET {', '.join(f'{c} = ?' for c in columns)} "
-                "WHERE study_id = ? AND number = ?",
-                *(change[c] for c in columns), self.row["id"], number)
+            columns, args = set_clause(change, _TRIAL_UPDATABLE)
+            await self.tx.execute(f"UPDATE study_trials SET {columns} WHERE study_id = ? AND "
+                                  "number = ?", *args, self.row["id"], number)
 
     async def save(self, changes: Mapping[str, Any]) -> None:
         """Write columns of the study's row (its ``log_length`` and ``events`` as
         appended)."""
         merged = {**changes, "log_length": self.row["log_length"],
                   "events": self.row["events"]}
-        columns = _checked(merged, _STUDY_UPDATABLE)
-        await self.tx.execute(
-            f"UPDATE studies SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
-            *(merged[c] for c in columns), self.row["id"])
+        columns, args = set_clause(merged, _STUDY_UPDATABLE)
+        await self.tx.execute(f"UPDATE studies SET {columns} WHERE id = ?", *args,
+                              self.row["id"])
         self.row.update(merged)
 
 
@@ -204,8 +193,6 @@ class Studies:
         <decido_service.store.runs.Runs.enqueue>`)."""
         values = [metadata_text(study.get("metadata")) if f == "metadata" else study.get(f)
                   for f in STUDY_FIELDS]
-        sql = (f"INSERT INTO studies ({', '.join(STUDY_FIELDS)}) "
-               f"VALUES ({', '.join('?' * len(STUDY_FIELDS))})")
         key_id, dialect, prepared = study["key_id"], self.db.dialect, prepare([admission])
 
         async def body(tx: Tx) -> Admission | Literal["cap"]:
@@ -218,7 +205,7 @@ class Studies:
                     return "cap"
             (admitted,) = await admit(tx, dialect, prepared)
             if admitted.admitted:
-                await tx.execute(sql, *values)
+                await tx.execute(insert_sql("studies", STUDY_FIELDS), *values)
                 if idempotency is not None:
                     await tx.execute("UPDATE idempotency SET response = ? WHERE key_id = ? "
                                      "AND idem_key = ?", idempotency[1], key_id, idempotency[0])
