@@ -119,8 +119,8 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
         notes.append("These runs of several objectives do not optimize the same objectives: "
                      "their hypervolumes measure different things.")
     elif several:
-        common = _common_reference([result for result, _ in several],
-                                   [o["goal"] for o in several[0][1]["objectives"]])
+        goals = [o["goal"] for o in several[0][1]["objectives"]]
+        common = _common_reference([result for result, _ in several], goals)
     total = sum(row["front_size"] or 0 for _, row in several)
     if common is not None and total > COMPARE_POINTS:
         notes.append(f"The final fronts hold {total} points together: the compare page "
@@ -129,7 +129,6 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
                      "decido.hypervolume).")
         common = None
     if common is not None:
-        goals = [o["goal"] for o in several[0][1]["objectives"]]
         deadline = time.monotonic() + COMPARE_SECONDS
         for result, row in several:
             front = [p["f"] for p in result.get("pareto") or () if p["feasible"]]
@@ -163,15 +162,14 @@ def _bounded_hypervolume(front: list[list[float]], reference: list[float], goals
 
 
 def _common_reference(results: list[dict[str, Any]], goals: list[str]) -> list[float] | None:
-    """The reference point farthest out of the finished runs' ones, objective by
-    objective (None when a run has none, or one with a non-finite value)."""
+    """The reference point farthest out of the finished runs' ones (``results``: one at
+    least), objective by objective (None when a run has none, or one with a non-finite
+    value)."""
     points: list[list[float]] = []
     for r in results:
         point = r.get("reference_point")
         if point is None or None in point or len(point) != len(goals):
             return None
         points.append(point)
-    if not points:
-        return None
     return [max(p[j] for p in points) if goal == "minimize" else min(p[j] for p in points)
             for j, goal in enumerate(goals)]
