@@ -80,6 +80,7 @@ _STUDY_UPDATABLE = frozenset(("state", "counts", "summary", "log_length", "next_
 _TRIAL_UPDATABLE = frozenset(("lib", "state", "vals", "metrics", "client_id", "lease_until",
                               "reason", "steps", "completed_at"))
 _SELECT_STUDY = f"SELECT {', '.join(STUDY_FIELDS)} FROM studies"
+_ONE_STUDY = f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?"
 _SELECT_TRIAL = f"SELECT {', '.join(TRIAL_FIELDS)} FROM study_trials"
 _INSERT_TRIAL = insert_sql("study_trials", TRIAL_FIELDS)
 
@@ -215,8 +216,7 @@ class Studies:
 
     async def get(self, key_id: str, study_id: str) -> dict[str, Any] | None:
         """One of ``key_id``'s studies, or ``None``."""
-        row = await self.db.read(lambda tx: tx.fetchrow(
-            f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?", study_id, key_id))
+        row = await self.db.read(lambda tx: tx.fetchrow(_ONE_STUDY, study_id, key_id))
         return None if row is None else _study(row)
 
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
@@ -269,8 +269,7 @@ class Studies:
         dialect = self.db.dialect
 
         async def run(tx: Tx) -> Any:
-            row = await tx.fetchrow(f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?"
-                                    f"{dialect.for_update}", study_id, key_id)
+            row = await tx.fetchrow(_ONE_STUDY + dialect.for_update, study_id, key_id)
             if row is None:
                 return None
             return await body(StudyTx(tx, _study(row), dialect.row_locks))
@@ -284,8 +283,7 @@ class Studies:
         after it, unless deleted as older than the newest kept: the first read is then
         numbered above ``after + 1``); ``None`` for no such study."""
         async def body(tx: Tx) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
-            row = await tx.fetchrow(f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?",
-                                    study_id, key_id)
+            row = await tx.fetchrow(_ONE_STUDY, study_id, key_id)
             if row is None:
                 return None
             rows = await tx.fetch("SELECT seq, kind, data FROM study_events WHERE "
