@@ -157,12 +157,10 @@ __all__ = [
 ]
 
 
-#: the request bodies, by OpenAPI component name
-REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest,
-                                 "WebhookCreate": WebhookCreate, "WebhookUpdate": WebhookUpdate,
-                                 "StudyCreate": StudyCreate, "SuggestRequest": SuggestRequest,
-                                 "TrialTell": TrialTell, "TrialsTell": TrialsTell,
-                                 "TrialsAdd": TrialsAdd, "TrialReport": TrialReport}
+#: the request bodies, by OpenAPI component name (the class's)
+REQUEST_TYPES: dict[str, Any] = {kind.__name__: kind for kind in (
+    OptimizeRequest, KeyRequest, WebhookCreate, WebhookUpdate, StudyCreate, SuggestRequest,
+    TrialTell, TrialsTell, TrialsAdd, TrialReport)}
 #: what the generated component schemas cannot say, added to them by name
 SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
     "OptimizeRequest": {"anyOf": [
