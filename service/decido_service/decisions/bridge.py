@@ -221,8 +221,8 @@ async def resolve(source: Source, body: Any) -> tuple[Any, Points]:
     cap = _cap(source)
     front = await _front_body(source, body, "", cap)
     if front.decided is None:
-        source_id = body[FROM_STUDY] if FROM_STUDY in body else body[FROM_RUN]
-        raise _over_cap(source, cap, [("", source_id, front.size)], front.size)
+        member = _member(body)
+        raise _over_cap(source, cap, [("", member, body[member], front.size)], front.size)
     return front.decided, {0: front.points}
 
 
@@ -243,7 +243,7 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
     cap = _cap(source)
     out: list[Any] = []
     found: Points = {}
-    read: list[tuple[str, str, int]] = []  # (where, run id, front size) of each from_run
+    read: list[tuple[str, str, str, int]] = []  # (where, member, id, front size) of each
     total = 0
     for k, item in enumerate(items):
         if isinstance(item, Mapping) and shared is not None and FROM_RUN not in item \
@@ -258,8 +258,8 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
                 out.append(_failed_item(item, refused))
                 continue
             total += front.size
-            source_id = item[FROM_STUDY] if FROM_STUDY in item else item[FROM_RUN]
-            read.append((where, source_id, front.size))
+            member = _member(item)
+            read.append((where, member, item[member], front.size))
             if cap is not None and total > cap:  # no more fronts read: refused already
                 raise _over_cap(source, cap, read, total)
             assert front.decided is not None
@@ -283,7 +283,7 @@ def _failed_item(item: Mapping[str, Any], refused: ServiceError) -> dict[str, An
     errors = (refused.extra or {}).get("errors") or [{"code": refused.code,
                                                       "message": refused.detail}]
     error = {"code": errors[0]["code"], "message": "; ".join(e["message"] for e in errors),
-             "path": FROM_STUDY if FROM_STUDY in item else FROM_RUN}
+             "path": _member(item)}
     return {"id": item.get("id"), _REFUSED: error}
 
 
@@ -304,21 +304,21 @@ def _cap(source: Source) -> int | None:
     return cap
 
 
-def _over_cap(source: Source, cap: int | None, read: list[tuple[str, str, int]], total: int
-              ) -> ServiceError:
-    """The 422 of fronts holding more than the plan's cap: one entry per ``from_run`` read
-    (the items up to the one past the cap)."""
+def _over_cap(source: Source, cap: int | None, read: list[tuple[str, str, str, int]],
+              total: int) -> ServiceError:
+    """The 422 of fronts holding more than the plan's cap: one entry per front read (the
+    items up to the one past the cap: where, the member naming it, its id and size)."""
     plan = source.key["plan"]
     return validation_error([field_error(
-        _member(run_id), "above_plan_cap",
-        f"the front of {run_id} has {size} points; the {plan} plan decides on at most {cap} "
-        f"front points per request (the fronts named up to here hold {total})",
-        pointer=f"{where}/{_member(run_id)}") for where, run_id, size in read])
+        member, "above_plan_cap",
+        f"the front of {source_id} has {size} points; the {plan} plan decides on at most "
+        f"{cap} front points per request (the fronts named up to here hold {total})",
+        pointer=f"{where}/{member}") for where, member, source_id, size in read])
 
 
-def _member(source_id: str) -> str:
-    """The body member that names ``source_id`` (a run's or a study's)."""
-    return FROM_STUDY if source_id.startswith("st_") else FROM_RUN
+def _member(body: Mapping[str, Any]) -> str:
+    """The member of ``body`` that names its front: ``from_study``, else ``from_run``."""
+    return FROM_STUDY if FROM_STUDY in body else FROM_RUN
 
 
 def _attach(answer: dict[str, Any], points: dict[str, dict[str, Any]]) -> None:
