@@ -26,8 +26,7 @@ from decido_service.store.dialect import Database, Row, Tx, after_cursor, insert
 from decido_service.store.records import Admission, AdmissionRequest, metadata_of, metadata_text
 from decido_service.store.webhooks import enqueue_event
 
-__all__ = ["EVENTS_SCHEMA", "SCHEMA", "STUDY_FIELDS", "TRIAL_FIELDS", "Studies", "StudyTx",
-           "Studies"]
+__all__ = ["EVENTS_SCHEMA", "SCHEMA", "STUDY_FIELDS", "TRIAL_FIELDS", "Studies", "StudyTx"]
 
 T = TypeVar("T")
 

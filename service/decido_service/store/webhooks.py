@@ -26,7 +26,7 @@ from decido_service.store.dialect import Database, Row, Tx, after_cursor, insert
 from decido_service.store.records import iso_utc, ordered_id
 
 __all__ = ["CANDIDATES", "DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "STUDY_COMPLETED",
-           "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE", "Webhooks", "Webhooks", "enqueue_event",
+           "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE", "Webhooks", "enqueue_event",
            "enqueue_run_event"]
 
 #: the columns of a webhook row, in select order
