@@ -1,7 +1,7 @@
 """The store: what the service keeps, by concern, on SQLite or PostgreSQL.
 
 :class:`Store` is what the app holds (``app.ctx.store``); it exposes one object per
-concern, each behind a protocol of its own and written once in SQL for both backends:
+concern, each a class written once in SQL for both backends:
 
 - ``store.accounts`` (:class:`~decido_service.store.accounts.Accounts`): keys, their
   accounts, dashboard sessions, service secrets;
@@ -27,8 +27,8 @@ the few places the two SQL dialects differ are a
 the URL. The schema of every concern is :mod:`~decido_service.store.schema`. Nothing
 outside this package knows SQL.
 
-**Adding a concern** (webhooks, say): write ``store/<concern>.py`` with its protocol and
-one ``SQL<Concern>`` class taking the :class:`~decido_service.store.dialect.Database`
+**Adding a concern** (webhooks, say): write ``store/<concern>.py`` with one class taking
+the :class:`~decido_service.store.dialect.Database`
 (statements with ``?`` placeholders; a lock clause or an advisory lock from the dialect
 where rows must not change under you); append its tables to
 :data:`~decido_service.store.schema.MIGRATIONS` (a new entry once version 1 has shipped);
