@@ -112,6 +112,7 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
     several = [(v.get("result") or {}, r) for v, r in zip(views, rows, strict=True)
                if r["objectives"]]
     notes, common = [], None
+    goals = [o["goal"] for o in several[0][1]["objectives"]] if several else []
     for result, row in several:
         row["front_size"] = result.get("front_size")
         row["own_hv"] = result.get("hypervolume")
@@ -119,7 +120,6 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
         notes.append("These runs of several objectives do not optimize the same objectives: "
                      "their hypervolumes measure different things.")
     elif several:
-        goals = [o["goal"] for o in several[0][1]["objectives"]]
         common = _common_reference([result for result, _ in several], goals)
     total = sum(row["front_size"] or 0 for _, row in several)
     if common is not None and total > COMPARE_POINTS:
