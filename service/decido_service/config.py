@@ -123,20 +123,19 @@ class Settings:
     """Epoch seconds; injectable so tests can move across minutes and months."""
 
     def __post_init__(self) -> None:
-        for name in ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
-                     "sign_ins_per_minute",
-                     "decision_retention_days", "session_hours",
+        for least, names in (
+                (1, ("port", "workers", "body_limit", "run_threads", "keys_per_hour",
+                     "sign_ins_per_minute", "decision_retention_days", "session_hours",
                      "header_timeout", "body_timeout", "keep_alive_timeout", "sse_heartbeat",
                      "run_lease", "run_retention_days", "study_events", "webhook_concurrency",
-                     "webhook_key_concurrency", "webhook_endpoint_concurrency"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"setting {name!r} must be a positive integer, got {value!r}")
-        for name in ("run_queue", "run_backlog", "connections_per_address",
-                     "decision_log_bytes", "worker_streams"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"setting {name!r} must be an integer >= 0, got {value!r}")
+                     "webhook_key_concurrency", "webhook_endpoint_concurrency")),
+                (0, ("run_queue", "run_backlog", "connections_per_address",
+                     "decision_log_bytes", "worker_streams"))):
+            for name in names:
+                value = getattr(self, name)
+                if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                    what = "a positive integer" if least else "an integer >= 0"
+                    raise ValueError(f"setting {name!r} must be {what}, got {value!r}")
         check_table("plans", self.plans, PLAN_FIELDS)
         check_table("tiers", self.tiers, TIER_FIELDS)
         for name, row in self.tiers.items():

@@ -28,8 +28,8 @@ __all__ = ["HEARTBEAT", "HEARTBEAT_LINE", "STREAM_RETRY_AFTER", "Feed", "Feeds",
 #: seconds between two ``: heartbeat`` comment lines of an open stream
 HEARTBEAT = 15.0
 HEARTBEAT_LINE = b": heartbeat\n\n"
-#: the ``Retry-After`` of a stream refused over the key's cap (streams last while the
-#: resource changes)
+#: the ``Retry-After`` of a stream refused over the key's cap or the worker's
+#: (:mod:`decido_service.streams`): streams last while the resource changes
 STREAM_RETRY_AFTER = 5
 
 

@@ -45,6 +45,7 @@ from decido_service.types.fields import NOT_BLANK
 
 __all__ = [
     "batch_size",
+    "decode_body",
     "decode_key_request",
     "decode_optimize",
     "engine_table",
@@ -84,19 +85,13 @@ def engine_table() -> dict[str, dict[str, Any]]:
 
 def decode_key_request(body: bytes) -> KeyRequest:
     """A ``POST /v1/keys`` body (empty: no label); 400 or a 422 listing every fault."""
-    return _decode(KeyRequest, body) if body else KeyRequest()
-
-
-def decode_body(kind: type[T], body: bytes) -> T:
-    """A body of one of the request types (:data:`~decido_service.types.REQUEST_TYPES`)
-    that needs no check beyond its type; 400 or a 422 listing every fault."""
-    return _decode(kind, body)
+    return decode_body(KeyRequest, body) if body else KeyRequest()
 
 
 def decode_optimize(body: bytes) -> OptimizeRequest:
     """A ``POST /v1/optimize`` body, checked in full but not compiled; 400 for bytes that
     are not JSON, else a 422 listing every fault (with its JSON pointer)."""
-    req = _decode(OptimizeRequest, body)
+    req = decode_body(OptimizeRequest, body)
     found = _semantic(req)
     if found:
         raise validation_error([_entry(p) for p in found])
@@ -110,8 +105,10 @@ def batch_size(body: Any) -> int:
     return len(items) if isinstance(items, list) else 0
 
 
-def _decode(kind: type[T], body: bytes) -> T:
-    """The fast path (msgspec), then, for a body it refuses, the slow path: every fault."""
+def decode_body(kind: type[T], body: bytes) -> T:
+    """A body of one of the request types (:data:`~decido_service.types.REQUEST_TYPES`),
+    checked for what its type says: the fast path (msgspec), then, for a body it refuses,
+    the slow path (every fault): 400 or a 422 listing every fault."""
     try:
         value: T = _DECODERS[kind].decode(body)
     except msgspec.ValidationError:

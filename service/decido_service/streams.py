@@ -25,16 +25,15 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from decido_service.errors import ServiceError
+from decido_service.feeds import STREAM_RETRY_AFTER
 from decido_service.poller import Poller
 from decido_service.store import Store
 
-__all__ = ["REVOKED_CHECK", "STREAMS_RETRY_AFTER", "StreamGuard", "Ticket"]
+__all__ = ["REVOKED_CHECK", "StreamGuard", "Ticket"]
 
 
 #: seconds between two looks at the store for revoked keys with open streams
 REVOKED_CHECK = 1.0
-#: the ``Retry-After`` of an event stream refused over the worker's cap
-STREAMS_RETRY_AFTER = 5
 
 
 class Ticket:
@@ -62,11 +61,6 @@ class Ticket:
             wake()
 
 
-def revoked_problem(revoked_at: str) -> ServiceError:
-    """The problem a revoked key's streams end with (as the 401 of its next request)."""
-    return ServiceError("revoked_key", f"this key was revoked at {revoked_at}")
-
-
 class StreamGuard(Poller):
     """This worker's open streams (module docs); ``cap``: event streams at once (0: no
     cap)."""
@@ -86,7 +80,7 @@ class StreamGuard(Poller):
             raise ServiceError(
                 "overloaded", f"this worker has {self.cap} event streams open, the most it "
                 "serves; retry shortly (another worker may take it)",
-                headers={"Retry-After": str(STREAMS_RETRY_AFTER)},
+                headers={"Retry-After": str(STREAM_RETRY_AFTER)},
                 extra={"limit_value": self.cap})
         ticket = Ticket(key_id)
         self._tickets.setdefault(key_id, set()).add(ticket)
@@ -101,9 +95,11 @@ class StreamGuard(Poller):
                 del self._tickets[key_id]
 
     def revoked(self, key_id: str, revoked_at: str) -> None:
-        """End every open stream of ``key_id``, revoked at ``revoked_at``."""
+        """End every open stream of ``key_id``, revoked at ``revoked_at``, with the problem
+        of its next request (401 ``revoked_key``)."""
+        problem = ServiceError("revoked_key", f"this key was revoked at {revoked_at}")
         for ticket in list(self._tickets.get(key_id, ())):
-            ticket.end(revoked_problem(revoked_at))
+            ticket.end(problem)
 
     async def round(self) -> None:
         """End the streams of the keys revoked since the last round."""

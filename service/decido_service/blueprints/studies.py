@@ -12,6 +12,8 @@ surface), decode the body and call :mod:`decido_service.studies.api`, which rais
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from sanic.response import HTTPResponse
 
 from decido_service.errors import ServiceError
@@ -24,6 +26,7 @@ from decido_service.http.routes import Doc, Routes
 from decido_service.http.sse import send_study_events
 from decido_service.runs.idempotency import Claim
 from decido_service.schemas import decode_body
+from decido_service.store import KeyRecord
 from decido_service.studies import api as studies
 from decido_service.types import IdempotencyHeaders
 from decido_service.types.studies import (
@@ -52,6 +55,20 @@ _CALL = ("A study call: counted on the tier's study calls per minute (`study.min
          "`X-RateLimit-*` headers), apart from the key's requests per minute; beyond it "
          "429 `rate_limited`.")
 _TRIAL = (StudyPath, TrialPath)
+B = TypeVar("B")
+
+
+async def _study_call(request: ApiRequest, kind: type[B], empty: B | None = None
+                      ) -> tuple[KeyRecord, B]:
+    """A suggest or tell call with a body: the key and the body decoded as ``kind`` (a
+    fault is a refusal; ``empty``: what an empty body means), counted on the key's
+    ``study.minute``."""
+    key = await authenticate(request)
+    async with refusals(request, key, "study"):
+        req = empty if empty is not None and not request.body else \
+            decode_body(kind, request.body)
+    await gate(request, key, "study").admit()
+    return key, req
 
 
 @api.route("/studies", post=Doc(
@@ -71,12 +88,11 @@ _TRIAL = (StudyPath, TrialPath)
 async def studies_root(request: ApiRequest) -> HTTPResponse:
     """POST: create a study (201, ``Location``); GET: a page of the key's studies."""
     ctx = request.app.ctx.studies
+    key = await read(request, "optimize")
     if request.method != "POST":
-        key = await read(request, "optimize")
         async with refusals(request, key, "optimize"):
             page = query(request, StudyPage)
         return answer(await studies.page(ctx, key["id"], page))
-    key = await read(request, "optimize")
     async with refusals(request, key, "optimize"):
         req = decode_body(StudyCreate, request.body)
 
@@ -127,10 +143,7 @@ async def one_study(request: ApiRequest, study_id: str) -> HTTPResponse:
                 "is stopped. " + _CALL))
 async def suggest(request: ApiRequest, study_id: str) -> HTTPResponse:
     """Hand out trials."""
-    key = await authenticate(request)
-    async with refusals(request, key, "study"):
-        req = decode_body(SuggestRequest, request.body) if request.body else SuggestRequest()
-    await gate(request, key, "study").admit()
+    key, req = await _study_call(request, SuggestRequest, SuggestRequest())
     return answer(await studies.suggest(request.app.ctx.studies, key["id"], study_id, req))
 
 
@@ -149,10 +162,7 @@ async def study_trials(request: ApiRequest, study_id: str) -> HTTPResponse:
     """POST: add trials (a study call); GET: a page of trials (``state=`` filter)."""
     ctx = request.app.ctx.studies
     if request.method == "POST":
-        key = await authenticate(request)
-        async with refusals(request, key, "study"):
-            req = decode_body(TrialsAdd, request.body)
-        await gate(request, key, "study").admit()
+        key, req = await _study_call(request, TrialsAdd)
         return answer(await studies.add_trials(ctx, key["id"], study_id, req))
     key = await read(request, "optimize")
     async with refusals(request, key, "optimize"):
@@ -177,10 +187,7 @@ async def one_trial(request: ApiRequest, study_id: str, number: int) -> HTTPResp
                 "finished. " + _CALL))
 async def complete(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Tell one trial."""
-    key = await authenticate(request)
-    async with refusals(request, key, "study"):
-        req = decode_body(TrialTell, request.body)
-    await gate(request, key, "study").admit()
+    key, req = await _study_call(request, TrialTell)
     return answer(await studies.tell(request.app.ctx.studies, key["id"], study_id, number,
                                      req))
 
@@ -192,10 +199,7 @@ async def complete(request: ApiRequest, study_id: str, number: int) -> HTTPRespo
                 "every bad item is named by its pointer and nothing is applied. " + _CALL))
 async def complete_many(request: ApiRequest, study_id: str) -> HTTPResponse:
     """Tell several trials."""
-    key = await authenticate(request)
-    async with refusals(request, key, "study"):
-        req = decode_body(TrialsTell, request.body)
-    await gate(request, key, "study").admit()
+    key, req = await _study_call(request, TrialsTell)
     return answer(await studies.tell_many(request.app.ctx.studies, key["id"], study_id, req))
 
 
@@ -209,10 +213,7 @@ async def complete_many(request: ApiRequest, study_id: str) -> HTTPResponse:
                 + _CALL))
 async def report(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Report an intermediate value."""
-    key = await authenticate(request)
-    async with refusals(request, key, "study"):
-        req = decode_body(TrialReport, request.body)
-    await gate(request, key, "study").admit()
+    key, req = await _study_call(request, TrialReport)
     return answer(await studies.report(request.app.ctx.studies, key["id"], study_id, number,
                                        req))
 

@@ -15,26 +15,20 @@ from decido.pareto import default_multi_engine
 from decido_service import keys, limits
 from decido_service.dashboard import decide_form, front, run_form
 from decido_service.dashboard import session as sessions
-from decido_service.dashboard.render import page, redirect
+from decido_service.dashboard.render import page, pretty, redirect
 from decido_service.dashboard.routes import SIGN_IN, api, form, html
 from decido_service.dashboard.session import Session
+from decido_service.decisions import bridge, sampling
 from decido_service.decisions import decide as decisions
-from decido_service.decisions import sampling
 from decido_service.http.admission import issue_free_key, throttle_sign_in
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError, as_api_error
 from decido_service.http.submit import enqueue, prepare_body
 from decido_service.runs import api as runs
 from decido_service.schemas import engine_table
-from decido_service.store import Store
+from decido_service.types.fields import MAX_LABEL
 
-__all__ = ["LABEL_MAX"]
-
-#: the longest key label (as ``POST /v1/keys``)
-LABEL_MAX = 200
-_FORM_FIELDS = ("options", "id_column", "method", "criteria", "constraints", "expression",
-                "top_k", "pairwise", "weighting", "decision_makers", "aggregation", "samples",
-                "seed", "explain", "sensitivity", *decide_form.SOURCES)
+__all__: list[str] = []
 
 
 @api.route("/sign-in", "GET")
@@ -92,8 +86,7 @@ async def sign_in(request: ApiRequest) -> HTTPResponse:
     except ApiError as error:
         return await _sign_in_page(request, error.detail, status=error.status_code,
                                    headers=error.headers)
-    store: Store = request.app.ctx.store
-    key = await store.accounts.find_key(secret) if well_formed else None
+    key = await request.app.ctx.store.accounts.find_key(secret) if well_formed else None
     if key is None or key["revoked_at"] is not None:
         reason = "this key is revoked" if key else "this is not a key of this service"
         return await _sign_in_page(request, reason)
@@ -170,12 +163,11 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
     """Make a key in the signed-in key's account (free plan and tier, as ``POST
     /v1/keys``, throttled per address the same way); its secret is shown once."""
     label = (form(request).get("label") or "").strip() or None
-    if label is not None and len(label) > LABEL_MAX:
-        raise ApiError("invalid_parameter", f"label: at most {LABEL_MAX} characters")
+    if label is not None and len(label) > MAX_LABEL:
+        raise ApiError("invalid_parameter", f"label: at most {MAX_LABEL} characters")
     record, secret = await issue_free_key(request, label, owner=session.key["id"])
-    store: Store = request.app.ctx.store
     return page("keys.html", session=session,
-                keys=await store.accounts.account_keys(session.key["id"]),
+                keys=await request.app.ctx.store.accounts.account_keys(session.key["id"]),
                 created={"secret": secret, "record": record})
 
 
@@ -183,7 +175,7 @@ async def create_key(request: ApiRequest, session: Session) -> HTTPResponse:
 @html
 async def revoke_key(request: ApiRequest, session: Session, key_id: str) -> HTTPResponse:
     """Revoke a key of the account (the signed-in one too: that ends the session)."""
-    store: Store = request.app.ctx.store
+    store = request.app.ctx.store
     if key_id not in {k["id"] for k in await store.accounts.account_keys(session.key["id"])}:
         raise ApiError("not_found", f"no key {key_id!r} in this account")
     await store.accounts.revoke_key(key_id)
@@ -217,7 +209,7 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
     """Decide as ``POST /v1/decide`` does (counted and logged); the ranking, or the
     faults next to the form, which keeps what was typed."""
     sent = form(request)
-    fields = {name: sent.get(name) or "" for name in _FORM_FIELDS}
+    fields = {name: sent.get(name) or "" for name in decide_form.FIELDS}
     upload = request.files.get("options_file") if request.files else None
     named = [m for m in decide_form.SOURCES if fields[m]]
     if named:  # the options are the front named (the form shows a preview)
@@ -229,16 +221,14 @@ async def decide(request: ApiRequest, session: Session) -> HTTPResponse:
         body = decide_form.body_of(fields)
     except decide_form.FormError as exc:
         return _decide(session, fields, None, None, exc.problems)
-    try:  # counted and logged as a /v1/decide call with this body
-        if any(m in body for m in decide_form.SOURCES):
-            result = await front.decide(request, session.key, body)
-        else:
-            sampling.refuse_over_cap(body, limits.plan_limits(
-                session.key, settings=request.app.ctx.settings)["max_smaa_values"],
-                batch=False)
-            result, _ = await decisions.decide(request.app.ctx, request.ctx, session.key,
-                                               "decide", decido.decide, body,
-                                               orjson.dumps(body), log=True)
+    try:  # counted and logged as a /v1/decide call with this body (as sent)
+        resolved, points = await bridge.resolve(front.source(request, session.key), body)
+        sampling.refuse_over_cap(resolved, limits.plan_limits(
+            session.key, settings=request.app.ctx.settings)["max_smaa_values"], batch=False)
+        result, _ = await decisions.decide(
+            request.app.ctx, request.ctx, session.key, "decide",
+            bridge.with_points(decido.decide, points, batch=False), resolved,
+            orjson.dumps(body), log=True, heavy=resolved is not body)  # heavy: on a front
     except decido.DecisionError as exc:
         problems = [f"{e.get('pointer') or 'body'}: {e.get('message')}" for e in exc.errors]
         return _decide(session, fields, body, None, problems)
@@ -249,7 +239,7 @@ def _decide(session: Session, fields: dict[str, str], body: object, result: obje
             problems: list[str]) -> HTTPResponse:
     """The decide page (a form shown again with its faults is a page like any other: 200,
     as the sign-in form with its message)."""
-    shown = None if body is None else orjson.dumps(body, option=orjson.OPT_INDENT_2).decode()
+    shown = None if body is None else pretty(body)
     return page("decide.html", session=session, fields=fields,
                 methods=decide_form.METHODS, weightings=decide_form.WEIGHTINGS,
                 aggregations=decide_form.AGGREGATIONS, example=decide_form.EXAMPLE,

@@ -47,7 +47,7 @@ import decido
 from decido.goals import goal_name
 from decido.option_table import cell_value, options_from_csv, table_value
 
-__all__ = ["AGGREGATIONS", "EXAMPLE", "METHODS", "SOURCES", "WEIGHTINGS", "FormError",
+__all__ = ["AGGREGATIONS", "EXAMPLE", "FIELDS", "METHODS", "SOURCES", "WEIGHTINGS", "FormError",
            "body_of", "defaults", "example"]
 
 #: the methods of ``/v1/decide`` (the library's method table)
@@ -90,6 +90,10 @@ def defaults() -> dict[str, str]:
             "weighting": "", "decision_makers": "", "aggregation": "",
             "samples": "", "seed": "", "explain": "1", "sensitivity": "", "from_run": "",
             "from_study": ""}
+
+
+#: the form's fields
+FIELDS = tuple(defaults())
 
 
 def example() -> dict[str, str]:
@@ -140,22 +144,18 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
 
 def _weights(body: dict[str, Any], fields: dict[str, str], problems: list[str]) -> None:
     """``weighting``, ``pairwise``, ``decision_makers`` and ``aggregation`` as given."""
-    weighting = fields.get("weighting", "").strip()
-    if weighting:
-        if weighting not in WEIGHTINGS:
-            problems.append(f"weighting: pick one of {', '.join(WEIGHTINGS)}")
-        body["weighting"] = weighting
+    for name, allowed in (("weighting", WEIGHTINGS), ("aggregation", AGGREGATIONS)):
+        value = fields.get(name, "").strip()
+        if value:
+            if value not in allowed:
+                problems.append(f"{name}: pick one of {', '.join(allowed)}")
+            body[name] = value
     pairwise = _pairwise(fields.get("pairwise", "").splitlines(), "pairwise", 1, problems)
     if pairwise:
         body["pairwise"] = pairwise
     members = _members(fields.get("decision_makers", ""), problems)
     if members:
         body["decision_makers"] = members
-    aggregation = fields.get("aggregation", "").strip()
-    if aggregation:
-        if aggregation not in AGGREGATIONS:
-            problems.append(f"aggregation: pick one of {', '.join(AGGREGATIONS)}")
-        body["aggregation"] = aggregation
 
 
 def _pairwise(lines: list[str], where: str, first: int,

@@ -5,9 +5,10 @@ with one ("choose from this front"), and the compare page's two kinds of runs.
 ``/dashboard/decide?from_run=run_…`` shows the decide form with the run's front as its
 options (read-only: they come from the run) and the objectives with their goals and equal
 weights as its criteria; the form sends ``from_run``, and the decision is made, counted and
-logged as ``POST /v1/decide`` with that body (each ranking item with its point's ``x``
-and ``f``). A study's page does the same with ``from_study`` (its front, or its completed
-trials for one objective; option ids: the trials' numbers).
+logged as ``POST /v1/decide`` with that body (:mod:`decido_service.dashboard.actions`; each
+ranking item with its point's ``x`` and ``f``). A study's page does the same with
+``from_study`` (its front, or its completed trials for one objective; option ids: the
+trials' numbers).
 """
 
 from __future__ import annotations
@@ -21,15 +22,14 @@ import decido
 from decido_service import limits
 from decido_service.config import Settings
 from decido_service.dashboard import decide_form, summary
-from decido_service.decisions import bridge, sampling
-from decido_service.decisions import decide as decisions
+from decido_service.decisions import bridge
 from decido_service.http.context import ApiRequest
 from decido_service.runs import front as run_front
 from decido_service.store import KeyRecord, Store
 from decido_service.types import FrontQuery, Run, RunFront
 
 __all__ = ["COMPARE_POINTS", "COMPARE_SECONDS", "PREVIEW_VARIABLES", "compare_kinds",
-           "decide", "decide_fields", "front_facts", "shown_front"]
+           "decide_fields", "front_facts", "shown_front", "source"]
 
 #: the most variables the decide page's preview of a front shows (its options have all)
 PREVIEW_VARIABLES = 20
@@ -75,7 +75,7 @@ async def decide_fields(request: ApiRequest, key: KeyRecord, member: str, source
     ``hidden_variables`` says how many more the options have), the objectives as criteria,
     ``member`` set to ``source_id``. ``sent``: the fields a form sent, kept (the options
     are the front's)."""
-    resolved, _ = await bridge.resolve(_source(request, key), {member: source_id})
+    resolved, _ = await bridge.resolve(source(request, key), {member: source_id})
     options: list[dict[str, Any]] = resolved["options"]
     names = list(options[0]["attributes"]) if options else []
     shown = names[:len(resolved["criteria"]) + PREVIEW_VARIABLES]  # criteria: the objectives
@@ -91,21 +91,7 @@ async def decide_fields(request: ApiRequest, key: KeyRecord, member: str, source
             "hidden_variables": str(len(names) - len(shown))}
 
 
-async def decide(request: ApiRequest, key: KeyRecord, body: dict[str, Any]) -> dict[str, Any]:
-    """Decide on the front ``body`` names (``from_run`` or ``from_study``) as
-    ``POST /v1/decide`` does: counted, logged with the body as sent, each ranking item with
-    its point's ``x`` and ``f``."""
-    resolved, points = await bridge.resolve(_source(request, key), body)
-    sampling.refuse_over_cap(resolved, limits.plan_limits(
-        key, settings=request.app.ctx.settings)["max_smaa_values"], batch=False)
-    result, _ = await decisions.decide(
-        request.app.ctx, request.ctx, key, "decide",
-        bridge.with_points(decido.decide, points, batch=False), resolved, orjson.dumps(body),
-        log=True, heavy=True)
-    return result
-
-
-def _source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
+def source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
     """Where the page's front is read (the key's runs, its plan's cap)."""
     ctx = request.app.ctx
     return bridge.Source(ctx.store, key, ctx.decide_pool, ctx.settings)
@@ -126,6 +112,7 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
     several = [(v.get("result") or {}, r) for v, r in zip(views, rows, strict=True)
                if r["objectives"]]
     notes, common = [], None
+    goals = [o["goal"] for o in several[0][1]["objectives"]] if several else []
     for result, row in several:
         row["front_size"] = result.get("front_size")
         row["own_hv"] = result.get("hypervolume")
@@ -133,8 +120,7 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
         notes.append("These runs of several objectives do not optimize the same objectives: "
                      "their hypervolumes measure different things.")
     elif several:
-        common = _common_reference([result for result, _ in several],
-                                   [o["goal"] for o in several[0][1]["objectives"]])
+        common = _common_reference([result for result, _ in several], goals)
     total = sum(row["front_size"] or 0 for _, row in several)
     if common is not None and total > COMPARE_POINTS:
         notes.append(f"The final fronts hold {total} points together: the compare page "
@@ -143,7 +129,6 @@ def compare_kinds(views: list[dict[str, Any]]) -> dict[str, Any]:
                      "decido.hypervolume).")
         common = None
     if common is not None:
-        goals = [o["goal"] for o in several[0][1]["objectives"]]
         deadline = time.monotonic() + COMPARE_SECONDS
         for result, row in several:
             front = [p["f"] for p in result.get("pareto") or () if p["feasible"]]
@@ -177,15 +162,14 @@ def _bounded_hypervolume(front: list[list[float]], reference: list[float], goals
 
 
 def _common_reference(results: list[dict[str, Any]], goals: list[str]) -> list[float] | None:
-    """The reference point farthest out of the finished runs' ones, objective by
-    objective (None when a run has none, or one with a non-finite value)."""
+    """The reference point farthest out of the finished runs' ones (``results``: one at
+    least), objective by objective (None when a run has none, or one with a non-finite
+    value)."""
     points: list[list[float]] = []
     for r in results:
         point = r.get("reference_point")
         if point is None or None in point or len(point) != len(goals):
             return None
         points.append(point)
-    if not points:
-        return None
     return [max(p[j] for p in points) if goal == "minimize" else min(p[j] for p in points)
             for j, goal in enumerate(goals)]

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+import orjson
 from sanic.response import HTTPResponse
 
 from decido_service import __version__
@@ -25,7 +26,7 @@ from decido_service.http.problems import ApiError
 from decido_service.http.responses import Response
 from decido_service.store import short_id
 
-__all__ = ["ASSETS", "CSP", "NOSNIFF", "asset", "page", "redirect"]
+__all__ = ["ASSETS", "CSP", "NOSNIFF", "asset", "page", "pretty", "redirect"]
 
 #: ``X-Content-Type-Options`` of everything the dashboard answers: never sniffed
 NOSNIFF = "nosniff"
@@ -65,6 +66,11 @@ def page(template: str, status: int = 200, **context: Any) -> HTTPResponse:
     html = _ENV.get_template(template).render(**context)
     return Response(html, status=status, content_type="text/html; charset=utf-8",
                     headers=dict(HEADERS))
+
+
+def pretty(value: Any) -> str:
+    """``value`` as indented JSON, as the pages show a request, an answer or a result."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
 
 
 def redirect(location: str, *cookies: str | None) -> HTTPResponse:

@@ -14,30 +14,46 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from sanic.request import RequestParameters
 from sanic.response import HTTPResponse
 
 from decido_service.dashboard import session as sessions
 from decido_service.dashboard.render import NOSNIFF, page, redirect
-from decido_service.dashboard.session import Session
+from decido_service.dashboard.summary import label_filters
 from decido_service.errors import ServiceError
 from decido_service.http.context import ApiRequest
+from decido_service.http.params import parse
 from decido_service.http.problems import ApiError, as_api_error
 from decido_service.http.routes import Routes
+from decido_service.types.params import Params
 
-__all__ = ["SIGN_IN", "api", "bp", "data", "form", "html"]
+__all__ = ["SIGN_IN", "api", "bp", "data", "form", "html", "list_query", "query_args"]
 
 api = Routes("dashboard", url_prefix="/dashboard")
 bp = api.bp
 SIGN_IN = "/dashboard/sign-in"
 Handler = Callable[..., Awaitable[HTTPResponse | None]]
+Q = TypeVar("Q", bound=Params)
 
 
 def form(request: ApiRequest) -> RequestParameters:
     """The request's form fields (none for a body that is not a form)."""
     return request.form or RequestParameters()
+
+
+def query_args(request: ApiRequest) -> dict[str, str]:
+    """The query's arguments, a blank one (a filter form's "any") left out."""
+    return {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
+
+
+def list_query(request: ApiRequest, kind: type[Q]) -> tuple[Q, str | None]:
+    """A list page's query (``kind``, as the API's list reads it) and the text of its
+    labels box (``project=bridge-A, ...``: the ``metadata[key]`` filters)."""
+    args = query_args(request)
+    labels = args.pop("labels", None)
+    return parse(kind, {**args, **label_filters(labels)}), labels
 
 
 def html(handler: Callable[..., Awaitable[HTTPResponse]]) -> Handler:
@@ -53,14 +69,11 @@ def html(handler: Callable[..., Awaitable[HTTPResponse]]) -> Handler:
                 sessions.check_csrf(request, session, form(request))
             return await handler(request, session, *args, **kwargs)
         except (ApiError, ServiceError) as error:  # a capability's refusal as the API's
-            return error_page(session, as_api_error(error))
+            refused = as_api_error(error)  # the page of a refused action or missing resource
+            return page("error.html", status=refused.status_code, session=session,
+                        error=refused)
 
     return wrapped
-
-
-def error_page(session: Session | None, error: ApiError) -> HTTPResponse:
-    """The page that shows a refused action or a missing resource."""
-    return page("error.html", status=error.status_code, session=session, error=error)
 
 
 def data(handler: Callable[..., Awaitable[HTTPResponse | None]]) -> Handler:

@@ -29,14 +29,6 @@ from decido_service.http.problems import ApiError
 
 __all__ = ["FIELDS", "FormFaults", "body_of", "defaults", "faults_of"]
 
-#: the form's fields, in page order
-FIELDS = ("expression", "objectives", "reference_point", "bounds", "dims", "engine", "goal",
-          "max_evaluations", "time_limit", "seed", "options")
-#: the body member of a fault's JSON pointer -> the form field it is shown next to
-_FIELD_OF_MEMBER = {"objective_expression": "expression", "bounds": "bounds",
-                    "engine": "engine", "goal": "goal", "max_evaluations": "max_evaluations",
-                    "time_limit": "time_limit", "seed": "seed", "options": "options",
-                    "objectives": "objectives", "reference_point": "reference_point"}
 _SPLIT = re.compile(r"[\s,]+")
 _DIMS_MAX = 100_000  # a form's repeated bound: beyond any tier (the API names the cap)
 
@@ -56,6 +48,13 @@ def defaults() -> dict[str, str]:
             "reference_point": "", "bounds": "-5.12:5.12", "dims": "10", "engine": "",
             "goal": "minimize", "max_evaluations": "20000", "time_limit": "", "seed": "",
             "options": ""}
+
+
+#: the form's fields, in page order
+FIELDS = tuple(defaults())
+#: the body member of a fault's JSON pointer -> the form field it is shown next to (a
+#: field's own name, but the expression's)
+_FIELD_OF_MEMBER = {**{f: f for f in FIELDS}, "objective_expression": "expression"}
 
 
 def body_of(fields: dict[str, str]) -> dict[str, Any]:
@@ -158,13 +157,6 @@ def _number(text: str, kind: type[int] | type[float]) -> int | float | None:
         return None
 
 
-def _whole(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None
-
-
 def _pair(text: str) -> list[float] | None:
     """``lower:upper`` or ``lower upper`` as two floats, else ``None``."""
     parts = [p for p in re.split(r"[:\s,]+", text.strip()) if p]
@@ -189,13 +181,13 @@ def _bounds(text: str, dims_text: str, faults: dict[str, list[str]]) -> list[lis
         pairs.append(pair or [0.0, 0.0])
     dims = None
     if dims_text:
-        dims = _whole(dims_text)
+        dims = _number(dims_text, int)
         if dims is None or not 1 <= dims <= _DIMS_MAX:
             faults.setdefault("dims", []).append(
                 f"{dims_text!r} is not a whole number from 1 to {_DIMS_MAX}")
             dims = None
     if len(pairs) == 1:
-        return pairs * (dims or 1)
+        return pairs * int(dims or 1)
     if dims is not None and dims != len(pairs):
         faults.setdefault("dims", []).append(
             f"{dims} dimensions, but {len(pairs)} lines of bounds (leave it blank)")

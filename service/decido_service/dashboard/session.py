@@ -35,7 +35,7 @@ from sanic.response import HTTPResponse
 
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
-from decido_service.store import KeyRecord, Store
+from decido_service.store import KeyRecord
 
 __all__ = ["COOKIE", "SIGNIN_COOKIE", "Session", "check_csrf", "check_signin", "clear_cookies",
            "current", "end", "open_session", "set_signin_cookie", "signin_token"]
@@ -62,16 +62,11 @@ class Session(NamedTuple):
 async def _secret(request: ApiRequest) -> bytes:
     """The HMAC secret (``DECIDO_SESSION_SECRET``, else the store's), once per worker."""
     ctx = request.app.ctx
-    cached: bytes | None = getattr(ctx, "dashboard_secret", None)
-    if cached is None:
-        configured: str = ctx.settings.session_secret
-        if not configured:
-            store: Store = ctx.store
-            configured = await store.accounts.service_secret(_SECRET_NAME,
-                                                             secrets.token_urlsafe(48))
-        cached = configured.encode()
-        ctx.dashboard_secret = cached
-    return cached
+    if ctx.dashboard_secret is None:
+        configured = ctx.settings.session_secret or await ctx.store.accounts.service_secret(
+            _SECRET_NAME, secrets.token_urlsafe(48))
+        ctx.dashboard_secret = configured.encode()
+    return ctx.dashboard_secret
 
 
 def _mac(secret: bytes, purpose: str, text: str) -> str:
@@ -97,7 +92,7 @@ async def current(request: ApiRequest) -> Session | None:
     now = request.app.ctx.settings.now()
     if int(expires_text) <= now:
         return None
-    store: Store = request.app.ctx.store
+    store = request.app.ctx.store
     key = await store.accounts.session_key(session_id, now)
     if key is None:
         return None
@@ -115,8 +110,7 @@ async def open_session(request: ApiRequest, key: KeyRecord) -> str:
     life = settings.session_hours * 3600
     expires = int(now) + life
     session_id = secrets.token_hex(16)
-    store: Store = request.app.ctx.store
-    await store.accounts.open_session(session_id, key["id"], float(expires), now)
+    await request.app.ctx.store.accounts.open_session(session_id, key["id"], float(expires), now)
     secret = await _secret(request)
     value = f"{session_id}.{expires}.{_mac(secret, 'session', f'{session_id}.{expires}')}"
     return _cookie(request, COOKIE, value, life)
@@ -124,8 +118,7 @@ async def open_session(request: ApiRequest, key: KeyRecord) -> str:
 
 async def end(request: ApiRequest, session: Session) -> None:
     """Sign out: the session's row goes (its cookie no longer opens anything)."""
-    store: Store = request.app.ctx.store
-    await store.accounts.close_session(session.id)
+    await request.app.ctx.store.accounts.close_session(session.id)
 
 
 def clear_cookies(request: ApiRequest, response: HTTPResponse) -> HTTPResponse:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import typing
 from typing import Any
-from urllib.parse import urlencode
 
 import msgspec
 import orjson
@@ -29,7 +28,7 @@ from sanic.response import HTTPResponse
 
 from decido_service.dashboard import study_facts, summary
 from decido_service.dashboard.render import page, redirect
-from decido_service.dashboard.routes import api, data, html
+from decido_service.dashboard.routes import api, data, html, list_query, query_args
 from decido_service.dashboard.session import Session
 from decido_service.dashboard.study_charts import Charts
 from decido_service.http.context import ApiRequest
@@ -54,52 +53,36 @@ TRIALS_PAGE = 50
 CHART_PAGE = 2_000
 
 
-def _ctx(request: ApiRequest) -> studies.Context:
-    ctx: studies.Context = request.app.ctx.studies
-    return ctx
-
-
-def _args(request: ApiRequest) -> dict[str, str]:
-    """The query's arguments, a blank one (a filter form's "any") left out."""
-    return {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
-
-
 @api.route("/studies", "GET")
 @html
 async def study_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's studies, newest first: filters by state and labels, a cursor."""
-    args = _args(request)
-    labels = args.pop("labels", None)  # "project=bridge-A, ...": the metadata filters
-    query = parse(StudyPage, {**args, **summary.label_filters(labels)})
-    found = await studies.page(_ctx(request), session.key["id"], query)
+    query, labels = list_query(request, StudyPage)
+    found = await studies.page(request.app.ctx.studies, session.key["id"], query)
     filters = {"state": query.state, "labels": labels}
     rows = [study_facts.study_row(msgspec.to_builtins(s)) for s in found.data]
     return page("studies.html", session=session, studies=rows, filters=filters,
                 states=STUDY_STATES,
-                next_query=summary.next_query(filters, found.data) if found.has_more else None)
+                next_query=summary.next_query(filters, found))
 
 
 @api.route("/studies/<study_id:str>", "GET")
 @html
 async def study_page(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """One study: its spec, counts, best or front, a page of its trials, its charts."""
-    ctx, key_id = _ctx(request), session.key["id"]
+    ctx, key_id = request.app.ctx.studies, session.key["id"]
     study: dict[str, Any] = msgspec.to_builtins(await studies.find(ctx, key_id, study_id))
-    args = _args(request)
-    query = parse(TrialPage, {"limit": str(TRIALS_PAGE), **args})
+    query = parse(TrialPage, {"limit": str(TRIALS_PAGE), **query_args(request)})
     found = await studies.trials(ctx, key_id, study_id, query)
     trials: list[dict[str, Any]] = msgspec.to_builtins(found.data)
     filters = {"state": query.state}
-    more = None
-    if found.has_more:
-        more = urlencode({**{k: v for k, v in filters.items() if v},
-                                  "starting_after": trials[-1]["number"]})
     spec = study["spec"]
     objectives = study_facts.objectives_of(spec)
     return page("study.html", session=session, study=study, row=study_facts.study_row(study),
                 spec=study_facts.spec_summary(spec), objectives=objectives,
                 several=len(objectives) > 1, trials=trials, trial_states=TRIAL_STATES,
-                filters=filters, next_query=more, paged=query.starting_after is not None,
+                filters=filters, next_query=summary.next_query(filters, found),
+                paged=query.starting_after is not None,
                 variables=[a["name"] for a in study_facts.axes_of(spec)])
 
 
@@ -107,7 +90,7 @@ async def study_page(request: ApiRequest, session: Session, study_id: str) -> HT
 @html
 async def study_stop(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """Stop the study (as ``POST /v1/studies/{id}/stop``); back to its page."""
-    await studies.stop(_ctx(request), session.key["id"], study_id)
+    await studies.stop(request.app.ctx.studies, session.key["id"], study_id)
     return redirect(f"/dashboard/studies/{study_id}")
 
 
@@ -116,7 +99,7 @@ async def study_stop(request: ApiRequest, session: Session, study_id: str) -> HT
 async def study_delete(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """Delete a study that is not active (as ``DELETE /v1/studies/{id}``: 409
     ``study_not_stopped`` for an active one); the studies list."""
-    await studies.delete(_ctx(request), session.key["id"], study_id)
+    await studies.delete(request.app.ctx.studies, session.key["id"], study_id)
     return redirect("/dashboard/studies")
 
 
@@ -153,7 +136,7 @@ async def chart_data(ctx: studies.Context, key_id: str, study_id: str) -> dict[s
 async def trials_json(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """The study and its completed trials as the study page draws them
     (:func:`chart_data`)."""
-    found = await chart_data(_ctx(request), session.key["id"], study_id)
+    found = await chart_data(request.app.ctx.studies, session.key["id"], study_id)
     return json_response(orjson.dumps(found))
 
 
@@ -161,7 +144,7 @@ async def trials_json(request: ApiRequest, session: Session, study_id: str) -> H
 @data
 async def study_json(request: ApiRequest, session: Session, study_id: str) -> HTTPResponse:
     """The study's document (as ``GET /v1/studies/{id}``): what the page polls."""
-    found = await studies.find(_ctx(request), session.key["id"], study_id)
+    found = await studies.find(request.app.ctx.studies, session.key["id"], study_id)
     return json_response(orjson.dumps(msgspec.to_builtins(found)))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -11,8 +11,8 @@ import msgspec
 
 from decido_service.http.problems import ApiError
 from decido_service.store import short_id
-from decido_service.types import DecisionLogEntry, Run
-from decido_service.types.studies import Study
+from decido_service.types import DecisionLogPage, Run, RunList
+from decido_service.types.studies import StudyList, Trial, TrialList
 
 __all__ = ["compare_notes", "decision_row", "excluded_by_constraint", "label_filters",
            "next_query", "number_text", "objective_text", "objectives_of", "request_summary",
@@ -180,12 +180,15 @@ def usage_bars(usage: dict[str, Any]) -> list[dict[str, Any]]:
     return bars
 
 
-def next_query(filters: dict[str, str | None],
-               rows: Sequence[Run | DecisionLogEntry | Study]) -> str:
-    """The query string of the next page (the filters and the last row's id)."""
-    args = {k: v for k, v in filters.items() if v}
-    args["starting_after"] = rows[-1].id
-    return urlencode(args)
+def next_query(filters: Mapping[str, str | None],
+               found: RunList | DecisionLogPage | StudyList | TrialList) -> str | None:
+    """The query string of the page after ``found`` (the filters and its last row's id, a
+    trial's number), None for the last page."""
+    if not found.has_more:
+        return None
+    last = found.data[-1]
+    after = last.number if isinstance(last, Trial) else last.id
+    return urlencode({**{k: v for k, v in filters.items() if v}, "starting_after": after})
 
 
 def label_filters(text: str | None) -> dict[str, str]:

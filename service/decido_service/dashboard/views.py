@@ -11,23 +11,21 @@ import asyncio
 from typing import Any
 
 import msgspec
-import orjson
 from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
 from decido_service.dashboard import front, summary
-from decido_service.dashboard.render import page
-from decido_service.dashboard.routes import api, html
+from decido_service.dashboard.render import page, pretty
+from decido_service.dashboard.routes import api, html, list_query
 from decido_service.dashboard.session import Session
 from decido_service.decisions import log as decision_log
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import parse
 from decido_service.runs import api as runs
 from decido_service.runs import front as run_front
 from decido_service.schemas import engine_table
 from decido_service.services import in_thread
-from decido_service.store import RUN_STATES, Store
+from decido_service.store import RUN_STATES
 from decido_service.types import DecisionPage, ParetoPoint, RunPage
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
@@ -38,16 +36,11 @@ COMPARE_MIN, COMPARE_MAX, COMPARE_OFFERED = 2, 8, 30
 LATEST = 5
 
 
-def _store(request: ApiRequest) -> Store:
-    store: Store = request.app.ctx.store
-    return store
-
-
 @api.route("/", "GET")
 @html
 async def overview(request: ApiRequest, session: Session) -> HTTPResponse:
     """Plan and tier, usage against quota on both surfaces, the latest runs and decisions."""
-    key, settings, store = session.key, request.app.ctx.settings, _store(request)
+    key, settings, store = session.key, request.app.ctx.settings, request.app.ctx.store
     states, latest, decisions = await asyncio.gather(  # three reads at once
         store.admissions.peek(limits.usage_specs(key, settings=settings), settings.now()),
         runs.page(store, key["id"], RunPage(limit=LATEST)),
@@ -62,16 +55,13 @@ async def overview(request: ApiRequest, session: Session) -> HTTPResponse:
 @html
 async def run_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's runs, newest first: filters by state and engine, a cursor, live rows."""
-    # the filter form sends "state=" for any state: a blank value is no filter here
-    args = {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
-    labels = args.pop("labels", None)  # "project=bridge-A, ...": the metadata filters
-    query = parse(RunPage, {**args, **summary.label_filters(labels)})
-    found = await runs.page(_store(request), session.key["id"], query)
+    query, labels = list_query(request, RunPage)
+    found = await runs.page(request.app.ctx.store, session.key["id"], query)
     filters = {"state": query.state, "engine": query.engine, "labels": labels}
     return page("runs.html", session=session, runs=[summary.run_row(r) for r in found.data],
                 more=found.has_more, filters=filters, states=RUN_STATES,
                 engines=sorted(engine_table()),
-                next_query=summary.next_query(filters, found.data) if found.has_more else None)
+                next_query=summary.next_query(filters, found))
 
 
 @api.route("/runs/<run_id:str>", "GET")
@@ -80,11 +70,11 @@ async def run_page(request: ApiRequest, session: Session, run_id: str) -> HTTPRe
     """One run: convergence, the best ``x``, the request, the result, cancel and replay; a
     run of several objectives: its hypervolume, its front, "choose from this front"."""
     view = msgspec.to_builtins(
-        runs.run_view(await runs.find(_store(request), session.key["id"], run_id)))
+        runs.run_view(await runs.find(request.app.ctx.store, session.key["id"], run_id)))
     return page("run.html", session=session, run=view, row=summary.run_row_of_view(view),
                 request_summary=summary.request_summary(view["request"]),
                 objectives=summary.objectives_of(view["request"]), front=front.front_facts(view),
-                result_json=orjson.dumps(view["result"], option=orjson.OPT_INDENT_2).decode(),
+                result_json=pretty(view["result"]),
                 problem=view["problem"], finished=view["state"] not in ("queued", "running"))
 
 
@@ -96,7 +86,7 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
     hypervolume of runs of several (:func:`~decido_service.dashboard.front.compare_kinds`)."""
     # a run named twice is compared once
     chosen: list[str] = list(dict.fromkeys(request.get_args().getlist("run", [])))
-    store = _store(request)
+    store = request.app.ctx.store
     error = None
     if chosen and not COMPARE_MIN <= len(chosen) <= COMPARE_MAX:
         error = (f"pick from {COMPARE_MIN} to {COMPARE_MAX} runs (you picked {len(chosen)} "
@@ -133,31 +123,28 @@ def _compared(offered: list[dict[str, Any]], rows: list[dict[str, Any]],
 @html
 async def decision_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time (filtered by labels)."""
-    args = {k: v[0] for k, v in request.get_args(keep_blank_values=True).items() if v[0]}
-    labels = args.pop("labels", None)
-    query = parse(DecisionPage, {**args, **summary.label_filters(labels)})
-    found = await decision_log.page(_store(request), session.key["id"], query.limit,
+    query, labels = list_query(request, DecisionPage)
+    found = await decision_log.page(request.app.ctx.store, session.key["id"], query.limit,
                                     query.starting_after, query.metadata)
     return page("decisions.html", session=session, labels=labels,
                 decisions=[summary.decision_row(d) for d in msgspec.to_builtins(found.data)],
-                next_query=summary.next_query({"labels": labels}, found.data)
-                if found.has_more else None)
+                next_query=summary.next_query({"labels": labels}, found))
 
 
 @api.route("/decisions/<decision_id:str>", "GET")
 @html
 async def decision_page(request: ApiRequest, session: Session, decision_id: str) -> HTTPResponse:
     """One logged decision with its request and answer."""
-    found = await decision_log.find(_store(request), session.key["id"], decision_id)
+    found = await decision_log.find(request.app.ctx.store, session.key["id"], decision_id)
     return page("decision.html", session=session, decision=msgspec.to_builtins(found),
-                request_json=_pretty(found.request), answer_json=_pretty(found.answer))
+                request_json=pretty(found.request), answer_json=pretty(found.answer))
 
 
 @api.route("/keys", "GET")
 @html
 async def key_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """The keys of the signed-in key's account, a form to make one, one to revoke each."""
-    keys = await _store(request).accounts.account_keys(session.key["id"])
+    keys = await request.app.ctx.store.accounts.account_keys(session.key["id"])
     return page("keys.html", session=session, keys=keys, created=None)
 
 
@@ -167,7 +154,3 @@ async def engine_list(request: ApiRequest, session: Session) -> HTTPResponse:
     """Every engine with its options, defaults and ranges."""
     return page("engines.html", session=session, default=decido.default_engine(),
                 engines=list(engine_table().values()))
-
-
-def _pretty(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()

@@ -103,13 +103,10 @@ async def _front_body(source: Source, body: Mapping[str, Any], where: str, room:
         return await _study_body(source, body, where, room)
     run_id = body[FROM_RUN]
     if "options" in body:
-        raise validation_error([field_error(
-            FROM_RUN, "invalid_argument", "give options or from_run, not both",
-            pointer=f"{where}/{FROM_RUN}")])
+        raise _fault(FROM_RUN, where, "invalid_argument", "give options or from_run, not both")
     if not isinstance(run_id, str):
-        raise validation_error([field_error(
-            FROM_RUN, "invalid_type", "from_run must be a run id (run_ + 24 hex digits)",
-            pointer=f"{where}/{FROM_RUN}")])
+        raise _fault(FROM_RUN, where, "invalid_type",
+                     "from_run must be a run id (run_ + 24 hex digits)")
     row = await find(source.store, source.key["id"], run_id)
     loop = asyncio.get_running_loop()
     document = await loop.run_in_executor(source.pool, _finished, row, body, where)
@@ -123,9 +120,9 @@ async def _front_body(source: Source, body: Mapping[str, Any], where: str, room:
     return await loop.run_in_executor(source.pool, _decided, document, pareto, body)
 
 
-def _study_fault(where: str, code: str, message: str) -> ServiceError:
-    return validation_error([field_error(FROM_STUDY, code, message,
-                                         pointer=f"{where}/{FROM_STUDY}")])
+def _fault(member: str, where: str, code: str, message: str) -> ServiceError:
+    """The 422 of a fault of ``member`` of the body at ``where`` (its JSON pointer)."""
+    return validation_error([field_error(member, code, message, pointer=f"{where}/{member}")])
 
 
 async def _study_body(source: Source, body: Mapping[str, Any], where: str, room: int | None
@@ -134,10 +131,10 @@ async def _study_body(source: Source, body: Mapping[str, Any], where: str, room:
     objectives, the completed trials of one of one objective (ids: trial numbers)."""
     study_id = body[FROM_STUDY]
     if "options" in body or FROM_RUN in body:
-        raise _study_fault(where, "invalid_argument",
+        raise _fault(FROM_STUDY, where, "invalid_argument",
                            "give one of options, from_run and from_study")
     if not isinstance(study_id, str):
-        raise _study_fault(where, "invalid_type",
+        raise _fault(FROM_STUDY, where, "invalid_type",
                            "from_study must be a study id (st_ + 24 hex digits)")
     row = await source.store.studies.get(source.key["id"], study_id) \
         if STUDY_ID.fullmatch(study_id) else None
@@ -156,7 +153,7 @@ async def _study_body(source: Source, body: Mapping[str, Any], where: str, room:
     if room is not None and len(trials) > room:
         return _Front(None, {}, len(trials))
     if not trials:
-        raise _study_fault(where, "invalid_argument",
+        raise _fault(FROM_STUDY, where, "invalid_argument",
                            f"study {study_id} has no completed trial to decide on yet")
     return await asyncio.get_running_loop().run_in_executor(
         source.pool, _study_decided, objectives, trials, body)
@@ -173,13 +170,8 @@ def _study_decided(objectives: list[dict[str, str]], trials: list[dict[str, Any]
                            if isinstance(v, (int, float)) and not isinstance(v, bool)
                            and k not in attributes})
         options.append({"id": str(t["number"]), "attributes": attributes})
-    decided = {k: v for k, v in body.items() if k != FROM_STUDY}
-    decided["options"] = options
-    if "criteria" not in decided:
-        decided["criteria"] = [{"attribute": o["name"], "goal": o["goal"], "weight": 1.0}
-                               for o in objectives]
     points = {str(t["number"]): {"x": t["x"], "f": t["values"]} for t in trials}
-    return _Front(decided, points, len(trials))
+    return _with_options(body, FROM_STUDY, options, objectives, points)
 
 
 def _finished(row: dict[str, Any], body: Mapping[str, Any], where: str) -> RunDocument:
@@ -192,10 +184,8 @@ def _finished(row: dict[str, Any], body: Mapping[str, Any], where: str) -> RunDo
         raise ServiceError("run_not_finished", f"run {run_id} is {row['state']}: it has no "
                                            "front to decide on (yet)")
     if result.objectives is None:
-        raise validation_error([field_error(
-            FROM_RUN, "invalid_argument",
-            f"run {run_id} has one objective: from_run takes a run of several "
-            "(its front)", pointer=f"{where}/{FROM_RUN}")])
+        raise _fault(FROM_RUN, where, "invalid_argument", f"run {run_id} has one objective: "
+                     "from_run takes a run of several (its front)")
     return document
 
 
@@ -206,13 +196,22 @@ def _decided(document: RunDocument, pareto: list[ParetoPoint], body: Mapping[str
     assert result is not None and result.objectives is not None
     request = document.request
     variables = None if request.variables is None else [v.name for v in request.variables]
-    decided = {k: v for k, v in body.items() if k != FROM_RUN}
-    decided["options"] = _options(result, pareto, variables)
-    if "criteria" not in decided:
-        decided["criteria"] = [{"attribute": o.name, "goal": o.goal, "weight": 1.0}
-                               for o in result.objectives]
     points = {str(i): {"x": p.x, "f": p.f} for i, p in enumerate(pareto)}
-    return _Front(decided, points, len(pareto))
+    return _with_options(body, FROM_RUN, _options(result, pareto, variables),
+                         [{"name": o.name, "goal": o.goal} for o in result.objectives], points)
+
+
+def _with_options(body: Mapping[str, Any], member: str, options: list[dict[str, Any]],
+                  objectives: list[dict[str, str]], points: dict[str, dict[str, Any]]
+                  ) -> _Front:
+    """``body`` deciding on a front's ``options`` instead of its ``member``, its criteria
+    (unless it gives its own) the ``objectives`` with their goals and equal weights."""
+    decided = {k: v for k, v in body.items() if k != member}
+    decided["options"] = options
+    if "criteria" not in decided:
+        decided["criteria"] = [{"attribute": o["name"], "goal": o["goal"], "weight": 1.0}
+                               for o in objectives]
+    return _Front(decided, points, len(points))
 
 
 async def resolve(source: Source, body: Any) -> tuple[Any, Points]:
@@ -222,8 +221,8 @@ async def resolve(source: Source, body: Any) -> tuple[Any, Points]:
     cap = _cap(source)
     front = await _front_body(source, body, "", cap)
     if front.decided is None:
-        source_id = body[FROM_STUDY] if FROM_STUDY in body else body[FROM_RUN]
-        raise _over_cap(source, cap, [("", source_id, front.size)], front.size)
+        member = _member(body)
+        raise _over_cap(source, cap, [("", member, body[member], front.size)], front.size)
     return front.decided, {0: front.points}
 
 
@@ -244,7 +243,7 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
     cap = _cap(source)
     out: list[Any] = []
     found: Points = {}
-    read: list[tuple[str, str, int]] = []  # (where, run id, front size) of each from_run
+    read: list[tuple[str, str, str, int]] = []  # (where, member, id, front size) of each
     total = 0
     for k, item in enumerate(items):
         if isinstance(item, Mapping) and shared is not None and FROM_RUN not in item \
@@ -259,8 +258,8 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
                 out.append(_failed_item(item, refused))
                 continue
             total += front.size
-            source_id = item[FROM_STUDY] if FROM_STUDY in item else item[FROM_RUN]
-            read.append((where, source_id, front.size))
+            member = _member(item)
+            read.append((where, member, item[member], front.size))
             if cap is not None and total > cap:  # no more fronts read: refused already
                 raise _over_cap(source, cap, read, total)
             assert front.decided is not None
@@ -284,7 +283,7 @@ def _failed_item(item: Mapping[str, Any], refused: ServiceError) -> dict[str, An
     errors = (refused.extra or {}).get("errors") or [{"code": refused.code,
                                                       "message": refused.detail}]
     error = {"code": errors[0]["code"], "message": "; ".join(e["message"] for e in errors),
-             "path": FROM_STUDY if FROM_STUDY in item else FROM_RUN}
+             "path": _member(item)}
     return {"id": item.get("id"), _REFUSED: error}
 
 
@@ -305,21 +304,21 @@ def _cap(source: Source) -> int | None:
     return cap
 
 
-def _over_cap(source: Source, cap: int | None, read: list[tuple[str, str, int]], total: int
-              ) -> ServiceError:
-    """The 422 of fronts holding more than the plan's cap: one entry per ``from_run`` read
-    (the items up to the one past the cap)."""
+def _over_cap(source: Source, cap: int | None, read: list[tuple[str, str, str, int]],
+              total: int) -> ServiceError:
+    """The 422 of fronts holding more than the plan's cap: one entry per front read (the
+    items up to the one past the cap: where, the member naming it, its id and size)."""
     plan = source.key["plan"]
     return validation_error([field_error(
-        _member(run_id), "above_plan_cap",
-        f"the front of {run_id} has {size} points; the {plan} plan decides on at most {cap} "
-        f"front points per request (the fronts named up to here hold {total})",
-        pointer=f"{where}/{_member(run_id)}") for where, run_id, size in read])
+        member, "above_plan_cap",
+        f"the front of {source_id} has {size} points; the {plan} plan decides on at most "
+        f"{cap} front points per request (the fronts named up to here hold {total})",
+        pointer=f"{where}/{member}") for where, member, source_id, size in read])
 
 
-def _member(source_id: str) -> str:
-    """The body member that names ``source_id`` (a run's or a study's)."""
-    return FROM_STUDY if source_id.startswith("st_") else FROM_RUN
+def _member(body: Mapping[str, Any]) -> str:
+    """The member of ``body`` that names its front: ``from_study``, else ``from_run``."""
+    return FROM_STUDY if FROM_STUDY in body else FROM_RUN
 
 
 def _attach(answer: dict[str, Any], points: dict[str, dict[str, Any]]) -> None:

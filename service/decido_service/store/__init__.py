@@ -1,7 +1,7 @@
 """The store: what the service keeps, by concern, on SQLite or PostgreSQL.
 
 :class:`Store` is what the app holds (``app.ctx.store``); it exposes one object per
-concern, each behind a protocol of its own and written once in SQL for both backends:
+concern, each a class written once in SQL for both backends:
 
 - ``store.accounts`` (:class:`~decido_service.store.accounts.Accounts`): keys, their
   accounts, dashboard sessions, service secrets;
@@ -27,8 +27,8 @@ the few places the two SQL dialects differ are a
 the URL. The schema of every concern is :mod:`~decido_service.store.schema`. Nothing
 outside this package knows SQL.
 
-**Adding a concern** (webhooks, say): write ``store/<concern>.py`` with its protocol and
-one ``SQL<Concern>`` class taking the :class:`~decido_service.store.dialect.Database`
+**Adding a concern** (webhooks, say): write ``store/<concern>.py`` with one class taking
+the :class:`~decido_service.store.dialect.Database`
 (statements with ``?`` placeholders; a lock clause or an advisory lock from the dialect
 where rows must not change under you); append its tables to
 :data:`~decido_service.store.schema.MIGRATIONS` (a new entry once version 1 has shipped);
@@ -50,7 +50,7 @@ import os
 from collections.abc import Callable
 
 from decido_service.store.accounts import Accounts
-from decido_service.store.admission_rule import WINDOWS, judge, window_bounds
+from decido_service.store.admission_rule import window_bounds
 from decido_service.store.admissions import Admissions
 from decido_service.store.decisions import DecisionLog
 from decido_service.store.dialect import Database
@@ -65,16 +65,13 @@ from decido_service.store.records import (
     StoreError,
     StoreMissing,
     iso_utc,
-    metadata_of,
     metadata_text,
     ordered_id,
     short_id,
 )
 from decido_service.store.runs import (
     FINISHED_STATES,
-    RUN_FIELDS,
     RUN_STATES,
-    RUN_UPDATABLE,
     FrontChunk,
     Runs,
 )
@@ -85,10 +82,7 @@ from decido_service.store.webhooks import Webhooks
 __all__ = [
     "FINISHED_STATES",
     "PRUNE_INTERVAL",
-    "RUN_FIELDS",
     "RUN_STATES",
-    "RUN_UPDATABLE",
-    "WINDOWS",
     "Accounts",
     "Admission",
     "AdmissionRequest",
@@ -108,9 +102,7 @@ __all__ = [
     "StoreError",
     "StoreMissing",
     "iso_utc",
-    "metadata_of",
     "metadata_text",
-    "judge",
     "open_store",
     "ordered_id",
     "short_id",

@@ -1,8 +1,7 @@
 """The accounts concern: keys (only the secret's hash is stored), the account a key
 belongs to, dashboard sessions and the secrets every worker and node shares.
 
-:class:`Accounts` is what the service needs; :class:`Accounts` its one implementation,
-written once over a :class:`~decido_service.store.dialect.Database`.
+:class:`Accounts` is written once over a :class:`~decido_service.store.dialect.Database`.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from decido_service import keys
 from decido_service.store.dialect import Database, Row, Tx
 from decido_service.store.records import KeyRecord, iso_utc
 
-__all__ = ["Accounts", "Accounts", "key_record"]
+__all__ = ["Accounts", "key_record"]
 
 #: the columns of a key row in the order :func:`key_record` reads them
 _COLUMNS = "id, prefix, plan, tier, label, created_at, revoked_at, limits"
@@ -77,16 +76,17 @@ class Accounts:
 
     async def list_keys(self) -> list[KeyRecord]:
         """All keys, oldest first."""
-        return _records(await self.db.read(lambda tx: tx.fetch(
-            f"SELECT {_COLUMNS} FROM keys ORDER BY seq")))
+        rows = await self.db.read(lambda tx: tx.fetch(f"SELECT {_COLUMNS} FROM keys ORDER BY seq"))
+        return [key_record(row) for row in rows]
 
     async def account_keys(self, key_id: str) -> list[KeyRecord]:
         """The keys of ``key_id``'s account (itself, the key that made it and every key
         made by a key of the account; revoked ones included), oldest first; ``[]`` for an
         unknown id."""
-        return _records(await self.db.read(lambda tx: tx.fetch(
+        rows = await self.db.read(lambda tx: tx.fetch(
             f"SELECT {_COLUMNS} FROM keys WHERE COALESCE(account, id) = {_ACCOUNT_OF} "
-            "ORDER BY seq", key_id)))
+            "ORDER BY seq", key_id))
+        return [key_record(row) for row in rows]
 
     async def revoked_among(self, key_ids: Sequence[str]) -> dict[str, str]:
         """The ``revoked_at`` of each key of ``key_ids`` that is revoked (a query per
@@ -154,7 +154,3 @@ def key_record(row: Row) -> KeyRecord:
     return KeyRecord(id=row[0], prefix=row[1], plan=row[2], tier=row[3], label=row[4],
                      created_at=row[5], revoked_at=row[6],
                      limits=None if row[7] is None else json.loads(row[7]))
-
-
-def _records(rows: Sequence[Row]) -> list[KeyRecord]:
-    return [key_record(row) for row in rows]

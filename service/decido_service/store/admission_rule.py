@@ -90,12 +90,8 @@ def judge(specs: Sequence[CounterSpec], used: Sequence[int],
     states = []
     for i in range(n):
         spec = specs[i]
-        now_used = used[i] + spec.amount if admitted and not spec.gate else used[i]
-        start, end = bounds[i]
-        limit = spec.limit
-        states.append(CounterState(spec.name, limit, now_used,
-                                   None if limit is None else max(limit - now_used, 0),
-                                   end, start, end))
+        states.append(counter_state(spec, used[i] + spec.amount if admitted and not spec.gate
+                                    else used[i], bounds[i]))
     return Admission(admitted, states, None if admitted else states[refused_at])
 
 

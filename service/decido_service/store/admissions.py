@@ -54,7 +54,7 @@ from decido_service.store.records import (
     iso_utc,
 )
 
-__all__ = ["Admissions", "Admissions", "admit"]
+__all__ = ["Admissions", "admit"]
 
 _COUNT = ('SELECT count FROM counters WHERE name = ? AND subject = ? AND "window" = ?'
           " AND window_start = ?")

@@ -26,13 +26,13 @@ backends store the same values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar
 
 __all__ = ["POSTGRES", "SQLITE", "Body", "Database", "Dialect", "Row", "Tx", "after_cursor",
-           "numbered"]
+           "insert_sql", "numbered", "set_clause"]
 
 T = TypeVar("T")
 #: a row as a backend returns it (a tuple, an asyncpg record): indexed by column position
@@ -150,3 +150,16 @@ async def after_cursor(tx: Tx, table: str, key_id: str, cursor: str,
     if found is None:
         return f"{columns[1]} < ?", cursor
     return f"{columns[0]} < ?", found[0]
+
+
+def insert_sql(table: str, columns: Sequence[str]) -> str:
+    """The ``INSERT`` of one row of ``table``: ``columns``, a placeholder each."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+def set_clause(changes: Mapping[str, Any], allowed: frozenset[str]) -> tuple[str, list[Any]]:
+    """The ``SET`` list of an ``UPDATE`` writing ``changes``, and its arguments;
+    ``ValueError`` naming the columns of ``changes`` not ``allowed``."""
+    if wrong := sorted(set(changes) - allowed):
+        raise ValueError(f"not updatable: {', '.join(wrong)}")
+    return ", ".join(f"{c} = ?" for c in changes), list(changes.values())

@@ -148,9 +148,7 @@ class SQLiteDatabase:
                     await self.write(lambda tx: schema.upgrade(tx, SQLITE))
                 return
             except StoreError as exc:
-                cause = str(exc.__cause__ or exc)
-                if ("locked" not in cause and "busy" not in cause) \
-                        or time.monotonic() >= deadline:
+                if not _is_busy(exc.__cause__ or exc) or time.monotonic() >= deadline:
                     raise
                 await asyncio.sleep(0.005)
 
@@ -320,7 +318,7 @@ def _drive(coroutine: Coroutine[Any, Any, T]) -> T:
     raise RuntimeError("a store body awaited something other than its SQLite transaction")
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
+def _is_busy(exc: BaseException) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 

@@ -22,12 +22,11 @@ from typing import Any, Literal, TypeVar
 
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
-from decido_service.store.dialect import Database, Row, Tx, after_cursor
+from decido_service.store.dialect import Database, Row, Tx, after_cursor, insert_sql, set_clause
 from decido_service.store.records import Admission, AdmissionRequest, metadata_of, metadata_text
 from decido_service.store.webhooks import enqueue_event
 
-__all__ = ["EVENTS_SCHEMA", "SCHEMA", "STUDY_FIELDS", "TRIAL_FIELDS", "Studies", "StudyTx",
-           "Studies"]
+__all__ = ["EVENTS_SCHEMA", "SCHEMA", "STUDY_FIELDS", "TRIAL_FIELDS", "Studies", "StudyTx"]
 
 T = TypeVar("T")
 
@@ -80,9 +79,9 @@ _STUDY_UPDATABLE = frozenset(("state", "counts", "summary", "log_length", "next_
 _TRIAL_UPDATABLE = frozenset(("lib", "state", "vals", "metrics", "client_id", "lease_until",
                               "reason", "steps", "completed_at"))
 _SELECT_STUDY = f"SELECT {', '.join(STUDY_FIELDS)} FROM studies"
+_ONE_STUDY = f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?"
 _SELECT_TRIAL = f"SELECT {', '.join(TRIAL_FIELDS)} FROM study_trials"
-_INSERT_TRIAL = (f"INSERT INTO study_trials ({', '.join(TRIAL_FIELDS)}) "
-                 f"VALUES ({', '.join('?' * len(TRIAL_FIELDS))})")
+_INSERT_TRIAL = insert_sql("study_trials", TRIAL_FIELDS)
 
 
 def _study(row: Row) -> dict[str, Any]:
@@ -93,13 +92,6 @@ def _study(row: Row) -> dict[str, Any]:
 
 def _trial(row: Row) -> dict[str, Any]:
     return dict(zip(TRIAL_FIELDS, row, strict=True))
-
-
-def _checked(changes: Mapping[str, Any], allowed: frozenset[str]) -> list[str]:
-    wrong = set(changes) - allowed
-    if wrong:
-        raise ValueError(f"not updatable: {sorted(wrong)}")
-    return list(changes)
 
 
 class StudyTx:
@@ -169,21 +161,18 @@ class StudyTx:
     async def update_trials(self, changes: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
         """Set columns of trials: ``(number, {column: value})`` each."""
         for number, change in changes:
-            columns = _checked(change, _TRIAL_UPDATABLE)
-            await self.tx.execute(
-                f"UPDATE study_trials SET {', '.join(f'{c} = ?' for c in columns)} "
-                "WHERE study_id = ? AND number = ?",
-                *(change[c] for c in columns), self.row["id"], number)
+            columns, args = set_clause(change, _TRIAL_UPDATABLE)
+            await self.tx.execute(f"UPDATE study_trials SET {columns} WHERE study_id = ? AND "
+                                  "number = ?", *args, self.row["id"], number)
 
     async def save(self, changes: Mapping[str, Any]) -> None:
         """Write columns of the study's row (its ``log_length`` and ``events`` as
         appended)."""
         merged = {**changes, "log_length": self.row["log_length"],
                   "events": self.row["events"]}
-        columns = _checked(merged, _STUDY_UPDATABLE)
-        await self.tx.execute(
-            f"UPDATE studies SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
-            *(merged[c] for c in columns), self.row["id"])
+        columns, args = set_clause(merged, _STUDY_UPDATABLE)
+        await self.tx.execute(f"UPDATE studies SET {columns} WHERE id = ?", *args,
+                              self.row["id"])
         self.row.update(merged)
 
 
@@ -204,8 +193,6 @@ class Studies:
         <decido_service.store.runs.Runs.enqueue>`)."""
         values = [metadata_text(study.get("metadata")) if f == "metadata" else study.get(f)
                   for f in STUDY_FIELDS]
-        sql = (f"INSERT INTO studies ({', '.join(STUDY_FIELDS)}) "
-               f"VALUES ({', '.join('?' * len(STUDY_FIELDS))})")
         key_id, dialect, prepared = study["key_id"], self.db.dialect, prepare([admission])
 
         async def body(tx: Tx) -> Admission | Literal["cap"]:
@@ -218,7 +205,7 @@ class Studies:
                     return "cap"
             (admitted,) = await admit(tx, dialect, prepared)
             if admitted.admitted:
-                await tx.execute(sql, *values)
+                await tx.execute(insert_sql("studies", STUDY_FIELDS), *values)
                 if idempotency is not None:
                     await tx.execute("UPDATE idempotency SET response = ? WHERE key_id = ? "
                                      "AND idem_key = ?", idempotency[1], key_id, idempotency[0])
@@ -228,8 +215,7 @@ class Studies:
 
     async def get(self, key_id: str, study_id: str) -> dict[str, Any] | None:
         """One of ``key_id``'s studies, or ``None``."""
-        row = await self.db.read(lambda tx: tx.fetchrow(
-            f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?", study_id, key_id))
+        row = await self.db.read(lambda tx: tx.fetchrow(_ONE_STUDY, study_id, key_id))
         return None if row is None else _study(row)
 
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
@@ -282,8 +268,7 @@ class Studies:
         dialect = self.db.dialect
 
         async def run(tx: Tx) -> Any:
-            row = await tx.fetchrow(f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?"
-                                    f"{dialect.for_update}", study_id, key_id)
+            row = await tx.fetchrow(_ONE_STUDY + dialect.for_update, study_id, key_id)
             if row is None:
                 return None
             return await body(StudyTx(tx, _study(row), dialect.row_locks))
@@ -297,8 +282,7 @@ class Studies:
         after it, unless deleted as older than the newest kept: the first read is then
         numbered above ``after + 1``); ``None`` for no such study."""
         async def body(tx: Tx) -> tuple[dict[str, Any], list[tuple[int, str, str]]] | None:
-            row = await tx.fetchrow(f"{_SELECT_STUDY} WHERE id = ? AND key_id = ?",
-                                    study_id, key_id)
+            row = await tx.fetchrow(_ONE_STUDY, study_id, key_id)
             if row is None:
                 return None
             rows = await tx.fetch("SELECT seq, kind, data FROM study_events WHERE "

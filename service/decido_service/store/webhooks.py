@@ -22,11 +22,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from decido_service.store.dialect import Database, Row, Tx, after_cursor
+from decido_service.store.dialect import Database, Row, Tx, after_cursor, insert_sql, set_clause
 from decido_service.store.records import iso_utc, ordered_id
 
 __all__ = ["CANDIDATES", "DELIVERY_FIELDS", "RUN_EVENTS", "SCHEMA", "STUDY_COMPLETED",
-           "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE", "Webhooks", "Webhooks", "enqueue_event",
+           "WEBHOOK_FIELDS", "WEBHOOK_UPDATABLE", "Webhooks", "enqueue_event",
            "enqueue_run_event"]
 
 #: the columns of a webhook row, in select order
@@ -67,11 +67,9 @@ SCHEMA: tuple[str, ...] = (
 
 _W = ", ".join(WEBHOOK_FIELDS)
 _D = ", ".join(DELIVERY_FIELDS)
-_INSERT_WEBHOOK = (f"INSERT INTO webhooks ({_W}) "
-                   f"VALUES ({', '.join('?' * len(WEBHOOK_FIELDS))})")
+_INSERT_WEBHOOK = insert_sql("webhooks", WEBHOOK_FIELDS)
 _GET_WEBHOOK = f"SELECT {_W} FROM webhooks WHERE key_id = ? AND id = ?"
-_INSERT_DELIVERY = (f"INSERT INTO webhook_deliveries ({_D}) "
-                    f"VALUES ({', '.join('?' * len(DELIVERY_FIELDS))})")
+_INSERT_DELIVERY = insert_sql("webhook_deliveries", DELIVERY_FIELDS)
 _GET_DELIVERY = (f"SELECT {_D} FROM webhook_deliveries WHERE key_id = ? AND webhook_id = ? "
                  "AND id = ?")
 _LAST = 2**62  # "no cursor": above every seq
@@ -176,16 +174,12 @@ class Webhooks:
     async def update(self, key_id: str, webhook_id: str,
                      changes: Mapping[str, Any]) -> dict[str, Any] | None:
         """Set :data:`WEBHOOK_UPDATABLE` columns; the row after, or ``None``."""
-        bad = sorted(set(changes) - WEBHOOK_UPDATABLE)
-        if bad:
-            raise ValueError(f"not updatable webhook columns: {', '.join(bad)}")
-        columns = list(changes)
+        columns, args = set_clause(changes, WEBHOOK_UPDATABLE)
 
         async def body(tx: Tx) -> Row | None:
-            if columns:
-                await tx.execute(f"UPDATE webhooks SET {', '.join(c + ' = ?' for c in columns)} "
-                                 "WHERE key_id = ? AND id = ?",
-                                 *(changes[c] for c in columns), key_id, webhook_id)
+            if args:
+                await tx.execute(f"UPDATE webhooks SET {columns} WHERE key_id = ? AND id = ?",
+                                 *args, key_id, webhook_id)
             return await tx.fetchrow(_GET_WEBHOOK, key_id, webhook_id)
 
         row = await self.db.write(body)

@@ -14,9 +14,9 @@ The types are grouped by surface, a module each: :mod:`~decido_service.types.fie
 :mod:`~decido_service.types.meta`, :mod:`~decido_service.types.account`,
 :mod:`~decido_service.types.optimize`, :mod:`~decido_service.types.decision_log`,
 :mod:`~decido_service.types.runs`, :mod:`~decido_service.types.webhooks` and
-:mod:`~decido_service.types.params` (path, query and header parameters); every name is
-re-exported here, with the tables of request and response bodies the decoder and the
-OpenAPI document read.
+:mod:`~decido_service.types.params` (path, query and header parameters); the names other
+modules take from the package are re-exported here, with the tables of request and response
+bodies the decoder and the OpenAPI document read.
 """
 
 from __future__ import annotations
@@ -26,13 +26,8 @@ from typing import Any
 import msgspec
 
 from decido_service.types.account import (
-    DecisionUsage,
     KeyCreated,
     KeyRequest,
-    KeyUsage,
-    MinuteUsage,
-    MonthUsage,
-    OptimizationUsage,
     Usage,
 )
 from decido_service.types.decision_log import (
@@ -40,13 +35,12 @@ from decido_service.types.decision_log import (
     DecisionLogPage,
     DecisionLogRecord,
 )
-from decido_service.types.fields import MAX_LABEL, RUN_ID_PATTERN
-from decido_service.types.meta import Engine, EngineOption, Engines, Health
+from decido_service.types.fields import RUN_ID_PATTERN
+from decido_service.types.meta import Engine, Engines, Health
 from decido_service.types.optimize import (
     SEMANTIC_FAULTS,
     ConstraintValue,
     ErrorEvent,
-    Objective,
     ObjectiveInfo,
     OptimizeEvent,
     OptimizeRequest,
@@ -54,10 +48,8 @@ from decido_service.types.optimize import (
     ParetoPoint,
     ProgressEvent,
     ResultEvent,
-    Variable,
 )
 from decido_service.types.params import (
-    DEFAULT_PAGE,
     MAX_PAGE,
     DecisionPage,
     DecisionPath,
@@ -68,7 +60,7 @@ from decido_service.types.params import (
     RunPath,
     TraceQuery,
 )
-from decido_service.types.problems import PROBLEM_BASE, PROBLEM_TYPE, TITLES, ErrorEntry, Problem
+from decido_service.types.problems import PROBLEM_TYPE, TITLES, Problem
 from decido_service.types.runs import (
     Budget,
     Run,
@@ -79,7 +71,6 @@ from decido_service.types.runs import (
     RunResult,
     RunsDeleted,
     RunTrace,
-    TracePoint,
 )
 from decido_service.types.studies import (
     ReportAnswer,
@@ -97,7 +88,6 @@ from decido_service.types.studies import (
 )
 from decido_service.types.webhooks import (
     Delivery,
-    DeliveryAttempt,
     DeliveryList,
     DeliveryPage,
     DeliveryPath,
@@ -111,10 +101,7 @@ from decido_service.types.webhooks import (
 
 __all__ = [
     "encode",
-    "DEFAULT_PAGE",
-    "MAX_LABEL",
     "MAX_PAGE",
-    "PROBLEM_BASE",
     "PROBLEM_TYPE",
     "TITLES",
     "Budget",
@@ -126,7 +113,6 @@ __all__ = [
     "FrontQuery",
     "RunPage",
     "RunPath",
-    "TracePoint",
     "TraceQuery",
     "RUN_ID_PATTERN",
     "SEMANTIC_FAULTS",
@@ -136,7 +122,6 @@ __all__ = [
     "REQUEST_TYPES",
     "RESPONSE_TYPES",
     "Delivery",
-    "DeliveryAttempt",
     "DeliveryList",
     "DeliveryPage",
     "DeliveryPath",
@@ -146,20 +131,12 @@ __all__ = [
     "WebhookList",
     "WebhookPath",
     "WebhookUpdate",
-    "SCHEMA_EXTRAS",
     "Engine",
-    "EngineOption",
     "Engines",
-    "ErrorEntry",
     "ConstraintValue",
     "Health",
     "KeyCreated",
     "KeyRequest",
-    "KeyUsage",
-    "MinuteUsage",
-    "MonthUsage",
-    "OptimizationUsage",
-    "Objective",
     "ObjectiveInfo",
     "OptimizeEvent",
     "OptimizeRequest",
@@ -167,7 +144,6 @@ __all__ = [
     "ParetoPoint",
     "Problem",
     "ProgressEvent",
-    "DecisionUsage",
     "ErrorEvent",
     "ResultEvent",
     "Run",
@@ -177,18 +153,14 @@ __all__ = [
     "RunResult",
     "RunTrace",
     "RunsDeleted",
-    "Usage",
-    "Variable",
     "with_extras",
 ]
 
 
-#: the request bodies, by OpenAPI component name
-REQUEST_TYPES: dict[str, Any] = {"OptimizeRequest": OptimizeRequest, "KeyRequest": KeyRequest,
-                                 "WebhookCreate": WebhookCreate, "WebhookUpdate": WebhookUpdate,
-                                 "StudyCreate": StudyCreate, "SuggestRequest": SuggestRequest,
-                                 "TrialTell": TrialTell, "TrialsTell": TrialsTell,
-                                 "TrialsAdd": TrialsAdd, "TrialReport": TrialReport}
+#: the request bodies, by OpenAPI component name (the class's)
+REQUEST_TYPES: dict[str, Any] = {kind.__name__: kind for kind in (
+    OptimizeRequest, KeyRequest, WebhookCreate, WebhookUpdate, StudyCreate, SuggestRequest,
+    TrialTell, TrialsTell, TrialsAdd, TrialReport)}
 #: what the generated component schemas cannot say, added to them by name
 SCHEMA_EXTRAS: dict[str, dict[str, Any]] = {
     "OptimizeRequest": {"anyOf": [

@@ -4,7 +4,7 @@ The requests a study takes and the study and trials it answers with
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from msgspec import Meta, Struct
 
@@ -19,11 +19,10 @@ __all__ = ["MAX_NUMBER", "MAX_SUGGEST", "MAX_TRIALS_PER_CALL", "STUDY_ID_PATTERN
 
 #: what a study id looks like: ``st_`` and 24 lowercase hex digits
 STUDY_ID_PATTERN = "^st_[0-9a-f]{24}$"
-#: a trial's states
-TRIAL_STATES = ("queued", "active", "completed", "infeasible", "failed", "early_stopped",
-                "abandoned")
 TrialState = Literal["queued", "active", "completed", "infeasible", "failed", "early_stopped",
                      "abandoned"]
+#: a trial's states
+TRIAL_STATES: tuple[str, ...] = get_args(TrialState)
 StudyState = Literal["active", "stopped", "completed"]
 #: the most trials one suggest hands out
 MAX_SUGGEST = 1000
@@ -31,7 +30,6 @@ MAX_SUGGEST = 1000
 MAX_NUMBER = 2**53
 #: the most trials one call adds or completes
 MAX_TRIALS_PER_CALL = 10_000
-Number = Annotated[float, Meta(description="a finite number")]
 
 
 class EarlyStopping(Struct, forbid_unknown_fields=True):
