@@ -27,7 +27,6 @@ The header, the fingerprint and the answers are the HTTP layer's
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 import msgspec
 
@@ -35,7 +34,7 @@ from decido_service.errors import ServiceError
 from decido_service.runs import front
 from decido_service.runs.api import run_trace, run_view
 from decido_service.runs.execution import optimize_result
-from decido_service.store import FINISHED_STATES, Store
+from decido_service.store import FINISHED_STATES, RunRow, Store
 from decido_service.types import encode
 
 __all__ = ["TTL", "Claim", "Outcome", "begin"]
@@ -68,7 +67,7 @@ class Claim:
         #: the replayed answer ``(status, body)`` of :attr:`outcome`, a repeated request's
         self.replayed: tuple[int, bytes] | None = None
 
-    def record(self, run_id: str, row: dict[str, Any]) -> tuple[str, str]:
+    def record(self, run_id: str, row: RunRow) -> tuple[str, str]:
         """``(idem_key, response)`` for :meth:`Runs.enqueue
         <decido_service.store.runs.Runs.enqueue>`, from the run ``row`` as admitted."""
         body = encode(run_view(row)).decode() if self.keep_answer else None
@@ -121,7 +120,7 @@ async def _replay(store: Store, key_id: str, outcome: Outcome) -> tuple[int, byt
     if row is None:
         raise ServiceError("not_found",
                            f"the run of this Idempotency-Key, {run_id}, was deleted")
-    if row["state"] not in FINISHED_STATES:
+    if row.state not in FINISHED_STATES:
         raise _in_use()
     pareto = await front.points(store, row)
     run, trace = run_view(row), run_trace(row)

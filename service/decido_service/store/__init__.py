@@ -8,8 +8,9 @@ concern, each behind a protocol of its own and written once in SQL for both back
 - ``store.admissions`` (:class:`~decido_service.store.admissions.Admissions`): counting
   requests against their limits (``admit_many``, through the worker's group commit,
   :mod:`~decido_service.store.group`; ``peek``);
-- ``store.runs`` (:class:`~decido_service.store.runs.Runs`): run rows, the queue and its
-  leases, idempotency records;
+- ``store.runs`` (:class:`~decido_service.store.runs.Runs`): run rows (read back as frozen
+  :class:`~decido_service.store.runs.RunRow`, the document decoded once), the queue and
+  its leases, idempotency records;
 - ``store.decisions`` (:class:`~decido_service.store.decisions.DecisionLog`): the
   decision log (written by the admission that counts its request);
 - ``store.studies`` (:class:`~decido_service.store.studies.Studies`): studies, their
@@ -76,7 +77,9 @@ from decido_service.store.runs import (
     RUN_STATES,
     RUN_UPDATABLE,
     FrontChunk,
+    RunRow,
     Runs,
+    run_row,
 )
 from decido_service.store.studies import Studies, StudyTx
 from decido_service.store.wakeup import NoWakeups, Wakeups
@@ -100,6 +103,7 @@ __all__ = [
     "DecisionRecord",
     "FrontChunk",
     "KeyRecord",
+    "RunRow",
     "Runs",
     "Store",
     "Studies",
@@ -113,6 +117,7 @@ __all__ = [
     "judge",
     "open_store",
     "ordered_id",
+    "run_row",
     "short_id",
     "window_bounds",
 ]
