@@ -87,8 +87,7 @@ class Feed(abc.ABC):
 
 
 F = TypeVar("F", bound=Feed)
-#: the store's row of a watched resource
-R = TypeVar("R")
+R = TypeVar("R")  # the store's row of a watched resource
 
 
 class Feeds(Generic[F, R]):

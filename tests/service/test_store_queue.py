@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import msgspec
 from test_store_contract import DOCUMENT, backend, run, url  # noqa: F401 - fixtures
 
 from decido_service.store import Admission, AdmissionRequest, CounterSpec, Store, open_store
@@ -226,18 +225,19 @@ def test_an_expired_lease_gives_the_run_back_until_its_attempts_are_spent(
     (its progress gone, its request and budget kept) until it has been started
     RUN_ATTEMPTS times, then fails it ``interrupted``; a ``/v1/optimize`` run (a
     deadline: its client was the process's) fails at once."""
-    from decido_service.runs.execution import RUN_ATTEMPTS, new_document
+    from decido_service.runs.execution import RUN_ATTEMPTS
     from decido_service.runs.queue import sweep
     from decido_service.schemas import decode_optimize
-    from decido_service.types import Budget, RunProgress
+    from decido_service.types import Budget, RunDocument, RunProgress
 
     req = decode_optimize(b'{"bounds": [[-1, 1]], "objective_expression": "x[0]**2",'
                           b' "seed": 5}')
-    doc = msgspec.structs.replace(
-        new_document(req, Budget(max_evaluations=100, time_limit=5.0)),
-        started_at="2025-06-15T15:06:40Z",
-        progress=RunProgress(evaluations=10, iterations=1, best=0.5, elapsed_ms=3.0))
-    sync = new_document(req, Budget(max_evaluations=100, time_limit=5.0, deadline=NOW + 5))
+    doc = RunDocument(request=req, budget=Budget(max_evaluations=100, time_limit=5.0),
+                      started_at="2025-06-15T15:06:40Z",
+                      progress=RunProgress(evaluations=10, iterations=1, best=0.5,
+                                           elapsed_ms=3.0))
+    sync = RunDocument(request=req, budget=Budget(max_evaluations=100, time_limit=5.0,
+                                                  deadline=NOW + 5))
 
     async def scenario(store: Store) -> None:
         await store.runs.record(a_run("r1", document=doc, state="running",
@@ -249,7 +249,7 @@ def test_an_expired_lease_gives_the_run_back_until_its_attempts_are_spent(
             row = await store.runs.get("k1", "r1")
             assert row is not None and row.state == "queued" and row.owner is None
             assert row.attempts == attempt
-            assert row.document == new_document(req, doc.budget)
+            assert row.document == RunDocument(request=req, budget=doc.budget)
             claimed = await store.runs.claim("w", NOW - 1)  # taken, then its lease runs out
             assert claimed is not None and claimed.id == "r1"
             assert claimed.attempts == attempt

@@ -36,7 +36,7 @@ from decido_service.config import Settings
 from decido_service.errors import ServiceError, field_error, validation_error
 from decido_service.runs import front as run_front
 from decido_service.runs.api import find
-from decido_service.store import KeyRecord, RunRow, Store
+from decido_service.store import KeyRecord, Store
 from decido_service.studies.views import trial_json
 from decido_service.types import ParetoPoint, RunDocument, RunResult
 from decido_service.types.studies import STUDY_ID_PATTERN
@@ -110,9 +110,16 @@ async def _front_body(source: Source, body: Mapping[str, Any], where: str, room:
             FROM_RUN, "invalid_type", "from_run must be a run id (run_ + 24 hex digits)",
             pointer=f"{where}/{FROM_RUN}")])
     row = await find(source.store, source.key["id"], run_id)
-    document = _finished(row, body, where)
+    document = row.document
     result = document.result
-    assert result is not None
+    if result is None:
+        raise ServiceError("run_not_finished", f"run {run_id} is {row.state}: it has no "
+                                           "front to decide on (yet)")
+    if result.objectives is None:
+        raise validation_error([field_error(
+            FROM_RUN, "invalid_argument",
+            f"run {run_id} has one objective: from_run takes a run of several "
+            "(its front)", pointer=f"{where}/{FROM_RUN}")])
     size = result.front_size if result.front_size is not None else len(result.pareto or ())
     if room is not None and size > room:
         return _Front(None, {}, size)
@@ -179,23 +186,6 @@ def _study_decided(objectives: list[dict[str, str]], trials: list[dict[str, Any]
                                for o in objectives]
     points = {str(t["number"]): {"x": t["x"], "f": t["values"]} for t in trials}
     return _Front(decided, points, len(trials))
-
-
-def _finished(row: RunRow, body: Mapping[str, Any], where: str) -> RunDocument:
-    """The run's document once it is known to have a front: 409 for a run without a
-    result yet, 422 for a run of one objective."""
-    run_id = body[FROM_RUN]
-    document = row.document
-    result = document.result
-    if result is None:
-        raise ServiceError("run_not_finished", f"run {run_id} is {row.state}: it has no "
-                                           "front to decide on (yet)")
-    if result.objectives is None:
-        raise validation_error([field_error(
-            FROM_RUN, "invalid_argument",
-            f"run {run_id} has one objective: from_run takes a run of several "
-            "(its front)", pointer=f"{where}/{FROM_RUN}")])
-    return document
 
 
 def _decided(document: RunDocument, pareto: list[ParetoPoint], body: Mapping[str, Any]

@@ -22,12 +22,11 @@ the run:
   why and by whom (:data:`CANCELLED`); an error inside the run is ``failed`` with a
   problem document.
 
-The stored document (JSON in the row's ``document`` column) is a
-:class:`~decido_service.types.RunDocument`: ``request`` (the body as decoded, defaults filled
-in), ``budget`` (the evaluations and time limit the tier allowed, for whichever worker
-executes it), ``started_at``, ``progress``, ``result``, ``problem`` and ``trace``, decoded
-once by the store as it reads the row (:class:`~decido_service.store.RunRow`);
-:func:`decido_service.runs.api.run_view` turns a row into the API's ``Run``.
+The row's document is a :class:`~decido_service.types.RunDocument`: ``request`` (the body
+as decoded, defaults filled in), ``budget`` (the evaluations and time limit the tier
+allowed, for whichever worker executes it), ``started_at``, ``progress``, ``result``,
+``problem`` and ``trace``; the store reads a row as a :class:`~decido_service.store.RunRow`
+(its document decoded), which :func:`decido_service.runs.api.run_view` makes the ``Run``.
 
 The trace is ``[evaluations, elapsed_ms, best]`` at every improvement of the run
 (:mod:`decido_service.runs.trace`); for a run of several objectives ``best`` is the
@@ -62,7 +61,6 @@ from decido_service.store import (
 )
 from decido_service.store.wakeup import RUNS_CHANNEL
 from decido_service.types import (
-    Budget,
     ConstraintValue,
     ObjectiveInfo,
     OptimizeRequest,
@@ -77,8 +75,8 @@ from decido_service.types.optimize import RunStatus
 
 __all__ = ["CANCELLED", "CHUNK_BYTES", "PROGRESS_INTERVAL", "RUN_ATTEMPTS", "SHUTDOWN_GRACE",
            "Execution", "cancel_queued", "fail_run", "front_chunks", "interrupted",
-           "new_document", "new_run_id", "optimize_result", "progress_of",
-           "requeue_interrupted", "result_of", "run_problem", "wind_down"]
+           "new_run_id", "optimize_result", "progress_of", "requeue_interrupted", "result_of",
+           "run_problem", "wind_down"]
 
 #: the times a run is started at most: one whose process stops (its lease runs out) goes
 #: back to the queue until it has been started this many times, then fails ``interrupted``
@@ -113,12 +111,6 @@ Run = Callable[[decido.RunMonitor], decido.OptimizeResult | decido.ParetoResult]
 def new_run_id() -> str:
     """A fresh run id (``run_`` + 24 hex digits: :func:`~decido_service.store.ordered_id`)."""
     return ordered_id("run_", time.time())
-
-
-def new_document(req: OptimizeRequest, budget: Budget) -> RunDocument:
-    """The document of a run just admitted: its request (defaults filled in) and the
-    budget the tier allowed it (kept for the process that will execute it)."""
-    return RunDocument(request=req, budget=budget)
 
 
 def run_problem(run_id: str, request_id: str, error: ServiceError) -> Problem:
@@ -220,7 +212,6 @@ class Execution:
         self.run_id = run_id
         self.request_id = request_id
         self.document = document
-        self.owner = owner
         self.lease = lease
         self.monitor = decido.RunMonitor()
         self.started_at: float | None = None
@@ -313,8 +304,7 @@ class Execution:
         if self.started_at is not None:
             if not running:
                 changes["state"] = "running"
-            progress = progress_of(self.monitor, RunProgress,
-                                   several=self.document.request.several)
+            progress = progress_of(self.monitor, RunProgress, several=self.document.request.several)
             self.samples.append((progress.evaluations, progress.elapsed_ms))
             changes["document"] = self.document = msgspec.structs.replace(
                 self.document, started_at=iso_utc(self.started_at), progress=progress)
@@ -375,18 +365,18 @@ _INTERRUPTED = ServiceError("interrupted", "the process running this run stopped
                             f"{RUN_ATTEMPTS} times); submit it again (its request is kept)")
 
 
-async def fail_run(store: Store, row: RunRow, expect: dict[str, Any] | None = None) -> bool:
-    """Mark ``row``'s run ``failed`` with a problem of code ``interrupted`` (when the row
-    is still as ``expect`` says); True when it was marked."""
+async def fail_run(store: Store, row: RunRow, expect: dict[str, Any] | None = None,
+                   error: ServiceError = _INTERRUPTED) -> bool:
+    """Mark ``row``'s run ``failed`` with the problem of ``error`` (by default code
+    ``interrupted``) when the row is still as ``expect`` says; True when it was marked."""
     doc = msgspec.structs.replace(row.document, progress=None,
-                                  problem=run_problem(row.id, "", _INTERRUPTED))
+                                  problem=run_problem(row.id, "", error))
     return await store.runs.update(row.id, {
         "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
         "lease_until": None, "document": doc}, expect)
 
 
-async def interrupted(store: Store, row: RunRow, expect: dict[str, Any] | None = None
-                      ) -> bool:
+async def interrupted(store: Store, row: RunRow, expect: dict[str, Any] | None = None) -> bool:
     """The run of ``row`` lost its process (when the row is still as ``expect`` says): back
     to the queue, from its start, its ``attempts`` counted (a seeded run replays
     identically), unless it has been given back :data:`RUN_ATTEMPTS` - 1 times already,
@@ -397,7 +387,7 @@ async def interrupted(store: Store, row: RunRow, expect: dict[str, Any] | None =
         return await fail_run(store, row, expect)
     return await store.runs.update(row.id, {
         "state": "queued", "owner": None, "lease_until": None, "attempts": attempts,
-        "document": new_document(doc.request, doc.budget)}, expect)
+        "document": RunDocument(request=doc.request, budget=doc.budget)}, expect)
 
 
 async def requeue_interrupted(store: Store) -> int:

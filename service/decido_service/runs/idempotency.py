@@ -32,7 +32,7 @@ import msgspec
 
 from decido_service.errors import ServiceError
 from decido_service.runs import front
-from decido_service.runs.api import run_trace, run_view
+from decido_service.runs.api import run_view
 from decido_service.runs.execution import optimize_result
 from decido_service.store import FINISHED_STATES, RunRow, Store
 from decido_service.types import encode
@@ -123,13 +123,13 @@ async def _replay(store: Store, key_id: str, outcome: Outcome) -> tuple[int, byt
     if row.state not in FINISHED_STATES:
         raise _in_use()
     pareto = await front.points(store, row)
-    run, trace = run_view(row), run_trace(row)
+    run = run_view(row)
     if run.problem is not None:
         return run.problem.status, encode(run.problem)
     if run.result is None:
         raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started",
                            headers={"Location": f"/v1/runs/{run_id}"})
-    history: list[list[float | None]] = [[e, b] for e, _, b in trace.points]
+    history: list[list[float | None]] = [[e, b] for e, _, b in row.document.trace]
     result = run.result if pareto is None else msgspec.structs.replace(run.result,
                                                                          pareto=pareto)
     return 200, encode(optimize_result(run_id, run.request, result, history))

@@ -140,7 +140,7 @@ async def admit_run(ctx: RunServices, gate: admission.Gate, req: OptimizeRequest
         raise ServiceError("overloaded", "this worker is stopping; retry (another worker or "
                        "node will take it)", headers={"Retry-After": "1"})
     run_id = runs.new_run_id()
-    document = runs.new_document(req, budget)
+    document = RunDocument(request=req, budget=budget)
     store: Store = ctx.store
     row = RunRow(
         id=run_id, key_id=key["id"], created_at=iso_utc(ctx.settings.now()),
@@ -278,18 +278,13 @@ class RunWorker(Poller):
     async def _claimed(self, row: RunRow) -> None:
         """Start a run claimed from the queue (a run whose request no longer compiles
         fails with the problem)."""
-        document = row.document
         try:
             objective = await asyncio.get_running_loop().run_in_executor(
-                self.ctx.decide_pool, compile_objective, document.request)
+                self.ctx.decide_pool, compile_objective, row.document.request)
         except Exception as exc:  # noqa: BLE001 - the run fails, the worker goes on
-            problem = runs.run_problem(row.id, "", as_service_error(exc))
-            await self.ctx.store.runs.update(row.id, {
-                "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
-                "lease_until": None,
-                "document": msgspec.structs.replace(document, problem=problem)})
+            await runs.fail_run(self.ctx.store, row, error=as_service_error(exc))
             return
-        execution = self.launch(row.key_id, row.id, "", document, objective,
+        execution = self.launch(row.key_id, row.id, "", row.document, objective,
                                 attempts=row.attempts)
         if row.cancel_requested:  # cancelled while this worker claimed it
             execution.stop("request")

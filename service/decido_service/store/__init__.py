@@ -8,9 +8,8 @@ concern, each behind a protocol of its own and written once in SQL for both back
 - ``store.admissions`` (:class:`~decido_service.store.admissions.Admissions`): counting
   requests against their limits (``admit_many``, through the worker's group commit,
   :mod:`~decido_service.store.group`; ``peek``);
-- ``store.runs`` (:class:`~decido_service.store.runs.Runs`): run rows (read back as frozen
-  :class:`~decido_service.store.runs.RunRow`, the document decoded once), the queue and
-  its leases, idempotency records;
+- ``store.runs`` (:class:`~decido_service.store.runs.Runs`): run rows (frozen
+  :class:`~decido_service.store.runs.RunRow`), the queue and its leases, idempotency records;
 - ``store.decisions`` (:class:`~decido_service.store.decisions.DecisionLog`): the
   decision log (written by the admission that counts its request);
 - ``store.studies`` (:class:`~decido_service.store.studies.Studies`): studies, their
@@ -73,9 +72,7 @@ from decido_service.store.records import (
 )
 from decido_service.store.runs import (
     FINISHED_STATES,
-    RUN_FIELDS,
     RUN_STATES,
-    RUN_UPDATABLE,
     FrontChunk,
     RunRow,
     Runs,
@@ -88,9 +85,7 @@ from decido_service.store.webhooks import Webhooks
 __all__ = [
     "FINISHED_STATES",
     "PRUNE_INTERVAL",
-    "RUN_FIELDS",
     "RUN_STATES",
-    "RUN_UPDATABLE",
     "WINDOWS",
     "Accounts",
     "Admission",

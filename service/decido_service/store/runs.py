@@ -2,9 +2,8 @@
 in the same transaction, claims under a lease, expired leases) and the idempotency
 records of ``Idempotency-Key``.
 
-A run is read back as a :class:`RunRow`: frozen, typed, its document
-(:class:`~decido_service.types.RunDocument`, JSON in the row's ``document`` column) decoded
-once, here, as the row is read (in a read thread of the SQLite backend, off the event loop).
+A run is read back as a frozen :class:`RunRow`, its document decoded once, here (in a
+read thread of the SQLite backend, off the event loop).
 
 A run's front (a run of several objectives) is kept apart from its row, in ``run_fronts``:
 :data:`FrontChunk` rows of consecutive points, written with the run's final state
@@ -20,7 +19,6 @@ hash) while it counts, admits and inserts.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -50,11 +48,10 @@ __all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "Fron
 
 
 class RunRow(msgspec.Struct, frozen=True, kw_only=True):
-    """A run's row as the store returns it (:meth:`Runs.get`, :meth:`Runs.page`, ...), its
-    document decoded. Its fields but ``cancel_requested`` are the row's columns
-    (:data:`RUN_FIELDS`), which :meth:`Runs.record` writes: ``id``, ``created_at`` and
-    ``state`` (``queued``) filled in when missing, a ``document`` always given, the
-    others NULL when missing."""
+    """A run's row as the store reads it, its document decoded; its fields but
+    ``cancel_requested`` are its columns (:data:`RUN_FIELDS`): ``metadata`` its labels
+    (``{}``: none), ``attempts`` the times it went back to the queue after its process
+    stopped, ``owner`` the process that has it until ``lease_until`` (epoch seconds)."""
 
     id: str
     key_id: str
@@ -63,22 +60,16 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     dims: int
     goal: Goal
     state: RunState
-    #: the request as admitted, the budget and what the run wrote so far
     document: RunDocument
-    #: the columns of a finished run's result (its status, best value, seed, ...)
     status: str | None = None
     value: float | None = None
     evaluations: int | None = None
     elapsed_ms: float | None = None
-    #: beyond 64 bits: a string, as it reads back on every backend
     seed: int | str | None = None
     finished_at: str | None = None
-    #: the process that has the run, until ``lease_until`` (epoch seconds)
     owner: str | None = None
     lease_until: float | None = None
-    #: the run's labels (``{}``: none; set when recorded, never updated)
     metadata: dict[str, str] = {}
-    #: how many times the run was given back to the queue after its process stopped
     attempts: int = 0
     cancel_requested: bool = False
 
@@ -137,8 +128,8 @@ class Runs:
         return [_column(name, row[name]) for name in RUN_FIELDS]
 
     async def record(self, run: Mapping[str, Any]) -> None:
-        """Store one run row (:data:`RUN_FIELDS`, its ``document`` a
-        :class:`~decido_service.types.RunDocument`; others ignored)."""
+        """Store one run row: :class:`RunRow`'s columns (others ignored; ``id``, ``created_at``
+        and ``state``, ``queued``, filled in; a ``document`` given, the others NULL if not)."""
         values = self._values(run)
         await self.db.write(lambda tx: self._insert(tx, values))
 
@@ -258,7 +249,7 @@ class Runs:
                 if value is not None:
                     where.append(f"t.{column} = ?")
                     args.append(value)
-            return [_run(row) for row in await tx.fetch(
+            return [run_row(_columns(row)) for row in await tx.fetch(
                 f"{_SELECT_T} FROM {scope.source} WHERE {' AND '.join(where)}"
                 f" ORDER BY {scope.seq} DESC LIMIT ?", *scope.source_args, *args, int(limit))]
 
@@ -383,7 +374,7 @@ class Runs:
 
     async def _rows(self, sql: str, *args: Any) -> list[RunRow]:
         async def body(tx: Tx) -> list[RunRow]:
-            return [_run(row) for row in await tx.fetch(sql, *args)]
+            return [run_row(_columns(row)) for row in await tx.fetch(sql, *args)]
 
         return await self.db.read(body)
 
@@ -404,34 +395,24 @@ def _checked(changes: Mapping[str, Any]) -> list[str]:
 
 
 def _column(name: str, value: Any) -> Any:
-    """A run's value as its column keeps it: the document as JSON text, a seed too (beyond
-    64 bits: a string, as it reads back on every backend), the labels
-    (:func:`~decido_service.store.records.metadata_text`)."""
-    if name == "document":
-        return msgspec.json.encode(value).decode()
-    if name == "metadata":
-        return metadata_text(value)
-    if name == "seed" and value is not None:
-        return json.dumps(str(value) if isinstance(value, int)
-                          and not -(2**63) <= value < 2**63 else value)
-    return value
+    """A run's value as its column keeps it: the document and a seed as JSON text (a seed
+    beyond 64 bits as a string, as every backend reads it back), labels as metadata_text."""
+    if name == "document" or name == "seed" and value is not None:
+        big = isinstance(value, int) and not -(2**63) <= value < 2**63
+        return msgspec.json.encode(str(value) if big else value).decode()
+    return metadata_text(value) if name == "metadata" else value
 
 
 def _columns(row: Row) -> dict[str, Any]:
-    """A row read (:data:`_SELECT`) by name, its seed and labels decoded, its document
-    still the column's text: the payload of the run's webhook event."""
+    """A row read by name, seed and labels decoded (the document text): its event's payload."""
     out = dict(zip(RUN_FIELDS, row, strict=False))
-    out["seed"] = None if out["seed"] is None else json.loads(out["seed"])
+    out["seed"] = None if out["seed"] is None else msgspec.json.decode(out["seed"])
     out["metadata"] = metadata_of(out["metadata"])
     out["cancel_requested"] = bool(row[len(RUN_FIELDS)])
     return out
 
 
 def run_row(columns: Mapping[str, Any]) -> RunRow:
-    """The :class:`RunRow` of a run's columns by name, its document (JSON text) decoded:
-    of a row read, or of the payload of its webhook event."""
+    """The :class:`RunRow` of a run's columns by name (a row's, its event's payload)."""
     return RunRow(**{**columns, "document": _DOCUMENT.decode(columns["document"])})
 
-
-def _run(row: Row) -> RunRow:
-    return run_row(_columns(row))

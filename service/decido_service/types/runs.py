@@ -97,9 +97,8 @@ class Budget(Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class RunDocument(Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
-    """The JSON a run's store row keeps (its ``document`` column), decoded typed by the
-    store (:class:`~decido_service.store.runs.RunRow`): the request as admitted, the
-    budget, and what the run wrote so far."""
+    """The JSON a run's store row keeps (its ``document``, decoded in the store's
+    ``RunRow``): the request as admitted, the budget, and what the run wrote so far."""
 
     request: OptimizeRequest
     budget: Budget

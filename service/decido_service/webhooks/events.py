@@ -37,8 +37,8 @@ USER_AGENT = f"decido-webhooks/{__version__}"
 def event_body(row: dict[str, Any]) -> bytes:
     """The body of a delivery (module docs)."""
     data = orjson.loads(row["payload"])
-    if row["event"] in RUN_EVENTS.values():  # the run's columns: a Run, encoded as
-        data = run_view(run_row(data))  # GET /v1/runs/{id} encodes it
+    if row["event"] in RUN_EVENTS.values():
+        data = run_view(run_row(data))  # a Run, encoded as GET /v1/runs/{id} encodes it
     return encode({"type": row["event"], "timestamp": row["created_at"], "data": data})
 
 
