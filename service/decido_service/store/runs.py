@@ -397,7 +397,7 @@ def _checked(changes: Mapping[str, Any]) -> list[str]:
 def _column(name: str, value: Any) -> Any:
     """A run's value as its column keeps it: the document and a seed as JSON text (a seed
     beyond 64 bits as a string, as every backend reads it back), labels as metadata_text."""
-    if name == "document" or name == "seed" and value is not None:
+    if name == "document" or (name == "seed" and value is not None):
         big = isinstance(value, int) and not -(2**63) <= value < 2**63
         return msgspec.json.encode(str(value) if big else value).decode()
     return metadata_text(value) if name == "metadata" else value
