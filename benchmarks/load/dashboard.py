@@ -52,9 +52,10 @@ PAGES = ["/dashboard", "/dashboard/runs", "/dashboard/runs?state=succeeded&engin
 
 async def _populate(db: str, runs: int) -> tuple[str, list[str]]:
     """A sdk/team key and ``runs`` finished runs of it; (secret, run ids, newest last)."""
-    import orjson
+    import msgspec
 
     from decido_service.store import iso_utc, open_store
+    from decido_service.types import RunDocument
 
     store = await open_store(db)
     try:
@@ -86,7 +87,7 @@ async def _populate(db: str, runs: int) -> tuple[str, list[str]]:
                 "id": run_id, "key_id": record["id"], "engine": engine, "dims": DIMS,
                 "goal": "minimize", "seed": i, "state": "succeeded", "status": "max_evaluations",
                 "value": best, "evaluations": TRACE * 50, "elapsed_ms": 12.5,
-                "document": orjson.dumps(doc).decode(), "finished_at": finished})
+                "document": msgspec.convert(doc, RunDocument), "finished_at": finished})
             ids.append(run_id)
         return secret, ids
     finally:

@@ -23,6 +23,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from decido_service.store import DecisionEntry, Store, open_store
+from decido_service.types import Budget, OptimizeRequest, RunDocument
+
+#: the runs' document (a page of runs reads it back decoded)
+_DOCUMENT = RunDocument(request=OptimizeRequest(), budget=Budget(max_evaluations=1,
+                                                                 time_limit=1.0))
 
 
 async def _fill(store: Store, records: int, runs: int) -> None:
@@ -37,7 +42,8 @@ async def _fill(store: Store, records: int, runs: int) -> None:
             batch = []
     for i in range(runs):
         await store.runs.record({"id": f"run_{i:024x}", "key_id": "k", "state": "succeeded",
-                                 "metadata": {"project": "rare" if i % 100 == 0 else "common"}})
+                                 "metadata": {"project": "rare" if i % 100 == 0 else "common"},
+                                 "document": _DOCUMENT})
 
 
 async def _median_ms(call: Callable[[], Awaitable[Any]], rounds: int) -> float:

@@ -18,7 +18,7 @@ import abc
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from decido_service.errors import ServiceError
 from decido_service.store import Store
@@ -87,32 +87,33 @@ class Feed(abc.ABC):
 
 
 F = TypeVar("F", bound=Feed)
+R = TypeVar("R")  # the store's row of a watched resource
 
 
-class Feeds(Generic[F]):
+class Feeds(Generic[F, R]):
     """The feeds of one worker, by (key, resource id), made by ``make(store, key_id,
     row)``, and its open streams by key (``streams``: shared by several kinds of feeds,
     so the tier's ``max_streams`` caps them together)."""
 
-    def __init__(self, make: Callable[[Store, str, dict[str, Any]], F],
+    def __init__(self, make: Callable[[Store, str, R], F],
                  streams: dict[str, int] | None = None) -> None:
         self._make = make
         self._feeds: dict[tuple[str, str], F] = {}
         self.streams: dict[str, int] = {} if streams is None else streams
 
     @contextlib.asynccontextmanager
-    async def watch(self, store: Store, key_id: str, row: dict[str, Any],
+    async def watch(self, store: Store, key_id: str, resource_id: str, row: R,
                     cap: int | None = None) -> AsyncIterator[F]:
-        """The feed of the resource ``row`` (as just read; the feed decides what it keeps
-        of it) while the caller watches; 429 ``too_many_streams`` when the key has
-        ``cap`` streams open in this worker."""
+        """The feed of the resource ``resource_id``, ``row`` as just read (the feed decides
+        what it keeps of it), while the caller watches; 429 ``too_many_streams`` when the
+        key has ``cap`` streams open in this worker."""
         open_now = self.streams.get(key_id, 0)
         if cap is not None and open_now >= cap:
             raise ServiceError("too_many_streams", f"this key has {cap} event streams open, "
                                "the most its tier allows; close one, or retry shortly",
                                headers={"Retry-After": str(STREAM_RETRY_AFTER)},
                                extra={"limit_value": cap})
-        ident = (key_id, row["id"])
+        ident = (key_id, resource_id)
         feed = self._feeds.get(ident)
         if feed is None:
             feed = self._feeds[ident] = self._make(store, key_id, row)

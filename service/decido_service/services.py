@@ -37,7 +37,7 @@ from decido_service.feeds import Feeds
 from decido_service.runs.events import RunFeed
 from decido_service.runs.execution import Execution, wind_down
 from decido_service.runs.queue import RunSlots, RunWorker
-from decido_service.store import Store, open_store
+from decido_service.store import RunRow, Store, open_store
 from decido_service.store.group import GroupCommit
 from decido_service.streams import StreamGuard
 from decido_service.studies.api import Context as StudyContext
@@ -103,12 +103,12 @@ class Services:
     sample_pool: ThreadPoolExecutor
     sample_slots: SampleSlots
     executions: set[Execution]
-    run_feeds: Feeds[RunFeed]
+    run_feeds: Feeds[RunFeed, RunRow]
     streams: StreamGuard
     run_worker: RunWorker
     delivery_worker: DeliveryWorker
     studies: StudyContext
-    study_feeds: Feeds[StudyFeed]
+    study_feeds: Feeds[StudyFeed, dict[str, Any]]
     lease_sweeper: LeaseSweeper
 
     def __init__(self, settings: Settings) -> None:

@@ -171,6 +171,6 @@ def test_counted_requests_survive_kill_9(tmp_path) -> None:
         assert doc["decision"]["month"]["used"] == 1
         assert doc["optimization"]["month"]["used"] == 1
         with open_blocking(str(srv.db)) as store:
-            assert [r["id"] for r in store.runs.page(doc["key"]["id"], 100)] == [run.json()["id"]]
+            assert [r.id for r in store.runs.page(doc["key"]["id"], 100)] == [run.json()["id"]]
     finally:
         srv.stop()

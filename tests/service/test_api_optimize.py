@@ -38,8 +38,8 @@ def test_optimize_runs_and_is_recorded(server: LiveServer) -> None:
     assert again.json()["x"] == body["x"]
     with open_blocking(str(server.db)) as store:
         runs = store.runs.page(made["id"], 100)
-    assert {run["id"] for run in runs} == {body["id"], again.json()["id"]}
-    assert runs[0]["status"] == "converged" and runs[0]["dims"] == 4
+    assert {run.id for run in runs} == {body["id"], again.json()["id"]}
+    assert runs[0].status == "converged" and runs[0].dims == 4
     usage = server.request("GET", "/v1/usage", headers=auth(made["key"])).json()
     assert usage["optimization"]["month"]["used"] == 2
 
@@ -187,10 +187,10 @@ def test_overloaded_and_disconnect_cancels_the_run(server: LiveServer) -> None:
     while time.monotonic() < deadline and len(stopped) < waiting:
         time.sleep(0.1)
         with open_blocking(str(server.db)) as store:
-            stopped = [r for r in store.runs.page(made["id"], 100) if r["status"] == "stopped"]
+            stopped = [r for r in store.runs.page(made["id"], 100) if r.status == "stopped"]
     assert len(stopped) == waiting, "a disconnected client's run was not stopped"
     assert time.monotonic() - started < 2.5
-    assert all(r["elapsed_ms"] < 2500 for r in stopped)
+    assert all(r.elapsed_ms < 2500 for r in stopped)
     for _ in range(2):  # the slots are free again (whichever worker answers)
         assert server.request("POST", "/v1/optimize", SPHERE,
                               headers=auth(made["key"])).status == 200
@@ -227,7 +227,7 @@ def test_streamed_run_reports_progress_then_the_result(server: LiveServer) -> No
                          "feasible", "max_violation", "constraints", "variables"}
     assert last["evaluations"] >= evaluations[-1] and last["dims"] == 1000
     with open_blocking(str(server.db)) as store:
-        assert [run["id"] for run in store.runs.page(made["id"], 100)] == [last["id"]]
+        assert [run.id for run in store.runs.page(made["id"], 100)] == [last["id"]]
 
 
 def test_stream_only_when_asked(server: LiveServer, free_key: str) -> None:
@@ -272,9 +272,9 @@ def test_disconnect_mid_stream_stops_the_run(server: LiveServer) -> None:
     while time.monotonic() < deadline and not stopped:
         time.sleep(0.1)
         with open_blocking(str(server.db)) as store:
-            stopped = [r for r in store.runs.page(made["id"], 100) if r["status"] == "stopped"]
+            stopped = [r for r in store.runs.page(made["id"], 100) if r.status == "stopped"]
     assert stopped, "a client that left mid-stream did not stop its run"
-    assert time.monotonic() - started < 5 and stopped[0]["elapsed_ms"] < 10_000
-    message = json.loads(stopped[0]["document"])["result"]["message"]
+    assert time.monotonic() - started < 5 and stopped[0].elapsed_ms < 10_000
+    message = stopped[0].document.result.message
     assert message.startswith("cancelled: the client of POST /v1/optimize disconnected"), \
         message  # said so, not the engine's "stopped by its monitor"

@@ -230,8 +230,8 @@ def test_a_watcher_that_does_not_read_is_dropped() -> None:
 
     from decido_service.http.sse import send_within
     from decido_service.runs.events import Snapshot, chunks
-    from decido_service.runs.execution import write_document
     from decido_service.schemas import decode_optimize
+    from decido_service.store import RunRow
     from decido_service.types import Budget, RunDocument, RunProgress
 
     request = decode_optimize(json.dumps({"bounds": [[-1, 1]] * 10,
@@ -240,9 +240,9 @@ def test_a_watcher_that_does_not_read_is_dropped() -> None:
                       started_at="2026-01-01T00:00:00Z",
                       progress=RunProgress(evaluations=5, iterations=1, best=1.0,
                                            elapsed_ms=1.0))
-    row = {"id": "run_" + "0" * 24, "state": "running", "created_at": "2026-01-01T00:00:00Z",
-           "finished_at": None, "engine": "random", "goal": "minimize", "dims": 10,
-           "cancel_requested": 0, "document": write_document(doc)}
+    row = RunRow(id="run_" + "0" * 24, key_id="k", state="running",
+                 created_at="2026-01-01T00:00:00Z", engine="random", goal="minimize", dims=10,
+                 document=doc)
 
     class Feed:
         snapshot = Snapshot(row)

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,9 +35,12 @@ from decido_service.store import (
 )
 from decido_service.store.group import GroupCommit
 from decido_service.store.schema import MIGRATIONS
+from decido_service.types import Budget, OptimizeRequest, RunDocument
 
 T = TypeVar("T")
 NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z
+#: a run's document (every run row has one: the store keeps it and reads it back decoded)
+DOCUMENT = RunDocument(request=OptimizeRequest(), budget=Budget(max_evaluations=1, time_limit=1.0))
 #: the sqlite half is in process (the fast tier, tests/tiers.py), whereas the shared ``url``
 #: fixture can reach PostgreSQL
 BACKENDS = [pytest.param("sqlite", marks=pytest.mark.fast), "postgresql"]
@@ -442,15 +446,16 @@ def test_runs(url: str) -> None:
         await store.runs.record({
             "id": "r1", "key_id": "k", "created_at": "2025-06-15T15:06:40Z", "engine": "dss",
             "dims": 3, "status": "converged", "value": 0.5, "evaluations": 100,
-            "elapsed_ms": 1.5, "goal": "minimize", "seed": 2**64 - 1, "ignored": "x"})
-        await store.runs.record({"key_id": "k", "engine": "de", "seed": 7})
+            "elapsed_ms": 1.5, "goal": "minimize", "seed": 2**64 - 1, "ignored": "x",
+            "document": DOCUMENT})
+        await store.runs.record({"key_id": "k", "engine": "de", "seed": 7, "document": DOCUMENT})
         runs = await store.runs.page("k", 100)
-        assert [r["engine"] for r in runs] == ["de", "dss"]
-        first = next(r for r in runs if r["id"] == "r1")
-        assert first["seed"] == str(2**64 - 1) and first["value"] == 0.5
-        assert first["dims"] == 3 and first["evaluations"] == 100
-        second = next(r for r in runs if r["id"] != "r1")
-        assert second["seed"] == 7 and second["created_at"] == "2025-06-15T15:06:40Z"
+        assert [r.engine for r in runs] == ["de", "dss"]
+        first = next(r for r in runs if r.id == "r1")
+        assert first.seed == str(2**64 - 1) and first.value == 0.5
+        assert first.dims == 3 and first.evaluations == 100 and first.document == DOCUMENT
+        second = next(r for r in runs if r.id != "r1")
+        assert second.seed == 7 and second.created_at == "2025-06-15T15:06:40Z"
         assert await store.runs.page("other", 100) == []
 
     run(url, scenario, clock=lambda: NOW)
@@ -461,10 +466,12 @@ def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
         ids = [f"run_{i:024x}" for i in range(5)]
         for i, run_id in enumerate(ids):
             await store.runs.record({"id": run_id, "key_id": "k", "engine": "de" if i % 2
-                                    else "dss", "state": "queued", "document": "{}",
+                                    else "dss", "state": "queued", "document": DOCUMENT,
                                     "seed": 2**64 - 1 if i == 0 else i})
-        await store.runs.record({"id": "run_" + "f" * 24, "key_id": "other", "state": "queued"})
-        assert await store.runs.update(ids[0], {"state": "running", "document": '{"a": 1}'})
+        await store.runs.record({"id": "run_" + "f" * 24, "key_id": "other", "state": "queued",
+                                 "document": DOCUMENT})
+        started = msgspec.structs.replace(DOCUMENT, started_at="2025-06-15T15:06:41Z")
+        assert await store.runs.update(ids[0], {"state": "running", "document": started})
         assert await store.runs.count_by_state() == {"queued": 5, "running": 1}  # every key's
         assert not await store.runs.update("run_" + "e" * 24, {"state": "running"})
         with pytest.raises(ValueError):
@@ -472,34 +479,38 @@ def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
         with pytest.raises(ValueError):
             await store.runs.update(ids[0], {})
         got = await store.runs.get("k", ids[0])
-        assert got is not None and got["state"] == "running" and got["document"] == '{"a": 1}'
-        assert got["seed"] == str(2**64 - 1) and got["cancel_requested"] is False
+        assert got is not None and got.state == "running" and got.document == started
+        assert got.seed == str(2**64 - 1) and got.cancel_requested is False
         assert await store.runs.get("other", ids[0]) is None  # another key's run
         # pages: newest first, a cursor, filters
         page = await store.runs.page("k", 3)
-        assert [r["id"] for r in page] == ids[::-1][:3]
-        rest = await store.runs.page("k", 3, starting_after=page[-1]["id"])
-        assert [r["id"] for r in rest] == ids[1::-1]
-        assert [r["id"] for r in await store.runs.page("k", 10, engine="de")] == [ids[3], ids[1]]
-        assert [r["id"] for r in await store.runs.page("k", 10, state="running")] == [ids[0]]
-        assert [r["id"] for r in await store.runs.page("k", 10, ids[3], "queued", "dss")
+        assert [r.id for r in page] == ids[::-1][:3]
+        rest = await store.runs.page("k", 3, starting_after=page[-1].id)
+        assert [r.id for r in rest] == ids[1::-1]
+        assert [r.id for r in await store.runs.page("k", 10, engine="de")] == [ids[3], ids[1]]
+        assert [r.id for r in await store.runs.page("k", 10, state="running")] == [ids[0]]
+        assert [r.id for r in await store.runs.page("k", 10, ids[3], "queued", "dss")
                 ] == [ids[2]]
         # another key's run (or one deleted, or never made): the position its id gives
-        assert [r["id"] for r in await store.runs.page(
+        assert [r.id for r in await store.runs.page(
             "k", 3, starting_after="run_" + "f" * 24)] == ids[::-1][:3]
         assert await store.runs.page("other", 3, starting_after=ids[4]) == []
-        assert [r["id"] for r in await store.runs.page(
+        assert [r.id for r in await store.runs.page(
             "other", 3, starting_after="run_" + "f" * 23 + "g")] == ["run_" + "f" * 24]
         # cancel: flagged while unfinished; a finished run keeps its flag unset
         assert await store.runs.request_cancel("k", ids[0]) == "running"
-        assert (await store.runs.get("k", ids[0]) or {})["cancel_requested"] is True
+        flagged = await store.runs.get("k", ids[0])
+        assert flagged is not None and flagged.cancel_requested is True
+        assert await store.runs.cancel_requested(ids[0]) is True  # the flag alone
+        assert await store.runs.cancel_requested(ids[2]) is False
+        assert await store.runs.cancel_requested("run_" + "e" * 24) is None
         assert await store.runs.request_cancel("other", ids[0]) is None
         await store.runs.update(ids[1], {"state": "succeeded", "value": 1.5, "seed": 9,
                                         "finished_at": "2025-06-15T15:06:41Z"})
         assert await store.runs.request_cancel("k", ids[1]) == "succeeded"
         done = await store.runs.get("k", ids[1])
-        assert done is not None and done["cancel_requested"] is False
-        assert done["value"] == 1.5 and done["seed"] == 9
+        assert done is not None and done.cancel_requested is False
+        assert done.value == 1.5 and done.seed == 9
         # delete: finished runs only, own runs only
         assert await store.runs.delete("k", ids[0]) == "running"
         assert await store.runs.delete("other", ids[1]) is None
@@ -508,7 +519,7 @@ def test_run_lifecycle_pages_cancel_and_delete(url: str) -> None:
         assert await store.runs.delete("k", ids[1]) is None
         assert len(await store.runs.page("k", 10)) == 4
         unfinished = await store.runs.unfinished()  # every key's, oldest first
-        assert [r["id"] for r in unfinished] == [ids[0], *ids[2:], "run_" + "f" * 24]
+        assert [r.id for r in unfinished] == [ids[0], *ids[2:], "run_" + "f" * 24]
 
     run(url, scenario, clock=lambda: NOW)
 
@@ -519,7 +530,7 @@ def test_a_runs_front_is_written_with_its_final_state_read_in_chunks_and_deleted
         ids = [f"run_{i:024x}" for i in range(4)]
         for run_id in ids:
             await store.runs.record({"id": run_id, "key_id": "k", "state": "running",
-                                     "owner": "me", "document": "{}"})
+                                     "owner": "me", "document": DOCUMENT})
         chunks = [(0, 2, '[{"p": 0}, {"p": 1}]'), (2, 1, '[{"p": 2}]'), (3, 3, "[3, 4, 5]")]
         # written only with the update (here a lost one writes nothing)
         assert not await store.runs.update(ids[0], {"state": "succeeded"}, {"owner": "you"},
@@ -535,14 +546,15 @@ def test_a_runs_front_is_written_with_its_final_state_read_in_chunks_and_deleted
         assert await store.runs.front(ids[0], 3, 10) == chunks[2:]  # within a chunk
         assert await store.runs.front(ids[0], 5, 10) == []
         row = await store.runs.get("k", ids[0])
-        assert row is not None and "front" not in row  # a run's row never holds its front
+        # a run's row never holds its front
+        assert row is not None and "front" not in msgspec.structs.asdict(row)
         # deleted with its run: one, the key's finished ones, the old ones
         assert await store.runs.delete("k", ids[0]) == "succeeded"
         assert await store.runs.front(ids[0], -1, 10) == []
         assert await store.runs.prune("2025-06-16T00:00:00Z") == 3
         assert [await store.runs.front(r, -1, 10) for r in ids] == [[]] * 4
         await store.runs.record({"id": ids[0], "key_id": "k", "state": "running",
-                                 "document": "{}"})
+                                 "document": DOCUMENT})
         assert await store.runs.update(ids[0], {"state": "failed"}, None, chunks[:1])
         assert await store.runs.delete_finished("k") == 1
         assert await store.runs.front(ids[0], -1, 10) == []
@@ -716,14 +728,14 @@ def test_runs_and_decisions_filter_by_their_labels(url: str) -> None:
         ids = [f"run_{i:024x}" for i in range(len(LABELS))]
         for run_id, labels in zip(ids, LABELS, strict=True):
             await store.runs.record({"id": run_id, "key_id": "k", "state": "queued",
-                                     "metadata": labels})
+                                     "metadata": labels, "document": DOCUMENT})
         await store.runs.record({"id": "run_" + "f" * 24, "key_id": "other",
-                                 "metadata": {"project": "bridge-A"}})
+                                 "metadata": {"project": "bridge-A"}, "document": DOCUMENT})
         await store.admissions.admit_many([], [
             _decision(i, "k")._replace(metadata=json.dumps(labels) if labels else None)
             for i, labels in enumerate(LABELS)] + [
             _decision(90, "other")._replace(metadata='{"project": "bridge-A"}')])
-        assert [(await store.runs.get("k", i) or {})["metadata"] for i in ids] == LABELS
+        assert [(await store.runs.get("k", i)).metadata for i in ids] == LABELS
         assert [(await store.decisions.get("k", f"dec_{i:03d}") or {})["metadata"]
                 for i in range(len(LABELS))] == LABELS
         cases = [({"project": "bridge-A"}, [4, 2, 0]), ({"project": "bridge-A", "team": "south"},
@@ -732,17 +744,17 @@ def test_runs_and_decisions_filter_by_their_labels(url: str) -> None:
                  ({"team": "north", "project": "bridge-B"}, []), ({}, [5, 4, 3, 2, 1, 0])]
         for labels, want in cases:
             runs = await store.runs.page("k", 10, metadata=labels)
-            assert [r["id"] for r in runs] == [ids[i] for i in want], labels
+            assert [r.id for r in runs] == [ids[i] for i in want], labels
             decisions = await store.decisions.page("k", 10, metadata=labels)
             assert [d["id"] for d in decisions] == [f"dec_{i:03d}" for i in want], labels
             assert all(d["metadata"] == LABELS[i] for d, i in zip(decisions, want,
                                                                    strict=True))
         # a page after a cursor keeps filtering
-        assert [r["id"] for r in await store.runs.page(
+        assert [r.id for r in await store.runs.page(
             "k", 1, starting_after=ids[4], metadata={"project": "bridge-A"})] == [ids[2]]
         assert [d["id"] for d in await store.decisions.page(
             "k", 1, "dec_004", {"project": "bridge-A"})] == ["dec_002"]
-        assert [r["id"] for r in await store.runs.page(
+        assert [r.id for r in await store.runs.page(
             "k", 10, state="queued", metadata={"n": "7"})] == [ids[5]]
 
     run(url, scenario, clock=lambda: NOW)

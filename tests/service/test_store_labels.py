@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
-from test_store_contract import backend, run, url  # noqa: F401 - fixtures
+from test_store_contract import DOCUMENT, backend, run, url  # noqa: F401 - fixtures
 
 from decido_service.store import DecisionEntry, Store
 from decido_service.store import schema as store_schema
@@ -29,7 +30,7 @@ def _run(i: int, key_id: str = "k", labels: dict[str, str] | None = None,
          state: str = "succeeded") -> dict[str, Any]:
     finished = "2025-06-15T15:06:40Z" if state == "succeeded" else None
     return {"id": f"run_{key_id}_{i:06d}", "key_id": key_id, "state": state,
-            "finished_at": finished, "metadata": labels}
+            "finished_at": finished, "metadata": labels, "document": DOCUMENT}
 
 
 async def _label_rows(store: Store, table: str) -> list[tuple[str, str, str, str]]:
@@ -97,10 +98,11 @@ def test_the_migration_indexes_the_rows_stored_before_it(
     async def before(store: Store) -> None:
         async def body(tx: Any) -> None:
             await tx.executemany(
-                "INSERT INTO runs (id, key_id, created_at, state, metadata) VALUES"
-                " (?, ?, '2025-06-15T15:06:40Z', 'queued', ?)",
-                [("run_a", "k", '{"p": "A", "z": ""}'), ("run_b", "k", None),
-                 ("run_c", "k2", '{"p": "A"}'), ("run_d", None, '{"p": "A"}')])
+                "INSERT INTO runs (id, key_id, created_at, state, metadata, document) VALUES"
+                " (?, ?, '2025-06-15T15:06:40Z', 'queued', ?, ?)",
+                [(*run, msgspec.json.encode(DOCUMENT).decode()) for run in (
+                    ("run_a", "k", '{"p": "A", "z": ""}'), ("run_b", "k", None),
+                    ("run_c", "k2", '{"p": "A"}'), ("run_d", None, '{"p": "A"}'))])
             await tx.executemany(
                 "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary,"
                 " request, metadata) VALUES (?, ?, '2025-06-15T15:06:40Z', 0, '{}', '{}', ?)",
@@ -111,9 +113,9 @@ def test_the_migration_indexes_the_rows_stored_before_it(
     monkeypatch.setattr(store_schema, "MIGRATIONS", migrations)
 
     async def after(store: Store) -> None:
-        assert [r["id"] for r in await store.runs.page("k", 10, metadata={"p": "A"})] \
+        assert [r.id for r in await store.runs.page("k", 10, metadata={"p": "A"})] \
             == ["run_a"]
-        assert [r["id"] for r in await store.runs.page("k", 10, metadata={"z": ""})] \
+        assert [r.id for r in await store.runs.page("k", 10, metadata={"z": ""})] \
             == ["run_a"]
         assert [d["id"] for d in await store.decisions.page("k", 10, metadata={"p": "B"})] \
             == ["dec_c"]

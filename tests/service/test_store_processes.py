@@ -105,9 +105,13 @@ SELF_KILL = """
     import json, os, signal, sys
     from decido_service.store import CounterSpec
     from decido_service.store.blocking import open_blocking
+    from decido_service.types import Budget, OptimizeRequest, RunDocument
     store = open_blocking(sys.argv[1])
     record, secret = store.accounts.create_key("sdk", "pro", "durable")
-    store.runs.record({"id": "run-1", "key_id": record["id"], "engine": "dss", "dims": 2})
+    document = RunDocument(request=OptimizeRequest(), budget=Budget(max_evaluations=1,
+                                                                    time_limit=1.0))
+    store.runs.record({"id": "run-1", "key_id": record["id"], "engine": "dss", "dims": 2,
+                       "document": document})
     print(json.dumps({"id": record["id"], "secret": secret}), flush=True)
     result = store.admit([CounterSpec("decide.month", record["id"], "month", 10, 3)], now={now})
     assert result.admitted
@@ -130,7 +134,7 @@ def test_admitted_usage_survives_sigkill(tmp_path: Path) -> None:
         month = CounterSpec("decide.month", made["id"], "month", 10, 0)
         state = store.admissions.peek([month], now=NOW)[0]
         assert state.used == 3
-        assert [r["id"] for r in store.runs.page(made["id"], 100)] == ["run-1"]
+        assert [r.id for r in store.runs.page(made["id"], 100)] == ["run-1"]
 
 
 LOOPER = """

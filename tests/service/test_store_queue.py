@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from test_store_contract import backend, run, url  # noqa: F401 - fixtures
+from test_store_contract import DOCUMENT, backend, run, url  # noqa: F401 - fixtures
 
 from decido_service.store import Admission, AdmissionRequest, CounterSpec, Store, open_store
 
@@ -19,7 +19,7 @@ NOW = 1_750_000_000.0
 def a_run(run_id: str, key_id: str = "k1", state: str = "queued", **extra: Any
           ) -> dict[str, Any]:
     return {"id": run_id, "key_id": key_id, "engine": "dss", "dims": 2, "goal": "minimize",
-            "state": state, "document": "{}", **extra}
+            "state": state, "document": DOCUMENT, **extra}
 
 
 def counted(limit: int | None = None, key_id: str = "k1") -> AdmissionRequest:
@@ -101,12 +101,12 @@ def test_claims_take_each_queued_run_once_in_order(url: str) -> None:  # noqa: F
             await stores[0].runs.record(a_run("done", state="succeeded"))
             claimed = await asyncio.gather(*(
                 stores[i % 3].runs.claim(f"w{i % 3}", NOW + 30) for i in range(16)))
-            ids = [c["id"] for c in claimed if c is not None]
+            ids = [c.id for c in claimed if c is not None]
             assert sorted(ids) == [f"r{i:02d}" for i in range(12)]  # each once, no other
-            assert all(c["lease_until"] == NOW + 30 for c in claimed if c is not None)
+            assert all(c.lease_until == NOW + 30 for c in claimed if c is not None)
             assert await stores[1].runs.claim("w1", NOW + 30) is None
             first = await stores[0].runs.get("k1", "r00")
-            assert first is not None and first["owner"] in ("w0", "w1", "w2")
+            assert first is not None and first.owner in ("w0", "w1", "w2")
         finally:
             for s in stores:
                 await s.close()
@@ -122,7 +122,7 @@ def test_leases_expire_and_updates_can_be_conditional(url: str) -> None:  # noqa
         two = await store.runs.claim("w2", NOW + 30)
         assert one is not None and two is not None
         assert await store.runs.expired(NOW) == []
-        assert [r["id"] for r in await store.runs.expired(NOW + 20)] == ["r1"]
+        assert [r.id for r in await store.runs.expired(NOW + 20)] == ["r1"]
         # renewing needs the lease the caller holds
         assert not await store.runs.update("r1", {"lease_until": NOW + 60}, {"owner": "w2"})
         assert await store.runs.update("r1", {"lease_until": NOW + 60}, {"owner": "w1"})
@@ -133,8 +133,8 @@ def test_leases_expire_and_updates_can_be_conditional(url: str) -> None:  # noqa
         assert not await store.runs.update("r2", {"state": "failed", "owner": None}, seen)
         assert await store.runs.update("r2", {"state": "failed"}, {"owner": None})
         finished = await store.runs.get("k1", "r2")
-        assert finished is not None and finished["state"] == "failed"
-        assert finished["owner"] is None
+        assert finished is not None and finished.state == "failed"
+        assert finished.owner is None
 
     run(url, scenario)
 
@@ -151,7 +151,7 @@ def test_delete_and_prune_finished_runs(url: str) -> None:  # noqa: F811
         assert await store.runs.get("k1", "old") is None
         assert await store.runs.get("k1", "new") is not None
         assert await store.runs.delete_finished("k1") == 1  # new; busy is not finished
-        assert [r["id"] for r in await store.runs.page("k1", 10)] == ["busy"]
+        assert [r.id for r in await store.runs.page("k1", 10)] == ["busy"]
 
     run(url, scenario)
 
@@ -211,7 +211,7 @@ def test_claims_are_fair_across_keys(url: str) -> None:  # noqa: F811
         await store.runs.record(a_run("c1", key_id="kc"))
         order = []
         while (row := await store.runs.claim("w", NOW + 30)) is not None:
-            order.append(row["id"])
+            order.append(row.id)
         # ka and kb have none taken, kc one: a0; then kb (0 taken) b0; then ka, kb and kc
         # all have one: the oldest, a1; then b1 (kb 1, kc 1: b1 is older than c1), ...
         assert order == ["a0", "b0", "a1", "b1", "c1", "a2", "a3"], order
@@ -225,38 +225,41 @@ def test_an_expired_lease_gives_the_run_back_until_its_attempts_are_spent(
     (its progress gone, its request and budget kept) until it has been started
     RUN_ATTEMPTS times, then fails it ``interrupted``; a ``/v1/optimize`` run (a
     deadline: its client was the process's) fails at once."""
-    from decido_service.runs.execution import RUN_ATTEMPTS, new_document, write_document
+    from decido_service.runs.execution import RUN_ATTEMPTS
     from decido_service.runs.queue import sweep
     from decido_service.schemas import decode_optimize
-    from decido_service.types import Budget, RunProgress
+    from decido_service.types import Budget, RunDocument, RunProgress
 
     req = decode_optimize(b'{"bounds": [[-1, 1]], "objective_expression": "x[0]**2",'
                           b' "seed": 5}')
-    doc = new_document(req, Budget(max_evaluations=100, time_limit=5.0))
-    doc.started_at = "2025-06-15T15:06:40Z"
-    doc.progress = RunProgress(evaluations=10, iterations=1, best=0.5, elapsed_ms=3.0)
-    sync = new_document(req, Budget(max_evaluations=100, time_limit=5.0, deadline=NOW + 5))
+    doc = RunDocument(request=req, budget=Budget(max_evaluations=100, time_limit=5.0),
+                      started_at="2025-06-15T15:06:40Z",
+                      progress=RunProgress(evaluations=10, iterations=1, best=0.5,
+                                           elapsed_ms=3.0))
+    sync = RunDocument(request=req, budget=Budget(max_evaluations=100, time_limit=5.0,
+                                                  deadline=NOW + 5))
 
     async def scenario(store: Store) -> None:
-        await store.runs.record(a_run("r1", document=write_document(doc), state="running",
+        await store.runs.record(a_run("r1", document=doc, state="running",
                                       owner="dead", lease_until=NOW - 1))
-        await store.runs.record(a_run("s1", document=write_document(sync), state="running",
+        await store.runs.record(a_run("s1", document=sync, state="running",
                                       owner="dead", lease_until=NOW - 1))
         for attempt in range(1, RUN_ATTEMPTS):
             assert await sweep(store, NOW) == (2 if attempt == 1 else 1)
             row = await store.runs.get("k1", "r1")
-            assert row is not None and row["state"] == "queued" and row["owner"] is None
-            assert row["attempts"] == attempt
-            assert row["document"] == write_document(new_document(req, doc.budget))
+            assert row is not None and row.state == "queued" and row.owner is None
+            assert row.attempts == attempt
+            assert row.document == RunDocument(request=req, budget=doc.budget)
             claimed = await store.runs.claim("w", NOW - 1)  # taken, then its lease runs out
-            assert claimed is not None and claimed["id"] == "r1"
-            assert claimed["attempts"] == attempt
+            assert claimed is not None and claimed.id == "r1"
+            assert claimed.attempts == attempt
         sync_row = await store.runs.get("k1", "s1")
-        assert sync_row is not None and sync_row["state"] == "failed"
+        assert sync_row is not None and sync_row.state == "failed"
         assert await sweep(store, NOW) == 1
         row = await store.runs.get("k1", "r1")
-        assert row is not None and row["state"] == "failed"
-        assert '"code":"interrupted"' in row["document"]
+        assert row is not None and row.state == "failed"
+        assert row.document.problem is not None
+        assert row.document.problem.code == "interrupted"
         assert await sweep(store, NOW) == 0
 
     run(url, scenario)

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from test_store_contract import DOCUMENT
 
 from decido_service import keys
 from decido_service.store import (
@@ -434,15 +435,15 @@ def test_record_run(store: BlockingStore) -> None:
     store.runs.record({
         "id": "r1", "key_id": "k", "created_at": "2025-06-15T15:06:40Z", "engine": "dss",
         "dims": 3, "status": "converged", "value": 0.5, "evaluations": 100, "elapsed_ms": 1.5,
-        "goal": "minimize", "seed": 2**64 - 1, "ignored": "x",
+        "goal": "minimize", "seed": 2**64 - 1, "ignored": "x", "document": DOCUMENT,
     })
-    store.runs.record({"key_id": "k", "engine": "de"})
+    store.runs.record({"key_id": "k", "engine": "de", "document": DOCUMENT})
     runs = store.runs.page("k", 100)
-    assert [r["engine"] for r in runs] == ["de", "dss"]  # newest first (same second: rowid)
-    first = next(r for r in runs if r["id"] == "r1")
-    assert first["seed"] == str(2**64 - 1) and first["value"] == 0.5
-    second = next(r for r in runs if r["id"] != "r1")
-    assert second["created_at"] == "2025-06-15T15:06:40Z" and len(second["id"]) == 32
+    assert [r.engine for r in runs] == ["de", "dss"]  # newest first (same second: rowid)
+    first = next(r for r in runs if r.id == "r1")
+    assert first.seed == str(2**64 - 1) and first.value == 0.5
+    second = next(r for r in runs if r.id != "r1")
+    assert second.created_at == "2025-06-15T15:06:40Z" and len(second.id) == 32
 
 
 def test_closed_store_raises_store_error(db: Path) -> None:

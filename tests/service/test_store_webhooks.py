@@ -9,9 +9,9 @@ import json
 from collections import Counter
 from typing import Any
 
-from test_store_contract import backend, run, url  # noqa: F401 - fixtures
+from test_store_contract import DOCUMENT, backend, run, url  # noqa: F401 - fixtures
 
-from decido_service.store import Store
+from decido_service.store import Store, run_row
 from decido_service.store.webhooks import CANDIDATES
 from decido_service.webhooks.worker import FAILING_AFTER
 
@@ -32,7 +32,7 @@ def test_run_deliveries_come_with_the_final_state(url: str) -> None:  # noqa: F8
         assert await store.webhooks.create(hook("k1", 4, ["*"], enabled=0), None)
         assert await store.webhooks.create(hook("k2", 5, ["*"]), 2)  # another key's
         await store.runs.record({"id": "run_a", "key_id": "k1", "state": "running",
-                                "owner": "p", "engine": "dss"})
+                                "owner": "p", "engine": "dss", "document": DOCUMENT})
         await store.runs.update("run_a", {"state": "running"})  # not final: nothing
         assert await store.webhooks.claim("w", NOW, NOW + 60, 10) == []
         assert not await store.runs.update("run_a", {"state": "cancelled"}, {"owner": "q"})
@@ -45,8 +45,11 @@ def test_run_deliveries_come_with_the_final_state(url: str) -> None:  # noqa: F8
         assert {c["event"] for c in claimed} == {"run.succeeded"}
         payload = json.loads(claimed[0]["payload"])
         assert payload["id"] == "run_a" and payload["state"] == "succeeded"
+        # the run's row as it was written with its final state
+        assert run_row(payload) == await store.runs.get("k1", "run_a")
         assert claimed[0]["created_at"] == "2025-06-15T15:06:41Z"
-        await store.runs.record({"id": "run_b", "key_id": "k1", "state": "running"})
+        await store.runs.record({"id": "run_b", "key_id": "k1", "state": "running",
+                                "document": DOCUMENT})
         await store.runs.update("run_b", {"state": "failed"})  # only hook 2 wants it
         later = await store.webhooks.claim("w", NOW + 1e9, NOW + 60, 10)
         assert [(c["webhook_id"], c["event"]) for c in later] == [(f"wh_{2:024x}",

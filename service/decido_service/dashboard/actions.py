@@ -115,7 +115,7 @@ async def replay(request: ApiRequest, session: Session, run_id: str) -> HTTPResp
     """Submit the run's request again with its seed (admitted and counted as
     ``POST /v1/runs``); the new run's page."""
     key = session.key
-    run = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
+    run = (await runs.find(request.app.ctx.store, key["id"], run_id)).document
     body = msgspec.to_builtins(run.request)
     if run.request.seed is None and run.result is not None:
         body["seed"] = run.result.seed

@@ -25,7 +25,7 @@ from decido_service.runs import api as runs
 from decido_service.runs import front as run_front
 from decido_service.schemas import engine_table
 from decido_service.services import in_thread
-from decido_service.store import RUN_STATES
+from decido_service.store import RUN_STATES, RunRow
 from decido_service.types import DecisionPage, ParetoPoint, RunPage
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "COMPARE_OFFERED"]
@@ -101,14 +101,14 @@ async def compare(request: ApiRequest, session: Session) -> HTTPResponse:
                 high=COMPARE_MAX)
 
 
-def _compared(offered: list[dict[str, Any]], rows: list[dict[str, Any]],
+def _compared(offered: list[RunRow], rows: list[RunRow],
               fronts: list[list[ParetoPoint] | None]) -> tuple[
         list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """The compare page's lines of the runs offered, and of the runs picked (with their
     ``fronts``: each run's whole front, None for a run of one objective) with their notes
-    and kinds, from their store rows: CPU work that grows with the runs' fronts (documents
-    decoded, fronts converted and measured by
-    :func:`~decido_service.dashboard.front.compare_kinds`), done in a worker thread."""
+    and kinds, from their store rows: CPU work that grows with the runs' fronts (fronts
+    converted and measured by :func:`~decido_service.dashboard.front.compare_kinds`),
+    done in a worker thread."""
     listed = [summary.run_row(runs.run_view(row)) for row in offered]
     views = [msgspec.to_builtins(runs.run_view(row)) for row in rows]
     for view, points in zip(views, fronts, strict=True):

@@ -13,7 +13,7 @@ The run must be one of the key's (404 ``not_found`` otherwise), finished with a 
 one request (a batch's items together) hold at most the plan's ``from_run_points`` points:
 beyond, a 422 lists each ``from_run`` up to the one past the cap with its front's size,
 before anything is decided (and no further front is read).
-Reading a front (its run's document decoded, its options made) is CPU work done in the
+Reading a front (its points decoded, its options made) is CPU work done in the
 worker's decision threads (``pool``), never on the event loop; so is the decision
 (:func:`decido_service.decisions.decide.decide` with ``heavy``). The decision log keeps the
 body as sent, ``from_run`` included.
@@ -36,7 +36,6 @@ from decido_service.config import Settings
 from decido_service.errors import ServiceError, field_error, validation_error
 from decido_service.runs import front as run_front
 from decido_service.runs.api import find
-from decido_service.runs.execution import read_document
 from decido_service.store import KeyRecord, Store
 from decido_service.studies.views import trial_json
 from decido_service.types import ParetoPoint, RunDocument, RunResult
@@ -108,16 +107,21 @@ async def _front_body(source: Source, body: Mapping[str, Any], where: str, room:
         raise _fault(FROM_RUN, where, "invalid_type",
                      "from_run must be a run id (run_ + 24 hex digits)")
     row = await find(source.store, source.key["id"], run_id)
-    loop = asyncio.get_running_loop()
-    document = await loop.run_in_executor(source.pool, _finished, row, body, where)
+    document = row.document
     result = document.result
-    assert result is not None
+    if result is None:
+        raise ServiceError("run_not_finished", f"run {run_id} is {row.state}: it has no "
+                                           "front to decide on (yet)")
+    if result.objectives is None:
+        raise _fault(FROM_RUN, where, "invalid_argument", f"run {run_id} has one objective: "
+                     "from_run takes a run of several (its front)")
     size = result.front_size if result.front_size is not None else len(result.pareto or ())
     if room is not None and size > room:
         return _Front(None, {}, size)
     pareto = await run_front.points(source.store, row)
     assert pareto is not None
-    return await loop.run_in_executor(source.pool, _decided, document, pareto, body)
+    return await asyncio.get_running_loop().run_in_executor(source.pool, _decided, document,
+                                                            pareto, body)
 
 
 def _fault(member: str, where: str, code: str, message: str) -> ServiceError:
@@ -172,21 +176,6 @@ def _study_decided(objectives: list[dict[str, str]], trials: list[dict[str, Any]
         options.append({"id": str(t["number"]), "attributes": attributes})
     points = {str(t["number"]): {"x": t["x"], "f": t["values"]} for t in trials}
     return _with_options(body, FROM_STUDY, options, objectives, points)
-
-
-def _finished(row: dict[str, Any], body: Mapping[str, Any], where: str) -> RunDocument:
-    """The run's document (decoded in a decision thread) once it is known to have a
-    front: 409 for a run without a result yet, 422 for a run of one objective."""
-    run_id = body[FROM_RUN]
-    document = read_document(row["document"])
-    result = document.result
-    if result is None:
-        raise ServiceError("run_not_finished", f"run {run_id} is {row['state']}: it has no "
-                                           "front to decide on (yet)")
-    if result.objectives is None:
-        raise _fault(FROM_RUN, where, "invalid_argument", f"run {run_id} has one objective: "
-                     "from_run takes a run of several (its front)")
-    return document
 
 
 def _decided(document: RunDocument, pareto: list[ParetoPoint], body: Mapping[str, Any]

@@ -29,7 +29,7 @@ async def send_events(request: ApiRequest, key: KeyRecord, run_id: str) -> None:
     if cursor != (0, -1):  # judged on the row just read: the newest this worker knows
         check_resumable(Snapshot(row), cursor, text)
     cap = limits.tier_limits(key, settings=ctx.settings)["max_streams"]
-    watching = ctx.run_feeds.watch(ctx.store, key["id"], row, cap)
+    watching = ctx.run_feeds.watch(ctx.store, key["id"], run_id, row, cap)
     del row  # the feed has what it needs (a watcher holds no copy of the run)
     async with watching as feed:
         with ctx.streams.hold(key["id"]) as ticket:  # the worker's cap; ends if revoked

@@ -9,15 +9,14 @@ its Server-Sent Events are :func:`decido_service.http.events.send_events`.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import msgspec
 import orjson
 
 from decido_service.errors import ServiceError
-from decido_service.runs.execution import cancel_queued, read_document
+from decido_service.runs.execution import cancel_queued
 from decido_service.runs.trace import columns_of
-from decido_service.store import FINISHED_STATES, Store
+from decido_service.store import FINISHED_STATES, RunRow, Store
 from decido_service.types import RUN_ID_PATTERN, Run, RunList, RunPage, RunResult, RunTrace
 
 __all__ = ["RUN_ID", "cancel", "delete", "find", "front_result", "not_found", "page",
@@ -36,41 +35,37 @@ def valid_run_id(text: str) -> bool:
     return RUN_ID.fullmatch(text) is not None
 
 
-def run_view(row: dict[str, Any]) -> Run:
+def run_view(row: RunRow) -> Run:
     """The API's ``Run`` of a store row: a front's size, never its points
     (:mod:`decido_service.runs.front`)."""
-    doc = read_document(row["document"])
+    doc = row.document
     result = doc.result
     if result is not None and result.pareto is not None:  # written before fronts had rows
         result = msgspec.structs.replace(result, pareto=None, front_size=len(result.pareto))
-    return Run(id=row["id"], state=row["state"], created_at=row["created_at"],
-               started_at=doc.started_at, finished_at=row["finished_at"],
-               engine=row["engine"], goal=row["goal"], dims=row["dims"], request=doc.request,
+    return Run(id=row.id, state=row.state, created_at=row.created_at,
+               started_at=doc.started_at, finished_at=row.finished_at,
+               engine=row.engine, goal=row.goal, dims=row.dims, request=doc.request,
                progress=doc.progress, result=result, problem=doc.problem,
-               cancel_requested=bool(row["cancel_requested"]),
-               metadata=row.get("metadata") or {})
+               cancel_requested=row.cancel_requested, metadata=row.metadata)
 
 
-def run_trace(row: dict[str, Any]) -> RunTrace:
+def run_trace(row: RunRow) -> RunTrace:
     """The run's convergence trace (:mod:`decido_service.runs.trace`)."""
-    document = read_document(row["document"])
-    return RunTrace(run_id=row["id"],
-                    columns=columns_of(document.request.several),
-                    points=document.trace)
+    return RunTrace(run_id=row.id, columns=columns_of(row.document.request.several),
+                    points=row.document.trace)
 
 
-def front_result(row: dict[str, Any]) -> RunResult:
+def front_result(row: RunRow) -> RunResult:
     """The result of the finished run of several objectives of ``row``; 409
     ``run_not_finished`` for a run without a result (yet), 404 for one of one objective
     (no front)."""
-    result = read_document(row["document"]).result
+    result = row.document.result
     if result is None:
-        state = row["state"]
-        why = "its front is written when it ends" if state in ("queued", "running") else \
-            "it ended without a result, so it has no front"
-        raise ServiceError("run_not_finished", f"run {row['id']} is {state}: {why}")
+        why = "its front is written when it ends" if row.state in ("queued", "running") \
+            else "it ended without a result, so it has no front"
+        raise ServiceError("run_not_finished", f"run {row.id} is {row.state}: {why}")
     if result.objectives is None:
-        raise ServiceError("not_found", f"run {row['id']} has one objective: it has no front "
+        raise ServiceError("not_found", f"run {row.id} has one objective: it has no front "
                                     "(its result is one point, x and value)")
     return result
 
@@ -80,7 +75,7 @@ def not_found(run_id: str) -> ServiceError:
     return ServiceError("not_found", f"no run {run_id!r} of this key")
 
 
-async def find(store: Store, key_id: str, run_id: str) -> dict[str, Any]:
+async def find(store: Store, key_id: str, run_id: str) -> RunRow:
     """The row of one of ``key_id``'s runs; 404 ``not_found`` otherwise (a malformed id
     without a lookup)."""
     row = await store.runs.get(key_id, run_id) if valid_run_id(run_id) else None

@@ -25,7 +25,6 @@ finished run yields its final ``state`` and terminal event at once.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
 
 import msgspec
 import orjson
@@ -34,7 +33,7 @@ from decido_service.errors import ServiceError
 from decido_service.feeds import HEARTBEAT, Feed, follow
 from decido_service.runs.api import run_view
 from decido_service.runs.execution import PROGRESS_INTERVAL
-from decido_service.store import FINISHED_STATES, Store
+from decido_service.store import FINISHED_STATES, RunRow, Store
 from decido_service.types import Run, RunProgress, encode
 
 __all__ = ["Cursor", "RunFeed", "Snapshot", "check_resumable", "chunks", "cursor_of"]
@@ -89,7 +88,7 @@ class Snapshot:
     """One read of a run's row and the events it implies, encoded once for every watcher:
     each event is one ``bytes`` object that every watcher's transport shares."""
 
-    def __init__(self, row: dict[str, Any]) -> None:
+    def __init__(self, row: RunRow) -> None:
         self.view = run_view(row)
         state = self.view.state
         self.ordinal = _ORDINAL.get(state, 3)
@@ -156,11 +155,11 @@ class RunFeed(Feed):
     row is not kept: a watcher holds the shared feed, never its own copy of a run that can
     be about 1 MB)."""
 
-    def __init__(self, store: Store, key_id: str, row: dict[str, Any]) -> None:
+    def __init__(self, store: Store, key_id: str, row: RunRow) -> None:
         super().__init__(store, key_id, PROGRESS_INTERVAL)
-        self.run_id = row["id"]
+        self.run_id = row.id
         self.snapshot: Snapshot | None = Snapshot(row)
-        self._raw = (row["state"], row.get("document"), row.get("finished_at"))
+        self._seen = (row.state, row.document, row.finished_at)
 
     @property
     def ended(self) -> bool:
@@ -173,10 +172,10 @@ class RunFeed(Feed):
         if row is None:  # deleted meanwhile: the watchers' streams end
             self.snapshot = None
         else:
-            raw = (row["state"], row.get("document"), row.get("finished_at"))
-            if raw == self._raw:
+            seen = (row.state, row.document, row.finished_at)
+            if seen == self._seen:
                 return False
-            self._raw = raw
+            self._seen = seen
             self.snapshot = Snapshot(row)
         self.wake()
         return False

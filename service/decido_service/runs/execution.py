@@ -22,12 +22,11 @@ the run:
   why and by whom (:data:`CANCELLED`); an error inside the run is ``failed`` with a
   problem document.
 
-The stored document (JSON in the row's ``document`` column) is a
-:class:`~decido_service.types.RunDocument`: ``request`` (the body as decoded, defaults filled
-in), ``budget`` (the evaluations and time limit the tier allowed, for whichever worker
-executes it), ``started_at``, ``progress``, ``result``, ``problem`` and ``trace``, decoded
-typed by :func:`read_document`; :func:`decido_service.runs.api.run_view` turns a row into
-the API's ``Run``.
+The row's document is a :class:`~decido_service.types.RunDocument`: ``request`` (the body
+as decoded, defaults filled in), ``budget`` (the evaluations and time limit the tier
+allowed, for whichever worker executes it), ``started_at``, ``progress``, ``result``,
+``problem`` and ``trace``; the store reads a row as a :class:`~decido_service.store.RunRow`
+(its document decoded), which :func:`decido_service.runs.api.run_view` makes the ``Run``.
 
 The trace is ``[evaluations, elapsed_ms, best]`` at every improvement of the run
 (:mod:`decido_service.runs.trace`); for a run of several objectives ``best`` is the
@@ -54,6 +53,7 @@ from decido_service.runs.trace import thin_trace, timed
 from decido_service.store import (
     FINISHED_STATES,
     FrontChunk,
+    RunRow,
     Store,
     StoreError,
     iso_utc,
@@ -61,7 +61,6 @@ from decido_service.store import (
 )
 from decido_service.store.wakeup import RUNS_CHANNEL
 from decido_service.types import (
-    Budget,
     ConstraintValue,
     ObjectiveInfo,
     OptimizeRequest,
@@ -76,8 +75,8 @@ from decido_service.types.optimize import RunStatus
 
 __all__ = ["CANCELLED", "CHUNK_BYTES", "PROGRESS_INTERVAL", "RUN_ATTEMPTS", "SHUTDOWN_GRACE",
            "Execution", "cancel_queued", "fail_run", "front_chunks", "interrupted",
-           "new_document", "new_run_id", "optimize_result", "progress_of", "read_document",
-           "requeue_interrupted", "result_of", "run_problem", "wind_down", "write_document"]
+           "new_run_id", "optimize_result", "progress_of", "requeue_interrupted", "result_of",
+           "run_problem", "wind_down"]
 
 #: the times a run is started at most: one whose process stops (its lease runs out) goes
 #: back to the queue until it has been started this many times, then fails ``interrupted``
@@ -105,7 +104,6 @@ PROGRESS_INTERVAL = 0.25
 #: seconds a running run is given to finish when its worker shuts down (SIGTERM)
 SHUTDOWN_GRACE = 5.0
 P = TypeVar("P", bound=RunProgress)
-_DOCUMENT = msgspec.json.Decoder(RunDocument)
 #: what a run executes in a pool thread: the library's run, stopped through the monitor
 Run = Callable[[decido.RunMonitor], decido.OptimizeResult | decido.ParetoResult]
 
@@ -113,22 +111,6 @@ Run = Callable[[decido.RunMonitor], decido.OptimizeResult | decido.ParetoResult]
 def new_run_id() -> str:
     """A fresh run id (``run_`` + 24 hex digits: :func:`~decido_service.store.ordered_id`)."""
     return ordered_id("run_", time.time())
-
-
-def new_document(req: OptimizeRequest, budget: Budget) -> RunDocument:
-    """The document of a run just admitted: its request (defaults filled in) and the
-    budget the tier allowed it (kept for the process that will execute it)."""
-    return RunDocument(request=req, budget=budget)
-
-
-def read_document(text: str | bytes) -> RunDocument:
-    """A row's stored document, decoded typed."""
-    return _DOCUMENT.decode(text)
-
-
-def write_document(document: RunDocument) -> str:
-    """A document as the row keeps it (JSON text)."""
-    return msgspec.json.encode(document).decode()
 
 
 def run_problem(run_id: str, request_id: str, error: ServiceError) -> Problem:
@@ -230,7 +212,6 @@ class Execution:
         self.run_id = run_id
         self.request_id = request_id
         self.document = document
-        self.owner = owner
         self.lease = lease
         self.monitor = decido.RunMonitor()
         self.started_at: float | None = None
@@ -323,18 +304,17 @@ class Execution:
         if self.started_at is not None:
             if not running:
                 changes["state"] = "running"
-                self.document.started_at = iso_utc(self.started_at)
-            progress = self.document.progress = progress_of(
-                self.monitor, RunProgress, several=self.document.request.several)
+            progress = progress_of(self.monitor, RunProgress, several=self.document.request.several)
             self.samples.append((progress.evaluations, progress.elapsed_ms))
-            changes["document"] = write_document(self.document)
+            changes["document"] = self.document = msgspec.structs.replace(
+                self.document, started_at=iso_utc(self.started_at), progress=progress)
         try:
             if await self._write(changes):
                 running = running or "state" in changes
-            row = await self.store.runs.get(self.key_id, self.run_id)
+            cancel = await self.store.runs.cancel_requested(self.run_id)
         except Exception:  # noqa: BLE001 - a busy store: progress is written next time
             return running
-        if row is not None and row["cancel_requested"]:
+        if cancel:
             self.stop("request")
         return running
 
@@ -344,15 +324,14 @@ class Execution:
                       front: Sequence[FrontChunk] = (),
                       columns: dict[str, Any] | None = None) -> None:
         assert state in FINISHED_STATES
-        doc = self.document
-        doc.result, doc.trace, doc.problem = result, trace or [], problem
-        if self.started_at is not None:
-            doc.started_at = iso_utc(self.started_at)
-        if result is not None:
-            doc.progress = None
+        doc = self.document = msgspec.structs.replace(
+            self.document, result=result, trace=trace or [], problem=problem,
+            started_at=self.document.started_at if self.started_at is None
+            else iso_utc(self.started_at),
+            progress=self.document.progress if result is None else None)
         await self._write({"state": state, "finished_at": iso_utc(time.time()),
-                           "document": write_document(doc), "owner": None,
-                           "lease_until": None, **(columns or {})}, front)
+                           "document": doc, "owner": None, "lease_until": None,
+                           **(columns or {})}, front)
 
 
 async def wind_down(executions: set[Execution], grace: float = SHUTDOWN_GRACE) -> None:
@@ -386,31 +365,29 @@ _INTERRUPTED = ServiceError("interrupted", "the process running this run stopped
                             f"{RUN_ATTEMPTS} times); submit it again (its request is kept)")
 
 
-async def fail_run(store: Store, row: dict[str, Any],
-                   expect: dict[str, Any] | None = None) -> bool:
-    """Mark ``row``'s run ``failed`` with a problem of code ``interrupted`` (when the row
-    is still as ``expect`` says); True when it was marked."""
-    doc = read_document(row["document"])
-    doc.progress, doc.problem = None, run_problem(row["id"], "", _INTERRUPTED)
-    return await store.runs.update(row["id"], {
+async def fail_run(store: Store, row: RunRow, expect: dict[str, Any] | None = None,
+                   error: ServiceError = _INTERRUPTED) -> bool:
+    """Mark ``row``'s run ``failed`` with the problem of ``error`` (by default code
+    ``interrupted``) when the row is still as ``expect`` says; True when it was marked."""
+    doc = msgspec.structs.replace(row.document, progress=None,
+                                  problem=run_problem(row.id, "", error))
+    return await store.runs.update(row.id, {
         "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
-        "lease_until": None, "document": write_document(doc)}, expect)
+        "lease_until": None, "document": doc}, expect)
 
 
-async def interrupted(store: Store, row: dict[str, Any],
-                      expect: dict[str, Any] | None = None) -> bool:
+async def interrupted(store: Store, row: RunRow, expect: dict[str, Any] | None = None) -> bool:
     """The run of ``row`` lost its process (when the row is still as ``expect`` says): back
     to the queue, from its start, its ``attempts`` counted (a seeded run replays
     identically), unless it has been given back :data:`RUN_ATTEMPTS` - 1 times already,
     was cancelled, or is a ``/v1/optimize`` run (its client was the process's): then
     ``failed`` (``interrupted``, :func:`fail_run`). True when the row was changed."""
-    doc = read_document(row["document"])
-    attempts = int(row.get("attempts") or 0) + 1
-    if attempts >= RUN_ATTEMPTS or row["cancel_requested"] or doc.budget.deadline is not None:
+    doc, attempts = row.document, row.attempts + 1
+    if attempts >= RUN_ATTEMPTS or row.cancel_requested or doc.budget.deadline is not None:
         return await fail_run(store, row, expect)
-    return await store.runs.update(row["id"], {
+    return await store.runs.update(row.id, {
         "state": "queued", "owner": None, "lease_until": None, "attempts": attempts,
-        "document": write_document(new_document(doc.request, doc.budget))}, expect)
+        "document": RunDocument(request=doc.request, budget=doc.budget)}, expect)
 
 
 async def requeue_interrupted(store: Store) -> int:
@@ -422,6 +399,6 @@ async def requeue_interrupted(store: Store) -> int:
     up."""
     count = 0
     for row in await store.runs.unfinished():
-        if row["owner"] is not None or row["state"] == "running":
+        if row.owner is not None or row.state == "running":
             count += await interrupted(store, row)
     return count

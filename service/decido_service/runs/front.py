@@ -18,14 +18,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import Any
 
 import msgspec
 
 from decido_service.pages import within
 from decido_service.runs.api import find, front_result
-from decido_service.runs.execution import CHUNK_BYTES, read_document
-from decido_service.store import FrontChunk, Store
+from decido_service.runs.execution import CHUNK_BYTES
+from decido_service.store import FrontChunk, RunRow, Store
 from decido_service.types import FrontQuery, ParetoPoint, RunFront, RunResult
 
 __all__ = ["page", "points"]
@@ -76,13 +75,13 @@ def _cut(found: Iterable[tuple[int, ParetoPoint]], limit: int, max_bytes: int
     return (taken[0][0] if taken else None), shown
 
 
-async def points(store: Store, row: dict[str, Any]) -> list[ParetoPoint] | None:
+async def points(store: Store, row: RunRow) -> list[ParetoPoint] | None:
     """The whole front of the run of ``row`` (a finished run of several objectives), or
     ``None`` for a run without one (decoded in a thread)."""
-    result: RunResult | None = read_document(row["document"]).result
+    result: RunResult | None = row.document.result
     if result is None or result.objectives is None:
         return None
     if result.pareto is not None:
         return result.pareto
-    chunks = await store.runs.front(row["id"], -1, _ALL)
+    chunks = await store.runs.front(row.id, -1, _ALL)
     return await asyncio.to_thread(lambda: [p for _, p in _decoded(chunks, -1)])

@@ -27,15 +27,14 @@ The header (read with the body), the fingerprint and the answers are the HTTP la
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 import msgspec
 
 from decido_service.errors import ServiceError
 from decido_service.runs import front
-from decido_service.runs.api import run_trace, run_view
+from decido_service.runs.api import run_view
 from decido_service.runs.execution import optimize_result
-from decido_service.store import FINISHED_STATES, Store
+from decido_service.store import FINISHED_STATES, RunRow, Store
 from decido_service.types import encode
 
 __all__ = ["TTL", "Claim", "Outcome", "begin", "replay"]
@@ -65,7 +64,7 @@ class Claim:
         self.idem_key, self.status, self.keep_answer = idem_key, status, keep_answer
         self.outcome: Outcome | None = None
 
-    def record(self, run_id: str, row: dict[str, Any]) -> tuple[str, str]:
+    def record(self, run_id: str, row: RunRow) -> tuple[str, str]:
         """``(idem_key, response)`` for :meth:`Runs.enqueue
         <decido_service.store.runs.Runs.enqueue>`, from the run ``row`` as admitted."""
         body = encode(run_view(row)).decode() if self.keep_answer else None
@@ -114,16 +113,16 @@ async def replay(store: Store, key_id: str, outcome: Outcome) -> tuple[int, byte
     if row is None:
         raise ServiceError("not_found",
                            f"the run of this Idempotency-Key, {run_id}, was deleted")
-    if row["state"] not in FINISHED_STATES:
+    if row.state not in FINISHED_STATES:
         raise _in_use()
     pareto = await front.points(store, row)
-    run, trace = run_view(row), run_trace(row)
+    run = run_view(row)
     if run.problem is not None:
         return run.problem.status, encode(run.problem)
     if run.result is None:
         raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started",
                            headers={"Location": f"/v1/runs/{run_id}"})
-    history: list[list[float | None]] = [[e, b] for e, _, b in trace.points]
+    history: list[list[float | None]] = [[e, b] for e, _, b in row.document.trace]
     result = run.result if pareto is None else msgspec.structs.replace(run.result,
                                                                          pareto=pareto)
     return 200, encode(optimize_result(run_id, run.request, result, history))

@@ -39,7 +39,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 from msgspec import UnsetType
@@ -52,7 +52,7 @@ from decido_service.poller import Every, Poller
 from decido_service.runs import execution as runs
 from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled, compile_objective
-from decido_service.store import Store, StoreError, iso_utc
+from decido_service.store import RunRow, Store, StoreError, iso_utc
 from decido_service.store.wakeup import RUNS_CHANNEL
 from decido_service.types import Budget, OptimizeRequest, RunDocument
 
@@ -140,15 +140,14 @@ async def admit_run(ctx: RunServices, gate: admission.Gate, req: OptimizeRequest
         raise ServiceError("overloaded", "this worker is stopping; retry (another worker or "
                        "node will take it)", headers={"Retry-After": "1"})
     run_id = runs.new_run_id()
-    document = runs.new_document(req, budget)
+    document = RunDocument(request=req, budget=budget)
     store: Store = ctx.store
-    row = {
-        "id": run_id, "key_id": key["id"], "created_at": iso_utc(ctx.settings.now()),
-        "engine": req.engine_id, "dims": req.dims, "goal": req.goal, "seed": req.seed,
-        "state": "queued", "document": runs.write_document(document), "owner": worker.owner,
-        "lease_until": time.time() + worker.lease, "metadata": req.metadata}
-    answer = None if claim is None else claim.record(run_id, {
-        **row, "finished_at": None, "cancel_requested": False})
+    row = RunRow(
+        id=run_id, key_id=key["id"], created_at=iso_utc(ctx.settings.now()),
+        engine=req.engine_id, dims=req.dims, goal=req.run_goal, seed=req.seed,
+        state="queued", document=document, owner=worker.owner,
+        lease_until=time.time() + worker.lease, metadata=req.metadata)
+    answer = None if claim is None else claim.record(run_id, row)
     cap = gate.counters.row["max_runs"]
     if slots is not None:
         try:
@@ -158,8 +157,8 @@ async def admit_run(ctx: RunServices, gate: admission.Gate, req: OptimizeRequest
             raise
     try:
         enqueued = await store.runs.enqueue(
-            row, gate.counted(), cap, None if slots is not None else ctx.settings.run_backlog,
-            answer)
+            msgspec.structs.asdict(row), gate.counted(), cap,
+            None if slots is not None else ctx.settings.run_backlog, answer)
         if isinstance(enqueued, str):  # refused: the X-RateLimit-* headers every answer to
             # a key carries, read without counting
             await gate.observe()
@@ -276,22 +275,18 @@ class RunWorker(Poller):
         self.wake.set()
         await announce(store)
 
-    async def _claimed(self, row: dict[str, Any]) -> None:
+    async def _claimed(self, row: RunRow) -> None:
         """Start a run claimed from the queue (a run whose request no longer compiles
         fails with the problem)."""
-        document = runs.read_document(row["document"])
         try:
             objective = await asyncio.get_running_loop().run_in_executor(
-                self.ctx.decide_pool, compile_objective, document.request)
+                self.ctx.decide_pool, compile_objective, row.document.request)
         except Exception as exc:  # noqa: BLE001 - the run fails, the worker goes on
-            document.problem = runs.run_problem(row["id"], "", as_service_error(exc))
-            await self.ctx.store.runs.update(row["id"], {
-                "state": "failed", "finished_at": iso_utc(time.time()), "owner": None,
-                "lease_until": None, "document": runs.write_document(document)})
+            await runs.fail_run(self.ctx.store, row, error=as_service_error(exc))
             return
-        execution = self.launch(row["key_id"], row["id"], "", document, objective,
-                                attempts=row["attempts"])
-        if row["cancel_requested"]:  # cancelled while this worker claimed it
+        execution = self.launch(row.key_id, row.id, "", row.document, objective,
+                                attempts=row.attempts)
+        if row.cancel_requested:  # cancelled while this worker claimed it
             execution.stop("request")
 
     async def round(self) -> None:
@@ -315,8 +310,8 @@ async def sweep(store: Store, now: float) -> int:
     (another sweeper may have changed the others)."""
     marked = 0
     for row in await store.runs.expired(now):
-        expect = {"owner": row["owner"], "lease_until": row["lease_until"],
-                  "attempts": row["attempts"]}
+        expect = {"owner": row.owner, "lease_until": row.lease_until,
+                  "attempts": row.attempts}
         marked += await runs.interrupted(store, row, expect)
     return marked
 

@@ -8,8 +8,8 @@ concern, each a class written once in SQL for both backends:
 - ``store.admissions`` (:class:`~decido_service.store.admissions.Admissions`): counting
   requests against their limits (``admit_many``, through the worker's group commit,
   :mod:`~decido_service.store.group`; ``peek``);
-- ``store.runs`` (:class:`~decido_service.store.runs.Runs`): run rows, the queue and its
-  leases, idempotency records;
+- ``store.runs`` (:class:`~decido_service.store.runs.Runs`): run rows (frozen
+  :class:`~decido_service.store.runs.RunRow`), the queue and its leases, idempotency records;
 - ``store.decisions`` (:class:`~decido_service.store.decisions.DecisionLog`): the
   decision log (written by the admission that counts its request);
 - ``store.studies`` (:class:`~decido_service.store.studies.Studies`): studies, their
@@ -73,7 +73,9 @@ from decido_service.store.runs import (
     FINISHED_STATES,
     RUN_STATES,
     FrontChunk,
+    RunRow,
     Runs,
+    run_row,
 )
 from decido_service.store.studies import Studies, StudyTx
 from decido_service.store.wakeup import NoWakeups, Wakeups
@@ -94,6 +96,7 @@ __all__ = [
     "DecisionRecord",
     "FrontChunk",
     "KeyRecord",
+    "RunRow",
     "Runs",
     "Store",
     "Studies",
@@ -105,6 +108,7 @@ __all__ = [
     "metadata_text",
     "open_store",
     "ordered_id",
+    "run_row",
     "short_id",
     "window_bounds",
 ]

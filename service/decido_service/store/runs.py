@@ -2,6 +2,9 @@
 in the same transaction, claims under a lease, expired leases) and the idempotency
 records of ``Idempotency-Key``.
 
+A run is read back as a frozen :class:`RunRow`, its document decoded once, here (in a
+read thread of the SQLite backend, off the event loop).
+
 A run's front (a run of several objectives) is kept apart from its row, in ``run_fronts``:
 :data:`FrontChunk` rows of consecutive points, written with the run's final state
 (:meth:`Runs.update`), read a few rows at a time (:meth:`Runs.front`) and deleted
@@ -16,11 +19,12 @@ hash) while it counts, admits and inserts.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
+
+import msgspec
 
 from decido import status
 from decido_service.store import labels
@@ -36,22 +40,43 @@ from decido_service.store.records import (
     metadata_text,
 )
 from decido_service.store.webhooks import enqueue_run_event
+from decido_service.types.fields import EngineId, Goal, RunState
+from decido_service.types.runs import RunDocument
 
-__all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "FrontChunk", "Runs",
-           "Runs"]
+__all__ = ["FINISHED_STATES", "RUN_FIELDS", "RUN_STATES", "RUN_UPDATABLE", "FrontChunk",
+           "RunRow", "Runs", "run_row"]
 
-#: The columns of a run row: :meth:`Runs.record` writes them (missing ones NULL; ``id``,
-#: ``created_at`` and ``state``, ``queued``, filled in), :meth:`Runs.get` and
-#: :meth:`Runs.page` return them (plus ``cancel_requested``). ``document`` is the run
-#: document as JSON text (the service's, opaque to the store); ``metadata`` the run's
-#: labels, a ``{str: str}`` mapping (``{}``: none; set when recorded, never updated);
-#: ``attempts`` how many times the run was given back to the queue after the process
-#: running it stopped (0 when recorded).
-RUN_FIELDS: tuple[str, ...] = (
-    "id", "key_id", "created_at", "engine", "dims", "status", "value", "evaluations",
-    "elapsed_ms", "goal", "seed", "state", "document", "finished_at", "owner", "lease_until",
-    "metadata", "attempts",
-)
+
+class RunRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's row as the store reads it, its document decoded; its fields but
+    ``cancel_requested`` are its columns (:data:`RUN_FIELDS`): ``metadata`` its labels
+    (``{}``: none), ``attempts`` the times it went back to the queue after its process
+    stopped, ``owner`` the process that has it until ``lease_until`` (epoch seconds)."""
+
+    id: str
+    key_id: str
+    created_at: str
+    engine: EngineId
+    dims: int
+    goal: Goal
+    state: RunState
+    document: RunDocument
+    status: str | None = None
+    value: float | None = None
+    evaluations: int | None = None
+    elapsed_ms: float | None = None
+    seed: int | str | None = None
+    finished_at: str | None = None
+    owner: str | None = None
+    lease_until: float | None = None
+    metadata: dict[str, str] = {}
+    attempts: int = 0
+    cancel_requested: bool = False
+
+
+#: The columns of a run row: :class:`RunRow`'s fields but ``cancel_requested``.
+RUN_FIELDS: tuple[str, ...] = tuple(
+    f for f in RunRow.__struct_fields__ if f != "cancel_requested")
 #: The columns :meth:`Runs.update` may change.
 RUN_UPDATABLE: frozenset[str] = frozenset(
     ("status", "value", "evaluations", "elapsed_ms", "seed", "state", "document",
@@ -67,6 +92,7 @@ _SELECT_T = f"SELECT {', '.join(f't.{c}' for c in RUN_FIELDS)}, t.cancel_request
 _INSERT = (f"INSERT INTO runs ({', '.join(RUN_FIELDS)}) "
            f"VALUES ({', '.join('?' * len(RUN_FIELDS))})")
 _KEY_ID = RUN_FIELDS.index("key_id")
+_DOCUMENT = msgspec.json.Decoder(RunDocument)
 #: consecutive points of a run's front: the index of the first, how many, and the points as
 #: one JSON array (text, the service's: opaque here)
 FrontChunk = tuple[int, int, str]
@@ -97,13 +123,13 @@ class Runs:
         row["id"] = row["id"] or uuid.uuid4().hex
         row["created_at"] = row["created_at"] or iso_utc(self.db.clock())
         row["state"] = row["state"] or "queued"
-        row["seed"] = _seed_text(row["seed"])
-        row["metadata"] = metadata_text(row["metadata"])
+        row["document"] = run["document"]  # every run has one
         row["attempts"] = row["attempts"] or 0
-        return [row[name] for name in RUN_FIELDS]
+        return [_column(name, row[name]) for name in RUN_FIELDS]
 
     async def record(self, run: Mapping[str, Any]) -> None:
-        """Store one run row (:data:`RUN_FIELDS`; others ignored)."""
+        """Store one run row: :class:`RunRow`'s columns (others ignored; ``id``, ``created_at``
+        and ``state``, ``queued``, filled in; a ``document`` given, the others NULL if not)."""
         values = self._values(run)
         await self.db.write(lambda tx: self._insert(tx, values))
 
@@ -155,7 +181,7 @@ class Runs:
         columns, expected = _checked(changes), list((expect or {}).items())
         if expected:
             _checked(expect or {})
-        values = [_seed_text(changes[c]) if c == "seed" else changes[c] for c in columns]
+        values = [_column(c, changes[c]) for c in columns]
         sql = (f"UPDATE runs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?"
                + "".join(f" AND {c} IS NOT DISTINCT FROM ?" for c, _ in expected))
         final = changes.get("state") in FINISHED_STATES
@@ -169,12 +195,12 @@ class Runs:
             if final:  # its webhook deliveries, in the same transaction
                 row = await tx.fetchrow(f"{_SELECT} WHERE id = ?", run_id)
                 assert row is not None
-                await enqueue_run_event(tx, _run(row), time.time())
+                await enqueue_run_event(tx, _columns(row), time.time())
             return True
 
         return await self.db.write(body)
 
-    async def claim(self, owner: str, lease_until: float) -> dict[str, Any] | None:
+    async def claim(self, owner: str, lease_until: float) -> RunRow | None:
         """Take a ``queued`` run no process owns: it is ``owner``'s until ``lease_until``
         (epoch seconds); ``None`` when there is none. Fair across keys: the oldest of the
         key with the fewest runs owned (taken, running) now, so one key's backlog does not
@@ -189,29 +215,30 @@ class Runs:
                                  owner, lease_until, row[0])
             return row
 
-        row = await self.db.write(body)
-        return None if row is None else {**_run(row), "owner": owner, "lease_until": lease_until}
+        row = await self.db.write(body)  # decoded once the write transaction is over
+        return None if row is None else run_row(
+            {**_columns(row), "owner": owner, "lease_until": lease_until})
 
-    async def expired(self, now: float) -> list[dict[str, Any]]:
+    async def expired(self, now: float) -> list[RunRow]:
         """The unfinished runs whose owner's lease ended before ``now``."""
         return await self._rows(f"{_SELECT} WHERE {_UNFINISHED} AND owner IS NOT NULL AND "
                                 "lease_until < ? ORDER BY seq", now)
 
-    async def get(self, key_id: str, run_id: str) -> dict[str, Any] | None:
+    async def get(self, key_id: str, run_id: str) -> RunRow | None:
         """One of ``key_id``'s runs, or ``None`` (another key's too)."""
         found = await self._rows(f"{_SELECT} WHERE id = ? AND key_id = ?", run_id, key_id)
         return found[0] if found else None
 
     async def page(self, key_id: str, limit: int, starting_after: str | None = None,
                    state: str | None = None, engine: str | None = None,
-                   metadata: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+                   metadata: Mapping[str, str] | None = None) -> list[RunRow]:
         """Up to ``limit`` of ``key_id``'s runs, newest first, after ``starting_after`` (a
         run id: the run's position, or the position its id would have,
         :func:`~decido_service.store.dialect.after_cursor`), optionally only those in
         ``state``, of ``engine`` and with every member of ``metadata``."""
         scope = Scope("runs", key_id, metadata)
 
-        async def body(tx: Tx) -> list[Row]:
+        async def body(tx: Tx) -> list[RunRow]:
             where, args = list(scope.where), list(scope.where_args)
             if starting_after is not None:
                 condition, value = await after_cursor(tx, "runs", key_id, starting_after,
@@ -222,11 +249,11 @@ class Runs:
                 if value is not None:
                     where.append(f"t.{column} = ?")
                     args.append(value)
-            return await tx.fetch(f"{_SELECT_T} FROM {scope.source} WHERE {' AND '.join(where)}"
-                                  f" ORDER BY {scope.seq} DESC LIMIT ?",
-                                  *scope.source_args, *args, int(limit))
+            return [run_row(_columns(row)) for row in await tx.fetch(
+                f"{_SELECT_T} FROM {scope.source} WHERE {' AND '.join(where)}"
+                f" ORDER BY {scope.seq} DESC LIMIT ?", *scope.source_args, *args, int(limit))]
 
-        return [_run(row) for row in await self.db.read(body)]
+        return await self.db.read(body)
 
     async def front(self, run_id: str, after: int, rows: int) -> list[FrontChunk]:
         """Up to ``rows`` chunks of the run's front, in order, from the one holding the
@@ -236,7 +263,13 @@ class Runs:
             "first + count > ? ORDER BY first LIMIT ?", run_id, after + 1, int(rows)))
         return [(int(first), int(count), str(points)) for first, count, points in found]
 
-    async def unfinished(self) -> list[dict[str, Any]]:
+    async def cancel_requested(self, run_id: str) -> bool | None:
+        """The run's ``cancel_requested`` flag; ``None`` when there is no such run."""
+        row = await self.db.read(lambda tx: tx.fetchrow(
+            "SELECT cancel_requested FROM runs WHERE id = ?", run_id))
+        return None if row is None else bool(row[0])
+
+    async def unfinished(self) -> list[RunRow]:
         """Every run (of any key) not in one of :data:`FINISHED_STATES`, oldest first."""
         return await self._rows(f"{_SELECT} WHERE {_UNFINISHED} ORDER BY seq")
 
@@ -339,8 +372,11 @@ class Runs:
         else:
             await self.db.write(lambda tx: tx.execute(_ANSWER, response, key_id, idem_key))
 
-    async def _rows(self, sql: str, *args: Any) -> list[dict[str, Any]]:
-        return [_run(row) for row in await self.db.read(lambda tx: tx.fetch(sql, *args))]
+    async def _rows(self, sql: str, *args: Any) -> list[RunRow]:
+        async def body(tx: Tx) -> list[RunRow]:
+            return [run_row(_columns(row)) for row in await tx.fetch(sql, *args)]
+
+        return await self.db.read(body)
 
 
 async def _count(tx: Tx, where: str, *args: Any) -> int:
@@ -358,17 +394,25 @@ def _checked(changes: Mapping[str, Any]) -> list[str]:
     return columns
 
 
-def _seed_text(seed: Any) -> str | None:
-    """A seed as the JSON text it is stored as (beyond 64 bits: a string, as it reads
-    back on every backend)."""
-    if isinstance(seed, int) and not -(2**63) <= seed < 2**63:
-        seed = str(seed)
-    return None if seed is None else json.dumps(seed)
+def _column(name: str, value: Any) -> Any:
+    """A run's value as its column keeps it: the document and a seed as JSON text (a seed
+    beyond 64 bits as a string, as every backend reads it back), labels as metadata_text."""
+    if name == "document" or (name == "seed" and value is not None):
+        big = isinstance(value, int) and not -(2**63) <= value < 2**63
+        return msgspec.json.encode(str(value) if big else value).decode()
+    return metadata_text(value) if name == "metadata" else value
 
 
-def _run(row: Row) -> dict[str, Any]:
+def _columns(row: Row) -> dict[str, Any]:
+    """A row read by name, seed and labels decoded (the document text): its event's payload."""
     out = dict(zip(RUN_FIELDS, row, strict=False))
-    out["seed"] = None if out["seed"] is None else json.loads(out["seed"])
+    out["seed"] = None if out["seed"] is None else msgspec.json.decode(out["seed"])
     out["metadata"] = metadata_of(out["metadata"])
     out["cancel_requested"] = bool(row[len(RUN_FIELDS)])
     return out
+
+
+def run_row(columns: Mapping[str, Any]) -> RunRow:
+    """The :class:`RunRow` of a run's columns by name (a row's, its event's payload)."""
+    return RunRow(**{**columns, "document": _DOCUMENT.decode(columns["document"])})
+

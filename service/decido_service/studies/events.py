@@ -163,8 +163,8 @@ class Watcher:
 
 
 @contextlib.asynccontextmanager
-async def watch(store: Store, feeds: Feeds[StudyFeed], key_id: str, study_id: str,
-                last_event_id: str | None, cap: int | None,
+async def watch(store: Store, feeds: Feeds[StudyFeed, dict[str, Any]], key_id: str,
+                study_id: str, last_event_id: str | None, cap: int | None,
                 heartbeat: float = HEARTBEAT) -> AsyncIterator[Watcher]:
     """Open a watcher of ``key_id``'s study, resumed after ``last_event_id`` (absent or
     empty: a new watcher): 404 ``not_found`` for no such study of the key, 400
@@ -180,5 +180,5 @@ async def watch(store: Store, feeds: Feeds[StudyFeed], key_id: str, study_id: st
             raise ServiceError("invalid_parameter", f"Last-Event-ID: {last_event_id!r} is "
                                                     "not an event id this stream has sent")
         cursor = int(last_event_id)
-    async with feeds.watch(store, key_id, row, cap) as feed:
+    async with feeds.watch(store, key_id, study_id, row, cap) as feed:
         yield Watcher(feed, row, cursor, heartbeat)

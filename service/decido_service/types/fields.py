@@ -10,7 +10,7 @@ from msgspec import Meta
 import decido
 from decido import metadata as labels
 from decido.goals import Goal, GoalName
-from decido_service.store import RUN_STATES
+from decido.status import RUN_STATES
 
 __all__ = ["DECISION_ID_PATTERN", "MAX_LABEL", "NOT_BLANK", "RUN_ID_PATTERN", "Count",
            "EngineId", "Epoch", "Goal", "GoalIn", "Limit", "Metadata", "MetadataKey", "RunState",

@@ -96,9 +96,9 @@ class Budget(Struct, forbid_unknown_fields=True, kw_only=True):
     deadline: float | None = None
 
 
-class RunDocument(Struct, forbid_unknown_fields=True, kw_only=True):
-    """The JSON a run's store row keeps (its ``document`` column), decoded typed: the
-    request as admitted, the budget, and what the run wrote so far."""
+class RunDocument(Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """The JSON a run's store row keeps (its ``document``, decoded in the store's
+    ``RunRow``): the request as admitted, the budget, and what the run wrote so far."""
 
     request: OptimizeRequest
     budget: Budget

@@ -22,6 +22,7 @@ import orjson
 
 from decido_service import __version__
 from decido_service.runs.api import run_view
+from decido_service.store import run_row
 from decido_service.store.webhooks import RUN_EVENTS
 from decido_service.types import encode
 from decido_service.webhooks.signing import signature_header
@@ -37,7 +38,7 @@ def event_body(row: dict[str, Any]) -> bytes:
     """The body of a delivery (module docs)."""
     data = orjson.loads(row["payload"])
     if row["event"] in RUN_EVENTS.values():
-        data = run_view(data)  # a Run, encoded as GET /v1/runs/{id} encodes it
+        data = run_view(run_row(data))  # a Run, encoded as GET /v1/runs/{id} encodes it
     return encode({"type": row["event"], "timestamp": row["created_at"], "data": data})
 
 
