@@ -25,7 +25,6 @@ import asyncio
 import msgspec
 from sanic.response import HTTPResponse
 
-from decido_service.errors import ServiceError
 from decido_service.http import idempotency
 from decido_service.http.context import ApiRequest
 from decido_service.http.endpoint import request_id, response_headers, streamed
@@ -33,7 +32,7 @@ from decido_service.http.problems import as_api_error, problem_body
 from decido_service.http.responses import answer, encode
 from decido_service.http.routes import Doc, Routes
 from decido_service.http.submit import submission
-from decido_service.runs.execution import Execution, progress_of
+from decido_service.runs.execution import Execution, cancelled_before_start, progress_of
 from decido_service.runs.queue import start_run
 from decido_service.types import (
     SEMANTIC_FAULTS,
@@ -97,8 +96,7 @@ def _answer_of(run_id: str, result: OptimizeResult | None) -> OptimizeResult:
     """The answer of a finished run (409 when it was cancelled before a thread picked it
     up: there is no result)."""
     if result is None:
-        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started",
-                           headers={"Location": f"/v1/runs/{run_id}"})
+        raise cancelled_before_start(run_id)
     return result
 
 

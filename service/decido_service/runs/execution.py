@@ -74,9 +74,9 @@ from decido_service.types import (
 from decido_service.types.optimize import RunStatus
 
 __all__ = ["CANCELLED", "CHUNK_BYTES", "PROGRESS_INTERVAL", "RUN_ATTEMPTS", "SHUTDOWN_GRACE",
-           "Execution", "cancel_queued", "fail_run", "front_chunks", "interrupted",
-           "new_run_id", "optimize_result", "progress_of", "requeue_interrupted", "result_of",
-           "run_problem", "wind_down"]
+           "Execution", "cancel_queued", "cancelled_before_start", "fail_run", "front_chunks",
+           "interrupted", "new_run_id", "optimize_result", "progress_of", "requeue_interrupted",
+           "result_of", "run_problem", "wind_down"]
 
 #: the times a run is started at most: one whose process stops (its lease runs out) goes
 #: back to the queue until it has been started this many times, then fails ``interrupted``
@@ -127,6 +127,13 @@ def progress_of(monitor: decido.RunMonitor, kind: type[P], *, several: bool = Fa
                 elapsed_ms=round(p["elapsed"] * 1e3, 3),
                 hypervolume=p["hypervolume"] if several else None,
                 front_size=p["front_size"] if several else None)
+
+
+def cancelled_before_start(run_id: str) -> ServiceError:
+    """The 409 of a ``/v1/optimize`` run cancelled before a thread picked it up (it has no
+    result), naming the run's ``Location`` as every answer about a run does."""
+    return ServiceError("run_cancelled", f"run {run_id} was cancelled before it started",
+                        headers={"Location": f"/v1/runs/{run_id}"})
 
 
 def optimize_result(run_id: str, req: OptimizeRequest, result: RunResult,

@@ -33,7 +33,7 @@ import msgspec
 from decido_service.errors import ServiceError
 from decido_service.runs import front
 from decido_service.runs.api import run_view
-from decido_service.runs.execution import optimize_result
+from decido_service.runs.execution import cancelled_before_start, optimize_result
 from decido_service.store import FINISHED_STATES, RunRow, Store
 from decido_service.types import encode
 
@@ -120,8 +120,7 @@ async def replay(store: Store, key_id: str, outcome: Outcome) -> tuple[int, byte
     if run.problem is not None:
         return run.problem.status, encode(run.problem)
     if run.result is None:
-        raise ServiceError("run_cancelled", f"run {run_id} was cancelled before it started",
-                           headers={"Location": f"/v1/runs/{run_id}"})
+        raise cancelled_before_start(run_id)
     history: list[list[float | None]] = [[e, b] for e, _, b in row.document.trace]
     result = run.result if pareto is None else msgspec.structs.replace(run.result,
                                                                          pareto=pareto)
