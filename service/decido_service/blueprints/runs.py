@@ -57,11 +57,10 @@ async def submit(request: ApiRequest) -> HTTPResponse:
     key = gate.key
 
     async def admit(claim: Claim | None) -> HTTPResponse:
-        run_id = await enqueue(request, key, req, objective, budget, claim)
+        row = await enqueue(request, key, req, objective, budget, claim)
         if claim is not None:  # the answer stored with the run
             return idempotency.claimed(claim)
-        run = runs.run_view(await runs.find(request.app.ctx.store, key["id"], run_id))
-        return answer(run, 202, {"Location": f"/v1/runs/{run_id}"})
+        return answer(runs.run_view(row), 202, {"Location": f"/v1/runs/{row.id}"})
 
     return await idempotency.once(request, key, idem_key, admit, status=202,
                                   keep_answer=True)

@@ -120,7 +120,8 @@ async def replay(request: ApiRequest, session: Session, run_id: str) -> HTTPResp
     if run.request.seed is None and run.result is not None:
         body["seed"] = run.result.seed
     req, objective, budget = await prepare_body(request, key, orjson.dumps(body))
-    return redirect(f"/dashboard/runs/{await enqueue(request, key, req, objective, budget)}")
+    row = await enqueue(request, key, req, objective, budget)
+    return redirect(f"/dashboard/runs/{row.id}")
 
 
 @api.route("/runs/new", "GET")
@@ -143,7 +144,7 @@ async def new_run(request: ApiRequest, session: Session) -> HTTPResponse:
         return _new_run(session, fields, exc.faults)
     try:
         req, objective, budget = await prepare_body(request, session.key, orjson.dumps(body))
-        run_id = await enqueue(request, session.key, req, objective, budget)
+        run_id = (await enqueue(request, session.key, req, objective, budget)).id
     except (ApiError, decido.ExpressionError, decido.EngineError) as exc:
         return _new_run(session, fields, run_form.faults_of(as_api_error(exc)))
     return redirect(f"/dashboard/runs/{run_id}")

@@ -14,7 +14,7 @@ from decido_service.http.params import headers, json_bytes
 from decido_service.runs import queue, submit
 from decido_service.runs.idempotency import Claim
 from decido_service.runs.objective import Compiled
-from decido_service.store import KeyRecord
+from decido_service.store import KeyRecord, RunRow
 from decido_service.types import Budget, IdempotencyHeaders, OptimizeRequest
 
 __all__ = ["enqueue", "prepare_body", "submission"]
@@ -40,7 +40,7 @@ async def prepare_body(request: ApiRequest, key: KeyRecord, raw: bytes
 
 
 async def enqueue(request: ApiRequest, key: KeyRecord, req: OptimizeRequest,
-                  objective: Compiled, budget: Budget, claim: Claim | None = None) -> str:
+                  objective: Compiled, budget: Budget, claim: Claim | None = None) -> RunRow:
     """:func:`decido_service.runs.queue.enqueue` for ``request``."""
     return await queue.enqueue(request.app.ctx, gate(request, key, "optimize"),
                                request_id(request), req, objective, budget, claim)

@@ -128,9 +128,9 @@ def execute(req: OptimizeRequest, objective: Compiled, budget: Budget,
 
 async def admit_run(ctx: RunServices, gate: admission.Gate, req: OptimizeRequest,
                     budget: Budget, *, slots: RunSlots | None = None,
-                    claim: Claim | None = None) -> tuple[str, RunDocument]:
+                    claim: Claim | None = None) -> RunRow:
     """Record and count one run of ``gate``'s key, the request's admission (module docs);
-    its id and document. ``slots``: a ``/v1/optimize`` run takes one of them first (503
+    its row as recorded. ``slots``: a ``/v1/optimize`` run takes one of them first (503
     ``overloaded`` when none is free; given back when the admission fails), else it is a
     ``/v1/runs`` submission (the store-wide queue cap applies); ``claim``: the request's
     pending ``Idempotency-Key`` record, answered in the same transaction."""
@@ -174,7 +174,7 @@ async def admit_run(ctx: RunServices, gate: admission.Gate, req: OptimizeRequest
         if slots is not None:
             slots.release()
         raise
-    return run_id, document
+    return row
 
 
 async def start_run(ctx: RunServices, gate: admission.Gate, request_id: str,
@@ -186,10 +186,10 @@ async def start_run(ctx: RunServices, gate: admission.Gate, request_id: str,
     counts from now: the run's wait for a thread is taken from it."""
     slots = ctx.run_slots
     budget = msgspec.structs.replace(budget, deadline=time.time() + budget.time_limit)
-    run_id, document = await admit_run(ctx, gate, req, budget, slots=slots, claim=claim)
+    row = await admit_run(ctx, gate, req, budget, slots=slots, claim=claim)
     worker: RunWorker = ctx.run_worker
     try:
-        execution = worker.launch(gate.key["id"], run_id, request_id, document, objective,
+        execution = worker.launch(gate.key["id"], row.id, request_id, row.document, objective,
                                   queued=False)
     except BaseException:
         slots.release()
@@ -201,17 +201,18 @@ async def start_run(ctx: RunServices, gate: admission.Gate, request_id: str,
 
 async def enqueue(ctx: RunServices, gate: admission.Gate, request_id: str,
                   req: OptimizeRequest, objective: Compiled, budget: Budget,
-                  claim: Claim | None = None) -> str:
+                  claim: Claim | None = None) -> RunRow:
     """Admit the run of ``gate``'s key queued (:func:`admit_run`, ``claim`` answered with
     it) and start it in this worker when one of its run threads is free, else leave it to
-    whichever worker takes it first (``/v1/runs``, the dashboard's replay); its id."""
-    run_id, document = await admit_run(ctx, gate, req, budget, claim=claim)
+    whichever worker takes it first (``/v1/runs``, the dashboard's replay); its row as
+    admitted (``queued``)."""
+    row = await admit_run(ctx, gate, req, budget, claim=claim)
     worker: RunWorker = ctx.run_worker
     if worker.free() > 0:
-        worker.launch(gate.key["id"], run_id, request_id, document, objective)
+        worker.launch(gate.key["id"], row.id, request_id, row.document, objective)
     else:
-        await worker.release(run_id)
-    return run_id
+        await worker.release(row.id)
+    return row
 
 
 class RunWorker(Poller):
