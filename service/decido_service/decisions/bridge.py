@@ -332,12 +332,15 @@ def _attach(answer: dict[str, Any], points: dict[str, dict[str, Any]]) -> None:
 def with_points(fn: Callable[[Any], dict[str, Any]], points: Points, *, batch: bool
                 ) -> Callable[[Any], dict[str, Any]]:
     """``fn`` whose answer's ranking items carry their front point's ``x`` and ``f`` (and,
-    for a batch, whose items with a refused ``from_run`` answer that refusal)."""
+    for a batch, whose items with a refused ``from_run`` answer that refusal): ``fn``
+    itself for a decision on no front."""
+    if not points and not batch:
+        return fn
+
     def decide(body: Any) -> dict[str, Any]:
         answer = fn(body)
         if not batch:
-            if points:
-                _attach(answer, points[0])
+            _attach(answer, points[0])
             return answer
         results = answer.get("results", [])
         for k, front in points.items():

@@ -102,7 +102,7 @@ def labels(body: Any, batch: bool) -> dict[str, str] | None:
     if batch:
         return _batch_labels(body)
     found = body.get("metadata") if isinstance(body, Mapping) else None
-    return None if metadata_faults(found) or found is None else dict(found)
+    return None if found is None or metadata_faults(found) else dict(found)
 
 
 def _batch_labels(body: Any) -> dict[str, str] | None:
