@@ -85,8 +85,8 @@ def wants_log(body: Any, batch: bool) -> bool:
     """Whether the call is to be logged: ``log`` (of the body, or of a batch's
     ``defaults``) is true, null or absent; 400 ``invalid_parameter`` when it is not a
     boolean."""
-    holder = body.get("defaults") if batch and isinstance(body, Mapping) else body
-    flag = holder.get("log") if isinstance(holder, Mapping) else None
+    holder = body.get("defaults") if batch and isinstance(body, dict) else body
+    flag = holder.get("log") if isinstance(holder, dict) else None
     if flag is None:  # absent or null: the default
         return True
     if not isinstance(flag, bool):
@@ -101,7 +101,7 @@ def labels(body: Any, batch: bool) -> dict[str, str] | None:
     (:func:`decido.decide` lists its faults with the request's others)."""
     if batch:
         return _batch_labels(body)
-    found = body.get("metadata") if isinstance(body, Mapping) else None
+    found = body.get("metadata") if isinstance(body, dict) else None
     return None if found is None or metadata_faults(found) else dict(found)
 
 
@@ -112,15 +112,15 @@ def _batch_labels(body: Any) -> dict[str, str] | None:
     item would be refused for it), when two give one key different values (the entry
     has one value a key: ``/decisions/<i>/metadata/<key>``), or when they add up to more
     keys than labels may have."""
-    defaults = body.get("defaults") if isinstance(body, Mapping) else None
-    items = body.get("decisions") if isinstance(body, Mapping) else None
-    found = defaults.get("metadata") if isinstance(defaults, Mapping) else None
+    defaults = body.get("defaults") if isinstance(body, dict) else None
+    items = body.get("decisions") if isinstance(body, dict) else None
+    found = defaults.get("metadata") if isinstance(defaults, dict) else None
     problems = [Problem(("defaults", "metadata", *where), code, message)
                 for where, code, message in metadata_faults(found)]
     merged: dict[str, str] = {} if problems or found is None else dict(found)
     given = dict.fromkeys(merged, "/defaults/metadata")
     for i, item in enumerate(items if isinstance(items, list) else ()):
-        own = item.get("metadata") if isinstance(item, Mapping) else None
+        own = item.get("metadata") if isinstance(item, dict) else None
         if own is None or metadata_faults(own):
             continue
         for name, value in own.items():
