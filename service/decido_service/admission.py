@@ -153,7 +153,7 @@ class Gate:
     def counters(self) -> limits.Counters:
         """The key's counters on the surface and its plan or tier row there."""
         if self._counters is None:
-            self._counters = limits.Counters(self.surface, self.key, self.services.settings)
+            self._counters = limits.counters(self.surface, self.key, self.services.settings)
         return self._counters
 
     async def admit(self, amount: int = 1, *, log: DecisionEntry | None = None) -> None:

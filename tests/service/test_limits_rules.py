@@ -139,6 +139,20 @@ def test_one_gate_per_request_builds_its_counters_once(monkeypatch: pytest.Monke
     assert other is not gate and other.counters.row["max_smaa_values"] == 5_000_000
 
 
+def test_counters_built_once_per_key_record() -> None:
+    """A worker builds a surface's counters once while the key cache hands back the same
+    record (and settings): a record read anew, with its plan changed, gets its own."""
+    k = key("sdk", "pro")
+    built = limits.counters("decide", k, S)
+    assert limits.counters("decide", k, S) is built
+    assert built.admitted == limits.Counters("decide", k, S).admitted
+    assert limits.counters("batch", k, S) is not built  # another surface
+    assert limits.counters("decide", key("free", "pro"), S).admitted[0].limit == 10
+    assert limits.counters("decide", k, S) is not built  # the record before it is gone
+    other = Settings(plans={**S.plans, "sdk": {**S.plans["sdk"], "minute": 7}})
+    assert limits.counters("decide", k, other).admitted[0].limit == 7
+
+
 def test_address_spec() -> None:
     assert limits.address_spec("10.0.0.1", settings=S) == CounterSpec(
         "keys.hour", "10.0.0.1", "hour", 5, 1)

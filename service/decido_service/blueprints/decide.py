@@ -18,10 +18,11 @@ from sanic.response import HTTPResponse
 
 import decido
 from decido_service import limits
+from decido_service.admission import Gate
 from decido_service.decisions import bridge, sampling
 from decido_service.decisions import log as decision_log
 from decido_service.decisions.decide import decide as decided
-from decido_service.http.admission import authenticate, gate, read, refusals
+from decido_service.http.admission import authenticate, read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import json_body, query
 from decido_service.http.problems import field_error, field_of, limit_error, validation_error
@@ -51,11 +52,11 @@ _SAMPLED = ("A decision under uncertainty (`uncertainty`) may draw at most the p
 async def decide(request: ApiRequest) -> HTTPResponse:
     """One decision: rank the options under the constraints."""
     key = await authenticate(request)
-    async with refusals(request, key, "decide"):
+    async with refusals(request, key, "decide") as admission:
         body = json_body(request)
         log = decision_log.wants_log(body, batch=False)
         body, points = await bridge.resolve(_source(request, key), body)
-        _check_sampling(request, key, body, batch=False)
+        _check_sampling(admission, body, batch=False)
     return await _answer(request, key, "decide",
                          bridge.with_points(decido.decide, points, batch=False), body, log=log,
                          heavy=bool(points))
@@ -68,7 +69,7 @@ async def decide(request: ApiRequest) -> HTTPResponse:
 async def batch(request: ApiRequest) -> HTTPResponse:
     """Many decisions; each item succeeds or fails on its own."""
     key = await authenticate(request)
-    async with refusals(request, key, "batch"):
+    async with refusals(request, key, "batch") as admission:
         body = json_body(request)
         log = decision_log.wants_log(body, batch=True)
         decision_log.labels(body, batch=True)  # its labels: a fault is a 422 here
@@ -77,7 +78,7 @@ async def batch(request: ApiRequest) -> HTTPResponse:
         if violation is not None:
             raise limit_error(violation)
         body, points = await bridge.resolve_batch(_source(request, key), body)
-        _check_sampling(request, key, body, batch=True)
+        _check_sampling(admission, body, batch=True)
     return await _answer(request, key, "batch",
                          bridge.with_points(decido.decide_batch, points, batch=True), body,
                          log=log, amount=size, heavy=bool(points))
@@ -99,10 +100,11 @@ def _source(request: ApiRequest, key: KeyRecord) -> bridge.Source:
     return bridge.Source(ctx.store, key, ctx.decide_pool, ctx.settings)
 
 
-def _check_sampling(request: ApiRequest, key: KeyRecord, body: Any, *, batch: bool) -> None:
+def _check_sampling(admission: Gate, body: Any, *, batch: bool) -> None:
     """422 listing every place where ``body`` samples more than the key's plan allows
-    (:mod:`decido_service.decisions.sampling`), before anything is counted or sampled."""
-    cap = gate(request, key, "batch" if batch else "decide").counters.row["max_smaa_values"]
+    (:mod:`decido_service.decisions.sampling`; the plan's row of the request's
+    ``admission``), before anything is counted or sampled."""
+    cap = admission.counters.row["max_smaa_values"]
     faults = sampling.sampling_faults(body, cap, batch=batch)
     if faults:
         raise validation_error([field_error(field_of(f.pointer), "too_many", f.message,

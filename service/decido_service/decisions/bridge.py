@@ -205,7 +205,7 @@ def _with_options(body: Mapping[str, Any], member: str, options: list[dict[str, 
 
 async def resolve(source: Source, body: Any) -> tuple[Any, Points]:
     """A ``/v1/decide`` body with ``from_run`` resolved (others unchanged)."""
-    if not isinstance(body, Mapping) or (FROM_RUN not in body and FROM_STUDY not in body):
+    if not isinstance(body, dict) or (FROM_RUN not in body and FROM_STUDY not in body):
         return body, {}
     cap = _cap(source)
     front = await _front_body(source, body, "", cap)
@@ -222,11 +222,11 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
     objective) fails on its own, as any other bad item does: it goes on as an item the
     library answers with that error (:func:`_failed_item`), the others are decided. The
     fronts together are under the plan's cap, or the whole batch is refused (422)."""
-    items = body.get("decisions") if isinstance(body, Mapping) else None
-    defaults = body.get("defaults") if isinstance(body, Mapping) else None
-    shared = defaults.get(FROM_RUN) if isinstance(defaults, Mapping) else None
+    items = body.get("decisions") if isinstance(body, dict) else None
+    defaults = body.get("defaults") if isinstance(body, dict) else None
+    shared = defaults.get(FROM_RUN) if isinstance(defaults, dict) else None
     if not isinstance(items, list) or (shared is None and not any(
-            isinstance(item, Mapping) and (FROM_RUN in item or FROM_STUDY in item)
+            isinstance(item, dict) and (FROM_RUN in item or FROM_STUDY in item)
             for item in items)):
         return body, {}
     cap = _cap(source)
@@ -235,10 +235,10 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
     read: list[tuple[str, str, str, int]] = []  # (where, member, id, front size) of each
     total = 0
     for k, item in enumerate(items):
-        if isinstance(item, Mapping) and shared is not None and FROM_RUN not in item \
+        if isinstance(item, dict) and shared is not None and FROM_RUN not in item \
                 and FROM_STUDY not in item and "options" not in item:
             item = {**item, FROM_RUN: shared}
-        if isinstance(item, Mapping) and (FROM_RUN in item or FROM_STUDY in item):
+        if isinstance(item, dict) and (FROM_RUN in item or FROM_STUDY in item):
             where = f"/decisions/{k}"
             try:
                 front = await _front_body(source, item, where,
@@ -255,7 +255,7 @@ async def resolve_batch(source: Source, body: Any) -> tuple[Any, Points]:
             item, found[k] = front.decided, front.points
         out.append(item)
     resolved = {**body, "decisions": out}
-    if isinstance(defaults, Mapping) and FROM_RUN in defaults:
+    if isinstance(defaults, dict) and FROM_RUN in defaults:
         resolved["defaults"] = {k: v for k, v in defaults.items() if k != FROM_RUN}
     return resolved, found
 
@@ -280,7 +280,7 @@ def _answer_refused(answer: dict[str, Any], items: list[Any]) -> None:
     """Put the refusal of each item :func:`_failed_item` made in its place in the answer."""
     results = answer.get("results", [])
     for k, item in enumerate(items):
-        if isinstance(item, Mapping) and _REFUSED in item and k < len(results):
+        if isinstance(item, dict) and _REFUSED in item and k < len(results):
             results[k] = {"id": item.get("id"), "status": "error", "error": item[_REFUSED]}
     n_error = sum(r.get("status") == "error" for r in results if isinstance(r, dict))
     answer.update(n_ok=len(results) - n_error, n_error=n_error)
@@ -320,18 +320,21 @@ def _attach(answer: dict[str, Any], points: dict[str, dict[str, Any]]) -> None:
 def with_points(fn: Callable[[Any], dict[str, Any]], points: Points, *, batch: bool
                 ) -> Callable[[Any], dict[str, Any]]:
     """``fn`` whose answer's ranking items carry their front point's ``x`` and ``f`` (and,
-    for a batch, whose items with a refused ``from_run`` answer that refusal)."""
+    for a batch, whose items with a refused ``from_run`` answer that refusal): ``fn``
+    itself for a decision on no front."""
+    if not points and not batch:
+        return fn
+
     def decide(body: Any) -> dict[str, Any]:
         answer = fn(body)
         if not batch:
-            if points:
-                _attach(answer, points[0])
+            _attach(answer, points[0])
             return answer
         results = answer.get("results", [])
         for k, front in points.items():
             if k < len(results) and isinstance(results[k], dict):
                 _attach(results[k], front)
-        items = body.get("decisions") if isinstance(body, Mapping) else None
+        items = body.get("decisions") if isinstance(body, dict) else None
         if isinstance(items, list):
             _answer_refused(answer, items)
         return answer

@@ -68,7 +68,8 @@ def short_id(value: Any) -> Any:
 
 
 def _short_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """``summary`` with its option ids cut (:func:`short_id`)."""
+    """``summary`` with its option ids cut (:func:`short_id`): a stored one, which may have
+    been logged before summaries were cut."""
     out = dict(summary)
     if "best" in out:
         out["best"] = short_id(out["best"])
@@ -84,8 +85,8 @@ def wants_log(body: Any, batch: bool) -> bool:
     """Whether the call is to be logged: ``log`` (of the body, or of a batch's
     ``defaults``) is true, null or absent; 400 ``invalid_parameter`` when it is not a
     boolean."""
-    holder = body.get("defaults") if batch and isinstance(body, Mapping) else body
-    flag = holder.get("log") if isinstance(holder, Mapping) else None
+    holder = body.get("defaults") if batch and isinstance(body, dict) else body
+    flag = holder.get("log") if isinstance(holder, dict) else None
     if flag is None:  # absent or null: the default
         return True
     if not isinstance(flag, bool):
@@ -100,8 +101,8 @@ def labels(body: Any, batch: bool) -> dict[str, str] | None:
     (:func:`decido.decide` lists its faults with the request's others)."""
     if batch:
         return _batch_labels(body)
-    found = body.get("metadata") if isinstance(body, Mapping) else None
-    return None if metadata_faults(found) or found is None else dict(found)
+    found = body.get("metadata") if isinstance(body, dict) else None
+    return None if found is None or metadata_faults(found) else dict(found)
 
 
 def _batch_labels(body: Any) -> dict[str, str] | None:
@@ -111,15 +112,15 @@ def _batch_labels(body: Any) -> dict[str, str] | None:
     item would be refused for it), when two give one key different values (the entry
     has one value a key: ``/decisions/<i>/metadata/<key>``), or when they add up to more
     keys than labels may have."""
-    defaults = body.get("defaults") if isinstance(body, Mapping) else None
-    items = body.get("decisions") if isinstance(body, Mapping) else None
-    found = defaults.get("metadata") if isinstance(defaults, Mapping) else None
+    defaults = body.get("defaults") if isinstance(body, dict) else None
+    items = body.get("decisions") if isinstance(body, dict) else None
+    found = defaults.get("metadata") if isinstance(defaults, dict) else None
     problems = [Problem(("defaults", "metadata", *where), code, message)
                 for where, code, message in metadata_faults(found)]
     merged: dict[str, str] = {} if problems or found is None else dict(found)
     given = dict.fromkeys(merged, "/defaults/metadata")
     for i, item in enumerate(items if isinstance(items, list) else ()):
-        own = item.get("metadata") if isinstance(item, Mapping) else None
+        own = item.get("metadata") if isinstance(item, dict) else None
         if own is None or metadata_faults(own):
             continue
         for name, value in own.items():
@@ -147,7 +148,7 @@ def entry(key_id: str, now: float, request: bytes, answer: Mapping[str, Any],
     ``answer_json`` the answer as sent (kept when at most :data:`ANSWER_CAP` bytes),
     ``metadata`` its labels (:func:`labels`)."""
     whole = len(answer_json) <= ANSWER_CAP
-    summary = _short_summary(_batch_summary(answer) if batch else _summary(answer))
+    summary = _batch_summary(answer) if batch else _summary(answer)
     summary["elapsed_ms"] = round(elapsed_ms, 3)
     summary["answer_truncated"] = not whole
     return DecisionEntry(ordered_id("dec_", now), key_id, iso_utc(now), now,
@@ -156,22 +157,26 @@ def entry(key_id: str, now: float, request: bytes, answer: Mapping[str, Any],
 
 
 def _summary(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """A decision's summary, its option ids cut (:func:`short_id`): built that way at once
+    rather than cut by :func:`_short_summary` after (which cost as much as the rest of the
+    entry)."""
     get = answer.get
     return {"kind": "decide", "status": get("status"), "method": get("method"),
-            "best": get("best"), "best_is_tied": get("best_is_tied"),
+            "best": short_id(get("best")), "best_is_tied": get("best_is_tied"),
             "n_options": get("n_options"), "n_feasible": get("n_feasible"),
-            # a ranking entry is {id, rank, score} unless explained: kept as it is then
-            "top": [r if len(r) == 3 else {"id": r["id"], "rank": r["rank"], "score": r["score"]}
+            # of a ranking entry (explained or not) its id, rank and score
+            "top": [{"id": short_id(r["id"]), "rank": r["rank"], "score": r["score"]}
                     for r in get("ranking", ())[:TOP]]}
 
 
 def _batch_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """A batch's summary, its ids cut (:func:`short_id`), as :func:`_summary`."""
     results = answer.get("results", [])
     return {"kind": "batch", "status": "ok" if answer.get("n_error") == 0 else "partial",
             "n_decisions": answer.get("n_decisions"), "n_ok": answer.get("n_ok"),
             "n_error": answer.get("n_error"),
-            "top": [{"id": r.get("id"), "best": r.get("best"), "status": r.get("status")}
-                    for r in results[:TOP]]}
+            "top": [{"id": short_id(r.get("id")), "best": short_id(r.get("best")),
+                     "status": r.get("status")} for r in results[:TOP]]}
 
 
 async def page(store: Store, key_id: str, limit: int, after: str | None = None,

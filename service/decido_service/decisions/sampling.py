@@ -53,10 +53,10 @@ def sampled_values(body: Any) -> int | None:
     """samples × options × values of one decision body (module docs), or ``None`` when it
     is not under uncertainty or too malformed to count (the library then names the
     fault)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, dict):
         return None
     uncertainty, options = body.get("uncertainty"), body.get("options")
-    if not isinstance(uncertainty, Mapping) or not isinstance(options, list):
+    if not isinstance(uncertainty, dict) or not isinstance(options, list):
         return None
     samples = uncertainty.get("samples", default_samples())
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -64,7 +64,7 @@ def sampled_values(body: Any) -> int | None:
     names: set[str] = set()
     criteria = body.get("criteria")
     if isinstance(criteria, list):
-        names.update(str(c.get("attribute")) for c in criteria if isinstance(c, Mapping))
+        names.update(str(c.get("attribute")) for c in criteria if isinstance(c, dict))
     texts = body.get("constraints")
     texts = list(texts) if isinstance(texts, list) else []
     texts.append(body.get("expression"))
@@ -78,20 +78,20 @@ def sampling_faults(body: Any, cap: int | None, *, batch: bool) -> list[Fault]:
     """Every place where ``body`` (a ``/v1/decide`` body, or a ``/v1/batch`` one) asks for
     more sampled values than ``cap`` (``None``: no cap): the decision, each item, and a
     batch's total."""
-    if cap is None or not isinstance(body, Mapping):
+    if cap is None or not isinstance(body, dict):
         return []
     if not batch:
         values = sampled_values(body)
         return [] if values is None or values <= cap else [Fault(
             _samples_pointer(body), _too_many(values, cap, "this decision"))]
     defaults, items = body.get("defaults"), body.get("decisions")
-    defaults = defaults if isinstance(defaults, Mapping) else {}
+    defaults = defaults if isinstance(defaults, dict) else {}
     if not isinstance(items, list):
         return []
     faults: list[Fault] = []
     total = 0
     for i, item in enumerate(items):
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             continue
         merged = {**defaults, **item}
         values = sampled_values(merged)
@@ -100,7 +100,7 @@ def sampling_faults(body: Any, cap: int | None, *, batch: bool) -> list[Fault]:
         total += values
         if values > cap:
             own = item.get("uncertainty")
-            pointer = f"/decisions/{i}/uncertainty/samples" if isinstance(own, Mapping) \
+            pointer = f"/decisions/{i}/uncertainty/samples" if isinstance(own, dict) \
                 and "samples" in own else f"/decisions/{i}"
             faults.append(Fault(pointer, _too_many(values, cap, f"decision {i}")))
     if total > cap:
@@ -122,7 +122,7 @@ def refuse_over_cap(body: Any, cap: int | None, *, batch: bool) -> None:
 
 def _samples_pointer(body: Mapping[str, Any]) -> str:
     uncertainty = body.get("uncertainty")
-    if isinstance(uncertainty, Mapping) and "samples" in uncertainty:
+    if isinstance(uncertainty, dict) and "samples" in uncertainty:
         return "/uncertainty/samples"
     return "/uncertainty"
 
