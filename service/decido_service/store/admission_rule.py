@@ -127,8 +127,9 @@ def batch_totals(prepared: Sequence[Prepared], skip: Container[str]) -> dict[Ide
 
 def counter_state(spec: CounterSpec, used: int, bounds: tuple[int, int]) -> CounterState:
     """The state of ``spec``'s counter at ``used`` in the window ``bounds``."""
-    remaining = None if spec.limit is None else max(spec.limit - used, 0)
-    return CounterState(spec.name, spec.limit, used, remaining, bounds[1], bounds[0], bounds[1])
+    limit = spec.limit
+    remaining = None if limit is None else (limit - used if used < limit else 0)
+    return CounterState(spec.name, limit, used, remaining, bounds[1], bounds[0], bounds[1])
 
 
 def check_specs(specs: Sequence[CounterSpec]) -> list[CounterSpec]:
