@@ -28,18 +28,17 @@ from typing import Any
 import orjson
 
 from decido_service.store import labels
-from decido_service.store.dialect import Database, Row, Tx, after_cursor
+from decido_service.store.dialect import Database, Row, Tx, after_cursor, insert_sql
 from decido_service.store.labels import Scope
 from decido_service.store.records import DecisionEntry, DecisionRecord, metadata_of
 
-__all__ = ["INSERT_DECISION", "KEEP", "DecisionLog", "DecisionLog", "entry_size"]
+__all__ = ["INSERT_DECISION", "KEEP", "DecisionLog", "entry_size"]
 
 #: the insert of one decision-log row (the columns of a
 #: :class:`~decido_service.store.DecisionEntry`, in its order, then its size)
-INSERT_DECISION = (
-    "INSERT INTO decisions (id, key_id, created_at, created_epoch, summary, request, answer,"
-    " metadata, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+INSERT_DECISION = insert_sql("decisions", (*DecisionEntry._fields, "size"))
+#: the columns an entry is read from: :class:`~decido_service.store.DecisionRecord`'s
+_RECORD = ", ".join(DecisionRecord.__annotations__)
 _SUBTRACT = "UPDATE decision_log_bytes SET total = total - ? WHERE key_id = ?"
 #: the share of the cap a key's log is brought back to once it is over it
 KEEP = 63 / 64
@@ -108,27 +107,18 @@ class DecisionLog:
                 condition, value = await after_cursor(tx, "decisions", key_id, starting_after,
                                                       (scope.seq, "t.id"))
             return await tx.fetch(
-                "SELECT t.id, t.key_id, t.created_at, t.summary, t.metadata FROM "
+                "SELECT t.id, t.key_id, t.created_at, t.summary, NULL, NULL, t.metadata FROM "
                 f"{scope.source} WHERE {' AND '.join(scope.where)} AND {condition}"
                 f" ORDER BY {scope.seq} DESC LIMIT ?", *scope.source_args, *scope.where_args,
                 value, int(limit))
 
-        return [DecisionRecord(id=r[0], key_id=r[1], created_at=r[2],
-                               summary=orjson.loads(r[3]), request=None, answer=None,
-                               metadata=metadata_of(r[4]))
-                for r in await self.db.read(body)]
+        return [_record(row) for row in await self.db.read(body)]
 
     async def get(self, key_id: str, decision_id: str) -> DecisionRecord | None:
         """One of ``key_id``'s logged decisions, or ``None`` (another key's too)."""
-        r = await self.db.read(lambda tx: tx.fetchrow(
-            "SELECT id, key_id, created_at, summary, request, answer, metadata FROM decisions"
-            " WHERE id = ? AND key_id = ?", decision_id, key_id))
-        if r is None:
-            return None
-        return DecisionRecord(id=r[0], key_id=r[1], created_at=r[2], summary=orjson.loads(r[3]),
-                              request=orjson.loads(r[4]),
-                              answer=None if r[5] is None else orjson.loads(r[5]),
-                              metadata=metadata_of(r[6]))
+        row = await self.db.read(lambda tx: tx.fetchrow(
+            f"SELECT {_RECORD} FROM decisions WHERE id = ? AND key_id = ?", decision_id, key_id))
+        return None if row is None else _record(row)
 
     async def stored_bytes(self, key_id: str) -> int:
         """The bytes of ``key_id``'s log (its running total, module docs)."""
@@ -155,6 +145,14 @@ class DecisionLog:
             return len(gone)
 
         return await self.db.write(body)
+
+
+def _record(row: Row) -> DecisionRecord:
+    """The entry of a row read as :data:`_RECORD` (a listing reads its bodies as NULL)."""
+    request, answer = (None if v is None else orjson.loads(v) for v in row[4:6])
+    return DecisionRecord(id=row[0], key_id=row[1], created_at=row[2],
+                          summary=orjson.loads(row[3]), request=request, answer=answer,
+                          metadata=metadata_of(row[6]))
 
 
 async def _trim(tx: Tx, key_id: str, excess: int, keep: str) -> None:
