@@ -159,7 +159,8 @@ def insert_sql(table: str, columns: Sequence[str]) -> str:
 
 def set_clause(changes: Mapping[str, Any], allowed: frozenset[str]) -> tuple[str, list[Any]]:
     """The ``SET`` list of an ``UPDATE`` writing ``changes``, and its arguments;
-    ``ValueError`` naming the columns of ``changes`` not ``allowed``."""
+    ``ValueError`` naming the columns of ``changes`` not ``allowed``, and those allowed."""
     if wrong := sorted(set(changes) - allowed):
-        raise ValueError(f"not updatable: {', '.join(wrong)}")
+        raise ValueError(f"not updatable: {', '.join(wrong)} (updatable: "
+                         f"{', '.join(sorted(allowed))})")
     return ", ".join(f"{c} = ?" for c in changes), list(changes.values())

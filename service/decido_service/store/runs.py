@@ -30,7 +30,7 @@ from decido import status
 from decido_service.store import labels
 from decido_service.store.admission_rule import prepare
 from decido_service.store.admissions import admit
-from decido_service.store.dialect import Database, Row, Tx, after_cursor
+from decido_service.store.dialect import Database, Row, Tx, after_cursor, insert_sql, set_clause
 from decido_service.store.labels import Scope
 from decido_service.store.records import (
     Admission,
@@ -89,8 +89,7 @@ FINISHED_STATES: frozenset[str] = frozenset(status.FINISHED_RUN_STATES)
 _UNFINISHED = "state IN ('queued', 'running')"  # the partial index runs_unfinished
 _SELECT = f"SELECT {', '.join(RUN_FIELDS)}, cancel_requested FROM runs"
 _SELECT_T = f"SELECT {', '.join(f't.{c}' for c in RUN_FIELDS)}, t.cancel_requested"
-_INSERT = (f"INSERT INTO runs ({', '.join(RUN_FIELDS)}) "
-           f"VALUES ({', '.join('?' * len(RUN_FIELDS))})")
+_INSERT = insert_sql("runs", RUN_FIELDS)
 _KEY_ID = RUN_FIELDS.index("key_id")
 _DOCUMENT = msgspec.json.Decoder(RunDocument)
 #: consecutive points of a run's front: the index of the first, how many, and the points as
@@ -178,12 +177,14 @@ class Runs:
         final state written here writes the run's webhook deliveries in the same
         transaction (:func:`~decido_service.store.webhooks.enqueue_run_event`), and
         ``front`` (its front's chunks, in order) replaces the run's front there too."""
-        columns, expected = _checked(changes), list((expect or {}).items())
-        if expected:
-            _checked(expect or {})
-        values = [_column(c, changes[c]) for c in columns]
-        sql = (f"UPDATE runs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?"
-               + "".join(f" AND {c} IS NOT DISTINCT FROM ?" for c, _ in expected))
+        if not changes:
+            raise ValueError(f"a run update sets some of {', '.join(sorted(RUN_UPDATABLE))}")
+        columns, values = set_clause({c: _column(c, v) for c, v in changes.items()},
+                                      RUN_UPDATABLE)
+        expected = list((expect or {}).items())
+        set_clause(dict(expected), RUN_UPDATABLE)  # the columns compared are checked too
+        sql = f"UPDATE runs SET {columns} WHERE id = ?" + "".join(
+            f" AND {c} IS NOT DISTINCT FROM ?" for c, _ in expected)
         final = changes.get("state") in FINISHED_STATES
 
         async def body(tx: Tx) -> bool:
@@ -382,16 +383,6 @@ class Runs:
 async def _count(tx: Tx, where: str, *args: Any) -> int:
     row = await tx.fetchrow(f"SELECT count(*) FROM runs WHERE {where}", *args)
     return 0 if row is None else int(row[0])
-
-
-def _checked(changes: Mapping[str, Any]) -> list[str]:
-    """The columns of an update, or ``ValueError`` for one that is not in
-    :data:`RUN_UPDATABLE` (or for none at all)."""
-    columns = list(changes)
-    unknown = [c for c in columns if c not in RUN_UPDATABLE]
-    if unknown or not columns:
-        raise ValueError(f"a run update sets some of {sorted(RUN_UPDATABLE)}, not {unknown}")
-    return columns
 
 
 def _column(name: str, value: Any) -> Any:
