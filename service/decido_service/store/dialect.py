@@ -107,6 +107,18 @@ class Dialect:
     #: :mod:`~decido_service.store.labels`)
     json_members: str
 
+    async def at_cap(self, tx: Tx, cap: int | None, lock: str | None, table: str, where: str,
+                     *args: Any) -> bool:
+        """True when ``table`` has ``cap`` rows ``where`` holds for (``None``: no cap),
+        counted under the :attr:`key_lock` of ``lock`` (``None``: unlocked; held to the
+        end of the transaction, so concurrent inserts of one key count one at a time)."""
+        if cap is None:
+            return False
+        if lock is not None and self.key_lock is not None:
+            await tx.execute(self.key_lock, lock)
+        row = await tx.fetchrow(f"SELECT count(*) FROM {table} WHERE {where}", *args)
+        return row is not None and int(row[0]) >= cap
+
 
 SQLITE = Dialect(
     name="sqlite", identity="INTEGER PRIMARY KEY AUTOINCREMENT", without_rowid=" WITHOUT ROWID",

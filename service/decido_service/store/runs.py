@@ -151,13 +151,12 @@ class Runs:
         values, prepared, dialect = self._values(run), prepare([admission]), self.db.dialect
 
         async def body(tx: Tx) -> Admission | Literal["cap", "queue"]:
-            if cap is not None:
-                if dialect.key_lock is not None:
-                    await tx.execute(dialect.key_lock, values[_KEY_ID])
-                if await _count(tx, f"key_id = ? AND {_UNFINISHED}", values[_KEY_ID]) >= cap:
-                    return "cap"
-            queued = f"{_UNFINISHED} AND state = 'queued'"
-            if queue_cap is not None and await _count(tx, queued) >= queue_cap:
+            key_id = values[_KEY_ID]
+            if await dialect.at_cap(tx, cap, key_id, "runs", f"key_id = ? AND {_UNFINISHED}",
+                                    key_id):
+                return "cap"
+            if await dialect.at_cap(tx, queue_cap, None, "runs",
+                                    f"{_UNFINISHED} AND state = 'queued'"):
                 return "queue"
             (admitted,) = await admit(tx, dialect, prepared)
             if admitted.admitted:
@@ -378,11 +377,6 @@ class Runs:
             return [run_row(_columns(row)) for row in await tx.fetch(sql, *args)]
 
         return await self.db.read(body)
-
-
-async def _count(tx: Tx, where: str, *args: Any) -> int:
-    row = await tx.fetchrow(f"SELECT count(*) FROM runs WHERE {where}", *args)
-    return 0 if row is None else int(row[0])
 
 
 def _column(name: str, value: Any) -> Any:

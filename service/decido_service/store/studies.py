@@ -196,13 +196,9 @@ class Studies:
         key_id, dialect, prepared = study["key_id"], self.db.dialect, prepare([admission])
 
         async def body(tx: Tx) -> Admission | Literal["cap"]:
-            if cap is not None:
-                if dialect.key_lock is not None:  # PostgreSQL: one creator of the key at a
-                    await tx.execute(dialect.key_lock, "studies:" + key_id)  # time counts
-                row = await tx.fetchrow("SELECT COUNT(*) FROM studies WHERE key_id = ? AND "
-                                        "state = 'active'", key_id)
-                if row is not None and int(row[0]) >= cap:
-                    return "cap"
+            if await dialect.at_cap(tx, cap, "studies:" + key_id, "studies",
+                                    "key_id = ? AND state = 'active'", key_id):
+                return "cap"
             (admitted,) = await admit(tx, dialect, prepared)
             if admitted.admitted:
                 await tx.execute(insert_sql("studies", STUDY_FIELDS), *values)

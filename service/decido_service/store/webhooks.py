@@ -145,16 +145,12 @@ class Webhooks:
         """Insert ``webhook`` (:data:`WEBHOOK_FIELDS`) unless its key already has ``cap``
         endpoints (checked and written atomically for the key); False when refused."""
         values = [webhook.get(f) for f in WEBHOOK_FIELDS]
-        key_lock = self.db.dialect.key_lock
+        key_id, dialect = webhook["key_id"], self.db.dialect
 
         async def body(tx: Tx) -> bool:
-            if cap is not None:
-                if key_lock is not None:
-                    await tx.execute(key_lock, "webhooks:" + webhook["key_id"])
-                row = await tx.fetchrow("SELECT count(*) FROM webhooks WHERE key_id = ?",
-                                        webhook["key_id"])
-                if row is not None and int(row[0]) >= cap:
-                    return False
+            if await dialect.at_cap(tx, cap, "webhooks:" + key_id, "webhooks", "key_id = ?",
+                                    key_id):
+                return False
             await tx.execute(_INSERT_WEBHOOK, *values)
             return True
 
