@@ -12,7 +12,8 @@ partial indexes, double-quoted ``"window"``); what they do not share is here:
 - **locks**: SQLite's write transaction (``BEGIN IMMEDIATE``) holds the whole file, so a
   read inside it needs no lock; PostgreSQL locks rows (``FOR UPDATE``, ``SKIP LOCKED``
   for the run queue, the admission's counter rows through its UPSERT) and serialises a
-  key's run cap and the migrations with transaction-scoped advisory locks;
+  key's caps (:meth:`Dialect.at_cap`) and the migrations with transaction-scoped advisory
+  locks;
 - **schema**: the ordering key column (``seq``: SQLite's ``rowid`` alias, PostgreSQL's
   identity column), ``WITHOUT ROWID`` tables, and how to ask whether a table exists;
 - **JSON**: how the members of a JSON object kept as text are read (the label index:
