@@ -9,7 +9,7 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
   ``max``/``maximize``, read by :func:`decido.goals.goal_name`; the weight optional: the
   library's default, 1; ``low..high`` a weight interval, a decision under uncertainty);
   not used by the method ``expression``.
-- **Weighting** (optional): one of the library's weightings (the request schema's list);
+- **Weighting** (optional): one of the library's weightings (its vocabulary's list);
   ``unknown`` (and any interval weight) asks for a decision under uncertainty.
 - **Constraints**: one expression per line.
 - **Decision makers** (optional, a group decision): the API's JSON list, or one block per
