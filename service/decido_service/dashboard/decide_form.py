@@ -96,9 +96,8 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     """The ``/v1/decide`` body of the form's ``fields``; :class:`FormError` listing every
     fault found."""
     problems: list[str] = []
-    source = {name: fields.get(name, "").strip() for name in SOURCES}
-    named = {name: value for name, value in source.items() if value}
-    body: dict[str, Any] = dict(list(named.items())[:1]) if named else {"options": _options(
+    named = [(name, value) for name in SOURCES if (value := fields.get(name, "").strip())]
+    body: dict[str, Any] = dict(named[:1]) if named else {"options": _options(
         fields.get("options", ""), fields.get("id_column", "").strip() or "id", problems)}
     method = fields.get("method", "")
     body["method"] = method
