@@ -9,7 +9,7 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
   ``max``/``maximize``, read by :func:`decido.goals.goal_name`; the weight optional: the
   library's default, 1; ``low..high`` a weight interval, a decision under uncertainty);
   not used by the method ``expression``.
-- **Weighting** (optional): one of the library's weightings (the request schema's list);
+- **Weighting** (optional): one of the library's weightings (its vocabulary's list);
   ``unknown`` (and any interval weight) asks for a decision under uncertainty.
 - **Constraints**: one expression per line.
 - **Decision makers** (optional, a group decision): the API's JSON list, or one block per
@@ -27,7 +27,7 @@ of ``POST /v1/decide``, or every fault found, each naming where it is.
   a study** (``from_study``): the study's front, or its completed trials (one objective).
 - **Samples** and **seed** (optional): a decision under uncertainty; CSV cells
   ``low..high`` are uncertain values (an interval in the options asks for
-  :data:`DEFAULT_SAMPLES` samples when no number is given).
+  the library's default number of samples when no number is given).
 
 The form starts empty, the example (:data:`EXAMPLE`) shown greyed in its boxes and filled
 by "Use the example": what the user pastes is all that is sent.
@@ -43,23 +43,15 @@ from typing import Any
 
 import orjson
 
-import decido
+from decido.decisions.vocabulary import AGGREGATIONS, DEFAULT_SAMPLES, EXPRESSION_METHOD
+from decido.decisions.vocabulary import ALL_METHODS as METHODS
+from decido.decisions.vocabulary import WEIGHTING_NAMES as WEIGHTINGS
 from decido.goals import goal_name
 from decido.option_table import cell_value, options_from_csv, table_value
 
 __all__ = ["AGGREGATIONS", "EXAMPLE", "FIELDS", "METHODS", "SOURCES", "WEIGHTINGS", "FormError",
            "body_of", "defaults", "example"]
 
-#: the methods of ``/v1/decide`` (the library's method table)
-METHODS: tuple[str, ...] = tuple(m["name"] for m in decido.decision_methods())
-#: the methods an expression scores (kernel "VM": no criteria, an expression box)
-_BY_EXPRESSION = frozenset(m["name"] for m in decido.decision_methods() if m["kernel"] == "VM")
-_REQUEST = decido.decision_schemas()["DecideRequest"]["properties"]
-#: the weightings of ``/v1/decide`` (the library's request schema)
-WEIGHTINGS: tuple[str, ...] = tuple(w for w in _REQUEST["weighting"]["enum"] if w is not None)
-#: how the decision makers' judgments are combined (the library's request schema)
-AGGREGATIONS: tuple[str, ...] = tuple(a for a in _REQUEST["aggregation"]["enum"]
-                                      if a is not None)
 #: the members that name where the options come from instead of the options box (a run's
 #: front, a study's front or completed trials): "choose from this front"
 SOURCES = ("from_run", "from_study")
@@ -68,8 +60,6 @@ EXAMPLE: dict[str, str] = {
     "options": "id,price,quality,lead_time\ns1,18.5,7.2,5\ns2,22,8.1,12\ns3,15,6,3\n",
     "criteria": "price minimize 5\nquality maximize 3\nlead_time minimize 2",
     "constraints": "price <= 25"}
-#: samples of a decision whose options hold intervals when the form gives no number
-DEFAULT_SAMPLES = 10_000
 #: the most options the form takes (a bigger decision belongs to the API)
 MAX_OPTIONS = 10_000
 
@@ -106,9 +96,8 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
     """The ``/v1/decide`` body of the form's ``fields``; :class:`FormError` listing every
     fault found."""
     problems: list[str] = []
-    source = {name: fields.get(name, "").strip() for name in SOURCES}
-    named = {name: value for name, value in source.items() if value}
-    body: dict[str, Any] = dict(list(named.items())[:1]) if named else {"options": _options(
+    named = [(name, value) for name in SOURCES if (value := fields.get(name, "").strip())]
+    body: dict[str, Any] = dict(named[:1]) if named else {"options": _options(
         fields.get("options", ""), fields.get("id_column", "").strip() or "id", problems)}
     method = fields.get("method", "")
     body["method"] = method
@@ -117,7 +106,7 @@ def body_of(fields: dict[str, str]) -> dict[str, Any]:
             body[switch] = True
     if method not in METHODS:
         problems.append(f"method: pick one of {', '.join(METHODS)}")
-    if method in _BY_EXPRESSION:
+    if method == EXPRESSION_METHOD:
         body["expression"] = fields.get("expression", "").strip()
         if not body["expression"]:
             problems.append("expression: the method 'expression' needs a score expression")
@@ -187,16 +176,8 @@ def _members(text: str, problems: list[str]) -> list[dict[str, Any]]:
     stripped = text.strip()
     if not stripped:
         return []
-    if stripped[0] == "[":
-        try:
-            data = orjson.loads(stripped)
-        except orjson.JSONDecodeError as exc:
-            problems.append(f"decision makers: not valid JSON ({exc})")
-            return []
-        if not isinstance(data, list):
-            problems.append("decision makers: JSON must be a list of decision makers")
-            return []
-        return data
+    if stripped[0] == "[":  # a list, or not valid JSON
+        return _json(stripped, "decision makers", problems) or []
     members: list[dict[str, Any]] = []
     block: list[tuple[int, str]] = []
     for line, raw in [*enumerate(text.splitlines(), start=1), (0, "")]:
@@ -279,11 +260,18 @@ def _options(text: str, id_column: str, problems: list[str]) -> list[dict[str, A
     return rows
 
 
-def _json_rows(text: str, problems: list[str]) -> list[dict[str, Any]]:
+def _json(text: str, where: str, problems: list[str]) -> Any:
+    """``text`` parsed (an object or a list), else None and a fault naming ``where``."""
     try:
-        data = orjson.loads(text)
+        return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        problems.append(f"options: not valid JSON ({exc})")
+        problems.append(f"{where}: not valid JSON ({exc})")
+        return None
+
+
+def _json_rows(text: str, problems: list[str]) -> list[dict[str, Any]]:
+    data = _json(text, "options", problems)
+    if data is None:
         return []
     if isinstance(data, dict):
         data = data.get("options")

@@ -36,21 +36,13 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": NOSNIFF,
            "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
            "Cache-Control": "no-store"}
+#: an asset's content type by the end of its name (after its last dot)
+_TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
+          "LICENSE": "text/plain; charset=utf-8", "svg": "image/svg+xml"}
 #: file name -> content type of every asset /dashboard/static/<name> serves
-ASSETS = {
-    "uPlot.iife.min.js": "text/javascript; charset=utf-8",
-    "uPlot.min.css": "text/css; charset=utf-8",
-    "uPlot.LICENSE": "text/plain; charset=utf-8",
-    "dash.css": "text/css; charset=utf-8",
-    "dash.js": "text/javascript; charset=utf-8",
-    "run.js": "text/javascript; charset=utf-8",
-    "compare.js": "text/javascript; charset=utf-8",
-    "front.js": "text/javascript; charset=utf-8",
-    "front_compare.js": "text/javascript; charset=utf-8",
-    "decide.js": "text/javascript; charset=utf-8",
-    "study.js": "text/javascript; charset=utf-8",
-    "favicon.svg": "image/svg+xml",
-}
+ASSETS = {name: _TYPES[name.rpartition(".")[2]] for name in (
+    "uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE", "dash.css", "dash.js", "run.js",
+    "compare.js", "front.js", "front_compare.js", "decide.js", "study.js", "favicon.svg")}
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("decido_service.dashboard", "templates"),

@@ -121,11 +121,9 @@ def request_summary(request: dict[str, Any]) -> dict[str, Any]:
             "bounds": (f"[{lows[0]:g}, {highs[0]:g}] for every variable" if same else
                        f"lower {min(lows):g} … {max(lows):g}, upper {min(highs):g} … "
                        f"{max(highs):g}") if bounds else "none",
-            "engine": request.get("engine"), "goal": request.get("goal"),
             "options": {k: number_text(v) for k, v in (request.get("options") or {}).items()},
-            "seed": request.get("seed"),
-            "max_evaluations": request.get("max_evaluations"),
-            "time_limit": request.get("time_limit"), "target": request.get("target")}
+            **{name: request.get(name) for name in ("engine", "goal", "seed", "max_evaluations",
+                                                    "time_limit", "target")}}
 
 
 def compare_notes(requests: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
