@@ -24,7 +24,7 @@ from decido_service.decisions import log as decision_log
 from decido_service.decisions.decide import decide as decided
 from decido_service.http.admission import authenticate, read, refusals
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import json_body, query
+from decido_service.http.params import json_body, read_query
 from decido_service.http.problems import field_error, field_of, limit_error, validation_error
 from decido_service.http.responses import answer, json_response
 from decido_service.http.routes import Doc, Routes
@@ -120,12 +120,9 @@ def _check_sampling(admission: Gate, body: Any, *, batch: bool) -> None:
                 "`…`); the entry keeps them whole."))
 async def decisions(request: ApiRequest) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
-    key = await read(request, "decide")
-    async with refusals(request, key, "decide"):
-        page = query(request, DecisionPage)
-        found = await decision_log.page(request.app.ctx.store, key["id"], page.limit,
-                                        page.starting_after, page.metadata)
-    return answer(found)
+    key, page = await read_query(request, "decide", DecisionPage)
+    return answer(await decision_log.page(request.app.ctx.store, key["id"], page.limit,
+                                          page.starting_after, page.metadata))
 
 
 @api.route("/decisions/<decision_id:str>", get=Doc(

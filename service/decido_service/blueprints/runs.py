@@ -16,7 +16,7 @@ from decido_service.http import idempotency
 from decido_service.http.admission import read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.events import send_events
-from decido_service.http.params import query
+from decido_service.http.params import read_query
 from decido_service.http.responses import Response, answer
 from decido_service.http.routes import Doc, Routes
 from decido_service.http.submit import enqueue, submission
@@ -71,11 +71,8 @@ async def submit(request: ApiRequest) -> HTTPResponse:
 async def list_runs(request: ApiRequest) -> HTTPResponse:
     """A page of the key's runs, newest first (``limit``, ``starting_after``, ``state``,
     ``engine``)."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        page = query(request, RunPage)
-        found = await runs.page(request.app.ctx.store, key["id"], page)
-    return answer(found)
+    key, page = await read_query(request, "optimize", RunPage)
+    return answer(await runs.page(request.app.ctx.store, key["id"], page))
 
 
 @api.route("/runs", delete=Doc("deleteRuns", "Delete every finished run of the key", "runs",
@@ -111,11 +108,9 @@ async def one_run(request: ApiRequest, run_id: str) -> HTTPResponse:
     params=(RunPath, TraceQuery)))
 async def trace(request: ApiRequest, run_id: str) -> HTTPResponse:
     """The run's convergence trace: JSON, or CSV with ``?format=csv``."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        form = query(request, TraceQuery).format
+    key, form = await read_query(request, "optimize", TraceQuery)
     found = runs.run_trace(await runs.find(request.app.ctx.store, key["id"], run_id))
-    if form == "csv":
+    if form.format == "csv":
         return Response(runs.trace_csv(found), content_type="text/csv; charset=utf-8")
     return answer(found)
 
@@ -130,9 +125,7 @@ async def trace(request: ApiRequest, run_id: str) -> HTTPResponse:
                 "409 `run_not_finished`; a run of one objective has no front: 404."))
 async def run_front(request: ApiRequest, run_id: str) -> HTTPResponse:
     """A page of the run's front (``limit``, ``starting_after``: a point's index)."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        page = query(request, FrontQuery)
+    key, page = await read_query(request, "optimize", FrontQuery)
     cap = limits.tier_limits(key, settings=request.app.ctx.settings)["front_page_bytes"]
     return answer(await front.page(request.app.ctx.store, key["id"], run_id, page, cap))
 

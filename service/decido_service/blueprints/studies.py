@@ -20,7 +20,7 @@ from decido_service.errors import ServiceError
 from decido_service.http import idempotency
 from decido_service.http.admission import authenticate, gate, read, refusals
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import headers, query
+from decido_service.http.params import headers, read_query
 from decido_service.http.responses import Response, answer, json_response
 from decido_service.http.routes import Doc, Routes
 from decido_service.http.sse import send_study_events
@@ -88,11 +88,10 @@ async def _study_call(request: ApiRequest, kind: type[B], empty: B | None = None
 async def studies_root(request: ApiRequest) -> HTTPResponse:
     """POST: create a study (201, ``Location``); GET: a page of the key's studies."""
     ctx = request.app.ctx.studies
-    key = await read(request, "optimize")
     if request.method != "POST":
-        async with refusals(request, key, "optimize"):
-            page = query(request, StudyPage)
+        key, page = await read_query(request, "optimize", StudyPage)
         return answer(await studies.page(ctx, key["id"], page))
+    key = await read(request, "optimize")
     async with refusals(request, key, "optimize"):
         req = decode_body(StudyCreate, request.body)
 
@@ -164,9 +163,7 @@ async def study_trials(request: ApiRequest, study_id: str) -> HTTPResponse:
     if request.method == "POST":
         key, req = await _study_call(request, TrialsAdd)
         return answer(await studies.add_trials(ctx, key["id"], study_id, req))
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        page = query(request, TrialPage)
+    key, page = await read_query(request, "optimize", TrialPage)
     return answer(await studies.trials(ctx, key["id"], study_id, page))
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from sanic.response import HTTPResponse
 
-from decido_service.http.admission import read, refusals
+from decido_service.http.admission import read
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import json_bytes, query
+from decido_service.http.params import json_bytes, read_query
 from decido_service.http.responses import Response, answer
 from decido_service.http.routes import Doc, Routes
 from decido_service.types import (
@@ -110,11 +110,8 @@ async def test(request: ApiRequest, webhook_id: str) -> HTTPResponse:
     (200, "DeliveryList"), (400, 404, 429, *_READ), params=(WebhookPath, DeliveryPage)))
 async def deliveries(request: ApiRequest, webhook_id: str) -> HTTPResponse:
     """A page of the endpoint's deliveries, newest first (``limit``, ``starting_after``)."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        page = query(request, DeliveryPage)
-        found = await hooks.page_deliveries(request.app.ctx.store, key, webhook_id, page)
-    return answer(found)
+    key, page = await read_query(request, "optimize", DeliveryPage)
+    return answer(await hooks.page_deliveries(request.app.ctx.store, key, webhook_id, page))
 
 
 @api.route("/webhooks/<webhook_id:str>/deliveries/<delivery_id:str>/resend", post=Doc(
