@@ -27,7 +27,7 @@ from decido_service.http.context import ApiRequest
 from decido_service.http.params import json_body, read_query
 from decido_service.http.problems import field_error, field_of, limit_error, validation_error
 from decido_service.http.responses import answer, json_response
-from decido_service.http.routes import Doc, Routes
+from decido_service.http.routes import READ_PARAMS, Doc, Routes
 from decido_service.limits import Surface
 from decido_service.schemas import batch_size
 from decido_service.store import KeyRecord
@@ -113,7 +113,7 @@ def _check_sampling(admission: Gate, body: Any, *, batch: bool) -> None:
 
 @api.route("/decisions", get=Doc(
     "decisions", "The key's decision log, newest first", "decisions",
-    (200, "DecisionLogPage"), (400, 401, 429, 503), params=(DecisionPage,),
+    (200, "DecisionLogPage"), READ_PARAMS, params=(DecisionPage,),
     description="At most `limit` entries and about 1 MiB of them (at least one): a page of "
                 "large entries holds fewer, and `has_more` says more follow. Option ids "
                 "longer than 200 characters are cut in summaries (to 200, the last one "
