@@ -10,7 +10,7 @@ from decido_service.http.admission import authenticate, issue_free_key
 from decido_service.http.context import ApiRequest
 from decido_service.http.params import json_bytes
 from decido_service.http.responses import answer
-from decido_service.http.routes import Doc, Routes
+from decido_service.http.routes import READ, Doc, Routes
 from decido_service.schemas import decode_key_request
 from decido_service.types import KeyCreated
 
@@ -34,7 +34,7 @@ async def create_key(request: ApiRequest) -> HTTPResponse:
 
 
 @api.route("/usage", get=Doc("usage", "The key's plan, tier, limits and usage", "account",
-                             (200, "Usage"), (401, 503)))
+                             (200, "Usage"), READ))
 async def usage(request: ApiRequest) -> HTTPResponse:
     """The key's plan, tier, limits and current usage on both surfaces (counts nothing)."""
     key = await authenticate(request, fresh=True)  # no admission checks it is not revoked

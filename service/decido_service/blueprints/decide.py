@@ -24,10 +24,10 @@ from decido_service.decisions import log as decision_log
 from decido_service.decisions.decide import decide as decided
 from decido_service.http.admission import authenticate, read, refusals
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import json_body, query
+from decido_service.http.params import json_body, read_query
 from decido_service.http.problems import field_error, field_of, limit_error, validation_error
 from decido_service.http.responses import answer, json_response
-from decido_service.http.routes import Doc, Routes
+from decido_service.http.routes import READ_PARAMS, Doc, Routes
 from decido_service.limits import Surface
 from decido_service.schemas import batch_size
 from decido_service.store import KeyRecord
@@ -113,19 +113,16 @@ def _check_sampling(admission: Gate, body: Any, *, batch: bool) -> None:
 
 @api.route("/decisions", get=Doc(
     "decisions", "The key's decision log, newest first", "decisions",
-    (200, "DecisionLogPage"), (400, 401, 429, 503), params=(DecisionPage,),
+    (200, "DecisionLogPage"), READ_PARAMS, params=(DecisionPage,),
     description="At most `limit` entries and about 1 MiB of them (at least one): a page of "
                 "large entries holds fewer, and `has_more` says more follow. Option ids "
                 "longer than 200 characters are cut in summaries (to 200, the last one "
                 "`…`); the entry keeps them whole."))
 async def decisions(request: ApiRequest) -> HTTPResponse:
     """The key's decision log, newest first, a page at a time."""
-    key = await read(request, "decide")
-    async with refusals(request, key, "decide"):
-        page = query(request, DecisionPage)
-        found = await decision_log.page(request.app.ctx.store, key["id"], page.limit,
-                                        page.starting_after, page.metadata)
-    return answer(found)
+    key, page = await read_query(request, "decide", DecisionPage)
+    return answer(await decision_log.page(request.app.ctx.store, key["id"], page.limit,
+                                          page.starting_after, page.metadata))
 
 
 @api.route("/decisions/<decision_id:str>", get=Doc(

@@ -16,9 +16,9 @@ from decido_service.http import idempotency
 from decido_service.http.admission import read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.events import send_events
-from decido_service.http.params import query
+from decido_service.http.params import read_query
 from decido_service.http.responses import Response, answer
-from decido_service.http.routes import Doc, Routes
+from decido_service.http.routes import READ, READ_PARAMS, Doc, Routes
 from decido_service.http.submit import enqueue, submission
 from decido_service.runs import api as runs
 from decido_service.runs import front
@@ -37,9 +37,6 @@ from decido_service.types import (
 __all__ = ["api"]
 
 api = Routes("runs")
-_READ = (401, 503)
-#: a read refused for its parameters is charged to the refused budget (429 once spent)
-_READ_PARAMS = (400, 401, 429, 503)
 
 
 @api.route("/runs", post=Doc(
@@ -67,19 +64,16 @@ async def submit(request: ApiRequest) -> HTTPResponse:
 
 
 @api.route("/runs", get=Doc("listRuns", "The key's runs, newest first", "runs",
-                            (200, "RunList"), _READ_PARAMS, params=(RunPage,)))
+                            (200, "RunList"), READ_PARAMS, params=(RunPage,)))
 async def list_runs(request: ApiRequest) -> HTTPResponse:
     """A page of the key's runs, newest first (``limit``, ``starting_after``, ``state``,
     ``engine``)."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        page = query(request, RunPage)
-        found = await runs.page(request.app.ctx.store, key["id"], page)
-    return answer(found)
+    key, page = await read_query(request, "optimize", RunPage)
+    return answer(await runs.page(request.app.ctx.store, key["id"], page))
 
 
 @api.route("/runs", delete=Doc("deleteRuns", "Delete every finished run of the key", "runs",
-                               (200, "RunsDeleted"), _READ,
+                               (200, "RunsDeleted"), READ,
                                description="Queued and running runs are kept (cancel them "
                                            "first)."))
 async def delete_runs(request: ApiRequest) -> HTTPResponse:
@@ -91,9 +85,9 @@ async def delete_runs(request: ApiRequest) -> HTTPResponse:
 @api.route(
     "/runs/<run_id:str>",
     get=Doc("getRun", "One run (with progress while it runs)", "runs", (200, "Run"),
-            (404, *_READ), params=(RunPath,)),
+            (404, *READ), params=(RunPath,)),
     delete=Doc("deleteRun", "Delete a finished run", "runs", (204, "empty"),
-               (404, 409, *_READ), params=(RunPath,)))
+               (404, 409, *READ), params=(RunPath,)))
 async def one_run(request: ApiRequest, run_id: str) -> HTTPResponse:
     """GET (HEAD): one run, with its progress while it runs; DELETE: delete a finished run
     (204; a queued or running one is 409). (One route for the three methods, so a 405 on
@@ -107,22 +101,20 @@ async def one_run(request: ApiRequest, run_id: str) -> HTTPResponse:
 
 
 @api.route("/runs/<run_id:str>/trace", get=Doc(
-    "runTrace", "A run's convergence trace", "runs", (200, "RunTrace"), (404, *_READ_PARAMS),
+    "runTrace", "A run's convergence trace", "runs", (200, "RunTrace"), (404, *READ_PARAMS),
     params=(RunPath, TraceQuery)))
 async def trace(request: ApiRequest, run_id: str) -> HTTPResponse:
     """The run's convergence trace: JSON, or CSV with ``?format=csv``."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        form = query(request, TraceQuery).format
+    key, form = await read_query(request, "optimize", TraceQuery)
     found = runs.run_trace(await runs.find(request.app.ctx.store, key["id"], run_id))
-    if form == "csv":
+    if form.format == "csv":
         return Response(runs.trace_csv(found), content_type="text/csv; charset=utf-8")
     return answer(found)
 
 
 @api.route("/runs/<run_id:str>/front", get=Doc(
     "runFront", "A page of a finished run's Pareto front", "runs", (200, "RunFront"),
-    (404, 409, *_READ_PARAMS), params=(RunPath, FrontQuery),
+    (404, 409, *READ_PARAMS), params=(RunPath, FrontQuery),
     description="A run of several objectives keeps its front apart from the run (which "
                 "says its `front_size`): its points in pages, in the front's order, at most "
                 "`limit` points and about the tier's `front_page_bytes` (at least one "
@@ -130,16 +122,14 @@ async def trace(request: ApiRequest, run_id: str) -> HTTPResponse:
                 "409 `run_not_finished`; a run of one objective has no front: 404."))
 async def run_front(request: ApiRequest, run_id: str) -> HTTPResponse:
     """A page of the run's front (``limit``, ``starting_after``: a point's index)."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        page = query(request, FrontQuery)
+    key, page = await read_query(request, "optimize", FrontQuery)
     cap = limits.tier_limits(key, settings=request.app.ctx.settings)["front_page_bytes"]
     return answer(await front.page(request.app.ctx.store, key["id"], run_id, page, cap))
 
 
 @api.route("/runs/<run_id:str>/events", head=False, get=Doc(
     "runEvents", "Watch a run: Server-Sent Events until it ends", "runs", (200, "events"),
-    (404, *_READ_PARAMS), params=(RunPath, EventsHeaders),
+    (404, *READ_PARAMS), params=(RunPath, EventsHeaders),
     description="`text/event-stream`. Each event has `id:`, `event:` and one `data:` line "
                 "of JSON: `state` (data: the Run, on each state change: queued, running, "
                 "the final state), `progress` (data: RunProgress, at most every 0.25 s "
@@ -165,7 +155,7 @@ async def events(request: ApiRequest, run_id: str) -> None:
 
 @api.route("/runs/<run_id:str>/cancel", post=Doc(
     "cancelRun", "Stop a queued or running run", "runs", (202, "Run"),
-    (404, 409, *_READ), params=(RunPath,),
+    (404, 409, *READ), params=(RunPath,),
     description="The run stops after its current iteration and ends `cancelled` with its "
                 "best so far; a finished run is 409."))
 async def cancel(request: ApiRequest, run_id: str) -> HTTPResponse:

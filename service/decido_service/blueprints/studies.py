@@ -20,9 +20,9 @@ from decido_service.errors import ServiceError
 from decido_service.http import idempotency
 from decido_service.http.admission import authenticate, gate, read, refusals
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import headers, query
+from decido_service.http.params import headers, read_query
 from decido_service.http.responses import Response, answer, json_response
-from decido_service.http.routes import Doc, Routes
+from decido_service.http.routes import READ, READ_PARAMS, Doc, Routes
 from decido_service.http.sse import send_study_events
 from decido_service.runs.idempotency import Claim
 from decido_service.schemas import decode_body
@@ -46,8 +46,6 @@ from decido_service.types.studies import (
 __all__ = ["api"]
 
 api = Routes("studies")
-_READ = (401, 503)
-_PARAMS = (400, 401, 429, 503)
 _BODY = (400, 401, 415, 422, 429, 503)
 _STUDY = (StudyPath,)
 #: the note of every suggest and tell call
@@ -83,16 +81,15 @@ async def _study_call(request: ApiRequest, kind: type[B], empty: B | None = None
                 "`too_many_studies`), the trials per study (`max_trials` above "
                 "`max_study_trials`: 403 `compute_cap_exceeded`; without `max_trials` the "
                 "study gets that cap) and the variables (`max_dims`: 403)."), get=Doc(
-    "listStudies", "The key's studies, newest first", "studies", (200, "StudyList"), _PARAMS,
+    "listStudies", "The key's studies, newest first", "studies", (200, "StudyList"), READ_PARAMS,
     params=(StudyPage,)))
 async def studies_root(request: ApiRequest) -> HTTPResponse:
     """POST: create a study (201, ``Location``); GET: a page of the key's studies."""
     ctx = request.app.ctx.studies
-    key = await read(request, "optimize")
     if request.method != "POST":
-        async with refusals(request, key, "optimize"):
-            page = query(request, StudyPage)
+        key, page = await read_query(request, "optimize", StudyPage)
         return answer(await studies.page(ctx, key["id"], page))
+    key = await read(request, "optimize")
     async with refusals(request, key, "optimize"):
         req = decode_body(StudyCreate, request.body)
 
@@ -119,9 +116,9 @@ async def studies_root(request: ApiRequest) -> HTTPResponse:
 
 @api.route("/studies/<study_id:str>", get=Doc(
     "getStudy", "One study: its spec, trial counts and best (or front)", "studies",
-    (200, "Study"), (404, *_READ), params=_STUDY), delete=Doc(
+    (200, "Study"), (404, *READ), params=_STUDY), delete=Doc(
     "deleteStudy", "Delete a stopped or completed study", "studies", (204, "empty"),
-    (404, 409, *_READ), params=_STUDY, description="An active study is 409 "
+    (404, 409, *READ), params=_STUDY, description="An active study is 409 "
                                                    "`study_not_stopped` (stop it first)."))
 async def one_study(request: ApiRequest, study_id: str) -> HTTPResponse:
     """GET (HEAD): one study; DELETE: delete a study that is not active (204)."""
@@ -157,21 +154,19 @@ async def suggest(request: ApiRequest, study_id: str) -> HTTPResponse:
                 "active). One transaction: every bad item is named by "
                 "its pointer and nothing is applied. " + _CALL), get=Doc(
     "listTrials", "A page of a study's trials, by number", "studies", (200, "TrialList"),
-    (404, *_PARAMS), params=(StudyPath, TrialPage)))
+    (404, *READ_PARAMS), params=(StudyPath, TrialPage)))
 async def study_trials(request: ApiRequest, study_id: str) -> HTTPResponse:
     """POST: add trials (a study call); GET: a page of trials (``state=`` filter)."""
     ctx = request.app.ctx.studies
     if request.method == "POST":
         key, req = await _study_call(request, TrialsAdd)
         return answer(await studies.add_trials(ctx, key["id"], study_id, req))
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        page = query(request, TrialPage)
+    key, page = await read_query(request, "optimize", TrialPage)
     return answer(await studies.trials(ctx, key["id"], study_id, page))
 
 
 @api.route("/studies/<study_id:str>/trials/<number:int>", get=Doc(
-    "getTrial", "One trial of a study", "studies", (200, "Trial"), (404, *_READ),
+    "getTrial", "One trial of a study", "studies", (200, "Trial"), (404, *READ),
     params=_TRIAL))
 async def one_trial(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """One trial."""
@@ -220,7 +215,7 @@ async def report(request: ApiRequest, study_id: str, number: int) -> HTTPRespons
 
 @api.route("/studies/<study_id:str>/trials/<number:int>/heartbeat", post=Doc(
     "heartbeatTrial", "Renew an active trial's lease", "studies", (200, "Trial"),
-    (404, 409, 429, *_READ), params=_TRIAL, body_required=False,
+    (404, 409, 429, *READ), params=_TRIAL, body_required=False,
     description=_CALL))
 async def heartbeat(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Renew a lease."""
@@ -232,7 +227,7 @@ async def heartbeat(request: ApiRequest, study_id: str, number: int) -> HTTPResp
 
 @api.route("/studies/<study_id:str>/trials/<number:int>/abandon", post=Doc(
     "abandonTrial", "Give an active trial up (never suggested again)", "studies",
-    (200, "Trial"), (404, 409, 429, *_READ), params=_TRIAL, body_required=False,
+    (200, "Trial"), (404, 409, 429, *READ), params=_TRIAL, body_required=False,
     description=_CALL))
 async def abandon(request: ApiRequest, study_id: str, number: int) -> HTTPResponse:
     """Abandon a trial."""
@@ -243,7 +238,7 @@ async def abandon(request: ApiRequest, study_id: str, number: int) -> HTTPRespon
 
 @api.route("/studies/<study_id:str>/stop", post=Doc(
     "stopStudy", "Stop a study: no more suggestions", "studies", (200, "Study"),
-    (404, *_READ), params=_STUDY, body_required=False,
+    (404, *READ), params=_STUDY, body_required=False,
     description="Active trials can still complete; queued points are abandoned."))
 async def stop(request: ApiRequest, study_id: str) -> HTTPResponse:
     """Stop a study."""
@@ -253,7 +248,7 @@ async def stop(request: ApiRequest, study_id: str) -> HTTPResponse:
 
 @api.route("/studies/<study_id:str>/events", head=False, get=Doc(
     "studyEvents", "Watch a study: Server-Sent Events until it is finished", "studies",
-    (200, "study_events"), (404, *_PARAMS), params=(StudyPath, StudyEventsHeaders),
+    (200, "study_events"), (404, *READ_PARAMS), params=(StudyPath, StudyEventsHeaders),
     description="`text/event-stream`. Each event has `id:` (the study's event number: 1, "
                 "2, ... in the order of the changes, on every node), `event:` and one "
                 "`data:` line of JSON: `trial` (data: the Trial in its new state: "

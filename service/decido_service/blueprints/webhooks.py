@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from sanic.response import HTTPResponse
 
-from decido_service.http.admission import read, refusals
+from decido_service.http.admission import read
 from decido_service.http.context import ApiRequest
-from decido_service.http.params import json_bytes, query
+from decido_service.http.params import json_bytes, read_query
 from decido_service.http.responses import Response, answer
-from decido_service.http.routes import Doc, Routes
+from decido_service.http.routes import READ, Doc, Routes
 from decido_service.types import (
     DeliveryPage,
     DeliveryPath,
@@ -29,7 +29,6 @@ __all__ = ["api"]
 
 api = Routes("webhooks")
 _TAG = "webhooks"
-_READ = (401, 503)
 _POSTED = (400, 415, 422, 401, 413, 503)
 _SECRET_HEADERS = {"Cache-Control": "no-store"}
 
@@ -48,7 +47,7 @@ _SECRET_HEADERS = {"Cache-Control": "no-store"}
                          "Deliveries are signed as Standard Webhooks v1 specifies "
                          "(webhook-id, webhook-timestamp, webhook-signature)."),
     get=Doc("listWebhooks", "The key's webhook endpoints", _TAG, (200, "WebhookList"),
-            _READ))
+            READ))
 async def webhooks(request: ApiRequest) -> HTTPResponse:
     """GET: the key's endpoints, oldest first; POST: a new one (201, its secret once)."""
     key = await read(request, "optimize")
@@ -64,12 +63,12 @@ async def webhooks(request: ApiRequest) -> HTTPResponse:
 @api.route(
     "/webhooks/<webhook_id:str>",
     get=Doc("getWebhook", "One webhook endpoint (never its secret)", _TAG, (200, "Webhook"),
-            (404, *_READ), params=(WebhookPath,)),
+            (404, *READ), params=(WebhookPath,)),
     patch=Doc("updateWebhook", "Change a webhook endpoint (url, events, description, "
               "enabled)", _TAG, (200, "Webhook"), (*_POSTED, 404), "WebhookUpdate",
               params=(WebhookPath,)),
     delete=Doc("deleteWebhook", "Delete a webhook endpoint and its deliveries", _TAG,
-               (204, "empty"), (404, *_READ), params=(WebhookPath,)))
+               (204, "empty"), (404, *READ), params=(WebhookPath,)))
 async def one_webhook(request: ApiRequest, webhook_id: str) -> HTTPResponse:
     """GET: one endpoint; PATCH: change it; DELETE: delete it (204)."""
     key = await read(request, "optimize")
@@ -86,7 +85,7 @@ async def one_webhook(request: ApiRequest, webhook_id: str) -> HTTPResponse:
 
 @api.route("/webhooks/<webhook_id:str>/rotate", post=Doc(
     "rotateWebhookSecret", "A new signing secret (the previous one signs beside it for 24 h)",
-    _TAG, (200, "WebhookCreated"), (404, *_READ), params=(WebhookPath,)))
+    _TAG, (200, "WebhookCreated"), (404, *READ), params=(WebhookPath,)))
 async def rotate(request: ApiRequest, webhook_id: str) -> HTTPResponse:
     """A new secret (shown once); the previous one signs beside it for 24 h."""
     key = await read(request, "optimize")
@@ -96,7 +95,7 @@ async def rotate(request: ApiRequest, webhook_id: str) -> HTTPResponse:
 
 @api.route("/webhooks/<webhook_id:str>/test", post=Doc(
     "testWebhook", "Send a webhook.test event at once", _TAG, (202, "Delivery"),
-    (404, 409, *_READ), params=(WebhookPath,)))
+    (404, 409, *READ), params=(WebhookPath,)))
 async def test(request: ApiRequest, webhook_id: str) -> HTTPResponse:
     """Send a ``webhook.test`` event at once (202 with its delivery)."""
     key = await read(request, "optimize")
@@ -107,19 +106,16 @@ async def test(request: ApiRequest, webhook_id: str) -> HTTPResponse:
 
 @api.route("/webhooks/<webhook_id:str>/deliveries", get=Doc(
     "listDeliveries", "The endpoint's deliveries with their attempts, newest first", _TAG,
-    (200, "DeliveryList"), (400, 404, 429, *_READ), params=(WebhookPath, DeliveryPage)))
+    (200, "DeliveryList"), (400, 404, 429, *READ), params=(WebhookPath, DeliveryPage)))
 async def deliveries(request: ApiRequest, webhook_id: str) -> HTTPResponse:
     """A page of the endpoint's deliveries, newest first (``limit``, ``starting_after``)."""
-    key = await read(request, "optimize")
-    async with refusals(request, key, "optimize"):
-        page = query(request, DeliveryPage)
-        found = await hooks.page_deliveries(request.app.ctx.store, key, webhook_id, page)
-    return answer(found)
+    key, page = await read_query(request, "optimize", DeliveryPage)
+    return answer(await hooks.page_deliveries(request.app.ctx.store, key, webhook_id, page))
 
 
 @api.route("/webhooks/<webhook_id:str>/deliveries/<delivery_id:str>/resend", post=Doc(
     "resendDelivery", "Attempt a delivery once more, at once (the same webhook-id)", _TAG,
-    (202, "Delivery"), (404, 409, *_READ), params=(WebhookPath, DeliveryPath)))
+    (202, "Delivery"), (404, 409, *READ), params=(WebhookPath, DeliveryPath)))
 async def resend(request: ApiRequest, webhook_id: str, delivery_id: str) -> HTTPResponse:
     """Attempt a delivery once more, at once (202 with it)."""
     key = await read(request, "optimize")

@@ -17,11 +17,15 @@ from typing import Any, TypeVar
 import msgspec
 import orjson
 
+from decido_service.http.admission import read, refusals
 from decido_service.http.context import ApiRequest
 from decido_service.http.problems import ApiError
+from decido_service.limits import Surface
+from decido_service.store import KeyRecord
 from decido_service.types.params import Params
 
-__all__ = ["headers", "json_body", "json_bytes", "openapi_parameters", "parse", "query"]
+__all__ = ["headers", "json_body", "json_bytes", "openapi_parameters", "parse", "query",
+           "read_query"]
 
 P = TypeVar("P", bound=Params)
 
@@ -69,6 +73,14 @@ def query(request: ApiRequest, kind: type[P]) -> P:
     """``kind`` from the request's query (``limit=`` with no value is a value: refused)."""
     args = request.get_args(keep_blank_values=True)
     return parse(kind, {name: values[0] for name, values in args.items()})
+
+
+async def read_query(request: ApiRequest, surface: Surface, kind: type[P]) -> tuple[KeyRecord, P]:
+    """A keyed read's key, checked under the read policy on ``surface`` (:func:`read`), and
+    its query as ``kind``; a refused value is charged to the refused budget (:func:`refusals`)."""
+    key = await read(request, surface)
+    async with refusals(request, key, surface):
+        return key, query(request, kind)
 
 
 def headers(request: ApiRequest, kind: type[P]) -> P:

@@ -19,13 +19,17 @@ from sanic import Blueprint
 from decido_service.http.endpoint import endpoint
 from decido_service.types.params import Params
 
-__all__ = ["API_VERSION", "Doc", "Operation", "Routes"]
+__all__ = ["API_VERSION", "READ", "READ_PARAMS", "Doc", "Operation", "Routes"]
 
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 Wrapper = Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]
 _PATH_PARAM = re.compile(r"<([A-Za-z_]+)(?::[^>]*)?>")
 #: the API's version: its routes are mounted under ``/v1`` (the blueprint group's ``version``)
 API_VERSION = 1
+#: the problem statuses of a keyed read (:func:`decido_service.http.admission.read`)
+READ = (401, 503)
+#: those of a read with parameters: a refused one is charged to the refused budget (429 once spent)
+READ_PARAMS = (400, 401, 429, 503)
 
 
 class Doc(NamedTuple):
