@@ -166,7 +166,8 @@ async def after_cursor(tx: Tx, table: str, key_id: str, cursor: str,
 
 
 def insert_sql(table: str, columns: Sequence[str]) -> str:
-    """The ``INSERT`` of one row of ``table``: ``columns``, a placeholder each."""
+    """The ``INSERT`` of one row of ``table`` into ``columns``, each bound to a ``?``
+    parameter (:func:`numbered` turns them into ``$n`` for PostgreSQL)."""
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
